@@ -1,0 +1,33 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Swift 6 language mode everywhere; the only system library is libunwind (Debian libunwind-dev).
+
+let package = Package(
+    name: "hitch",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "HitchTrace", targets: ["HitchTrace"]),
+        .library(name: "HitchAnalysis", targets: ["HitchAnalysis"]),
+        .executable(name: "hitch", targets: ["hitch"]),
+    ],
+    targets: [
+        .systemLibrary(name: "CLibunwind", path: "Sources/CLibunwind",
+                       providers: [.apt(["libunwind-dev"])]),
+        .target(name: "CHitchSupport", dependencies: ["CLibunwind"], path: "Sources/CHitchSupport",
+                cSettings: [.unsafeFlags(["-O2", "-fno-omit-frame-pointer"])],
+                linkerSettings: [.linkedLibrary("unwind"), .linkedLibrary("unwind-x86_64", .when(platforms: [.linux])), .linkedLibrary("dl")]),
+        .target(name: "HitchTrace", dependencies: ["CHitchSupport"]),
+        .target(name: "HitchAnalysis", dependencies: ["HitchTrace"]),
+        .target(name: "HitchReport", dependencies: ["HitchAnalysis"]),
+        .target(name: "HeadlessUI", dependencies: ["HitchTrace"]),
+        .target(name: "HitchWorkloads", dependencies: ["HeadlessUI", "HitchTrace"]),
+        .executableTarget(name: "hitch", dependencies: ["HitchTrace", "HitchAnalysis", "HitchReport", "HeadlessUI", "HitchWorkloads"]),
+        .testTarget(name: "HitchTraceTests", dependencies: ["HitchTrace", "CHitchSupport"]),
+        .testTarget(name: "HitchAnalysisTests", dependencies: ["HitchAnalysis", "HitchTrace"]),
+        .testTarget(name: "HitchReportTests", dependencies: ["HitchReport", "HitchAnalysis", "HitchTrace"]),
+        .testTarget(name: "HeadlessUITests", dependencies: ["HeadlessUI", "HitchTrace"]),
+        .testTarget(name: "HitchWorkloadsTests", dependencies: ["HitchWorkloads", "HeadlessUI", "HitchTrace"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,1 @@
+#include "hitch_clock.h"

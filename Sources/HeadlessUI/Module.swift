@@ -1,0 +1,1 @@
+// HeadlessUI module; see ../../docs and ARCHITECTURE notes in the README.

@@ -1,0 +1,1 @@
+// HitchAnalysis module; see ../../docs and ARCHITECTURE notes in the README.

@@ -1,0 +1,1 @@
+// HitchReport module; see ../../docs and ARCHITECTURE notes in the README.

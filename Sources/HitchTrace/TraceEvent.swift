@@ -1,0 +1,150 @@
+// The decoded event model: what every importer (FXT reader, Chrome JSON importer) yields and what
+// every analysis pass consumes. Strings are interned ids so decoding allocates nothing per event;
+// resolve them through the reader's `TraceStrings`.
+
+/// An interned string in one trace (category, name, view type, op, symbol, metadata key/value).
+public struct StringID: Hashable, Sendable, Comparable {
+    public var rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+    public static func < (a: StringID, b: StringID) -> Bool { a.rawValue < b.rawValue }
+}
+
+/// A dense index into the trace's thread table (`TraceThread`).
+public struct ThreadID: Hashable, Sendable, Comparable {
+    public var rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+    public static func < (a: ThreadID, b: ThreadID) -> Bool { a.rawValue < b.rawValue }
+}
+
+/// A captured call stack, defined once in the trace by a `.stackDefinition` event.
+public struct StackID: Hashable, Sendable {
+    public var rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+}
+
+/// One event of a trace, with its time in nanoseconds on the trace's monotonic clock.
+public struct TraceEvent: Sendable {
+    public var timestampNs: Int64
+    public var thread: ThreadID
+    public var payload: Payload
+
+    public init(timestampNs: Int64, thread: ThreadID, payload: Payload) {
+        self.timestampNs = timestampNs
+        self.thread = thread
+        self.payload = payload
+    }
+
+    public enum Payload: Sendable {
+        /// A duration from any producer. Pipeline stages use category `stage`; other
+        /// categories are generic durations (they count as stages for the analyzer too).
+        case intervalBegin(category: StringID, name: StringID)
+        case intervalEnd(category: StringID, name: StringID)
+        case intervalComplete(category: StringID, name: StringID, endNs: Int64)
+        case instant(category: StringID, name: StringID)
+        case counter(name: StringID, value: Double)
+
+        /// Frame lifecycle, joined by `frameID`. A frame's begin carries the display link's
+        /// vsync and target timestamps and the refresh period in force.
+        case frameBegan(FrameBegan)
+        case frameCommitted(frameID: UInt64)
+        case frameRenderEnded(frameID: UInt64)
+        case framePresented(frameID: UInt64)
+
+        /// A view body evaluation [timestampNs, endNs].
+        case bodyEvaluation(BodyEvaluation)
+        /// A write to an observed property invalidated a view.
+        case invalidation(Invalidation)
+        /// A layout pass [timestampNs, endNs].
+        case layoutPass(endNs: Int64, viewCount: UInt32)
+        /// An inference op [timestampNs, endNs].
+        case inferenceOp(InferenceOp)
+        /// A token's life: produced by the model, delivered to the consumer, shown on a frame, or dropped.
+        case token(TokenEvent)
+        /// A user-visible animation (scroll, typing, streaming); their union is the animating time.
+        case interactionBegin(kind: StringID)
+        case interactionEnd(kind: StringID)
+
+        /// A sampled call stack of `thread`.
+        case sample(stack: StackID)
+        /// Defines a stack id: return addresses, innermost first. Precedes every use.
+        case stackDefinition(stack: StackID, addresses: [UInt64])
+        /// Names an address range's function (demangled), image and offset.
+        case symbol(Symbol)
+
+        /// Trace-wide key/value metadata (host, CPU, refresh rate, workload configuration, peaks).
+        case metadata(key: StringID, value: StringID)
+        /// The recorder dropped `count` events because its writer could not keep up.
+        case droppedEvents(count: UInt64)
+    }
+}
+
+public struct FrameBegan: Sendable, Equatable {
+    public var frameID: UInt64
+    public var vsyncNs: Int64
+    public var targetNs: Int64
+    public var periodNs: Int64
+    public init(frameID: UInt64, vsyncNs: Int64, targetNs: Int64, periodNs: Int64) {
+        self.frameID = frameID; self.vsyncNs = vsyncNs; self.targetNs = targetNs; self.periodNs = periodNs
+    }
+}
+
+public struct BodyEvaluation: Sendable, Equatable {
+    public var viewType: StringID
+    public var identity: UInt64
+    public var endNs: Int64
+    public init(viewType: StringID, identity: UInt64, endNs: Int64) {
+        self.viewType = viewType; self.identity = identity; self.endNs = endNs
+    }
+}
+
+public struct Invalidation: Sendable, Equatable {
+    /// The written property, e.g. `FeedModel.query`.
+    public var source: StringID
+    /// The invalidated view's type.
+    public var target: StringID
+    public var targetIdentity: UInt64
+    /// The writer's stack, when backtraces were on.
+    public var stack: StackID?
+    public init(source: StringID, target: StringID, targetIdentity: UInt64, stack: StackID?) {
+        self.source = source; self.target = target; self.targetIdentity = targetIdentity; self.stack = stack
+    }
+}
+
+public struct InferenceOp: Sendable, Equatable {
+    public var name: StringID
+    public var computeUnit: StringID
+    public var layer: Int32
+    public var tokenIndex: Int32
+    public var bytesRead: UInt64
+    public var bytesWritten: UInt64
+    public var flops: UInt64
+    public var endNs: Int64
+    public init(name: StringID, computeUnit: StringID, layer: Int32, tokenIndex: Int32,
+                bytesRead: UInt64, bytesWritten: UInt64, flops: UInt64, endNs: Int64) {
+        self.name = name; self.computeUnit = computeUnit; self.layer = layer; self.tokenIndex = tokenIndex
+        self.bytesRead = bytesRead; self.bytesWritten = bytesWritten; self.flops = flops; self.endNs = endNs
+    }
+}
+
+public struct TokenEvent: Sendable, Equatable {
+    public enum Stage: UInt8, Sendable { case produced, delivered, shown, dropped }
+    public var stage: Stage
+    public var index: Int64
+    public init(stage: Stage, index: Int64) { self.stage = stage; self.index = index }
+}
+
+public struct Symbol: Sendable, Equatable {
+    public var address: UInt64
+    public var size: UInt64
+    public var function: StringID
+    public var image: StringID
+    public var offset: UInt64
+    public init(address: UInt64, size: UInt64, function: StringID, image: StringID, offset: UInt64) {
+        self.address = address; self.size = size; self.function = function; self.image = image; self.offset = offset
+    }
+}
+
+/// Category names the project's own events use in FXT (see docs/FORMAT.md).
+public enum HitchCategory {
+    public static let stage = "stage"
+}

@@ -1,0 +1,1 @@
+// HitchWorkloads module; see ../../docs and ARCHITECTURE notes in the README.

@@ -1,0 +1,45 @@
+// The shape every subcommand shares, in the manner of swift-argument-parser:
+// `hitch <subcommand> --help` prints usage, arguments, options and an example.
+
+/// Process exit codes: 0 ok, 1 a check failed, 2 bad usage or unreadable input.
+enum ExitCode: Int32 {
+    case ok = 0
+    case checkFailed = 1
+    case usageOrInput = 2
+}
+
+/// A failure the CLI turns into one line on stderr and an exit code.
+struct CLIError: Error, CustomStringConvertible {
+    var message: String
+    var exitCode: ExitCode
+    init(_ message: String, exitCode: ExitCode = .usageOrInput) {
+        self.message = message
+        self.exitCode = exitCode
+    }
+    var description: String { message }
+}
+
+protocol Subcommand: SendableMetatype {
+    /// The word after `hitch`, e.g. "analyze".
+    static var name: String { get }
+    /// One line for `hitch --help`.
+    static var summary: String { get }
+    /// Full help: usage, arguments, options, example.
+    static var help: String { get }
+    /// Runs with the arguments after the subcommand name.
+    static func run(_ arguments: inout Arguments) throws -> ExitCode
+}
+
+/// A registered subcommand, erased to plain values (the registry in main.swift lists these).
+struct SubcommandEntry: Sendable {
+    var name: String
+    var summary: String
+    var help: String
+    var run: @Sendable (inout Arguments) throws -> ExitCode
+}
+
+extension Subcommand {
+    static var entry: SubcommandEntry {
+        SubcommandEntry(name: name, summary: summary, help: help, run: { try run(&$0) })
+    }
+}
