@@ -4,6 +4,17 @@ import Glibc
 
 // Wiring only: every subcommand lives in Commands/, one file each. Add yours to this list.
 let subcommands: [SubcommandEntry] = [
+    InfoCommand.entry,
+    AnalyzeCommand.entry,
+    CheckCommand.entry,
+    DiffCommand.entry,
+    ReportCommand.entry,
+    ExportCommand.entry,
+    ImportCommand.entry,
+    RecordCommand.entry,
+    BenchCommand.entry,
+    BudgetCommand.entry,
+    DemoCommand.entry,
 ]
 
 @MainActor func printTopLevelHelp() {

@@ -8,6 +8,13 @@ struct Arguments {
 
     var isEmpty: Bool { remaining.isEmpty }
 
+    /// Removes the first word if it is not an option (a nested subcommand's name).
+    mutating func popFirstWord() -> String? {
+        guard let first = remaining.first, !first.hasPrefix("-") else { return nil }
+        remaining.removeFirst()
+        return first
+    }
+
     /// True if `--help` or `-h` is present (anywhere before `--`).
     mutating func wantsHelp() -> Bool {
         flag("--help") || flag("-h")

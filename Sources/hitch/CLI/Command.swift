@@ -43,3 +43,19 @@ extension Subcommand {
         SubcommandEntry(name: name, summary: summary, help: help, run: { try run(&$0) })
     }
 }
+
+/// Runs the nested subcommand named by the first positional word (`hitch record feed …`).
+func dispatch(_ arguments: inout Arguments, among children: [SubcommandEntry], parent: String) throws -> ExitCode {
+    let names = children.map(\.name).joined(separator: ", ")
+    guard let word = arguments.popFirstWord() else {
+        throw CLIError("'hitch \(parent)' needs one of: \(names)")
+    }
+    guard let child = children.first(where: { $0.name == word }) else {
+        throw CLIError("unknown \(parent) '\(word)'; expected one of: \(names)")
+    }
+    if arguments.wantsHelp() {
+        print(child.help)
+        return .ok
+    }
+    return try child.run(&arguments)
+}

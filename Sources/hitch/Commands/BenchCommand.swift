@@ -1,0 +1,18 @@
+// `hitch bench <what>`: benchmarks that print JSON for CI scripts (ratios measured in one run).
+enum BenchCommand: Subcommand {
+    static let name = "bench"
+    static let summary = "Benchmarks (record, sample, analyze, decode); --format json for scripts."
+    static let help = """
+    USAGE: hitch bench <benchmark> [--format text|json]
+
+    BENCHMARKS:
+      record    Recording cost per event against one bare timestamp read; reader throughput.
+      sample    Sampling profiler overhead at 1 kHz on a busy loop.
+      analyze   Analyzer throughput and resident memory on a generated trace.
+      decode    LLM decode bandwidth per weight format against measured triad bandwidth.
+    """
+    static func run(_ arguments: inout Arguments) throws -> ExitCode {
+        let benchmarks: [SubcommandEntry] = [BenchRecord.entry, BenchSample.entry, BenchAnalyze.entry, BenchDecode.entry]
+        return try dispatch(&arguments, among: benchmarks, parent: "bench")
+    }
+}

@@ -1,0 +1,19 @@
+// `hitch record <workload>`: runs a bundled workload and writes its trace.
+enum RecordCommand: Subcommand {
+    static let name = "record"
+    static let summary = "Run a bundled workload (feed, llm) and write its trace."
+    static let help = """
+    USAGE: hitch record <workload> [options] -o FILE
+
+    WORKLOADS:
+      feed   The 10,000-row search-and-scroll feed (see 'hitch record feed --help').
+      llm    A transformer decode loop streamed to a view (see 'hitch record llm --help').
+
+    EXAMPLE:
+      hitch record feed --variant naive --refresh 120 -o Traces/feed-naive-120hz.fxt
+    """
+    static func run(_ arguments: inout Arguments) throws -> ExitCode {
+        let workloads: [SubcommandEntry] = [RecordFeed.entry, RecordLLM.entry]
+        return try dispatch(&arguments, among: workloads, parent: "record")
+    }
+}
