@@ -1,6 +1,6 @@
 // The sampling profiler's signal side, kept in one file: everything the SIGPROF handler touches is
 // here, and the handler itself allocates nothing, takes no lock and calls only async-signal-safe
-// code (clock_gettime, libunwind local unwinding with a warm per-thread cache, atomics).
+// code (hitch_now, libunwind local unwinding with a warm per-thread cache, atomics).
 //
 // Each sampled thread owns a slot (heap-allocated once, never freed, so a late signal can never
 // touch freed memory). A slot moves through an explicit state machine of atomics:
@@ -18,6 +18,7 @@
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
+#include "hitch_clock.h"
 #include "hitch_sampler.h"
 
 #include <dirent.h>
@@ -35,7 +36,7 @@
 #define MAX_THREADS 256
 #define SAMPLER_SIGNAL SIGPROF
 #define DEFAULT_RING_WORDS_LOG2 16
-// A ring record: [timestamp_ns][tid << 32 | depth][depth addresses].
+// A ring record: [timestamp_ticks][tid << 32 | depth][depth addresses].
 #define RECORD_HEADER_WORDS 2
 
 enum slot_state { SLOT_IDLE = 0, SLOT_ARMED = 1, SLOT_SAMPLING = 2 };
@@ -71,7 +72,7 @@ static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
 static pthread_key_t registration_key;
 static int handler_installed;
 
-pid_t hitch_current_tid(void) { return (pid_t)syscall(SYS_gettid); }
+static pid_t current_tid(void) { return (pid_t)syscall(SYS_gettid); }
 
 // MARK: - The signal handler (async-signal-safe from here to the end of on_sample_signal)
 
@@ -95,9 +96,7 @@ static void take_sample(sampler_slot *slot, void *context) {
         return;
     }
 
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    uint64_t timestamp = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+    uint64_t timestamp = hitch_now(); // rdtsc or clock_gettime: both async-signal-safe
 
     uint64_t head = atomic_load_explicit(&slot->head, memory_order_relaxed);
     uint64_t tail = atomic_load_explicit(&slot->tail, memory_order_acquire);
@@ -336,7 +335,7 @@ int hitch_sampler_is_running(void) { return atomic_load(&session) == SESSION_RUN
 int hitch_sampler_register_current_thread(void) {
     pthread_once(&setup_once, setup);
     warm_up_unwinder();
-    pid_t tid = hitch_current_tid();
+    pid_t tid = current_tid();
     pthread_mutex_lock(&control_lock);
     uint32_t index;
     int error = slot_for_thread(tid, &index);
@@ -405,7 +404,7 @@ int hitch_sampler_pop(hitch_sample_info *info, uint64_t *frames, uint32_t capaci
         uint64_t word = ring[(tail + 1) & mask];
         uint32_t depth = (uint32_t)(word & 0xffffffffu);
         uint32_t kept = depth < capacity ? depth : capacity;
-        info->timestamp_ns = ring[tail & mask];
+        info->timestamp_ticks = ring[tail & mask];
         info->tid = (pid_t)(uint32_t)(word >> 32);
         info->depth = kept;
         for (uint32_t i = 0; i < kept; i++) frames[i] = ring[(tail + RECORD_HEADER_WORDS + i) & mask];

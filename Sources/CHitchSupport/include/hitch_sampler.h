@@ -42,7 +42,7 @@ typedef struct {
 typedef struct {
     pid_t tid;                   ///< kernel thread id of the sampled thread
     uint32_t depth;              ///< number of addresses written to the frames buffer
-    uint64_t timestamp_ns;       ///< CLOCK_MONOTONIC nanoseconds when the signal was handled
+    uint64_t timestamp_ticks;    ///< hitch_now() (the trace clock) when the signal was handled
 } hitch_sample_info;
 
 /// Starts a session. Returns 0, EBUSY if one is running, EINVAL for a bad configuration, or the
@@ -77,9 +77,6 @@ void hitch_sampler_get_stats(hitch_sampler_stats *stats);
 /// `skip` further frames; addresses are return addresses minus one. Returns the count (0 ... capacity).
 /// Not for signal handlers; costs about a microsecond with libunwind's per-thread cache warm.
 int hitch_backtrace_capture(uint64_t *frames, int capacity, int skip);
-
-/// The kernel thread id of the calling thread.
-pid_t hitch_current_tid(void);
 
 #ifdef __cplusplus
 }
