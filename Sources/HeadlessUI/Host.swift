@@ -1,0 +1,224 @@
+// The host: a root view, its graph, a display link on the main queue at a chosen refresh rate,
+// and a render thread. Each vsync the main thread handles input (the app's `onFrame` hook),
+// applies invalidations, re-evaluates invalid bodies, lays out and commits; the render thread
+// starts at the first vsync at or after the commit, rasterizes, and presents at the next vsync.
+import Dispatch
+import Foundation
+import Synchronization
+
+/// One display-link callback's timing (nanoseconds on `MonotonicClock`).
+public struct FrameTiming: Sendable {
+    public var frameID: UInt64
+    public var vsyncNs: Int64
+    /// When the frame should be committed: the next vsync (the display link's target timestamp).
+    public var targetNs: Int64
+    public var periodNs: Int64
+    /// Seconds since the frame loop started, for scripted input.
+    public var elapsedSeconds: Double
+}
+
+public struct HostConfiguration: Sendable {
+    public var viewport: Size
+    public var refreshRateHz: Double
+    /// Capture the writer's stack with each invalidation (slower; for cause-and-effect views).
+    public var captureWriterStacks: Bool
+    public init(viewport: Size = Size(width: 390, height: 844), refreshRateHz: Double = 120, captureWriterStacks: Bool = false) {
+        self.viewport = viewport
+        self.refreshRateHz = refreshRateHz
+        self.captureWriterStacks = captureWriterStacks
+    }
+    public var periodNs: Int64 { Int64((1e9 / refreshRateHz).rounded()) }
+}
+
+public struct FrameLoopSummary: Sendable {
+    public var frames: Int
+    public var presentedFrames: Int
+    public var durationSeconds: Double
+}
+
+@MainActor
+public final class ViewHost {
+    public let configuration: HostConfiguration
+    let graph: ViewGraph
+    private var frameCounter: UInt64 = 0
+    private var needsFullLayout = true
+
+    /// Called on the main thread at the start of every frame, before bodies are evaluated: the
+    /// place to deliver input that arrived since the last frame and to advance animations.
+    public var onFrame: ((FrameTiming) -> Void)?
+    /// Called on the render thread when a frame is presented (frame id, present time in ns).
+    public var onPresent: (@Sendable (UInt64, Int64) -> Void)?
+
+    public init(root: some View, configuration: HostConfiguration = HostConfiguration()) {
+        self.configuration = configuration
+        graph = ViewGraph(root: root, captureWriterStacks: configuration.captureWriterStacks)
+    }
+
+    // MARK: Inspection (tests, tools)
+
+    public var statistics: RuntimeStatistics { graph.statistics }
+    public func resetStatistics() { graph.statistics = RuntimeStatistics() }
+    /// Keep a list of invalidation records in `statistics` (tests); the trace always gets them.
+    public var recordsInvalidations: Bool {
+        get { graph.recordsInvalidationList }
+        set { graph.recordsInvalidationList = newValue }
+    }
+    public var nodeCount: Int { graph.nodeCount }
+
+    /// Every laid-out view in tree order: its type name and frame.
+    public func layoutFrames() -> [(type: String, frame: Rect)] {
+        var result: [(String, Rect)] = []
+        func visit(_ node: ViewNode) {
+            result.append((node.typeName.string, node.frame))
+            node.children.forEach(visit)
+        }
+        visit(graph.root)
+        return result
+    }
+
+    // MARK: One frame's main-thread work
+
+    /// Applies invalidations, updates invalid bodies, lays out and builds the display list,
+    /// recording each step. Usable without the frame loop (tests, offline rendering).
+    public func update() -> DisplayList {
+        _ = graph.applyPendingInvalidations()
+        graph.updateInvalidNodes()
+        Instrument.stage("layout") {
+            let views = graph.nodeCount
+            Instrument.layoutPass(viewCount: views) { graph.layout(viewport: configuration.viewport) }
+        }
+        // Rows measured for the first time can change the estimate the lazy list used.
+        return Instrument.stage("commit") { graph.buildDisplayList(viewport: configuration.viewport) }
+    }
+
+    /// Runs the display link for `seconds` of wall time, then drains the render thread.
+    /// The main queue keeps running between frames (so `MainActor` tasks and results posted
+    /// from background work land there, as on a device).
+    public func run(seconds: Double) -> FrameLoopSummary {
+        let period = configuration.periodNs
+        let renderer = RenderThread(viewport: configuration.viewport, periodNs: period, onPresent: onPresent)
+        renderer.start()
+        let startNs = MonotonicClock.nowNs()
+        let endNs = startNs + Int64(seconds * 1e9)
+        var lastVsyncIndex: Int64 = -1
+        var finished = false
+        var frames = 0
+
+        let timer = DispatchSource.makeTimerSource(flags: .strict, queue: .main)
+        timer.schedule(deadline: .now(), repeating: .nanoseconds(Int(period)), leeway: .nanoseconds(0))
+        timer.setEventHandler { [unowned self] in
+            MainActor.assumeIsolated {
+                let now = MonotonicClock.nowNs()
+                guard now < endNs else {
+                    finished = true
+                    return
+                }
+                // The display link reports the latest vsync; missed ones are simply gone.
+                let index = (now - startNs) / period
+                guard index > lastVsyncIndex else { return }
+                lastVsyncIndex = index
+                let vsync = startNs + index * period
+                self.frameCounter += 1
+                let timing = FrameTiming(frameID: self.frameCounter, vsyncNs: vsync, targetNs: vsync + period,
+                                         periodNs: period, elapsedSeconds: Double(vsync - startNs) / 1e9)
+                self.runFrame(timing, renderer: renderer)
+                frames += 1
+            }
+        }
+        timer.resume()
+        while !finished {
+            _ = RunLoop.main.run(mode: .default, before: Date(timeIntervalSinceNow: 0.05))
+        }
+        timer.cancel()
+        let presented = renderer.finish()
+        return FrameLoopSummary(frames: frames, presentedFrames: presented,
+                                durationSeconds: Double(MonotonicClock.nowNs() - startNs) / 1e9)
+    }
+
+    private func runFrame(_ timing: FrameTiming, renderer: RenderThread) {
+        Instrument.frameBegan(frameID: timing.frameID, vsyncNs: timing.vsyncNs, targetNs: timing.targetNs, periodNs: timing.periodNs)
+        onFrame?(timing)
+        let list = update()
+        Instrument.frameCommitted(frameID: timing.frameID)
+        renderer.submit(frameID: timing.frameID, list: list, committedNs: MonotonicClock.nowNs())
+    }
+}
+
+/// The render server: takes committed display lists in order, starts each at the first vsync
+/// at or after its commit, rasterizes it, and presents at the first vsync after rendering ends.
+final class RenderThread: Sendable {
+    private struct Job: Sendable {
+        var frameID: UInt64
+        var list: DisplayList
+        var committedNs: Int64
+    }
+
+    private struct Queue {
+        var jobs: [Job] = []
+        var closed = false
+        var presented = 0
+    }
+
+    private let queue = Mutex(Queue())
+    private let wake = DispatchSemaphore(value: 0)
+    private let done = DispatchSemaphore(value: 0)
+    private let viewport: Size
+    private let periodNs: Int64
+    private let gridOriginNs: Int64
+    private let onPresent: (@Sendable (UInt64, Int64) -> Void)?
+
+    init(viewport: Size, periodNs: Int64, onPresent: (@Sendable (UInt64, Int64) -> Void)?) {
+        self.viewport = viewport
+        self.periodNs = periodNs
+        self.gridOriginNs = MonotonicClock.nowNs()
+        self.onPresent = onPresent
+    }
+
+    func start() {
+        let thread = Thread { [self] in loop() }
+        thread.name = "render"
+        thread.start()
+    }
+
+    func submit(frameID: UInt64, list: DisplayList, committedNs: Int64) {
+        queue.withLock { $0.jobs.append(Job(frameID: frameID, list: list, committedNs: committedNs)) }
+        wake.signal()
+    }
+
+    /// Closes the queue, waits for the remaining frames to present, returns the presented count.
+    func finish() -> Int {
+        queue.withLock { $0.closed = true }
+        wake.signal()
+        done.wait()
+        return queue.withLock { $0.presented }
+    }
+
+    /// The first vsync at or after `time` (vsyncs are on a grid of the refresh period).
+    private func vsync(atOrAfter time: Int64) -> Int64 {
+        let since = time - gridOriginNs
+        let index = (since + periodNs - 1) / periodNs
+        return gridOriginNs + index * periodNs
+    }
+
+    private func loop() {
+        Instrument.nameCurrentThread("render")
+        let rasterizer = Rasterizer(viewport: viewport)
+        while true {
+            wake.wait()
+            let next: Job? = queue.withLock { state in state.jobs.isEmpty ? nil : state.jobs.removeFirst() }
+            guard let job = next else {
+                if queue.withLock({ $0.closed && $0.jobs.isEmpty }) { break }
+                continue
+            }
+            MonotonicClock.sleep(untilNs: vsync(atOrAfter: job.committedNs))
+            Instrument.stage("render") { _ = rasterizer.render(job.list) }
+            Instrument.frameRenderEnded(frameID: job.frameID)
+            let present = vsync(atOrAfter: MonotonicClock.nowNs())
+            MonotonicClock.sleep(untilNs: present)
+            Instrument.framePresented(frameID: job.frameID, atNs: present)
+            onPresent?(job.frameID, present)
+            queue.withLock { $0.presented += 1 }
+        }
+        done.signal()
+    }
+}

@@ -1,0 +1,90 @@
+// Every trace event HeadlessUI records goes through here, so the runtime has one place that
+// knows the recording API.
+#if canImport(Glibc)
+import Glibc
+#endif
+import HitchTrace
+
+/// The frame loop's clock: the recorder's clock in nanoseconds (`Trace.now()`), so vsync,
+/// target and present times land in the trace exactly as the loop used them.
+public enum MonotonicClock {
+    public static func nowNs() -> Int64 { Trace.now().nanoseconds }
+
+    /// Sleeps until a time on this clock: the display link's wait for a vsync. The deadline is
+    /// mapped onto CLOCK_MONOTONIC for an absolute `clock_nanosleep`.
+    public static func sleep(untilNs deadline: Int64) {
+        let remaining = deadline - nowNs()
+        guard remaining > 0 else { return }
+        var monotonic = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &monotonic)
+        let target = Int64(monotonic.tv_sec) * 1_000_000_000 + Int64(monotonic.tv_nsec) + remaining
+        var time = timespec(tv_sec: Int(target / 1_000_000_000), tv_nsec: Int(target % 1_000_000_000))
+        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &time, nil) == EINTR {}
+    }
+}
+
+/// A view type's name for the trace, interned once per type.
+struct ViewTypeName: Sendable {
+    var traceName: TraceName
+    var string: String { traceName.string }
+}
+
+@MainActor
+enum ViewTypeNames {
+    private static var cache: [ObjectIdentifier: ViewTypeName] = [:]
+    static func name(of view: any View) -> ViewTypeName {
+        let type = type(of: view)
+        if let name = cache[ObjectIdentifier(type)] { return name }
+        let name = ViewTypeName(traceName: TraceName.intern(shortTypeName(type)))
+        cache[ObjectIdentifier(type)] = name
+        return name
+    }
+
+    /// `FeedRow` rather than `HitchWorkloads.FeedRow`; generic arguments dropped.
+    static func shortTypeName(_ type: Any.Type) -> String {
+        var name = String(describing: type)
+        if let angle = name.firstIndex(of: "<") { name = String(name[..<angle]) }
+        if let dot = name.lastIndex(of: ".") { name = String(name[name.index(after: dot)...]) }
+        return name
+    }
+}
+
+enum Instrument {
+    static let unknownWriter: TraceName = "unknown"
+
+    static func frameBegan(frameID: UInt64, vsyncNs: Int64, targetNs: Int64, periodNs: Int64) {
+        Trace.frameBegan(frameID: frameID, vsync: TraceTimestamp(nanoseconds: vsyncNs),
+                         target: TraceTimestamp(nanoseconds: targetNs), periodNs: periodNs)
+    }
+    static func frameCommitted(frameID: UInt64) { Trace.frameCommitted(frameID: frameID) }
+    static func frameRenderEnded(frameID: UInt64) { Trace.frameRenderEnded(frameID: frameID) }
+    static func framePresented(frameID: UInt64, atNs: Int64) {
+        Trace.framePresented(frameID: frameID, at: TraceTimestamp(nanoseconds: atNs))
+    }
+    static func bodyEvaluation<T>(_ type: ViewTypeName, identity: UInt64, _ body: () -> T) -> T {
+        Trace.bodyEvaluation(viewType: type.traceName, identity: identity, body)
+    }
+    static func invalidation(source: TraceName?, target: ViewTypeName, identity: UInt64, captureStack: Bool) {
+        guard Trace.isRecording else { return }
+        let stack: StackID? = captureStack ? WriterStacks.capture() : nil
+        Trace.invalidation(source: source ?? unknownWriter, target: target.traceName, targetIdentity: identity, stack: stack)
+    }
+    static func layoutPass<T>(viewCount: Int, _ body: () -> T) -> T {
+        Trace.layoutPass(viewCount: UInt32(clamping: viewCount), body)
+    }
+    static func stage<T>(_ name: TraceName, _ body: () throws -> T) rethrows -> T {
+        let interval = Trace.beginInterval(name, category: .stage)
+        defer { Trace.endInterval(interval) }
+        return try body()
+    }
+    static func counter(_ name: TraceName, _ value: Double) { Trace.counter(name, value: value) }
+    static func nameCurrentThread(_ name: String) { Trace.setCurrentThreadName(name) }
+}
+
+/// The writer's stack for an invalidation: captured in the onChange callback, which runs inside
+/// the setter, so the innermost frames below the runtime name the property's setter.
+enum WriterStacks {
+    static func capture() -> StackID? {
+        nil
+    }
+}

@@ -1,1 +1,0 @@
-// HeadlessUI module; see ../../docs and ARCHITECTURE notes in the README.

@@ -1,1 +1,0 @@
-// HitchWorkloads module; see ../../docs and ARCHITECTURE notes in the README.
