@@ -1,0 +1,62 @@
+import HitchTrace
+
+/// A stream of decoded events plus the tables that name their strings and threads: what the
+/// analyzer consumes. The FXT `TraceReader` is one; `TraceEventList` (hand-built events) is another.
+public protocol AnalysisInput {
+    /// The next event in file order, or nil at the end.
+    mutating func nextEvent() throws -> TraceEvent?
+    /// Resolves an interned string of this trace.
+    func string(_ id: StringID) -> String
+    /// The name of a thread of this trace ("main" names the main thread).
+    func threadName(_ thread: ThreadID) -> String
+    /// How far through the input the stream is (0...1), for progress bars; nil when unknown.
+    var progress: Double? { get }
+}
+
+/// Hand-built events with their string and thread tables (tests, generators, importers).
+public struct TraceEventList: AnalysisInput, Sendable {
+    public var events: [TraceEvent]
+    public var strings: [String]
+    public var threadNames: [String]
+    private var position = 0
+
+    public init(events: [TraceEvent] = [], strings: [String] = [], threadNames: [String] = []) {
+        self.events = events
+        self.strings = strings
+        self.threadNames = threadNames
+    }
+
+    /// Interns `text`, returning its id (linear search: for small hand-built traces).
+    public mutating func intern(_ text: String) -> StringID {
+        if let index = strings.firstIndex(of: text) { return StringID(rawValue: UInt32(index)) }
+        strings.append(text)
+        return StringID(rawValue: UInt32(strings.count - 1))
+    }
+
+    /// Registers a thread name, returning its id.
+    public mutating func thread(_ name: String) -> ThreadID {
+        if let index = threadNames.firstIndex(of: name) { return ThreadID(rawValue: UInt32(index)) }
+        threadNames.append(name)
+        return ThreadID(rawValue: UInt32(threadNames.count - 1))
+    }
+
+    public mutating func append(_ timestampNs: Int64, _ thread: ThreadID, _ payload: TraceEvent.Payload) {
+        events.append(TraceEvent(timestampNs: timestampNs, thread: thread, payload: payload))
+    }
+
+    public mutating func nextEvent() throws -> TraceEvent? {
+        guard position < events.count else { return nil }
+        defer { position += 1 }
+        return events[position]
+    }
+
+    public func string(_ id: StringID) -> String {
+        Int(id.rawValue) < strings.count ? strings[Int(id.rawValue)] : ""
+    }
+
+    public func threadName(_ thread: ThreadID) -> String {
+        Int(thread.rawValue) < threadNames.count ? threadNames[Int(thread.rawValue)] : "thread \(thread.rawValue)"
+    }
+
+    public var progress: Double? { events.isEmpty ? nil : Double(position) / Double(events.count) }
+}

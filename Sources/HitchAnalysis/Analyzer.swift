@@ -1,0 +1,558 @@
+import HitchTrace
+
+/// Metadata keys and well-known names the analyzer reads (docs/METRICS.md "Trace inputs").
+public enum MetadataKey {
+    public static let peakBandwidthGBps = "peakBandwidthGBps"
+    public static let peakGFLOPS = "peakGFLOPS"
+    public static let promptTokens = "promptTokens"
+    public static let weightsBytes = "weightsBytes"
+    public static let kvCacheBytes = "kvCacheBytes"
+    /// The counter whose maximum is the peak resident memory.
+    public static let residentBytesCounter = "resident-bytes"
+    /// Instants in this category are input arrivals (keystrokes, scroll deltas) for the replay.
+    public static let inputCategory = "input"
+    /// The thread with this name is the main thread.
+    public static let mainThreadName = "main"
+}
+
+public struct AnalyzerOptions: Sendable, Equatable {
+    /// Refresh rates to judge/replay at (Hz), in the order they are reported.
+    public var refreshRatesHz: [Double]
+    /// The device memory budget the LLM memory figures are compared with.
+    public var deviceBudgetBytes: UInt64
+    public init(refreshRatesHz: [Double] = [60, 120], deviceBudgetBytes: UInt64 = 1_200_000_000) {
+        self.refreshRatesHz = refreshRatesHz
+        self.deviceBudgetBytes = deviceBudgetBytes
+    }
+}
+
+/// Drives one streaming pass over one or more traces (runs) and produces `Analysis`.
+/// Figures aggregate over runs; frames never join across runs. Memory is bounded: per-event data
+/// is folded into fixed-size aggregates, sketches and rings as it streams past.
+public struct Analyzer: Sendable {
+    public let options: AnalyzerOptions
+
+    // Shared tables.
+    private var names = NameTable()
+    private var threadNames = NameTable()
+    // Passes.
+    private var stageCost = StageCost()
+    private var views = ViewUpdates()
+    private var invalidations = InvalidationGraph()
+    private var decode = DecodeBandwidth()
+    private var tokens = TokenDelivery()
+    private var samples = SampleProfile()
+    private var stacks = StackStore()
+    private var recorded = HitchAccumulator(source: "recorded", rateHz: 0)
+    private var replays: [ReplayModel]
+    private var replayed: [HitchAccumulator]
+    private var recordedJudge = LatenessJudge()
+
+    // Results gathered across runs.
+    private var runs: [RunSummary] = []
+    private var metadata: [String: String] = [:]
+    private var droppedEvents: UInt64 = 0
+    private var eventCount: UInt64 = 0
+    private var rateCounts: [Double: Int] = [:]
+    private var refreshChanges: [RefreshRateChange] = []
+    private var frameSamples: [FrameSample] = []
+    private var framesTruncated = false
+    private var attributions: [HitchAttribution] = []
+    private var stageOffenders: [Int32: (ms: Double, frames: Int)] = [:]
+    private var viewOffenders: [Int32: (ms: Double, frames: Int)] = [:]
+    private var peakResidentBytes: UInt64 = 0
+    private var warnings: [String] = []
+
+    // Per-run state.
+    private var run = -1
+    private var nameIndex = DenseIndex()
+    private var threadKind: [UInt8] = []          // 0 unknown, 1 main, 2 other
+    private var threadNameIndex: [Int32] = []
+    private var hasMainThread = false
+    private var runStartNs: Int64 = .max
+    private var runLastNs: Int64 = .min
+    private var runEvents: UInt64 = 0
+    private var runDropped: UInt64 = 0
+    private var runFrames = 0
+    private var runMetadata: [String: String] = [:]
+    private var inputCategory: Int32 = -1
+    private var residentCounter: Int32 = -1
+    private var activeInteractions = 0
+    private var interactionStartNs: Int64 = 0
+    private var interactionUnionNs: Int64 = 0
+    private var sawInteraction = false
+    private var pendingInputNs: Int64 = .min
+    private var pendingFrames: [UInt64: FrameRecord] = [:]
+    private var frameOrder: [UInt64] = []
+    private var frameOrderHead = 0
+    private var previousPeriodNs: Int64 = 0
+    private var lastHitchWindowEndNs: Int64 = .min
+    private var pendingAttributions: [(HitchAttribution, [(UInt32, Int)])] = []
+
+    /// Frames wait for their present this many later frames at most (cross-thread file order).
+    static let assemblyWindow = 8
+
+    public init(options: AnalyzerOptions = AnalyzerOptions()) {
+        self.options = options
+        replays = options.refreshRatesHz.map { ReplayModel(rateHz: $0) }
+        replayed = options.refreshRatesHz.map { HitchAccumulator(source: "replay", rateHz: $0) }
+    }
+
+    /// Analyzes events in memory (tests, generators).
+    public static func analyze(_ lists: [TraceEventList], options: AnalyzerOptions = AnalyzerOptions()) throws -> Analysis {
+        var analyzer = Analyzer(options: options)
+        for (index, list) in lists.enumerated() {
+            var input = list
+            try analyzer.add(&input, path: "run \(index + 1)")
+        }
+        return analyzer.finish()
+    }
+
+    // MARK: One run
+
+    /// Streams one trace (one run) through every pass.
+    public mutating func add<Input: AnalysisInput>(_ input: inout Input, path: String,
+                                                   progress: ((Double) -> Void)? = nil) throws {
+        beginRun()
+        var sinceProgress = 0
+        do {
+            while let event = try input.nextEvent() {
+                consume(event, input)
+                sinceProgress += 1
+                if sinceProgress == 1 << 20, let progress {
+                    sinceProgress = 0
+                    if let fraction = input.progress { progress(fraction) }
+                }
+            }
+        } catch {
+            endRun(path: path)
+            throw error
+        }
+        endRun(path: path)
+    }
+
+    private mutating func beginRun() {
+        run += 1
+        nameIndex.removeAll()
+        threadKind.removeAll(keepingCapacity: true)
+        threadNameIndex.removeAll(keepingCapacity: true)
+        hasMainThread = false
+        runStartNs = .max; runLastNs = .min
+        runEvents = 0; runDropped = 0; runFrames = 0
+        runMetadata = [:]
+        inputCategory = -1; residentCounter = -1
+        activeInteractions = 0; interactionUnionNs = 0; sawInteraction = false
+        pendingInputNs = .min
+        pendingFrames.removeAll(); frameOrder.removeAll(); frameOrderHead = 0
+        previousPeriodNs = 0
+        lastHitchWindowEndNs = .min
+        recordedJudge.reset()
+        stageCost.beginRun(); views.beginRun(); samples.beginRun(); stacks.removeAll()
+        recorded.beginRun(run)
+        for i in replays.indices { replays[i].beginRun(); replayed[i].beginRun(run) }
+    }
+
+    @inline(__always)
+    private mutating func name<Input: AnalysisInput>(_ id: StringID, _ input: Input) -> Int32 {
+        let known = nameIndex.lookup(id.rawValue)
+        if known >= 0 { return known }
+        let index = names.index(of: input.string(id))
+        nameIndex.set(id.rawValue, index)
+        return index
+    }
+
+    /// 1 main, 2 other; resolves a thread's name the first time it is seen.
+    @inline(__always)
+    private mutating func kind<Input: AnalysisInput>(of thread: ThreadID, _ input: Input) -> UInt8 {
+        let raw = Int(thread.rawValue)
+        if raw < threadKind.count, threadKind[raw] != 0 { return threadKind[raw] }
+        return classify(thread, input)
+    }
+
+    private mutating func classify<Input: AnalysisInput>(_ thread: ThreadID, _ input: Input) -> UInt8 {
+        let raw = Int(thread.rawValue)
+        if raw >= threadKind.count {
+            threadKind.append(contentsOf: repeatElement(0, count: raw + 1 - threadKind.count))
+            threadNameIndex.append(contentsOf: repeatElement(-1, count: raw + 1 - threadNameIndex.count))
+        }
+        let text = input.threadName(thread)
+        let isMain = text == MetadataKey.mainThreadName && !hasMainThread
+        if isMain { hasMainThread = true }
+        threadKind[raw] = isMain ? 1 : 2
+        threadNameIndex[raw] = threadNames.index(of: text)
+        stageCost.setThread(thread, isMain: isMain, name: threadNameIndex[raw])
+        return threadKind[raw]
+    }
+
+    /// Without a thread named "main", the first thread that begins a frame is the main thread.
+    private mutating func adoptMainThread(_ thread: ThreadID) {
+        let raw = Int(thread.rawValue)
+        guard !hasMainThread, raw < threadKind.count else { return }
+        hasMainThread = true
+        threadKind[raw] = 1
+        stageCost.setThread(thread, isMain: true, name: threadNameIndex[raw])
+    }
+
+    private mutating func consume<Input: AnalysisInput>(_ event: TraceEvent, _ input: Input) {
+        runEvents += 1
+        let t = event.timestampNs
+        switch event.payload {
+        case .intervalComplete(_, let n, let endNs):
+            noteTime(t, endNs)
+            _ = kind(of: event.thread, input)
+            stageCost.complete(name: name(n, input), thread: event.thread, startNs: t, endNs: endNs)
+        case .intervalBegin(_, let n):
+            noteTime(t, t)
+            _ = kind(of: event.thread, input)
+            stageCost.begin(name: name(n, input), thread: event.thread, atNs: t)
+        case .intervalEnd(_, let n):
+            noteTime(t, t)
+            _ = kind(of: event.thread, input)
+            stageCost.end(name: name(n, input), thread: event.thread, atNs: t)
+        case .bodyEvaluation(let body):
+            noteTime(t, body.endNs)
+            let isMain = kind(of: event.thread, input) == 1
+            views.body(viewType: name(body.viewType, input), startNs: t, endNs: body.endNs, isMainThread: isMain)
+        case .inferenceOp(let op):
+            noteTime(t, op.endNs)
+            let opName = name(op.name, input)
+            let unit = name(op.computeUnit, input)
+            let names = self.names
+            decode.op(op, name: opName, computeUnit: unit, startNs: t) { OpByteKind.of(names[$0]) }
+        case .sample(let stack):
+            noteTime(t, t)
+            if kind(of: event.thread, input) == 1 { samples.sample(stack: stack, atNs: t) }
+        case .frameBegan(let began):
+            noteTime(t, t)
+            if kind(of: event.thread, input) != 1 { adoptMainThread(event.thread) }
+            var frame = pendingFrames[began.frameID] ?? newFrame(began.frameID)
+            frame.beganNs = t
+            frame.vsyncNs = began.vsyncNs
+            frame.targetNs = began.targetNs
+            frame.periodNs = began.periodNs
+            if pendingInputNs != .min { frame.inputArrivalNs = pendingInputNs; pendingInputNs = .min }
+            pendingFrames[began.frameID] = frame
+            drainFrames()
+        case .frameCommitted(let id):
+            noteTime(t, t)
+            updateFrame(id) { $0.commitNs = t }
+        case .frameRenderEnded(let id):
+            noteTime(t, t)
+            updateFrame(id) { $0.renderEndNs = t }
+        case .framePresented(let id):
+            noteTime(t, t)
+            updateFrame(id) { $0.presentNs = t }
+            drainFrames()
+        case .instant(let category, _):
+            noteTime(t, t)
+            if inputCategory < 0 { inputCategory = names.index(of: MetadataKey.inputCategory) }
+            if name(category, input) == inputCategory {
+                if pendingInputNs == .min || t < pendingInputNs { pendingInputNs = t }
+            }
+        case .counter(let n, let value):
+            noteTime(t, t)
+            if residentCounter < 0 { residentCounter = names.index(of: MetadataKey.residentBytesCounter) }
+            if name(n, input) == residentCounter, value.isFinite, value > 0, value < 1.8e19 {
+                peakResidentBytes = max(peakResidentBytes, UInt64(value))
+            }
+        case .invalidation(let inv):
+            noteTime(t, t)
+            invalidations.add(source: name(inv.source, input), target: name(inv.target, input), stack: inv.stack)
+        case .layoutPass(let endNs, let viewCount):
+            noteTime(t, endNs)
+            views.layoutPass(startNs: t, endNs: endNs, viewCount: viewCount)
+        case .token(let token):
+            noteTime(t, t)
+            tokens.token(token, atNs: t)
+            if token.stage == .produced { decode.tokenProduced(atNs: t) }
+        case .interactionBegin:
+            noteTime(t, t)
+            sawInteraction = true
+            if activeInteractions == 0 { interactionStartNs = t }
+            activeInteractions += 1
+        case .interactionEnd:
+            noteTime(t, t)
+            if activeInteractions > 0 {
+                activeInteractions -= 1
+                if activeInteractions == 0 { interactionUnionNs += max(0, t - interactionStartNs) }
+            }
+        case .stackDefinition(let stack, let addresses):
+            stacks.define(stack, addresses: addresses)
+        case .symbol(let symbol):
+            stacks.symbol(address: symbol.address, size: symbol.size, function: name(symbol.function, input))
+        case .metadata(let key, let value):
+            let k = input.string(key)
+            if runMetadata[k] == nil { runMetadata[k] = input.string(value) }
+        case .droppedEvents(let count):
+            runDropped &+= count
+        }
+    }
+
+    @inline(__always)
+    private mutating func noteTime(_ start: Int64, _ end: Int64) {
+        if start < runStartNs { runStartNs = start }
+        if end > runLastNs { runLastNs = end }
+    }
+
+    // MARK: Frames
+
+    private mutating func newFrame(_ id: UInt64) -> FrameRecord {
+        frameOrder.append(id)
+        return FrameRecord(frameID: id)
+    }
+
+    private mutating func updateFrame(_ id: UInt64, _ change: (inout FrameRecord) -> Void) {
+        var frame = pendingFrames[id] ?? newFrame(id)
+        change(&frame)
+        pendingFrames[id] = frame
+    }
+
+    /// Judges frames in the order they began: once presented, or once `assemblyWindow` later frames exist.
+    private mutating func drainFrames(all: Bool = false) {
+        while frameOrderHead < frameOrder.count {
+            let id = frameOrder[frameOrderHead]
+            guard let frame = pendingFrames[id] else { frameOrderHead += 1; continue }
+            let waiting = frameOrder.count - frameOrderHead
+            guard all || frame.presentNs != .min || waiting > Self.assemblyWindow else { break }
+            pendingFrames[id] = nil
+            frameOrderHead += 1
+            finalize(frame)
+        }
+        if frameOrderHead > 4096 { frameOrder.removeFirst(frameOrderHead); frameOrderHead = 0 }
+    }
+
+    private mutating func finalize(_ frame: FrameRecord) {
+        guard frame.hasBegan else { return }   // events of a frame whose begin is not in this trace
+        runFrames += 1
+        guard let judged = judgeRecorded(frame, judge: &recordedJudge) else {
+            recorded.addUnjudged()
+            return
+        }
+        recorded.add(judged, runStartNs: runStartNs)
+        let hz = (1e10 / Double(frame.periodNs)).rounded() / 10
+        rateCounts[hz, default: 0] += 1
+        if previousPeriodNs > 0, abs(Double(frame.periodNs - previousPeriodNs)) > periodTolerance * Double(previousPeriodNs) {
+            if refreshChanges.count < 100 {
+                var change = RefreshRateChange()
+                change.run = run
+                change.atMs = milliseconds(frame.vsyncNs - runStartNs)
+                change.fromHz = (1e10 / Double(previousPeriodNs)).rounded() / 10
+                change.toHz = hz
+                refreshChanges.append(change)
+            }
+        }
+        previousPeriodNs = frame.periodNs
+        if frameSamples.count < FrameSample.limit {
+            var s = FrameSample()
+            s.run = run
+            s.frameID = frame.frameID
+            s.startMs = milliseconds(frame.vsyncNs - runStartNs)
+            s.periodMs = milliseconds(frame.periodNs)
+            s.mainThreadMs = milliseconds(judged.mainWorkNs)
+            s.renderMs = milliseconds(judged.renderNs)
+            s.frameTimeMs = milliseconds(judged.frameTimeNs)
+            s.overrunMs = milliseconds(judged.overrunNs)
+            s.hitchMs = milliseconds(judged.hitchNs)
+            s.kind = judged.kind.rawValue
+            frameSamples.append(s)
+        } else {
+            framesTruncated = true
+        }
+        // Replay: input frames are released when their input arrived (never later than their vsync).
+        let isInput = frame.inputArrivalNs != .min
+        let release = isInput ? min(frame.inputArrivalNs, frame.vsyncNs) : frame.vsyncNs
+        for i in replays.indices {
+            if let replayedFrame = replays[i].add(frameID: frame.frameID, releaseNs: release, isInput: isInput,
+                                                  mainWorkNs: judged.mainWorkNs, renderNs: judged.renderNs) {
+                replayed[i].add(replayedFrame, runStartNs: runStartNs)
+            }
+        }
+        if judged.hitchNs > 0 { attribute(frame, judged) }
+    }
+
+    // MARK: Hitch attribution
+
+    private mutating func attribute(_ frame: FrameRecord, _ judged: JudgedFrame) {
+        let windowStart = max(frame.vsyncNs, lastHitchWindowEndNs)
+        let windowEnd = max(windowStart, judged.kind == .commit ? judged.commitNs : max(judged.commitNs, judged.renderEndNs))
+        lastHitchWindowEndNs = windowEnd
+        let windowNs = Double(max(1, windowEnd - windowStart))
+        let hitchMs = milliseconds(judged.hitchNs)
+
+        var stageTimes: [Int32: (count: Int, ns: Double)] = [:]
+        var mainStageTimes: [Int32: Double] = [:]
+        stageCost.recent.forEach { s in
+            let overlap = min(windowEnd, s.endNs) - max(windowStart, s.startNs)
+            guard overlap > 0 || (s.startNs == s.endNs && s.startNs >= windowStart && s.startNs < windowEnd) else { return }
+            let duration = s.endNs - s.startNs
+            let selfOverlap = duration > 0 ? Double(overlap) * Double(s.selfNs) / Double(duration) : 0
+            stageTimes[s.name, default: (0, 0)].count += 1
+            stageTimes[s.name, default: (0, 0)].ns += selfOverlap
+            if s.isMainThread { mainStageTimes[s.name, default: 0] += selfOverlap }
+        }
+        for (name, value) in stageTimes { stageCost.addInHitch(name: name, ns: Int64(value.ns)) }
+        for (name, ns) in mainStageTimes where ns > 0 {
+            stageOffenders[name, default: (0, 0)].ms += hitchMs * ns / windowNs
+            stageOffenders[name, default: (0, 0)].frames += 1
+        }
+        var bodyTimes: [Int32: (count: Int, ns: Double)] = [:]
+        views.recent.forEach { b in
+            let overlap = min(windowEnd, b.endNs) - max(windowStart, b.startNs)
+            guard overlap > 0 || (b.startNs == b.endNs && b.startNs >= windowStart && b.startNs < windowEnd) else { return }
+            bodyTimes[b.viewType, default: (0, 0)].count += 1
+            bodyTimes[b.viewType, default: (0, 0)].ns += Double(max(0, overlap))
+        }
+        for (name, value) in bodyTimes where value.ns > 0 {
+            viewOffenders[name, default: (0, 0)].ms += hitchMs * value.ns / windowNs
+            viewOffenders[name, default: (0, 0)].frames += 1
+        }
+        let stackCounts = samples.samplesInWindow(startNs: windowStart, endNs: windowEnd, hitchMs: hitchMs)
+
+        // Keep the worst `limit` hitching frames in detail.
+        let worstKept = pendingAttributions.map(\.0.hitchMs).min() ?? .infinity
+        guard attributions.count + pendingAttributions.count < HitchAttribution.limit * 2 || hitchMs > worstKept else { return }
+        var a = HitchAttribution()
+        a.run = run
+        a.frameID = frame.frameID
+        a.startMs = milliseconds(frame.vsyncNs - runStartNs)
+        a.hitchMs = hitchMs
+        a.kind = judged.kind.rawValue
+        a.mainThreadMs = milliseconds(judged.mainWorkNs)
+        a.renderMs = milliseconds(judged.renderNs)
+        a.stages = Self.topNamed(stageTimes, names: names, limit: 10)
+        a.bodies = Self.topNamed(bodyTimes, names: names, limit: 10)
+        let topStacks = stackCounts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(5).map { ($0.key, $0.value) }
+        pendingAttributions.append((a, Array(topStacks)))
+        if pendingAttributions.count > HitchAttribution.limit * 2 {
+            pendingAttributions.sort { $0.0.hitchMs > $1.0.hitchMs }
+            pendingAttributions.removeLast(pendingAttributions.count - HitchAttribution.limit)
+        }
+    }
+
+    private static func topNamed(_ times: [Int32: (count: Int, ns: Double)], names: NameTable, limit: Int) -> [NamedDuration] {
+        times.map { key, value -> NamedDuration in
+            var d = NamedDuration(); d.name = names[key]; d.count = value.count; d.ms = value.ns / 1e6; return d
+        }
+        .sorted { ($0.ms, $0.count, $1.name) > ($1.ms, $1.count, $0.name) }
+        .prefix(limit).map { $0 }
+    }
+
+    // MARK: End of a run, end of the analysis
+
+    private mutating func endRun(path: String) {
+        drainFrames(all: true)
+        if activeInteractions > 0 && runLastNs > interactionStartNs {
+            interactionUnionNs += runLastNs - interactionStartNs
+            activeInteractions = 0
+        }
+        let union: Int64? = sawInteraction ? interactionUnionNs : nil
+        recorded.endRun(interactionUnionNs: union)
+        for i in replays.indices {
+            if let last = replays[i].finish() { replayed[i].add(last, runStartNs: runStartNs) }
+            replayed[i].endRun(interactionUnionNs: union)
+        }
+        stageCost.endRun()
+        tokens.endRun()
+        stacks.prepare()
+        let names = self.names
+        let stacks = self.stacks
+        invalidations.endRun { raw in
+            guard let writer = stacks.writer(raw, names: names) else { return -1 }
+            return self.names.index(of: writer)
+        }
+        samples.endRun(stacks: stacks, names: self.names)
+        for (attribution, stackCounts) in pendingAttributions {
+            var a = attribution
+            a.stacks = stackCounts.map { stack, count in
+                var s = SampledStack(); s.frames = stacks.frames(stack, names: self.names); s.samples = count; return s
+            }
+            attributions.append(a)
+        }
+        pendingAttributions.removeAll()
+        attributions.sort { ($0.hitchMs, $1.run, $1.startMs) > ($1.hitchMs, $0.run, $0.startMs) }
+        if attributions.count > HitchAttribution.limit { attributions.removeLast(attributions.count - HitchAttribution.limit) }
+        let promptTokens = runMetadata[MetadataKey.promptTokens].flatMap { Int($0) }
+        decode.endRun(promptTokensFromMetadata: promptTokens)
+        for (key, value) in runMetadata where metadata[key] == nil { metadata[key] = value }
+
+        var summary = RunSummary()
+        summary.path = path
+        summary.eventCount = runEvents
+        summary.droppedEvents = runDropped
+        summary.durationMs = runLastNs > runStartNs ? milliseconds(runLastNs - runStartNs) : 0
+        summary.frameCount = runFrames
+        runs.append(summary)
+        eventCount &+= runEvents
+        droppedEvents &+= runDropped
+    }
+
+    /// The analysis of every run added so far.
+    public func finish() -> Analysis {
+        var a = Analysis()
+        a.runs = runs
+        a.metadata = metadata
+        a.droppedEvents = droppedEvents
+        a.eventCount = eventCount
+        a.refreshRatesHz = options.refreshRatesHz
+        a.recordedRates = rateCounts.map { rate, count in var r = RecordedRate(); r.rateHz = rate; r.frameCount = count; return r }
+            .sorted { ($0.frameCount, $1.rateHz) > ($1.frameCount, $0.rateHz) }
+        let dominantPeriodMs = a.recordedRates.first.map { 1000 / $0.rateHz } ?? 0
+        a.recorded = recorded.figures(periodMs: a.recordedRates.count == 1 ? dominantPeriodMs : 0)
+        if a.recordedRates.count == 1 { a.recorded.rateHz = a.recordedRates[0].rateHz }
+        a.refreshRateChanges = refreshChanges
+        for (i, rate) in options.refreshRatesHz.enumerated() {
+            let key = Self.rateKey(rate)
+            let everyFrameAtRate = !rateCounts.isEmpty && rateCounts.keys.allSatisfy { abs($0 - rate) <= periodTolerance * rate }
+            if everyFrameAtRate {
+                var figures = a.recorded
+                figures.rateHz = rate
+                figures.periodMs = 1000 / rate
+                a.hitches[key] = figures
+            } else {
+                a.hitches[key] = replayed[i].figures(periodMs: 1000 / rate)
+            }
+        }
+        a.frames = frameSamples
+        a.framesTruncated = framesTruncated
+        a.stages = stageCost.figures(names: names, threadNames: threadNames)
+        a.views = views.figures(names: names, frameCount: recorded.frames)
+        a.layout = views.layoutFigures()
+        let graph = invalidations.figures(names: names)
+        a.invalidations = graph.edges
+        a.invalidationSources = graph.sources
+        a.hitchAttributions = attributions
+        var offenders: [Offender] = []
+        for (name, value) in stageOffenders {
+            var o = Offender(); o.kind = "stage"; o.name = names[name]; o.weightedHitchMs = value.ms; o.hitchingFrames = value.frames
+            offenders.append(o)
+        }
+        for (name, value) in viewOffenders {
+            var o = Offender(); o.kind = "view"; o.name = names[name]; o.weightedHitchMs = value.ms; o.hitchingFrames = value.frames
+            offenders.append(o)
+        }
+        for (name, value) in samples.functionOffenders {
+            var o = Offender(); o.kind = "function"; o.name = name; o.weightedHitchMs = value.ms; o.hitchingFrames = value.frames
+            offenders.append(o)
+        }
+        a.offenders = Array(offenders.sorted { ($0.weightedHitchMs, $1.kind, $1.name) > ($1.weightedHitchMs, $0.kind, $0.name) }.prefix(30))
+        a.samples = samples.figures()
+        a.decode = decode.figures(names: names, metadata: metadata, peakResidentBytes: peakResidentBytes,
+                                  deviceBudgetBytes: options.deviceBudgetBytes)
+        let dominantPeriodNs = Int64(dominantPeriodMs * 1e6)
+        a.tokens = tokens.figures(periodNs: dominantPeriodNs)
+        var warnings = self.warnings
+        if stageCost.unmatchedEnds > 0 { warnings.append("\(stageCost.unmatchedEnds) interval ends had no matching begin") }
+        if stageCost.unclosedBegins > 0 { warnings.append("\(stageCost.unclosedBegins) interval begins had no end (closed at the thread's last event)") }
+        if recorded.figures(periodMs: 0).unjudgedFrames > 0 {
+            warnings.append("\(recorded.figures(periodMs: 0).unjudgedFrames) frames had no commit and were not judged")
+        }
+        if invalidations.droppedEdges > 0 { warnings.append("\(invalidations.droppedEdges) invalidations beyond the edge limit were not graphed") }
+        a.warnings = warnings
+        return a
+    }
+
+    /// "60", "120", "59.94": the JSON key of a refresh rate.
+    public static func rateKey(_ rateHz: Double) -> String {
+        rateHz == rateHz.rounded() ? String(Int(rateHz)) : String(rateHz)
+    }
+}

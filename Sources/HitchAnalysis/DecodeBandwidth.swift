@@ -1,0 +1,241 @@
+import HitchTrace
+
+// Decode memory bandwidth from inference-op events (docs/METRICS.md "Decode bandwidth").
+// Ops are grouped by token index (a handful per token; tokens are few), and the groups are judged
+// at the end of a run: groups that start before the first produced token are prefill, the rest decode.
+
+/// What an op's bytes are, from its name (the op event carries one byte count).
+enum OpByteKind: Sendable {
+    case weights, kvCache, other
+
+    /// `attention` (and any op naming the KV cache) reads the KV cache; `sample`, `rope` and
+    /// `softmax` move activations; every other op streams weights.
+    static func of(_ name: String) -> OpByteKind {
+        let lower = name.lowercased()
+        if lower == "attention" || lower.contains("kv") || lower.hasPrefix("attention ") { return .kvCache }
+        if lower == "sample" || lower == "rope" || lower == "softmax" || lower == "detokenize" { return .other }
+        return .weights
+    }
+}
+
+struct DecodeBandwidth: Sendable {
+    struct OpTotals: Sendable {
+        var count = 0
+        var totalNs: Int64 = 0
+        var bytes: UInt64 = 0
+        var flops: UInt64 = 0
+        var computeUnit: Int32 = -1
+        var kind: OpByteKind = .weights
+        var kindKnown = false
+    }
+    struct TokenGroup: Sendable {
+        var startNs: Int64 = .max
+        var endNs: Int64 = .min
+        var weightBytes: UInt64 = 0
+        var kvBytes: UInt64 = 0
+        var otherBytes: UInt64 = 0
+        var flops: UInt64 = 0
+    }
+    static let tokenLimit = 1 << 20
+
+    private(set) var ops: [OpTotals] = []
+    private var groups: [Int32: TokenGroup] = [:]
+    private var producedNs: [Int64] = []
+    private var firstOpNs: Int64 = .max
+    private(set) var opCount = 0
+    private(set) var runsWithOps = 0
+
+    // Accumulated over runs (each run's figures are judged at its end, then summed).
+    private var prefillTokens = 0
+    private var prefillNs: Int64 = 0
+    private var ttftNs: [Int64] = []
+    private var decodeTokens = 0
+    private var decodeWeightBytes: Double = 0
+    private var decodeKVBytes: Double = 0
+    private var decodeOtherBytes: Double = 0
+    private var decodeFlops: Double = 0
+    private var maxKVBytesOneToken: UInt64 = 0
+    private var maxWeightBytesOneToken: UInt64 = 0
+    private var steps = QuantileSketch()
+    private var generatedTokens = 0
+
+    mutating func op(_ op: InferenceOp, name: Int32, computeUnit: Int32, startNs: Int64, kindOf: (Int32) -> OpByteKind) {
+        opCount += 1
+        let index = Int(name)
+        if index >= ops.count { ops.append(contentsOf: repeatElement(OpTotals(), count: index + 1 - ops.count)) }
+        if !ops[index].kindKnown { ops[index].kind = kindOf(name); ops[index].kindKnown = true }
+        let duration = max(0, op.endNs - startNs)
+        let bytes = op.bytesRead &+ op.bytesWritten
+        ops[index].count += 1
+        ops[index].totalNs += duration
+        ops[index].bytes &+= bytes
+        ops[index].flops &+= op.flops
+        ops[index].computeUnit = computeUnit
+        firstOpNs = min(firstOpNs, startNs)
+        if groups[op.tokenIndex] == nil && groups.count >= Self.tokenLimit { return }
+        var group = groups[op.tokenIndex] ?? TokenGroup()
+        group.startNs = min(group.startNs, startNs)
+        group.endNs = max(group.endNs, op.endNs)
+        switch ops[index].kind {
+        case .weights: group.weightBytes &+= bytes
+        case .kvCache: group.kvBytes &+= bytes
+        case .other: group.otherBytes &+= bytes
+        }
+        group.flops &+= op.flops
+        groups[op.tokenIndex] = group
+    }
+
+    mutating func tokenProduced(atNs: Int64) {
+        if producedNs.count < Self.tokenLimit { producedNs.append(atNs) }
+    }
+
+    /// Judges this run's token groups (prefill vs decode) and decode steps.
+    mutating func endRun(promptTokensFromMetadata: Int?) {
+        defer { groups.removeAll(); producedNs.removeAll(); firstOpNs = .max }
+        guard !groups.isEmpty else { return }
+        runsWithOps += 1
+        producedNs.sort()
+        let firstProduced = producedNs.first
+        var prefillStart = Int64.max, prefillEnd = Int64.min, lastPrefillIndex: Int32 = -1
+        var decodeEnds: [Int64] = []
+        for (index, group) in groups {
+            let isPrefill = firstProduced.map { group.startNs < $0 } ?? false
+            if isPrefill {
+                prefillStart = min(prefillStart, group.startNs)
+                prefillEnd = max(prefillEnd, group.endNs)
+                lastPrefillIndex = max(lastPrefillIndex, index)
+            } else {
+                decodeTokens += 1
+                decodeWeightBytes += Double(group.weightBytes)
+                decodeKVBytes += Double(group.kvBytes)
+                decodeOtherBytes += Double(group.otherBytes)
+                decodeFlops += Double(group.flops)
+                maxKVBytesOneToken = max(maxKVBytesOneToken, group.kvBytes)
+                maxWeightBytesOneToken = max(maxWeightBytesOneToken, group.weightBytes)
+                decodeEnds.append(group.endNs)
+            }
+        }
+        if prefillEnd > prefillStart {
+            prefillTokens += promptTokensFromMetadata ?? Int(lastPrefillIndex + 1)
+            prefillNs += prefillEnd - prefillStart
+        }
+        if let first = firstProduced, firstOpNs != .max { ttftNs.append(first - firstOpNs) }
+        // Steady-state steps: between consecutive produced tokens after the first; without token
+        // events, between consecutive decode groups' ends.
+        let times = producedNs.isEmpty ? decodeEnds.sorted() : producedNs
+        generatedTokens += producedNs.isEmpty ? decodeEnds.count : producedNs.count
+        if times.count >= 2 {
+            for i in 1..<times.count where times[i] > times[i - 1] { steps.add(times[i] - times[i - 1]) }
+        }
+    }
+
+    func figures(names: NameTable, metadata: [String: String], peakResidentBytes: UInt64, deviceBudgetBytes: UInt64) -> DecodeFigures? {
+        guard opCount > 0 else { return nil }
+        var d = DecodeFigures()
+        d.tokens = generatedTokens
+        d.promptTokens = prefillTokens
+        if !ttftNs.isEmpty { d.timeToFirstTokenMs = milliseconds(ttftNs.reduce(0, +) / Int64(ttftNs.count)) }
+        d.prefillTokensPerSecond = prefillNs > 0 ? Double(prefillTokens) / (Double(prefillNs) / 1e9) : 0
+        let medianStepNs = steps.quantile(0.5)
+        if medianStepNs > 0 {
+            d.tokensPerSecond = 1e9 / medianStepNs
+            d.msPerToken = medianStepNs / 1e6
+        }
+        let fastest = steps.count > 0 ? steps.quantile(0) : 0
+        d.bestTokensPerSecond = fastest > 0 ? 1e9 / fastest : 0
+        if decodeTokens > 0 {
+            let n = Double(decodeTokens)
+            d.weightBytesPerToken = decodeWeightBytes / n
+            d.kvCacheBytesPerToken = decodeKVBytes / n
+            d.otherBytesPerToken = decodeOtherBytes / n
+            d.bytesPerToken = d.weightBytesPerToken + d.kvCacheBytesPerToken + d.otherBytesPerToken
+            d.flopsPerToken = decodeFlops / n
+        }
+        if medianStepNs > 0 { d.bandwidthGBps = d.bytesPerToken / (medianStepNs / 1e9) / 1e9 }
+        d.peakBandwidthGBps = Double(metadata[MetadataKey.peakBandwidthGBps] ?? "") ?? 0
+        d.peakGFLOPS = Double(metadata[MetadataKey.peakGFLOPS] ?? "") ?? 0
+        if d.peakBandwidthGBps > 0 {
+            d.utilization = d.bandwidthGBps / d.peakBandwidthGBps
+            d.notBandwidthBound = d.utilization < 0.3
+        }
+        if d.peakBandwidthGBps > 0 && d.peakGFLOPS > 0 { d.ridgeFlopsPerByte = d.peakGFLOPS / d.peakBandwidthGBps }
+        let totalOpNs = ops.reduce(Int64(0)) { $0 + $1.totalNs }
+        for (index, t) in ops.enumerated() where t.count > 0 {
+            var o = OpFigures()
+            o.name = names[Int32(index)]
+            o.computeUnit = t.computeUnit >= 0 ? names[t.computeUnit] : ""
+            o.count = t.count
+            o.totalMs = milliseconds(t.totalNs)
+            o.timeShare = totalOpNs > 0 ? Double(t.totalNs) / Double(totalOpNs) : 0
+            o.bytes = t.bytes
+            o.flops = t.flops
+            let seconds = Double(t.totalNs) / 1e9
+            o.bandwidthGBps = seconds > 0 ? Double(t.bytes) / seconds / 1e9 : 0
+            o.gflops = seconds > 0 ? Double(t.flops) / seconds / 1e9 : 0
+            o.flopsPerByte = t.bytes > 0 ? Double(t.flops) / Double(t.bytes) : 0
+            if d.ridgeFlopsPerByte > 0 {
+                o.bound = o.flopsPerByte < d.ridgeFlopsPerByte ? "bandwidth" : "compute"
+                let attainableGFLOPS = min(d.peakGFLOPS, o.flopsPerByte * d.peakBandwidthGBps)
+                // A zero-FLOP op is judged on bandwidth alone.
+                o.rooflineEfficiency = attainableGFLOPS > 0 ? o.gflops / attainableGFLOPS
+                    : (d.peakBandwidthGBps > 0 ? o.bandwidthGBps / d.peakBandwidthGBps : 0)
+            } else if d.peakBandwidthGBps > 0 {
+                o.rooflineEfficiency = o.bandwidthGBps / d.peakBandwidthGBps
+            }
+            d.ops.append(o)
+        }
+        d.ops.sort { ($0.totalMs, $1.name) > ($1.totalMs, $0.name) }
+        var m = MemoryBudget()
+        m.weightsBytes = UInt64(metadata[MetadataKey.weightsBytes] ?? "") ?? maxWeightBytesOneToken
+        m.kvCacheBytes = UInt64(metadata[MetadataKey.kvCacheBytes] ?? "") ?? maxKVBytesOneToken
+        m.peakResidentBytes = peakResidentBytes
+        m.totalBytes = max(m.weightsBytes &+ m.kvCacheBytes, peakResidentBytes)
+        m.deviceBudgetBytes = deviceBudgetBytes
+        m.withinBudget = m.totalBytes <= deviceBudgetBytes
+        d.memory = m
+        return d
+    }
+}
+
+/// Token delivery: produced vs delivered vs shown vs dropped, and token-to-screen latency.
+struct TokenDelivery: Sendable {
+    private var producedAt: [Int64: Int64] = [:]
+    private(set) var produced = 0, delivered = 0, shown = 0, dropped = 0, lost = 0
+    private var latency = QuantileSketch()
+    private(set) var sawTokens = false
+
+    mutating func token(_ token: TokenEvent, atNs: Int64) {
+        sawTokens = true
+        switch token.stage {
+        case .produced:
+            produced += 1
+            if producedAt.count < DecodeBandwidth.tokenLimit { producedAt[token.index] = atNs }
+        case .delivered:
+            delivered += 1
+        case .shown:
+            shown += 1
+            if let at = producedAt.removeValue(forKey: token.index) { latency.add(max(0, atNs - at)) }
+        case .dropped:
+            dropped += 1
+            producedAt.removeValue(forKey: token.index)
+        }
+    }
+
+    mutating func endRun() {
+        lost += producedAt.count
+        producedAt.removeAll()
+    }
+
+    func figures(periodNs: Int64) -> TokenFigures? {
+        guard sawTokens else { return nil }
+        var t = TokenFigures()
+        t.produced = produced
+        t.delivered = delivered
+        t.shown = shown
+        t.dropped = dropped
+        t.lost = lost
+        t.tokenToScreenMs = latency.percentilesMs()
+        t.tokenToScreenP95Frames = periodNs > 0 ? t.tokenToScreenMs.p95 * 1e6 / Double(periodNs) : 0
+        return t
+    }
+}

@@ -1,1 +1,0 @@
-// HitchAnalysis module; see ../../docs and ARCHITECTURE notes in the README.

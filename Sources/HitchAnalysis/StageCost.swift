@@ -1,0 +1,194 @@
+import HitchTrace
+
+// Per-stage pipeline cost: every duration event (category `stage` and generic durations from other
+// producers) is a stage, keyed by name. Stages nest per thread; self time excludes the time of
+// stages nested inside. Producers write either begin/end pairs, complete events in start order
+// (parent first) or complete events in end order (children first): all three nest correctly.
+
+/// A finished stage instance, kept briefly for hitch attribution.
+struct StageInstance: Sendable {
+    var name: Int32          // NameTable index
+    var isMainThread: Bool
+    var startNs: Int64
+    var endNs: Int64
+    var selfNs: Int64
+}
+
+struct StageCost: Sendable {
+    private struct Open: Sendable {
+        var name: Int32
+        var startNs: Int64
+        var endNs: Int64          // .max while a begin awaits its end
+        var childNs: Int64 = 0
+    }
+    private struct ThreadState: Sendable {
+        var open: [Open] = []
+        /// Finished top-level intervals an end-ordered parent may still adopt (bounded).
+        var orphans: [(startNs: Int64, endNs: Int64)] = []
+        var isMain = false
+        var threadName: Int32 = -1
+        var lastNs: Int64 = .min
+    }
+    struct Totals: Sendable {
+        var count = 0
+        var totalNs: Int64 = 0
+        var selfNs: Int64 = 0
+        var mainSelfNs: Int64 = 0
+        var mainTotalNs: Int64 = 0
+        var inHitchNs: Int64 = 0
+        var durations = QuantileSketch()
+        var threads: [Int32] = []
+    }
+
+    private var threads: [ThreadState] = []
+    private(set) var totals: [Totals] = []          // by NameTable index
+    private(set) var mainThreadSelfNs: Int64 = 0
+    private(set) var unmatchedEnds = 0
+    private(set) var unclosedBegins = 0
+    /// Recently finished instances, for attributing hitching frames.
+    var recent = Ring<StageInstance>(capacity: 16_384)
+
+    mutating func beginRun() {
+        threads.removeAll(keepingCapacity: true)
+        recent.removeAll()
+    }
+
+    @inline(__always)
+    private mutating func ensureThread(_ raw: Int) {
+        if raw >= threads.count { threads.append(contentsOf: repeatElement(ThreadState(), count: raw + 1 - threads.count)) }
+    }
+
+    mutating func setThread(_ thread: ThreadID, isMain: Bool, name: Int32) {
+        let raw = Int(thread.rawValue)
+        ensureThread(raw)
+        threads[raw].isMain = isMain
+        threads[raw].threadName = name
+    }
+
+    mutating func begin(name: Int32, thread: ThreadID, atNs: Int64) {
+        let raw = Int(thread.rawValue)
+        ensureThread(raw)
+        closeFinished(raw, before: atNs)
+        threads[raw].open.append(Open(name: name, startNs: atNs, endNs: .max))
+        threads[raw].lastNs = max(threads[raw].lastNs, atNs)
+    }
+
+    mutating func end(name: Int32, thread: ThreadID, atNs: Int64) {
+        let raw = Int(thread.rawValue)
+        ensureThread(raw)
+        closeFinished(raw, before: atNs)
+        threads[raw].lastNs = max(threads[raw].lastNs, atNs)
+        guard let index = threads[raw].open.lastIndex(where: { $0.endNs == .max && $0.name == name }) else {
+            unmatchedEnds += 1
+            return
+        }
+        // Begins above the match never got their end: they end here.
+        while threads[raw].open.count > index + 1 {
+            var dangling = threads[raw].open.removeLast()
+            if dangling.endNs == .max { dangling.endNs = atNs; unclosedBegins += 1 }
+            finish(dangling, raw)
+        }
+        var entry = threads[raw].open.removeLast()
+        entry.endNs = max(atNs, entry.startNs)
+        finish(entry, raw)
+    }
+
+    mutating func complete(name: Int32, thread: ThreadID, startNs: Int64, endNs: Int64) {
+        let raw = Int(thread.rawValue)
+        ensureThread(raw)
+        let end = max(startNs, endNs)
+        closeFinished(raw, before: startNs)
+        var entry = Open(name: name, startNs: startNs, endNs: end)
+        // Children that arrived first (end-ordered producers): finished entries inside [start, end].
+        while let top = threads[raw].open.last, top.endNs != .max, top.startNs >= startNs, top.endNs <= end,
+              !(top.startNs == startNs && top.endNs == end) {
+            let child = threads[raw].open.removeLast()
+            finish(child, raw, adoptedByNext: true)
+            entry.childNs += child.endNs - child.startNs
+        }
+        while let orphan = threads[raw].orphans.last, orphan.startNs >= startNs, orphan.endNs <= end {
+            threads[raw].orphans.removeLast()
+            entry.childNs += orphan.endNs - orphan.startNs
+        }
+        threads[raw].open.append(entry)
+        threads[raw].lastNs = max(threads[raw].lastNs, end)
+    }
+
+    /// Pops entries with a known end at or before `t` (nothing that starts at t can be inside them).
+    private mutating func closeFinished(_ raw: Int, before t: Int64) {
+        while let top = threads[raw].open.last, top.endNs != .max, top.endNs <= t {
+            finish(threads[raw].open.removeLast(), raw)
+        }
+    }
+
+    private mutating func finish(_ entry: Open, _ raw: Int, adoptedByNext: Bool = false) {
+        let duration = entry.endNs - entry.startNs
+        let selfNs = max(0, duration - entry.childNs)
+        if !adoptedByNext {
+            if let parentIndex = threads[raw].open.indices.last,
+               threads[raw].open[parentIndex].startNs <= entry.startNs,
+               threads[raw].open[parentIndex].endNs >= entry.endNs {
+                threads[raw].open[parentIndex].childNs += duration
+            } else {
+                threads[raw].orphans.append((entry.startNs, entry.endNs))
+                if threads[raw].orphans.count > 256 { threads[raw].orphans.removeFirst(128) }
+            }
+        }
+        let index = Int(entry.name)
+        if index >= totals.count { totals.append(contentsOf: repeatElement(Totals(), count: index + 1 - totals.count)) }
+        let isMain = threads[raw].isMain
+        totals[index].count += 1
+        totals[index].totalNs += duration
+        totals[index].selfNs += selfNs
+        totals[index].durations.add(duration)
+        if isMain {
+            totals[index].mainSelfNs += selfNs
+            totals[index].mainTotalNs += duration
+            mainThreadSelfNs += selfNs
+        }
+        let threadName = threads[raw].threadName
+        if threadName >= 0, totals[index].threads.count < 64, !totals[index].threads.contains(threadName) {
+            totals[index].threads.append(threadName)
+        }
+        recent.append(StageInstance(name: entry.name, isMainThread: isMain, startNs: entry.startNs,
+                                    endNs: entry.endNs, selfNs: selfNs))
+    }
+
+    mutating func addInHitch(name: Int32, ns: Int64) {
+        let index = Int(name)
+        if index < totals.count { totals[index].inHitchNs += ns }
+    }
+
+    /// Closes everything still open at the end of a run (begins without an end end at the thread's last event).
+    mutating func endRun() {
+        for raw in threads.indices {
+            while var entry = threads[raw].open.popLast() {
+                if entry.endNs == .max { entry.endNs = max(entry.startNs, threads[raw].lastNs); unclosedBegins += 1 }
+                finish(entry, raw)
+            }
+        }
+    }
+
+    func figures(names: NameTable, threadNames: NameTable) -> [StageFigures] {
+        var result: [StageFigures] = []
+        for (index, t) in totals.enumerated() where t.count > 0 {
+            var f = StageFigures()
+            f.name = names[Int32(index)]
+            f.count = t.count
+            f.totalMs = milliseconds(t.totalNs)
+            f.selfMs = milliseconds(t.selfNs)
+            f.meanMs = milliseconds(Double(t.totalNs) / Double(t.count))
+            let q = t.durations.quantiles([0.5, 0.95, 0.99])
+            f.p50Ms = q[0] / 1e6
+            f.p95Ms = q[1] / 1e6
+            f.p99Ms = q[2] / 1e6
+            f.maxMs = milliseconds(t.durations.maximum)
+            f.threads = t.threads.map { threadNames[$0] }.sorted()
+            f.mainThreadShare = mainThreadSelfNs > 0 ? Double(t.mainSelfNs) / Double(mainThreadSelfNs) : 0
+            f.onMainThreadFraction = t.totalNs > 0 ? Double(t.mainTotalNs) / Double(t.totalNs) : 0
+            f.inHitchingFramesMs = milliseconds(t.inHitchNs)
+            result.append(f)
+        }
+        return result.sorted { ($0.totalMs, $1.name) > ($1.totalMs, $0.name) }
+    }
+}

@@ -1,0 +1,125 @@
+import HitchTrace
+
+/// A finished body evaluation, kept briefly for hitch attribution.
+struct BodyInstance: Sendable {
+    var viewType: Int32
+    var isMainThread: Bool
+    var startNs: Int64
+    var endNs: Int64
+}
+
+/// Per view type: body evaluations, total and max time, long updates (> 500 us, > 1 ms).
+struct ViewUpdates: Sendable {
+    struct Totals: Sendable {
+        var count = 0
+        var totalNs: Int64 = 0
+        var maxNs: Int64 = 0
+        var long = 0
+        var veryLong = 0
+    }
+    private(set) var totals: [Totals] = []
+    var recent = Ring<BodyInstance>(capacity: 16_384)
+    private(set) var layout = LayoutFigures()
+    private var layoutNs: Int64 = 0
+    private var layoutMaxNs: Int64 = 0
+
+    mutating func beginRun() { recent.removeAll() }
+
+    mutating func body(viewType: Int32, startNs: Int64, endNs: Int64, isMainThread: Bool) {
+        let index = Int(viewType)
+        if index >= totals.count { totals.append(contentsOf: repeatElement(Totals(), count: index + 1 - totals.count)) }
+        let duration = max(0, endNs - startNs)
+        totals[index].count += 1
+        totals[index].totalNs += duration
+        if duration > totals[index].maxNs { totals[index].maxNs = duration }
+        if duration > longUpdateThresholdNs { totals[index].long += 1 }
+        if duration > veryLongUpdateThresholdNs { totals[index].veryLong += 1 }
+        recent.append(BodyInstance(viewType: viewType, isMainThread: isMainThread, startNs: startNs, endNs: max(startNs, endNs)))
+    }
+
+    mutating func layoutPass(startNs: Int64, endNs: Int64, viewCount: UInt32) {
+        let duration = max(0, endNs - startNs)
+        layout.passes += 1
+        layoutNs += duration
+        layoutMaxNs = max(layoutMaxNs, duration)
+        layout.viewsLaidOut += UInt64(viewCount)
+    }
+
+    func layoutFigures() -> LayoutFigures {
+        var result = layout
+        result.totalMs = milliseconds(layoutNs)
+        result.maxMs = milliseconds(layoutMaxNs)
+        return result
+    }
+
+    func figures(names: NameTable, frameCount: Int) -> [ViewFigures] {
+        var result: [ViewFigures] = []
+        for (index, t) in totals.enumerated() where t.count > 0 {
+            var f = ViewFigures()
+            f.type = names[Int32(index)]
+            f.bodyEvaluations = t.count
+            f.totalMs = milliseconds(t.totalNs)
+            f.maxMs = milliseconds(t.maxNs)
+            f.longUpdates = t.long
+            f.longUpdatesOver1ms = t.veryLong
+            f.evaluationsPerFrame = frameCount > 0 ? Double(t.count) / Double(frameCount) : 0
+            result.append(f)
+        }
+        return result.sorted { ($0.totalMs, $1.type) > ($1.totalMs, $0.type) }
+    }
+}
+
+/// The invalidation cause -> effect graph: written property (or the writer's function from its
+/// backtrace) -> invalidated view type, with counts.
+struct InvalidationGraph: Sendable {
+    struct RunEdge: Hashable, Sendable { var source: Int32; var target: Int32; var stack: UInt32 }
+    struct Edge: Hashable, Sendable { var source: Int32; var target: Int32; var writer: Int32 }
+    static let noStack = UInt32.max
+    static let edgeLimit = 100_000
+
+    private var runEdges: [RunEdge: Int] = [:]
+    private(set) var edges: [Edge: Int] = [:]
+    private(set) var droppedEdges = 0
+
+    mutating func add(source: Int32, target: Int32, stack: StackID?) {
+        let key = RunEdge(source: source, target: target, stack: stack?.rawValue ?? Self.noStack)
+        if let count = runEdges[key] { runEdges[key] = count + 1 }
+        else if runEdges.count < Self.edgeLimit { runEdges[key] = 1 }
+        else { droppedEdges += 1 }
+    }
+
+    /// Resolves this run's stacks to writer names (`writer(stackRaw)` -> NameTable index or -1).
+    mutating func endRun(writer: (UInt32) -> Int32) {
+        for (key, count) in runEdges {
+            let writerIndex = key.stack == Self.noStack ? -1 : writer(key.stack)
+            edges[Edge(source: key.source, target: key.target, writer: writerIndex), default: 0] += count
+        }
+        runEdges.removeAll()
+    }
+
+    func figures(names: NameTable) -> (edges: [InvalidationEdge], sources: [InvalidationSource]) {
+        // Edges with the same source and target but different writers stay apart (writer is part of the cause).
+        var result: [InvalidationEdge] = []
+        var bySource: [Int32: (count: Int, targets: Set<Int32>)] = [:]
+        for (key, count) in edges {
+            var e = InvalidationEdge()
+            e.source = names[key.source]
+            e.target = names[key.target]
+            e.count = count
+            e.writer = key.writer >= 0 ? names[key.writer] : nil
+            result.append(e)
+            bySource[key.source, default: (0, [])].count += count
+            bySource[key.source, default: (0, [])].targets.insert(key.target)
+        }
+        result.sort { ($0.count, $1.source, $1.target, $1.writer ?? "") > ($1.count, $0.source, $0.target, $0.writer ?? "") }
+        var sources = bySource.map { (key, value) -> InvalidationSource in
+            var s = InvalidationSource()
+            s.source = names[key]
+            s.invalidations = value.count
+            s.targetTypes = value.targets.count
+            return s
+        }
+        sources.sort { ($0.invalidations, $0.targetTypes, $1.source) > ($1.invalidations, $1.targetTypes, $0.source) }
+        return (result, Array(sources.prefix(20)))
+    }
+}
