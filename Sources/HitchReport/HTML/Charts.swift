@@ -1,0 +1,410 @@
+import Foundation
+
+// Chart primitives, each drawing already-computed figures as inline SVG. They scale figures to
+// pixels and lay shapes out; they never derive a metric (that is the analyzer's job).
+
+/// A frame as the timeline draws it.
+struct TimelineFrame {
+    var startMs: Double          // from the start of the trace
+    var durationMs: Double
+    var isHitch: Bool
+    var tooltip: String
+    /// Where a click goes (the frame's details), when the report has them.
+    var detail: Fragment?
+}
+
+enum Charts {
+    static let palette = 10   // series colors s0…s9 in the stylesheet
+
+    // MARK: Frame timeline
+
+    /// Frames as bars against deadline lines, hitches red. Bars narrower than `minimumHitchWidth`
+    /// are widened so a janky frame stays visible however many frames share the width; when there
+    /// are more frames than columns, each column shows its longest frame.
+    static func frameTimeline(_ w: inout HTMLWriter, frames: [TimelineFrame], deadlinesMs: [Double],
+                              title: String, fragment: Fragment) {
+        guard let last = frames.last, let first = frames.first else { return }
+        let width = 1000.0, height = 240.0, left = 44.0, bottom = 22.0, top = 8.0
+        let plotWidth = width - left - 8, plotHeight = height - bottom - top
+        let spanMs = max(1, last.startMs + last.durationMs - first.startMs)
+        let longest = frames.map(\.durationMs).max() ?? 0
+        // Cap the scale so one frozen frame does not flatten the rest; taller bars are clipped and marked.
+        let capMs = max((deadlinesMs.max() ?? 16.67) * 4, min(longest, (deadlinesMs.max() ?? 16.67) * 8))
+        let yScale = plotHeight / capMs
+        let columns = Int(plotWidth * 2)
+        let minimumHitchWidth = 2.0
+
+        SVGCanvas.draw(&w, width: width, height: height, title: title, classes: "chart timeline",
+                       extra: [Attribute.id(fragment), Attribute("data-zoom", "1")]) { w in
+            for tick in SVGCanvas.ticks(upTo: capMs, count: 4) {
+                let y = top + plotHeight - tick * yScale
+                SVGCanvas.line(&w, x1: left, y1: y, x2: width - 8, y2: y, class: "grid")
+                SVGCanvas.text(&w, x: left - 4, y: y + 3, Format.number(tick, decimals: 3), class: "axis", anchor: .end)
+            }
+            SVGCanvas.text(&w, x: 10, y: top + plotHeight / 2, "ms", class: "axis", anchor: .middle, rotate: true)
+
+            // Decimate to columns: keep the longest frame of each column, and any hitch.
+            var kept: [Int: TimelineFrame] = [:]
+            var order: [Int] = []
+            for frame in frames {
+                let column = Int((frame.startMs - first.startMs) / spanMs * Double(columns))
+                if let existing = kept[column] {
+                    if (frame.isHitch && !existing.isHitch) || (frame.isHitch == existing.isHitch && frame.durationMs > existing.durationMs) {
+                        kept[column] = frame
+                    }
+                } else {
+                    kept[column] = frame
+                    order.append(column)
+                }
+            }
+            w.element("g", [Attribute("class", "bars")]) { w in
+                for column in order {
+                    guard let frame = kept[column] else { continue }
+                    let x = left + (frame.startMs - first.startMs) / spanMs * plotWidth
+                    var barWidth = frame.durationMs / spanMs * plotWidth
+                    if frame.isHitch { barWidth = max(barWidth, minimumHitchWidth) } else { barWidth = max(barWidth, 0.5) }
+                    let clipped = frame.durationMs > capMs
+                    let barHeight = min(frame.durationMs, capMs) * yScale
+                    let cls = frame.isHitch ? (clipped ? "bar hitch clipped" : "bar hitch") : "bar ok"
+                    if let detail = frame.detail {
+                        w.element("a", [Attribute.link(to: detail)]) { w in
+                            SVGCanvas.rect(&w, x: x, y: top + plotHeight - barHeight, width: barWidth, height: barHeight,
+                                           class: cls, tooltip: frame.tooltip)
+                        }
+                    } else {
+                        SVGCanvas.rect(&w, x: x, y: top + plotHeight - barHeight, width: barWidth, height: barHeight,
+                                       class: cls, tooltip: frame.tooltip)
+                    }
+                }
+            }
+            for deadline in deadlinesMs where deadline <= capMs {
+                let y = top + plotHeight - deadline * yScale
+                SVGCanvas.line(&w, x1: left, y1: y, x2: width - 8, y2: y, class: "deadline")
+                SVGCanvas.text(&w, x: width - 10, y: y - 3, Format.fixed(deadline, 2) + " ms", class: "axis deadline-label", anchor: .end)
+            }
+            for tick in SVGCanvas.ticks(upTo: spanMs / 1000, count: 8) {
+                let x = left + tick * 1000 / spanMs * plotWidth
+                SVGCanvas.line(&w, x1: x, y1: top + plotHeight, x2: x, y2: top + plotHeight + 4, class: "axisline")
+                SVGCanvas.text(&w, x: x, y: height - 6, Format.number(tick, decimals: 3) + " s", class: "axis", anchor: .middle)
+            }
+            SVGCanvas.line(&w, x1: left, y1: top + plotHeight, x2: width - 8, y2: top + plotHeight, class: "axisline")
+        }
+    }
+
+    // MARK: Histogram
+
+    struct Bin { var lowerMs: Double; var upperMs: Double; var count: Int }
+    struct Marker { var label: String; var valueMs: Double }
+
+    /// Bars of counts per bin, with vertical marker lines (percentiles) and deadline lines.
+    static func histogram(_ w: inout HTMLWriter, bins: [Bin], markers: [Marker], deadlinesMs: [Double], title: String) {
+        guard let last = bins.last, let first = bins.first else { return }
+        let width = 1000.0, height = 250.0, left = 44.0, bottom = 34.0, top = 14.0
+        let plotWidth = width - left - 10, plotHeight = height - top - bottom
+        let lowMs = first.lowerMs, highMs = max(last.upperMs, lowMs + 1e-9)
+        let maxCount = max(1, bins.map(\.count).max() ?? 1)
+        func x(_ ms: Double) -> Double { left + (min(max(ms, lowMs), highMs) - lowMs) / (highMs - lowMs) * plotWidth }
+        SVGCanvas.draw(&w, width: width, height: height, title: title) { w in
+            for tick in SVGCanvas.ticks(upTo: Double(maxCount), count: 4) {
+                let y = top + plotHeight - tick / Double(maxCount) * plotHeight
+                SVGCanvas.line(&w, x1: left, y1: y, x2: width - 10, y2: y, class: "grid")
+                SVGCanvas.text(&w, x: left - 4, y: y + 3, Format.count(tick), class: "axis", anchor: .end)
+            }
+            for bin in bins where bin.count > 0 {
+                let barHeight = Double(bin.count) / Double(maxCount) * plotHeight
+                let x0 = x(bin.lowerMs), x1 = x(bin.upperMs)
+                SVGCanvas.rect(&w, x: x0 + 0.5, y: top + plotHeight - barHeight, width: max(1, x1 - x0 - 1), height: barHeight,
+                               class: "bar s0",
+                               tooltip: "\(Format.significant(bin.lowerMs))–\(Format.significant(bin.upperMs)) ms: \(Format.count(bin.count)) frames")
+            }
+            for deadline in deadlinesMs where deadline > lowMs && deadline < highMs {
+                SVGCanvas.line(&w, x1: x(deadline), y1: top, x2: x(deadline), y2: top + plotHeight, class: "deadline")
+            }
+            for (index, marker) in markers.enumerated() {
+                let mx = x(marker.valueMs)
+                SVGCanvas.line(&w, x1: mx, y1: top, x2: mx, y2: top + plotHeight, class: "marker")
+                SVGCanvas.text(&w, x: mx + 2, y: top + 10 + Double(index % 2) * 11, marker.label, class: "axis marker-label")
+            }
+            SVGCanvas.line(&w, x1: left, y1: top + plotHeight, x2: width - 10, y2: top + plotHeight, class: "axisline")
+            for tick in SVGCanvas.ticks(upTo: highMs, count: 6) where tick >= lowMs {
+                SVGCanvas.text(&w, x: x(tick), y: top + plotHeight + 14, Format.number(tick, decimals: 3), class: "axis", anchor: .middle)
+            }
+            SVGCanvas.text(&w, x: left + plotWidth / 2, y: height - 4, "frame time (ms)", class: "axis", anchor: .middle)
+        }
+    }
+
+    // MARK: Stacked bars
+
+    struct StackedColumn { var label: String; var values: [Double]; var detail: Fragment? }
+
+    /// One column per item (frame, keystroke), segments per series, with a legend.
+    static func stackedBars(_ w: inout HTMLWriter, columns: [StackedColumn], series: [String], unit: String,
+                            title: String, referenceLines: [Double] = []) {
+        guard !columns.isEmpty, !series.isEmpty else { return }
+        let width = 1000.0, height = 240.0, left = 44.0, bottom = 22.0, top = 10.0
+        let plotWidth = width - left - 8, plotHeight = height - top - bottom
+        let maxTotal = max(columns.map { $0.values.reduce(0, +) }.max() ?? 1, referenceLines.max() ?? 0, 1e-9)
+        let slot = plotWidth / Double(columns.count)
+        let barWidth = max(1, slot * 0.8)
+        legend(&w, series)
+        SVGCanvas.draw(&w, width: width, height: height, title: title) { w in
+            for tick in SVGCanvas.ticks(upTo: maxTotal, count: 4) {
+                let y = top + plotHeight - tick / maxTotal * plotHeight
+                SVGCanvas.line(&w, x1: left, y1: y, x2: width - 8, y2: y, class: "grid")
+                SVGCanvas.text(&w, x: left - 4, y: y + 3, Format.number(tick, decimals: 3), class: "axis", anchor: .end)
+            }
+            SVGCanvas.text(&w, x: 10, y: top + plotHeight / 2, unit, class: "axis", anchor: .middle, rotate: true)
+            for (index, column) in columns.enumerated() {
+                var y = top + plotHeight
+                let x = left + Double(index) * slot + (slot - barWidth) / 2
+                for (seriesIndex, value) in column.values.enumerated() where value > 0 {
+                    let segment = value / maxTotal * plotHeight
+                    y -= segment
+                    SVGCanvas.rect(&w, x: x, y: y, width: barWidth, height: segment, class: "seg s\(seriesIndex % palette)",
+                                   tooltip: "\(column.label) · \(series[seriesIndex % series.count]): \(Format.significant(value)) \(unit)")
+                }
+            }
+            for reference in referenceLines {
+                let y = top + plotHeight - reference / maxTotal * plotHeight
+                SVGCanvas.line(&w, x1: left, y1: y, x2: width - 8, y2: y, class: "deadline")
+            }
+            SVGCanvas.line(&w, x1: left, y1: top + plotHeight, x2: width - 8, y2: top + plotHeight, class: "axisline")
+            let labelEvery = max(1, Int((Double(columns.count) * 90 / plotWidth).rounded(.up)))
+            for (index, column) in columns.enumerated() where index % labelEvery == 0 {
+                SVGCanvas.text(&w, x: left + (Double(index) + 0.5) * slot, y: height - 6,
+                               SVGCanvas.fit(column.label, characters: 14), class: "axis", anchor: .middle)
+            }
+        }
+    }
+
+    static func legend(_ w: inout HTMLWriter, _ series: [String]) {
+        w.element("ul", [Attribute("class", "legend")]) { w in
+            for (index, name) in series.enumerated() {
+                w.element("li") { w in
+                    w.element("span", [Attribute("class", "swatch s\(index % palette)")])
+                    w.name(name)
+                }
+            }
+        }
+    }
+
+    // MARK: Horizontal bars
+
+    struct BarRow {
+        var label: String
+        var value: Double
+        var valueText: String
+        var highlight: Bool = false
+        var series: Int = 0
+    }
+
+    /// Labelled horizontal bars, longest first as given. HTML (not SVG) so long names wrap and stay readable
+    /// on a phone; the bar is a styled span whose width is a number.
+    static func horizontalBars(_ w: inout HTMLWriter, rows: [BarRow], title: String, maximum: Double? = nil) {
+        guard !rows.isEmpty else { return }
+        let top = max(maximum ?? 0, rows.map(\.value).max() ?? 0, 1e-12)
+        w.element("div", [Attribute("class", "hbars"), Attribute("role", "list"), Attribute("aria-label", title)]) { w in
+            for row in rows {
+                w.element("div", [Attribute("class", row.highlight ? "hbar hl" : "hbar"), Attribute("role", "listitem")]) { w in
+                    w.element("span", [Attribute("class", "hbar-label")]) { $0.name(row.label) }
+                    w.element("span", [Attribute("class", "hbar-track")]) { w in
+                        w.element("span", [Attribute("class", "hbar-fill s\(row.series % palette)"),
+                                           Attribute.style([("width", max(0, row.value) / top * 100, "%")])])
+                    }
+                    w.element("span", [Attribute("class", "hbar-value")], text: row.valueText)
+                }
+            }
+        }
+    }
+
+    // MARK: Roofline
+
+    struct RooflinePoint { var label: String; var flopsPerByte: Double; var achievedGflops: Double; var boundBy: String }
+
+    /// Log-log roofline: attainable GFLOP/s = min(peak compute, intensity × peak bandwidth), each op a point.
+    static func roofline(_ w: inout HTMLWriter, peakBandwidthGBps: Double, peakGflops: Double,
+                         points: [RooflinePoint], title: String) {
+        guard peakBandwidthGBps > 0, peakGflops > 0 else { return }
+        let width = 640.0, height = 360.0, left = 56.0, bottom = 40.0, top = 14.0, right = 14.0
+        let plotWidth = width - left - right, plotHeight = height - top - bottom
+        let ridge = peakGflops / peakBandwidthGBps
+        let intensities = points.map(\.flopsPerByte).filter { $0 > 0 } + [ridge]
+        let performances = points.map(\.achievedGflops).filter { $0 > 0 } + [peakGflops]
+        let xLow = floorPow10(min(intensities.min() ?? 0.1, ridge / 10)), xHigh = ceilPow10(max(intensities.max() ?? 10, ridge * 10))
+        let yLow = floorPow10(min(performances.min() ?? 1, peakGflops / 100)), yHigh = ceilPow10(peakGflops * 2)
+        func px(_ v: Double) -> Double { left + (log10(max(v, xLow)) - log10(xLow)) / (log10(xHigh) - log10(xLow)) * plotWidth }
+        func py(_ v: Double) -> Double { top + plotHeight - (log10(max(v, yLow)) - log10(yLow)) / (log10(yHigh) - log10(yLow)) * plotHeight }
+        SVGCanvas.draw(&w, width: width, height: height, title: title, classes: "chart narrow") { w in
+            var decade = xLow
+            while decade <= xHigh * 1.001 {
+                SVGCanvas.line(&w, x1: px(decade), y1: top, x2: px(decade), y2: top + plotHeight, class: "grid")
+                SVGCanvas.text(&w, x: px(decade), y: top + plotHeight + 14, Format.number(decade, decimals: 4), class: "axis", anchor: .middle)
+                decade *= 10
+            }
+            decade = yLow
+            while decade <= yHigh * 1.001 {
+                SVGCanvas.line(&w, x1: left, y1: py(decade), x2: left + plotWidth, y2: py(decade), class: "grid")
+                SVGCanvas.text(&w, x: left - 4, y: py(decade) + 3, Format.number(decade, decimals: 4), class: "axis", anchor: .end)
+                decade *= 10
+            }
+            // The roof: bandwidth slope up to the ridge point, then flat at peak compute.
+            let slopeStart = max(xLow, yLow / peakBandwidthGBps)
+            SVGCanvas.path(&w, "M\(SVGCanvas.n(px(slopeStart))) \(SVGCanvas.n(py(slopeStart * peakBandwidthGBps))) L\(SVGCanvas.n(px(ridge))) \(SVGCanvas.n(py(peakGflops))) L\(SVGCanvas.n(px(xHigh))) \(SVGCanvas.n(py(peakGflops)))",
+                           class: "roof", strokeWidth: 2)
+            SVGCanvas.text(&w, x: px(ridge) + 6, y: py(peakGflops) - 5, "peak \(Format.significant(peakGflops)) GFLOP/s", class: "axis")
+            SVGCanvas.text(&w, x: px(slopeStart) + 4, y: py(slopeStart * peakBandwidthGBps) - 6,
+                           "\(Format.significant(peakBandwidthGBps)) GB/s", class: "axis")
+            for (index, point) in points.enumerated() where point.flopsPerByte > 0 && point.achievedGflops > 0 {
+                let cx = px(point.flopsPerByte), cy = py(point.achievedGflops)
+                SVGCanvas.circle(&w, cx: cx, cy: cy, r: 4.5, class: "pt s\(index % palette)",
+                                 tooltip: "\(point.label): \(Format.significant(point.flopsPerByte)) FLOP/B, \(Format.significant(point.achievedGflops)) GFLOP/s, \(point.boundBy)")
+                // Alternate label sides so neighbouring ops do not print over each other.
+                let onLeft = index % 2 == 1
+                SVGCanvas.text(&w, x: onLeft ? cx - 6 : cx + 6, y: cy + 3, SVGCanvas.fit(point.label, characters: 16), class: "lbl small",
+                               anchor: onLeft ? .end : .start)
+            }
+            SVGCanvas.line(&w, x1: left, y1: top + plotHeight, x2: left + plotWidth, y2: top + plotHeight, class: "axisline")
+            SVGCanvas.line(&w, x1: left, y1: top, x2: left, y2: top + plotHeight, class: "axisline")
+            SVGCanvas.text(&w, x: left + plotWidth / 2, y: height - 6, "arithmetic intensity (FLOP/byte, log)", class: "axis", anchor: .middle)
+            SVGCanvas.text(&w, x: 12, y: top + plotHeight / 2, "GFLOP/s (log)", class: "axis", anchor: .middle, rotate: true)
+        }
+    }
+
+    private static func log10(_ v: Double) -> Double { Foundation.log10(v) }
+    private static func floorPow10(_ v: Double) -> Double {
+        guard v > 0, v.isFinite else { return 0.01 }
+        var p = 1.0
+        while p > v { p /= 10 }
+        while p * 10 <= v { p *= 10 }
+        return p
+    }
+    private static func ceilPow10(_ v: Double) -> Double {
+        guard v > 0, v.isFinite else { return 1 }
+        var p = floorPow10(v)
+        if p < v { p *= 10 }
+        return p
+    }
+
+    // MARK: Cause -> effect graph
+
+    struct Edge { var source: String; var target: String; var count: Int }
+
+    /// A two-column node-link graph: written properties (causes) on the left, invalidated views (effects)
+    /// on the right, links as curves whose thickness follows the count.
+    static func causeEffectGraph(_ w: inout HTMLWriter, edges: [Edge], title: String) {
+        guard !edges.isEmpty else { return }
+        var sources: [String] = [], targets: [String] = []
+        var sourceTotals: [String: Int] = [:], targetTotals: [String: Int] = [:]
+        for edge in edges {
+            if sourceTotals[edge.source] == nil { sources.append(edge.source) }
+            if targetTotals[edge.target] == nil { targets.append(edge.target) }
+            sourceTotals[edge.source, default: 0] += edge.count
+            targetTotals[edge.target, default: 0] += edge.count
+        }
+        let rowHeight = 26.0, top = 24.0
+        let height = top + Double(max(sources.count, targets.count)) * rowHeight + 8
+        let width = 1000.0, nodeWidth = 320.0, leftX = 4.0, rightX = width - nodeWidth - 4
+        let maxCount = Double(max(1, edges.map(\.count).max() ?? 1))
+        func sy(_ i: Int, _ total: Int) -> Double { top + (Double(i) + 0.5) * rowHeight * Double(max(sources.count, targets.count)) / Double(total) }
+        SVGCanvas.draw(&w, width: width, height: height, title: title, classes: "chart graph") { w in
+            SVGCanvas.text(&w, x: leftX, y: 14, "cause (written property)", class: "axis")
+            SVGCanvas.text(&w, x: rightX + nodeWidth, y: 14, "effect (invalidated view)", class: "axis", anchor: .end)
+            let sourceIndex = Dictionary(uniqueKeysWithValues: sources.enumerated().map { ($1, $0) })
+            let targetIndex = Dictionary(uniqueKeysWithValues: targets.enumerated().map { ($1, $0) })
+            for edge in edges {
+                guard let s = sourceIndex[edge.source], let t = targetIndex[edge.target] else { continue }
+                let y1 = sy(s, sources.count), y2 = sy(t, targets.count)
+                let x1 = leftX + nodeWidth, x2 = rightX
+                let mid = (x1 + x2) / 2
+                let d = "M\(SVGCanvas.n(x1)) \(SVGCanvas.n(y1)) C\(SVGCanvas.n(mid)) \(SVGCanvas.n(y1)) \(SVGCanvas.n(mid)) \(SVGCanvas.n(y2)) \(SVGCanvas.n(x2)) \(SVGCanvas.n(y2))"
+                SVGCanvas.path(&w, d, class: "link", strokeWidth: 1 + 7 * Double(edge.count) / maxCount,
+                               tooltip: "\(edge.source) → \(edge.target): \(Format.count(edge.count))")
+            }
+            for (i, source) in sources.enumerated() {
+                let y = sy(i, sources.count)
+                SVGCanvas.rect(&w, x: leftX, y: y - 10, width: nodeWidth, height: 20, class: "node cause",
+                               tooltip: "\(source): \(Format.count(sourceTotals[source] ?? 0)) invalidations")
+                SVGCanvas.text(&w, x: leftX + 6, y: y + 4, SVGCanvas.fit(source, characters: 40) + " ×" + Format.count(sourceTotals[source] ?? 0), class: "lbl small")
+            }
+            for (i, target) in targets.enumerated() {
+                let y = sy(i, targets.count)
+                SVGCanvas.rect(&w, x: rightX, y: y - 10, width: nodeWidth, height: 20, class: "node effect",
+                               tooltip: "\(target): \(Format.count(targetTotals[target] ?? 0)) invalidations")
+                SVGCanvas.text(&w, x: rightX + 6, y: y + 4, SVGCanvas.fit(target, characters: 40) + " ×" + Format.count(targetTotals[target] ?? 0), class: "lbl small")
+            }
+        }
+    }
+
+    // MARK: Flame graph (icicle)
+
+    struct FoldedStack { var frames: [String]; var count: Int }   // outermost frame first
+
+    private final class FlameNode {
+        var name: String
+        var total = 0
+        var children: [FlameNode] = []
+        var childIndex: [String: Int] = [:]
+        init(name: String) { self.name = name }
+        func child(_ name: String) -> FlameNode {
+            if let index = childIndex[name] { return children[index] }
+            let node = FlameNode(name: name)
+            childIndex[name] = children.count
+            children.append(node)
+            return node
+        }
+    }
+
+    /// An icicle graph: the root on top, callees below, width = share of samples. Frames narrower than
+    /// half a unit are not drawn (their samples stay in the parent's width).
+    static func flameGraph(_ w: inout HTMLWriter, stacks: [FoldedStack], title: String) {
+        let root = FlameNode(name: "all")
+        for stack in stacks where stack.count > 0 {
+            root.total += stack.count
+            var node = root
+            for frame in stack.frames {
+                node = node.child(frame)
+                node.total += stack.count
+            }
+        }
+        guard root.total > 0 else { return }
+        let width = 1000.0, rowHeight = 17.0
+        var rects: [(depth: Int, x: Double, width: Double, node: FlameNode)] = []
+        var maxDepth = 0
+        func place(_ node: FlameNode, depth: Int, x: Double) {
+            let nodeWidth = Double(node.total) / Double(root.total) * width
+            guard nodeWidth >= 0.5, depth < 200 else { return }
+            rects.append((depth, x, nodeWidth, node))
+            maxDepth = max(maxDepth, depth)
+            var childX = x
+            // Children sorted by name, as flame graphs do, so the layout is the same for the same input.
+            for child in node.children.sorted(by: { $0.name < $1.name }) {
+                place(child, depth: depth + 1, x: childX)
+                childX += Double(child.total) / Double(root.total) * width
+            }
+        }
+        place(root, depth: 0, x: 0)
+        let height = Double(maxDepth + 1) * rowHeight + 2
+        SVGCanvas.draw(&w, width: width, height: height, title: title, classes: "chart flame") { w in
+            for placed in rects {
+                let y = Double(placed.depth) * rowHeight
+                let share = Double(placed.node.total) / Double(root.total)
+                let tooltip = "\(placed.node.name): \(Format.count(placed.node.total)) samples (\(Format.percent(share)))"
+                w.element("g", [Attribute("class", "fl")]) { w in
+                    SVGCanvas.rect(&w, x: placed.x, y: y, width: max(0.5, placed.width - 0.5), height: rowHeight - 1,
+                                   class: "flame h\(hashBucket(placed.node.name))", tooltip: tooltip)
+                    let characters = Int((placed.width - 6) / 6.2)
+                    if characters >= 3 {
+                        SVGCanvas.text(&w, x: placed.x + 3, y: y + 12, SVGCanvas.fit(placed.node.name, characters: characters), class: "lbl small flame-label")
+                    }
+                }
+            }
+        }
+    }
+
+    /// A stable color bucket per name (FNV-1a), so a function keeps its color across graphs and runs.
+    static func hashBucket(_ name: String) -> Int {
+        var hash: UInt32 = 2166136261
+        for byte in name.utf8 { hash = (hash ^ UInt32(byte)) &* 16777619 }
+        return Int(hash % 8)
+    }
+}

@@ -1,0 +1,423 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// Chrome trace-event JSON -> the decoded event model. Reads both the JSON Array Format (`[...]`, the
+// closing bracket optional, as the format allows) and the JSON Object Format
+// (`{"traceEvents": [...], "stackFrames": {...}, "metadata": {...}}`). Events `hitch export --format
+// chrome` writes carry their exact figures in `args` (see docs/FORMAT.md, "Chrome export"), so a round
+// trip loses nothing the analyzer uses; events from other producers map to generic intervals, instants,
+// counters and samples.
+
+/// A trace held in memory: events in time order with their string and thread tables.
+public struct ImportedTrace: Sendable {
+    public var events: [TraceEvent] = []
+    public var strings: [String] = []
+    public var threadNames: [String] = []
+    /// Things skipped on the way in (unsupported phases, unmatched ends), counted.
+    public var warnings: [String] = []
+
+    public init() {}
+
+    public func string(_ id: StringID) -> String {
+        Int(id.rawValue) < strings.count ? strings[Int(id.rawValue)] : ""
+    }
+}
+
+public struct ChromeImportError: Error, CustomStringConvertible, Sendable {
+    public var message: String
+    public var description: String { message }
+}
+
+/// Category names `hitch export --format chrome` gives the project's typed events.
+public enum ChromeCategory {
+    public static let frame = "hitch.frame"
+    public static let body = "hitch.body"
+    public static let layout = "hitch.layout"
+    public static let op = "hitch.op"
+    public static let token = "hitch.token"
+    public static let interaction = "hitch.interaction"
+    public static let invalidation = "hitch.invalidation"
+    public static let sample = "hitch.sample"
+    public static let dropped = "hitch.dropped"
+    /// `M` (metadata) event names that carry trace metadata, stack definitions and symbols.
+    public static let metadataEvent = "hitch_metadata"
+    public static let stackEvent = "hitch_stack"
+    public static let symbolEvent = "hitch_symbol"
+}
+
+public struct ChromeTraceImporter {
+    /// Events are held in memory to sort them by time; past this many, import stops with an error
+    /// rather than exhausting memory.
+    public var maxEvents = 20_000_000
+
+    private var trace = ImportedTrace()
+    private var stringIndex: [String: StringID] = [:]
+    private var threadIndex: [String: ThreadID] = [:]
+    private var openIntervals: [ThreadID: [(category: StringID, name: StringID)]] = [:]
+    private var skipped: [String: Int] = [:]
+    /// Samples that name a `stackFrames` node (`sf`), resolved once the whole file is read.
+    private var framedSamples: [(eventIndex: Int, node: String)] = []
+    private var stackFrames: [String: (name: String, parent: String?)] = [:]
+    private var eventIndex = 0
+
+    public init() {}
+
+    // MARK: Entry points
+
+    public static func importFile(path: String) throws -> ImportedTrace {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { throw ChromeImportError(message: "cannot open '\(path)': \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var importer = ChromeTraceImporter()
+        var stream = JSONStream(fileDescriptor: fd)
+        return try importer.run(&stream, name: path)
+    }
+
+    public static func importBytes(_ bytes: [UInt8], name: String = "input") throws -> ImportedTrace {
+        var importer = ChromeTraceImporter()
+        var stream = JSONStream(bytes: bytes)
+        return try importer.run(&stream, name: name)
+    }
+
+    mutating func run(_ stream: inout JSONStream, name: String) throws -> ImportedTrace {
+        do {
+            try parse(&stream)
+        } catch let error as JSONStreamError {
+            throw ChromeImportError(message: "\(name): not valid Chrome trace JSON: \(error.description)")
+        } catch let error as ChromeImportError {
+            throw ChromeImportError(message: "\(name): \(error.message) (near byte \(stream.byteOffset))")
+        }
+        resolveFramedSamples()
+        // Stable sort by time: events at the same time keep file order (a begin before its end).
+        let order = trace.events.indices.sorted { (trace.events[$0].timestampNs, $0) < (trace.events[$1].timestampNs, $1) }
+        trace.events = order.map { trace.events[$0] }
+        for (key, count) in skipped.sorted(by: { $0.key < $1.key }) { trace.warnings.append("skipped \(count) \(key)") }
+        return trace
+    }
+
+    // MARK: Document structure
+
+    private mutating func parse(_ stream: inout JSONStream) throws {
+        guard let first = try stream.peekSignificant() else { throw ChromeImportError(message: "empty file") }
+        if first == 0xEF { throw ChromeImportError(message: "starts with a byte-order mark; remove it") }
+        if first == UInt8(ascii: "[") {
+            try parseEventArray(&stream, allowUnterminated: true)
+        } else if first == UInt8(ascii: "{") {
+            _ = try stream.consume(UInt8(ascii: "{"))
+            if try stream.consume(UInt8(ascii: "}")) { return }
+            repeat {
+                let key = try stream.readKey()
+                switch key {
+                case "traceEvents":
+                    guard try stream.peekSignificant() == UInt8(ascii: "[") else {
+                        throw ChromeImportError(message: "'traceEvents' is not an array")
+                    }
+                    try parseEventArray(&stream, allowUnterminated: false)
+                case "stackFrames":
+                    try parseStackFrames(&stream)
+                case "metadata":
+                    let value = try stream.readValue()
+                    if case .object(let members) = value {
+                        for member in members {
+                            if let text = member.value.stringValue { addMetadata(member.key, text) }
+                        }
+                    }
+                default:
+                    try stream.skipValue()
+                }
+            } while try stream.consume(UInt8(ascii: ","))
+            try stream.expect(UInt8(ascii: "}"), "',' or '}' after a top-level member")
+        } else {
+            throw ChromeImportError(message: "expected '[' or '{' at the start")
+        }
+        if try stream.peekSignificant() != nil { throw ChromeImportError(message: "unexpected data after the trace") }
+    }
+
+    private mutating func parseEventArray(_ stream: inout JSONStream, allowUnterminated: Bool) throws {
+        try stream.expect(UInt8(ascii: "["), "'['")
+        if try stream.consume(UInt8(ascii: "]")) { return }
+        while true {
+            let value = try stream.readValue()
+            try convert(value)
+            if try stream.consume(UInt8(ascii: ",")) {
+                // The array format may end with a trailing comma and no bracket.
+                if allowUnterminated, try stream.peekSignificant() == nil { return }
+                continue
+            }
+            if try stream.consume(UInt8(ascii: "]")) { return }
+            if allowUnterminated, try stream.peekSignificant() == nil { return }
+            throw ChromeImportError(message: "expected ',' or ']' between events")
+        }
+    }
+
+    private mutating func parseStackFrames(_ stream: inout JSONStream) throws {
+        try stream.expect(UInt8(ascii: "{"), "'{' after \"stackFrames\"")
+        if try stream.consume(UInt8(ascii: "}")) { return }
+        repeat {
+            let id = try stream.readKey()
+            let frame = try stream.readValue()
+            guard stackFrames.count < 5_000_000 else { throw ChromeImportError(message: "more than 5,000,000 stack frames") }
+            stackFrames[id] = (frame["name"]?.stringValue ?? "?", frame["parent"]?.stringValue)
+        } while try stream.consume(UInt8(ascii: ","))
+        try stream.expect(UInt8(ascii: "}"), "',' or '}' in stackFrames")
+    }
+
+    // MARK: Tables
+
+    private mutating func intern(_ text: String) -> StringID {
+        if let id = stringIndex[text] { return id }
+        let id = StringID(rawValue: UInt32(trace.strings.count))
+        trace.strings.append(text)
+        stringIndex[text] = id
+        return id
+    }
+
+    private mutating func thread(_ event: JSONValue) -> ThreadID {
+        let pid = event["pid"]?.stringValue ?? "0"
+        let tid = event["tid"]?.stringValue ?? "0"
+        let key = pid + "/" + tid
+        if let id = threadIndex[key] { return id }
+        let id = ThreadID(rawValue: UInt32(trace.threadNames.count))
+        trace.threadNames.append(tid == "0" && pid == "0" ? "thread 0" : "thread \(tid)")
+        threadIndex[key] = id
+        return id
+    }
+
+    private mutating func append(_ timestampNs: Int64, _ thread: ThreadID, _ payload: TraceEvent.Payload) throws {
+        guard trace.events.count < maxEvents else {
+            throw ChromeImportError(message: "more than \(maxEvents) events; split the trace")
+        }
+        trace.events.append(TraceEvent(timestampNs: timestampNs, thread: thread, payload: payload))
+    }
+
+    private mutating func addMetadata(_ key: String, _ value: String) {
+        trace.events.append(TraceEvent(timestampNs: Int64.min, thread: ThreadID(rawValue: 0),
+                                       payload: .metadata(key: intern(key), value: intern(value))))
+        if trace.threadNames.isEmpty { trace.threadNames.append("thread 0") }
+    }
+
+    private mutating func skip(_ what: String) { skipped[what, default: 0] += 1 }
+
+    // MARK: Events
+
+    private mutating func convert(_ event: JSONValue) throws {
+        eventIndex += 1
+        guard case .object = event else { throw ChromeImportError(message: "event \(eventIndex) is not an object") }
+        guard let phase = event["ph"]?.stringValue, !phase.isEmpty else {
+            throw ChromeImportError(message: "event \(eventIndex) has no \"ph\"")
+        }
+        let category = event["cat"]?.stringValue ?? ""
+        let name = event["name"]?.stringValue ?? ""
+        let args = event["args"] ?? .object([])
+
+        if phase == "M" {
+            try convertMetadata(event, name: name, args: args)
+            return
+        }
+        guard let tsText = event["ts"] else { throw ChromeImportError(message: "event \(eventIndex) (ph '\(phase)') has no \"ts\"") }
+        guard let ts = ChromeTime.nanoseconds(fromMicroseconds: tsText) else {
+            throw ChromeImportError(message: "event \(eventIndex) has an invalid \"ts\"")
+        }
+        let thread = thread(event)
+
+        switch phase {
+        case "X":
+            guard let durText = event["dur"], let dur = ChromeTime.nanoseconds(fromMicroseconds: durText), dur >= 0 else {
+                throw ChromeImportError(message: "event \(eventIndex) (ph 'X') has no valid \"dur\"")
+            }
+            let (end, overflow) = ts.addingReportingOverflow(dur)
+            guard !overflow else { throw ChromeImportError(message: "event \(eventIndex): ts + dur overflows") }
+            switch category {
+            case ChromeCategory.body:
+                try append(ts, thread, .bodyEvaluation(BodyEvaluation(viewType: intern(name), identity: args["identity"]?.uint64Value ?? 0, endNs: end)))
+            case ChromeCategory.layout:
+                let views = args["viewCount"]?.uint64Value ?? 0
+                try append(ts, thread, .layoutPass(endNs: end, viewCount: UInt32(clamping: views)))
+            case ChromeCategory.op:
+                try append(ts, thread, .inferenceOp(InferenceOp(
+                    name: intern(name), computeUnit: intern(args["computeUnit"]?.stringValue ?? ""),
+                    layer: Int32(clamping: args["layer"]?.int64Value ?? -1), tokenIndex: Int32(clamping: args["tokenIndex"]?.int64Value ?? -1),
+                    bytesRead: args["bytesRead"]?.uint64Value ?? 0, bytesWritten: args["bytesWritten"]?.uint64Value ?? 0,
+                    flops: args["flops"]?.uint64Value ?? 0, endNs: end)))
+            default:
+                try append(ts, thread, .intervalComplete(category: intern(category), name: intern(name), endNs: end))
+            }
+        case "B":
+            let interval = (intern(category), intern(name))
+            openIntervals[thread, default: []].append(interval)
+            try append(ts, thread, .intervalBegin(category: interval.0, name: interval.1))
+        case "E":
+            // An end names its interval optionally; the innermost open one on the thread is the one it ends.
+            guard let open = openIntervals[thread]?.popLast() else { skip("'E' events without a matching 'B'"); return }
+            try append(ts, thread, .intervalEnd(category: open.category, name: open.name))
+        case "i", "I", "R":
+            switch category {
+            case ChromeCategory.token:
+                let stages: [String: TokenEvent.Stage] = ["produced": .produced, "delivered": .delivered, "shown": .shown, "dropped": .dropped]
+                guard let stage = stages[name] else { skip("token events with an unknown stage"); return }
+                try append(ts, thread, .token(TokenEvent(stage: stage, index: args["index"]?.int64Value ?? 0)))
+            case ChromeCategory.invalidation:
+                let stack = args["stack"]?.uint64Value.map { StackID(rawValue: UInt32(clamping: $0)) }
+                try append(ts, thread, .invalidation(Invalidation(
+                    source: intern(args["source"]?.stringValue ?? name), target: intern(args["target"]?.stringValue ?? ""),
+                    targetIdentity: args["targetIdentity"]?.uint64Value ?? 0, stack: stack)))
+            case ChromeCategory.dropped:
+                try append(ts, thread, .droppedEvents(count: args["count"]?.uint64Value ?? 0))
+            default:
+                try append(ts, thread, .instant(category: intern(category), name: intern(name)))
+            }
+        case "C":
+            guard case .object(let members) = args else { skip("counter events without args"); return }
+            for member in members {
+                guard let value = member.value.doubleValue else { continue }
+                let counterName = member.key == "value" ? name : name + "." + member.key
+                try append(ts, thread, .counter(name: intern(counterName), value: value))
+            }
+        case "b", "e", "n":
+            try convertAsync(phase: phase, category: category, name: name, args: args, ts: ts, thread: thread)
+        case "P":
+            if category == ChromeCategory.sample, let stack = args["stack"]?.uint64Value {
+                try append(ts, thread, .sample(stack: StackID(rawValue: UInt32(clamping: stack))))
+            } else if let node = event["sf"]?.stringValue {
+                framedSamples.append((trace.events.count, node))
+                try append(ts, thread, .sample(stack: StackID(rawValue: 0)))
+            } else {
+                skip("sample events without a stack")
+            }
+        case "s", "t", "f":
+            // Flow arrows are drawn from the invalidation instants; nothing to keep.
+            if category != ChromeCategory.invalidation { skip("flow events") }
+        default:
+            skip("events of phase '\(phase.prefix(4))'")
+        }
+    }
+
+    private mutating func convertAsync(phase: String, category: String, name: String, args: JSONValue, ts: Int64, thread: ThreadID) throws {
+        switch (category, phase) {
+        case (ChromeCategory.frame, "b"):
+            guard let frameID = args["frameID"]?.uint64Value else { throw ChromeImportError(message: "event \(eventIndex): frame without args.frameID") }
+            try append(ts, thread, .frameBegan(FrameBegan(frameID: frameID, vsyncNs: args["vsyncNs"]?.int64Value ?? ts,
+                                                          targetNs: args["targetNs"]?.int64Value ?? ts, periodNs: args["periodNs"]?.int64Value ?? 0)))
+        case (ChromeCategory.frame, "n"):
+            guard let frameID = args["frameID"]?.uint64Value else { throw ChromeImportError(message: "event \(eventIndex): frame step without args.frameID") }
+            switch name {
+            case "commit": try append(ts, thread, .frameCommitted(frameID: frameID))
+            case "render end": try append(ts, thread, .frameRenderEnded(frameID: frameID))
+            default: skip("frame steps with an unknown name")
+            }
+        case (ChromeCategory.frame, "e"):
+            guard let frameID = args["frameID"]?.uint64Value else { throw ChromeImportError(message: "event \(eventIndex): frame end without args.frameID") }
+            if args["presented"] == .bool(false) { return }   // ends a frame that was never presented
+            try append(ts, thread, .framePresented(frameID: frameID))
+        case (ChromeCategory.interaction, "b"):
+            try append(ts, thread, .interactionBegin(kind: intern(name)))
+        case (ChromeCategory.interaction, "e"):
+            try append(ts, thread, .interactionEnd(kind: intern(name)))
+        default:
+            skip("async events of other producers")
+        }
+    }
+
+    private mutating func convertMetadata(_ event: JSONValue, name: String, args: JSONValue) throws {
+        switch name {
+        case "thread_name":
+            let id = thread(event)
+            if let threadName = args["name"]?.stringValue { trace.threadNames[Int(id.rawValue)] = threadName }
+        case ChromeCategory.metadataEvent:
+            if let key = args["key"]?.stringValue, let value = args["value"]?.stringValue { addMetadata(key, value) }
+        case ChromeCategory.stackEvent:
+            guard let stack = args["stack"]?.uint64Value, case .array(let list)? = args["addresses"] else {
+                throw ChromeImportError(message: "event \(eventIndex): hitch_stack needs args.stack and args.addresses")
+            }
+            let addresses = list.compactMap(\.uint64Value)
+            guard addresses.count == list.count else { throw ChromeImportError(message: "event \(eventIndex): a stack address is not a number") }
+            try append(Int64.min, thread(event), .stackDefinition(stack: StackID(rawValue: UInt32(clamping: stack)), addresses: addresses))
+        case ChromeCategory.symbolEvent:
+            guard let address = args["address"]?.uint64Value else { throw ChromeImportError(message: "event \(eventIndex): hitch_symbol needs args.address") }
+            try append(Int64.min, thread(event), .symbol(Symbol(
+                address: address, size: args["size"]?.uint64Value ?? 0, function: intern(args["function"]?.stringValue ?? ""),
+                image: intern(args["image"]?.stringValue ?? ""), offset: args["offset"]?.uint64Value ?? 0)))
+        case "process_name", "process_labels", "process_sort_index", "thread_sort_index":
+            break
+        default:
+            skip("metadata events")
+        }
+    }
+
+    /// Turns `sf` chains (other producers' samples) into stack definitions with one synthetic address
+    /// per frame node and a symbol naming it, so they flow through the same symbolization as ours.
+    private mutating func resolveFramedSamples() {
+        guard !framedSamples.isEmpty else { return }
+        var nodeAddress: [String: UInt64] = [:]
+        var stackIDs: [String: StackID] = [:]
+        var definitions: [TraceEvent] = []
+        var nextStack: UInt32 = 1 << 30   // well clear of ids from hitch_stack events
+        func address(of node: String) -> UInt64 {
+            if let address = nodeAddress[node] { return address }
+            let address = 0x1000 + UInt64(nodeAddress.count) * 16
+            nodeAddress[node] = address
+            definitions.append(TraceEvent(timestampNs: Int64.min, thread: ThreadID(rawValue: 0), payload: .symbol(Symbol(
+                address: address, size: 16, function: intern(stackFrames[node]?.name ?? node), image: intern("json"), offset: 0))))
+            return address
+        }
+        for (index, node) in framedSamples {
+            if let id = stackIDs[node] {
+                trace.events[index].payload = .sample(stack: id)
+                continue
+            }
+            var addresses: [UInt64] = []
+            var current: String? = node
+            while let frame = current, addresses.count < 512 {
+                addresses.append(address(of: frame))
+                current = stackFrames[frame]?.parent
+            }
+            let id = StackID(rawValue: nextStack)
+            nextStack += 1
+            stackIDs[node] = id
+            definitions.append(TraceEvent(timestampNs: Int64.min, thread: ThreadID(rawValue: 0), payload: .stackDefinition(stack: id, addresses: addresses)))
+            trace.events[index].payload = .sample(stack: id)
+        }
+        trace.events.append(contentsOf: definitions)
+    }
+}
+
+/// Chrome's `ts` and `dur` are microseconds, possibly fractional; hitch writes nanosecond times as
+/// microseconds with three decimals, parsed back here exactly (no floating point on that path).
+public enum ChromeTime {
+    public static func nanoseconds(fromMicroseconds value: JSONValue) -> Int64? {
+        guard let text = value.stringValue else { return nil }
+        return nanoseconds(fromMicroseconds: text)
+    }
+
+    public static func nanoseconds(fromMicroseconds text: String) -> Int64? {
+        var digits = Substring(text)
+        var negative = false
+        if digits.hasPrefix("-") { negative = true; digits = digits.dropFirst() }
+        let parts = digits.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        if parts.count <= 2, !parts[0].isEmpty, parts[0].count <= 15, parts[0].allSatisfy(\.isASCIIDigit),
+           parts.count == 1 || (parts[1].count <= 3 && !parts[1].isEmpty && parts[1].allSatisfy(\.isASCIIDigit)),
+           let whole = Int64(parts[0]) {
+            var fraction: Int64 = 0
+            if parts.count == 2 {
+                let padded = String(parts[1]) + String(repeating: "0", count: 3 - parts[1].count)
+                fraction = Int64(padded) ?? 0
+            }
+            let ns = whole * 1000 + fraction
+            return negative ? -ns : ns
+        }
+        guard let micros = Double(text), micros.isFinite, abs(micros) < 9.2e15 else { return nil }
+        return Int64((micros * 1000).rounded())
+    }
+
+    /// Nanoseconds as microseconds with exactly three decimals ("12.345").
+    public static func microsecondsText(_ ns: Int64) -> String {
+        let magnitude = ns.magnitude
+        let fraction = String(magnitude % 1000)
+        return (ns < 0 ? "-" : "") + String(magnitude / 1000) + "." + String(repeating: "0", count: 3 - fraction.count) + fraction
+    }
+}
+
+private extension Character {
+    var isASCIIDigit: Bool { ("0"..."9").contains(self) }
+}
