@@ -1,0 +1,99 @@
+#ifndef HITCH_RECORDER_H
+#define HITCH_RECORDER_H
+// The recorder's hot path (Tracy-style): a thread-local cursor into the thread's buffer of
+// fixed-size 32-byte raw records, a bump, no lock, allocation or syscall. Everything that is
+// not the hot path (buffer hand-off, the pool, thread registry, the writer's queue) is in
+// recorder.c. The raw record layout per kind is documented in Sources/HitchTrace/RawRecord.swift.
+#include <stdint.h>
+#include <stddef.h>
+
+typedef struct hitch_record {
+    uint64_t w0, w1, w2, w3;
+} hitch_record;
+
+/// The calling thread's bump cursor. Both NULL (or limit < cursor) sends every event to the slow path.
+typedef struct hitch_cursor {
+    hitch_record *cursor;
+    hitch_record *limit;
+} hitch_cursor;
+
+extern _Thread_local hitch_cursor hitch_tls_cursor __attribute__((tls_model("initial-exec")));
+
+/// Non-zero while a recording session is active. The disabled path is one load of this and a branch.
+extern int hitch_recording_flag;
+
+static inline int hitch_is_recording(void) {
+    return __atomic_load_n(&hitch_recording_flag, __ATOMIC_RELAXED);
+}
+
+/// Slow path: hands the full buffer to the writer and takes a free one. Returns NULL (and counts
+/// the event as dropped) when no buffer is free or the session ended.
+hitch_record *hitch_reserve_slow(uint32_t count);
+
+/// Reserves `count` consecutive records (1...8) on the calling thread's buffer, or NULL if dropped.
+/// The caller fills them, then calls `hitch_commit`.
+static inline hitch_record *hitch_reserve(uint32_t count) {
+    hitch_cursor *tls = &hitch_tls_cursor;
+    hitch_record *r = tls->cursor;
+    if (__builtin_expect(tls->limit - r < (ptrdiff_t)count, 0)) return hitch_reserve_slow(count);
+    return r;
+}
+
+static inline void hitch_commit(hitch_record *end) {
+    hitch_tls_cursor.cursor = end;
+}
+
+/// One record: the common case, kept to a handful of instructions.
+static inline void hitch_emit1(uint64_t w0, uint64_t w1, uint64_t w2, uint64_t w3) {
+    hitch_record *r = hitch_reserve(1);
+    if (__builtin_expect(r == NULL, 0)) return;
+    r->w0 = w0; r->w1 = w1; r->w2 = w2; r->w3 = w3;
+    hitch_commit(r + 1);
+}
+
+/// Two consecutive records (typed events with more fields).
+static inline void hitch_emit2(uint64_t w0, uint64_t w1, uint64_t w2, uint64_t w3,
+                               uint64_t w4, uint64_t w5, uint64_t w6, uint64_t w7) {
+    hitch_record *r = hitch_reserve(2);
+    if (__builtin_expect(r == NULL, 0)) return;
+    r[0].w0 = w0; r[0].w1 = w1; r[0].w2 = w2; r[0].w3 = w3;
+    r[1].w0 = w4; r[1].w1 = w5; r[1].w2 = w6; r[1].w3 = w7;
+    hitch_commit(r + 2);
+}
+
+/// A full buffer handed to the writer thread: `used` records of thread `tid`.
+typedef struct hitch_buffer {
+    struct hitch_buffer *next;
+    hitch_record *records;
+    uint64_t session;
+    uint32_t capacity;
+    uint32_t used;
+    int32_t tid;
+    char thread_name[64];
+} hitch_buffer;
+
+/// Starts a session with `buffer_count` buffers of `buffer_records` records each.
+/// Returns 0, -1 if a session is already active, -2 if memory could not be reserved.
+int hitch_recorder_begin(uint32_t buffer_records, uint32_t buffer_count);
+/// Disables recording and queues every thread's partly filled buffer; the writer then drains.
+void hitch_recorder_end(void);
+/// After the writer drained everything: returns the buffers' memory to the OS.
+void hitch_recorder_release(void);
+
+/// Writer side: waits up to `timeout_ms` for a full buffer. Returns NULL on timeout, or when the
+/// session ended and nothing is left (then *finished is set to 1).
+hitch_buffer *hitch_writer_take(int timeout_ms, int *finished);
+/// Returns a written buffer to the free pool.
+void hitch_writer_give_back(hitch_buffer *buffer);
+
+/// Events dropped since the process started (monotonic; the writer records deltas).
+uint64_t hitch_dropped_total(void);
+
+/// The kernel thread id of the calling thread.
+int32_t hitch_current_tid(void);
+/// Sets the calling thread's name for the trace (and its kernel name, truncated to 15 bytes).
+void hitch_set_current_thread_name(const char *name);
+/// Copies the trace name of thread `tid` if it is registered (returns 1), else 0.
+int hitch_thread_name_of(int32_t tid, char *out, size_t capacity);
+
+#endif

@@ -1,0 +1,392 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// Writes Fuchsia Trace Format records (docs/FORMAT.md): whole records into a 1 MB buffer that is
+// written to the file only at record boundaries, so a process killed at any moment leaves a file
+// that reads cleanly up to its last complete record. Shared by the recorder's writer thread and
+// `TraceFileWriter`; used from one thread at a time.
+
+enum FXT {
+    static let magic: UInt64 = 0x0016_5478_4604_0010
+    enum RecordType: UInt64 {
+        case metadata = 0, initialization = 1, string = 2, thread = 3, event = 4, blob = 5
+        case userspaceObject = 6, kernelObject = 7, scheduling = 8, log = 9, large = 15
+    }
+    enum EventType: UInt64 {
+        case instant = 0, counter = 1, durationBegin = 2, durationEnd = 3, durationComplete = 4
+        case asyncBegin = 5, asyncInstant = 6, asyncEnd = 7, flowBegin = 8, flowStep = 9, flowEnd = 10
+    }
+    enum ArgType: UInt64 {
+        case null = 0, int32 = 1, uint32 = 2, int64 = 3, uint64 = 4, double = 5, string = 6
+        case pointer = 7, koid = 8, bool = 9
+    }
+    static let blobTypeData: UInt64 = 1
+    static let objectTypeProcess: UInt64 = 1
+    static let objectTypeThread: UInt64 = 2
+    static let maxStringBytes = 32000
+    static let maxRecordWords = 4095
+    static let maxStringIndex = 0x7fff
+    static let maxThreadIndex = 0xff
+    static func wordCount(bytes: Int) -> Int { (bytes + 7) / 8 }
+}
+
+/// The project's categories, names and argument names in FXT (docs/FORMAT.md is the reference).
+enum HitchNames {
+    static let frameCategory: TraceName = "hitch.frame"
+    static let bodyCategory: TraceName = "hitch.body"
+    static let layoutCategory: TraceName = "hitch.layout"
+    static let invalidationCategory: TraceName = "hitch.invalidation"
+    static let opCategory: TraceName = "hitch.op"
+    static let tokenCategory: TraceName = "hitch.token"
+    static let interactionCategory: TraceName = "hitch.interaction"
+    static let sampleCategory: TraceName = "hitch.sample"
+    static let metaCategory: TraceName = "hitch.meta"
+
+    static let frameBegan: TraceName = "frameBegan"
+    static let frameCommitted: TraceName = "frameCommitted"
+    static let frameRenderEnded: TraceName = "frameRenderEnded"
+    static let framePresented: TraceName = "framePresented"
+    static let layout: TraceName = "layout"
+    static let sample: TraceName = "sample"
+    static let metadata: TraceName = "metadata"
+    static let droppedEvents: TraceName = "droppedEvents"
+    static let stackBlob: TraceName = "hitch.stack"
+    static let symbolBlob: TraceName = "hitch.symbol"
+    static let tokenStages: [TraceName] = ["produced", "delivered", "shown", "dropped"]
+
+    static let frameIDArg: TraceName = "frameID"
+    static let vsyncArg: TraceName = "vsyncTicks"
+    static let targetTicksArg: TraceName = "targetTicks"
+    static let periodArg: TraceName = "periodNs"
+    static let identityArg: TraceName = "identity"
+    static let targetArg: TraceName = "target"
+    static let targetIdentityArg: TraceName = "targetIdentity"
+    static let stackArg: TraceName = "stack"
+    static let viewCountArg: TraceName = "viewCount"
+    static let layerArg: TraceName = "layer"
+    static let computeUnitArg: TraceName = "computeUnit"
+    static let tokenIndexArg: TraceName = "tokenIndex"
+    static let bytesReadArg: TraceName = "bytesRead"
+    static let bytesWrittenArg: TraceName = "bytesWritten"
+    static let flopsArg: TraceName = "flops"
+    static let indexArg: TraceName = "index"
+    static let valueArg: TraceName = "value"
+    static let keyArg: TraceName = "key"
+    static let countArg: TraceName = "count"
+    static let processArg: TraceName = "process"
+}
+
+/// A file (or memory) sink that only ever receives whole records.
+final class FXTOutput {
+    private let fd: Int32
+    private let ownsDescriptor: Bool
+    private let capacityWords = 1 << 17   // 1 MB
+    private let words: UnsafeMutablePointer<UInt64>
+    private(set) var count = 0
+    private(set) var bytesFlushed: UInt64 = 0
+    /// The first write error (errno), after which output is discarded and counted as lost.
+    private(set) var writeErrno: Int32?
+
+    init(fd: Int32, ownsDescriptor: Bool) {
+        self.fd = fd
+        self.ownsDescriptor = ownsDescriptor
+        words = .allocate(capacity: capacityWords)
+    }
+
+    deinit {
+        words.deallocate()
+        if ownsDescriptor { _ = close(fd) }
+    }
+
+    var totalBytes: UInt64 { bytesFlushed + UInt64(count * 8) }
+
+    /// Room for `wordCount` more words; flushes whole records first if needed.
+    @inline(__always)
+    func reserve(_ wordCount: Int) -> UnsafeMutablePointer<UInt64> {
+        if count + wordCount > capacityWords { flush() }
+        return words + count
+    }
+
+    @inline(__always)
+    func commit(_ wordCount: Int) { count += wordCount }
+
+    /// Writes the buffered records. Partial writes are retried; an error is remembered once.
+    func flush() {
+        defer { count = 0 }
+        guard count > 0, writeErrno == nil else { return }
+        let raw = UnsafeRawPointer(words)
+        var offset = 0
+        let total = count * 8
+        while offset < total {
+            let written = write(fd, raw + offset, total - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                writeErrno = errno
+                return
+            }
+            offset += written
+        }
+        bytesFlushed += UInt64(total)
+    }
+
+    func sync() { _ = fsync(fd) }
+}
+
+/// String and thread tables plus record encoders.
+final class FXTEncoder {
+    let output: FXTOutput
+
+    // String table: key -> index. Keys are TraceName addresses, or (1 << 63 | n) for the n-th
+    // runtime string in `localStrings`. Indices are reused round robin past 32767 strings.
+    private var stringIndex: [UInt64: UInt16] = [:]
+    private var indexOwner = [UInt64](repeating: 0, count: FXT.maxStringIndex + 1)
+    private var nextStringIndex = 1
+    private var localStrings: [String] = []
+    private var localKeys: [String: UInt64] = [:]
+    // A direct-mapped cache in front of `stringIndex` for the writer thread's per-event lookups.
+    private static let cacheSize = 4096
+    private var cacheKeys = [UInt64](repeating: .max, count: FXTEncoder.cacheSize)
+    private var cacheRefs = [UInt16](repeating: 0, count: FXTEncoder.cacheSize)
+
+    // Thread table: koid pair -> index, reused round robin past 255 threads.
+    private var threadIndex: [ThreadKey: UInt8] = [:]
+    private var threadOwner = [ThreadKey?](repeating: nil, count: FXT.maxThreadIndex + 1)
+    private var nextThreadIndex = 1
+    private var threadNames: [UInt64: String] = [:]
+    private var processNamed: Set<UInt64> = []
+
+    private var eventStart: UnsafeMutablePointer<UInt64>?
+    private var eventWords = 0
+    private var eventArgs = 0
+    private(set) var eventCount: UInt64 = 0
+
+    struct ThreadKey: Hashable { var pid: UInt64; var tid: UInt64 }
+
+    init(output: FXTOutput, ticksPerSecond: UInt64) {
+        self.output = output
+        let p = output.reserve(3)
+        p[0] = FXT.magic
+        p[1] = FXT.RecordType.initialization.rawValue | 2 << 4
+        p[2] = ticksPerSecond
+        output.commit(3)
+    }
+
+    // MARK: Strings
+
+    /// The string ref for a TraceName (defines it on first use).
+    @inline(__always)
+    func stringRef(_ name: TraceName) -> UInt16 { stringRef(key: name.address) }
+
+    /// The string ref for a runtime string (defines it on first use).
+    func stringRef(_ string: String) -> UInt16 {
+        if string.isEmpty { return 0 }
+        return stringRef(key: localKey(string))
+    }
+
+    func localKey(_ string: String) -> UInt64 {
+        if let key = localKeys[string] { return key }
+        let key = 1 << 63 | UInt64(localStrings.count)
+        localStrings.append(string)
+        localKeys[string] = key
+        return key
+    }
+
+    @inline(__always)
+    func stringRef(key: UInt64) -> UInt16 {
+        let slot = Int(truncatingIfNeeded: (key ^ (key >> 13)) &* 0x9E37_79B9) & (FXTEncoder.cacheSize - 1)
+        if cacheKeys[slot] == key { return cacheRefs[slot] }
+        let ref = stringIndex[key] ?? defineString(key: key)
+        cacheKeys[slot] = key
+        cacheRefs[slot] = ref
+        return ref
+    }
+
+    private func defineString(key: UInt64) -> UInt16 {
+        let index = nextStringIndex
+        nextStringIndex = nextStringIndex == FXT.maxStringIndex ? 1 : nextStringIndex + 1
+        let previous = indexOwner[index]
+        if previous != 0 {
+            stringIndex[previous] = nil
+            let slot = Int(truncatingIfNeeded: (previous ^ (previous >> 13)) &* 0x9E37_79B9) & (FXTEncoder.cacheSize - 1)
+            if cacheKeys[slot] == previous { cacheKeys[slot] = .max }
+        }
+        indexOwner[index] = key
+        stringIndex[key] = UInt16(index)
+        if key & (1 << 63) != 0 {
+            var string = localStrings[Int(key & ~(1 << 63))]
+            string.withUTF8 { writeStringRecord(index: index, bytes: UnsafeRawBufferPointer($0)) }
+        } else {
+            let pointer = UnsafePointer<CChar>(bitPattern: UInt(key))!
+            let length = strlen(pointer)
+            writeStringRecord(index: index, bytes: UnsafeRawBufferPointer(start: pointer, count: length))
+        }
+        return UInt16(index)
+    }
+
+    private func writeStringRecord(index: Int, bytes: UnsafeRawBufferPointer) {
+        let length = FXTEncoder.truncatedLength(bytes, limit: FXT.maxStringBytes)
+        let words = 1 + FXT.wordCount(bytes: length)
+        let p = output.reserve(words)
+        p[0] = FXT.RecordType.string.rawValue | UInt64(words) << 4 | UInt64(index) << 16 | UInt64(length) << 32
+        FXTEncoder.copyPadded(bytes, length: length, to: p + 1)
+        output.commit(words)
+    }
+
+    /// A length at most `limit` that does not split a UTF-8 sequence.
+    static func truncatedLength(_ bytes: UnsafeRawBufferPointer, limit: Int) -> Int {
+        var length = min(bytes.count, limit)
+        if length < bytes.count {
+            while length > 0 && bytes[length] & 0xC0 == 0x80 { length -= 1 }
+        }
+        return length
+    }
+
+    static func copyPadded(_ bytes: UnsafeRawBufferPointer, length: Int, to destination: UnsafeMutablePointer<UInt64>) {
+        let words = FXT.wordCount(bytes: length)
+        if words > 0 { destination[words - 1] = 0 }
+        if length > 0 { UnsafeMutableRawPointer(destination).copyMemory(from: bytes.baseAddress!, byteCount: length) }
+    }
+
+    // MARK: Threads
+
+    /// The thread ref for a (process, thread) pair; defines it, and names it, on first use or
+    /// when its name changed.
+    func threadRef(pid: UInt64, tid: UInt64, name: String?) -> UInt8 {
+        let key = ThreadKey(pid: pid, tid: tid)
+        if let name, threadNames[tid] != name {
+            threadNames[tid] = name
+            writeKernelObject(type: FXT.objectTypeThread, koid: tid, name: name, processKoid: pid)
+        }
+        if !processNamed.contains(pid) {
+            processNamed.insert(pid)
+            writeKernelObject(type: FXT.objectTypeProcess, koid: pid, name: FXTEncoder.processName(pid: pid), processKoid: nil)
+        }
+        if let index = threadIndex[key] { return index }
+        let index = nextThreadIndex
+        nextThreadIndex = nextThreadIndex == FXT.maxThreadIndex ? 1 : nextThreadIndex + 1
+        if let previous = threadOwner[index] { threadIndex[previous] = nil }
+        threadOwner[index] = key
+        threadIndex[key] = UInt8(index)
+        let p = output.reserve(3)
+        p[0] = FXT.RecordType.thread.rawValue | 3 << 4 | UInt64(index) << 16
+        p[1] = pid
+        p[2] = tid
+        output.commit(3)
+        return UInt8(index)
+    }
+
+    private static func processName(pid: UInt64) -> String {
+        guard pid == UInt64(getpid()) else { return "process \(pid)" }
+        return CommandLine.arguments.first.map { String($0.split(separator: "/").last ?? Substring($0)) } ?? "process"
+    }
+
+    private func writeKernelObject(type: UInt64, koid: UInt64, name: String, processKoid: UInt64?) {
+        let nameRef = stringRef(name)
+        let processRef = processKoid == nil ? 0 : stringRef(HitchNames.processArg)
+        let argCount: UInt64 = processKoid == nil ? 0 : 1
+        let words = 2 + Int(argCount) * 2
+        let p = output.reserve(words)
+        p[0] = FXT.RecordType.kernelObject.rawValue | UInt64(words) << 4 | type << 16 | UInt64(nameRef) << 24 | argCount << 40
+        p[1] = koid
+        if let processKoid {
+            p[2] = FXT.ArgType.koid.rawValue | 2 << 4 | UInt64(processRef) << 16
+            p[3] = processKoid
+        }
+        output.commit(words)
+    }
+
+    // MARK: Events
+    // Resolve every string and thread ref first (that may write string/thread records), then
+    // beginEvent, the arguments, endEvent.
+
+    /// Upper bound of an event record's words with up to 15 two-word arguments and a trailing word.
+    private static let maxEventWords = 2 + 15 * 2 + 1
+
+    @inline(__always)
+    func beginEvent(_ type: FXT.EventType, thread: UInt8, category: UInt16, name: UInt16, ticks: UInt64) {
+        let p = output.reserve(FXTEncoder.maxEventWords)
+        p[0] = FXT.RecordType.event.rawValue | type.rawValue << 16 | UInt64(thread) << 24
+            | UInt64(category) << 32 | UInt64(name) << 48
+        p[1] = ticks
+        eventStart = p
+        eventWords = 2
+        eventArgs = 0
+    }
+
+    /// An unsigned integer argument in the smallest FXT type that holds it.
+    @inline(__always)
+    func argUnsigned(_ name: UInt16, _ value: UInt64) {
+        let p = eventStart! + eventWords
+        if value <= UInt64(UInt32.max) {
+            p[0] = FXT.ArgType.uint32.rawValue | 1 << 4 | UInt64(name) << 16 | value << 32
+            eventWords += 1
+        } else {
+            p[0] = FXT.ArgType.uint64.rawValue | 2 << 4 | UInt64(name) << 16
+            p[1] = value
+            eventWords += 2
+        }
+        eventArgs += 1
+    }
+
+    /// A signed integer argument in the smallest FXT type that holds it.
+    @inline(__always)
+    func argSigned(_ name: UInt16, _ value: Int64) {
+        let p = eventStart! + eventWords
+        if let small = Int32(exactly: value) {
+            p[0] = FXT.ArgType.int32.rawValue | 1 << 4 | UInt64(name) << 16 | UInt64(UInt32(bitPattern: small)) << 32
+            eventWords += 1
+        } else {
+            p[0] = FXT.ArgType.int64.rawValue | 2 << 4 | UInt64(name) << 16
+            p[1] = UInt64(bitPattern: value)
+            eventWords += 2
+        }
+        eventArgs += 1
+    }
+
+    @inline(__always)
+    func argDouble(_ name: UInt16, _ value: Double) {
+        let p = eventStart! + eventWords
+        p[0] = FXT.ArgType.double.rawValue | 2 << 4 | UInt64(name) << 16
+        p[1] = value.bitPattern
+        eventWords += 2
+        eventArgs += 1
+    }
+
+    @inline(__always)
+    func argString(_ name: UInt16, _ value: UInt16) {
+        let p = eventStart! + eventWords
+        p[0] = FXT.ArgType.string.rawValue | 1 << 4 | UInt64(name) << 16 | UInt64(value) << 32
+        eventWords += 1
+        eventArgs += 1
+    }
+
+    /// Finishes the event: an optional trailing word (end time, counter id, async id), then the size.
+    @inline(__always)
+    func endEvent(trailing: UInt64? = nil) {
+        let p = eventStart!
+        if let trailing {
+            p[eventWords] = trailing
+            eventWords += 1
+        }
+        p[0] |= UInt64(eventWords) << 4 | UInt64(eventArgs) << 20
+        output.commit(eventWords)
+        eventStart = nil
+        eventCount += 1
+    }
+
+    // MARK: Blobs
+
+    /// A data blob (type 1) named `name`; the payload is cut to what one record can hold.
+    func blob(name: TraceName, payload: UnsafeRawBufferPointer) {
+        let nameRef = stringRef(name)
+        let length = min(payload.count, (FXT.maxRecordWords - 1) * 8)
+        let words = 1 + FXT.wordCount(bytes: length)
+        let p = output.reserve(words)
+        p[0] = FXT.RecordType.blob.rawValue | UInt64(words) << 4 | UInt64(nameRef) << 16
+            | UInt64(length) << 32 | FXT.blobTypeData << 48
+        FXTEncoder.copyPadded(payload, length: length, to: p + 1)
+        output.commit(words)
+        eventCount += 1
+    }
+}

@@ -1,0 +1,157 @@
+// How each of the project's events is written as FXT (the mapping docs/FORMAT.md documents).
+// Callers pass resolved string refs for their own names; the project's constant names are
+// resolved here.
+
+extension FXTEncoder {
+    typealias N = HitchNames
+
+    func complete(thread: UInt8, category: UInt16, name: UInt16, begin: UInt64, end: UInt64) {
+        beginEvent(.durationComplete, thread: thread, category: category, name: name, ticks: begin)
+        endEvent(trailing: end)
+    }
+
+    func durationBegin(thread: UInt8, category: UInt16, name: UInt16, ticks: UInt64) {
+        beginEvent(.durationBegin, thread: thread, category: category, name: name, ticks: ticks)
+        endEvent()
+    }
+
+    func durationEnd(thread: UInt8, category: UInt16, name: UInt16, ticks: UInt64) {
+        beginEvent(.durationEnd, thread: thread, category: category, name: name, ticks: ticks)
+        endEvent()
+    }
+
+    func instant(thread: UInt8, category: UInt16, name: UInt16, ticks: UInt64) {
+        beginEvent(.instant, thread: thread, category: category, name: name, ticks: ticks)
+        endEvent()
+    }
+
+    func counter(thread: UInt8, category: UInt16, name: UInt16, ticks: UInt64, value: Double) {
+        let valueArg = stringRef(N.valueArg)
+        beginEvent(.counter, thread: thread, category: category, name: name, ticks: ticks)
+        argDouble(valueArg, value)
+        endEvent(trailing: 0)
+    }
+
+    func frameBegan(thread: UInt8, ticks: UInt64, frameID: UInt64, vsyncTicks: UInt64, targetTicks: UInt64, periodNs: Int64) {
+        let category = stringRef(N.frameCategory), name = stringRef(N.frameBegan)
+        let idArg = stringRef(N.frameIDArg), vsyncArg = stringRef(N.vsyncArg)
+        let targetArg = stringRef(N.targetTicksArg), periodArg = stringRef(N.periodArg)
+        beginEvent(.instant, thread: thread, category: category, name: name, ticks: ticks)
+        argUnsigned(idArg, frameID)
+        argUnsigned(vsyncArg, vsyncTicks)
+        argUnsigned(targetArg, targetTicks)
+        argSigned(periodArg, periodNs)
+        endEvent()
+    }
+
+    /// frameCommitted, frameRenderEnded or framePresented (`name`).
+    func frameMark(_ markName: TraceName, thread: UInt8, ticks: UInt64, frameID: UInt64) {
+        let category = stringRef(N.frameCategory), name = stringRef(markName), idArg = stringRef(N.frameIDArg)
+        beginEvent(.instant, thread: thread, category: category, name: name, ticks: ticks)
+        argUnsigned(idArg, frameID)
+        endEvent()
+    }
+
+    func body(thread: UInt8, viewType: UInt16, identity: UInt64, begin: UInt64, end: UInt64) {
+        let category = stringRef(N.bodyCategory), identityArg = stringRef(N.identityArg)
+        beginEvent(.durationComplete, thread: thread, category: category, name: viewType, ticks: begin)
+        argUnsigned(identityArg, identity)
+        endEvent(trailing: end)
+    }
+
+    func layout(thread: UInt8, begin: UInt64, end: UInt64, viewCount: UInt32) {
+        let category = stringRef(N.layoutCategory), name = stringRef(N.layout), countArg = stringRef(N.viewCountArg)
+        beginEvent(.durationComplete, thread: thread, category: category, name: name, ticks: begin)
+        argUnsigned(countArg, UInt64(viewCount))
+        endEvent(trailing: end)
+    }
+
+    func invalidation(thread: UInt8, ticks: UInt64, source: UInt16, target: UInt16, targetIdentity: UInt64, stack: UInt32?) {
+        let category = stringRef(N.invalidationCategory), targetArg = stringRef(N.targetArg)
+        let identityArg = stringRef(N.targetIdentityArg), stackArg = stringRef(N.stackArg)
+        beginEvent(.instant, thread: thread, category: category, name: source, ticks: ticks)
+        argString(targetArg, target)
+        argUnsigned(identityArg, targetIdentity)
+        if let stack { argUnsigned(stackArg, UInt64(stack)) }
+        endEvent()
+    }
+
+    func inferenceOp(thread: UInt8, name: UInt16, computeUnit: UInt16, layer: Int32, tokenIndex: Int32,
+                     bytesRead: UInt64, bytesWritten: UInt64, flops: UInt64, begin: UInt64, end: UInt64) {
+        let category = stringRef(N.opCategory), layerArg = stringRef(N.layerArg), unitArg = stringRef(N.computeUnitArg)
+        let tokenArg = stringRef(N.tokenIndexArg), readArg = stringRef(N.bytesReadArg)
+        let writtenArg = stringRef(N.bytesWrittenArg), flopsArg = stringRef(N.flopsArg)
+        beginEvent(.durationComplete, thread: thread, category: category, name: name, ticks: begin)
+        argSigned(layerArg, Int64(layer))
+        argString(unitArg, computeUnit)
+        argSigned(tokenArg, Int64(tokenIndex))
+        argUnsigned(readArg, bytesRead)
+        argUnsigned(writtenArg, bytesWritten)
+        argUnsigned(flopsArg, flops)
+        endEvent(trailing: end)
+    }
+
+    func token(thread: UInt8, ticks: UInt64, stage: TokenEvent.Stage, index: Int64) {
+        let category = stringRef(N.tokenCategory), name = stringRef(N.tokenStages[Int(stage.rawValue)])
+        let indexArg = stringRef(N.indexArg)
+        beginEvent(.instant, thread: thread, category: category, name: name, ticks: ticks)
+        argSigned(indexArg, index)
+        endEvent()
+    }
+
+    /// An interaction's begin or end: an async event whose correlation id pairs the two.
+    func interaction(isBegin: Bool, thread: UInt8, ticks: UInt64, kind: UInt16, id: UInt64) {
+        let category = stringRef(N.interactionCategory)
+        beginEvent(isBegin ? .asyncBegin : .asyncEnd, thread: thread, category: category, name: kind, ticks: ticks)
+        endEvent(trailing: id)
+    }
+
+    func sample(thread: UInt8, ticks: UInt64, stack: UInt32) {
+        let category = stringRef(N.sampleCategory), name = stringRef(N.sample), stackArg = stringRef(N.stackArg)
+        beginEvent(.instant, thread: thread, category: category, name: name, ticks: ticks)
+        argUnsigned(stackArg, UInt64(stack))
+        endEvent()
+    }
+
+    func metadata(thread: UInt8, ticks: UInt64, key: UInt16, value: UInt16) {
+        let category = stringRef(N.metaCategory), name = stringRef(N.metadata)
+        let keyArg = stringRef(N.keyArg), valueArg = stringRef(N.valueArg)
+        beginEvent(.instant, thread: thread, category: category, name: name, ticks: ticks)
+        argString(keyArg, key)
+        argString(valueArg, value)
+        endEvent()
+    }
+
+    func droppedEvents(thread: UInt8, ticks: UInt64, count: UInt64) {
+        let category = stringRef(N.metaCategory), name = stringRef(N.droppedEvents), countArg = stringRef(N.countArg)
+        beginEvent(.instant, thread: thread, category: category, name: name, ticks: ticks)
+        argUnsigned(countArg, count)
+        endEvent()
+    }
+
+    /// Frames a stack definition blob holds at most (one record).
+    static let maxStackFrames = 4000
+
+    /// Blob "hitch.stack": u32 stack id, u32 frame count, then the addresses (u64, innermost first).
+    func stackDefinition(stack: UInt32, addresses: [UInt64]) {
+        let count = min(addresses.count, FXTEncoder.maxStackFrames)
+        var payload = [UInt64](repeating: 0, count: 1 + count)
+        payload[0] = UInt64(stack) | UInt64(count) << 32
+        for i in 0..<count { payload[1 + i] = addresses[i] }
+        payload.withUnsafeBytes { blob(name: N.stackBlob, payload: $0) }
+    }
+
+    /// Blob "hitch.symbol": u64 address, u64 size, u64 offset, u32 function length, u32 image
+    /// length, then the function and image names (UTF-8, no terminators).
+    func symbol(address: UInt64, size: UInt64, offset: UInt64, function: String, image: String) {
+        var bytes: [UInt8] = []
+        let functionBytes = Array(function.utf8.prefix(16000)), imageBytes = Array(image.utf8.prefix(8000))
+        bytes.reserveCapacity(32 + functionBytes.count + imageBytes.count)
+        for word in [address, size, offset] { withUnsafeBytes(of: word.littleEndian) { bytes.append(contentsOf: $0) } }
+        withUnsafeBytes(of: UInt32(functionBytes.count).littleEndian) { bytes.append(contentsOf: $0) }
+        withUnsafeBytes(of: UInt32(imageBytes.count).littleEndian) { bytes.append(contentsOf: $0) }
+        bytes.append(contentsOf: functionBytes)
+        bytes.append(contentsOf: imageBytes)
+        bytes.withUnsafeBytes { blob(name: N.symbolBlob, payload: $0) }
+    }
+}

@@ -1,0 +1,656 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reads an FXT trace as `TraceEvent`s, streaming: a fixed 1 MB window over the file, tables
+/// bounded by the format (32767 string refs, 255 thread refs), no allocation per event.
+///
+/// Events come in file order: in time order per thread for what one thread recorded, but threads'
+/// buffers interleave (and complete events appear at their end). Damaged input never crashes:
+/// what cannot be read at all throws a `TraceReadError`; what can be skipped becomes a warning.
+public struct TraceReader {
+    private let core: ReaderCore
+
+    /// Opens `path`; throws if it cannot be opened or does not start with the FXT magic record.
+    public init(path: String) throws(TraceReadError) { core = try ReaderCore(path: path) }
+
+    /// Reads a trace held in memory (tests, fuzzing).
+    public init(bytes: [UInt8]) throws(TraceReadError) { core = try ReaderCore(bytes: bytes) }
+
+    /// The next event, or nil at the end of the trace (a truncated final record ends it with a warning).
+    public mutating func next() throws(TraceReadError) -> TraceEvent? { try core.next() }
+
+    /// The text of a string id from this reader's events.
+    public func string(_ id: StringID) -> String { core.string(id) }
+
+    /// The id a string has in this trace, if it has appeared (without adding it).
+    public func stringID(_ text: String) -> StringID? { core.existingStringID(text) }
+
+    /// The thread's name (from the trace's kernel object records), or "thread <koid>".
+    public func threadName(_ id: ThreadID) -> String { core.threadName(id) }
+
+    /// Every thread seen so far; index `i` has `ThreadID(rawValue: i + 1)`. (ThreadID 0 means "no thread",
+    /// used by stack definitions and symbols.)
+    public var threads: [TraceThread] { core.allThreads() }
+
+    /// Trace metadata as read so far (the recorder writes it at the start).
+    public var metadata: [String: String] { core.metadata }
+
+    /// Skipped records and other oddities (the first 100; `warningCount` counts all).
+    public var warnings: [TraceReadWarning] { core.warnings }
+    public var warningCount: Int { core.warningCount }
+
+    /// Ticks per second from the initialization record (1e9 without one).
+    public var ticksPerSecond: UInt64 { core.converter.ticksPerSecond }
+
+    /// Dropped events the trace reported so far (sum of `droppedEvents`).
+    public var droppedEventCount: UInt64 { core.droppedEventCount }
+
+    /// Bytes of the file consumed so far, and the file's size (for progress).
+    public var bytesConsumed: UInt64 { core.base + UInt64(core.pos) }
+    public var fileSize: UInt64 { core.fileSize }
+}
+
+/// Argument names the reader recognizes; their string ids are 1...count in every reader.
+private let knownArgumentNames = [
+    "frameID", "vsyncTicks", "targetTicks", "periodNs", "identity", "target", "targetIdentity", "stack",
+    "viewCount", "layer", "computeUnit", "tokenIndex", "bytesRead", "bytesWritten", "flops", "index",
+    "value", "key", "count", "process",
+]
+private enum Slot: Int {
+    case frameID, vsyncTicks, targetTicks, periodNs, identity, target, targetIdentity, stack
+    case viewCount, layer, computeUnit, tokenIndex, bytesRead, bytesWritten, flops, index
+    case value, key, count, process
+}
+/// Categories and names with fixed ids right after the argument names.
+private let knownNames = [
+    "hitch.frame", "hitch.body", "hitch.layout", "hitch.invalidation", "hitch.op", "hitch.token",
+    "hitch.interaction", "hitch.sample", "hitch.meta",
+    "frameBegan", "frameCommitted", "frameRenderEnded", "framePresented", "sample", "metadata", "droppedEvents",
+    "hitch.stack", "hitch.symbol", "produced", "delivered", "shown", "dropped",
+]
+
+private enum ArgKind: UInt8 { case integer, unsigned, double, string }
+
+final class ReaderCore {
+    // Input window.
+    private let fd: Int32
+    private let capacity: Int
+    private let buffer: UnsafeMutableRawPointer
+    var base: UInt64 = 0
+    var pos = 0
+    private var end = 0
+    private var eof = false
+    private var finished = false
+    let fileSize: UInt64
+
+    private(set) var converter = TickConverter(ticksPerSecond: 1_000_000_000)
+
+    // FXT tables: ref -> dense id. `undefined` marks an index no string record has set.
+    private static let undefined = UInt32.max
+    private let fxtStrings: UnsafeMutablePointer<UInt32>
+    private let fxtThreads: UnsafeMutablePointer<UInt32>
+
+    // Distinct strings and threads, bounded so hostile input cannot grow memory without limit.
+    private static let maxStrings = 1 << 20
+    private static let maxStringBytes = 256 << 20
+    private static let maxThreads = 1 << 16
+    private var strings: [String] = [""]
+    private var stringLookup: [String: UInt32] = ["": 0]
+    private var stringBytes = 0
+    private var threadKoids: [(pid: UInt64, tid: UInt64)] = [(0, 0)]
+    private var threadLookup: [UInt64: [UInt32]] = [:]
+    private var koidNames: [UInt64: UInt32] = [:]
+
+    private(set) var metadata: [String: String] = [:]
+    private(set) var warnings: [TraceReadWarning] = []
+    private(set) var warningCount = 0
+    private(set) var droppedEventCount: UInt64 = 0
+    private var lastTimestampNs: Int64 = 0
+
+    // Arguments of the event being decoded, by known slot.
+    private let argBits: UnsafeMutablePointer<UInt64>
+    private let argKinds: UnsafeMutablePointer<UInt8>
+    private var argMask: UInt32 = 0
+    private var firstNumericBits: UInt64 = 0
+    private var firstNumericKind: ArgKind?
+
+    // Fixed ids of known names.
+    private let nameBase = UInt32(knownArgumentNames.count + 1)
+    private var frameCategory: UInt32 { nameBase }
+    private var bodyCategory: UInt32 { nameBase + 1 }
+    private var layoutCategory: UInt32 { nameBase + 2 }
+    private var invalidationCategory: UInt32 { nameBase + 3 }
+    private var opCategory: UInt32 { nameBase + 4 }
+    private var tokenCategory: UInt32 { nameBase + 5 }
+    private var interactionCategory: UInt32 { nameBase + 6 }
+    private var sampleCategory: UInt32 { nameBase + 7 }
+    private var metaCategory: UInt32 { nameBase + 8 }
+    private var frameBeganName: UInt32 { nameBase + 9 }
+    private var sampleName: UInt32 { nameBase + 13 }
+    private var metadataName: UInt32 { nameBase + 14 }
+    private var droppedName: UInt32 { nameBase + 15 }
+    private var stackBlobName: UInt32 { nameBase + 16 }
+    private var symbolBlobName: UInt32 { nameBase + 17 }
+    private var tokenStageBase: UInt32 { nameBase + 18 }
+
+    convenience init(path: String) throws(TraceReadError) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw .cannotOpen(path: path, reason: String(cString: strerror(errno))) }
+        var info = stat()
+        let size: UInt64 = fstat(fd, &info) == 0 ? UInt64(max(info.st_size, 0)) : 0
+        if fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
+            close(fd)
+            throw .cannotOpen(path: path, reason: "is a directory")
+        }
+        try self.init(fd: fd, capacity: (1 << 20) + (64 << 10), fileSize: size, bytes: nil)
+    }
+
+    convenience init(bytes: [UInt8]) throws(TraceReadError) {
+        try self.init(fd: -1, capacity: max(bytes.count, 8), fileSize: UInt64(bytes.count), bytes: bytes)
+    }
+
+    private init(fd: Int32, capacity: Int, fileSize: UInt64, bytes: [UInt8]?) throws(TraceReadError) {
+        self.fd = fd
+        self.capacity = capacity
+        self.fileSize = fileSize
+        buffer = .allocate(byteCount: capacity, alignment: 8)
+        fxtStrings = .allocate(capacity: 0x8000)
+        fxtStrings.initialize(repeating: ReaderCore.undefined, count: 0x8000)
+        fxtStrings[0] = 0
+        fxtThreads = .allocate(capacity: 256)
+        fxtThreads.initialize(repeating: ReaderCore.undefined, count: 256)
+        argBits = .allocate(capacity: knownArgumentNames.count)
+        argBits.initialize(repeating: 0, count: knownArgumentNames.count)
+        argKinds = .allocate(capacity: knownArgumentNames.count)
+        argKinds.initialize(repeating: 0, count: knownArgumentNames.count)
+        if let bytes {
+            bytes.withUnsafeBytes { if !$0.isEmpty { buffer.copyMemory(from: $0.baseAddress!, byteCount: $0.count) } }
+            end = bytes.count
+            eof = true
+        }
+        for name in knownArgumentNames + knownNames { _ = try intern(name, offset: 0) }
+        guard try ensure(8) else {
+            if end - pos == 0 { throw .empty }
+            throw .badMagic(offset: 0, found: 0)
+        }
+        let first = load(pos)
+        guard first == FXT.magic else { throw .badMagic(offset: 0, found: first) }
+    }
+
+    deinit {
+        buffer.deallocate()
+        fxtStrings.deallocate()
+        fxtThreads.deallocate()
+        argBits.deallocate()
+        argKinds.deallocate()
+        if fd >= 0 { close(fd) }
+    }
+
+    // MARK: Input
+
+    @inline(__always) private func load(_ at: Int) -> UInt64 {
+        buffer.loadUnaligned(fromByteOffset: at, as: UInt64.self)
+    }
+
+    /// Makes `count` bytes available at `pos`; false if the input ends first.
+    @inline(__always) private func ensure(_ count: Int) throws(TraceReadError) -> Bool {
+        if end - pos >= count { return true }
+        return try refill(count)
+    }
+
+    private func refill(_ count: Int) throws(TraceReadError) -> Bool {
+        if eof || fd < 0 { return end - pos >= count }
+        let remaining = end - pos
+        if pos > 0 {
+            if remaining > 0 { memmove(buffer, buffer + pos, remaining) }
+            base += UInt64(pos)
+            pos = 0
+            end = remaining
+        }
+        while end - pos < count && !eof {
+            let n = read(fd, buffer + end, capacity - end)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw .ioError(offset: base + UInt64(end), reason: String(cString: strerror(errno)))
+            }
+            if n == 0 { eof = true } else { end += n }
+        }
+        return end - pos >= count
+    }
+
+    /// Skips `bytes` from `pos` (large records); false if the input ends first.
+    private func skip(_ bytes: UInt64) throws(TraceReadError) -> Bool {
+        let available = UInt64(end - pos)
+        if bytes <= available { pos += Int(bytes); return true }
+        let target = base + UInt64(pos) + bytes
+        if fd < 0 || target > fileSize { return false }
+        if lseek(fd, off_t(target), SEEK_SET) < 0 {
+            throw .ioError(offset: base + UInt64(pos), reason: String(cString: strerror(errno)))
+        }
+        base = target
+        pos = 0
+        end = 0
+        eof = false
+        return true
+    }
+
+    private func warn(_ offset: UInt64, _ message: String) {
+        warningCount += 1
+        if warnings.count < 100 { warnings.append(TraceReadWarning(offset: offset, message: message)) }
+    }
+
+    // MARK: Strings and threads
+
+    private func intern(_ text: String, offset: UInt64) throws(TraceReadError) -> UInt32 {
+        if let id = stringLookup[text] { return id }
+        guard strings.count < ReaderCore.maxStrings, stringBytes < ReaderCore.maxStringBytes else {
+            throw .tooManyStrings(offset: offset, limit: ReaderCore.maxStrings)
+        }
+        let id = UInt32(strings.count)
+        strings.append(text)
+        stringBytes += text.utf8.count
+        stringLookup[text] = id
+        return id
+    }
+
+    private func internBytes(at: Int, length: Int, offset: UInt64) throws(TraceReadError) -> UInt32 {
+        let text = String(decoding: UnsafeRawBufferPointer(start: buffer + at, count: length), as: UTF8.self)
+        return try intern(text, offset: offset)
+    }
+
+    func string(_ id: StringID) -> String {
+        Int(id.rawValue) < strings.count ? strings[Int(id.rawValue)] : ""
+    }
+
+    func existingStringID(_ text: String) -> StringID? {
+        stringLookup[text].map { StringID(rawValue: $0) }
+    }
+
+    private func threadID(pid: UInt64, tid: UInt64, offset: UInt64) throws(TraceReadError) -> UInt32 {
+        if let candidates = threadLookup[tid] {
+            for id in candidates where threadKoids[Int(id)].pid == pid { return id }
+        }
+        guard threadKoids.count <= ReaderCore.maxThreads else { throw .tooManyThreads(offset: offset, limit: ReaderCore.maxThreads) }
+        let id = UInt32(threadKoids.count)
+        threadKoids.append((pid, tid))
+        threadLookup[tid, default: []].append(id)
+        return id
+    }
+
+    func threadName(_ id: ThreadID) -> String {
+        let index = Int(id.rawValue)
+        guard index > 0, index < threadKoids.count else { return "" }
+        if let name = koidNames[threadKoids[index].tid] { return strings[Int(name)] }
+        return "thread \(threadKoids[index].tid)"
+    }
+
+    func allThreads() -> [TraceThread] {
+        (1..<max(threadKoids.count, 1)).map { index in
+            TraceThread(id: ThreadID(rawValue: UInt32(index)), processID: threadKoids[index].pid,
+                        threadID: threadKoids[index].tid, name: threadName(ThreadID(rawValue: UInt32(index))))
+        }
+    }
+
+    // MARK: Records
+
+    func next() throws(TraceReadError) -> TraceEvent? {
+        while !finished {
+            guard try ensure(8) else {
+                if end - pos > 0 { warn(base + UInt64(pos), "truncated record: the trace ends \(end - pos) bytes into a record header") }
+                finished = true
+                return nil
+            }
+            let offset = base + UInt64(pos)
+            let header = load(pos)
+            let type = header & 0xF
+            if type == FXT.RecordType.large.rawValue {
+                let words = (header >> 4) & 0xFFFF_FFFF
+                guard words > 0 else { throw .impossibleRecordSize(offset: offset, header: header) }
+                let largeType = (header >> 36) & 0xF
+                if largeType != 0 { warn(offset, "unknown large record type \(largeType) skipped") }
+                guard try skip(words * 8) else {
+                    warn(offset, "truncated large record: \(words * 8) bytes declared, the trace ends first")
+                    finished = true
+                    return nil
+                }
+                continue
+            }
+            let words = Int((header >> 4) & 0xFFF)
+            guard words > 0 else { throw .impossibleRecordSize(offset: offset, header: header) }
+            let size = words * 8
+            guard try ensure(size) else {
+                warn(offset, "truncated record: \(size) bytes declared, \(end - pos) present (the writer was likely killed)")
+                finished = true
+                return nil
+            }
+            let recordStart = pos
+            pos += size
+            switch type {
+            case FXT.RecordType.event.rawValue:
+                if let event = try decodeEvent(header: header, at: recordStart, size: size, offset: offset) { return event }
+            case FXT.RecordType.string.rawValue:
+                try decodeString(header: header, at: recordStart, size: size, offset: offset)
+            case FXT.RecordType.thread.rawValue:
+                guard size >= 24 else { warn(offset, "thread record too short; skipped"); continue }
+                let index = Int((header >> 16) & 0xFF)
+                if index == 0 { continue }
+                fxtThreads[index] = try threadID(pid: load(recordStart + 8), tid: load(recordStart + 16), offset: offset)
+            case FXT.RecordType.initialization.rawValue:
+                guard size >= 16 else { warn(offset, "initialization record too short; skipped"); continue }
+                let ticks = load(recordStart + 8)
+                if ticks == 0 { warn(offset, "initialization record with 0 ticks per second; kept 1e9") }
+                else { converter = TickConverter(ticksPerSecond: ticks) }
+            case FXT.RecordType.kernelObject.rawValue:
+                try decodeKernelObject(header: header, at: recordStart, size: size, offset: offset)
+            case FXT.RecordType.blob.rawValue:
+                if let event = try decodeBlob(header: header, at: recordStart, size: size, offset: offset) { return event }
+            case FXT.RecordType.metadata.rawValue:
+                let metadataType = (header >> 16) & 0xF
+                if metadataType == 4, (header >> 20) & 0xF == 0, header != FXT.magic {
+                    warn(offset, "magic number record with a wrong magic number; skipped")
+                }
+            case FXT.RecordType.userspaceObject.rawValue, FXT.RecordType.scheduling.rawValue, FXT.RecordType.log.rawValue:
+                continue   // valid FXT the project does not use
+            default:
+                warn(offset, "unknown record type \(type) (\(size) bytes) skipped")
+            }
+        }
+        return nil
+    }
+
+    private func decodeString(header: UInt64, at start: Int, size: Int, offset: UInt64) throws(TraceReadError) {
+        let index = Int((header >> 16) & 0x7FFF)
+        let length = Int((header >> 32) & 0x7FFF)
+        guard 8 + length <= size else {
+            warn(offset, "string record length \(length) exceeds its record (\(size) bytes); skipped")
+            return
+        }
+        if index == 0 { return }
+        fxtStrings[index] = try internBytes(at: start + 8, length: length, offset: offset)
+    }
+
+    private func decodeKernelObject(header: UInt64, at start: Int, size: Int, offset: UInt64) throws(TraceReadError) {
+        guard size >= 16 else { warn(offset, "kernel object record too short; skipped"); return }
+        let nameRef = UInt16(truncatingIfNeeded: header >> 24)
+        var cursor = start + 16
+        guard let name = try resolve(nameRef, cursor: &cursor, limit: start + size, offset: offset) else {
+            warn(offset, "kernel object record with a bad name string ref \(nameRef); skipped")
+            return
+        }
+        if koidNames.count < ReaderCore.maxThreads * 4 || koidNames[load(start + 8)] != nil {
+            koidNames[load(start + 8)] = name
+        }
+    }
+
+    /// Resolves a string ref to an id; inline strings are read at `cursor` (advanced past them).
+    @inline(__always)
+    private func resolve(_ ref: UInt16, cursor: inout Int, limit: Int, offset: UInt64) throws(TraceReadError) -> UInt32? {
+        if ref & 0x8000 == 0 {
+            let id = fxtStrings[Int(ref)]
+            return id == ReaderCore.undefined ? nil : id
+        }
+        let length = Int(ref & 0x7FFF)
+        let padded = (length + 7) & ~7
+        guard cursor + padded <= limit else { return nil }
+        let id = try internBytes(at: cursor, length: length, offset: offset)
+        cursor += padded
+        return id
+    }
+
+    private func decodeEvent(header: UInt64, at start: Int, size: Int, offset: UInt64) throws(TraceReadError) -> TraceEvent? {
+        let limit = start + size
+        guard size >= 16 else { warn(offset, "event record too short; skipped"); return nil }
+        let eventType = (header >> 16) & 0xF
+        let argCount = Int((header >> 20) & 0xF)
+        let threadRef = Int((header >> 24) & 0xFF)
+        let categoryRef = UInt16(truncatingIfNeeded: header >> 32)
+        let nameRef = UInt16(truncatingIfNeeded: header >> 48)
+        let timestampNs = converter.nanoseconds(fromTicks: load(start + 8))
+        var cursor = start + 16
+        var thread: UInt32
+        if threadRef == 0 {
+            guard cursor + 16 <= limit else { warn(offset, "event record too short for its inline thread; skipped"); return nil }
+            thread = try threadID(pid: load(cursor), tid: load(cursor + 8), offset: offset)
+            cursor += 16
+        } else {
+            thread = fxtThreads[threadRef]
+            if thread == ReaderCore.undefined {
+                warn(offset, "event refers to undefined thread ref \(threadRef); skipped")
+                return nil
+            }
+        }
+        guard let category = try resolve(categoryRef, cursor: &cursor, limit: limit, offset: offset),
+              let name = try resolve(nameRef, cursor: &cursor, limit: limit, offset: offset) else {
+            warn(offset, "event refers to an undefined or oversized string ref (category \(categoryRef), name \(nameRef)); skipped")
+            return nil
+        }
+        guard try decodeArguments(count: argCount, cursor: &cursor, limit: limit, offset: offset) else { return nil }
+        var trailing: UInt64 = 0
+        switch eventType {
+        case FXT.EventType.counter.rawValue, FXT.EventType.durationComplete.rawValue,
+             FXT.EventType.asyncBegin.rawValue, FXT.EventType.asyncInstant.rawValue, FXT.EventType.asyncEnd.rawValue,
+             FXT.EventType.flowBegin.rawValue, FXT.EventType.flowStep.rawValue, FXT.EventType.flowEnd.rawValue:
+            guard cursor + 8 <= limit else { warn(offset, "event record too short for its type-specific word; skipped"); return nil }
+            trailing = load(cursor)
+        case 0...4: break
+        default:
+            warn(offset, "unknown event type \(eventType) skipped")
+            return nil
+        }
+        lastTimestampNs = timestampNs
+        let threadID = ThreadID(rawValue: thread)
+        if let payload = hitchPayload(eventType: eventType, category: category, name: name, trailing: trailing) {
+            return TraceEvent(timestampNs: timestampNs, thread: threadID, payload: payload)
+        }
+        let categoryID = StringID(rawValue: category), nameID = StringID(rawValue: name)
+        let payload: TraceEvent.Payload
+        switch eventType {
+        case FXT.EventType.instant.rawValue: payload = .instant(category: categoryID, name: nameID)
+        case FXT.EventType.counter.rawValue:
+            payload = .counter(name: nameID, value: argMask & 1 << Slot.value.rawValue != 0 ? double(.value) : firstNumericValue())
+        case FXT.EventType.durationBegin.rawValue: payload = .intervalBegin(category: categoryID, name: nameID)
+        case FXT.EventType.durationEnd.rawValue: payload = .intervalEnd(category: categoryID, name: nameID)
+        case FXT.EventType.durationComplete.rawValue:
+            payload = .intervalComplete(category: categoryID, name: nameID, endNs: converter.nanoseconds(fromTicks: trailing))
+        default: return nil   // async and flow events outside the project's categories carry nothing it uses
+        }
+        return TraceEvent(timestampNs: timestampNs, thread: threadID, payload: payload)
+    }
+
+    @inline(__always) private func has(_ slot: Slot) -> Bool { argMask & (1 << UInt32(slot.rawValue)) != 0 }
+
+    @inline(__always) private func unsigned(_ slot: Slot) -> UInt64 {
+        let bits = argBits[slot.rawValue]
+        return argKinds[slot.rawValue] == ArgKind.double.rawValue ? UInt64(clamping: Int64(Double(bitPattern: bits).rounded(.towardZero).clampedToInt64)) : bits
+    }
+
+    @inline(__always) private func signed(_ slot: Slot) -> Int64 { Int64(bitPattern: unsigned(slot)) }
+
+    @inline(__always) private func double(_ slot: Slot) -> Double {
+        let bits = argBits[slot.rawValue]
+        switch argKinds[slot.rawValue] {
+        case ArgKind.double.rawValue: return Double(bitPattern: bits)
+        case ArgKind.integer.rawValue: return Double(Int64(bitPattern: bits))
+        default: return Double(bits)
+        }
+    }
+
+    private func firstNumericValue() -> Double {
+        switch firstNumericKind {
+        case .double?: Double(bitPattern: firstNumericBits)
+        case .integer?: Double(Int64(bitPattern: firstNumericBits))
+        case .unsigned?: Double(firstNumericBits)
+        default: 0
+        }
+    }
+
+    /// The project's typed events (docs/FORMAT.md); nil when the event is not one of them.
+    @inline(__always)
+    private func hitchPayload(eventType: UInt64, category: UInt32, name: UInt32, trailing: UInt64) -> TraceEvent.Payload? {
+        guard category >= frameCategory && category <= metaCategory else { return nil }
+        let isInstant = eventType == FXT.EventType.instant.rawValue
+        let isComplete = eventType == FXT.EventType.durationComplete.rawValue
+        switch category {
+        case bodyCategory where isComplete && has(.identity):
+            return .bodyEvaluation(BodyEvaluation(viewType: StringID(rawValue: name), identity: unsigned(.identity),
+                                                  endNs: converter.nanoseconds(fromTicks: trailing)))
+        case opCategory where isComplete:
+            return .inferenceOp(InferenceOp(
+                name: StringID(rawValue: name),
+                computeUnit: argKinds[Slot.computeUnit.rawValue] == ArgKind.string.rawValue && has(.computeUnit)
+                    ? StringID(rawValue: UInt32(truncatingIfNeeded: argBits[Slot.computeUnit.rawValue])) : StringID(rawValue: 0),
+                layer: has(.layer) ? Int32(truncatingIfNeeded: signed(.layer)) : 0,
+                tokenIndex: has(.tokenIndex) ? Int32(truncatingIfNeeded: signed(.tokenIndex)) : 0,
+                bytesRead: has(.bytesRead) ? unsigned(.bytesRead) : 0,
+                bytesWritten: has(.bytesWritten) ? unsigned(.bytesWritten) : 0,
+                flops: has(.flops) ? unsigned(.flops) : 0,
+                endNs: converter.nanoseconds(fromTicks: trailing)))
+        case frameCategory where isInstant && has(.frameID):
+            let frameID = unsigned(.frameID)
+            switch name &- frameBeganName {
+            case 0:
+                return .frameBegan(FrameBegan(
+                    frameID: frameID,
+                    vsyncNs: converter.nanoseconds(fromTicks: has(.vsyncTicks) ? unsigned(.vsyncTicks) : 0),
+                    targetNs: converter.nanoseconds(fromTicks: has(.targetTicks) ? unsigned(.targetTicks) : 0),
+                    periodNs: has(.periodNs) ? signed(.periodNs) : 0))
+            case 1: return .frameCommitted(frameID: frameID)
+            case 2: return .frameRenderEnded(frameID: frameID)
+            case 3: return .framePresented(frameID: frameID)
+            default: return nil
+            }
+        case layoutCategory where isComplete:
+            return .layoutPass(endNs: converter.nanoseconds(fromTicks: trailing),
+                               viewCount: has(.viewCount) ? UInt32(truncatingIfNeeded: unsigned(.viewCount)) : 0)
+        case invalidationCategory where isInstant:
+            let target = has(.target) && argKinds[Slot.target.rawValue] == ArgKind.string.rawValue
+                ? UInt32(truncatingIfNeeded: argBits[Slot.target.rawValue]) : 0
+            return .invalidation(Invalidation(
+                source: StringID(rawValue: name), target: StringID(rawValue: target),
+                targetIdentity: has(.targetIdentity) ? unsigned(.targetIdentity) : 0,
+                stack: has(.stack) ? StackID(rawValue: UInt32(truncatingIfNeeded: unsigned(.stack))) : nil))
+        case tokenCategory where isInstant:
+            let stage = name &- tokenStageBase
+            guard stage < 4, let tokenStage = TokenEvent.Stage(rawValue: UInt8(stage)) else { return nil }
+            return .token(TokenEvent(stage: tokenStage, index: has(.index) ? signed(.index) : 0))
+        case interactionCategory where eventType == FXT.EventType.asyncBegin.rawValue:
+            return .interactionBegin(kind: StringID(rawValue: name))
+        case interactionCategory where eventType == FXT.EventType.asyncEnd.rawValue:
+            return .interactionEnd(kind: StringID(rawValue: name))
+        case sampleCategory where isInstant && name == sampleName && has(.stack):
+            return .sample(stack: StackID(rawValue: UInt32(truncatingIfNeeded: unsigned(.stack))))
+        case metaCategory where isInstant && name == metadataName && has(.key) && has(.value):
+            guard argKinds[Slot.key.rawValue] == ArgKind.string.rawValue,
+                  argKinds[Slot.value.rawValue] == ArgKind.string.rawValue else { return nil }
+            let key = UInt32(truncatingIfNeeded: argBits[Slot.key.rawValue])
+            let value = UInt32(truncatingIfNeeded: argBits[Slot.value.rawValue])
+            metadata[strings[Int(key)]] = strings[Int(value)]
+            return .metadata(key: StringID(rawValue: key), value: StringID(rawValue: value))
+        case metaCategory where isInstant && name == droppedName && has(.count):
+            let count = unsigned(.count)
+            droppedEventCount &+= count
+            return .droppedEvents(count: count)
+        default:
+            return nil
+        }
+    }
+
+    /// Reads `count` arguments into the known slots. False (with a warning) if they are malformed.
+    @inline(__always)
+    private func decodeArguments(count: Int, cursor: inout Int, limit: Int, offset: UInt64) throws(TraceReadError) -> Bool {
+        argMask = 0
+        firstNumericKind = nil
+        var remaining = count
+        while remaining > 0 {
+            remaining -= 1
+            guard cursor + 8 <= limit else { warn(offset, "event arguments run past the record; skipped"); return false }
+            let header = load(cursor)
+            let words = Int((header >> 4) & 0xFFF)
+            let argEnd = cursor + words * 8
+            guard words > 0, argEnd <= limit else { warn(offset, "argument with an impossible size \(words) words; event skipped"); return false }
+            let type = header & 0xF
+            var inner = cursor + 8
+            guard let nameID = try resolve(UInt16(truncatingIfNeeded: header >> 16), cursor: &inner, limit: argEnd, offset: offset) else {
+                warn(offset, "argument name is an undefined or oversized string ref; event skipped")
+                return false
+            }
+            var bits: UInt64 = 0
+            var kind = ArgKind.unsigned
+            switch type {
+            case FXT.ArgType.int32.rawValue:
+                bits = UInt64(bitPattern: Int64(Int32(truncatingIfNeeded: header >> 32))); kind = .integer
+            case FXT.ArgType.uint32.rawValue:
+                bits = header >> 32
+            case FXT.ArgType.int64.rawValue, FXT.ArgType.uint64.rawValue, FXT.ArgType.double.rawValue,
+                 FXT.ArgType.pointer.rawValue, FXT.ArgType.koid.rawValue:
+                guard inner + 8 <= argEnd else { warn(offset, "argument too short for its 64-bit value; event skipped"); return false }
+                bits = load(inner)
+                kind = type == FXT.ArgType.int64.rawValue ? .integer : type == FXT.ArgType.double.rawValue ? .double : .unsigned
+            case FXT.ArgType.string.rawValue:
+                guard let value = try resolve(UInt16(truncatingIfNeeded: header >> 32), cursor: &inner, limit: argEnd, offset: offset) else {
+                    warn(offset, "string argument is an undefined or oversized string ref; event skipped")
+                    return false
+                }
+                bits = UInt64(value); kind = .string
+            case FXT.ArgType.bool.rawValue:
+                bits = (header >> 32) & 1
+            default:
+                cursor = argEnd
+                continue   // null and unknown argument types are skipped by their size
+            }
+            if kind != .string && firstNumericKind == nil { firstNumericKind = kind; firstNumericBits = bits }
+            let slot = Int(nameID) &- 1
+            if slot >= 0 && slot < knownArgumentNames.count {
+                argBits[slot] = bits
+                argKinds[slot] = kind.rawValue
+                argMask |= 1 << UInt32(slot)
+            }
+            cursor = argEnd
+        }
+        return true
+    }
+
+    private func decodeBlob(header: UInt64, at start: Int, size: Int, offset: UInt64) throws(TraceReadError) -> TraceEvent? {
+        var cursor = start + 8
+        let limit = start + size
+        guard let name = try resolve(UInt16(truncatingIfNeeded: header >> 16), cursor: &cursor, limit: limit, offset: offset) else {
+            warn(offset, "blob record with a bad name string ref; skipped")
+            return nil
+        }
+        let length = Int((header >> 32) & 0x7FFF)
+        guard cursor + length <= limit else { warn(offset, "blob payload of \(length) bytes exceeds its record; skipped"); return nil }
+        let noThread = ThreadID(rawValue: 0)
+        if name == stackBlobName {
+            guard length >= 8 else { warn(offset, "stack blob too short; skipped"); return nil }
+            let head = load(cursor)
+            let frames = Int(head >> 32)
+            guard 8 + frames * 8 <= length else { warn(offset, "stack blob declares \(frames) frames, holds fewer; skipped"); return nil }
+            var addresses = [UInt64](repeating: 0, count: frames)
+            for i in 0..<frames { addresses[i] = load(cursor + 8 + i * 8) }
+            return TraceEvent(timestampNs: lastTimestampNs, thread: noThread,
+                              payload: .stackDefinition(stack: StackID(rawValue: UInt32(truncatingIfNeeded: head)), addresses: addresses))
+        }
+        if name == symbolBlobName {
+            guard length >= 32 else { warn(offset, "symbol blob too short; skipped"); return nil }
+            let lengths = load(cursor + 24)
+            let functionLength = Int(lengths & 0xFFFF_FFFF), imageLength = Int(lengths >> 32)
+            guard 32 + functionLength + imageLength <= length else { warn(offset, "symbol blob names run past its payload; skipped"); return nil }
+            let function = try internBytes(at: cursor + 32, length: functionLength, offset: offset)
+            let image = try internBytes(at: cursor + 32 + functionLength, length: imageLength, offset: offset)
+            return TraceEvent(timestampNs: lastTimestampNs, thread: noThread, payload: .symbol(Symbol(
+                address: load(cursor), size: load(cursor + 8), function: StringID(rawValue: function),
+                image: StringID(rawValue: image), offset: load(cursor + 16))))
+        }
+        return nil
+    }
+}
+
+private extension Double {
+    var clampedToInt64: Int64 {
+        if self.isNaN { return 0 }
+        if self >= 9.2e18 { return .max }
+        if self <= -9.2e18 { return .min }
+        return Int64(self)
+    }
+}

@@ -1,0 +1,347 @@
+import CHitchSupport
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Records the process's events (from `Trace`) into an FXT file.
+///
+/// One recorder is active per process at a time. Every thread's events go to its own buffer;
+/// a background writer thread turns full buffers into FXT records. When the writer cannot keep
+/// up and `maxBufferedBytes` is in use, further events are dropped and counted; the count is in
+/// the trace as `droppedEvents` events and in the `Summary`.
+public final class TraceRecorder: Sendable {
+    public struct Configuration: Sendable {
+        /// Each recording thread's buffer (the unit handed to the writer).
+        public var bufferBytesPerThread: Int
+        /// All buffers together: the recorder's memory bound.
+        public var maxBufferedBytes: Int
+        /// The longest the file lags behind while the writer is idle.
+        public var flushIntervalMs: Int
+        /// How long `start` waits for another active recording in the process to stop.
+        public var waitForOtherRecordingSeconds: Double
+
+        public init(bufferBytesPerThread: Int = 64 << 10, maxBufferedBytes: Int = 64 << 20,
+                    flushIntervalMs: Int = 100, waitForOtherRecordingSeconds: Double = 60) {
+            self.bufferBytesPerThread = bufferBytesPerThread
+            self.maxBufferedBytes = maxBufferedBytes
+            self.flushIntervalMs = flushIntervalMs
+            self.waitForOtherRecordingSeconds = waitForOtherRecordingSeconds
+        }
+    }
+
+    public struct Summary: Sendable {
+        public var path: String
+        /// Events written to the file (including metadata, stacks, symbols and samples).
+        public var eventCount: UInt64
+        /// Events dropped because no buffer was free (also recorded in the trace).
+        public var droppedEventCount: UInt64
+        public var bytesWritten: UInt64
+        public var ticksPerSecond: UInt64
+    }
+
+    /// The active recorder, or nil.
+    public static var current: TraceRecorder? { activeRecorder.withLock { $0 } }
+
+    public let path: String
+    public let configuration: Configuration
+    private let state = Mutex(State())
+    private let writerDone = DispatchSemaphore(value: 0)
+    private let droppedBaseline: UInt64
+    private let starterThreadID: Int32
+
+    private struct State {
+        var pending: [SideItem] = []
+        var stacks: [[UInt64]: StackID] = [:]
+        var nextStack: UInt32 = 1
+        var summary: Summary?
+        var writeErrno: Int32?
+        var stopped = false
+    }
+
+    /// Work that is not the hot path: it reaches the writer through a locked queue.
+    private enum SideItem: Sendable {
+        case metadata(tid: Int32, ticks: UInt64, key: String, value: String)
+        case stack(StackID, [UInt64])
+        case symbol(address: UInt64, size: UInt64, function: String, image: String, offset: UInt64)
+        case sample(tid: Int32, ticks: UInt64, stack: StackID)
+    }
+
+    /// Starts recording to `path` (created or truncated).
+    public static func start(path: String, configuration: Configuration = .init()) throws(TraceRecorderError) -> TraceRecorder {
+        let bufferBytes = max(configuration.bufferBytesPerThread, 4096)
+        let bufferCount = max(configuration.maxBufferedBytes / bufferBytes, 2)
+        let tid = hitch_current_tid()
+        if activeRecorder.withLock({ $0?.starterThreadID == tid }) { throw .alreadyRecording }
+        guard sessionSlot.wait(timeout: .now() + configuration.waitForOtherRecordingSeconds) == .success else {
+            throw .alreadyRecording
+        }
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            let error = errno
+            sessionSlot.signal()
+            throw .cannotOpen(path: path, reason: String(cString: strerror(error)))
+        }
+        let ticksPerSecond = TraceClock.ticksPerSecond
+        let recorder = TraceRecorder(path: path, configuration: configuration, starterThreadID: tid)
+        switch hitch_recorder_begin(UInt32(bufferBytes / MemoryLayout<hitch_record>.stride), UInt32(bufferCount)) {
+        case 0: break
+        case -1:
+            close(fd); sessionSlot.signal(); throw .alreadyRecording
+        default:
+            close(fd); sessionSlot.signal(); throw .outOfMemory(bytes: bufferBytes * bufferCount)
+        }
+        activeRecorder.withLock { $0 = recorder }
+        let thread = Thread { recorder.runWriter(fd: fd, ticksPerSecond: ticksPerSecond) }
+        thread.name = "hitch-writer"
+        thread.start()
+        return recorder
+    }
+
+    private init(path: String, configuration: Configuration, starterThreadID: Int32) {
+        self.path = path
+        self.configuration = configuration
+        self.starterThreadID = starterThreadID
+        droppedBaseline = hitch_dropped_total()
+    }
+
+    /// Adds trace-wide key/value metadata (host, cpu, refreshRateHz, peakBandwidthGBps, ...).
+    public func setMetadata(_ key: String, _ value: String) {
+        let item = SideItem.metadata(tid: hitch_current_tid(), ticks: hitch_now(), key: key, value: value)
+        state.withLock { if !$0.stopped { $0.pending.append(item) } }
+    }
+
+    /// The id of a call stack (return addresses, innermost first); defined in the trace once.
+    public func defineStack(addresses: [UInt64]) -> StackID {
+        state.withLock { state in
+            if let id = state.stacks[addresses] { return id }
+            let id = StackID(rawValue: state.nextStack)
+            state.nextStack &+= 1
+            state.stacks[addresses] = id
+            if !state.stopped { state.pending.append(.stack(id, addresses)) }
+            return id
+        }
+    }
+
+    /// A sampled stack of thread `threadID` (a kernel thread id, `Trace.currentThreadID`).
+    public func recordSample(threadID: Int32, timestamp: TraceTimestamp, stack: StackID) {
+        state.withLock { if !$0.stopped { $0.pending.append(.sample(tid: threadID, ticks: timestamp.ticks, stack: stack)) } }
+    }
+
+    /// Names the function at [address, address + size) of `image` (offset: address within the image).
+    public func defineSymbol(address: UInt64, size: UInt64, function: String, image: String, offset: UInt64) {
+        state.withLock {
+            if !$0.stopped { $0.pending.append(.symbol(address: address, size: size, function: function, image: image, offset: offset)) }
+        }
+    }
+
+    /// Stops recording, writes everything buffered and closes the file.
+    @discardableResult
+    public func stop() throws(TraceRecorderError) -> Summary {
+        let alreadyStopped = state.withLock { state in
+            defer { state.stopped = true }
+            return state.stopped
+        }
+        if !alreadyStopped {
+            hitch_recorder_end()
+            writerDone.wait()
+            hitch_recorder_release()
+            activeRecorder.withLock { $0 = nil }
+            sessionSlot.signal()
+        } else {
+            // Another caller is finishing the stop; its summary appears once the writer is done.
+            writerDone.wait()
+            writerDone.signal()
+        }
+        let (summary, writeErrno) = state.withLock { ($0.summary, $0.writeErrno) }
+        if let writeErrno { throw .writeFailed(path: path, reason: String(cString: strerror(writeErrno))) }
+        writerDone.signal()
+        return summary!
+    }
+
+    // MARK: The writer thread
+
+    private func runWriter(fd: Int32, ticksPerSecond: UInt64) {
+        hitch_set_current_thread_name("hitch-writer")
+        let output = FXTOutput(fd: fd, ownsDescriptor: true)
+        let encoder = FXTEncoder(output: output, ticksPerSecond: ticksPerSecond)
+        let writer = RawRecordWriter(encoder: encoder)
+        var lastDropped = droppedBaseline
+        var droppedTotal: UInt64 = 0
+        let flushIntervalNs = UInt64(max(configuration.flushIntervalMs, 1)) * 1_000_000
+        var lastFlushNs = hitch_monotonic_ns()
+
+        func recordDrops() {
+            let now = hitch_dropped_total()
+            guard now > lastDropped else { return }
+            droppedTotal += now - lastDropped
+            writer.droppedEvents(count: now - lastDropped)
+            lastDropped = now
+        }
+        func drainSideItems() {
+            let items = state.withLock { state -> [SideItem] in
+                defer { state.pending.removeAll(keepingCapacity: true) }
+                return state.pending
+            }
+            for item in items {
+                switch item {
+                case let .metadata(tid, ticks, key, value): writer.metadata(tid: tid, ticks: ticks, key: key, value: value)
+                case let .stack(id, addresses): encoder.stackDefinition(stack: id.rawValue, addresses: addresses)
+                case let .symbol(address, size, function, image, offset):
+                    encoder.symbol(address: address, size: size, offset: offset, function: function, image: image)
+                case let .sample(tid, ticks, stack): writer.sample(tid: tid, ticks: ticks, stack: stack)
+                }
+            }
+        }
+
+        while true {
+            var finished: Int32 = 0
+            let buffer = hitch_writer_take(Int32(max(configuration.flushIntervalMs, 1)), &finished)
+            // Side items first: a stack defined before an event that uses it precedes it in the file.
+            drainSideItems()
+            if let buffer {
+                writer.encode(buffer)
+                hitch_writer_give_back(buffer)
+            }
+            recordDrops()
+            if finished != 0 { break }
+            let now = hitch_monotonic_ns()
+            if now - lastFlushNs >= flushIntervalNs {
+                output.flush()
+                lastFlushNs = now
+            }
+        }
+        drainSideItems()
+        recordDrops()
+        output.flush()
+        let summary = Summary(path: path, eventCount: encoder.eventCount, droppedEventCount: droppedTotal,
+                              bytesWritten: output.bytesFlushed, ticksPerSecond: ticksPerSecond)
+        state.withLock {
+            $0.summary = summary
+            $0.writeErrno = output.writeErrno
+        }
+        writerDone.signal()
+    }
+}
+
+public enum TraceRecorderError: Error, CustomStringConvertible, Sendable {
+    case alreadyRecording
+    case cannotOpen(path: String, reason: String)
+    case outOfMemory(bytes: Int)
+    case writeFailed(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .alreadyRecording: "a trace recording is already active in this process"
+        case let .cannotOpen(path, reason): "cannot create trace file '\(path)': \(reason)"
+        case let .outOfMemory(bytes): "cannot reserve \(bytes) bytes of trace buffers"
+        case let .writeFailed(path, reason): "writing trace file '\(path)' failed: \(reason); the file is cut short"
+        }
+    }
+}
+
+private let activeRecorder = Mutex<TraceRecorder?>(nil)
+/// One recording session per process at a time (the hot path's buffers are process-wide).
+private let sessionSlot = DispatchSemaphore(value: 1)
+
+/// The writer thread's translation of raw records (RawRecord.swift) into FXT.
+private final class RawRecordWriter {
+    let encoder: FXTEncoder
+    let pid = UInt64(getpid())
+    let selfTid = hitch_current_tid()
+    private var sampledThreadNames: [Int32: String] = [:]
+
+    init(encoder: FXTEncoder) { self.encoder = encoder }
+
+    func encode(_ buffer: UnsafeMutablePointer<hitch_buffer>) {
+        let name = withUnsafeBytes(of: buffer.pointee.thread_name) { raw in
+            String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+        }
+        let tid = buffer.pointee.tid
+        let thread = encoder.threadRef(pid: pid, tid: UInt64(UInt32(bitPattern: tid)), name: name.isEmpty ? "thread \(tid)" : name)
+        guard let records = buffer.pointee.records else { return }
+        let used = Int(buffer.pointee.used)
+        var i = 0
+        while i < used {
+            let r = records[i]
+            guard let kind = RawKind(rawValue: r.w1 >> 56) else { i += 1; continue }
+            let count = kind.recordCount
+            guard i + count <= used else { break }
+            let payload = r.w1 & rawPayloadMask
+            switch kind {
+            case .complete:
+                encoder.complete(thread: thread, category: encoder.stringRef(key: r.w2), name: encoder.stringRef(key: payload),
+                                 begin: r.w0, end: r.w3)
+            case .instant:
+                encoder.instant(thread: thread, category: encoder.stringRef(key: r.w2), name: encoder.stringRef(key: payload), ticks: r.w0)
+            case .counter:
+                encoder.counter(thread: thread, category: encoder.stringRef(key: r.w2), name: encoder.stringRef(key: payload),
+                                ticks: r.w0, value: Double(bitPattern: r.w3))
+            case .interactionBegin, .interactionEnd:
+                encoder.interaction(isBegin: kind == .interactionBegin, thread: thread, ticks: r.w0,
+                                    kind: encoder.stringRef(key: payload), id: r.w2)
+            case .frameBegan:
+                let r1 = records[i + 1]
+                encoder.frameBegan(thread: thread, ticks: r.w0, frameID: r.w2, vsyncTicks: r.w3, targetTicks: r1.w0,
+                                   periodNs: Int64(bitPattern: r1.w1))
+            case .frameCommitted:
+                encoder.frameMark(HitchNames.frameCommitted, thread: thread, ticks: r.w0, frameID: r.w2)
+            case .frameRenderEnded:
+                encoder.frameMark(HitchNames.frameRenderEnded, thread: thread, ticks: r.w0, frameID: r.w2)
+            case .framePresented:
+                encoder.frameMark(HitchNames.framePresented, thread: thread, ticks: r.w0, frameID: r.w2)
+            case .body:
+                encoder.body(thread: thread, viewType: encoder.stringRef(key: payload), identity: r.w2, begin: r.w0, end: r.w3)
+            case .layout:
+                encoder.layout(thread: thread, begin: r.w0, end: r.w2, viewCount: UInt32(truncatingIfNeeded: payload))
+            case .invalidation:
+                let stackWord = records[i + 1].w0
+                encoder.invalidation(thread: thread, ticks: r.w0, source: encoder.stringRef(key: payload),
+                                     target: encoder.stringRef(key: r.w2), targetIdentity: r.w3,
+                                     stack: stackWord == 0 ? nil : UInt32(truncatingIfNeeded: stackWord - 1))
+            case .inferenceOp:
+                let r1 = records[i + 1]
+                encoder.inferenceOp(thread: thread, name: encoder.stringRef(key: payload), computeUnit: encoder.stringRef(key: r.w2),
+                                    layer: Int32(truncatingIfNeeded: r1.w0), tokenIndex: Int32(truncatingIfNeeded: r1.w0 >> 32),
+                                    bytesRead: r1.w1, bytesWritten: r1.w2, flops: r1.w3, begin: r.w0, end: r.w3)
+            case .token:
+                encoder.token(thread: thread, ticks: r.w0, stage: TokenEvent.Stage(rawValue: UInt8(truncatingIfNeeded: payload)) ?? .produced,
+                              index: Int64(bitPattern: r.w2))
+            }
+            i += count
+        }
+    }
+
+    private func thread(tid: Int32) -> UInt8 {
+        let name = sampledThreadNames[tid] ?? {
+            let found = threadName(tid: tid)
+            sampledThreadNames[tid] = found
+            return found
+        }()
+        return encoder.threadRef(pid: pid, tid: UInt64(UInt32(bitPattern: tid)), name: name)
+    }
+
+    func metadata(tid: Int32, ticks: UInt64, key: String, value: String) {
+        let thread = thread(tid: tid)
+        encoder.metadata(thread: thread, ticks: ticks, key: encoder.stringRef(key), value: encoder.stringRef(value))
+    }
+
+    func sample(tid: Int32, ticks: UInt64, stack: StackID) {
+        encoder.sample(thread: thread(tid: tid), ticks: ticks, stack: stack.rawValue)
+    }
+
+    func droppedEvents(count: UInt64) {
+        encoder.droppedEvents(thread: thread(tid: selfTid), ticks: hitch_now(), count: count)
+    }
+
+    /// A thread's trace name: the recorder's registry, else the kernel's name.
+    private func threadName(tid: Int32) -> String {
+        var buffer = [CChar](repeating: 0, count: 64)
+        if hitch_thread_name_of(tid, &buffer, buffer.count) != 0 {
+            return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
+        if let comm = try? String(contentsOfFile: "/proc/self/task/\(tid)/comm", encoding: .utf8) {
+            return comm.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        return "thread \(tid)"
+    }
+}
