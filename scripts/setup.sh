@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs what a fresh machine (Swift toolchain only) lacks: libunwind's headers and
+# development links (Debian libunwind-dev). Idempotent and quiet when nothing is missing.
+# Sourced by scripts/demo.sh and scripts/test.sh; also runnable on its own.
+set -euo pipefail
+
+need=()
+[ -f /usr/include/libunwind.h ] || need+=(libunwind-dev)
+for package in "$@"; do
+    dpkg -s "$package" >/dev/null 2>&1 || need+=("$package")
+done
+
+if [ ${#need[@]} -gt 0 ]; then
+    sudo=""
+    [ "$(id -u)" = 0 ] || sudo="sudo"
+    echo "setup: installing ${need[*]} (Debian packages)" >&2
+    # An apt list older than the package archive gives 404s: refresh it once, then install.
+    $sudo apt-get update -q >/dev/null
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${need[@]}" >/dev/null
+fi
