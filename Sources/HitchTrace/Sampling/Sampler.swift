@@ -1,0 +1,191 @@
+import CHitchSupport
+import Foundation
+import Synchronization
+
+/// Which threads a sampling session covers.
+public struct SampledThreads: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+    /// The process's initial thread (the UI thread of an app).
+    public static let main = SampledThreads(rawValue: UInt32(HITCH_SAMPLE_MAIN_THREAD))
+    /// Threads that called `Sampler.registerCurrentThread()`.
+    public static let registered = SampledThreads(rawValue: UInt32(HITCH_SAMPLE_REGISTERED_THREADS))
+    /// Every thread of the process (new threads are picked up every 100 ms).
+    public static let all = SampledThreads(rawValue: UInt32(HITCH_SAMPLE_ALL_THREADS))
+}
+
+public struct SamplerConfiguration: Sendable {
+    /// Samples per second per sampled thread (1 ... 10,000).
+    public var rateHz: Int
+    public var threads: SampledThreads
+    /// How often the drain thread moves samples from the rings into the trace.
+    public var drainIntervalMs: Int
+
+    public init(rateHz: Int = 1000, threads: SampledThreads = .main, drainIntervalMs: Int = 10) {
+        self.rateHz = rateHz; self.threads = threads; self.drainIntervalMs = drainIntervalMs
+    }
+}
+
+/// One sample as the drain thread sees it (for in-process consumers such as tests and benchmarks).
+public struct SampledStack: Sendable {
+    /// Kernel thread id of the sampled thread.
+    public var threadID: Int32
+    public var timestamp: TraceTimestamp
+    /// Code addresses, innermost first: the interrupted PC, then each caller's return address minus one.
+    public var addresses: [UInt64]
+}
+
+/// What a session did; every lost sample is counted in one of these.
+public struct SamplerStatistics: Sendable, Equatable {
+    /// Samples the signal handler wrote into the rings.
+    public var samplesTaken: UInt64
+    /// Samples lost because a thread's ring was full (the drain thread fell behind).
+    public var samplesDropped: UInt64
+    /// Timer expirations the kernel merged because the thread was not scheduled in time.
+    public var timerOverruns: UInt64
+    /// Signals whose stack could not be unwound at all.
+    public var unwindFailures: UInt64
+    /// Samples written into the trace (or counted, without a recorder).
+    public var samplesRecorded: UInt64
+}
+
+public enum SamplerError: Error, CustomStringConvertible, Equatable {
+    case alreadyRunning
+    case invalidRate(Int)
+    case system(operation: String, errno: Int32)
+
+    public var description: String {
+        switch self {
+        case .alreadyRunning: "a sampling session is already running"
+        case .invalidRate(let rate): "sampling rate must be 1 to 10000 Hz; got \(rate)"
+        case .system(let operation, let code): "\(operation) failed: \(String(cString: strerror(code)))"
+        }
+    }
+}
+
+/// The sampling profiler: a per-thread CLOCK_MONOTONIC timer interrupts each sampled thread
+/// `rateHz` times a second; a C signal handler unwinds its stack into a lock-free ring; a drain
+/// thread moves the samples into the recording (`TraceRecorder.defineStack`/`recordSample`) and names
+/// every new address once (`defineSymbol`).
+///
+/// ```swift
+/// let sampler = try Sampler.start(.init(rateHz: 1000, threads: .main))
+/// defer { _ = sampler.stop() }
+/// ```
+public final class Sampler: Sendable {
+    private let configuration: SamplerConfiguration
+    private let recorder: TraceRecorder?
+    private let onSample: (@Sendable (SampledStack) -> Void)?
+    private let stopRequested = Atomic<Bool>(false)
+    private let stopped = Mutex<SamplerStatistics?>(nil)
+    private let samplesRecorded = Atomic<UInt64>(0)
+    private let drainFinished = DispatchSemaphore(value: 0)
+    private let baseline: hitch_sampler_stats
+
+    private init(configuration: SamplerConfiguration, recorder: TraceRecorder?,
+                 onSample: (@Sendable (SampledStack) -> Void)?, baseline: hitch_sampler_stats) {
+        self.configuration = configuration
+        self.recorder = recorder
+        self.onSample = onSample
+        self.baseline = baseline
+    }
+
+    /// Starts sampling into `recorder` (the active recording by default; with none, samples are
+    /// only counted). `onSample`, if given, also sees every sample, on the drain thread.
+    public static func start(_ configuration: SamplerConfiguration = .init(),
+                             recorder: TraceRecorder? = TraceRecorder.current,
+                             onSample: (@Sendable (SampledStack) -> Void)? = nil) throws(SamplerError) -> Sampler {
+        guard (1...10_000).contains(configuration.rateHz) else { throw .invalidRate(configuration.rateHz) }
+        var baseline = hitch_sampler_stats()
+        hitch_sampler_get_stats(&baseline)
+        var config = hitch_sampler_config(rate_hz: UInt32(configuration.rateHz),
+                                          scope: configuration.threads.isEmpty ? SampledThreads.main.rawValue : configuration.threads.rawValue,
+                                          ring_words_log2: 0)
+        let result = hitch_sampler_start(&config)
+        if result == EBUSY { throw .alreadyRunning }
+        if result != 0 { throw .system(operation: "hitch_sampler_start", errno: result) }
+        let sampler = Sampler(configuration: configuration, recorder: recorder, onSample: onSample, baseline: baseline)
+        recorder?.setMetadata("samplerRateHz", String(configuration.rateHz))
+        let thread = Thread { sampler.drainLoop() }
+        thread.name = "hitch-sampler-drain"
+        thread.start()
+        return sampler
+    }
+
+    /// Stops the timers, drains what is left into the trace and returns the session's statistics
+    /// (also written to the trace as metadata). Calling it again returns the same figures.
+    @discardableResult
+    public func stop() -> SamplerStatistics {
+        stopped.withLock { result in
+            if let result { return result }
+            hitch_sampler_stop()
+            stopRequested.store(true, ordering: .releasing)
+            drainFinished.wait()
+            var now = hitch_sampler_stats()
+            hitch_sampler_get_stats(&now)
+            let statistics = SamplerStatistics(
+                samplesTaken: now.samples_taken - baseline.samples_taken,
+                samplesDropped: now.samples_dropped - baseline.samples_dropped,
+                timerOverruns: now.timer_overruns - baseline.timer_overruns,
+                unwindFailures: now.unwind_failures - baseline.unwind_failures,
+                samplesRecorded: samplesRecorded.load(ordering: .relaxed))
+            if let recorder {
+                recorder.setMetadata("samplerSamplesTaken", String(statistics.samplesTaken))
+                recorder.setMetadata("samplerSamplesDropped", String(statistics.samplesDropped))
+                recorder.setMetadata("samplerTimerOverruns", String(statistics.timerOverruns))
+                recorder.setMetadata("samplerUnwindFailures", String(statistics.unwindFailures))
+            }
+            result = statistics
+            return statistics
+        }
+    }
+
+    /// Makes the calling thread samplable under `.registered` (now and in later sessions) until it
+    /// exits or unregisters; also warms the unwinder's per-thread cache on it.
+    public static func registerCurrentThread() throws(SamplerError) {
+        let result = hitch_sampler_register_current_thread()
+        if result != 0 { throw .system(operation: "hitch_sampler_register_current_thread", errno: result) }
+    }
+
+    public static func unregisterCurrentThread() { hitch_sampler_unregister_current_thread() }
+
+    private func drainLoop() {
+        let frames = UnsafeMutablePointer<UInt64>.allocate(capacity: Int(HITCH_MAX_FRAMES))
+        defer { frames.deallocate() }
+        var info = hitch_sample_info()
+        var sinceRescanNs: Int64 = 0
+        let intervalNs = Int64(max(configuration.drainIntervalMs, 1)) * 1_000_000
+        while true {
+            let finishing = stopRequested.load(ordering: .acquiring)
+            var drained: UInt64 = 0
+            while hitch_sampler_pop(&info, frames, UInt32(HITCH_MAX_FRAMES)) == 1 {
+                drained += 1
+                guard recorder != nil || onSample != nil else { continue }
+                let addresses = Array(UnsafeBufferPointer(start: frames, count: Int(info.depth)))
+                let timestamp = TraceTimestamp(ticks: info.timestamp_ticks)
+                if let recorder {
+                    let stack = recorder.defineStack(addresses: addresses)
+                    SymbolDefinitions.define(addresses, in: recorder)
+                    recorder.recordSample(threadID: info.tid, timestamp: timestamp, stack: stack)
+                }
+                onSample?(SampledStack(threadID: info.tid, timestamp: timestamp, addresses: addresses))
+            }
+            samplesRecorded.add(drained, ordering: .relaxed)
+            if finishing { break }
+            sleepNanoseconds(intervalNs)
+            sinceRescanNs += intervalNs
+            if configuration.threads.contains(.all), sinceRescanNs >= 100_000_000 {
+                sinceRescanNs = 0
+                _ = hitch_sampler_rescan_threads()
+            }
+        }
+        drainFinished.signal()
+    }
+}
+
+/// Sleeps the full duration even when a signal (this thread may be sampled too) interrupts it.
+func sleepNanoseconds(_ nanoseconds: Int64) {
+    var request = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
+    var remaining = timespec()
+    while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
+}
