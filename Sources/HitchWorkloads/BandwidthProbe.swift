@@ -1,0 +1,142 @@
+// A STREAM-style memory bandwidth probe and a peak arithmetic probe, run on the same worker pool (so
+// the same thread count) as the decode loop. Arrays are at least 4x the last-level cache so every pass
+// goes to DRAM; each figure is the best of several passes, as STREAM reports.
+
+import Foundation
+import HitchTrace
+
+public struct BandwidthProbeResult: Sendable, Codable, Equatable {
+    /// a[i] = b[i] + s * c[i]; bytes counted as STREAM does (2 reads + 1 write, no write-allocate).
+    public var triadGBps: Double
+    /// sum += a[i] over one array.
+    public var readGBps: Double
+    /// The figure decode utilization is judged against: the triad (as STREAM and llama.cpp
+    /// comparisons use), recorded as the trace's `peakBandwidthGBps`.
+    public var peakBandwidthGBps: Double
+    /// Independent multiply-adds in registers (the kernels' SIMD width on this build's target).
+    public var peakGFLOPS: Double
+    public var threads: Int
+    public var arrayBytes: Int
+
+    /// Metadata keys and values as recorded in a trace.
+    public var metadata: [(key: String, value: String)] {
+        [("peakBandwidthGBps", Self.format(peakBandwidthGBps)), ("triadGBps", Self.format(triadGBps)),
+         ("readGBps", Self.format(readGBps)), ("peakGFLOPS", Self.format(peakGFLOPS)),
+         ("bandwidthProbeThreads", String(threads)), ("bandwidthProbeArrayBytes", String(arrayBytes))]
+    }
+
+    static func format(_ value: Double) -> String { String(format: "%.2f", value) }
+}
+
+public enum BandwidthProbe {
+    /// The last-level cache of the machine this suite targets (32 MB); arrays are 4x that or more.
+    public static let lastLevelCacheBytes = 32 << 20
+
+    /// Runs the probes. `arrayBytes` per array (default 5x the LLC), `repetitions` passes each.
+    public static func measure(pool: WorkerPool, arrayBytes: Int = 5 * lastLevelCacheBytes, repetitions: Int = 5) -> BandwidthProbeResult {
+        let count = max(arrayBytes / 4 / 1024 * 1024, 1024)
+        let a = UnsafeMutablePointer<Float>.allocate(capacity: count)
+        let b = UnsafeMutablePointer<Float>.allocate(capacity: count)
+        let c = UnsafeMutablePointer<Float>.allocate(capacity: count)
+        defer { a.deallocate(); b.deallocate(); c.deallocate() }
+        let task = StreamTask(a: a, b: b, c: c, count: count)
+        task.kind = .fill
+        pool.run(task, chunkCount: task.chunks)
+        var bestTriad = Double.infinity, bestRead = Double.infinity
+        for _ in 0..<repetitions {
+            task.kind = .triad
+            bestTriad = min(bestTriad, time { pool.run(task, chunkCount: task.chunks) })
+            task.kind = .read
+            bestRead = min(bestRead, time { pool.run(task, chunkCount: task.chunks) })
+        }
+        let triad = Double(3 * count * 4) / bestTriad / 1e9
+        let read = Double(count * 4) / bestRead / 1e9
+        return BandwidthProbeResult(triadGBps: triad, readGBps: read, peakBandwidthGBps: triad,
+                                    peakGFLOPS: measurePeakGFLOPS(pool: pool, repetitions: repetitions),
+                                    threads: pool.threadCount, arrayBytes: count * 4)
+    }
+
+    public static func measurePeakGFLOPS(pool: WorkerPool, repetitions: Int = 5) -> Double {
+        let task = FlopTask(iterations: 2_000_000)
+        var best = Double.infinity
+        for _ in 0..<repetitions { best = min(best, time { pool.run(task, chunkCount: pool.threadCount) }) }
+        return Double(pool.threadCount * task.flopsPerChunk) / best / 1e9
+    }
+
+    /// Records the result into the active trace's metadata.
+    public static func record(_ result: BandwidthProbeResult) {
+        guard let recorder = TraceRecorder.current else { return }
+        for (key, value) in result.metadata { recorder.setMetadata(key, value) }
+    }
+
+    static func time(_ body: () -> Void) -> Double {
+        let start = DispatchTime.now().uptimeNanoseconds
+        body()
+        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    }
+}
+
+final class StreamTask: ParallelTask, @unchecked Sendable {
+    // @unchecked: chunks touch disjoint ranges; `kind` is set before each dispatch; `sums` has one slot per chunk.
+    enum Kind { case fill, triad, read }
+    var kind = Kind.fill
+    let a, b, c: UnsafeMutablePointer<Float>
+    let count: Int
+    let chunks = 64
+    let sums: UnsafeMutablePointer<Float>
+
+    init(a: UnsafeMutablePointer<Float>, b: UnsafeMutablePointer<Float>, c: UnsafeMutablePointer<Float>, count: Int) {
+        self.a = a; self.b = b; self.c = c; self.count = count
+        sums = .allocate(capacity: chunks)
+        sums.initialize(repeating: 0, count: chunks)
+    }
+    deinit { sums.deallocate() }
+
+    func execute(chunk: Int) {
+        let per = count / chunks / 64 * 64
+        let start = chunk * per, end = chunk == chunks - 1 ? count : start + per
+        switch kind {
+        case .fill:
+            for i in start..<end { a[i] = 0; b[i] = Float(i & 1023); c[i] = 0.5 }
+        case .triad:
+            let scalar: Float = 3
+            var i = start
+            while i + 16 <= end {
+                let value = load16(b + i) + load16(c + i) * scalar
+                UnsafeMutableRawPointer(a + i).storeBytes(of: value, as: SIMD16<Float>.self)
+                i &+= 16
+            }
+            while i < end { a[i] = b[i] + scalar * c[i]; i += 1 }
+        case .read:
+            var s0 = SIMD16<Float>(), s1 = SIMD16<Float>()
+            var i = start
+            while i + 32 <= end { s0 += load16(a + i); s1 += load16(a + (i &+ 16)); i &+= 32 }
+            var total = (s0 + s1).sum()
+            while i < end { total += a[i]; i += 1 }
+            sums[chunk] = total // kept so the loads are not optimized away
+        }
+    }
+}
+
+final class FlopTask: ParallelTask, @unchecked Sendable {
+    // @unchecked: each chunk writes only its own slot of `sink`.
+    let iterations: Int
+    /// 6 SIMD8 accumulators x (1 multiply + 1 add) per lane per iteration.
+    var flopsPerChunk: Int { iterations * 6 * 8 * 2 }
+    private let sink = UnsafeMutablePointer<Float>.allocate(capacity: 64)
+    private let multiplier: Float
+    init(iterations: Int) {
+        self.iterations = iterations
+        multiplier = Float(ProcessInfo.processInfo.processIdentifier % 3 + 1) * 0.25 + 0.24 // not a compile-time constant
+    }
+    deinit { sink.deallocate() }
+    func execute(chunk: Int) {
+        let m = SIMD8<Float>(repeating: multiplier), add = SIMD8<Float>(repeating: 0.5)
+        var a0 = SIMD8<Float>(repeating: 1), a1 = a0 + 1, a2 = a0 + 2, a3 = a0 + 3, a4 = a0 + 4, a5 = a0 + 5
+        for _ in 0..<iterations {
+            a0 = a0 * m + add; a1 = a1 * m + add; a2 = a2 * m + add
+            a3 = a3 * m + add; a4 = a4 * m + add; a5 = a5 * m + add
+        }
+        sink[chunk % 64] = (a0 + a1 + a2 + a3 + a4 + a5).sum()
+    }
+}

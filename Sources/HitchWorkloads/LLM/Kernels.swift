@@ -1,0 +1,197 @@
+// Pool tasks for the decode and prefill ops, and the small per-element kernels (RMSNorm, RoPE,
+// softmax, SwiGLU). Task objects are created once per session and re-pointed at each op's buffers,
+// so dispatching an op allocates nothing.
+
+import Foundation
+
+/// Rows per chunk: a multiple of the pal4 group, about 32 chunks per matrix so a busy core only
+/// delays the op by a chunk.
+@inline(__always) func rowsPerChunk(_ rows: Int) -> Int {
+    let target = (rows + 31) / 32
+    return max(WeightMatrix.groupRows, (target + WeightMatrix.groupRows - 1) / WeightMatrix.groupRows * WeightMatrix.groupRows)
+}
+
+/// y = W x, rows split across the pool.
+final class MatvecTask: ParallelTask, @unchecked Sendable {
+    // @unchecked: fields are set by the dispatching thread before `WorkerPool.run` publishes the op;
+    // chunks write disjoint rows of `y`.
+    unowned(unsafe) var matrix: WeightMatrix
+    var x: UnsafePointer<Float>
+    var y: UnsafeMutablePointer<Float>
+    var chunkRows = 16
+    let quantizedX: QuantizedVector
+
+    init(placeholder: WeightMatrix, x: UnsafePointer<Float>, y: UnsafeMutablePointer<Float>, maxColumns: Int) {
+        matrix = placeholder; self.x = x; self.y = y
+        quantizedX = QuantizedVector(capacity: maxColumns)
+    }
+
+    func run(_ matrix: WeightMatrix, x: UnsafePointer<Float>, y: UnsafeMutablePointer<Float>, pool: WorkerPool) {
+        self.matrix = matrix; self.x = x; self.y = y
+        if matrix.usesQuantizedInput { quantizedX.quantize(x, count: matrix.columns) }
+        chunkRows = rowsPerChunk(matrix.rows)
+        pool.run(self, chunkCount: (matrix.rows + chunkRows - 1) / chunkRows)
+    }
+
+    func execute(chunk: Int) {
+        let start = chunk * chunkRows
+        matrix.multiply(rows: start..<min(matrix.rows, start + chunkRows), x: x, quantizedX: quantizedX, y: y)
+    }
+}
+
+/// Y = X W^T for a batch of tokens (prefill): each weight row is dequantized once into a stack
+/// buffer, then dotted with every token, so weights are read once per batch instead of once per token.
+final class BatchMatmulTask: ParallelTask, @unchecked Sendable {
+    // @unchecked: as MatvecTask; chunks write disjoint rows of every token's output.
+    unowned(unsafe) var matrix: WeightMatrix
+    var x: UnsafePointer<Float>
+    var y: UnsafeMutablePointer<Float>
+    var tokens = 0
+    /// Distance between consecutive tokens' outputs in `y`.
+    var outputStride = 0
+    var chunkRows = 16
+
+    init(placeholder: WeightMatrix, x: UnsafePointer<Float>, y: UnsafeMutablePointer<Float>) {
+        matrix = placeholder; self.x = x; self.y = y
+    }
+
+    func run(_ matrix: WeightMatrix, x: UnsafePointer<Float>, tokens: Int, y: UnsafeMutablePointer<Float>, outputStride: Int, pool: WorkerPool) {
+        self.matrix = matrix; self.x = x; self.y = y; self.tokens = tokens; self.outputStride = outputStride
+        chunkRows = rowsPerChunk(matrix.rows)
+        pool.run(self, chunkCount: (matrix.rows + chunkRows - 1) / chunkRows)
+    }
+
+    func execute(chunk: Int) {
+        let start = chunk * chunkRows, end = min(matrix.rows, start + chunkRows)
+        let columns = matrix.columns
+        withUnsafeTemporaryAllocation(of: Float.self, capacity: columns) { row in
+            let w = row.baseAddress!
+            for r in start..<end {
+                matrix.dequantizeRow(r, into: w)
+                for t in 0..<tokens {
+                    y[t * outputStride + r] = dotF32(w, x + t * columns, columns)
+                }
+            }
+        }
+    }
+}
+
+/// Causal attention of one query position over the KV cache, one chunk per query head.
+final class AttentionTask: ParallelTask, @unchecked Sendable {
+    // @unchecked: as MatvecTask; each head writes its own slice of `output` and `scores`.
+    var query: UnsafePointer<Float>
+    var keys: UnsafePointer<Float>
+    var values: UnsafePointer<Float>
+    var output: UnsafeMutablePointer<Float>
+    let scores: UnsafeMutablePointer<Float>
+    var positions = 0
+    let shape: ModelShape
+
+    init(shape: ModelShape, scores: UnsafeMutablePointer<Float>, placeholder: UnsafeMutablePointer<Float>) {
+        self.shape = shape; self.scores = scores
+        query = UnsafePointer(placeholder); keys = UnsafePointer(placeholder); values = UnsafePointer(placeholder); output = placeholder
+    }
+
+    func execute(chunk head: Int) {
+        attendHead(head: head, shape: shape, query: query, keys: keys, values: values, positions: positions,
+                   scores: scores + head * shape.context, output: output)
+    }
+}
+
+/// One head's attention: softmax(q . k_t / sqrt(d)) weighted sum of v_t over positions 0..<positions.
+/// keys/values are the layer's cache rows (kvDim floats per position).
+@inline(__always)
+func attendHead(head: Int, shape: ModelShape, query: UnsafePointer<Float>, keys: UnsafePointer<Float>,
+                values: UnsafePointer<Float>, positions: Int, scores: UnsafeMutablePointer<Float>,
+                output: UnsafeMutablePointer<Float>) {
+    let headDim = shape.headDim, kvDim = shape.kvDim
+    let kvHead = head / (shape.heads / shape.kvHeads)
+    let q = query + head * headDim
+    let scale = 1 / Float(headDim).squareRoot()
+    var largest = -Float.infinity
+    for t in 0..<positions {
+        let k = keys + t * kvDim + kvHead * headDim
+        var sum: Float = 0
+        var i = 0
+        if headDim % 16 == 0 {
+            var acc = SIMD16<Float>()
+            while i < headDim { acc += load16(q + i) * load16(k + i); i &+= 16 }
+            sum = acc.sum()
+        } else {
+            while i < headDim { sum += q[i] * k[i]; i += 1 }
+        }
+        let score = sum * scale
+        scores[t] = score
+        largest = max(largest, score)
+    }
+    var total: Float = 0
+    for t in 0..<positions {
+        let e = expf(scores[t] - largest)
+        scores[t] = e
+        total += e
+    }
+    let out = output + head * headDim
+    out.update(repeating: 0, count: headDim)
+    let inverse = 1 / total
+    for t in 0..<positions {
+        let weight = scores[t] * inverse
+        let v = values + t * kvDim + kvHead * headDim
+        if headDim % 16 == 0 {
+            var i = 0
+            while i < headDim {
+                let o = UnsafeMutableRawPointer(out + i)
+                o.storeBytes(of: o.loadUnaligned(as: SIMD16<Float>.self) + load16(v + i) * weight, as: SIMD16<Float>.self)
+                i &+= 16
+            }
+        } else {
+            for i in 0..<headDim { out[i] += weight * v[i] }
+        }
+    }
+}
+
+/// out = x / rms(x) * gain.
+@inline(__always)
+func rmsNorm(_ x: UnsafePointer<Float>, gain: UnsafePointer<Float>, count: Int, into out: UnsafeMutablePointer<Float>) {
+    var acc = SIMD16<Float>()
+    var i = 0
+    while i < count { let v = load16(x + i); acc += v * v; i &+= 16 }
+    let inverse = 1 / (acc.sum() / Float(count) + 1e-5).squareRoot()
+    i = 0
+    while i < count {
+        UnsafeMutableRawPointer(out + i).storeBytes(of: load16(x + i) * load16(gain + i) * inverse, as: SIMD16<Float>.self)
+        i &+= 16
+    }
+}
+
+/// Rotates consecutive pairs of each head's dimensions by position-dependent angles (Llama's RoPE).
+/// `cosines`/`sines` hold headDim/2 entries for this position.
+@inline(__always)
+func applyRoPE(_ vector: UnsafeMutablePointer<Float>, heads: Int, headDim: Int,
+               cosines: UnsafePointer<Float>, sines: UnsafePointer<Float>) {
+    for head in 0..<heads {
+        let v = vector + head * headDim
+        for pair in 0..<(headDim / 2) {
+            let a = v[2 * pair], b = v[2 * pair + 1]
+            v[2 * pair] = a * cosines[pair] - b * sines[pair]
+            v[2 * pair + 1] = a * sines[pair] + b * cosines[pair]
+        }
+    }
+}
+
+/// out[i] = silu(gate[i]) * up[i].
+@inline(__always)
+func swiGLU(gate: UnsafePointer<Float>, up: UnsafePointer<Float>, count: Int, into out: UnsafeMutablePointer<Float>) {
+    for i in 0..<count {
+        let g = gate[i]
+        out[i] = g / (1 + expf(-g)) * up[i]
+    }
+}
+
+@inline(__always)
+func addInPlace(_ x: UnsafeMutablePointer<Float>, _ y: UnsafePointer<Float>, count: Int) {
+    var i = 0
+    while i < count {
+        UnsafeMutableRawPointer(x + i).storeBytes(of: load16(x + i) + load16(y + i), as: SIMD16<Float>.self)
+        i &+= 16
+    }
+}

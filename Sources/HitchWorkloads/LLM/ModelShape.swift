@@ -1,0 +1,109 @@
+// The decoder's shape and weight format, and the byte accounting both imply. Every byte figure the
+// workload records or prints comes from here, so the bench, the budget and the trace agree.
+
+/// How weights are stored. Bytes per weight follow from the layout exactly (see `bytes(rows:columns:)`).
+public enum WeightFormat: String, CaseIterable, Sendable, Codable {
+    /// 4 bytes per weight.
+    case f32
+    /// IEEE half: 2 bytes per weight.
+    case f16
+    /// Blocks of 32 int8 weights with one f16 scale: 34 bytes per 32 weights (8.5 bits/weight).
+    case q8_0
+    /// Blocks of 32 4-bit weights (value = (q - 8) * scale) with one f16 scale: 18 bytes per 32 (4.5 bits/weight).
+    case q4_0
+    /// 4-bit indices into a 16-entry f16 lookup table shared by a block of `pal4RowsPerTable` rows
+    /// (Core ML palettization, grouped by output channel).
+    case pal4
+
+    /// Weights per quantization block (q8_0, q4_0) along a row.
+    public static let blockSize = 32
+    /// Rows that share one pal4 lookup table.
+    public static let pal4RowsPerTable = 16
+
+    /// Exact storage of a rows x columns matrix in this format.
+    public func bytes(rows: Int, columns: Int) -> Int {
+        switch self {
+        case .f32: return rows * columns * 4
+        case .f16: return rows * columns * 2
+        case .q8_0: return rows * (columns / Self.blockSize) * (Self.blockSize + 2)
+        case .q4_0: return rows * (columns / Self.blockSize) * (Self.blockSize / 2 + 2)
+        case .pal4:
+            let tables = (rows + Self.pal4RowsPerTable - 1) / Self.pal4RowsPerTable
+            return rows * columns / 2 + tables * 16 * 2
+        }
+    }
+
+    /// Storage bits per weight for a large matrix (lookup tables amortized).
+    public var bitsPerWeight: Double {
+        Double(bytes(rows: 4096, columns: 4096)) * 8 / Double(4096 * 4096)
+    }
+
+    /// Parses a comma-separated list such as "f32,q4_0".
+    public static func parseList(_ text: String) -> [WeightFormat]? {
+        var formats: [WeightFormat] = []
+        for word in text.split(separator: ",") {
+            guard let format = WeightFormat(rawValue: String(word)) else { return nil }
+            formats.append(format)
+        }
+        return formats.isEmpty ? nil : formats
+    }
+}
+
+/// A Llama-style decoder's dimensions.
+public struct ModelShape: Sendable, Equatable, Codable {
+    public var dim: Int
+    public var layers: Int
+    public var heads: Int
+    public var kvHeads: Int
+    public var ffn: Int
+    public var vocab: Int
+    /// Positions the KV cache holds.
+    public var context: Int
+
+    public init(dim: Int = 1536, layers: Int = 12, heads: Int = 12, kvHeads: Int = 4,
+                ffn: Int = 4096, vocab: Int = 32000, context: Int = 512) {
+        self.dim = dim; self.layers = layers; self.heads = heads; self.kvHeads = kvHeads
+        self.ffn = ffn; self.vocab = vocab; self.context = context
+    }
+
+    /// The bundled model: about 0.45 B parameters, so even q4_0 weights are several times the 32 MB LLC.
+    public static let bundled = ModelShape()
+
+    public var headDim: Int { dim / heads }
+    public var kvDim: Int { kvHeads * headDim }
+    /// Rows of the fused q|k|v projection.
+    public var qkvRows: Int { dim + 2 * kvDim }
+
+    /// Why a shape cannot be built, naming the offending flag.
+    public func validationError() -> String? {
+        if dim <= 0 || layers <= 0 || heads <= 0 || kvHeads <= 0 || ffn <= 0 || vocab <= 0 || context <= 0 {
+            return "every dimension must be positive"
+        }
+        if dim % heads != 0 { return "--dim (\(dim)) must be a multiple of --heads (\(heads))" }
+        if heads % kvHeads != 0 { return "--heads (\(heads)) must be a multiple of --kv-heads (\(kvHeads))" }
+        if headDim % 2 != 0 { return "head dimension (--dim / --heads = \(headDim)) must be even for RoPE" }
+        if dim % 64 != 0 { return "--dim (\(dim)) must be a multiple of 64 (SIMD blocks of 32 weights, pairs of nibbles)" }
+        if ffn % 64 != 0 { return "--ffn (\(ffn)) must be a multiple of 64" }
+        if vocab < 256 { return "--vocab (\(vocab)) must be at least 256 (the byte-level tokens)" }
+        return nil
+    }
+
+    /// Matrices per layer as (rows, columns): qkv, attention output, gate|up, down.
+    public var layerMatrices: [(rows: Int, columns: Int)] {
+        [(qkvRows, dim), (dim, dim), (2 * ffn, dim), (dim, ffn)]
+    }
+
+    public var parameterCount: Int {
+        let perLayer = layerMatrices.reduce(0) { $0 + $1.rows * $1.columns } + 2 * dim
+        return vocab * dim /* embedding */ + layers * perLayer + dim /* final norm */ + vocab * dim /* output head */
+    }
+
+    /// Bytes of all weights: matrices in `format`, norm gains in f32.
+    public func weightBytes(_ format: WeightFormat) -> Int {
+        let perLayer = layerMatrices.reduce(0) { $0 + format.bytes(rows: $1.rows, columns: $1.columns) } + 2 * dim * 4
+        return 2 * format.bytes(rows: vocab, columns: dim) + layers * perLayer + dim * 4
+    }
+
+    /// Bytes of the f32 KV cache holding `positions` positions (keys and values, every layer).
+    public func kvCacheBytes(positions: Int) -> Int { layers * positions * kvDim * 2 * 4 }
+}

@@ -1,0 +1,126 @@
+// The Llama-style decoder: weights (generated from a seed, in one storage format) and the decode state
+// (activation buffers and the KV cache, allocated once). `step` runs one token through every layer,
+// records each op with its exact byte and FLOP counts, and leaves the logits in `logits`.
+
+import Foundation
+
+/// A decoder's weights. Immutable once built; share one across sessions.
+public final class TransformerWeights: @unchecked Sendable {
+    // @unchecked: every field is written during init only.
+    public let shape: ModelShape
+    public let format: WeightFormat
+    public let seed: UInt64
+    let embedding: WeightMatrix
+    let layers: [LayerWeights]
+    let finalNorm: UnsafeMutablePointer<Float>
+    let output: WeightMatrix
+
+    struct LayerWeights {
+        let attentionNorm: UnsafeMutablePointer<Float>
+        let qkv: WeightMatrix
+        let attentionOutput: WeightMatrix
+        let ffnNorm: UnsafeMutablePointer<Float>
+        /// Gate rows first, then up rows (one pass over the input for both).
+        let gateUp: WeightMatrix
+        let down: WeightMatrix
+    }
+
+    /// Generates every weight from `seed` (a matrix's values depend only on the seed, its index and the
+    /// row, so the result is the same for any thread count). The same seed gives the same underlying
+    /// f32 model in every format.
+    public init(shape: ModelShape, format: WeightFormat, seed: UInt64, pool: WorkerPool) {
+        self.shape = shape; self.format = format; self.seed = seed
+        var matrixIndex: UInt64 = 0
+        func matrix(_ rows: Int, _ columns: Int, amplitude: Float) -> WeightMatrix {
+            matrixIndex += 1
+            let m = WeightMatrix(format: format, rows: rows, columns: columns)
+            let task = GenerateTask(matrix: m, seed: seed &+ matrixIndex &* 0x9E37_79B9_7F4A_7C15, amplitude: amplitude)
+            pool.run(task, chunkCount: (rows + WeightMatrix.groupRows - 1) / WeightMatrix.groupRows)
+            return m
+        }
+        func gains() -> UnsafeMutablePointer<Float> {
+            matrixIndex += 1
+            let g = UnsafeMutablePointer<Float>.allocate(capacity: shape.dim)
+            var rng = SplitMix64(seed: seed &+ matrixIndex &* 0x9E37_79B9_7F4A_7C15)
+            for i in 0..<shape.dim { g[i] = 1 + 0.1 * rng.nextSigned() }
+            return g
+        }
+        let dim = shape.dim
+        embedding = matrix(shape.vocab, dim, amplitude: 1)
+        var layers: [LayerWeights] = []
+        for _ in 0..<shape.layers {
+            layers.append(LayerWeights(
+                attentionNorm: gains(),
+                qkv: matrix(shape.qkvRows, dim, amplitude: (3 / Float(dim)).squareRoot()),
+                attentionOutput: matrix(dim, dim, amplitude: (3 / Float(dim)).squareRoot()),
+                ffnNorm: gains(),
+                gateUp: matrix(2 * shape.ffn, dim, amplitude: (3 / Float(dim)).squareRoot()),
+                down: matrix(dim, shape.ffn, amplitude: (3 / Float(shape.ffn)).squareRoot())))
+        }
+        self.layers = layers
+        finalNorm = gains()
+        output = matrix(shape.vocab, dim, amplitude: (3 / Float(dim)).squareRoot())
+    }
+
+    deinit {
+        finalNorm.deallocate()
+        for layer in layers { layer.attentionNorm.deallocate(); layer.ffnNorm.deallocate() }
+    }
+
+    /// Bytes of all weights as stored (equals `shape.weightBytes(format)`).
+    public var byteCount: Int {
+        var total = embedding.byteCount + output.byteCount + shape.dim * 4
+        for layer in layers {
+            total += layer.qkv.byteCount + layer.attentionOutput.byteCount + layer.gateUp.byteCount + layer.down.byteCount
+            total += 2 * shape.dim * 4
+        }
+        return total
+    }
+}
+
+/// A small, fast, deterministic generator (SplitMix64).
+struct SplitMix64 {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    /// Uniform in [-1, 1).
+    mutating func nextSigned() -> Float {
+        Float(Int32(truncatingIfNeeded: next() >> 32)) * (1.0 / 2_147_483_648.0)
+    }
+    /// Uniform in [0, 1).
+    mutating func nextUnit() -> Float { Float(next() >> 40) * (1.0 / 16_777_216.0) }
+}
+
+/// Fills one 16-row group of a matrix with uniform values in [-amplitude, amplitude], then encodes it.
+final class GenerateTask: ParallelTask, @unchecked Sendable {
+    // @unchecked: each chunk writes a disjoint row group of `matrix`.
+    let matrix: WeightMatrix
+    let seed: UInt64
+    let amplitude: Float
+    init(matrix: WeightMatrix, seed: UInt64, amplitude: Float) {
+        self.matrix = matrix; self.seed = seed; self.amplitude = amplitude
+    }
+    func execute(chunk: Int) {
+        let first = chunk * WeightMatrix.groupRows
+        let count = min(WeightMatrix.groupRows, matrix.rows - first)
+        let values = UnsafeMutablePointer<Float>.allocate(capacity: count * matrix.columns)
+        defer { values.deallocate() }
+        var rng = SplitMix64(seed: seed ^ (UInt64(chunk) &* 0xD1B5_4A32_D192_ED03))
+        let scale = amplitude * (1.0 / 2_147_483_648.0)
+        var i = 0
+        let total = count * matrix.columns
+        while i < total {
+            let r = rng.next()
+            values[i] = Float(Int32(truncatingIfNeeded: r)) * scale
+            values[i + 1] = Float(Int32(truncatingIfNeeded: r >> 32)) * scale
+            i += 2
+        }
+        matrix.encodeGroup(firstRow: first, rowCount: count, source: values)
+    }
+}
