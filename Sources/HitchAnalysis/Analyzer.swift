@@ -437,6 +437,11 @@ public struct Analyzer: Sendable {
         .prefix(limit).map { $0 }
     }
 
+    /// A warning shown with the analysis (e.g. the reader's skipped records).
+    public mutating func addWarning(_ warning: String) {
+        if warnings.count < 100 { warnings.append(warning) }
+    }
+
     // MARK: End of a run, end of the analysis
 
     private mutating func endRun(path: String) {

@@ -1,0 +1,121 @@
+import Foundation
+
+// CI budgets: `hitch check TRACE --budget FILE`. The format (docs/METRICS.md "Budgets"):
+//   {"budgets": [{"metric": "hitches.120.hitchTimeRatioMsPerS", "max": 5},
+//                {"metric": "decode.tokensPerSecond", "min": 20, "name": "decode speed"}]}
+
+public struct Budget: Sendable, Equatable {
+    public var name: String
+    public var metric: MetricPath
+    public var max: Double?
+    public var min: Double?
+}
+
+public enum BudgetError: Error, Sendable, Equatable, CustomStringConvertible {
+    case unreadable(path: String, reason: String)
+    case invalid(path: String, reason: String)
+    public var description: String {
+        switch self {
+        case let .unreadable(path, reason): "cannot read budget file '\(path)': \(reason)"
+        case let .invalid(path, reason): "bad budget file '\(path)': \(reason)"
+        }
+    }
+}
+
+/// The result of one budget against one analysis.
+public struct BudgetOutcome: Sendable, Equatable, Codable {
+    public var name: String
+    public var metric: String
+    public var max: Double?
+    public var min: Double?
+    /// The figure's value; nil when the trace has no such figure (the budget then passes, noted).
+    public var actual: Double?
+    public var passed: Bool
+    /// One line: "hitches.120.hitchTimeRatioMsPerS = 12.3 > max 5".
+    public var message: String
+}
+
+public enum BudgetFile {
+    /// Parses and validates a budget file's contents; every problem names the budget's index.
+    public static func parse(_ data: Data, path: String) throws(BudgetError) -> [Budget] {
+        let root: Any
+        do { root = try JSONSerialization.jsonObject(with: data) } catch {
+            throw .invalid(path: path, reason: "not valid JSON")
+        }
+        guard let object = root as? [String: Any], let list = object["budgets"] as? [Any] else {
+            throw .invalid(path: path, reason: "expected an object with a \"budgets\" list")
+        }
+        let allowed: Set<String> = ["metric", "max", "min", "name"]
+        var budgets: [Budget] = []
+        let schema = Analysis.schemaObject
+        for (index, item) in list.enumerated() {
+            let at = "budget \(index + 1)"
+            guard let entry = item as? [String: Any] else { throw .invalid(path: path, reason: "\(at) is not an object") }
+            if let unknown = entry.keys.sorted().first(where: { !allowed.contains($0) }) {
+                throw .invalid(path: path, reason: "\(at) has unknown key \"\(unknown)\" (allowed: metric, max, min, name)")
+            }
+            guard let metricText = entry["metric"] as? String else { throw .invalid(path: path, reason: "\(at) needs a \"metric\" string") }
+            let metric: MetricPath
+            do { metric = try MetricPath(metricText) } catch { throw .invalid(path: path, reason: "\(at): \(error)") }
+            guard metric.isKnown(schema: schema) else {
+                throw .invalid(path: path, reason: "\(at): unknown metric '\(metricText)' (see docs/METRICS.md for the JSON schema)")
+            }
+            func limit(_ key: String) throws(BudgetError) -> Double? {
+                guard let value = entry[key] else { return nil }
+                guard let number = value as? NSNumber, !(value is Bool), number.doubleValue.isFinite else {
+                    throw .invalid(path: path, reason: "\(at): \"\(key)\" must be a number")
+                }
+                return number.doubleValue
+            }
+            let max = try limit("max"), min = try limit("min")
+            guard max != nil || min != nil else { throw .invalid(path: path, reason: "\(at) needs \"max\" or \"min\"") }
+            let name = entry["name"] as? String ?? metricText
+            budgets.append(Budget(name: name, metric: metric, max: max, min: min))
+        }
+        return budgets
+    }
+
+    /// Reads and parses a budget file.
+    public static func load(path: String) throws(BudgetError) -> [Budget] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw .unreadable(path: path, reason: FileManager.default.fileExists(atPath: path) ? "not readable" : "no such file")
+        }
+        guard data.count <= 16 << 20 else { throw .invalid(path: path, reason: "larger than 16 MB") }
+        return try parse(data, path: path)
+    }
+
+    /// Checks every budget against an analysis. A figure that is not numeric is a budget-file error.
+    public static func evaluate(_ budgets: [Budget], against analysis: Analysis, path: String = "budget") throws(BudgetError) -> [BudgetOutcome] {
+        let root: Any
+        do { root = try analysis.jsonObject() } catch { throw .invalid(path: path, reason: "cannot encode the analysis: \(error)") }
+        var outcomes: [BudgetOutcome] = []
+        for budget in budgets {
+            var outcome = BudgetOutcome(name: budget.name, metric: budget.metric.text, max: budget.max, min: budget.min,
+                                        actual: nil, passed: true, message: "")
+            switch budget.metric.resolve(in: root) {
+            case .absent:
+                outcome.message = "\(budget.metric) is not in this trace (budget skipped)"
+            case .notNumeric(let what):
+                throw .invalid(path: path, reason: "metric '\(budget.metric)' is \(what), not a number")
+            case .number(let value):
+                outcome.actual = value
+                if let max = budget.max, value > max {
+                    outcome.passed = false
+                    outcome.message = "\(budget.metric) = \(format(value)) > max \(format(max))"
+                } else if let min = budget.min, value < min {
+                    outcome.passed = false
+                    outcome.message = "\(budget.metric) = \(format(value)) < min \(format(min))"
+                } else {
+                    let limits = [budget.min.map { "min \(format($0))" }, budget.max.map { "max \(format($0))" }].compactMap { $0 }
+                    outcome.message = "\(budget.metric) = \(format(value)) within \(limits.joined(separator: ", "))"
+                }
+            }
+            outcomes.append(outcome)
+        }
+        return outcomes
+    }
+
+    static func format(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value.rounded(decimals: 3))
+    }
+}

@@ -1,0 +1,23 @@
+import HitchTrace
+
+/// The FXT reader is the analyzer's usual input.
+extension TraceReader: AnalysisInput {
+    @inline(__always)
+    public mutating func nextEvent() throws -> TraceEvent? { try next() }
+    public var progress: Double? { fileSize > 0 ? Double(bytesConsumed) / Double(fileSize) : nil }
+}
+
+extension Analyzer {
+    /// Analyzes trace files as runs of one analysis; `progress(runIndex, fraction)` for progress bars.
+    public static func analyze(paths: [String], options: AnalyzerOptions = AnalyzerOptions(),
+                               progress: ((Int, Double) -> Void)? = nil) throws -> Analysis {
+        var analyzer = Analyzer(options: options)
+        for (index, path) in paths.enumerated() {
+            var reader = try TraceReader(path: path)
+            try analyzer.add(&reader, path: path, progress: progress.map { report in { report(index, $0) } })
+            let warnings = reader.warningCount
+            if warnings > 0 { analyzer.addWarning("\(path): \(warnings) records skipped (first: \(reader.warnings.first?.description ?? "?"))") }
+        }
+        return analyzer.finish()
+    }
+}
