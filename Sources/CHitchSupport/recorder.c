@@ -20,6 +20,7 @@ typedef struct hitch_thread_state {
     hitch_cursor *cursor;      // this thread's thread-local cursor (valid while registered)
     hitch_buffer *buffer;      // active buffer, or NULL
     int32_t tid;
+    uint64_t dropped;          // events this thread dropped (written by the owner, read under `lock`)
     char name[64];
 } hitch_thread_state;
 
@@ -35,7 +36,8 @@ static hitch_buffer *full_head = NULL, *full_tail = NULL;
 static int session_active = 0;
 static int session_ending = 0;
 static uint64_t session_id = 0;
-static uint64_t dropped_total = 0;
+static uint64_t dropped_by_exited_threads = 0;   // plus every registered thread's `dropped`
+static uint32_t free_count = 0;                  // buffers in free_list; read without the lock
 
 // Buffer memory is mapped once per configuration and never unmapped: a thread preempted inside
 // the hot path across a stop may still store into it, which must never fault.
@@ -71,6 +73,7 @@ static void thread_exit(void *value) {
     hitch_thread_state *st = value;
     pthread_mutex_lock(&lock);
     submit_active_locked(st);
+    dropped_by_exited_threads += __atomic_load_n(&st->dropped, __ATOMIC_RELAXED);
     if (st->prev) st->prev->next = st->next; else registry = st->next;
     if (st->next) st->next->prev = st->prev;
     pthread_mutex_unlock(&lock);
@@ -101,12 +104,23 @@ static hitch_thread_state *current_state(void) {
     return st;
 }
 
+static void count_drop(hitch_thread_state *st) {
+    __atomic_store_n(&st->dropped, __atomic_load_n(&st->dropped, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+}
+
 hitch_record *hitch_reserve_slow(uint32_t count) {
     hitch_thread_state *st = current_state();
+    if (!st) return NULL;
+    // Dropping (no buffer, none free): count without taking the lock, so a writer that cannot
+    // keep up is not slowed further by producers queueing on its mutex.
+    if (!st->buffer && hitch_is_recording() && __atomic_load_n(&free_count, __ATOMIC_ACQUIRE) == 0) {
+        count_drop(st);
+        return NULL;
+    }
     pthread_mutex_lock(&lock);
-    if (!st || !session_active || session_ending || count == 0 || count > region_buffer_records) {
-        // Raced with stop (or no memory for the thread's state): never silent, count it.
-        if (session_active || session_ending) dropped_total += 1;
+    if (!session_active || session_ending || count == 0 || count > region_buffer_records) {
+        // Raced with stop: never silent, count it.
+        if (session_active || session_ending) count_drop(st);
         hitch_tls_cursor.cursor = NULL;
         hitch_tls_cursor.limit = NULL;
         pthread_mutex_unlock(&lock);
@@ -115,13 +129,14 @@ hitch_record *hitch_reserve_slow(uint32_t count) {
     submit_active_locked(st);
     hitch_buffer *b = free_list;
     if (!b) {
-        dropped_total += 1;
+        count_drop(st);
         hitch_tls_cursor.cursor = NULL;
         hitch_tls_cursor.limit = NULL;
         pthread_mutex_unlock(&lock);
         return NULL;
     }
     free_list = b->next;
+    __atomic_store_n(&free_count, free_count - 1, __ATOMIC_RELEASE);
     b->next = NULL;
     b->session = session_id;
     b->used = 0;
@@ -138,7 +153,7 @@ int hitch_recorder_begin(uint32_t buffer_records, uint32_t buffer_count) {
     if (session_active || session_ending) { pthread_mutex_unlock(&lock); return -1; }
     if (!region || region_buffer_records != buffer_records || region_buffer_count < buffer_count) {
         size_t bytes = (size_t)buffer_records * buffer_count * sizeof(hitch_record);
-        void *memory = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        void *memory = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
         hitch_buffer *new_headers = calloc(buffer_count, sizeof(hitch_buffer));
         if (memory == MAP_FAILED || !new_headers) {
             if (memory != MAP_FAILED) munmap(memory, bytes);
@@ -153,6 +168,12 @@ int hitch_recorder_begin(uint32_t buffer_records, uint32_t buffer_count) {
         region_buffer_records = buffer_records;
         region_buffer_count = buffer_count;
     }
+#ifdef MADV_POPULATE_WRITE
+    else {
+        // Reused after a stop released its pages: fault them in now, not on the hot path.
+        madvise(region, region_bytes, MADV_POPULATE_WRITE);
+    }
+#endif
     free_list = NULL;
     for (uint32_t i = 0; i < buffer_count; i++) {
         hitch_buffer *b = &headers[i];
@@ -161,6 +182,7 @@ int hitch_recorder_begin(uint32_t buffer_records, uint32_t buffer_count) {
         b->next = free_list;
         free_list = b;
     }
+    __atomic_store_n(&free_count, buffer_count, __ATOMIC_RELEASE);
     full_head = full_tail = NULL;
     session_id += 1;
     session_active = 1;
@@ -198,6 +220,7 @@ void hitch_recorder_release(void) {
     session_active = 0;
     session_ending = 0;
     free_list = NULL;
+    __atomic_store_n(&free_count, 0, __ATOMIC_RELEASE);
     full_head = full_tail = NULL;
     if (region) madvise(region, region_bytes, MADV_DONTNEED);
     pthread_mutex_unlock(&lock);
@@ -234,13 +257,15 @@ void hitch_writer_give_back(hitch_buffer *b) {
         b->used = 0;
         b->next = free_list;
         free_list = b;
+        __atomic_store_n(&free_count, free_count + 1, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&lock);
 }
 
 uint64_t hitch_dropped_total(void) {
     pthread_mutex_lock(&lock);
-    uint64_t value = dropped_total;
+    uint64_t value = dropped_by_exited_threads;
+    for (hitch_thread_state *st = registry; st; st = st->next) value += __atomic_load_n(&st->dropped, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&lock);
     return value;
 }

@@ -83,7 +83,16 @@ final class FXTOutput {
     private let ownsDescriptor: Bool
     private let capacityWords = 1 << 17   // 1 MB
     private let words: UnsafeMutablePointer<UInt64>
-    private(set) var count = 0
+    // Behind a pointer: a stored `var` of a class pays a dynamic exclusivity check per access.
+    private let countStorage: UnsafeMutablePointer<Int> = {
+        let pointer = UnsafeMutablePointer<Int>.allocate(capacity: 1)
+        pointer.initialize(to: 0)
+        return pointer
+    }()
+    private(set) var count: Int {
+        get { countStorage.pointee }
+        set { countStorage.pointee = newValue }
+    }
     private(set) var bytesFlushed: UInt64 = 0
     /// The first write error (errno), after which output is discarded and counted as lost.
     private(set) var writeErrno: Int32?
@@ -96,6 +105,7 @@ final class FXTOutput {
 
     deinit {
         words.deallocate()
+        countStorage.deallocate()
         if ownsDescriptor { _ = close(fd) }
     }
 
@@ -146,8 +156,16 @@ final class FXTEncoder {
     private var localKeys: [String: UInt64] = [:]
     // A direct-mapped cache in front of `stringIndex` for the writer thread's per-event lookups.
     private static let cacheSize = 4096
-    private var cacheKeys = [UInt64](repeating: .max, count: FXTEncoder.cacheSize)
-    private var cacheRefs = [UInt16](repeating: 0, count: FXTEncoder.cacheSize)
+    private let cacheKeys: UnsafeMutablePointer<UInt64> = {
+        let pointer = UnsafeMutablePointer<UInt64>.allocate(capacity: FXTEncoder.cacheSize)
+        pointer.initialize(repeating: .max, count: FXTEncoder.cacheSize)
+        return pointer
+    }()
+    private let cacheRefs: UnsafeMutablePointer<UInt16> = {
+        let pointer = UnsafeMutablePointer<UInt16>.allocate(capacity: FXTEncoder.cacheSize)
+        pointer.initialize(repeating: 0, count: FXTEncoder.cacheSize)
+        return pointer
+    }()
 
     // Thread table: koid pair -> index, reused round robin past 255 threads.
     private var threadIndex: [ThreadKey: UInt8] = [:]
@@ -156,10 +174,40 @@ final class FXTEncoder {
     private var threadNames: [UInt64: String] = [:]
     private var processNamed: Set<UInt64> = []
 
-    private var eventStart: UnsafeMutablePointer<UInt64>?
-    private var eventWords = 0
-    private var eventArgs = 0
-    private(set) var eventCount: UInt64 = 0
+    // The event being written, behind a pointer (no dynamic exclusivity checks per argument).
+    private struct Pending {
+        var start: UnsafeMutablePointer<UInt64>?
+        var words = 0
+        var args = 0
+        var eventCount: UInt64 = 0
+    }
+    private let pending: UnsafeMutablePointer<Pending> = {
+        let pointer = UnsafeMutablePointer<Pending>.allocate(capacity: 1)
+        pointer.initialize(to: Pending())
+        return pointer
+    }()
+    private var eventStart: UnsafeMutablePointer<UInt64>? {
+        get { pending.pointee.start }
+        set { pending.pointee.start = newValue }
+    }
+    private var eventWords: Int {
+        get { pending.pointee.words }
+        set { pending.pointee.words = newValue }
+    }
+    private var eventArgs: Int {
+        get { pending.pointee.args }
+        set { pending.pointee.args = newValue }
+    }
+    private(set) var eventCount: UInt64 {
+        get { pending.pointee.eventCount }
+        set { pending.pointee.eventCount = newValue }
+    }
+
+    deinit {
+        cacheKeys.deallocate()
+        cacheRefs.deallocate()
+        pending.deallocate()
+    }
 
     struct ThreadKey: Hashable { var pid: UInt64; var tid: UInt64 }
 

@@ -148,3 +148,43 @@ public struct Symbol: Sendable, Equatable {
 public enum HitchCategory {
     public static let stage = "stage"
 }
+
+extension TraceEvent.Payload {
+    /// The payload's kind as one stable word (as `hitch info` and docs/FORMAT.md name it).
+    public var kindName: String {
+        switch self {
+        case .intervalBegin: "intervalBegin"
+        case .intervalEnd: "intervalEnd"
+        case .intervalComplete: "intervalComplete"
+        case .instant: "instant"
+        case .counter: "counter"
+        case .frameBegan: "frameBegan"
+        case .frameCommitted: "frameCommitted"
+        case .frameRenderEnded: "frameRenderEnded"
+        case .framePresented: "framePresented"
+        case .bodyEvaluation: "bodyEvaluation"
+        case .invalidation: "invalidation"
+        case .layoutPass: "layoutPass"
+        case .inferenceOp: "inferenceOp"
+        case .token: "token"
+        case .interactionBegin: "interactionBegin"
+        case .interactionEnd: "interactionEnd"
+        case .sample: "sample"
+        case .stackDefinition: "stackDefinition"
+        case .symbol: "symbol"
+        case .metadata: "metadata"
+        case .droppedEvents: "droppedEvents"
+        }
+    }
+
+    /// When the event ends, for payloads that span time (complete intervals, bodies, layout passes, ops).
+    public var endNs: Int64? {
+        switch self {
+        case let .intervalComplete(_, _, endNs): endNs
+        case let .bodyEvaluation(body): body.endNs
+        case let .layoutPass(endNs, _): endNs
+        case let .inferenceOp(op): op.endNs
+        default: nil
+        }
+    }
+}

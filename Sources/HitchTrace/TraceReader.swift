@@ -77,14 +77,39 @@ final class ReaderCore {
     private let fd: Int32
     private let capacity: Int
     private let buffer: UnsafeMutableRawPointer
-    var base: UInt64 = 0
-    var pos = 0
-    private var end = 0
-    private var eof = false
-    private var finished = false
     let fileSize: UInt64
 
-    private(set) var converter = TickConverter(ticksPerSecond: 1_000_000_000)
+    // Scalars the per-event path touches live behind a pointer: stored `var`s of a class would pay
+    // a dynamic exclusivity check on every access.
+    private struct Hot {
+        var base: UInt64 = 0
+        var pos = 0
+        var end = 0
+        var eof = false
+        var finished = false
+        var converter = TickConverter(ticksPerSecond: 1_000_000_000)
+        var argMask: UInt32 = 0
+        var firstNumericBits: UInt64 = 0
+        var firstNumericKind: ArgKind?
+        var lastTimestampNs: Int64 = 0
+        var droppedEventCount: UInt64 = 0
+    }
+    private let hot: UnsafeMutablePointer<Hot> = {
+        let pointer = UnsafeMutablePointer<Hot>.allocate(capacity: 1)
+        pointer.initialize(to: Hot())
+        return pointer
+    }()
+    var base: UInt64 { get { hot.pointee.base } set { hot.pointee.base = newValue } }
+    var pos: Int { get { hot.pointee.pos } set { hot.pointee.pos = newValue } }
+    private var end: Int { get { hot.pointee.end } set { hot.pointee.end = newValue } }
+    private var eof: Bool { get { hot.pointee.eof } set { hot.pointee.eof = newValue } }
+    private var finished: Bool { get { hot.pointee.finished } set { hot.pointee.finished = newValue } }
+    var converter: TickConverter { get { hot.pointee.converter } set { hot.pointee.converter = newValue } }
+    private var argMask: UInt32 { get { hot.pointee.argMask } set { hot.pointee.argMask = newValue } }
+    private var firstNumericBits: UInt64 { get { hot.pointee.firstNumericBits } set { hot.pointee.firstNumericBits = newValue } }
+    private var firstNumericKind: ArgKind? { get { hot.pointee.firstNumericKind } set { hot.pointee.firstNumericKind = newValue } }
+    private var lastTimestampNs: Int64 { get { hot.pointee.lastTimestampNs } set { hot.pointee.lastTimestampNs = newValue } }
+    var droppedEventCount: UInt64 { get { hot.pointee.droppedEventCount } set { hot.pointee.droppedEventCount = newValue } }
 
     // FXT tables: ref -> dense id. `undefined` marks an index no string record has set.
     private static let undefined = UInt32.max
@@ -105,15 +130,10 @@ final class ReaderCore {
     private(set) var metadata: [String: String] = [:]
     private(set) var warnings: [TraceReadWarning] = []
     private(set) var warningCount = 0
-    private(set) var droppedEventCount: UInt64 = 0
-    private var lastTimestampNs: Int64 = 0
 
     // Arguments of the event being decoded, by known slot.
     private let argBits: UnsafeMutablePointer<UInt64>
     private let argKinds: UnsafeMutablePointer<UInt8>
-    private var argMask: UInt32 = 0
-    private var firstNumericBits: UInt64 = 0
-    private var firstNumericKind: ArgKind?
 
     // Fixed ids of known names.
     private let nameBase = UInt32(knownArgumentNames.count + 1)
@@ -184,6 +204,8 @@ final class ReaderCore {
         fxtThreads.deallocate()
         argBits.deallocate()
         argKinds.deallocate()
+        hot.deinitialize(count: 1)
+        hot.deallocate()
         if fd >= 0 { close(fd) }
     }
 

@@ -103,6 +103,6 @@ func readAll(_ path: String) throws -> (events: [TraceEvent], reader: TraceReade
             default: break
             }
         }
-        #expect(kinds.count == 21, "saw \(kinds.sorted())")
+        #expect(kinds.count == 18, "saw \(kinds.sorted())")
     }
 }

@@ -1,9 +1,204 @@
-// Placeholder until its owner lands the real command.
+import CHitchSupport
+import Dispatch
+import Foundation
+import HitchTrace
+import Synchronization
+
+// `hitch bench record`: the recorder's cost per event against one bare timestamp read, measured
+// side by side in one run, plus bytes on disk (against Chrome JSON for the same events) and reader
+// throughput. Hidden: `--crash-test FILE` records until killed (the SIGKILL test uses it).
 enum BenchRecord: Subcommand {
     static let name = "record"
-    static let summary = "Recording cost per event against one bare timestamp read."
-    static let help = "USAGE: hitch record (not built yet)"
-    static func run(_ arguments: inout Arguments) throws -> ExitCode {
-        throw CLIError("'hitch record' is not built yet")
+    static let summary = "Recording cost per event against one bare timestamp read; reader throughput."
+    static let help = """
+    USAGE: hitch bench record [--format text|json] [--events N]
+
+    Measures, in one run: ns per bare timestamp read (Trace.now), ns per recorded interval
+    (begin + end, written as one complete event) on one thread and on two threads at once, their
+    ratio, bytes per event on disk against the same events as Chrome trace JSON, and the reader's
+    events/s and MB/s. Each figure is the best of 7 rounds (the machine is shared and noisy).
+    Build with -c release for meaningful numbers.
+
+    OPTIONS:
+      --format text|json    Output format (default: text).
+      --events N            Intervals per round and thread (default: 300000).
+      -h, --help            Show this help.
+
+    EXAMPLE:
+      hitch bench record --format json
+    """
+
+    struct Result: Codable {
+        var events: Int
+        var clock: String
+        var ticksPerSecond: UInt64
+        var timestampNs: Double
+        var intervalNs: Double
+        var intervalNsTwoThreads: Double
+        var intervalToTimestampRatio: Double
+        var bytesPerEvent: Double
+        var chromeJsonBytesPerEvent: Double
+        var fxtToChromeJsonRatio: Double
+        var readerEventsPerSecond: Double
+        var readerMBPerSecond: Double
+        var droppedEvents: UInt64
+        var traceBytes: UInt64
     }
+
+    static func run(_ arguments: inout Arguments) throws -> ExitCode {
+        if let crashPath = try arguments.option("--crash-test") {
+            _ = try arguments.positionals()
+            try recordUntilKilled(path: crashPath)
+        }
+        let format = try arguments.choice("--format", ["text", "json"], default: "text")
+        let events = try arguments.number("--events", in: 1000...100_000_000, default: 300_000)
+        _ = try arguments.positionals()
+        let result = try measure(events: events)
+        if format == "json" {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            print(String(decoding: try encoder.encode(result), as: UTF8.self))
+        } else {
+            print(String(format: """
+                clock                       %@ (%llu ticks/s)
+                timestamp read              %.2f ns
+                interval, 1 thread          %.2f ns  (%.2fx a timestamp read; target <= 2.5x)
+                interval, 2 threads         %.2f ns per interval per thread
+                bytes per event             %.1f FXT vs %.1f Chrome JSON (%.3fx; target <= 0.25x)
+                reader                      %.1f M events/s, %.0f MB/s (target >= 20 M events/s)
+                dropped events              %llu
+                """, result.clock, result.ticksPerSecond, result.timestampNs, result.intervalNs, result.intervalToTimestampRatio,
+                result.intervalNsTwoThreads, result.bytesPerEvent, result.chromeJsonBytesPerEvent, result.fxtToChromeJsonRatio,
+                result.readerEventsPerSecond / 1e6, result.readerMBPerSecond, result.droppedEvents))
+        }
+        return .ok
+    }
+
+    private static let rounds = 7
+
+    static func measure(events: Int) throws -> Result {
+        let path = NSTemporaryDirectory() + "hitch-bench-record-\(getpid()).fxt"
+        defer { unlink(path) }
+        _ = TraceClock.ticksPerSecond   // calibrate before timing anything
+
+        // Bare timestamp reads.
+        var timestampNs = Double.infinity
+        var sink: UInt64 = 0
+        for _ in 0..<rounds {
+            let start = hitch_monotonic_ns()
+            for _ in 0..<events { sink &+= Trace.now().ticks }
+            timestampNs = min(timestampNs, Double(hitch_monotonic_ns() - start) / Double(events))
+        }
+        blackHole(sink)
+
+        // Intervals: enough buffer memory that the writer never has to drop during a round.
+        let bufferBytes = max(events * 32 * 3, 64 << 20)
+        let recorder = try TraceRecorder.start(path: path, configuration: .init(bufferBytesPerThread: 256 << 10, maxBufferedBytes: bufferBytes))
+        var intervalNs = Double.infinity
+        for _ in 0..<rounds {
+            intervalNs = min(intervalNs, recordIntervals(events))
+        }
+        var twoThreadNs = Double.infinity
+        for _ in 0..<rounds {
+            let perThread = PerThreadResults()
+            let group = DispatchGroup()
+            let ready = DispatchSemaphore(value: 0), go = DispatchSemaphore(value: 0)
+            for _ in 0..<2 {
+                group.enter()
+                Thread {
+                    ready.signal()
+                    go.wait()
+                    perThread.append(recordIntervals(events))
+                    group.leave()
+                }.start()
+            }
+            ready.wait(); ready.wait()
+            go.signal(); go.signal()
+            group.wait()
+            twoThreadNs = min(twoThreadNs, perThread.mean)
+        }
+        let summary = try recorder.stop()
+
+        // Bytes on disk against the same events as Chrome trace JSON.
+        var reader = try TraceReader(path: path)
+        var chromeBytes = "{\"traceEvents\":[".utf8.count + "]}".utf8.count
+        var intervalsRead = 0
+        var threads: [TraceThread] = []
+        while let event = try reader.next() {
+            guard case let .intervalComplete(category, name, endNs) = event.payload else { continue }
+            intervalsRead += 1
+            if Int(event.thread.rawValue) > threads.count { threads = reader.threads }
+            let thread = threads[Int(event.thread.rawValue) - 1]
+            let line = "{\"name\":\"\(reader.string(name))\",\"cat\":\"\(reader.string(category))\",\"ph\":\"X\",\"ts\":\(microseconds(event.timestampNs)),\"dur\":\(microseconds(endNs - event.timestampNs)),\"pid\":\(thread.processID),\"tid\":\(thread.threadID)}"
+            chromeBytes += line.utf8.count + (intervalsRead > 1 ? 1 : 0)
+        }
+        let fileBytes = summary.bytesWritten
+
+        // Reader throughput: best of 3 full passes.
+        var bestSeconds = Double.infinity
+        var eventsPerPass = 0
+        for _ in 0..<3 {
+            let start = hitch_monotonic_ns()
+            var pass = try TraceReader(path: path)
+            var count = 0
+            while try pass.next() != nil { count += 1 }
+            bestSeconds = min(bestSeconds, Double(hitch_monotonic_ns() - start) / 1e9)
+            eventsPerPass = count
+        }
+        let bytesPerEvent = Double(fileBytes) / Double(max(intervalsRead, 1))
+        let chromePerEvent = Double(chromeBytes) / Double(max(intervalsRead, 1))
+        return Result(
+            events: events, clock: TraceClock.usesTSC ? "tsc" : "clock_gettime", ticksPerSecond: TraceClock.ticksPerSecond,
+            timestampNs: timestampNs, intervalNs: intervalNs, intervalNsTwoThreads: twoThreadNs,
+            intervalToTimestampRatio: intervalNs / timestampNs, bytesPerEvent: bytesPerEvent,
+            chromeJsonBytesPerEvent: chromePerEvent, fxtToChromeJsonRatio: bytesPerEvent / chromePerEvent,
+            readerEventsPerSecond: Double(eventsPerPass) / bestSeconds,
+            readerMBPerSecond: Double(fileBytes) / 1e6 / bestSeconds,
+            droppedEvents: summary.droppedEventCount,
+            traceBytes: fileBytes)
+    }
+
+    /// ns per interval (begin + end) over `count` intervals on the calling thread.
+    private static func recordIntervals(_ count: Int) -> Double {
+        let start = hitch_monotonic_ns()
+        for _ in 0..<count {
+            let interval = Trace.beginInterval("interval")
+            Trace.endInterval(interval)
+        }
+        return Double(hitch_monotonic_ns() - start) / Double(count)
+    }
+
+    private static func microseconds(_ ns: Int64) -> String {
+        let whole = ns / 1000, fraction = abs(ns % 1000)
+        return "\(whole)." + String(repeating: "0", count: fraction < 10 ? 2 : fraction < 100 ? 1 : 0) + "\(fraction)"
+    }
+
+    @inline(never) private static func blackHole(_ value: UInt64) {
+        if value == 42 { print("", terminator: "") }
+    }
+
+    /// Records intervals on two threads forever (until SIGKILL), after announcing the first flush on stdout.
+    private static func recordUntilKilled(path: String) throws -> Never {
+        let recorder = try TraceRecorder.start(path: path, configuration: .init(bufferBytesPerThread: 16 << 10, flushIntervalMs: 5))
+        recorder.setMetadata("workload", "crash-test")
+        for _ in 0..<2 {
+            Thread {
+                var i: UInt64 = 0
+                while true {
+                    Trace.bodyEvaluation(viewType: "CrashRow", identity: i) { i &+= 1 }
+                    Trace.instant("tick", category: "crash")
+                }
+            }.start()
+        }
+        let line = "recording\n"
+        _ = line.withCString { write(1, $0, strlen($0)) }
+        while true { pause() }
+    }
+}
+
+/// Per-thread results gathered under a lock.
+private final class PerThreadResults: Sendable {
+    private let values = Mutex<[Double]>([])
+    func append(_ value: Double) { values.withLock { $0.append(value) } }
+    var mean: Double { values.withLock { $0.reduce(0, +) / Double(max($0.count, 1)) } }
 }

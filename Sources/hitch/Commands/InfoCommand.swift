@@ -1,9 +1,116 @@
-// Placeholder until its owner lands the real command.
+import Foundation
+import HitchTrace
+
+// `hitch info TRACE`: what a trace holds, read in one streaming pass.
 enum InfoCommand: Subcommand {
     static let name = "info"
     static let summary = "Summarize a trace: duration, threads, events by kind, drops, metadata."
-    static let help = "USAGE: hitch info (not built yet)"
+    static let help = """
+    USAGE: hitch info TRACE [--format text|json]
+
+    Reads an FXT trace in one streaming pass and prints its duration, threads (by name), event
+    counts by kind, dropped events, metadata and any warnings (skipped or truncated records).
+
+    ARGUMENTS:
+      TRACE                 An .fxt trace file.
+
+    OPTIONS:
+      --format text|json    Output format (default: text).
+      -h, --help            Show this help.
+
+    EXAMPLE:
+      hitch info Traces/feed-naive-120hz.fxt --format json
+    """
+
+    struct ThreadInfo: Codable {
+        var name: String
+        var processID: UInt64
+        var threadID: UInt64
+        var eventCount: Int
+    }
+
+    struct Info: Codable {
+        var path: String
+        var fileBytes: UInt64
+        var ticksPerSecond: UInt64
+        var durationNs: Int64
+        var firstTimestampNs: Int64
+        var lastTimestampNs: Int64
+        var eventCount: Int
+        var eventCounts: [String: Int]
+        var droppedEvents: UInt64
+        var threads: [ThreadInfo]
+        var metadata: [String: String]
+        var warningCount: Int
+        var warnings: [String]
+    }
+
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
-        throw CLIError("'hitch info' is not built yet")
+        let format = try arguments.choice("--format", ["text", "json"], default: "text")
+        let paths = try arguments.positionals()
+        guard paths.count == 1 else { throw CLIError("'hitch info' takes exactly one TRACE (see --help)") }
+        let info: Info
+        do {
+            info = try summarize(path: paths[0])
+        } catch let error as TraceReadError {
+            throw CLIError("\(paths[0]): \(error)")
+        }
+        if format == "json" {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            print(String(decoding: try encoder.encode(info), as: UTF8.self))
+        } else {
+            print(text(info))
+        }
+        return .ok
+    }
+
+    static func summarize(path: String) throws -> Info {
+        var reader = try TraceReader(path: path)
+        var counts: [String: Int] = [:]
+        var perThread: [UInt32: Int] = [:]
+        var first = Int64.max, last = Int64.min, total = 0
+        while let event = try reader.next() {
+            total += 1
+            counts[event.payload.kindName, default: 0] += 1
+            guard event.thread.rawValue != 0 else { continue }   // stack and symbol definitions have no time
+            perThread[event.thread.rawValue, default: 0] += 1
+            first = min(first, event.timestampNs)
+            last = max(last, event.payload.endNs ?? event.timestampNs, event.timestampNs)
+        }
+        if total == 0 || first == .max { first = 0; last = 0 }
+        let threads = reader.threads.map {
+            ThreadInfo(name: $0.name, processID: $0.processID, threadID: $0.threadID, eventCount: perThread[$0.id.rawValue] ?? 0)
+        }
+        return Info(path: path, fileBytes: reader.fileSize, ticksPerSecond: reader.ticksPerSecond,
+                    durationNs: last - first, firstTimestampNs: first, lastTimestampNs: last,
+                    eventCount: total, eventCounts: counts, droppedEvents: reader.droppedEventCount,
+                    threads: threads, metadata: reader.metadata, warningCount: reader.warningCount,
+                    warnings: reader.warnings.map(\.description))
+    }
+
+    static func text(_ info: Info) -> String {
+        var lines: [String] = []
+        lines.append("trace      \(info.path) (\(info.fileBytes) bytes, \(info.ticksPerSecond) ticks/s)")
+        lines.append(String(format: "duration   %.3f ms", Double(info.durationNs) / 1e6))
+        lines.append("events     \(info.eventCount)")
+        for (kind, count) in info.eventCounts.sorted(by: { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }) {
+            lines.append("  " + kind.padding(toLength: 20, withPad: " ", startingAt: 0) + "\(count)")
+        }
+        lines.append("dropped    \(info.droppedEvents)" + (info.droppedEvents > 0 ? " (the recorder's writer could not keep up)" : ""))
+        lines.append("threads    \(info.threads.count)")
+        for thread in info.threads {
+            lines.append("  " + "\(thread.name) [\(thread.processID)/\(thread.threadID)]".padding(toLength: 36, withPad: " ", startingAt: 0)
+                         + "\(thread.eventCount) events")
+        }
+        if !info.metadata.isEmpty {
+            lines.append("metadata")
+            for (key, value) in info.metadata.sorted(by: { $0.key < $1.key }) { lines.append("  \(key) = \(value)") }
+        }
+        if info.warningCount > 0 {
+            lines.append("warnings   \(info.warningCount)")
+            for warning in info.warnings { lines.append("  \(warning)") }
+        }
+        return lines.joined(separator: "\n")
     }
 }
