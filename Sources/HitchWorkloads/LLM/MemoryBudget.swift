@@ -1,0 +1,56 @@
+// The memory an on-device model needs: weights, KV cache and runtime buffers, against a device limit.
+
+import Foundation
+
+/// A memory budget line by line (bytes).
+public struct LLMMemoryBudget: Sendable, Codable, Equatable {
+    public var parameterCount: Int
+    public var weights: String
+    public var context: Int
+    public var weightsBytes: Int
+    public var kvCacheBytes: Int
+    /// Activation buffers, logits, prefill batch buffers and a fixed runtime allowance.
+    public var runtimeOverheadBytes: Int
+    public var totalBytes: Int
+    public var deviceLimitBytes: Int
+    public var headroomBytes: Int
+    public var withinLimit: Bool
+    public var shape: ModelShape
+    /// Bytes per KV cache element (4 for the bundled engine's f32 cache, 2 for an f16 cache).
+    public var kvBytesPerElement: Int
+
+    /// A fixed allowance for code, the runtime and allocator slack.
+    public static let runtimeAllowanceBytes = 32 << 20
+
+    public init(shape: ModelShape, format: WeightFormat, kvBytesPerElement: Int, deviceLimitBytes: Int, prefillBatch: Int = 32) {
+        self.shape = shape
+        self.kvBytesPerElement = kvBytesPerElement
+        parameterCount = shape.parameterCount
+        weights = format.rawValue
+        context = shape.context
+        weightsBytes = shape.weightBytes(format)
+        kvCacheBytes = shape.layers * shape.context * shape.kvDim * 2 * kvBytesPerElement
+        let activations = shape.vocab + 3 * shape.dim + shape.qkvRows + 3 * shape.ffn + shape.heads * shape.context
+            + shape.context * shape.headDim
+        let batch = prefillBatch * (4 * shape.dim + shape.qkvRows + 3 * shape.ffn)
+        runtimeOverheadBytes = (activations + batch) * 4 + Self.runtimeAllowanceBytes
+        totalBytes = weightsBytes + kvCacheBytes + runtimeOverheadBytes
+        self.deviceLimitBytes = deviceLimitBytes
+        headroomBytes = deviceLimitBytes - totalBytes
+        withinLimit = totalBytes <= deviceLimitBytes
+    }
+
+    /// A Llama-family shape for a parameter count: published shapes (Llama 3.2 1B/3B, Llama 2 7B,
+    /// Llama 3 8B, Llama 2 13B) picked by nearest size, with the bundled shape below 0.7 B.
+    public static func llamaShape(parameters: Double, context: Int) -> ModelShape {
+        let known: [(Double, ModelShape)] = [
+            (0.45e9, ModelShape(context: context)),
+            (1.24e9, ModelShape(dim: 2048, layers: 16, heads: 32, kvHeads: 8, ffn: 8192, vocab: 128_256, context: context)),
+            (3.2e9, ModelShape(dim: 3072, layers: 28, heads: 24, kvHeads: 8, ffn: 8192, vocab: 128_256, context: context)),
+            (6.7e9, ModelShape(dim: 4096, layers: 32, heads: 32, kvHeads: 32, ffn: 11008, vocab: 32000, context: context)),
+            (8.0e9, ModelShape(dim: 4096, layers: 32, heads: 32, kvHeads: 8, ffn: 14336, vocab: 128_256, context: context)),
+            (13e9, ModelShape(dim: 5120, layers: 40, heads: 40, kvHeads: 40, ffn: 13824, vocab: 32000, context: context)),
+        ]
+        return known.min { abs(log($0.0 / parameters)) < abs(log($1.0 / parameters)) }!.1
+    }
+}

@@ -1,0 +1,273 @@
+// Streaming tokens to a view: an actor owns the model and KV cache (on its own thread, at a lower
+// priority than the UI), tokens flow through an AsyncStream to a @MainActor consumer, and a headless
+// view renders the @Observable transcript at the display's refresh rate.
+//
+// Default policy: the stream buffers without limit and the consumer drains it continuously into a
+// pending list that each frame applies in one update, so no token is lost and memory is bounded by
+// the tokens of one frame. `newest:N` reproduces `.bufferingNewest(N)` with a consumer that takes one
+// token per frame: when production outpaces the frame rate, the oldest buffered tokens are dropped,
+// and each drop is recorded.
+
+import Dispatch
+import Foundation
+import HeadlessUI
+import HitchTrace
+import Observation
+import Synchronization
+
+public enum TokenBuffering: Sendable, Equatable {
+    case unbounded
+    case newest(Int)
+
+    /// "unbounded" or "newest:N".
+    public init?(_ text: String) {
+        if text == "unbounded" { self = .unbounded; return }
+        guard text.hasPrefix("newest:"), let n = Int(text.dropFirst(7)), n >= 1, n <= 1 << 20 else { return nil }
+        self = .newest(n)
+    }
+}
+
+public struct LLMStreamingConfiguration: Sendable {
+    public var shape: ModelShape
+    public var format: WeightFormat
+    public var seed: UInt64
+    public var prompt: String
+    public var tokens: Int
+    public var sampling: SamplingOptions
+    public var buffering: TokenBuffering
+    public var refreshRateHz: Double
+    public init(shape: ModelShape, format: WeightFormat, seed: UInt64, prompt: String, tokens: Int,
+                sampling: SamplingOptions, buffering: TokenBuffering, refreshRateHz: Double) {
+        self.shape = shape; self.format = format; self.seed = seed; self.prompt = prompt; self.tokens = tokens
+        self.sampling = sampling; self.buffering = buffering; self.refreshRateHz = refreshRateHz
+    }
+}
+
+public struct LLMStreamingOutcome: Sendable {
+    public var produced = 0
+    public var delivered = 0
+    public var shown = 0
+    public var dropped = 0
+    public var frames = 0
+    public var decodeTokensPerSecond = 0.0
+    public var text = ""
+}
+
+public enum LLMWorkloadError: Error, CustomStringConvertible {
+    case tooLarge(bytes: Int, available: Int)
+    case promptTooLong(tokens: Int, context: Int)
+    public var description: String {
+        switch self {
+        case .tooLarge(let bytes, let available):
+            return "the model needs \(bytes / 1_000_000) MB, more than the \(available / 1_000_000) MB this machine can spare"
+        case .promptTooLong(let tokens, let context):
+            return "the prompt (\(tokens) tokens) plus the tokens to generate exceed --context \(context)"
+        }
+    }
+}
+
+/// One generated token on its way to the screen.
+public struct StreamedToken: Sendable {
+    public var index: Int
+    public var id: Int
+    public var text: String
+}
+
+/// Runs an actor's jobs on one dedicated thread, so decode never occupies the cooperative pool and
+/// can run at a lower priority than the main and render threads.
+final class DedicatedThreadExecutor: SerialExecutor, @unchecked Sendable {
+    // @unchecked: `jobs` is guarded by its Mutex; the thread only reads it through the lock.
+    private let jobs = Mutex<[UnownedJob]>([])
+    private let wake = DispatchSemaphore(value: 0)
+
+    init(name: String, nice: Int32) {
+        let thread = Thread { [self] in
+            if nice != 0 { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, nice) }
+            while true {
+                wake.wait()
+                guard let job = jobs.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { continue }
+                job.runSynchronously(on: asUnownedSerialExecutor())
+            }
+        }
+        thread.name = name
+        thread.start()
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let unowned = UnownedJob(job)
+        jobs.withLock { $0.append(unowned) }
+        wake.signal()
+    }
+
+    func asUnownedSerialExecutor() -> UnownedSerialExecutor { UnownedSerialExecutor(ordinary: self) }
+}
+
+/// Owns the model and its KV cache; generates tokens into a stream.
+public actor LLMInference {
+    private let session: DecodeSession
+    private let tokenizer: BPETokenizer
+    private let executor: DedicatedThreadExecutor
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    public init(weights: TransformerWeights, pool: WorkerPool, tokenizer: BPETokenizer, sampling: SamplingOptions, nice: Int32) {
+        session = DecodeSession(weights: weights, pool: pool, sampling: sampling)
+        self.tokenizer = tokenizer
+        executor = DedicatedThreadExecutor(name: "inference", nice: nice)
+    }
+
+    /// Tokenizes, prefills and decodes `count` tokens, yielding each; returns decode tokens/s.
+    public func generate(prompt: String, count: Int, into continuation: AsyncStream<StreamedToken>.Continuation) throws -> Double {
+        defer { continuation.finish() }
+        let promptTokens = Trace.interval("tokenize", category: .stage) { tokenizer.encode(prompt).map { $0 % session.shape.vocab } }
+        guard promptTokens.count + count <= session.shape.context else {
+            throw LLMWorkloadError.promptTooLong(tokens: promptTokens.count, context: session.shape.context)
+        }
+        TraceRecorder.current?.setMetadata("promptTokens", String(promptTokens.count))
+        session.reset()
+        try Trace.interval("prefill", category: .stage) { try session.prefill(tokens: promptTokens) }
+        var detokenizer = StreamingDetokenizer(tokenizer: tokenizer)
+        let decode = Trace.beginInterval("decode", category: .stage)
+        defer { Trace.endInterval(decode) }
+        var firstNs: UInt64 = 0
+        for index in 0..<count {
+            let token = session.sample()
+            Trace.token(.produced, index: Int64(index))
+            if index == 0 { firstNs = DispatchTime.now().uptimeNanoseconds }
+            let text = Trace.interval("detokenize", category: .stage) { detokenizer.append(token) }
+            let result = Trace.interval("stream delivery", category: .stage) {
+                continuation.yield(StreamedToken(index: index, id: token, text: text))
+            }
+            if case .dropped(let lost) = result { Trace.token(.dropped, index: Int64(lost.index)) }
+            if index + 1 < count { try session.step(token: token) }
+        }
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - firstNs) / 1e9
+        return count > 1 && seconds > 0 ? Double(count - 1) / seconds : 0
+    }
+}
+
+/// What the view shows.
+@MainActor @Observable
+public final class Transcript {
+    public var text = ""
+    public var tokenCount = 0
+    public init() {}
+}
+
+struct TranscriptView: View {
+    let transcript: Transcript
+    var body: some View {
+        VStack(spacing: 6) {
+            Text("Assistant · \(transcript.tokenCount) tokens", fontSize: 13)
+            Text(transcript.text, fontSize: 15)
+        }
+    }
+}
+
+/// The main-actor side: receives tokens, applies them to the transcript once per frame, and records
+/// delivery and display.
+@MainActor
+final class StreamingConsumer {
+    let transcript = Transcript()
+    var pending: [StreamedToken] = []
+    var finished = false
+    var outcome = LLMStreamingOutcome()
+    private var frameWaiter: CheckedContinuation<Void, Never>?
+
+    func receive(_ stream: AsyncStream<StreamedToken>, onePerFrame: Bool) async {
+        for await token in stream {
+            Trace.token(.delivered, index: Int64(token.index))
+            outcome.delivered += 1
+            pending.append(token)
+            if onePerFrame { await withCheckedContinuation { frameWaiter = $0 } }
+        }
+        finished = true
+    }
+
+    /// Start of a frame: coalesce everything that arrived since the last one into one update.
+    func frame() {
+        if !pending.isEmpty {
+            let tokens = pending
+            pending.removeAll(keepingCapacity: true)
+            Trace.interval("view update", category: .stage) {
+                transcript.text += tokens.map(\.text).joined()
+                transcript.tokenCount += tokens.count
+            }
+            outcome.shown += tokens.count
+            // Runs after this frame's update and commit (the main queue is serial): shown on a committed frame.
+            DispatchQueue.main.async {
+                for token in tokens { Trace.token(.shown, index: Int64(token.index)) }
+            }
+        }
+        if let waiter = frameWaiter { frameWaiter = nil; waiter.resume() }
+    }
+}
+
+public enum LLMStreamingWorkload {
+    /// Builds the model, measures bandwidth into the trace metadata, and streams `configuration.tokens`
+    /// tokens to a headless view. Call on the main thread.
+    @MainActor
+    public static func run(_ configuration: LLMStreamingConfiguration, recorder: TraceRecorder?) throws -> LLMStreamingOutcome {
+        let shape = configuration.shape
+        let needed = shape.weightBytes(configuration.format) + shape.kvCacheBytes(positions: shape.context) * 2
+        let available = Int(ProcessInfo.processInfo.physicalMemory / 10 * 7)
+        guard needed < available else { throw LLMWorkloadError.tooLarge(bytes: needed, available: available) }
+        Trace.setCurrentThreadName("main")
+        // Decode yields the CPU to the main and render threads (nice 5), as a real app's
+        // inference runs below user-interactive work.
+        let pool = WorkerPool(threadCount: ProcessInfo.processInfo.activeProcessorCount, workerNice: 5)
+        defer { pool.shutdown() }
+        let probe = BandwidthProbe.measure(pool: pool, repetitions: 3)
+        let weights = TransformerWeights(shape: shape, format: configuration.format, seed: configuration.seed, pool: pool)
+        if let recorder {
+            BandwidthProbe.record(probe)
+            let metadata: [(String, String)] = [
+                ("workload", "llm"), ("refreshRateHz", String(configuration.refreshRateHz)),
+                ("weights", configuration.format.rawValue), ("parameterCount", String(shape.parameterCount)),
+                ("weightsBytes", String(weights.byteCount)), ("kvCacheBytes", String(shape.kvCacheBytes(positions: shape.context))),
+                ("dim", String(shape.dim)), ("layers", String(shape.layers)), ("heads", String(shape.heads)),
+                ("kvHeads", String(shape.kvHeads)), ("ffn", String(shape.ffn)), ("vocab", String(shape.vocab)),
+                ("context", String(shape.context)), ("tokens", String(configuration.tokens)),
+                ("buffering", configuration.buffering == .unbounded ? "unbounded" : "newest:\(bufferSize(configuration.buffering))"),
+                ("computeUnit", "cpu"), ("decodeThreads", String(pool.threadCount)),
+            ]
+            for (key, value) in metadata { recorder.setMetadata(key, value) }
+        }
+        let tokenizer = BPETokenizer()
+        let inference = LLMInference(weights: weights, pool: pool, tokenizer: tokenizer, sampling: configuration.sampling, nice: 5)
+        let policy: AsyncStream<StreamedToken>.Continuation.BufferingPolicy
+        switch configuration.buffering {
+        case .unbounded: policy = .unbounded
+        case .newest(let n): policy = .bufferingNewest(n)
+        }
+        let (stream, continuation) = AsyncStream.makeStream(of: StreamedToken.self, bufferingPolicy: policy)
+        let consumer = StreamingConsumer()
+        let host = ViewHost(root: TranscriptView(transcript: consumer.transcript),
+                            configuration: HostConfiguration(refreshRateHz: configuration.refreshRateHz))
+        host.onFrame = { _ in consumer.frame() }
+        let interaction = Trace.beginInteraction("streaming")
+        let onePerFrame = configuration.buffering != .unbounded
+        Task { @MainActor in await consumer.receive(stream, onePerFrame: onePerFrame) }
+        let producer = Task { try await inference.generate(prompt: configuration.prompt, count: configuration.tokens, into: continuation) }
+        var frames = 0
+        while !(consumer.finished && consumer.pending.isEmpty) {
+            frames += host.run(seconds: 0.25).frames
+        }
+        frames += host.run(seconds: 0.1).frames // the last tokens reach the screen
+        Trace.endInteraction(interaction)
+        var outcome = consumer.outcome
+        outcome.frames = frames
+        outcome.text = consumer.transcript.text
+        let result = Mutex<Result<Double, any Error>?>(nil)
+        Task { let r = await producer.result; result.withLock { $0 = r } }
+        while result.withLock({ $0 == nil }) { _ = RunLoop.main.run(mode: .default, before: Date(timeIntervalSinceNow: 0.01)) }
+        outcome.decodeTokensPerSecond = try result.withLock { $0! }.get()
+        outcome.produced = configuration.tokens
+        outcome.dropped = configuration.tokens - outcome.delivered
+        return outcome
+    }
+
+    private static func bufferSize(_ buffering: TokenBuffering) -> Int {
+        if case .newest(let n) = buffering { return n }
+        return 0
+    }
+}
