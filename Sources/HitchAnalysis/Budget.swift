@@ -119,3 +119,12 @@ public enum BudgetFile {
         value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value.rounded(decimals: 3))
     }
 }
+
+extension BudgetOutcome {
+    /// Budget outcomes as stable JSON (sorted keys).
+    public static func jsonData(_ outcomes: [BudgetOutcome]) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        return try encoder.encode(outcomes)
+    }
+}

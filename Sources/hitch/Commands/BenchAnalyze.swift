@@ -1,9 +1,119 @@
-// Placeholder until its owner lands the real command.
+import Foundation
+import HitchAnalysis
+import HitchTrace
+
+// `hitch bench analyze`: generates a trace with the foundation's TraceFileWriter, then measures,
+// side by side in one run, the bare reader and the full analysis over the same file: events/s,
+// their ratio, and the analysis' peak resident memory (VmHWM, reset before the analysis).
 enum BenchAnalyze: Subcommand {
     static let name = "analyze"
     static let summary = "Analyzer throughput and resident memory."
-    static let help = "USAGE: hitch analyze (not built yet)"
+    static let help = """
+    USAGE: hitch bench analyze [--size 512MB] [--trace FILE] [--keep] [--format text|json]
+
+    Generates a synthetic feed-like trace of --size bytes (default 512MB; the issue's target is
+    measured with --size 2GB), reads it once with the bare TraceReader and once through the full
+    analyzer, and prints events/s for each, their ratio and the analyzer's peak resident memory.
+
+    OPTIONS:
+      --size SIZE     Trace size to generate (default 512MB).
+      --trace FILE    Where to write the trace (default a temporary file, removed afterwards).
+      --keep          Keep the generated trace.
+      --format FMT    text (default) or json. JSON keys: traceBytes, events, readerEventsPerSecond,
+                      analyzeEventsPerSecond, analyzeToReaderRatio, analyzeSeconds, peakResidentMB,
+                      baselineResidentMB, targetEventsPerSecond, targetPeakResidentMB.
+    """
+
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
-        throw CLIError("'hitch analyze' is not built yet")
+        let size = try AnalysisCLI.parseBytes(try arguments.option("--size") ?? "512MB", flag: "--size")
+        let keep = arguments.flag("--keep")
+        let format = try arguments.choice("--format", ["text", "json"], default: "text")
+        let path = try arguments.option("--trace") ?? NSTemporaryDirectory() + "hitch-bench-analyze-\(getpid()).fxt"
+        _ = try arguments.positionals()
+        defer { if !keep { unlink(path) } }
+
+        let generateStart = monotonicSeconds()
+        let writer: TraceFileWriter
+        do { writer = try TraceFileWriter(path: path) } catch { throw CLIError("\(error)") }
+        var generator = SyntheticTrace(seed: 7)
+        _ = generator.write(to: writer, targetBytes: size)
+        let bytes: UInt64
+        do { bytes = try writer.close() } catch { throw CLIError("\(error)") }
+        let generateSeconds = monotonicSeconds() - generateStart
+        let baseline = residentMB(field: "VmRSS:")
+
+        // The bare reader over the file: the ceiling the analyzer runs against.
+        var readerEvents = 0
+        let readStart = monotonicSeconds()
+        do {
+            var reader = try TraceReader(path: path)
+            while try reader.next() != nil { readerEvents += 1 }
+        } catch { throw CLIError("\(error)") }
+        let readSeconds = monotonicSeconds() - readStart
+
+        resetPeakResident()
+        let analyzeStart = monotonicSeconds()
+        let analysis = try AnalysisCLI.analyze(paths: [path], options: AnalyzerOptions())
+        let analyzeSeconds = monotonicSeconds() - analyzeStart
+        let peak = residentMB(field: "VmHWM:")
+
+        let readerRate = Double(readerEvents) / readSeconds
+        let analyzeRate = Double(analysis.eventCount) / analyzeSeconds
+        let result: [(String, Double)] = [
+            ("traceBytes", Double(bytes)),
+            ("events", Double(analysis.eventCount)),
+            ("generateSeconds", generateSeconds.rounded(decimals: 3)),
+            ("readerEventsPerSecond", readerRate.rounded()),
+            ("analyzeEventsPerSecond", analyzeRate.rounded()),
+            ("analyzeToReaderRatio", (analyzeRate / readerRate).rounded(decimals: 3)),
+            ("analyzeSeconds", analyzeSeconds.rounded(decimals: 3)),
+            ("peakResidentMB", peak.rounded(decimals: 1)),
+            ("baselineResidentMB", baseline.rounded(decimals: 1)),
+            ("frames", Double(analysis.recorded.frameCount)),
+            ("targetEventsPerSecond", 20_000_000),
+            ("targetPeakResidentMB", 200),
+        ]
+        if format == "json" {
+            let body = result.sorted { $0.0 < $1.0 }.map { "  \"\($0.0)\": \(jsonNumber($0.1))" }.joined(separator: ",\n")
+            print("{\n" + body + "\n}")
+        } else {
+            for (key, value) in result { print("\(key): \(jsonNumber(value))") }
+        }
+        return .ok
+    }
+
+    static func jsonNumber(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+    }
+
+    static func monotonicSeconds() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
+    /// A /proc/self/status field (VmRSS, VmHWM) in MB; 0 where /proc is missing.
+    static func residentMB(field: String) -> Double {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+        for line in status.split(separator: "\n") where line.hasPrefix(field) {
+            let kb = line.split(separator: " ").compactMap { Double($0) }.first ?? 0
+            return kb / 1024
+        }
+        return 0
+    }
+
+    /// Resets VmHWM to the current RSS (Linux: writing 5 to clear_refs), so the peak is the analysis'.
+    static func resetPeakResident() {
+        guard let file = fopen("/proc/self/clear_refs", "w") else { return }
+        fputs("5", file)
+        fclose(file)
+    }
+}
+
+private extension Double {
+    func rounded(decimals: Int) -> Double {
+        var scale = 1.0
+        for _ in 0..<decimals { scale *= 10 }
+        return (self * scale).rounded() / scale
     }
 }

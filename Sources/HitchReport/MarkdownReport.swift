@@ -1,0 +1,78 @@
+import HitchAnalysis
+
+/// A CI job summary (GitHub's $GITHUB_STEP_SUMMARY and the like). Names from the trace are escaped.
+public enum MarkdownReport: AnalysisRenderer {
+    public static let format = "markdown"
+
+    public static func render(_ input: ReportInput) throws -> String {
+        let a = input.analysis
+        var out: [String] = ["## " + escape(input.title), ""]
+        out.append("Runs: \(a.runs.map { "`" + escape($0.path) + "`" }.joined(separator: ", ")) · events \(a.eventCount) · dropped events \(a.droppedEvents)")
+        out.append("")
+        if a.recorded.frameCount > 0 {
+            out.append("| rate | source | hitch time ratio | Apple test scale | Organizer scale | frames | hitches | longest | p95 frame |")
+            out.append("|---|---|---:|---|---|---:|---:|---:|---:|")
+            for key in ReportText.rateKeys(a) {
+                guard let h = a.hitches[key] else { continue }
+                out.append("| \(key) Hz | \(h.source) | \(Format.fixed(h.hitchTimeRatioMsPerS, 2)) ms/s | \(icon(h.verdict)) \(h.verdict) | \(h.organizerScale.grade) | \(h.frameCount) | \(h.hitchCount) | \(ReportText.ms(h.longestHitchMs)) | \(ReportText.ms(h.frameTimeMs.p95)) |")
+            }
+            out.append("")
+        }
+        if !a.offenders.isEmpty {
+            out.append("**Top offenders in hitches:** " + a.offenders.prefix(5).map { "\(escape($0.name)) (\($0.kind), \(Format.fixed($0.weightedHitchMs, 1)) ms)" }.joined(separator: ", "))
+            out.append("")
+        }
+        if !a.stages.isEmpty {
+            out.append("| stage | count | total ms | self ms | p95 ms | main-thread share | in hitches ms |")
+            out.append("|---|---:|---:|---:|---:|---:|---:|")
+            for s in a.stages.prefix(15) {
+                out.append("| \(escape(s.name)) | \(s.count) | \(Format.fixed(s.totalMs, 1)) | \(Format.fixed(s.selfMs, 1)) | \(Format.significant(s.p95Ms)) | \(ReportText.percent(s.mainThreadShare)) | \(Format.fixed(s.inHitchingFramesMs, 1)) |")
+            }
+            out.append("")
+        }
+        if !a.views.isEmpty {
+            out.append("| view | bodies | total ms | long (>500 µs) | >1 ms |")
+            out.append("|---|---:|---:|---:|---:|")
+            for v in a.views.prefix(10) {
+                out.append("| \(escape(v.type)) | \(v.bodyEvaluations) | \(Format.fixed(v.totalMs, 1)) | \(v.longUpdates) | \(v.longUpdatesOver1ms) |")
+            }
+            out.append("")
+        }
+        if let d = a.decode {
+            out.append("**LLM decode:** \(Format.significant(d.tokensPerSecond)) tok/s, \(ReportText.bytes(d.bytesPerToken))/token, \(Format.significant(d.bandwidthGBps)) GB/s"
+                       + (d.peakBandwidthGBps > 0 ? " of \(Format.significant(d.peakBandwidthGBps)) GB/s (\(ReportText.percent(d.utilization)))" : "")
+                       + (d.notBandwidthBound ? " — not bandwidth-bound" : "") + ", TTFT \(ReportText.ms(d.timeToFirstTokenMs))")
+            out.append("")
+        }
+        if let t = a.tokens {
+            out.append("**Tokens:** produced \(t.produced), shown \(t.shown), dropped \(t.dropped), token-to-screen p95 \(ReportText.ms(t.tokenToScreenMs.p95))")
+            out.append("")
+        }
+        if !input.budgets.isEmpty {
+            out.append("| budget | result |")
+            out.append("|---|---|")
+            for b in input.budgets { out.append("| \(escape(b.name)) | \(b.passed ? "✅" : "❌") \(escape(b.message)) |") }
+            out.append("")
+        }
+        for w in a.warnings { out.append("> warning: " + escape(w)) }
+        return out.joined(separator: "\n") + "\n"
+    }
+
+    static func icon(_ verdict: String) -> String { verdict == "good" ? "🟢" : verdict == "warning" ? "🟠" : "🔴" }
+
+    /// Escapes Markdown and HTML metacharacters so trace names render as text.
+    static func escape(_ text: String) -> String {
+        var out = ""
+        for c in text {
+            switch c {
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "&": out += "&amp;"
+            case "\n", "\r": out += " "
+            case "|", "\\", "`", "*", "_", "[", "]", "#", "!": out += "\\" + String(c)
+            default: out.append(c)
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,126 @@
+import HitchAnalysis
+
+/// The human report `hitch analyze` prints by default.
+public enum TextReport: AnalysisRenderer {
+    public static let format = "text"
+
+    public static func render(_ input: ReportInput) throws -> String {
+        let a = input.analysis
+        var out: [String] = []
+        let runs = a.runs.count == 1 ? a.runs[0].path : "\(a.runs.count) runs merged"
+        out.append("\(input.title): \(runs)")
+        out.append("  events \(a.eventCount), dropped by the recorder \(a.droppedEvents)"
+                   + (a.recordedRates.isEmpty ? "" : ", recorded at " + a.recordedRates.map { "\(Format.significant($0.rateHz)) Hz (\($0.frameCount) frames)" }.joined(separator: ", ")))
+        for change in a.refreshRateChanges.prefix(5) {
+            out.append("  refresh rate changed \(Format.significant(change.fromHz)) -> \(Format.significant(change.toHz)) Hz at \(ReportText.ms(change.atMs)) (run \(change.run + 1))")
+        }
+        if a.recorded.frameCount > 0 {
+            out.append("")
+            out.append("Hitches (hitch time ratio = hitch ms per second of animation)")
+            out.append(pad(["rate", "source", "ratio ms/s", "Apple test", "Organizer", "frames", "hitches", "longest", "p95 frame", "slow", "frozen", "commit/render"],
+                           widths: columnWidths))
+            for key in ReportText.rateKeys(a) {
+                guard let h = a.hitches[key] else { continue }
+                out.append(row(key + " Hz", h))
+            }
+            if a.recordedRates.count > 1 { out.append(row("recorded", a.recorded)) }
+            let h = a.recorded
+            if h.tripleBufferedFrames > 0 {
+                out.append("  \(h.tripleBufferedFrames) frames triple-buffered: \(ReportText.ms(h.addedLatencyMs)) of added latency (not hitches)")
+            }
+            if h.worstWindow.hitchMs > 0 {
+                out.append("  worst second (recorded): \(ReportText.ms(h.worstWindow.hitchMs)) of hitches in \(h.worstWindow.hitchCount) frames from \(ReportText.ms(h.worstWindow.startMs))")
+            }
+            out.append("  grades: \(HitchGrading.appleTestScaleName); \(HitchGrading.organizerScaleName)")
+        }
+        if !a.offenders.isEmpty {
+            out.append("")
+            out.append("Top offenders in hitching frames (weighted by hitch time)")
+            for o in a.offenders.prefix(10) {
+                out.append("  \(Format.fixed(o.weightedHitchMs, 1).leftPadded(8)) ms  \(o.kind.padded(8)) \(o.name)  (\(o.hitchingFrames) frames)")
+            }
+        }
+        if !a.stages.isEmpty {
+            out.append("")
+            out.append("Pipeline stages")
+            out.append(pad(["stage", "count", "total ms", "self ms", "mean", "p50", "p95", "p99", "max", "main share", "in hitches ms", "threads"],
+                           widths: [22, 7, 10, 10, 8, 8, 8, 8, 8, 10, 13, 0]))
+            for s in a.stages.prefix(25) {
+                out.append(pad([s.name, "\(s.count)", Format.fixed(s.totalMs, 1), Format.fixed(s.selfMs, 1), Format.significant(s.meanMs),
+                                Format.significant(s.p50Ms), Format.significant(s.p95Ms), Format.significant(s.p99Ms), Format.significant(s.maxMs),
+                                ReportText.percent(s.mainThreadShare), Format.fixed(s.inHitchingFramesMs, 1), s.threads.joined(separator: ",")],
+                               widths: [22, 7, 10, 10, 8, 8, 8, 8, 8, 10, 13, 0]))
+            }
+        }
+        if !a.views.isEmpty {
+            out.append("")
+            out.append("View body evaluations")
+            out.append(pad(["view", "bodies", "total ms", "max ms", ">500us", ">1ms", "per frame"], widths: [26, 8, 10, 8, 8, 6, 0]))
+            for v in a.views.prefix(20) {
+                out.append(pad([v.type, "\(v.bodyEvaluations)", Format.fixed(v.totalMs, 1), Format.significant(v.maxMs), "\(v.longUpdates)",
+                                "\(v.longUpdatesOver1ms)", Format.significant(v.evaluationsPerFrame)], widths: [26, 8, 10, 8, 8, 6, 0]))
+            }
+        }
+        if !a.invalidations.isEmpty {
+            out.append("")
+            out.append("Invalidations (cause -> effect)")
+            for e in a.invalidations.prefix(15) {
+                out.append("  \(String(e.count).leftPadded(7))  \(e.source) -> \(e.target)" + (e.writer.map { "  (written by \($0))" } ?? ""))
+            }
+            if let widest = a.invalidationSources.first {
+                out.append("  widest fan-out: \(widest.source) (\(widest.invalidations) invalidations of \(widest.targetTypes) view types)")
+            }
+        }
+        if let d = a.decode {
+            out.append("")
+            out.append("LLM decode")
+            out.append("  tokens \(d.tokens) (prompt \(d.promptTokens)), time to first token \(ReportText.ms(d.timeToFirstTokenMs)), prefill \(Format.significant(d.prefillTokensPerSecond)) tok/s")
+            out.append("  decode \(Format.significant(d.tokensPerSecond)) tok/s median (best \(Format.significant(d.bestTokensPerSecond))), \(ReportText.ms(d.msPerToken)) per token")
+            out.append("  bytes per token \(ReportText.bytes(d.bytesPerToken)) (weights \(ReportText.bytes(d.weightBytesPerToken)), KV cache \(ReportText.bytes(d.kvCacheBytesPerToken)), other \(ReportText.bytes(d.otherBytesPerToken)))")
+            let peak = d.peakBandwidthGBps > 0 ? " of \(Format.significant(d.peakBandwidthGBps)) GB/s peak = \(ReportText.percent(d.utilization)) utilization" : " (no peak recorded)"
+            out.append("  bandwidth \(Format.significant(d.bandwidthGBps)) GB/s\(peak)" + (d.notBandwidthBound ? "  NOT BANDWIDTH-BOUND (< 30%)" : ""))
+            out.append(pad(["  op", "count", "total ms", "time", "GB/s", "GFLOP/s", "FLOP/B", "bound"], widths: [16, 8, 10, 8, 8, 9, 8, 0]))
+            for o in d.ops.prefix(15) {
+                out.append(pad(["  " + o.name, "\(o.count)", Format.fixed(o.totalMs, 1), ReportText.percent(o.timeShare), Format.significant(o.bandwidthGBps),
+                                Format.significant(o.gflops), Format.significant(o.flopsPerByte), o.bound], widths: [16, 8, 10, 8, 8, 9, 8, 0]))
+            }
+            let m = d.memory
+            out.append("  memory: weights \(ReportText.bytes(Double(m.weightsBytes))) + KV cache \(ReportText.bytes(Double(m.kvCacheBytes))), peak resident \(ReportText.bytes(Double(m.peakResidentBytes))); total \(ReportText.bytes(Double(m.totalBytes))) vs budget \(ReportText.bytes(Double(m.deviceBudgetBytes))): \(m.withinBudget ? "within" : "OVER")")
+        }
+        if let t = a.tokens {
+            out.append("")
+            out.append("Tokens: produced \(t.produced), delivered \(t.delivered), shown \(t.shown), dropped \(t.dropped), lost \(t.lost); token-to-screen p50 \(ReportText.ms(t.tokenToScreenMs.p50)), p95 \(ReportText.ms(t.tokenToScreenMs.p95)) (\(Format.significant(t.tokenToScreenP95Frames)) frames)")
+        }
+        if !input.budgets.isEmpty {
+            out.append("")
+            out.append("Budgets")
+            for b in input.budgets { out.append("  \(b.passed ? "pass" : "FAIL")  \(b.name): \(b.message)") }
+        }
+        for w in a.warnings { out.append("warning: \(w)") }
+        return out.joined(separator: "\n") + "\n"
+    }
+
+    static let columnWidths = [9, 9, 11, 11, 10, 8, 8, 9, 10, 6, 7, 0]
+
+    static func row(_ label: String, _ h: HitchFigures) -> String {
+        pad([label, h.source, Format.fixed(h.hitchTimeRatioMsPerS, 2), h.appleTestScale.grade, h.organizerScale.grade, "\(h.frameCount)", "\(h.hitchCount)",
+             ReportText.ms(h.longestHitchMs), ReportText.ms(h.frameTimeMs.p95), "\(h.slowFrames)", "\(h.frozenFrames)", "\(h.commitHitchCount)/\(h.renderHitchCount)"],
+            widths: columnWidths)
+    }
+
+    static func pad(_ cells: [String], widths: [Int]) -> String {
+        var line = ""
+        for (cell, width) in zip(cells, widths) { line += width > 0 ? cell.padded(width) : cell }
+        return line.trimmingTrailingSpaces()
+    }
+}
+
+extension String {
+    func padded(_ width: Int) -> String { count >= width ? self + " " : self + String(repeating: " ", count: width - count) }
+    func leftPadded(_ width: Int) -> String { count >= width ? self : String(repeating: " ", count: width - count) + self }
+    func trimmingTrailingSpaces() -> String {
+        var s = self
+        while s.hasSuffix(" ") { s.removeLast() }
+        return s
+    }
+}
