@@ -8,11 +8,12 @@ import HitchTrace
 enum OpByteKind: Sendable {
     case weights, kvCache, other
 
-    /// `attention` (and any op naming the KV cache) reads the KV cache; `sample`, `rope` and
-    /// `softmax` move activations; every other op streams weights.
+    /// `attention` (and ops named `kv...` or `...kv-cache`/`kv_cache`) reads the KV cache; `sample`,
+    /// `rope`, `softmax` and `detokenize` move activations; every other op streams weights.
     static func of(_ name: String) -> OpByteKind {
         let lower = name.lowercased()
-        if lower == "attention" || lower.contains("kv") || lower.hasPrefix("attention ") { return .kvCache }
+        if lower == "attention" || lower.hasPrefix("attention ") || lower.hasPrefix("kv") || lower.contains("kv-cache")
+            || lower.contains("kv_cache") || lower.contains("kvcache") { return .kvCache }
         if lower == "sample" || lower == "rope" || lower == "softmax" || lower == "detokenize" { return .other }
         return .weights
     }

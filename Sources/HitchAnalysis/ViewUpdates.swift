@@ -107,9 +107,12 @@ struct InvalidationGraph: Sendable {
             e.target = names[key.target]
             e.count = count
             e.writer = key.writer >= 0 ? names[key.writer] : nil
+            // No property named by the event: the writer's function is the cause.
+            let sourceIndex = e.source.isEmpty && key.writer >= 0 ? key.writer : key.source
+            e.source = names[sourceIndex]
             result.append(e)
-            bySource[key.source, default: (0, [])].count += count
-            bySource[key.source, default: (0, [])].targets.insert(key.target)
+            bySource[sourceIndex, default: (0, [])].count += count
+            bySource[sourceIndex, default: (0, [])].targets.insert(key.target)
         }
         result.sort { ($0.count, $1.source, $1.target, $1.writer ?? "") > ($1.count, $0.source, $0.target, $0.writer ?? "") }
         var sources = bySource.map { (key, value) -> InvalidationSource in
