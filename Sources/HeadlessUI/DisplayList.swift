@@ -38,10 +38,17 @@ extension ViewGraph {
                 switch primitive {
                 case .text(let text):
                     guard !visible.isEmpty else { return }
-                    let utf8 = Array(text.string.utf8)
-                    let lines = TextMetrics.lines(text.string, fontSize: text.fontSize, width: node.frame.size.width + 0.5, lineLimit: text.lineLimit)
-                    list.items.append(.text(node.frame, lines: lines.map { String(decoding: utf8[$0.utf8Range], as: UTF8.self) },
-                                            fontSize: text.fontSize, color: text.color))
+                    let width = node.frame.size.width
+                    let lines: [String]
+                    if let cached = node.textLines, cached.width == width {
+                        lines = cached.lines
+                    } else {
+                        let utf8 = Array(text.string.utf8)
+                        lines = TextMetrics.lines(text.string, fontSize: text.fontSize, width: width + 0.5, lineLimit: text.lineLimit)
+                            .map { String(decoding: utf8[$0.utf8Range], as: UTF8.self) }
+                        node.textLines = (width, lines)
+                    }
+                    list.items.append(.text(node.frame, lines: lines, fontSize: text.fontSize, color: text.color))
                 case .image(let image):
                     if !visible.isEmpty { list.items.append(.image(node.frame, image.pixels)) }
                 case .color(let color, _):

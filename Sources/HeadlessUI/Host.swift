@@ -96,9 +96,9 @@ public final class ViewHost {
     /// from background work land there, as on a device).
     public func run(seconds: Double) -> FrameLoopSummary {
         let period = configuration.periodNs
-        let renderer = RenderThread(viewport: configuration.viewport, periodNs: period, onPresent: onPresent)
-        renderer.start()
         let startNs = MonotonicClock.nowNs()
+        let renderer = RenderThread(viewport: configuration.viewport, periodNs: period, gridOriginNs: startNs, onPresent: onPresent)
+        renderer.start()
         let endNs = startNs + Int64(seconds * 1e9)
         var lastVsyncIndex: Int64 = -1
         var finished = false
@@ -116,6 +116,9 @@ public final class ViewHost {
                 // The display link reports the latest vsync; missed ones are simply gone.
                 let index = (now - startNs) / period
                 guard index > lastVsyncIndex else { return }
+                // Back-pressure, as a swap chain gives: with two frames already waiting for the
+                // render thread there is no buffer to draw into, so this vsync starts no frame.
+                guard renderer.framesInFlight < 2 else { return }
                 lastVsyncIndex = index
                 let vsync = startNs + index * period
                 self.frameCounter += 1
@@ -156,6 +159,7 @@ final class RenderThread: Sendable {
     private struct Queue {
         var jobs: [Job] = []
         var closed = false
+        var submitted = 0
         var presented = 0
     }
 
@@ -167,10 +171,10 @@ final class RenderThread: Sendable {
     private let gridOriginNs: Int64
     private let onPresent: (@Sendable (UInt64, Int64) -> Void)?
 
-    init(viewport: Size, periodNs: Int64, onPresent: (@Sendable (UInt64, Int64) -> Void)?) {
+    init(viewport: Size, periodNs: Int64, gridOriginNs: Int64, onPresent: (@Sendable (UInt64, Int64) -> Void)?) {
         self.viewport = viewport
         self.periodNs = periodNs
-        self.gridOriginNs = MonotonicClock.nowNs()
+        self.gridOriginNs = gridOriginNs
         self.onPresent = onPresent
     }
 
@@ -181,9 +185,15 @@ final class RenderThread: Sendable {
     }
 
     func submit(frameID: UInt64, list: DisplayList, committedNs: Int64) {
-        queue.withLock { $0.jobs.append(Job(frameID: frameID, list: list, committedNs: committedNs)) }
+        queue.withLock {
+            $0.jobs.append(Job(frameID: frameID, list: list, committedNs: committedNs))
+            $0.submitted += 1
+        }
         wake.signal()
     }
+
+    /// Frames committed but not yet presented.
+    var framesInFlight: Int { queue.withLock { $0.submitted - $0.presented } }
 
     /// Closes the queue, waits for the remaining frames to present, returns the presented count.
     func finish() -> Int {

@@ -52,14 +52,29 @@ enum ViewTypeNames {
 enum Instrument {
     static let unknownWriter: TraceName = "unknown"
 
+    // Vsync-grid times go to the trace as ticks and come back as nanoseconds; rounding either way
+    // could make an on-time frame read as presented 1 ns late. Targets round up and presents
+    // round down, so on time stays on time and late is late by whole periods.
     static func frameBegan(frameID: UInt64, vsyncNs: Int64, targetNs: Int64, periodNs: Int64) {
-        Trace.frameBegan(frameID: frameID, vsync: TraceTimestamp(nanoseconds: vsyncNs),
-                         target: TraceTimestamp(nanoseconds: targetNs), periodNs: periodNs)
+        Trace.frameBegan(frameID: frameID, vsync: timestamp(atOrAfter: vsyncNs),
+                         target: timestamp(atOrAfter: targetNs), periodNs: periodNs)
+    }
+
+    static func timestamp(atOrAfter nanoseconds: Int64) -> TraceTimestamp {
+        var time = TraceTimestamp(nanoseconds: nanoseconds)
+        while time.nanoseconds < nanoseconds { time.ticks += 1 }
+        return time
+    }
+
+    static func timestamp(atOrBefore nanoseconds: Int64) -> TraceTimestamp {
+        var time = TraceTimestamp(nanoseconds: nanoseconds)
+        while time.nanoseconds > nanoseconds, time.ticks > 0 { time.ticks -= 1 }
+        return time
     }
     static func frameCommitted(frameID: UInt64) { Trace.frameCommitted(frameID: frameID) }
     static func frameRenderEnded(frameID: UInt64) { Trace.frameRenderEnded(frameID: frameID) }
     static func framePresented(frameID: UInt64, atNs: Int64) {
-        Trace.framePresented(frameID: frameID, at: TraceTimestamp(nanoseconds: atNs))
+        Trace.framePresented(frameID: frameID, at: timestamp(atOrBefore: atNs))
     }
     static func bodyEvaluation<T>(_ type: ViewTypeName, identity: UInt64, _ body: () -> T) -> T {
         Trace.bodyEvaluation(viewType: type.traceName, identity: identity, body)

@@ -1,10 +1,12 @@
 // Layout is SwiftUI's negotiation: the parent proposes a size, the child chooses its own, the
-// parent places it. Sizes are cached per node per pass (stacks ask children more than once).
+// parent places it. Sizes are cached per node and proposal until the node's subtree updates.
 
+/// Sizes a node chose for the proposals it was given. Kept across passes until the node or a
+/// descendant updates (then it and its ancestors drop theirs), so unchanged rows are not measured
+/// again every frame.
 struct LayoutCache {
-    var pass = -1
     var entries: [(ProposedSize, Size)] = []
-    mutating func invalidate() { pass = -1; entries.removeAll(keepingCapacity: true) }
+    mutating func invalidate() { entries.removeAll(keepingCapacity: true) }
 }
 
 /// Text metrics from the string itself: per-character advances (a proportional font's rough
@@ -86,22 +88,15 @@ public struct TextLine: Equatable, Sendable {
 extension ViewGraph {
     /// One layout pass from the root with the viewport as the proposal.
     func layout(viewport: Size) {
-        layoutPassNumber += 1
         let size = sizeThatFits(root, ProposedSize(width: viewport.width, height: viewport.height))
         place(root, in: Rect(origin: .zero, size: Size(width: min(size.width, viewport.width), height: min(size.height, viewport.height))))
         statistics.layoutPasses += 1
     }
 
     func sizeThatFits(_ node: ViewNode, _ proposal: ProposedSize) -> Size {
-        if node.layoutCache.pass == layoutPassNumber,
-           let hit = node.layoutCache.entries.first(where: { $0.0 == proposal }) {
-            return hit.1
-        }
+        if let hit = node.layoutCache.entries.first(where: { $0.0 == proposal }) { return hit.1 }
         let size = computeSize(node, proposal)
-        if node.layoutCache.pass != layoutPassNumber {
-            node.layoutCache.pass = layoutPassNumber
-            node.layoutCache.entries.removeAll(keepingCapacity: true)
-        }
+        if node.layoutCache.entries.count >= 8 { node.layoutCache.entries.removeFirst() }
         node.layoutCache.entries.append((proposal, size))
         return size
     }

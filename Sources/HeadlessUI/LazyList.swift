@@ -58,6 +58,7 @@ extension ViewGraph {
     func placeLazyList(_ node: ViewNode, in rect: Rect) {
         guard var state = node.lazy, let content = state.content else { return }
         let position = content.position
+        if let override = content.offsetOverride { position.offset = override }
         let spacing = content.spacing
         let estimate = state.estimatedRowHeight
         var total = 0.0

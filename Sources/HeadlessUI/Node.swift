@@ -20,6 +20,8 @@ final class ViewNode {
     var trackingGeneration: UInt64 = 0
     var frame = Rect(x: 0, y: 0, width: 0, height: 0)
     var layoutCache = LayoutCache()
+    /// A Text's wrapped lines for the width it was placed at (the commit reuses them).
+    var textLines: (width: Double, lines: [String])?
     var lazy: LazyListState?
 
     init(key: ChildKey, view: any View, parent: ViewNode?) {
@@ -66,7 +68,6 @@ final class ViewGraph {
     var root: ViewNode
     var statistics = RuntimeStatistics()
     var recordsInvalidationList = false
-    var layoutPassNumber = 0
     let captureWriterStacks: Bool
     private let inbox: Mutex<[InvalidationTarget]>
     private let inboxRecords: Mutex<[InvalidationRecord]>
@@ -127,7 +128,12 @@ final class ViewGraph {
     /// Re-evaluates a node and reconciles its children.
     func update(_ node: ViewNode) {
         node.needsUpdate = false
-        node.layoutCache.invalidate()
+        node.textLines = nil
+        var ancestor: ViewNode? = node
+        while let current = ancestor, !(current.layoutCache.entries.isEmpty && current !== node) {
+            current.layoutCache.invalidate()
+            ancestor = current.parent
+        }
         guard let primitive = node.primitive else {
             let child = evaluateBody(of: node)
             reconcile(node, with: [(.structural(position: 0, type: typeIdentity(of: child)), child)])

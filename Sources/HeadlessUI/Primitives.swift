@@ -94,10 +94,14 @@ public struct LazyList<Data: RandomAccessCollection, ID: Hashable, Row: View>: P
     public var spacing: Double
     /// Extra points materialized above and below the viewport.
     public var overscan: Double
+    /// An offset from app state (a model property) that replaces `position.offset` when given.
+    public var offset: Double?
 
-    public init(position: ScrollPosition, spacing: Double = 0, overscan: Double = 120, rows: ForEach<Data, ID, Row>) {
+    public init(position: ScrollPosition, offset: Double? = nil, spacing: Double = 0, overscan: Double = 120,
+                rows: ForEach<Data, ID, Row>) {
         self.rows = rows
         self.position = position
+        self.offset = offset
         self.spacing = spacing
         self.overscan = overscan
     }
@@ -105,6 +109,7 @@ public struct LazyList<Data: RandomAccessCollection, ID: Hashable, Row: View>: P
     public var primitive: Primitive {
         var content = rows.lazyContent
         content.position = position
+        content.offsetOverride = offset
         content.spacing = spacing
         content.overscan = overscan
         return .lazyList(content)
@@ -118,6 +123,7 @@ public struct LazyListContent {
     public var id: (Int) -> AnyHashable
     public var view: (Int) -> any View
     public var position = ScrollPosition()
+    public var offsetOverride: Double?
     public var spacing: Double = 0
     public var overscan: Double = 120
 }

@@ -19,13 +19,15 @@ public enum ObservedWrite {
 /// An @Observable model whose writes are named for invalidation records. Conformers list their
 /// tracked properties once and forward the macro's `withMutation` hook:
 ///
+/// (Main-actor models: both members are main-actor isolated, as the setters that call them are.)
+///
 /// ```swift
-/// @Observable final class FeedModel: TracedObservable {
+/// @MainActor @Observable final class FeedModel: TracedObservable {
 ///     var query = ""
-///     nonisolated static func tracedName(of keyPath: AnyKeyPath) -> TraceName? {
+///     static func tracedName(of keyPath: AnyKeyPath) -> TraceName? {
 ///         keyPath == \FeedModel.query ? "FeedModel.query" : nil
 ///     }
-///     nonisolated func withMutation<Member, Result>(keyPath: KeyPath<FeedModel, Member>,
+///     func withMutation<Member, Result>(keyPath: KeyPath<FeedModel, Member>,
 ///                                                   _ mutation: () throws -> Result) rethrows -> Result {
 ///         try ObservedWrite.writing(Self.tracedName(of: keyPath) ?? "FeedModel") {
 ///             try _$observationRegistrar.withMutation(of: self, keyPath: keyPath, mutation)
@@ -35,5 +37,5 @@ public enum ObservedWrite {
 /// ```
 public protocol TracedObservable: Observable, AnyObject {
     /// The trace name of a stored property (`Type.property`), or nil for an untracked one.
-    static func tracedName(of keyPath: AnyKeyPath) -> TraceName?
+    @MainActor static func tracedName(of keyPath: AnyKeyPath) -> TraceName?
 }

@@ -53,6 +53,10 @@ public enum Zlib {
 private struct Huffman {
     var counts = [Int](repeating: 0, count: 16)
     var symbols: [Int]
+    /// Codes up to `fastBits` long, indexed by the next input bits (LSB first): symbol << 4 | length;
+    /// 0 where the code is longer (decoded bit by bit).
+    var fast = [UInt16](repeating: 0, count: 1 << Huffman.fastBits)
+    static let fastBits = 9
 
     /// Builds from code lengths; fails on an over-subscribed set (incomplete sets are allowed
     /// only where RFC 1951 permits a single code, which the decoder tolerates as zlib does).
@@ -70,6 +74,25 @@ private struct Huffman {
         for (symbol, length) in zip(0..., lengths) where length != 0 {
             symbols[offsets[length]] = symbol
             offsets[length] += 1
+        }
+        // Canonical codes in symbol order per length; reversed, because deflate sends Huffman
+        // codes most significant bit first into an LSB-first bit stream.
+        var nextCode = [Int](repeating: 0, count: 16)
+        var code = 0
+        for length in 1..<16 {
+            code = (code + (length > 1 ? counts[length - 1] : 0)) << 1
+            nextCode[length] = code
+        }
+        for (symbol, length) in zip(0..., lengths) where length != 0 && length <= Huffman.fastBits {
+            let assigned = nextCode[length]
+            nextCode[length] += 1
+            var reversed = 0
+            for bit in 0..<length { reversed |= (assigned >> bit & 1) << (length - 1 - bit) }
+            var index = reversed
+            while index < 1 << Huffman.fastBits {
+                fast[index] = UInt16(symbol << 4 | length)
+                index += 1 << length
+            }
         }
     }
 }
@@ -105,6 +128,19 @@ private struct Inflater {
     }
 
     mutating func decode(_ table: Huffman) throws -> Int {
+        // Fast path: top up the bit buffer without failing at the end of input, then one lookup.
+        while bitCount < Huffman.fastBits, position < input.count {
+            bitBuffer |= UInt64(input[position]) << UInt64(bitCount)
+            position += 1
+            bitCount += 8
+        }
+        let entry = Int(table.fast[Int(bitBuffer & UInt64((1 << Huffman.fastBits) - 1))])
+        let length = entry & 15
+        if length > 0, length <= bitCount {
+            bitBuffer >>= UInt64(length)
+            bitCount -= length
+            return entry >> 4
+        }
         var code = 0, first = 0, index = 0
         for length in 1..<16 {
             code |= try bits(1)

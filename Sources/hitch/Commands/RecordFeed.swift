@@ -1,9 +1,91 @@
-// Placeholder until its owner lands the real command.
+// `hitch record feed`: runs the 10,000-row search-and-scroll feed on the headless runtime in real
+// time and writes its trace.
+import HeadlessUI
+import HitchTrace
+import HitchWorkloads
+
 enum RecordFeed: Subcommand {
     static let name = "feed"
     static let summary = "The 10,000-row search-and-scroll feed workload."
-    static let help = "USAGE: hitch feed (not built yet)"
+    static let help = """
+    USAGE: hitch record feed --variant naive|tuned [--refresh HZ] -o FILE [options]
+
+    Types a query into a search field above a 10,000-row feed one character at a time, pauses,
+    then scrolls the results with flings, on a headless declarative UI runtime driven by a display
+    link at HZ. The session runs in real time (--seconds of wall time) and is recorded to FILE.
+
+    OPTIONS:
+      --variant naive|tuned  naive: every keystroke filters, sorts and groups all rows on the main
+                             thread, ids are regenerated per snapshot, thumbnails decode at full
+                             size in the row body, one broad model invalidates every row.
+                             tuned: the search runs off the main actor behind a request generation
+                             (stale results dropped), stable ids, thumbnails decoded off-main and
+                             cached at display size, narrow invalidation. (required)
+      --refresh HZ           Display refresh rate, 30 to 240 (default 120).
+      -o, --output FILE      The trace to write (.fxt). (required)
+      --seconds S            Session length in seconds, 2 to 600 (default 12).
+      --rows N               Rows in the feed, 1 to 1000000 (default 10000).
+      --seed N               Data and script seed (default 1).
+      --backtraces           Capture the writer's stack with every invalidation.
+      -h, --help             Show this help.
+
+    EXAMPLE:
+      hitch record feed --variant naive --refresh 120 -o Traces/feed-naive-120hz.fxt
+      hitch analyze Traces/feed-naive-120hz.fxt --refresh 60,120
+    """
+
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
-        throw CLIError("'hitch feed' is not built yet")
+        if arguments.wantsHelp() {
+            print(help)
+            return .ok
+        }
+        guard let variantName = try arguments.option("--variant") else {
+            throw CLIError("option '--variant' is required (naive or tuned)")
+        }
+        guard let variant = FeedVariant(rawValue: variantName) else {
+            throw CLIError("option '--variant' must be one of naive, tuned; got '\(variantName)'")
+        }
+        let refresh = try arguments.number("--refresh", in: 30.0...240.0, default: 120.0)
+        let seconds = try arguments.number("--seconds", in: 2.0...600.0, default: 12.0)
+        let rows = try arguments.number("--rows", in: 1...1_000_000, default: 10_000)
+        let seed = try arguments.number("--seed", in: UInt64.min...UInt64.max, default: 1)
+        let backtraces = arguments.flag("--backtraces")
+        let output = try arguments.option("--output") ?? arguments.option("-o")
+        let extra = try arguments.positionals()
+        guard extra.isEmpty else { throw CLIError("unexpected argument '\(extra[0])' (see --help)") }
+        guard let output else { throw CLIError("option '-o' (the trace file to write) is required") }
+
+        let configuration = FeedConfiguration(variant: variant, refreshRateHz: refresh, seconds: seconds, rows: rows,
+                                              seed: seed, captureWriterStacks: backtraces)
+        return try MainActor.assumeIsolated {
+            let workload = FeedWorkload(configuration: configuration)
+            let recorder: TraceRecorder
+            do {
+                recorder = try TraceRecorder.start(path: output)
+            } catch {
+                throw CLIError("cannot record to '\(output)': \(error)")
+            }
+            Trace.setCurrentThreadName("main")
+            for (key, value) in [("workload", "feed"), ("variant", variant.rawValue), ("refreshRateHz", "\(Int(refresh))"),
+                                 ("rows", "\(rows)"), ("seed", "\(seed)"), ("seconds", "\(seconds)"),
+                                 ("backtraces", "\(backtraces)")] {
+                recorder.setMetadata(key, value)
+            }
+            let summary = workload.run()
+            let written: TraceRecorder.Summary
+            do {
+                written = try recorder.stop()
+            } catch {
+                throw CLIError("writing '\(output)' failed: \(error)")
+            }
+            writeStandardError("""
+            feed \(variant.rawValue) @ \(Int(refresh)) Hz: \(summary.frames) frames (\(summary.presentedFrames) presented) \
+            in \((summary.durationSeconds * 10).rounded() / 10) s; \(summary.keystrokes) keystrokes, query '\(summary.finalQuery)' \
+            -> \(summary.finalResultCount) rows; \(summary.publishedSnapshots) snapshots published, \
+            \(summary.staleResultsDropped) stale dropped; \(written.eventCount) events (\(written.droppedEventCount) dropped) -> \(output)
+
+            """)
+            return .ok
+        }
     }
 }

@@ -1,0 +1,153 @@
+// Runs the feed session on the headless runtime in real time: a display link at the chosen
+// refresh rate, scripted input delivered at the start of the frame it arrives in, and the
+// variant's pipeline. The caller owns the recorder (start it after `prepare`).
+import HeadlessUI
+import HitchTrace
+
+public enum FeedVariant: String, Sendable, CaseIterable {
+    case naive, tuned
+}
+
+public struct FeedConfiguration: Sendable {
+    public var variant: FeedVariant
+    public var refreshRateHz: Double
+    public var seconds: Double
+    public var rows: Int
+    public var seed: UInt64
+    public var captureWriterStacks: Bool
+
+    public init(variant: FeedVariant, refreshRateHz: Double = 120, seconds: Double = 12, rows: Int = 10_000,
+                seed: UInt64 = 1, captureWriterStacks: Bool = false) {
+        self.variant = variant
+        self.refreshRateHz = refreshRateHz
+        self.seconds = seconds
+        self.rows = rows
+        self.seed = seed
+        self.captureWriterStacks = captureWriterStacks
+    }
+}
+
+public struct FeedRunSummary: Sendable {
+    public var frames: Int
+    public var presentedFrames: Int
+    public var keystrokes: Int
+    public var publishedSnapshots: Int
+    public var staleResultsDropped: Int
+    public var finalQuery: String
+    public var finalResultCount: Int
+    public var durationSeconds: Double
+}
+
+@MainActor
+public final class FeedWorkload {
+    public let configuration: FeedConfiguration
+    public let items: [FeedItem]
+    let script: FeedScript
+
+    /// Generates the data (rows and PNG thumbnails); not part of the recorded session.
+    public init(configuration: FeedConfiguration) {
+        self.configuration = configuration
+        items = FeedDataGenerator.makeItems(count: configuration.rows, seed: configuration.seed)
+        script = FeedScript.make(seconds: configuration.seconds, seed: configuration.seed)
+    }
+
+    /// Runs the session for `configuration.seconds` of wall time.
+    public func run() -> FeedRunSummary {
+        let hostConfiguration = HostConfiguration(refreshRateHz: configuration.refreshRateHz,
+                                                  captureWriterStacks: configuration.captureWriterStacks)
+        let position = ScrollPosition()
+        var physics = ScrollPhysics()
+        var nextEvent = 0
+        var keystrokes = 0
+        var typing: InteractionToken?
+        var scrolling: InteractionToken?
+        var lastFrameSeconds = 0.0
+
+        // The variant's answers to: what does a keystroke do, and where does the scroll offset go.
+        let host: ViewHost
+        let typeCharacter: (Character) -> Void
+        let setScrollOffset: (Double) -> Void
+        var summaryState: () -> (query: String, results: Int, published: Int, dropped: Int)
+
+        switch configuration.variant {
+        case .naive:
+            let model = NaiveFeedModel()
+            let items = self.items
+            var published = 0
+            model.state.snapshot = FeedPipeline.run(query: "", items: items, generation: 0, identity: .regeneratedPerSnapshot)!
+            host = ViewHost(root: NaiveFeedScreen(model: model, position: position), configuration: hostConfiguration)
+            var generation: UInt64 = 0
+            typeCharacter = { character in
+                // Naive: the whole pipeline, synchronously, on the main actor, for every keystroke.
+                model.state.query.append(character)
+                generation += 1
+                model.state.snapshot = FeedPipeline.run(query: model.state.query, items: items, generation: generation,
+                                                        identity: .regeneratedPerSnapshot)!
+                published += 1
+            }
+            setScrollOffset = { offset in
+                if model.state.scrollOffset != offset { model.state.scrollOffset = offset }
+            }
+            summaryState = { (model.state.query, model.state.snapshot.rows.count, published, 0) }
+        case .tuned:
+            let model = TunedFeedModel()
+            let thumbnails = ThumbnailCache()
+            model.snapshot = FeedPipeline.run(query: "", items: items, generation: 0, identity: .stable)!
+            let coordinator = SearchCoordinator(runner: BackgroundSearchRunner(items: items)) { snapshot in
+                model.snapshot = snapshot
+                model.isSearching = false
+            }
+            host = ViewHost(root: TunedFeedScreen(model: model, thumbnails: thumbnails, position: position),
+                            configuration: hostConfiguration)
+            typeCharacter = { character in
+                model.query.append(character)
+                if !model.isSearching { model.isSearching = true }
+                coordinator.search(model.query)
+            }
+            setScrollOffset = { offset in position.offset = offset }
+            summaryState = { (model.query, model.snapshot.rows.count, coordinator.publishedCount, coordinator.droppedStaleCount) }
+        }
+
+        let script = self.script
+        host.onFrame = { timing in
+            let now = timing.elapsedSeconds
+            let frameSeconds = now - lastFrameSeconds
+            lastFrameSeconds = now
+            if typing == nil, now >= script.typingInterval.lowerBound, now < script.typingInterval.upperBound {
+                typing = Trace.beginInteraction("typing")
+            } else if let token = typing, now >= script.typingInterval.upperBound {
+                Trace.endInteraction(token)
+                typing = nil
+            }
+            // Input that arrived since the last frame is handled now, in order.
+            while nextEvent < script.events.count, script.events[nextEvent].seconds <= now {
+                let event = script.events[nextEvent]
+                nextEvent += 1
+                switch event.action {
+                case .type(let character):
+                    Trace.instant("keystroke", category: "input")
+                    keystrokes += 1
+                    typeCharacter(character)
+                case .drag(let delta):
+                    if scrolling == nil { scrolling = Trace.beginInteraction("scroll") }
+                    physics.drag(delta, maxOffset: position.maxOffset)
+                case .release(let velocity):
+                    physics.release(velocity: velocity)
+                }
+            }
+            physics.advance(seconds: frameSeconds, maxOffset: position.maxOffset)
+            setScrollOffset(physics.offset)
+            if let token = scrolling, !physics.isMoving {
+                Trace.endInteraction(token)
+                scrolling = nil
+            }
+        }
+        let loop = host.run(seconds: configuration.seconds)
+        if let typing { Trace.endInteraction(typing) }
+        if let scrolling { Trace.endInteraction(scrolling) }
+        let state = summaryState()
+        return FeedRunSummary(frames: loop.frames, presentedFrames: loop.presentedFrames, keystrokes: keystrokes,
+                              publishedSnapshots: state.published, staleResultsDropped: state.dropped,
+                              finalQuery: state.query, finalResultCount: state.results, durationSeconds: loop.durationSeconds)
+    }
+}
