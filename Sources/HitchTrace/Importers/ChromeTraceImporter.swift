@@ -60,6 +60,9 @@ public struct ChromeTraceImporter {
     private var framedSamples: [(eventIndex: Int, node: String)] = []
     private var stackFrames: [String: (name: String, parent: String?)] = [:]
     private var eventIndex = 0
+    /// The time of the last timed event read: definitions (M events) take it, so the time sort keeps
+    /// them where the producer put them (before the samples that use a stack, after what came first).
+    private var lastTimestampNs = Int64.min
 
     public init() {}
 
@@ -92,6 +95,12 @@ public struct ChromeTraceImporter {
         // Stable sort by time: events at the same time keep file order (a begin before its end).
         let order = trace.events.indices.sorted { (trace.events[$0].timestampNs, $0) < (trace.events[$1].timestampNs, $1) }
         trace.events = order.map { trace.events[$0] }
+        // Definitions (metadata, stacks, symbols) carry no time of their own: stamp them with the
+        // trace's first time so they never stretch its duration.
+        let firstTime = trace.events.first { $0.timestampNs != Int64.min }?.timestampNs ?? 0
+        for index in trace.events.indices where trace.events[index].timestampNs == Int64.min {
+            trace.events[index].timestampNs = firstTime
+        }
         for (key, count) in skipped.sorted(by: { $0.key < $1.key }) { trace.warnings.append("skipped \(count) \(key)") }
         return trace
     }
@@ -192,7 +201,7 @@ public struct ChromeTraceImporter {
     }
 
     private mutating func addMetadata(_ key: String, _ value: String) {
-        trace.events.append(TraceEvent(timestampNs: Int64.min, thread: ThreadID(rawValue: 0),
+        trace.events.append(TraceEvent(timestampNs: lastTimestampNs, thread: ThreadID(rawValue: 0),
                                        payload: .metadata(key: intern(key), value: intern(value))))
         if trace.threadNames.isEmpty { trace.threadNames.append("thread 0") }
     }
@@ -212,6 +221,8 @@ public struct ChromeTraceImporter {
         let args = event["args"] ?? .object([])
 
         if phase == "M" {
+            // Metadata events may carry a time (hitch's do); it keeps them in place in the time sort.
+            if let tsText = event["ts"], let ts = ChromeTime.nanoseconds(fromMicroseconds: tsText) { lastTimestampNs = ts }
             try convertMetadata(event, name: name, args: args)
             return
         }
@@ -220,6 +231,7 @@ public struct ChromeTraceImporter {
             throw ChromeImportError(message: "event \(eventIndex) has an invalid \"ts\"")
         }
         let thread = thread(event)
+        lastTimestampNs = ts
 
         switch phase {
         case "X":
@@ -248,9 +260,14 @@ public struct ChromeTraceImporter {
             openIntervals[thread, default: []].append(interval)
             try append(ts, thread, .intervalBegin(category: interval.0, name: interval.1))
         case "E":
-            // An end names its interval optionally; the innermost open one on the thread is the one it ends.
-            guard let open = openIntervals[thread]?.popLast() else { skip("'E' events without a matching 'B'"); return }
-            try append(ts, thread, .intervalEnd(category: open.category, name: open.name))
+            // An end names its interval optionally: a named end closes the innermost open interval of that
+            // name (intervals that overlap without nesting stay as they were); an unnamed one the innermost.
+            guard var open = openIntervals[thread], !open.isEmpty else { skip("'E' events without a matching 'B'"); return }
+            var index = open.count - 1
+            if !name.isEmpty, let named = open.lastIndex(where: { trace.strings[Int($0.name.rawValue)] == name }) { index = named }
+            let closed = open.remove(at: index)
+            openIntervals[thread] = open
+            try append(ts, thread, .intervalEnd(category: closed.category, name: closed.name))
         case "i", "I", "R":
             switch category {
             case ChromeCategory.token:
@@ -332,10 +349,10 @@ public struct ChromeTraceImporter {
             }
             let addresses = list.compactMap(\.uint64Value)
             guard addresses.count == list.count else { throw ChromeImportError(message: "event \(eventIndex): a stack address is not a number") }
-            try append(Int64.min, thread(event), .stackDefinition(stack: StackID(rawValue: UInt32(clamping: stack)), addresses: addresses))
+            try append(lastTimestampNs, thread(event), .stackDefinition(stack: StackID(rawValue: UInt32(clamping: stack)), addresses: addresses))
         case ChromeCategory.symbolEvent:
             guard let address = args["address"]?.uint64Value else { throw ChromeImportError(message: "event \(eventIndex): hitch_symbol needs args.address") }
-            try append(Int64.min, thread(event), .symbol(Symbol(
+            try append(lastTimestampNs, thread(event), .symbol(Symbol(
                 address: address, size: args["size"]?.uint64Value ?? 0, function: intern(args["function"]?.stringValue ?? ""),
                 image: intern(args["image"]?.stringValue ?? ""), offset: args["offset"]?.uint64Value ?? 0)))
         case "process_name", "process_labels", "process_sort_index", "thread_sort_index":
@@ -395,7 +412,7 @@ public enum ChromeTime {
         var negative = false
         if digits.hasPrefix("-") { negative = true; digits = digits.dropFirst() }
         let parts = digits.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
-        if parts.count <= 2, !parts[0].isEmpty, parts[0].count <= 15, parts[0].allSatisfy(\.isASCIIDigit),
+        if parts.count <= 2, !parts[0].isEmpty, parts[0].count <= 16, parts[0].allSatisfy(\.isASCIIDigit),
            parts.count == 1 || (parts[1].count <= 3 && !parts[1].isEmpty && parts[1].allSatisfy(\.isASCIIDigit)),
            let whole = Int64(parts[0]) {
             var fraction: Int64 = 0
@@ -403,7 +420,9 @@ public enum ChromeTime {
                 let padded = String(parts[1]) + String(repeating: "0", count: 3 - parts[1].count)
                 fraction = Int64(padded) ?? 0
             }
-            let ns = whole * 1000 + fraction
+            let (scaled, overflow) = whole.multipliedReportingOverflow(by: 1000)
+            let (ns, overflow2) = scaled.addingReportingOverflow(fraction)
+            guard !overflow, !overflow2 else { return nil }
             return negative ? -ns : ns
         }
         guard let micros = Double(text), micros.isFinite, abs(micros) < 9.2e15 else { return nil }

@@ -1,0 +1,297 @@
+import HitchAnalysis
+import HitchTrace
+
+// Chrome trace-event JSON export (chrome://tracing, Perfetto UI, speedscope, Firefox Profiler).
+// Streams: one pass over the events, output flushed in chunks, memory bounded by the distinct stacks.
+//
+// Mapping (docs/FORMAT.md, "Chrome export"): stages and generic intervals are B/E/X slices; frames are
+// async slices (cat hitch.frame) from frame start to present with commit and render end as steps; body
+// evaluations, layout passes and inference ops are X slices with their figures in args; invalidations
+// are instants plus a flow arrow from the write to the invalidated view's next body evaluation;
+// counters are C events; samples are P events pointing into stackFrames; metadata, stack definitions
+// and symbols travel as M events that viewers ignore and `hitch import chrome` reads back. Times are
+// microseconds with three decimals, so nanoseconds survive the round trip exactly.
+
+public struct ChromeTraceExporter {
+    /// Receives the JSON text in chunks.
+    private let sink: (String) throws -> Void
+    private var buffer = ""
+    private var firstEvent = true
+    private var seenThreads = Set<UInt32>()
+    private var pendingFlows: [FlowKey: [UInt64]] = [:]
+    private var nextFlowID: UInt64 = 1
+    private var openInteractions: [String: [UInt64]] = [:]
+    private var nextInteractionID: UInt64 = 1
+    // Stack frames as a trie of (parent node, address) -> node, resolved to names at the end.
+    private var trie: [TrieKey: Int] = [:]
+    private var nodes: [(parent: Int, address: UInt64)] = []
+    private var stackLeaf: [UInt32: Int] = [:]
+    private var symbols: [(address: UInt64, size: UInt64, function: String)] = []
+
+    private struct FlowKey: Hashable { var target: String; var identity: UInt64 }
+    private struct TrieKey: Hashable { var parent: Int; var address: UInt64 }
+
+    static let maxPendingFlows = 100_000
+
+    public init(sink: @escaping (String) throws -> Void) { self.sink = sink }
+
+    /// Exports every event of `input`.
+    public static func export<Input: AnalysisInput>(_ input: inout Input, sink: @escaping (String) throws -> Void) throws {
+        var exporter = ChromeTraceExporter(sink: sink)
+        try exporter.run(&input)
+    }
+
+    /// The whole export as one string (tests, small traces).
+    public static func exportToString<Input: AnalysisInput>(_ input: inout Input) throws -> String {
+        let collector = TextCollector()
+        try export(&input) { collector.text += $0 }
+        return collector.text
+    }
+
+    mutating func run<Input: AnalysisInput>(_ input: inout Input) throws {
+        buffer += "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"hitch export\"},\"traceEvents\":[\n"
+        while let event = try input.nextEvent() {
+            try convert(event, input)
+            if buffer.utf8.count >= 1 << 20 { try flush() }
+        }
+        buffer += "\n],\"stackFrames\":{"
+        try writeStackFrames()
+        buffer += "}}\n"
+        try flush()
+    }
+
+    private mutating func flush() throws {
+        guard !buffer.isEmpty else { return }
+        try sink(buffer)
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    // MARK: Events
+
+    private mutating func begin(_ phase: String, _ thread: ThreadID, _ timestampNs: Int64?, category: String, name: String) {
+        buffer += firstEvent ? "" : ",\n"
+        firstEvent = false
+        buffer += "{\"ph\":\"" + phase + "\",\"pid\":1,\"tid\":" + String(thread.rawValue)
+        if let timestampNs { buffer += ",\"ts\":" + ChromeTime.microsecondsText(timestampNs) }
+        if !category.isEmpty { buffer += ",\"cat\":"; appendString(category) }
+        buffer += ",\"name\":"
+        appendString(name)
+    }
+
+    private mutating func end() { buffer += "}" }
+
+    private mutating func args(_ fields: [(String, ArgValue)]) {
+        buffer += ",\"args\":{"
+        for (index, field) in fields.enumerated() {
+            if index > 0 { buffer += "," }
+            appendString(field.0)
+            buffer += ":"
+            switch field.1 {
+            case .string(let text): appendString(text)
+            case .integer(let value): buffer += value
+            case .double(let value): buffer += value.isFinite ? String(value) : "null"
+            case .hexArray(let values):
+                buffer += "[" + values.map { "\"0x" + String($0, radix: 16) + "\"" }.joined(separator: ",") + "]"
+            }
+        }
+        buffer += "}"
+    }
+
+    private enum ArgValue {
+        case string(String)
+        case integer(String)
+        case double(Double)
+        case hexArray([UInt64])
+        static func int(_ value: some BinaryInteger) -> ArgValue { .integer(String(value)) }
+        static func hex(_ value: UInt64) -> ArgValue { .string("0x" + String(value, radix: 16)) }
+    }
+
+    private mutating func duration(_ ns: Int64) { buffer += ",\"dur\":" + ChromeTime.microsecondsText(max(0, ns)) }
+
+    private mutating func ensureThread<Input: AnalysisInput>(_ thread: ThreadID, _ input: Input) {
+        guard seenThreads.insert(thread.rawValue).inserted else { return }
+        begin("M", thread, nil, category: "", name: "thread_name")
+        args([("name", .string(input.threadName(thread)))])
+        end()
+    }
+
+    private mutating func convert<Input: AnalysisInput>(_ event: TraceEvent, _ input: Input) throws {
+        let ts = event.timestampNs
+        let thread = event.thread
+        switch event.payload {
+        case .stackDefinition, .symbol, .metadata: break
+        default: ensureThread(thread, input)
+        }
+        func s(_ id: StringID) -> String { input.string(id) }
+        switch event.payload {
+        case let .intervalBegin(category, name):
+            begin("B", thread, ts, category: s(category), name: s(name)); end()
+        case let .intervalEnd(category, name):
+            begin("E", thread, ts, category: s(category), name: s(name)); end()
+        case let .intervalComplete(category, name, endNs):
+            begin("X", thread, ts, category: s(category), name: s(name)); duration(endNs - ts); end()
+        case let .instant(category, name):
+            begin("i", thread, ts, category: s(category), name: s(name)); buffer += ",\"s\":\"t\""; end()
+        case let .counter(name, value):
+            begin("C", thread, ts, category: "", name: s(name)); args([("value", .double(value))]); end()
+        case let .frameBegan(frame):
+            begin("b", thread, ts, category: ChromeCategory.frame, name: "frame"); buffer += ",\"id\":\"0x\(String(frame.frameID, radix: 16))\""
+            args([("frameID", .int(frame.frameID)), ("vsyncNs", .int(frame.vsyncNs)), ("targetNs", .int(frame.targetNs)), ("periodNs", .int(frame.periodNs))]); end()
+        case let .frameCommitted(frameID):
+            begin("n", thread, ts, category: ChromeCategory.frame, name: "commit"); buffer += ",\"id\":\"0x\(String(frameID, radix: 16))\""
+            args([("frameID", .int(frameID))]); end()
+        case let .frameRenderEnded(frameID):
+            begin("n", thread, ts, category: ChromeCategory.frame, name: "render end"); buffer += ",\"id\":\"0x\(String(frameID, radix: 16))\""
+            args([("frameID", .int(frameID))]); end()
+        case let .framePresented(frameID):
+            begin("e", thread, ts, category: ChromeCategory.frame, name: "frame"); buffer += ",\"id\":\"0x\(String(frameID, radix: 16))\""
+            args([("frameID", .int(frameID))]); end()
+        case let .bodyEvaluation(body):
+            let viewType = s(body.viewType)
+            begin("X", thread, ts, category: ChromeCategory.body, name: viewType); duration(body.endNs - ts)
+            args([("identity", .int(body.identity))]); end()
+            // Finish the flow arrows of invalidations waiting for this view's next evaluation.
+            if let flows = pendingFlows.removeValue(forKey: FlowKey(target: viewType, identity: body.identity)) {
+                for flow in flows {
+                    begin("f", thread, ts, category: ChromeCategory.invalidation, name: "invalidation")
+                    buffer += ",\"id\":\(flow),\"bp\":\"e\""; end()
+                }
+            }
+        case let .invalidation(invalidation):
+            let source = s(invalidation.source), target = s(invalidation.target)
+            begin("i", thread, ts, category: ChromeCategory.invalidation, name: source + " → " + target); buffer += ",\"s\":\"t\""
+            var fields: [(String, ArgValue)] = [("source", .string(source)), ("target", .string(target)), ("targetIdentity", .int(invalidation.targetIdentity))]
+            if let stack = invalidation.stack { fields.append(("stack", .int(stack.rawValue))) }
+            args(fields); end()
+            if pendingFlows.count < ChromeTraceExporter.maxPendingFlows {
+                let flow = nextFlowID
+                nextFlowID += 1
+                pendingFlows[FlowKey(target: target, identity: invalidation.targetIdentity), default: []].append(flow)
+                begin("s", thread, ts, category: ChromeCategory.invalidation, name: "invalidation"); buffer += ",\"id\":\(flow)"; end()
+            }
+        case let .layoutPass(endNs, viewCount):
+            begin("X", thread, ts, category: ChromeCategory.layout, name: "layout"); duration(endNs - ts)
+            args([("viewCount", .int(viewCount))]); end()
+        case let .inferenceOp(op):
+            begin("X", thread, ts, category: ChromeCategory.op, name: s(op.name)); duration(op.endNs - ts)
+            args([("layer", .int(op.layer)), ("computeUnit", .string(s(op.computeUnit))), ("tokenIndex", .int(op.tokenIndex)),
+                  ("bytesRead", .int(op.bytesRead)), ("bytesWritten", .int(op.bytesWritten)), ("flops", .int(op.flops))]); end()
+        case let .token(token):
+            let stage: String
+            switch token.stage {
+            case .produced: stage = "produced"
+            case .delivered: stage = "delivered"
+            case .shown: stage = "shown"
+            case .dropped: stage = "dropped"
+            }
+            begin("i", thread, ts, category: ChromeCategory.token, name: stage); buffer += ",\"s\":\"t\""
+            args([("index", .int(token.index))]); end()
+        case let .interactionBegin(kind):
+            let name = s(kind)
+            let id = nextInteractionID
+            nextInteractionID += 1
+            openInteractions[name, default: []].append(id)
+            begin("b", thread, ts, category: ChromeCategory.interaction, name: name); buffer += ",\"id\":\"i\(id)\""; end()
+        case let .interactionEnd(kind):
+            let name = s(kind)
+            var id: UInt64 = 0
+            if var open = openInteractions[name], !open.isEmpty { id = open.removeFirst(); openInteractions[name] = open }
+            begin("e", thread, ts, category: ChromeCategory.interaction, name: name); buffer += ",\"id\":\"i\(id)\""; end()
+        case let .sample(stack):
+            begin("P", thread, ts, category: ChromeCategory.sample, name: "sample")
+            if let leaf = stackLeaf[stack.rawValue] { buffer += ",\"sf\":\"\(leaf)\"" }
+            args([("stack", .int(stack.rawValue))]); end()
+        case let .stackDefinition(stack, addresses):
+            begin("M", thread, ts, category: "", name: ChromeCategory.stackEvent)
+            args([("stack", .int(stack.rawValue)), ("addresses", .hexArray(addresses))]); end()
+            defineStack(stack.rawValue, addresses: addresses)
+        case let .symbol(symbol):
+            begin("M", thread, ts, category: "", name: ChromeCategory.symbolEvent)
+            args([("address", .hex(symbol.address)), ("size", .int(symbol.size)), ("function", .string(s(symbol.function))),
+                  ("image", .string(s(symbol.image))), ("offset", .int(symbol.offset))]); end()
+            if symbols.count < 4_000_000 { symbols.append((symbol.address, symbol.size, s(symbol.function))) }
+        case let .metadata(key, value):
+            begin("M", thread, ts, category: "", name: ChromeCategory.metadataEvent)
+            args([("key", .string(s(key))), ("value", .string(s(value)))]); end()
+        case let .droppedEvents(count):
+            begin("i", thread, ts, category: ChromeCategory.dropped, name: "dropped events"); buffer += ",\"s\":\"g\""
+            args([("count", .int(count))]); end()
+        }
+    }
+
+    // MARK: Stacks
+
+    /// Adds a stack (innermost first) to the trie, root = outermost frame, remembering its leaf node.
+    private mutating func defineStack(_ stack: UInt32, addresses: [UInt64]) {
+        var parent = -1
+        for address in addresses.reversed() {
+            let key = TrieKey(parent: parent, address: address)
+            if let node = trie[key] { parent = node; continue }
+            let node = nodes.count
+            nodes.append((parent, address))
+            trie[key] = node
+            parent = node
+        }
+        if parent >= 0 { stackLeaf[stack] = parent }
+    }
+
+    private mutating func writeStackFrames() throws {
+        let sorted = symbols.sorted { $0.address < $1.address }
+        func name(for address: UInt64) -> String {
+            var low = 0, high = sorted.count
+            while low < high {
+                let mid = (low + high) / 2
+                if sorted[mid].address <= address { low = mid + 1 } else { high = mid }
+            }
+            if low > 0 {
+                let symbol = sorted[low - 1]
+                if address < symbol.address &+ max(symbol.size, 1) { return symbol.function }
+            }
+            return "0x" + String(address, radix: 16)
+        }
+        for (index, node) in nodes.enumerated() {
+            if index > 0 { buffer += "," }
+            buffer += "\"\(index)\":{\"name\":"
+            appendString(name(for: node.address))
+            if node.parent >= 0 { buffer += ",\"parent\":\"\(node.parent)\"" }
+            buffer += "}"
+            if buffer.utf8.count >= 1 << 20 { try flush() }
+        }
+    }
+
+    // MARK: JSON strings
+
+    /// A JSON string literal. Besides what JSON requires, `<`, `>`, `&` and the line separators are
+    /// \u-escaped so the file is safe to embed in HTML or a script.
+    private mutating func appendString(_ text: String) {
+        buffer += "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": buffer += "\\\""
+            case "\\": buffer += "\\\\"
+            case "\n": buffer += "\\n"
+            case "\r": buffer += "\\r"
+            case "\t": buffer += "\\t"
+            case "<", ">", "&", "\u{2028}", "\u{2029}":
+                buffer += "\\u" + hex4(scalar.value)
+            default:
+                if scalar.value < 0x20 || scalar.value == 0x7F {
+                    buffer += "\\u" + hex4(scalar.value)
+                } else {
+                    buffer.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        buffer += "\""
+    }
+
+    private func hex4(_ value: UInt32) -> String {
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+    }
+}
+
+/// Accumulates exported text; used only within one `exportToString` call, never shared.
+private final class TextCollector {
+    var text = ""
+}

@@ -1,0 +1,175 @@
+import Foundation
+import Testing
+@testable import HitchReport
+import HitchAnalysis
+import HitchTrace
+
+/// A seeded trace with every kind of event the analyzer reads: frames (some late), nested stages,
+/// bodies, invalidations with stacks, layout, ops, tokens, counters, interactions, samples, symbols,
+/// metadata and a drop count. Events are in time order, as a recorder's reader yields them.
+enum RoundTripTrace {
+    static func make(seed: UInt64 = 7, frames: Int = 240, names: (String) -> String = { $0 }) -> TraceEventList {
+        var random = SampleRandom(state: seed)
+        var list = TraceEventList()
+        let main = list.thread("main"), render = list.thread(names("render")), worker = list.thread(names("inference"))
+        let start: Int64 = 1_000_000_000
+        var events: [(Int64, ThreadID, TraceEvent.Payload)] = []
+        func add(_ t: Int64, _ thread: ThreadID, _ payload: TraceEvent.Payload) { events.append((t, thread, payload)) }
+        let stage = list.intern("stage")
+        let stageNames = ["filter", "sort", "layout", "commit"].map { list.intern(names($0)) }
+        let views = ["FeedRow", "FeedList"].map { list.intern(names($0)) }
+        let source = list.intern(names("FeedModel.query"))
+        let ops = ["qkv", "attention", "down"].map { list.intern(names($0)) }
+        let cpu = list.intern("cpu")
+        let input = list.intern("input"), keystroke = list.intern("keystroke")
+        let typing = list.intern("typing")
+        let resident = list.intern("resident-bytes")
+        for (key, value) in [("workload", names("feed")), ("peakBandwidthGBps", "10.5"), ("peakGFLOPS", "90"), ("promptTokens", "4"),
+                             ("weightsBytes", "1000000"), ("kvCacheBytes", "20000"), ("refreshRateHz", "120")] {
+            add(start, main, .metadata(key: list.intern(key), value: list.intern(value)))
+        }
+        let addresses: [UInt64] = [0x4010, 0x4020, 0x4030]
+        add(start, main, .stackDefinition(stack: StackID(rawValue: 1), addresses: addresses))
+        add(start, main, .stackDefinition(stack: StackID(rawValue: 2), addresses: [0x4040, 0x4030]))
+        for (index, function) in ["FeedModel.filter", "FeedModel.apply", "main", "FeedModel.sort"].enumerated() {
+            add(start, main, .symbol(Symbol(address: 0x4010 + UInt64(index) * 0x10, size: 0x10, function: list.intern(names(function)),
+                                             image: list.intern("hitch"), offset: UInt64(index) * 0x10)))
+        }
+        let period: Int64 = 8_333_333
+        add(start, main, .interactionBegin(kind: typing))
+        for frame in 0..<frames {
+            let vsync = start + Int64(frame) * period
+            let late = frame % 17 == 3
+            let work = late ? Int64(9_000_000 + random.next() * 20_000_000) : Int64(1_000_000 + random.next() * 3_000_000)
+            if frame % 10 == 0 { add(vsync - 200_000, main, .instant(category: input, name: keystroke)) }
+            add(vsync, main, .frameBegan(FrameBegan(frameID: UInt64(frame + 1), vsyncNs: vsync, targetNs: vsync + period, periodNs: period)))
+            let first = stageNames[frame % 2]
+            add(vsync + 10_000, main, .intervalBegin(category: stage, name: first))
+            add(vsync + 20_000, main, .invalidation(Invalidation(source: source, target: views[0], targetIdentity: UInt64(frame % 5), stack: StackID(rawValue: 1))))
+            add(vsync + 30_000, main, .intervalBegin(category: stage, name: stageNames[2]))
+            add(vsync + 40_000, main, .bodyEvaluation(BodyEvaluation(viewType: views[0], identity: UInt64(frame % 5), endNs: vsync + 40_000 + work / 4)))
+            add(vsync + 50_000 + work / 4, main, .layoutPass(endNs: vsync + 60_000 + work / 3, viewCount: 12))
+            add(vsync + 70_000 + work / 3, main, .intervalEnd(category: stage, name: stageNames[2]))
+            add(vsync + work / 2, main, .sample(stack: StackID(rawValue: frame % 2 == 0 ? 1 : 2)))
+            add(vsync + work, main, .intervalEnd(category: stage, name: first))
+            add(vsync + work + 10_000, main, .intervalComplete(category: stage, name: stageNames[3], endNs: vsync + work + 200_000))
+            add(vsync + work + 210_000, main, .frameCommitted(frameID: UInt64(frame + 1)))
+            let renderEnd = vsync + work + 210_000 + 2_000_000
+            add(renderEnd, render, .frameRenderEnded(frameID: UInt64(frame + 1)))
+            let present = ((renderEnd - start) / period + 1) * period + start
+            add(present, render, .framePresented(frameID: UInt64(frame + 1)))
+            add(vsync + 100_000, worker, .counter(name: resident, value: 1_000_000 + Double(frame) * 1000))
+        }
+        add(start + Int64(frames) * period, main, .interactionEnd(kind: typing))
+        // A short decode run on the worker thread: per token, three ops, a produced and a shown token.
+        var t = start + 5_000_000
+        for token in 0..<12 {
+            for (index, op) in ops.enumerated() {
+                let duration = Int64(300_000 + index * 200_000)
+                add(t, worker, .inferenceOp(InferenceOp(name: op, computeUnit: cpu, layer: Int32(index), tokenIndex: Int32(token),
+                                                        bytesRead: 333_333 + UInt64(index), bytesWritten: 1024, flops: UInt64(700_000 * (index + 1)), endNs: t + duration)))
+                t += duration
+            }
+            add(t, worker, .token(TokenEvent(stage: .produced, index: Int64(token))))
+            add(t + 1_000_000, main, .token(TokenEvent(stage: .shown, index: Int64(token))))
+        }
+        add(start + 1_000, main, .droppedEvents(count: 5))
+        events.sort { $0.0 < $1.0 }   // stable: same-time events keep their order
+        for event in events { list.append(event.0, event.1, event.2) }
+        return list
+    }
+}
+
+/// An FXT file as analyzer input (the CLI has the same adapter; tests cannot import an executable).
+struct TestFXTInput: AnalysisInput {
+    var reader: TraceReader
+    mutating func nextEvent() throws -> TraceEvent? { try reader.next() }
+    func string(_ id: StringID) -> String { reader.string(id) }
+    func threadName(_ thread: ThreadID) -> String { reader.threadName(thread) }
+    var progress: Double? { nil }
+}
+
+@Suite struct ChromeRoundTripTests {
+    func analyze(_ list: TraceEventList) throws -> Analysis {
+        var analysis = try Analyzer.analyze([list])
+        analysis.runs = analysis.runs.map { var run = $0; run.path = "run"; return run }
+        return analysis
+    }
+
+    func imported(_ trace: ImportedTrace) -> TraceEventList {
+        var list = TraceEventList(events: trace.events, strings: trace.strings, threadNames: trace.threadNames)
+        _ = list.intern("")
+        return list
+    }
+
+    @Test func exportThenImportKeepsEveryFigure() throws {
+        var original = RoundTripTrace.make()
+        let expected = try analyze(original)
+        #expect(expected.recorded.frameCount == 240)
+        #expect(expected.recorded.hitchCount > 0)
+        #expect(expected.decode != nil)
+        #expect(!expected.invalidations.isEmpty)
+        #expect(!expected.samples.folded.isEmpty)
+
+        let json = try ChromeTraceExporter.exportToString(&original)
+        // Valid JSON for any other reader.
+        let object = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
+        #expect((object?["traceEvents"] as? [Any])?.isEmpty == false)
+
+        let trace = try ChromeTraceImporter.importBytes(Array(json.utf8))
+        #expect(trace.warnings.isEmpty, "\(trace.warnings)")
+        let roundTripped = try analyze(imported(trace))
+        #expect(roundTripped == expected)
+        if roundTripped != expected {
+            // Name the first differing line of the two analyses' JSON, so a failure says what was lost.
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            let a = String(decoding: try encoder.encode(expected), as: UTF8.self).split(separator: "\n")
+            let b = String(decoding: try encoder.encode(roundTripped), as: UTF8.self).split(separator: "\n")
+            if let index = a.indices.first(where: { $0 >= b.count || a[$0] != b[$0] }), index < b.count {
+                Issue.record("first difference at line \(index): \(a[max(0, index - 12)...index].joined(separator: " ")) vs \(b[index])")
+            }
+        }
+    }
+
+    @Test func importedTraceWrittenAsFXTAnalyzesTheSame() throws {
+        var original = RoundTripTrace.make(seed: 11, frames: 120)
+        let expected = try analyze(original)
+        let json = try ChromeTraceExporter.exportToString(&original)
+        let trace = try ChromeTraceImporter.importBytes(Array(json.utf8))
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("hitch-roundtrip-\(getpid()).fxt").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try trace.writeFXT(to: path)
+        var analyzer = Analyzer()
+        var input = TestFXTInput(reader: try TraceReader(path: path))
+        try analyzer.add(&input, path: "run")
+        var fromFile = analyzer.finish()
+        fromFile.runs = fromFile.runs.map { var run = $0; run.path = "run"; return run }
+        #expect(fromFile.recorded == expected.recorded)
+        #expect(fromFile.hitches == expected.hitches)
+        #expect(fromFile.stages == expected.stages)
+        #expect(fromFile.views == expected.views)
+        #expect(fromFile.invalidations == expected.invalidations)
+        #expect(fromFile.decode == expected.decode)
+        #expect(fromFile.tokens == expected.tokens)
+        #expect(fromFile.samples == expected.samples)
+        #expect(fromFile.droppedEvents == expected.droppedEvents)
+    }
+
+    @Test func exportEscapesHostileNamesAndDrawsFlows() throws {
+        var list = RoundTripTrace.make(frames: 20, names: SampleAnalysis.hostile)
+        let json = try ChromeTraceExporter.exportToString(&list)
+        #expect(!json.contains("<script"))
+        #expect(json.contains("\\u003cscript\\u003e"))
+        #expect(json.contains("\"ph\":\"s\""))
+        #expect(json.contains("\"ph\":\"f\""))
+        #expect(json.contains("\"stackFrames\":{\"0\""))
+        let trace = try ChromeTraceImporter.importBytes(Array(json.utf8))
+        #expect(trace.strings.contains(SampleAnalysis.hostile("FeedRow")))
+    }
+
+    @Test func exportIsDeterministic() throws {
+        var a = RoundTripTrace.make(frames: 30), b = RoundTripTrace.make(frames: 30)
+        #expect(try ChromeTraceExporter.exportToString(&a) == ChromeTraceExporter.exportToString(&b))
+    }
+}
