@@ -62,7 +62,9 @@ public enum BudgetFile {
             }
             func limit(_ key: String) throws(BudgetError) -> Double? {
                 guard let value = entry[key] else { return nil }
-                guard let number = value as? NSNumber, !(value is Bool), number.doubleValue.isFinite else {
+                // JSON true/false arrive as Bool (or as an NSNumber of ObjC type "c"): not numbers.
+                guard !(type(of: value) == Bool.self), let number = value as? NSNumber,
+                      String(cString: number.objCType) != "c", number.doubleValue.isFinite else {
                     throw .invalid(path: path, reason: "\(at): \"\(key)\" must be a number")
                 }
                 return number.doubleValue
