@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Testing
 @testable import HitchTrace
@@ -104,5 +105,155 @@ func readAll(_ path: String) throws -> (events: [TraceEvent], reader: TraceReade
             }
         }
         #expect(kinds.count == 18, "saw \(kinds.sorted())")
+    }
+}
+
+/// Every payload kind, written with explicit timestamps, reads back equal.
+@Test func everyKindRoundTripsThroughTheFileWriter() throws {
+    let path = temporaryTracePath("writer-kinds")
+    defer { unlink(path) }
+    let writer = try TraceFileWriter(path: path, ticksPerSecond: 1_000_000_000)
+    let main = writer.thread(name: "main", threadID: 11, processID: 7)
+    let render = writer.thread(name: "render", threadID: 12, processID: 7)
+    let s = writer.string
+    let expected: [TraceEvent] = [
+        TraceEvent(timestampNs: 1, thread: main, payload: .metadata(key: s("host"), value: s("ci-box"))),
+        TraceEvent(timestampNs: 1, thread: main, payload: .stackDefinition(stack: StackID(rawValue: 4), addresses: [1, 2, 3])),
+        TraceEvent(timestampNs: 1, thread: main, payload: .symbol(Symbol(address: 1, size: 2, function: s("f()"), image: s("img"), offset: 3))),
+        TraceEvent(timestampNs: 10, thread: main, payload: .frameBegan(FrameBegan(frameID: 1, vsyncNs: 5, targetNs: 8_333_338, periodNs: 8_333_333))),
+        TraceEvent(timestampNs: 20, thread: main, payload: .intervalBegin(category: s("stage"), name: s("filter"))),
+        TraceEvent(timestampNs: 30, thread: main, payload: .intervalEnd(category: s("stage"), name: s("filter"))),
+        TraceEvent(timestampNs: 40, thread: main, payload: .intervalComplete(category: s("stage"), name: s("sort"), endNs: 45)),
+        TraceEvent(timestampNs: 50, thread: main, payload: .instant(category: s("input"), name: s("keystroke"))),
+        TraceEvent(timestampNs: 60, thread: main, payload: .counter(name: s("resident-bytes"), value: -2.5)),
+        TraceEvent(timestampNs: 70, thread: main, payload: .bodyEvaluation(BodyEvaluation(viewType: s("Row"), identity: 1 << 40, endNs: 80))),
+        TraceEvent(timestampNs: 90, thread: main, payload: .invalidation(Invalidation(source: s("Model.q"), target: s("Row"), targetIdentity: 3, stack: nil))),
+        TraceEvent(timestampNs: 91, thread: main, payload: .invalidation(Invalidation(source: s("Model.q"), target: s("Row"), targetIdentity: 4, stack: StackID(rawValue: 4)))),
+        TraceEvent(timestampNs: 100, thread: main, payload: .layoutPass(endNs: 120, viewCount: 9)),
+        TraceEvent(timestampNs: 130, thread: main, payload: .inferenceOp(InferenceOp(name: s("down"), computeUnit: s("cpu"), layer: -1, tokenIndex: 2, bytesRead: 5, bytesWritten: 6, flops: 1 << 50, endNs: 140))),
+        TraceEvent(timestampNs: 150, thread: main, payload: .token(TokenEvent(stage: .dropped, index: 1 << 40))),
+        TraceEvent(timestampNs: 160, thread: main, payload: .interactionBegin(kind: s("typing"))),
+        TraceEvent(timestampNs: 170, thread: main, payload: .interactionEnd(kind: s("typing"))),
+        TraceEvent(timestampNs: 180, thread: main, payload: .sample(stack: StackID(rawValue: 4))),
+        TraceEvent(timestampNs: 190, thread: main, payload: .frameCommitted(frameID: 1)),
+        TraceEvent(timestampNs: 200, thread: render, payload: .frameRenderEnded(frameID: 1)),
+        TraceEvent(timestampNs: 210, thread: render, payload: .framePresented(frameID: 1)),
+        TraceEvent(timestampNs: 220, thread: render, payload: .droppedEvents(count: 17)),
+    ]
+    for event in expected { writer.write(event) }
+    try writer.close()
+
+    let (events, reader) = try readAll(path)
+    #expect(reader.warnings.isEmpty)
+    #expect(events.count == expected.count)
+    #expect(reader.threads.map(\.name).sorted() == ["main", "render"])
+    #expect(reader.metadata == ["host": "ci-box"])
+    #expect(reader.droppedEventCount == 17)
+    for (got, want) in zip(events, expected) {
+        #expect(describe(got, reader.string, reader.threadName) == describe(want, writer.text, { $0 == main ? "main" : "render" }))
+    }
+}
+
+/// A comparable rendering of an event with its strings resolved (ids differ between writer and reader).
+func describe(_ event: TraceEvent, _ text: (StringID) -> String, _ thread: (ThreadID) -> String) -> String {
+    let where_ = event.thread.rawValue == 0 ? "-" : "\(event.timestampNs)@\(thread(event.thread))"
+    switch event.payload {
+    case let .intervalBegin(c, n): return "\(where_) begin \(text(c)) \(text(n))"
+    case let .intervalEnd(c, n): return "\(where_) end \(text(c)) \(text(n))"
+    case let .intervalComplete(c, n, e): return "\(where_) complete \(text(c)) \(text(n)) \(e)"
+    case let .instant(c, n): return "\(where_) instant \(text(c)) \(text(n))"
+    case let .counter(n, v): return "\(where_) counter \(text(n)) \(v)"
+    case let .bodyEvaluation(b): return "\(where_) body \(text(b.viewType)) \(b.identity) \(b.endNs)"
+    case let .invalidation(i): return "\(where_) invalidation \(text(i.source)) \(text(i.target)) \(i.targetIdentity) \(String(describing: i.stack))"
+    case let .inferenceOp(o):
+        return "\(where_) op \(text(o.name)) \(text(o.computeUnit)) \(o.layer) \(o.tokenIndex) \(o.bytesRead) \(o.bytesWritten) \(o.flops) \(o.endNs)"
+    case let .interactionBegin(k): return "\(where_) interactionBegin \(text(k))"
+    case let .interactionEnd(k): return "\(where_) interactionEnd \(text(k))"
+    case let .metadata(k, v): return "\(where_) metadata \(text(k))=\(text(v))"
+    case let .symbol(s): return "symbol \(s.address) \(s.size) \(text(s.function)) \(text(s.image)) \(s.offset)"
+    case let .stackDefinition(s, a): return "stack \(s.rawValue) \(a)"
+    default: return "\(where_) \(event.payload)"
+    }
+}
+
+@Suite(.serialized) struct RecorderThreadTests {
+    /// A thread that exits with events still in its buffer loses none of them.
+    @Test func exitingThreadKeepsItsEvents() throws {
+        let path = temporaryTracePath("thread-exit")
+        defer { unlink(path) }
+        let recorder = try TraceRecorder.start(path: path)
+        let name = TraceName.intern("exit-\(UInt64.random(in: 0...UInt64.max))")
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            for _ in 0..<10 { Trace.instant(name, category: "exit-test") }
+            done.signal()
+        }.start()
+        done.wait()
+        // The thread has exited (or is exiting) before stop; its key destructor hands the buffer over.
+        Thread.sleep(forTimeInterval: 0.05)
+        try recorder.stop()
+        let (events, reader) = try readAll(path)
+        let mine = events.filter {
+            if case let .instant(_, n) = $0.payload { return reader.string(n) == name.string }
+            return false
+        }
+        #expect(mine.count == 10)
+    }
+
+    /// 8 threads x 1,000,000 events: every event is either in the file or counted as dropped.
+    @Test func eightThreadsLoseNothingUncounted() throws {
+        let path = temporaryTracePath("eight-threads")
+        defer { unlink(path) }
+        let perThread = 1_000_000, threads = 8
+        let name = TraceName.intern("load-\(UInt64.random(in: 0...UInt64.max))")
+        let recorder = try TraceRecorder.start(path: path, configuration: .init(bufferBytesPerThread: 64 << 10, maxBufferedBytes: 32 << 20))
+        let group = DispatchGroup()
+        for _ in 0..<threads {
+            group.enter()
+            Thread {
+                for i in 0..<perThread { Trace.counter(name, value: Double(i)) }
+                group.leave()
+            }.start()
+        }
+        group.wait()
+        let summary = try recorder.stop()
+
+        var reader = try TraceReader(path: path)
+        var mine = 0, foreign = 0, droppedInFile: UInt64 = 0
+        let nameText = name.string
+        var nameID: StringID?
+        while let event = try reader.next() {
+            switch event.payload {
+            case let .counter(n, _):
+                if nameID == nil, reader.string(n) == nameText { nameID = n }
+                if n == nameID { mine += 1 } else { foreign += 1 }
+            case let .droppedEvents(count): droppedInFile += count
+            case .metadata, .stackDefinition, .symbol, .sample: break
+            default: foreign += 1
+            }
+        }
+        let recorded = perThread * threads
+        #expect(droppedInFile == summary.droppedEventCount)
+        #expect(reader.warningCount == 0)
+        if foreign == 0 {
+            #expect(UInt64(mine) + droppedInFile == UInt64(recorded))
+        } else {
+            // Another test recorded at the same moment: its drops are counted in the same total.
+            #expect(mine <= recorded && UInt64(mine) + droppedInFile >= UInt64(recorded))
+        }
+    }
+
+    @Test func disabledPathRecordsNothingAndStartIsExclusive() throws {
+        #expect(TraceRecorder.current == nil || Trace.isRecording)
+        let path = temporaryTracePath("exclusive")
+        defer { unlink(path) }
+        let recorder = try TraceRecorder.start(path: path)
+        #expect(TraceRecorder.current === recorder)
+        #expect(throws: TraceRecorderError.self) {
+            try TraceRecorder.start(path: path + ".second", configuration: .init(waitForOtherRecordingSeconds: 0))
+        }
+        try recorder.stop()
+        // Stopping twice returns the same summary.
+        #expect(try recorder.stop().path == path)
     }
 }
