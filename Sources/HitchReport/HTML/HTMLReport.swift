@@ -155,10 +155,12 @@ struct Context {
         }
     }
 
-    private func badge(_ w: inout HTMLWriter, _ verdict: HitchVerdict, fallbackScale: String) {
-        let scale = verdict.scale.isEmpty ? fallbackScale : verdict.scale
+    /// A grade badge: the grade and the scale's short name; the analyzer's full scale text (with its
+    /// thresholds) is the tooltip.
+    private func badge(_ w: inout HTMLWriter, _ verdict: HitchVerdict, fallbackScale shortName: String) {
+        let scale = verdict.scale.isEmpty ? shortName : verdict.scale
         w.element("span", [Attribute("class", "badge " + Context.gradeClass(verdict.grade)), Attribute("title", scale)],
-                  text: verdict.grade + " · " + scale)
+                  text: verdict.grade + " · " + shortName)
     }
 
     // MARK: Timeline

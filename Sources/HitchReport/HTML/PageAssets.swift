@@ -85,7 +85,8 @@ enum PageAssets {
     table{border-collapse:collapse;width:100%;font-size:13px}
     th,td{padding:5px 8px;border-bottom:1px solid var(--line);text-align:right;vertical-align:top;font-variant-numeric:tabular-nums}
     th{font-weight:600;color:var(--mute);font-size:12px;white-space:nowrap;position:sticky;top:0;background:var(--card)}
-    th:first-child,td:first-child{text-align:left;max-width:340px;overflow-wrap:anywhere}
+    td{white-space:nowrap}
+    th:first-child,td:first-child{text-align:left;max-width:340px;overflow-wrap:anywhere;white-space:normal}
     th[data-sortable]{cursor:pointer}th[data-sortable]:hover{color:var(--ink)}
     tr.hl td{background:var(--hl)}
     td .bad,.delta.worse{color:var(--bad);font-weight:600}.delta.better{color:var(--good);font-weight:600}.delta.same{color:var(--mute)}

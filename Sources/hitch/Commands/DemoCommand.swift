@@ -1,9 +1,139 @@
-// Placeholder until its owner lands the real command.
+import Foundation
+import HitchAnalysis
+import HitchReport
+
+// `hitch demo`: the newcomer's first command. Records the bundled workloads through the same code as
+// `hitch record feed` / `hitch record llm` (it runs those commands), analyzes each trace at 60 and
+// 120 Hz, and writes the HTML reports. `--reports-only` skips recording and regenerates the reports
+// of the traces already there: the check that Reports/ matches Traces/ runs exactly that.
+
 enum DemoCommand: Subcommand {
     static let name = "demo"
     static let summary = "Record the bundled workloads, analyze them and write HTML reports."
-    static let help = "USAGE: hitch demo (not built yet)"
+    static let help = """
+    USAGE: hitch demo [--quick] [--traces DIR] [--reports DIR] [--reports-only]
+
+    Records the bundled feed workload (naive and tuned, at 120 Hz) and the LLM workload (a modest
+    model streaming tokens to a view at 120 Hz), analyzes each at 60 and 120 Hz, and writes one HTML
+    report per trace plus a naive-vs-tuned comparison. Prints a short summary with the report
+    paths; progress goes to stderr. Takes a few minutes (under a minute with --quick).
+
+    OPTIONS:
+      --quick               Shorter feed sessions and a smaller model.
+      --traces DIR          Where the traces go (default Traces).
+      --reports DIR         Where the reports go (default Reports).
+      --reports-only        Do not record: regenerate the reports of DIR's traces (same bytes each time).
+      -h, --help            Show this help.
+
+    EXAMPLE:
+      hitch demo
+      open Reports/feed-compare.html
+    """
+
+    /// The traces the demo records, by file name, and how.
+    struct Recording: Sendable {
+        var file: String
+        var title: String
+        var record: @Sendable (_ path: String, _ quick: Bool) throws -> Void
+    }
+
+    static let recordings: [Recording] = [
+        Recording(file: "feed-naive-120hz.fxt", title: "feed, naive variant, 120 Hz") { path, quick in
+            try runRecord(RecordFeed.run, ["--variant", "naive", "--refresh", "120", "-o", path] + (quick ? ["--seconds", "5"] : []))
+        },
+        Recording(file: "feed-tuned-120hz.fxt", title: "feed, tuned variant, 120 Hz") { path, quick in
+            try runRecord(RecordFeed.run, ["--variant", "tuned", "--refresh", "120", "-o", path] + (quick ? ["--seconds", "5"] : []))
+        },
+        Recording(file: "llm-q4_0-120hz.fxt", title: "LLM decode streamed to a view, q4_0, 120 Hz") { path, quick in
+            // A modest model (about 0.1 B parameters; still several times the last-level cache) so the
+            // demo finishes in a couple of minutes; `hitch record llm` defaults to the 0.45 B model.
+            let shape = quick
+                ? ["--dim", "512", "--layers", "4", "--heads", "8", "--kv-heads", "4", "--ffn", "1408", "--vocab", "8000", "--tokens", "24"]
+                : ["--dim", "1024", "--layers", "8", "--heads", "8", "--kv-heads", "4", "--ffn", "2816", "--vocab", "16000", "--tokens", "48"]
+            try runRecord(RecordLLM.run, ["--weights", "q4_0", "--refresh", "120", "-o", path] + shape)
+        },
+    ]
+
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
-        throw CLIError("'hitch demo' is not built yet")
+        let quick = arguments.flag("--quick")
+        let reportsOnly = arguments.flag("--reports-only")
+        let tracesDirectory = try arguments.option("--traces") ?? "Traces"
+        let reportsDirectory = try arguments.option("--reports") ?? "Reports"
+        let extra = try arguments.positionals()
+        guard extra.isEmpty else { throw CLIError("unexpected argument '\(extra[0])' (see --help)") }
+
+        if !reportsOnly {
+            try FileManager.default.createDirectory(atPath: tracesDirectory, withIntermediateDirectories: true)
+            for (index, recording) in recordings.enumerated() {
+                progress("[\(index + 1)/\(recordings.count + 1)] recording \(recording.title)…")
+                try recording.record(tracesDirectory + "/" + recording.file, quick)
+            }
+            progress("[\(recordings.count + 1)/\(recordings.count + 1)] analyzing at 60 and 120 Hz and writing reports…")
+        }
+        let written = try writeReports(tracesDirectory: tracesDirectory, reportsDirectory: reportsDirectory)
+        guard !written.isEmpty else {
+            throw CLIError("no traces (*.fxt) in '\(tracesDirectory)'; run 'hitch demo' without --reports-only to record them")
+        }
+        print(summary(written))
+        return .ok
+    }
+
+    /// One report per trace in `tracesDirectory` (sorted by name, so the set is the same on every
+    /// machine), plus the naive-vs-tuned comparison when both feed traces are there.
+    static func writeReports(tracesDirectory: String, reportsDirectory: String) throws -> [(report: String, trace: String, analysis: Analysis?)] {
+        let files = ((try? FileManager.default.contentsOfDirectory(atPath: tracesDirectory)) ?? [])
+            .filter { $0.hasSuffix(".fxt") }.sorted()
+        var written: [(report: String, trace: String, analysis: Analysis?)] = []
+        var analyses: [String: Analysis] = [:]
+        for file in files {
+            let trace = tracesDirectory + "/" + file
+            let analysis = try TraceAnalysis.analyze([trace], options: AnalyzerOptions(refreshRatesHz: [60, 120]))
+            analyses[file] = analysis
+            let report = reportsDirectory + "/" + TraceAnalysis.displayName(file) + ".html"
+            let title = recordings.first { $0.file == file }?.title ?? TraceAnalysis.displayName(file)
+            try TraceAnalysis.write(HTMLReport.render(analysis, title: title), to: report)
+            written.append((report, trace, analysis))
+        }
+        if let naive = analyses["feed-naive-120hz.fxt"], let tuned = analyses["feed-tuned-120hz.fxt"] {
+            let report = reportsDirectory + "/feed-compare.html"
+            let html = HTMLReport.renderComparison(base: naive, new: tuned, baseLabel: tracesDirectory + "/feed-naive-120hz.fxt",
+                                                   newLabel: tracesDirectory + "/feed-tuned-120hz.fxt", title: "feed: naive vs tuned")
+            try TraceAnalysis.write(html, to: report)
+            written.append((report, "naive vs tuned", nil))
+        }
+        return written
+    }
+
+    static func summary(_ written: [(report: String, trace: String, analysis: Analysis?)]) -> String {
+        var lines: [String] = []
+        for item in written {
+            guard let analysis = item.analysis else {
+                lines.append("\(item.trace): comparison -> \(item.report)")
+                continue
+            }
+            var facts: [String] = []
+            for rate in ["60", "120"] {
+                if let figures = analysis.hitches[rate], figures.frameCount > 0 {
+                    facts.append("\(rate) Hz \(Format.fixed(figures.hitchTimeRatioMsPerS, 1)) ms/s (\(figures.verdict))")
+                }
+            }
+            if let decode = analysis.decode {
+                facts.append("decode \(Format.significant(decode.tokensPerSecond)) tok/s at \(Format.significant(decode.bandwidthGBps)) GB/s"
+                             + (decode.peakBandwidthGBps > 0 ? " (\(Format.percent(decode.utilization)) of peak)" : ""))
+            }
+            lines.append("\(item.trace): \(facts.joined(separator: ", ")) -> \(item.report)")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    private static func progress(_ text: String) {
+        writeStandardError("hitch demo: " + text + "\n")
+    }
+
+    /// Runs a record subcommand with its own arguments, failing the demo if it does not succeed.
+    private static func runRecord(_ command: (inout Arguments) throws -> ExitCode, _ words: [String]) throws {
+        var arguments = Arguments(words)
+        let code = try command(&arguments)
+        guard code == .ok else { throw CLIError("recording failed (exit \(code.rawValue))") }
     }
 }
