@@ -80,15 +80,6 @@ enum RoundTripTrace {
     }
 }
 
-/// An FXT file as analyzer input (the CLI has the same adapter; tests cannot import an executable).
-struct TestFXTInput: AnalysisInput {
-    var reader: TraceReader
-    mutating func nextEvent() throws -> TraceEvent? { try reader.next() }
-    func string(_ id: StringID) -> String { reader.string(id) }
-    func threadName(_ thread: ThreadID) -> String { reader.threadName(thread) }
-    var progress: Double? { nil }
-}
-
 @Suite struct ChromeRoundTripTests {
     func analyze(_ list: TraceEventList) throws -> Analysis {
         var analysis = try Analyzer.analyze([list])
@@ -140,10 +131,7 @@ struct TestFXTInput: AnalysisInput {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("hitch-roundtrip-\(getpid()).fxt").path
         defer { try? FileManager.default.removeItem(atPath: path) }
         try trace.writeFXT(to: path)
-        var analyzer = Analyzer()
-        var input = TestFXTInput(reader: try TraceReader(path: path))
-        try analyzer.add(&input, path: "run")
-        var fromFile = analyzer.finish()
+        var fromFile = try Analyzer.analyze(paths: [path])
         fromFile.runs = fromFile.runs.map { var run = $0; run.path = "run"; return run }
         #expect(fromFile.recorded == expected.recorded)
         #expect(fromFile.hitches == expected.hitches)

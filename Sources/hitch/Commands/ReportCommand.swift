@@ -77,23 +77,15 @@ enum ReportOptions {
 
 /// Reading traces into the analyzer, for the commands that render its results.
 enum TraceAnalysis {
-    /// One streaming pass over each trace (each trace is one run).
-    static func analyze(_ paths: [String], options: AnalyzerOptions, progress: ((String, Double) -> Void)? = nil) throws -> Analysis {
-        var analyzer = Analyzer(options: options)
-        for path in paths {
-            var input: FXTAnalysisInput
-            do {
-                input = FXTAnalysisInput(reader: try TraceReader(path: path))
-            } catch {
-                throw CLIError("\(error)")
-            }
-            do {
-                try analyzer.add(&input, path: path, progress: progress.map { report in { report(path, $0) } })
-            } catch {
-                throw CLIError("\(path): \(error)")
-            }
+    /// One streaming pass over each trace (each trace is one run), errors as one CLI line.
+    static func analyze(_ paths: [String], options: AnalyzerOptions) throws -> Analysis {
+        do {
+            return try Analyzer.analyze(paths: paths, options: options)
+        } catch let error as TraceReadError {
+            throw CLIError("\(error)")
+        } catch {
+            throw CLIError("\(paths.joined(separator: ", ")): \(error)")
         }
-        return analyzer.finish()
     }
 
     /// "Traces/feed-naive-120hz.fxt" -> "feed-naive-120hz".
@@ -112,17 +104,5 @@ enum TraceAnalysis {
         } catch {
             throw CLIError("cannot write '\(path)': \(error.localizedDescription)")
         }
-    }
-}
-
-/// An FXT file as the analyzer's input.
-struct FXTAnalysisInput: AnalysisInput {
-    var reader: TraceReader
-
-    mutating func nextEvent() throws -> TraceEvent? { try reader.next() }
-    func string(_ id: StringID) -> String { reader.string(id) }
-    func threadName(_ thread: ThreadID) -> String { reader.threadName(thread) }
-    var progress: Double? {
-        reader.fileSize > 0 ? Double(reader.bytesConsumed) / Double(reader.fileSize) : nil
     }
 }
