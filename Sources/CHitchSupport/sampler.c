@@ -65,6 +65,14 @@ static _Atomic uint64_t samples_taken;
 static _Atomic uint64_t samples_dropped;
 static _Atomic uint64_t timer_overruns;
 static _Atomic uint64_t unwind_failures;
+static _Atomic uint64_t samples_contended;
+
+// One unwind in a signal handler at a time. libunwind takes internal locks and calls
+// dl_iterate_phdr (the loader's lock); a thread interrupted while holding the loader's lock (in
+// dlopen/dlclose) must never wait for a handler on another thread that waits for that same lock.
+// With this gate the interrupted thread's handler sees it taken, skips (counted), and returns, so
+// the lock holder always makes progress.
+static _Atomic int unwinder_busy;
 
 static pthread_mutex_t control_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t pop_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -128,7 +136,12 @@ static void on_sample_signal(int signo, siginfo_t *info, void *context) {
             if (atomic_load_explicit(&slot->generation, memory_order_relaxed) == generation) {
                 if (info->si_overrun > 0)
                     atomic_fetch_add_explicit(&timer_overruns, (uint64_t)info->si_overrun, memory_order_relaxed);
-                take_sample(slot, context);
+                if (atomic_exchange_explicit(&unwinder_busy, 1, memory_order_acquire) == 0) {
+                    take_sample(slot, context);
+                    atomic_store_explicit(&unwinder_busy, 0, memory_order_release);
+                } else {
+                    atomic_fetch_add_explicit(&samples_contended, 1, memory_order_relaxed);
+                }
             }
             atomic_store_explicit(&slot->state, SLOT_ARMED, memory_order_release);
         }
@@ -421,6 +434,7 @@ void hitch_sampler_get_stats(hitch_sampler_stats *stats) {
     stats->samples_dropped = atomic_load_explicit(&samples_dropped, memory_order_relaxed);
     stats->timer_overruns = atomic_load_explicit(&timer_overruns, memory_order_relaxed);
     stats->unwind_failures = atomic_load_explicit(&unwind_failures, memory_order_relaxed);
+    stats->samples_contended = atomic_load_explicit(&samples_contended, memory_order_relaxed);
     uint32_t armed = 0;
     for (uint32_t i = 0; i < MAX_THREADS; i++) {
         sampler_slot *slot = atomic_load_explicit(&slots[i], memory_order_acquire);

@@ -1,3 +1,4 @@
+import HitchAnalysis
 import HitchTrace
 
 /// Renders a trace's samples as collapsed stacks (Brendan Gregg's folded format, what flamegraph.pl,
@@ -8,9 +9,10 @@ import HitchTrace
 /// trace's symbol records. A frame with no symbol prints as `image+0xOFFSET` when its image is
 /// known, else as its hex address.
 public struct FoldedStacks {
-    /// Only samples at or after this time (ns from the trace's first timed event) count; nil: no bound.
+    /// Only samples at or after this time count; nil: no bound. Times are nanoseconds from the
+    /// trace's first event on a thread (the start `hitch info` reports as firstTimestampNs).
     public var fromNs: Int64?
-    /// Only samples before this time (ns from the trace's first timed event) count; nil: no bound.
+    /// Only samples before this time count; nil: no bound.
     public var toNs: Int64?
 
     private var stacks: [StackID: [UInt64]] = [:]
@@ -29,6 +31,15 @@ public struct FoldedStacks {
         self.toNs = toNs
     }
 
+    /// The folded stacks of every sample of `input` within [fromNs, toNs), in one pass.
+    public static func render<Input: AnalysisInput>(_ input: inout Input, fromNs: Int64? = nil, toNs: Int64? = nil) throws -> String {
+        var folded = FoldedStacks(fromNs: fromNs, toNs: toNs)
+        while let event = try input.nextEvent() {
+            folded.consume(event) { input.string($0) }
+        }
+        return folded.render()
+    }
+
     /// Takes one event; `string` resolves the trace's interned strings (e.g. `reader.string`).
     public mutating func consume(_ event: TraceEvent, string: (StringID) -> String) {
         switch event.payload {
@@ -39,17 +50,17 @@ public struct FoldedStacks {
             let name = function.isEmpty ? Self.unnamedFrame(image: string(symbol.image), offset: symbol.offset) : function
             symbols.append(SymbolName(address: symbol.address, size: max(symbol.size, 1), name: name))
         case .sample(let stack):
-            noteTimestamp(event.timestampNs)
             samples.append((event.timestampNs, stack))
-        case .metadata, .droppedEvents:
-            break
+            noteTime(of: event)
         default:
-            noteTimestamp(event.timestampNs)
+            noteTime(of: event)
         }
     }
 
-    private mutating func noteTimestamp(_ timestampNs: Int64) {
-        if timestampNs > 0, traceStartNs.map({ timestampNs < $0 }) ?? true { traceStartNs = timestampNs }
+    /// Stack and symbol definitions carry no time; untimed records sit on no thread at time 0.
+    private mutating func noteTime(of event: TraceEvent) {
+        guard event.thread.rawValue != 0 || event.timestampNs != 0 else { return }
+        if traceStartNs.map({ event.timestampNs < $0 }) ?? true { traceStartNs = event.timestampNs }
     }
 
     /// The folded lines, each ending in a newline.

@@ -36,6 +36,7 @@ typedef struct {
     uint64_t samples_dropped;    ///< samples lost because a ring was full (the drain fell behind)
     uint64_t timer_overruns;     ///< timer expirations merged by the kernel (thread not scheduled in time)
     uint64_t unwind_failures;    ///< samples whose unwind stopped at frame 0 with an error
+    uint64_t samples_contended;  ///< signals skipped because another thread's handler was unwinding
     uint32_t threads_sampled;    ///< threads with an armed timer right now
 } hitch_sampler_stats;
 

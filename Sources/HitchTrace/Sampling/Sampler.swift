@@ -45,6 +45,9 @@ public struct SamplerStatistics: Sendable, Equatable {
     public var timerOverruns: UInt64
     /// Signals whose stack could not be unwound at all.
     public var unwindFailures: UInt64
+    /// Signals skipped because another thread's handler was unwinding at that moment (one unwind
+    /// runs at a time, so a thread holding the loader's lock is never waited on by a handler).
+    public var samplesContended: UInt64
     /// Samples written into the trace (or counted, without a recorder).
     public var samplesRecorded: UInt64
 }
@@ -128,12 +131,14 @@ public final class Sampler: Sendable {
                 samplesDropped: now.samples_dropped - baseline.samples_dropped,
                 timerOverruns: now.timer_overruns - baseline.timer_overruns,
                 unwindFailures: now.unwind_failures - baseline.unwind_failures,
+                samplesContended: now.samples_contended - baseline.samples_contended,
                 samplesRecorded: samplesRecorded.load(ordering: .relaxed))
             if let recorder {
                 recorder.setMetadata("samplerSamplesTaken", String(statistics.samplesTaken))
                 recorder.setMetadata("samplerSamplesDropped", String(statistics.samplesDropped))
                 recorder.setMetadata("samplerTimerOverruns", String(statistics.timerOverruns))
                 recorder.setMetadata("samplerUnwindFailures", String(statistics.unwindFailures))
+                recorder.setMetadata("samplerSamplesContended", String(statistics.samplesContended))
             }
             result = statistics
             return statistics
