@@ -92,8 +92,11 @@ extension ViewGraph {
             place(child, in: Rect(x: rect.minX, y: rect.minY + y - offset, width: rect.size.width, height: size.height))
             y += size.height + spacing
         }
-        // Measured rows may differ from the estimate; the content height follows on the next pass.
-        position.update(contentHeight: total, viewportHeight: viewport, materialized: range)
+        // Rows measured just now refine the estimate for the rest.
+        let refined = state.estimatedRowHeight
+        var contentHeight = 0.0
+        for height in state.heights { contentHeight += (height < 0 ? refined : height) + spacing }
+        position.update(contentHeight: max(0, contentHeight - spacing), viewportHeight: viewport, materialized: range)
         node.lazy = state
     }
 }

@@ -82,7 +82,7 @@ final class ViewGraph {
     // MARK: Invalidation
 
     nonisolated func invalidate(_ target: InvalidationTarget, typeName: ViewTypeName, identity: UInt64, captureStack: Bool, keepRecord: Bool) {
-        let source = ObservedWrite.currentProperty
+        let source = ObservedWrite.effectiveWriter
         Instrument.invalidation(source: source, target: typeName, identity: identity, captureStack: captureStack)
         inbox.withLock { $0.append(target) }
         if keepRecord {

@@ -143,7 +143,16 @@ func flattenChildren(_ content: any View) -> ChildList {
             for child in list.children {
                 switch child.key {
                 case .explicit(_, let id):
-                    visit(child.view, key: .explicit(group: group, id: id), path: path)
+                    // A ForEach element is its content closure's builder block: one view keeps the
+                    // element's id; several get the id plus their position.
+                    let element = unwrapSingle(child.view)
+                    if let block = element as? ViewGroup {
+                        for (position, view) in block.views.enumerated() {
+                            visit(view, key: .explicit(group: group, id: AnyHashable([id, AnyHashable(position)])), path: path)
+                        }
+                    } else {
+                        visit(element, key: .explicit(group: group, id: id), path: path)
+                    }
                 case .structural(let position, let type):
                     let childPath = path &* 1_000_003 &+ position &+ 1
                     visit(child.view, key: .structural(position: childPath, type: type), path: childPath)

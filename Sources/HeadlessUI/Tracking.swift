@@ -3,6 +3,9 @@
 // member the macro's setters call; the macro uses ours instead of generating one) that runs the
 // registrar's mutation inside `ObservedWrite.writing(name)`. The onChange callbacks run inside
 // that scope, synchronously in the writer's willSet, so they read the name from the task-local.
+#if canImport(Glibc)
+import Glibc
+#endif
 import HitchTrace
 import Observation
 
@@ -13,6 +16,42 @@ public enum ObservedWrite {
     /// Runs `mutation` (the registrar's withMutation) with `property` as the current writer.
     public static func writing<T>(_ property: TraceName, _ mutation: () throws -> T) rethrows -> T {
         try $currentProperty.withValue(property) { try mutation() }
+    }
+
+    /// In-place mutations (`model.state.offset = 1`) go through the macro's `_modify`, which
+    /// calls `access(keyPath:)` and then the registrar's willSet directly, not `withMutation`.
+    /// Models that also forward `access` here let the invalidation name that property: the
+    /// last property accessed on this thread right before the willSet.
+    public static func accessed(_ property: TraceName?) {
+        lastAccessedSlot().pointee = property
+    }
+
+    /// The writer for an invalidation happening now on this thread.
+    static var effectiveWriter: TraceName? {
+        currentProperty ?? lastAccessedSlot().pointee
+    }
+
+    private static let slotKey: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key) { pointer in
+            #if canImport(Glibc)
+            guard let pointer else { return }
+            #endif
+            let slot = pointer.assumingMemoryBound(to: TraceName?.self)
+            slot.deinitialize(count: 1)
+            slot.deallocate()
+        }
+        return key
+    }()
+
+    private static func lastAccessedSlot() -> UnsafeMutablePointer<TraceName?> {
+        if let existing = pthread_getspecific(slotKey) {
+            return existing.assumingMemoryBound(to: TraceName?.self)
+        }
+        let slot = UnsafeMutablePointer<TraceName?>.allocate(capacity: 1)
+        slot.initialize(to: nil)
+        pthread_setspecific(slotKey, slot)
+        return slot
     }
 }
 
@@ -32,6 +71,10 @@ public enum ObservedWrite {
 ///         try ObservedWrite.writing(Self.tracedName(of: keyPath) ?? "FeedModel") {
 ///             try _$observationRegistrar.withMutation(of: self, keyPath: keyPath, mutation)
 ///         }
+///     }
+///     func access<Member>(keyPath: KeyPath<FeedModel, Member>) {
+///         ObservedWrite.accessed(Self.tracedName(of: keyPath))
+///         _$observationRegistrar.access(self, keyPath: keyPath)
 ///     }
 /// }
 /// ```

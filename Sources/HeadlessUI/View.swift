@@ -110,7 +110,7 @@ public struct ForEach<Data: RandomAccessCollection, ID: Hashable, Content: View>
         let data = self.data, id = self.id, content = self.content
         return LazyListContent(count: data.count,
                                id: { AnyHashable(data[data.startIndex + $0][keyPath: id]) },
-                               view: { content(data[data.startIndex + $0]) })
+                               view: { unwrapSingle(content(data[data.startIndex + $0])) })
     }
 }
 

@@ -88,7 +88,7 @@ enum ThumbnailArt {
         let base = (Double.random(in: 0...255, using: &random), Double.random(in: 0...255, using: &random), Double.random(in: 0...255, using: &random))
         let circles = (0..<4).map { _ in
             (x: Double.random(in: 0...Double(side), using: &random), y: Double.random(in: 0...Double(side), using: &random),
-             r: Double.random(in: 10...Double(side) / 2, using: &random), tint: Double.random(in: -90...90, using: &random))
+             r: Double.random(in: Double(side) / 8...Double(side) / 2, using: &random), tint: Double.random(in: -90...90, using: &random))
         }
         var noise = SeededGenerator(seed: seed ^ 0xABCD)
         for y in 0..<side {

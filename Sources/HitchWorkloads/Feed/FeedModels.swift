@@ -30,6 +30,11 @@ public final class NaiveFeedModel: TracedObservable {
             try _$observationRegistrar.withMutation(of: self, keyPath: keyPath, mutation)
         }
     }
+
+    func access<Member>(keyPath: KeyPath<NaiveFeedModel, Member>) {
+        ObservedWrite.accessed(Self.tracedName(of: keyPath))
+        _$observationRegistrar.access(self, keyPath: keyPath)
+    }
 }
 
 @MainActor
@@ -57,6 +62,11 @@ public final class TunedFeedModel: TracedObservable {
             try _$observationRegistrar.withMutation(of: self, keyPath: keyPath, mutation)
         }
     }
+
+    func access<Member>(keyPath: KeyPath<TunedFeedModel, Member>) {
+        ObservedWrite.accessed(Self.tracedName(of: keyPath))
+        _$observationRegistrar.access(self, keyPath: keyPath)
+    }
 }
 
 /// One row's thumbnail at display size, filled in when its off-main decode finishes.
@@ -76,5 +86,10 @@ public final class ThumbnailSlot: TracedObservable {
         try ObservedWrite.writing(Self.tracedName(of: keyPath) ?? "ThumbnailSlot") {
             try _$observationRegistrar.withMutation(of: self, keyPath: keyPath, mutation)
         }
+    }
+
+    func access<Member>(keyPath: KeyPath<ThumbnailSlot, Member>) {
+        ObservedWrite.accessed(Self.tracedName(of: keyPath))
+        _$observationRegistrar.access(self, keyPath: keyPath)
     }
 }

@@ -1,0 +1,233 @@
+import HitchTrace
+import Observation
+import Testing
+@testable import HeadlessUI
+
+struct Item: Identifiable, Equatable {
+    var id: Int
+    var title: String
+}
+
+@MainActor
+@Observable
+final class ListModel: TracedObservable {
+    var items: [Item] = []
+    var a = 0
+    var b = 0
+
+    static func tracedName(of keyPath: AnyKeyPath) -> TraceName? {
+        switch keyPath {
+        case \ListModel.items: "ListModel.items"
+        case \ListModel.a: "ListModel.a"
+        case \ListModel.b: "ListModel.b"
+        default: nil
+        }
+    }
+
+    func withMutation<Member, Result>(keyPath: KeyPath<ListModel, Member>, _ mutation: () throws -> Result) rethrows -> Result {
+        try ObservedWrite.writing(Self.tracedName(of: keyPath) ?? "ListModel") {
+            try _$observationRegistrar.withMutation(of: self, keyPath: keyPath, mutation)
+        }
+    }
+
+    func access<Member>(keyPath: KeyPath<ListModel, Member>) {
+        ObservedWrite.accessed(Self.tracedName(of: keyPath))
+        _$observationRegistrar.access(self, keyPath: keyPath)
+    }
+}
+
+struct ItemRow: View, Equatable {
+    var item: Item
+    var body: some View { Text(item.title, fontSize: 10) }
+}
+
+struct ItemList: View {
+    let model: ListModel
+    var body: some View {
+        VStack(spacing: 0) {
+            ForEach(model.items) { ItemRow(item: $0) }
+        }
+    }
+}
+
+struct ReadsA: View { let model: ListModel; var body: some View { Text("a \(model.a)") } }
+struct ReadsB: View { let model: ListModel; var body: some View { Text("b \(model.b)") } }
+struct ReadsBoth: View { let model: ListModel; var body: some View { Text("\(model.a) \(model.b)") } }
+struct Readers: View {
+    let model: ListModel
+    var body: some View {
+        VStack {
+            ReadsA(model: model)
+            ReadsB(model: model)
+            ReadsBoth(model: model)
+        }
+    }
+}
+
+@MainActor
+@Suite struct IdentityAndDiffingTests {
+    func makeHost(_ items: [Item]) -> (ViewHost, ListModel) {
+        let model = ListModel()
+        model.items = items
+        let host = ViewHost(root: ItemList(model: model), configuration: HostConfiguration(viewport: Size(width: 200, height: 2000)))
+        _ = host.update()
+        host.resetStatistics()
+        return (host, model)
+    }
+
+    let five = (0..<5).map { Item(id: $0, title: "row \($0)") }
+
+    @Test func insertBuildsOnlyTheNewRow() {
+        let (host, model) = makeHost(five)
+        model.items.insert(Item(id: 99, title: "new"), at: 2)
+        _ = host.update()
+        #expect(host.statistics.bodyEvaluations["ItemRow"] == 1)
+        #expect(host.statistics.nodesTornDown == 0)
+        #expect(host.layoutFrames().filter { $0.type == "ItemRow" }.count == 6)
+    }
+
+    @Test func deleteTearsDownOnlyTheRemovedRow() {
+        let (host, model) = makeHost(five)
+        model.items.remove(at: 1)
+        _ = host.update()
+        #expect(host.statistics.bodyEvaluations["ItemRow"] == nil)
+        #expect(host.statistics.nodesTornDown == 2)  // the row and its Text
+        #expect(host.statistics.nodesBuilt == 0)
+    }
+
+    @Test func moveKeepsEveryRow() {
+        let (host, model) = makeHost(five)
+        model.items.reverse()
+        _ = host.update()
+        #expect(host.statistics.nodesBuilt == 0)
+        #expect(host.statistics.nodesTornDown == 0)
+        #expect(host.statistics.bodyEvaluations["ItemRow"] == nil)
+        let titles = host.layoutFrames().filter { $0.type == "ItemRow" }.map(\.frame.origin.y)
+        #expect(titles == titles.sorted())
+    }
+
+    @Test func changedRowUpdatesInPlace() {
+        let (host, model) = makeHost(five)
+        model.items[3].title = "changed"
+        _ = host.update()
+        #expect(host.statistics.bodyEvaluations["ItemRow"] == 1)
+        #expect(host.statistics.nodesBuilt == 0)
+    }
+
+    @Test func unstableIDsReplaceEveryRow() {
+        let (host, model) = makeHost(five)
+        model.items = model.items.map { Item(id: $0.id + 1000, title: $0.title) }
+        _ = host.update()
+        #expect(host.statistics.bodyEvaluations["ItemRow"] == 5)
+        #expect(host.statistics.nodesTornDown == 10)
+        #expect(host.statistics.nodesBuilt == 10)
+    }
+}
+
+@MainActor
+@Suite struct ObservationTests {
+    @Test func writeInvalidatesExactlyItsReaders() {
+        let model = ListModel()
+        let host = ViewHost(root: Readers(model: model))
+        host.recordsInvalidations = true
+        _ = host.update()
+        host.resetStatistics()
+
+        model.a = 1
+        _ = host.update()
+        #expect(Set(host.statistics.invalidations.map(\.targetType)) == ["ReadsA", "ReadsBoth"])
+        #expect(host.statistics.invalidations.allSatisfy { $0.source == "ListModel.a" })
+        #expect(host.statistics.bodyEvaluations == ["ReadsA": 1, "ReadsBoth": 1])
+
+        host.resetStatistics()
+        model.b = 1
+        _ = host.update()
+        #expect(Set(host.statistics.invalidations.map(\.targetType)) == ["ReadsB", "ReadsBoth"])
+        #expect(host.statistics.invalidations.allSatisfy { $0.source == "ListModel.b" })
+
+        host.resetStatistics()
+        _ = host.update()
+        #expect(host.statistics.bodyEvaluations.isEmpty)
+    }
+}
+
+struct NumberRow: View, Equatable {
+    var number: Int
+    var body: some View { Text("row \(number)", fontSize: 10).frame(height: 50) }
+}
+
+struct NumberList: View {
+    let numbers: [Int]
+    let position: ScrollPosition
+    var body: some View {
+        LazyList(position: position, overscan: 100, rows: ForEach(numbers, id: \.self) { NumberRow(number: $0) })
+    }
+}
+
+@MainActor
+@Suite struct LazyListTests {
+    @Test func materializesOnlyRowsNearTheViewport() {
+        let position = ScrollPosition()
+        let host = ViewHost(root: NumberList(numbers: Array(0..<10_000), position: position),
+                            configuration: HostConfiguration(viewport: Size(width: 300, height: 400)))
+        _ = host.update()
+        // 400 points of viewport + 100 of overscan below, 50-point rows: about 10.
+        #expect(position.materializedRows.lowerBound == 0)
+        #expect((8...12).contains(position.materializedRows.count))
+        #expect(host.statistics.bodyEvaluations["NumberRow"] == position.materializedRows.count)
+        #expect(position.contentHeight == 500_000)
+
+        host.resetStatistics()
+        position.offset = 250_000
+        _ = host.update()
+        #expect(position.materializedRows.contains(5_000))
+        #expect((10...14).contains(position.materializedRows.count))
+        #expect(host.nodeCount < 60)
+        let rowFrames = host.layoutFrames().filter { $0.type == "NumberRow" }
+        #expect(rowFrames.contains { $0.frame.origin.y == 0 })
+        #expect(host.statistics.nodesTornDown > 0)
+    }
+}
+
+@MainActor
+@Suite struct LayoutTests {
+    struct Nested: View {
+        var body: some View {
+            VStack(spacing: 4) {
+                HStack(spacing: 10) {
+                    ColorView(.black, size: Size(width: 40, height: 40))
+                    Text("Hello", fontSize: 10)
+                    Spacer()
+                }
+                Text("Second line", fontSize: 20)
+            }
+            .padding(5)
+        }
+    }
+
+    @Test func nestedStacksNegotiateSizes() {
+        let host = ViewHost(root: Nested(), configuration: HostConfiguration(viewport: Size(width: 200, height: 300)))
+        _ = host.update()
+        let frames = host.layoutFrames()
+        let color = frames.first { $0.type == "ColorView" }!.frame
+        let texts = frames.filter { $0.type == "Text" }.map(\.frame)
+        let spacer = frames.first { $0.type == "Spacer" }!.frame
+        #expect(color == Rect(x: 5, y: 5, width: 40, height: 40))
+        // "Hello" at 10 pt: H .64 + e,l,l,o (.53 .28 .28 .53) em = 22.6 -> 23 wide, 12 high, centred on the row.
+        #expect(texts[0] == Rect(x: 55, y: 19, width: 23, height: 12))
+        // The spacer takes the rest of the 190-point row.
+        #expect(spacer.minX == 88)
+        #expect(spacer.size.width == 107)
+        #expect(texts[1].origin == Point(x: 5, y: 49))
+        #expect(texts[1].size.height == 24)
+    }
+
+    @Test func textWrapsToTheProposedWidth() {
+        let lines = TextMetrics.lines("one two three four five six", fontSize: 10, width: 40, lineLimit: nil)
+        #expect(lines.count > 2)
+        #expect(lines.allSatisfy { $0.width <= 40 })
+        let limited = TextMetrics.lines("one two three four five six", fontSize: 10, width: 40, lineLimit: 2)
+        #expect(limited.count == 2)
+        #expect(TextMetrics.lines("one two", fontSize: 10, width: nil, lineLimit: nil).count == 1)
+    }
+}
