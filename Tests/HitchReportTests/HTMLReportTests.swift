@@ -53,7 +53,8 @@ import HitchAnalysis
     @Test func comparisonEscapesToo() {
         let base = SampleAnalysis.make(names: SampleAnalysis.hostile)
         let new = SampleAnalysis.make(seed: 9, names: SampleAnalysis.hostile, hitchEvery: 300)
-        let html = HTMLReport.renderComparison(base: base, new: new, baseLabel: "<script>a</script>", newLabel: "\"><img src=x>", title: "</title>x")
+        let html = HTMLReport.renderComparison(base: base, new: new, comparison: RunComparison.compare(base: [base], new: [new], thresholdPercent: 5),
+                                               baseLabel: "<script>a</script>", newLabel: "\"><img src=x>", title: "</title>x")
         #expect(html.components(separatedBy: "<script").count == 2)
         #expect(!html.contains("<img"))
         #expect(!html.contains("</title>x"))
@@ -74,8 +75,13 @@ import HitchAnalysis
         let first = HTMLReport.render(SampleAnalysis.make(), title: "feed")
         let second = HTMLReport.render(SampleAnalysis.make(), title: "feed")
         #expect(first == second)
-        let a = HTMLReport.renderComparison(base: SampleAnalysis.make(), new: SampleAnalysis.make(seed: 3), baseLabel: "a", newLabel: "b", title: "c")
-        let b = HTMLReport.renderComparison(base: SampleAnalysis.make(), new: SampleAnalysis.make(seed: 3), baseLabel: "a", newLabel: "b", title: "c")
+        func comparison() -> String {
+            let base = SampleAnalysis.make(), new = SampleAnalysis.make(seed: 3, hitchEvery: 200)
+            return HTMLReport.renderComparison(base: base, new: new, comparison: RunComparison.compare(base: [base], new: [new], thresholdPercent: 5),
+                                               baseLabel: "a", newLabel: "b", title: "c")
+        }
+        let a = comparison(), b = comparison()
+        #expect(a.contains("badge good"))
         #expect(a == b)
     }
 

@@ -36,13 +36,15 @@ public enum HTMLReport {
         return Page.render(title: title, subtitle: context.subtitle, sections: sections, footer: footer)
     }
 
-    /// Two analyses side by side, changes highlighted (BASE left, NEW right).
-    public static func renderComparison(base: Analysis, new: Analysis, baseLabel: String, newLabel: String, title: String) -> String {
+    /// Two analyses side by side (BASE left, NEW right), led by the analyzer's comparison of them
+    /// (`RunComparison.compare`, the figures and verdicts `hitch diff` uses) with regressions highlighted.
+    public static func renderComparison(base: Analysis, new: Analysis, comparison: HitchAnalysis.Comparison,
+                                        baseLabel: String, newLabel: String, title: String) -> String {
         let baseContext = Context(analysis: base, prefix: "b")
         let newContext = Context(analysis: new, prefix: "n")
-        let comparison = Comparison(base: base, new: new, baseLabel: baseLabel, newLabel: newLabel)
+        let changes = ComparisonTable(comparison: comparison)
         var sections: [PageSection] = []
-        sections.append(PageSection(fragment: Fragment("sec-", "changes"), title: "What changed") { w in comparison.changes(&w) })
+        sections.append(PageSection(fragment: Fragment("sec-", "changes"), title: "What changed") { w in changes.write(&w) })
         func sideBySide(_ id: StaticString, _ title: String, stacked: Bool = false, when present: @escaping (Context) -> Bool,
                         _ body: @escaping (Context, inout HTMLWriter) -> Void) {
             guard present(baseContext) || present(newContext) else { return }

@@ -25,6 +25,7 @@ enum ReportCommand: Subcommand {
       --refresh LIST        Refresh rates to judge at, in Hz (default 60,120).
       --title TEXT          The page title (default: the trace names).
       --merge               With two or more traces: one report of all runs, not a comparison.
+      --threshold PERCENT   Comparison: smallest change that counts (default 5, as hitch diff).
       --device-budget-mb N  Device memory budget for the LLM memory bar (default 1200).
       -h, --help            Show this help.
 
@@ -38,6 +39,7 @@ enum ReportCommand: Subcommand {
         let options = try ReportOptions.parse(&arguments)
         let title = try arguments.option("--title")
         let merge = arguments.flag("--merge")
+        let threshold = try arguments.number("--threshold", in: 0.0...1000.0, default: 5.0)
         let traces = try arguments.positionals()
         guard !traces.isEmpty else { throw CLIError("'hitch report' needs at least one TRACE (see --help)") }
         guard let output else { throw CLIError("'hitch report' needs -o FILE.html") }
@@ -46,7 +48,8 @@ enum ReportCommand: Subcommand {
         if traces.count == 2 && !merge {
             let base = try TraceAnalysis.analyze([traces[0]], options: options)
             let new = try TraceAnalysis.analyze([traces[1]], options: options)
-            html = HTMLReport.renderComparison(base: base, new: new, baseLabel: traces[0], newLabel: traces[1],
+            let comparison = RunComparison.compare(base: [base], new: [new], thresholdPercent: threshold)
+            html = HTMLReport.renderComparison(base: base, new: new, comparison: comparison, baseLabel: traces[0], newLabel: traces[1],
                                                title: title ?? "\(TraceAnalysis.displayName(traces[0])) vs \(TraceAnalysis.displayName(traces[1]))")
         } else {
             let analysis = try TraceAnalysis.analyze(traces, options: options)
