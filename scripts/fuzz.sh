@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# Builds and runs the libFuzzer targets in Tests/Fuzz (see docs/RELIABILITY.md).
+#
+#   scripts/fuzz.sh [--seconds N] [--keep-going] [--build-only] TARGET...   run targets (in parallel)
+#   scripts/fuzz.sh seeds                                                   regenerate generated seeds
+#   scripts/fuzz.sh repro TARGET FILE...                                    run inputs once (a crasher)
+#   scripts/fuzz.sh triage TARGET                                           distinct crash sites of the artifacts
+#
+# Targets: reader (FXT TraceReader), analyze (reader -> every analysis pass -> JSON),
+#          chrome (Chrome JSON importer -> analysis).
+#
+# Each target is one binary built with `swiftc -sanitize=fuzzer,address`: CHitchSupport's C files
+# compiled by clang with -fsanitize=fuzzer-no-link,address, HitchTrace (and HitchAnalysis) compiled
+# by swiftc as modules with the same instrumentation, linked with Tests/Fuzz/<Target>Fuzz.swift.
+# Limits on every run: -timeout=1 (a 1 MB input must not take over a second), -malloc_limit_mb=256
+# (no single allocation beyond it), -rss_limit_mb=2048 (ASan's own overhead included), inputs up
+# to 1 MB. Seeds come from Tests/Fuzz/corpus/TARGET (read only); new inputs go to
+# $HITCH_FUZZ_BUILD/corpus/TARGET, crashers to $HITCH_FUZZ_BUILD/artifacts/TARGET/, logs to
+# $HITCH_FUZZ_BUILD/logs/TARGET.log.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+BUILD="${HITCH_FUZZ_BUILD:-/tmp/hb-fuzz}"
+SECONDS_PER_TARGET=60
+KEEP_GOING=0
+BUILD_ONLY=0
+ALL_TARGETS=(reader analyze chrome)
+
+usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; }
+
+needs_analysis() { [[ "$1" != reader ]]; }
+source_file() {
+    case "$1" in
+        reader) echo "$ROOT/Tests/Fuzz/ReaderFuzz.swift" ;;
+        analyze) echo "$ROOT/Tests/Fuzz/AnalyzeFuzz.swift $ROOT/Tests/Fuzz/FuzzSupport.swift" ;;
+        chrome) echo "$ROOT/Tests/Fuzz/ChromeFuzz.swift $ROOT/Tests/Fuzz/FuzzSupport.swift" ;;
+        *) echo "fuzz.sh: unknown target '$1' (known: ${ALL_TARGETS[*]})" >&2; exit 2 ;;
+    esac
+}
+
+SAN=(-sanitize=fuzzer,address)
+SWIFT_FLAGS=(-O -g -parse-as-library -swift-version 6 -I "$BUILD/mod" -Xcc "-fmodule-map-file=$BUILD/mod/module.modulemap")
+LIBS=(-lunwind -lunwind-x86_64 -ldl)
+
+# Rebuilds the instrumented modules when any of their sources changed.
+build_modules() {
+    mkdir -p "$BUILD/mod" "$BUILD/obj"
+    cat > "$BUILD/mod/module.modulemap" <<EOF
+module CHitchSupport {
+    umbrella "$ROOT/Sources/CHitchSupport/include"
+    export *
+}
+EOF
+    local stamp="$BUILD/mod/.built"
+    if [[ -f "$stamp" ]] && [[ -z "$(find "$ROOT/Sources/CHitchSupport" "$ROOT/Sources/HitchTrace" "$ROOT/Sources/HitchAnalysis" -newer "$stamp" -type f | head -1)" ]]; then
+        return
+    fi
+    echo "fuzz.sh: building instrumented CHitchSupport, HitchTrace, HitchAnalysis in $BUILD" >&2
+    for c in "$ROOT"/Sources/CHitchSupport/*.c; do
+        clang -c -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address \
+            -I "$ROOT/Sources/CHitchSupport/include" "$c" -o "$BUILD/obj/$(basename "$c" .c).o"
+    done
+    # shellcheck disable=SC2046
+    swiftc "${SWIFT_FLAGS[@]}" "${SAN[@]}" -wmo -module-name HitchTrace -emit-module \
+        -emit-module-path "$BUILD/mod/HitchTrace.swiftmodule" -c $(find "$ROOT/Sources/HitchTrace" -name '*.swift' | sort) \
+        -o "$BUILD/obj/HitchTrace.o"
+    # shellcheck disable=SC2046
+    swiftc "${SWIFT_FLAGS[@]}" "${SAN[@]}" -wmo -module-name HitchAnalysis -emit-module \
+        -emit-module-path "$BUILD/mod/HitchAnalysis.swiftmodule" -c $(find "$ROOT/Sources/HitchAnalysis" -name '*.swift' | sort) \
+        -o "$BUILD/obj/HitchAnalysis.o"
+    touch "$stamp"
+}
+
+objects_for() {
+    local objs=("$BUILD"/obj/clock.o "$BUILD"/obj/recorder.o "$BUILD"/obj/sampler.o "$BUILD"/obj/symbols.o "$BUILD/obj/HitchTrace.o")
+    if needs_analysis "$1"; then objs+=("$BUILD/obj/HitchAnalysis.o"); fi
+    echo "${objs[@]}"
+}
+
+build_target() {
+    local target="$1"
+    mkdir -p "$BUILD/bin"
+    # shellcheck disable=SC2046
+    swiftc "${SWIFT_FLAGS[@]}" "${SAN[@]}" $(source_file "$target") $(objects_for "$target") "${LIBS[@]}" \
+        -o "$BUILD/bin/fuzz-$target" 2> >(grep -v "Cannot export local symbol" >&2)
+}
+
+run_target() {
+    local target="$1" seconds="$2"
+    local work="$BUILD/corpus/$target" artifacts="$BUILD/artifacts/$target" log="$BUILD/logs/$target.log"
+    mkdir -p "$work" "$artifacts" "$BUILD/logs" "$ROOT/Tests/Fuzz/corpus/$target"
+    local flags=(-max_total_time="$seconds" -timeout=1 -malloc_limit_mb=256 -rss_limit_mb=2048 -max_len=1048576
+                 -artifact_prefix="$artifacts/" -print_final_stats=1 -use_value_profile=1)
+    if [[ "$KEEP_GOING" == 1 ]]; then flags+=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1); fi
+    local status=0
+    SWIFT_BACKTRACE=enable=no ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:allocator_may_return_null=0}" \
+        "$BUILD/bin/fuzz-$target" "${flags[@]}" "$work" "$ROOT/Tests/Fuzz/corpus/$target" > "$log" 2>&1 || status=$?
+    local execs found
+    execs=$(grep -Eo 'stat::number_of_executed_units: [0-9]+' "$log" | awk '{s+=$2} END {print s+0}')
+    if [[ "$execs" == 0 ]]; then execs=$(grep -Eo '^#[0-9]+' "$log" | tail -1 | tr -d '#'); fi
+    found=$(find "$artifacts" -type f | wc -l)
+    echo "fuzz.sh: $target: exit $status, ${execs:-0} executions in ${seconds}s budget, $found artifacts in $artifacts, corpus $(find "$work" -type f | wc -l) new inputs; log $log"
+    return "$status"
+}
+
+make_seeds() {
+    build_modules
+    local out="$ROOT/Tests/Fuzz/corpus"
+    mkdir -p "$out/reader" "$out/analyze" "$out/chrome" "$BUILD/bin"
+    local rt
+    rt=$(ls -d "$(dirname "$(dirname "$(command -v swiftc)")")"/lib/clang/*/lib/linux | head -1)
+    # shellcheck disable=SC2046
+    swiftc "${SWIFT_FLAGS[@]}" -sanitize=address "$ROOT/Tests/Fuzz/Seeds/MakeSeeds.swift" $(objects_for reader) "${LIBS[@]}" \
+        -Xlinker "$rt/libclang_rt.fuzzer_no_main-x86_64.a" -lstdc++ -o "$BUILD/bin/make-seeds" 2> >(grep -v "Cannot export local symbol" >&2)
+    ASAN_OPTIONS=detect_leaks=0 "$BUILD/bin/make-seeds" "$out/reader"
+    python3 "$ROOT/Tests/Fuzz/Seeds/edge_cases.py" "$out"
+    cp "$out"/reader/every-kind.fxt "$out"/reader/recorded.fxt "$out/analyze/"
+    ls -la "$out"/*
+}
+
+repro() {
+    local target="$1"; shift
+    build_modules
+    build_target "$target"
+    SWIFT_BACKTRACE=enable=no ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0}" "$BUILD/bin/fuzz-$target" -timeout=1 -malloc_limit_mb=256 -rss_limit_mb=2048 "$@"
+}
+
+# One line per distinct crash site (the first frame in the project's sources) over TARGET's artifacts.
+triage() {
+    local target="$1" f out site where
+    for f in "$BUILD/artifacts/$target"/*; do
+        [[ -f "$f" ]] || continue
+        out=$(SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 "$BUILD/bin/fuzz-$target" -timeout=1 -malloc_limit_mb=256 \
+                  -rss_limit_mb=2048 "$f" 2>&1 || true)
+        site=$(grep -Eo "(runtime failure: [a-z ]+|Fatal error: [^:]*|ERROR: AddressSanitizer: [a-z-]+)" <<< "$out" | head -1)
+        [[ -n "$site" ]] || site=$(grep -Eo "ERROR: libFuzzer: [a-z-]+" <<< "$out" | head -1)
+        where=$(grep -Eo "$ROOT/Sources/[^ ]+:[0-9]+" <<< "$out" | head -1)
+        echo "${site:-no crash now} @ ${where#"$ROOT/"}	$(basename "$f") ($(stat -c %s "$f") bytes)"
+    done | sort -t'	' -k1,1 -u
+}
+
+targets=()
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --seconds) SECONDS_PER_TARGET="$2"; shift 2 ;;
+        --keep-going) KEEP_GOING=1; shift ;;
+        --build-only) BUILD_ONLY=1; shift ;;
+        -h|--help) usage; exit 0 ;;
+        seeds) make_seeds; exit 0 ;;
+        repro) shift; repro "$@"; exit $? ;;
+        triage) shift; triage "$1"; exit 0 ;;
+        all) targets+=("${ALL_TARGETS[@]}"); shift ;;
+        -*) echo "fuzz.sh: unknown option '$1'" >&2; exit 2 ;;
+        *) source_file "$1" > /dev/null; targets+=("$1"); shift ;;
+    esac
+done
+[[ ${#targets[@]} -gt 0 ]] || { usage; exit 2; }
+
+build_modules
+for t in "${targets[@]}"; do build_target "$t"; done
+[[ "$BUILD_ONLY" == 1 ]] && exit 0
+
+pids=()
+for t in "${targets[@]}"; do run_target "$t" "$SECONDS_PER_TARGET" & pids+=($!); done
+status=0
+for p in "${pids[@]}"; do wait "$p" || status=1; done
+exit "$status"
