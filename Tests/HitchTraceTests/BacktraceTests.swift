@@ -26,7 +26,10 @@ struct BacktraceTests {
         #expect(names.first?.contains("BacktraceModel.query.setter") == true, "\(names)")
         #expect(names.dropFirst().first?.contains("typeIntoBacktraceModel") == true, "\(names)")
     }
+}
 
+// Backtrace.isEnabled is process-wide: toggle it only inside the serialized SamplerTests suite.
+extension SamplerTests {
     @Test func captureIsOffUnlessEnabled() {
         Backtrace.isEnabled = false
         #expect(Backtrace.capture() == nil)
