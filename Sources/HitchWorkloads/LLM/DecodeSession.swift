@@ -46,7 +46,7 @@ public final class DecodeSession {
     let pool: WorkerPool
     /// The next position to fill (tokens in the KV cache).
     public private(set) var position = 0
-    /// Accounting of the most recent `step` (or prefill batch).
+    /// Accounting of the most recent `step` (or prefill), plus any `sample` since.
     public private(set) var lastStep = StepAccounting()
     /// Logits of the last token run (vocab floats).
     public let logits: UnsafeMutablePointer<Float>

@@ -83,6 +83,7 @@ final class DedicatedThreadExecutor: SerialExecutor, @unchecked Sendable {
     init(name: String, nice: Int32) {
         let thread = Thread { [self] in
             if nice != 0 { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, nice) }
+            Trace.setCurrentThreadName(name)
             while true {
                 wake.wait()
                 guard let job = jobs.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { continue }
@@ -211,7 +212,7 @@ public enum LLMStreamingWorkload {
         let needed = shape.weightBytes(configuration.format) + shape.kvCacheBytes(positions: shape.context) * 2
         let available = Int(ProcessInfo.processInfo.physicalMemory / 10 * 7)
         guard needed < available else { throw LLMWorkloadError.tooLarge(bytes: needed, available: available) }
-        Trace.setCurrentThreadName("main")
+        Trace.setCurrentThreadName("main") // the analyzer's main thread
         // Decode yields the CPU to the main and render threads (nice 5), as a real app's
         // inference runs below user-interactive work.
         let pool = WorkerPool(threadCount: ProcessInfo.processInfo.activeProcessorCount, workerNice: 5)

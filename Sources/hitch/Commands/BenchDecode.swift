@@ -1,9 +1,122 @@
-// Placeholder until its owner lands the real command.
+import Foundation
+import HitchWorkloads
+
+// `hitch bench decode`: decode bandwidth per weight format against the triad measured in the same run,
+// on the same 2-thread pool.
 enum BenchDecode: Subcommand {
     static let name = "decode"
     static let summary = "LLM decode bandwidth against measured triad bandwidth."
-    static let help = "USAGE: hitch decode (not built yet)"
+    static let help = """
+    USAGE: hitch bench decode [--weights f32,f16,q8_0,q4_0,pal4] [--tokens N] [--threads N] [shape options] [--format text|json]
+
+    For each weight format: generates the model from the seed, prefills a short prompt, decodes
+    --tokens tokens and reports tokens/s, bytes per token (every op's reads and writes, as recorded in
+    traces), achieved bandwidth and its ratio to the STREAM triad measured right before, on the same pool.
+
+    OPTIONS:
+      --weights LIST   Formats to run (default all)
+      --tokens N       Decode steps per format (default 32)
+      --threads N      Pool threads (default: every core)
+      --seed N         Weight seed (default 1)
+      --dim --layers --heads --kv-heads --ffn --vocab --context   Model shape (default the bundled 0.45 B model)
+      --format text|json
+
+    EXAMPLE:
+      hitch bench decode --weights f32,q4_0 --format json
+    """
+
+    struct Result: Codable {
+        var weights: String
+        var tokensPerSecond: Double
+        var bestTokensPerSecond: Double
+        var bytesPerToken: Double
+        var weightBytesPerToken: Double
+        var kvCacheBytesPerToken: Double
+        var bandwidthGBps: Double
+        var triadGBps: Double
+        var readGBps: Double
+        var utilization: Double
+        var readUtilization: Double
+        var generateSeconds: Double
+        var weightsBytes: Int
+    }
+    struct Report: Codable {
+        var shape: ModelShape
+        var parameterCount: Int
+        var threads: Int
+        var tokens: Int
+        var peakGFLOPS: Double
+        var results: [Result]
+    }
+
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
-        throw CLIError("'hitch decode' is not built yet")
+        let output = try arguments.choice("--format", ["text", "json"], default: "text")
+        let weightsText = try arguments.option("--weights") ?? WeightFormat.allCases.map(\.rawValue).joined(separator: ",")
+        guard let formats = WeightFormat.parseList(weightsText) else {
+            throw CLIError("option '--weights' must list formats from \(WeightFormat.allCases.map(\.rawValue).joined(separator: ", ")); got '\(weightsText)'")
+        }
+        let tokens = try arguments.number("--tokens", in: 2...4096, default: 32)
+        let threads = try arguments.number("--threads", in: 1...256, default: ProcessInfo.processInfo.activeProcessorCount)
+        let seed = try arguments.number("--seed", in: UInt64(0)...UInt64.max, default: 1)
+        let shape = try ModelShape.parse(&arguments)
+        _ = try arguments.positionals()
+        let prompt = Array(1...8)
+        guard shape.context >= prompt.count + tokens else {
+            throw CLIError("option '--context' (\(shape.context)) must hold the \(prompt.count)-token prompt plus --tokens (\(tokens))")
+        }
+
+        let pool = WorkerPool(threadCount: threads)
+        defer { pool.shutdown() }
+        let flops = BandwidthProbe.measurePeakGFLOPS(pool: pool)
+        var results: [Result] = []
+        for format in formats {
+            if output == "text" { writeStandardError("decode \(format.rawValue): generating weights...\n") }
+            let start = DispatchTime.now().uptimeNanoseconds
+            let weights = TransformerWeights(shape: shape, format: format, seed: seed, pool: pool)
+            let generateSeconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            let session = DecodeSession(weights: weights, pool: pool)
+            // Triad first, on the same pool, right before this format's decode.
+            let probe = BandwidthProbe.measure(pool: pool, repetitions: 3)
+            try session.prefill(tokens: prompt)
+            var token = session.sample()
+            var stepNs: [Double] = []
+            var bytes = 0.0, weightBytes = 0.0, kvBytes = 0.0
+            for _ in 0..<tokens {
+                let begin = DispatchTime.now().uptimeNanoseconds
+                try session.step(token: token)
+                let stepAccounting = session.lastStep
+                token = session.sample()
+                stepNs.append(Double(DispatchTime.now().uptimeNanoseconds - begin))
+                // lastStep now covers the step's ops and the sample op, as the analyzer sums a token's op events.
+                bytes += Double(session.lastStep.bytesRead + session.lastStep.bytesWritten)
+                weightBytes += Double(stepAccounting.weightBytes)
+                kvBytes += Double(stepAccounting.kvCacheBytes)
+            }
+            stepNs.sort()
+            let median = stepNs[stepNs.count / 2] / 1e9
+            let bytesPerToken = bytes / Double(tokens)
+            let bandwidth = bytesPerToken / median / 1e9
+            results.append(Result(weights: format.rawValue, tokensPerSecond: 1 / median, bestTokensPerSecond: 1e9 / stepNs[0],
+                                  bytesPerToken: bytesPerToken, weightBytesPerToken: weightBytes / Double(tokens),
+                                  kvCacheBytesPerToken: kvBytes / Double(tokens), bandwidthGBps: bandwidth,
+                                  triadGBps: probe.triadGBps, readGBps: probe.readGBps,
+                                  utilization: bandwidth / probe.triadGBps, readUtilization: bandwidth / probe.readGBps,
+                                  generateSeconds: generateSeconds, weightsBytes: weights.byteCount))
+        }
+        let report = Report(shape: shape, parameterCount: shape.parameterCount, threads: pool.threadCount, tokens: tokens,
+                            peakGFLOPS: flops, results: results)
+        if output == "json" {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            print(String(decoding: try encoder.encode(report), as: UTF8.self))
+            return .ok
+        }
+        print("model \(String(format: "%.2f", Double(shape.parameterCount) / 1e9)) B params, \(pool.threadCount) threads, \(tokens) tokens, peak \(String(format: "%.1f", flops)) GFLOP/s")
+        print("weights  tok/s   MB/token  GB/s   triad GB/s  read GB/s  utilization")
+        for r in results {
+            print(String(format: "%-7@ %6.1f  %8.1f  %5.1f  %10.1f  %9.1f  %5.1f%%", r.weights as NSString, r.tokensPerSecond,
+                         r.bytesPerToken / 1e6, r.bandwidthGBps, r.triadGBps, r.readGBps, r.utilization * 100))
+        }
+        return .ok
     }
 }

@@ -1,9 +1,90 @@
-// Placeholder until its owner lands the real command.
+import Foundation
+import HitchTrace
+import HitchWorkloads
+
+// `hitch record llm`: decodes with the bundled model on an inference actor and streams tokens to a
+// headless view at 120 Hz, recording ops, stages, tokens and frames.
 enum RecordLLM: Subcommand {
     static let name = "llm"
     static let summary = "A transformer decode loop streamed to a view."
-    static let help = "USAGE: hitch llm (not built yet)"
+    static let help = """
+    USAGE: hitch record llm -o FILE [--weights FORMAT] [--tokens N] [--prompt TEXT] [--buffering unbounded|newest:N] [options]
+
+    Generates the model from --seed, measures the machine's bandwidth (STREAM triad and read) into the
+    trace metadata, then an inference actor tokenizes the prompt (byte-level BPE), prefills it as
+    batched matrix products and decodes --tokens tokens, streaming each through an AsyncStream to a
+    @MainActor transcript rendered by a headless view at --refresh Hz.
+
+    OPTIONS:
+      -o, --output FILE      The trace to write
+      --weights FORMAT       f32, f16, q8_0, q4_0 (default), pal4
+      --tokens N             Tokens to generate (default 64)
+      --prompt TEXT          The prompt (default a sentence)
+      --top-k N              1 = greedy (default 40)
+      --buffering POLICY     unbounded (default: consumer coalesces per frame, no token lost) or
+                             newest:N (AsyncStream .bufferingNewest(N); the trace shows dropped tokens)
+      --refresh HZ           Display refresh rate (default 120)
+      --seed N               Weight and sampling seed (default 1)
+      --dim --layers --heads --kv-heads --ffn --vocab --context   Model shape (default the bundled 0.45 B model)
+
+    EXAMPLE:
+      hitch record llm --weights q4_0 --tokens 48 -o Traces/llm-q4_0-120hz.fxt
+    """
+
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
-        throw CLIError("'hitch llm' is not built yet")
+        var output = try arguments.option("--output")
+        if let short = try arguments.option("-o") { output = short }
+        guard let path = output else { throw CLIError("'hitch record llm' needs -o FILE") }
+        let format = WeightFormat(rawValue: try arguments.choice("--weights", WeightFormat.allCases.map(\.rawValue), default: "q4_0"))!
+        let tokens = try arguments.number("--tokens", in: 1...100_000, default: 64)
+        let prompt = try arguments.option("--prompt") ?? "The quick brown fox jumps over the lazy dog while the model streams tokens to the screen."
+        let topK = try arguments.number("--top-k", in: 1...SamplingOptions.maxTopK, default: 40)
+        let refresh = try arguments.number("--refresh", in: 1.0...1000.0, default: 120.0)
+        let seed = try arguments.number("--seed", in: UInt64(0)...UInt64.max, default: 1)
+        let bufferingText = try arguments.option("--buffering") ?? "unbounded"
+        guard let buffering = TokenBuffering(bufferingText) else {
+            throw CLIError("option '--buffering' must be 'unbounded' or 'newest:N' with N >= 1; got '\(bufferingText)'")
+        }
+        let shape = try ModelShape.parse(&arguments)
+        _ = try arguments.positionals()
+
+        let configuration = LLMStreamingConfiguration(shape: shape, format: format, seed: seed, prompt: prompt,
+                                                      tokens: tokens, sampling: SamplingOptions(topK: topK, seed: seed),
+                                                      buffering: buffering, refreshRateHz: refresh)
+        let recorder: TraceRecorder
+        do { recorder = try TraceRecorder.start(path: path) } catch {
+            throw CLIError("cannot record to '\(path)': \(error)")
+        }
+        let outcome: LLMStreamingOutcome
+        do {
+            outcome = try MainActor.assumeIsolated { try LLMStreamingWorkload.run(configuration, recorder: recorder) }
+        } catch {
+            _ = try? recorder.stop()
+            throw CLIError("\(error)")
+        }
+        let summary = try recorder.stop()
+        writeStandardError("""
+        wrote \(path): \(summary.eventCount) events; \(outcome.produced) tokens produced, \(outcome.shown) shown, \(outcome.dropped) dropped; \
+        decode \(String(format: "%.1f", outcome.decodeTokensPerSecond)) tok/s; \(outcome.frames) frames
+        text: \(outcome.text.prefix(120).replacingOccurrences(of: "\n", with: " "))
+
+        """)
+        return .ok
+    }
+}
+
+extension ModelShape {
+    /// Reads --dim --layers --heads --kv-heads --ffn --vocab --context (defaults: the bundled model).
+    static func parse(_ arguments: inout Arguments) throws -> ModelShape {
+        let b = ModelShape.bundled
+        let shape = ModelShape(dim: try arguments.number("--dim", in: 64...65536, default: b.dim),
+                               layers: try arguments.number("--layers", in: 1...512, default: b.layers),
+                               heads: try arguments.number("--heads", in: 1...1024, default: b.heads),
+                               kvHeads: try arguments.number("--kv-heads", in: 1...1024, default: b.kvHeads),
+                               ffn: try arguments.number("--ffn", in: 64...262_144, default: b.ffn),
+                               vocab: try arguments.number("--vocab", in: 256...1_000_000, default: b.vocab),
+                               context: try arguments.number("--context", in: 16...131_072, default: b.context))
+        if let problem = shape.validationError() { throw CLIError(problem) }
+        return shape
     }
 }
