@@ -4,7 +4,7 @@ import HitchTrace
 // Chrome trace-event JSON export (chrome://tracing, Perfetto UI, speedscope, Firefox Profiler).
 // Streams: one pass over the events, output flushed in chunks, memory bounded by the distinct stacks.
 //
-// Mapping (docs/FORMAT.md, "Chrome export"): stages and generic intervals are B/E/X slices; frames are
+// Mapping (docs/REPORTS.md, "Chrome trace-event JSON"): stages and generic intervals are B/E/X slices; frames are
 // async slices (cat hitch.frame) from frame start to present with commit and render end as steps; body
 // evaluations, layout passes and inference ops are X slices with their figures in args; invalidations
 // are instants plus a flow arrow from the write to the invalidated view's next body evaluation;

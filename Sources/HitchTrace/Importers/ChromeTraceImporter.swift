@@ -5,7 +5,7 @@ import Glibc
 // Chrome trace-event JSON -> the decoded event model. Reads both the JSON Array Format (`[...]`, the
 // closing bracket optional, as the format allows) and the JSON Object Format
 // (`{"traceEvents": [...], "stackFrames": {...}, "metadata": {...}}`). Events `hitch export --format
-// chrome` writes carry their exact figures in `args` (see docs/FORMAT.md, "Chrome export"), so a round
+// chrome` writes carry their exact figures in `args` (docs/REPORTS.md, "Chrome trace-event JSON"), so a round
 // trip loses nothing the analyzer uses; events from other producers map to generic intervals, instants,
 // counters and samples.
 

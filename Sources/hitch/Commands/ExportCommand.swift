@@ -8,15 +8,19 @@ import HitchTrace
 enum ExportCommand: Subcommand {
     static let name = "export"
     static let summary = "Convert a trace for other viewers: chrome (trace-event JSON) or folded stacks."
-    static let formats = ["folded"]
+    static let formats = ["folded", "chrome"]
     static let help = """
-    USAGE: hitch export TRACE --format folded [--from MS] [--to MS] [-o FILE]
+    USAGE: hitch export TRACE --format folded|chrome [--from MS] [--to MS] [-o FILE]
 
     Converts a trace for other tools, in one streaming pass.
 
     FORMATS:
       folded    Collapsed stacks of the trace's samples (flamegraph.pl, speedscope, inferno):
                 one line per distinct stack, `root;caller;...;leaf COUNT`, sorted.
+      chrome    Chrome trace-event JSON (chrome://tracing, Perfetto UI, speedscope, Firefox
+                Profiler): frames, stages, bodies, invalidations as flow arrows, ops with their
+                arguments, counters, samples and thread names. `hitch import chrome` reads it back
+                losslessly (docs/REPORTS.md). --from/--to apply to folded only.
 
     ARGUMENTS:
       TRACE                 An .fxt trace file.
@@ -75,6 +79,8 @@ enum ExportCommand: Subcommand {
         switch format {
         case "folded":
             return try FoldedStacks.render(&input, fromNs: fromNs, toNs: toNs)
+        case "chrome":
+            return try ChromeTraceExporter.exportToString(&input)
         default:
             throw CLIError("option '--format' must be one of \(formats.joined(separator: ", ")); got '\(format)'")
         }
