@@ -103,6 +103,24 @@ HTML
   [ -s "$OUT/hostile-$width.png" ] && pass "screenshot $OUT/hostile-$width.png" || fail "no screenshot at ${width}px"
 done
 
+# 4. The script's interaction works: clicking a red (hitch) bar shows that frame's details under the chart.
+cat > "$OUT/click.html" <<HTML
+<!doctype html><html><body><pre id="result">pending</pre>
+<iframe id="f" src="hostile.html" style="width:1280px;height:900px;border:0"></iframe>
+<script>
+document.getElementById('f').addEventListener('load', function () {
+  var d = this.contentDocument, link = d.querySelector('svg a'), inspector = d.querySelector('.inspector');
+  if (!link || !inspector) { document.getElementById('result').textContent = 'clicked=none'; return; }
+  link.querySelector('rect').dispatchEvent(new MouseEvent('click', {bubbles: true, cancelable: true}));
+  document.getElementById('result').textContent = 'clicked=' + link.getAttribute('href') +
+    ' inspector=' + inspector.querySelectorAll('details.frame').length + ' open=' + (inspector.querySelector('details[open]') ? 1 : 0);
+});
+</script></body></html>
+HTML
+chrome --dump-dom "file://$OUT/click.html" > "$OUT/click.dom.html"
+clicked=$(grep -o 'clicked=[^< ]* inspector=[0-9]* open=[0-9]' "$OUT/click.dom.html" || grep -o '<pre id="result">[^<]*' "$OUT/click.dom.html")
+echo "$clicked" | grep -q 'inspector=1 open=1' && pass "clicking a hitch bar shows its frame ($clicked)" || fail "frame inspector: $clicked"
+
 if [ "$failures" -eq 0 ]; then echo "check-report-in-browser: all checks passed" >&2; exit 0; fi
 echo "check-report-in-browser: $failures check(s) failed" >&2
 exit 1
