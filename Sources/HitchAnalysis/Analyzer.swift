@@ -82,15 +82,17 @@ public struct Analyzer: Sendable {
     private var interactionUnionNs: Int64 = 0
     private var sawInteraction = false
     private var pendingInputNs: Int64 = .min
-    private var pendingFrames: [UInt64: FrameRecord] = [:]
-    private var frameOrder: [UInt64] = []
-    private var frameOrderHead = 0
+    /// Frames being assembled, in the order first seen (a handful: searched from the newest, no hashing).
+    private var pendingFrames: [FrameRecord] = []
+    private var pendingHead = 0
     private var previousPeriodNs: Int64 = 0
     private var lastHitchWindowEndNs: Int64 = .min
     private var pendingAttributions: [(HitchAttribution, [(UInt32, Int)])] = []
 
     /// Frames wait for their present this many later frames at most (cross-thread file order).
     static let assemblyWindow = 8
+    /// Attribution stops scanning a ring after this many consecutive instances older than the window.
+    static let scanSlack = 256
 
     public init(options: AnalyzerOptions = AnalyzerOptions()) {
         self.options = options
@@ -143,7 +145,7 @@ public struct Analyzer: Sendable {
         inputCategory = -1; residentCounter = -1
         activeInteractions = 0; interactionUnionNs = 0; sawInteraction = false
         pendingInputNs = .min
-        pendingFrames.removeAll(); frameOrder.removeAll(); frameOrderHead = 0
+        pendingFrames.removeAll(keepingCapacity: true); pendingHead = 0
         previousPeriodNs = 0
         lastHitchWindowEndNs = .min
         recordedJudge.reset()
@@ -225,13 +227,15 @@ public struct Analyzer: Sendable {
         case .frameBegan(let began):
             noteTime(t, t)
             if kind(of: event.thread, input) != 1 { adoptMainThread(event.thread) }
-            var frame = pendingFrames[began.frameID] ?? newFrame(began.frameID)
-            frame.beganNs = t
-            frame.vsyncNs = began.vsyncNs
-            frame.targetNs = began.targetNs
-            frame.periodNs = began.periodNs
-            if pendingInputNs != .min { frame.inputArrivalNs = pendingInputNs; pendingInputNs = .min }
-            pendingFrames[began.frameID] = frame
+            let input = pendingInputNs
+            pendingInputNs = .min
+            updateFrame(began.frameID) { frame in
+                frame.beganNs = t
+                frame.vsyncNs = began.vsyncNs
+                frame.targetNs = began.targetNs
+                frame.periodNs = began.periodNs
+                if input != .min { frame.inputArrivalNs = input }
+            }
             drainFrames()
         case .frameCommitted(let id):
             noteTime(t, t)
@@ -296,29 +300,29 @@ public struct Analyzer: Sendable {
 
     // MARK: Frames
 
-    private mutating func newFrame(_ id: UInt64) -> FrameRecord {
-        frameOrder.append(id)
-        return FrameRecord(frameID: id)
-    }
-
     private mutating func updateFrame(_ id: UInt64, _ change: (inout FrameRecord) -> Void) {
-        var frame = pendingFrames[id] ?? newFrame(id)
-        change(&frame)
-        pendingFrames[id] = frame
+        var index = pendingFrames.count - 1
+        while index >= pendingHead, pendingFrames[index].frameID != id { index -= 1 }
+        if index < pendingHead {
+            pendingFrames.append(FrameRecord(frameID: id))
+            index = pendingFrames.count - 1
+        }
+        change(&pendingFrames[index])
     }
 
     /// Judges frames in the order they began: once presented, or once `assemblyWindow` later frames exist.
     private mutating func drainFrames(all: Bool = false) {
-        while frameOrderHead < frameOrder.count {
-            let id = frameOrder[frameOrderHead]
-            guard let frame = pendingFrames[id] else { frameOrderHead += 1; continue }
-            let waiting = frameOrder.count - frameOrderHead
-            guard all || frame.presentNs != .min || waiting > Self.assemblyWindow else { break }
-            pendingFrames[id] = nil
-            frameOrderHead += 1
+        while pendingHead < pendingFrames.count {
+            let waiting = pendingFrames.count - pendingHead
+            guard all || pendingFrames[pendingHead].presentNs != .min || waiting > Self.assemblyWindow else { break }
+            let frame = pendingFrames[pendingHead]
+            pendingHead += 1
             finalize(frame)
         }
-        if frameOrderHead > 4096 { frameOrder.removeFirst(frameOrderHead); frameOrderHead = 0 }
+        if pendingHead > 1024 || (pendingHead > 0 && pendingHead == pendingFrames.count) {
+            pendingFrames.removeFirst(pendingHead)
+            pendingHead = 0
+        }
     }
 
     private mutating func finalize(_ frame: FrameRecord) {
@@ -381,14 +385,20 @@ public struct Analyzer: Sendable {
 
         var stageTimes: [Int32: (count: Int, ns: Double)] = [:]
         var mainStageTimes: [Int32: Double] = [:]
-        stageCost.recent.forEach { s in
+        // Rings are in file order (per thread, in end-time order): walk back from the newest and stop
+        // after `Self.scanSlack` consecutive instances that ended before the window.
+        var before = 0
+        stageCost.recent.forEachNewestFirst { s in
+            if s.endNs < windowStart { before += 1; return before < Self.scanSlack }
+            before = 0
             let overlap = min(windowEnd, s.endNs) - max(windowStart, s.startNs)
-            guard overlap > 0 || (s.startNs == s.endNs && s.startNs >= windowStart && s.startNs < windowEnd) else { return }
+            guard overlap > 0 || (s.startNs == s.endNs && s.startNs >= windowStart && s.startNs < windowEnd) else { return true }
             let duration = s.endNs - s.startNs
             let selfOverlap = duration > 0 ? Double(overlap) * Double(s.selfNs) / Double(duration) : 0
             stageTimes[s.name, default: (0, 0)].count += 1
             stageTimes[s.name, default: (0, 0)].ns += selfOverlap
             if s.isMainThread { mainStageTimes[s.name, default: 0] += selfOverlap }
+            return true
         }
         for (name, value) in stageTimes { stageCost.addInHitch(name: name, ns: Int64(value.ns)) }
         for (name, ns) in mainStageTimes where ns > 0 {
@@ -396,11 +406,15 @@ public struct Analyzer: Sendable {
             stageOffenders[name, default: (0, 0)].frames += 1
         }
         var bodyTimes: [Int32: (count: Int, ns: Double)] = [:]
-        views.recent.forEach { b in
+        before = 0
+        views.recent.forEachNewestFirst { b in
+            if b.endNs < windowStart { before += 1; return before < Self.scanSlack }
+            before = 0
             let overlap = min(windowEnd, b.endNs) - max(windowStart, b.startNs)
-            guard overlap > 0 || (b.startNs == b.endNs && b.startNs >= windowStart && b.startNs < windowEnd) else { return }
+            guard overlap > 0 || (b.startNs == b.endNs && b.startNs >= windowStart && b.startNs < windowEnd) else { return true }
             bodyTimes[b.viewType, default: (0, 0)].count += 1
             bodyTimes[b.viewType, default: (0, 0)].ns += Double(max(0, overlap))
+            return true
         }
         for (name, value) in bodyTimes where value.ns > 0 {
             viewOffenders[name, default: (0, 0)].ms += hitchMs * value.ns / windowNs

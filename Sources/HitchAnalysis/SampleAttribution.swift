@@ -89,8 +89,12 @@ struct SampleProfile: Sendable {
     mutating func samplesInWindow(startNs: Int64, endNs: Int64, hitchMs: Double) -> [UInt32: Int] {
         var counts: [UInt32: Int] = [:]
         var total = 0
-        recent.forEach { sample in
-            if sample.atNs >= startNs && sample.atNs < endNs { counts[sample.stack, default: 0] += 1; total += 1 }
+        var before = 0
+        recent.forEachNewestFirst { sample in
+            if sample.atNs < startNs { before += 1; return before < Analyzer.scanSlack }
+            before = 0
+            if sample.atNs < endNs { counts[sample.stack, default: 0] += 1; total += 1 }
+            return true
         }
         samplesInHitches += total
         for (stack, count) in counts {

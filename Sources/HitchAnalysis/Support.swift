@@ -62,6 +62,16 @@ struct Ring<Element: Sendable>: Sendable {
 
     /// Every element, in no particular order.
     func forEach(_ body: (Element) -> Void) { for element in storage { body(element) } }
+
+    /// Elements newest first, while `body` returns true.
+    func forEachNewestFirst(_ body: (Element) -> Bool) {
+        guard !storage.isEmpty else { return }
+        var index = (next - 1 + storage.count) % storage.count
+        for _ in 0..<storage.count {
+            if !body(storage[index]) { return }
+            index = index == 0 ? storage.count - 1 : index - 1
+        }
+    }
 }
 
 extension Double {
