@@ -99,7 +99,8 @@ enum Instrument {
 /// The writer's stack for an invalidation: captured in the onChange callback, which runs inside
 /// the setter, so the innermost frames below the runtime name the property's setter.
 enum WriterStacks {
+    /// Skips this helper and `Instrument.invalidation`, so the stack starts in the runtime's onChange.
     static func capture() -> StackID? {
-        nil
+        Backtrace.capture(skipping: 2)
     }
 }

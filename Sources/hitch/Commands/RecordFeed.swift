@@ -66,6 +66,7 @@ enum RecordFeed: Subcommand {
                 throw CLIError("cannot record to '\(output)': \(error)")
             }
             Trace.setCurrentThreadName("main")
+            Backtrace.isEnabled = backtraces
             for (key, value) in [("workload", "feed"), ("variant", variant.rawValue), ("refreshRateHz", "\(Int(refresh))"),
                                  ("rows", "\(rows)"), ("seed", "\(seed)"), ("seconds", "\(seconds)"),
                                  ("backtraces", "\(backtraces)")] {
