@@ -400,6 +400,8 @@ final class ReaderCore {
             warn(offset, "kernel object record with a bad name string ref \(nameRef); skipped")
             return
         }
+        // Only thread objects name threads: a process's koid (its pid) equals its main thread's koid.
+        guard (header >> 16) & 0xFF == FXT.objectTypeThread else { return }
         if koidNames.count < ReaderCore.maxThreads * 4 || koidNames[load(start + 8)] != nil {
             koidNames[load(start + 8)] = name
         }

@@ -248,7 +248,7 @@ private final class RawRecordWriter {
     let encoder: FXTEncoder
     let pid = UInt64(getpid())
     let selfTid = hitch_current_tid()
-    private var sampledThreadNames: [Int32: String] = [:]
+    private var kernelNamedThreads: Set<Int32> = []
 
     init(encoder: FXTEncoder) { self.encoder = encoder }
 
@@ -311,12 +311,11 @@ private final class RawRecordWriter {
         }
     }
 
+    /// Side items (metadata, samples, drops) carry only a tid. The recorder's registry holds the
+    /// thread's current name; the kernel's name is only a first guess, never allowed to undo a
+    /// later `setCurrentThreadName` (the last thread record for a koid is the one readers keep).
     private func thread(tid: Int32) -> UInt8 {
-        let name = sampledThreadNames[tid] ?? {
-            let found = threadName(tid: tid)
-            sampledThreadNames[tid] = found
-            return found
-        }()
+        let name = registeredThreadName(tid: tid) ?? (kernelNamedThreads.insert(tid).inserted ? kernelThreadName(tid: tid) : nil)
         return encoder.threadRef(pid: pid, tid: UInt64(UInt32(bitPattern: tid)), name: name)
     }
 
@@ -333,12 +332,13 @@ private final class RawRecordWriter {
         encoder.droppedEvents(thread: thread(tid: selfTid), ticks: hitch_now(), count: count)
     }
 
-    /// A thread's trace name: the recorder's registry, else the kernel's name.
-    private func threadName(tid: Int32) -> String {
+    private func registeredThreadName(tid: Int32) -> String? {
         var buffer = [CChar](repeating: 0, count: 64)
-        if hitch_thread_name_of(tid, &buffer, buffer.count) != 0 {
-            return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        }
+        guard hitch_thread_name_of(tid, &buffer, buffer.count) != 0 else { return nil }
+        return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    private func kernelThreadName(tid: Int32) -> String {
         if let comm = try? String(contentsOfFile: "/proc/self/task/\(tid)/comm", encoding: .utf8) {
             return comm.trimmingCharacters(in: .whitespacesAndNewlines)
         }
