@@ -1,5 +1,14 @@
 // swift-tools-version:6.0
 import PackageDescription
+import Foundation
+
+// The decode kernels are built for the machine they run on when it has AVX2, FMA and F16C (Haswell
+// and later, every current x86-64 server), as llama.cpp's native builds are; the portable x86-64
+// baseline (SSE2) otherwise. Only the workloads get this: the recorder and analyzer stay portable.
+let cpuFlags = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
+    .split(separator: "\n").first(where: { $0.hasPrefix("flags") })?.split(separator: " ").map(String.init) ?? []
+let hasHaswellLevel = ["avx2", "fma", "f16c", "bmi2"].allSatisfy(cpuFlags.contains)
+let nativeKernelSettings: [SwiftSetting] = hasHaswellLevel ? [.unsafeFlags(["-target-cpu", "haswell"])] : []
 
 // Swift 6 language mode everywhere; the only system library is libunwind (Debian libunwind-dev).
 
@@ -21,7 +30,7 @@ let package = Package(
         .target(name: "HitchAnalysis", dependencies: ["HitchTrace"]),
         .target(name: "HitchReport", dependencies: ["HitchAnalysis"]),
         .target(name: "HeadlessUI", dependencies: ["HitchTrace"]),
-        .target(name: "HitchWorkloads", dependencies: ["HeadlessUI", "HitchTrace"]),
+        .target(name: "HitchWorkloads", dependencies: ["HeadlessUI", "HitchTrace"], swiftSettings: nativeKernelSettings),
         .executableTarget(name: "hitch", dependencies: ["HitchTrace", "HitchAnalysis", "HitchReport", "HeadlessUI", "HitchWorkloads"]),
         .testTarget(name: "HitchTraceTests", dependencies: ["HitchTrace", "CHitchSupport"]),
         .testTarget(name: "HitchAnalysisTests", dependencies: ["HitchAnalysis", "HitchTrace"]),
