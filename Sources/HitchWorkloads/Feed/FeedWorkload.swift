@@ -43,12 +43,17 @@ public final class FeedWorkload {
     public let configuration: FeedConfiguration
     public let items: [FeedItem]
     let script: FeedScript
+    /// The screen before the first keystroke (every row), as the app would have shown it already.
+    let initialSnapshot: FeedSnapshot
 
-    /// Generates the data (rows and PNG thumbnails); not part of the recorded session.
+    /// Generates the data (rows and PNG thumbnails) and the first screen's snapshot; not part of
+    /// the recorded session.
     public init(configuration: FeedConfiguration) {
         self.configuration = configuration
         items = FeedDataGenerator.makeItems(count: configuration.rows, seed: configuration.seed)
         script = FeedScript.make(seconds: configuration.seconds, seed: configuration.seed)
+        initialSnapshot = FeedPipeline.run(query: "", items: items, generation: 0,
+                                           identity: configuration.variant == .naive ? .regeneratedPerSnapshot : .stable)!
     }
 
     /// Runs the session for `configuration.seconds` of wall time.
@@ -74,7 +79,7 @@ public final class FeedWorkload {
             let model = NaiveFeedModel()
             let items = self.items
             var published = 0
-            model.state.snapshot = FeedPipeline.run(query: "", items: items, generation: 0, identity: .regeneratedPerSnapshot)!
+            model.state.snapshot = initialSnapshot
             host = ViewHost(root: NaiveFeedScreen(model: model, position: position), configuration: hostConfiguration)
             var generation: UInt64 = 0
             typeCharacter = { character in
@@ -92,7 +97,7 @@ public final class FeedWorkload {
         case .tuned:
             let model = TunedFeedModel()
             let thumbnails = ThumbnailCache()
-            model.snapshot = FeedPipeline.run(query: "", items: items, generation: 0, identity: .stable)!
+            model.snapshot = initialSnapshot
             let coordinator = SearchCoordinator(runner: BackgroundSearchRunner(items: items)) { snapshot in
                 model.snapshot = snapshot
                 model.isSearching = false
