@@ -17,7 +17,9 @@ public struct SyntheticTrace {
 
     /// Writes frames until the file reaches `targetBytes` (or `maxFrames`); returns (frames, events).
     public mutating func write(to writer: TraceFileWriter, targetBytes: UInt64, maxFrames: Int = .max) -> (frames: Int, events: Int) {
-        let main = writer.thread(name: "main"), render = writer.thread(name: "render"), worker = writer.thread(name: "worker")
+        // Thread ids apart from the process id (1): the reader names koids, and a shared koid would share a name.
+        let main = writer.thread(name: "main", threadID: 1001), render = writer.thread(name: "render", threadID: 1002)
+        let worker = writer.thread(name: "worker", threadID: 1003)
         writer.setMetadata("workload", "synthetic")
         writer.setMetadata("refreshRateHz", "120")
         let stage = writer.string("stage"), input = writer.string("input"), key = writer.string("keystroke")
