@@ -7,7 +7,7 @@
 #   scripts/fuzz.sh triage TARGET                                           distinct crash sites of the artifacts
 #
 # Targets: reader (FXT TraceReader), analyze (reader -> every analysis pass -> JSON),
-#          chrome (Chrome JSON importer -> analysis).
+#          chrome (Chrome JSON importer -> analysis), budget (budget-file parser -> evaluation).
 #
 # Each target is one binary built with `swiftc -sanitize=fuzzer,address`: CHitchSupport's C files
 # compiled by clang with -fsanitize=fuzzer-no-link,address, HitchTrace (and HitchAnalysis) compiled
@@ -24,7 +24,7 @@ BUILD="${HITCH_FUZZ_BUILD:-/tmp/hb-fuzz}"
 SECONDS_PER_TARGET=60
 KEEP_GOING=0
 BUILD_ONLY=0
-ALL_TARGETS=(reader analyze chrome)
+ALL_TARGETS=(reader analyze chrome budget)
 
 usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; }
 
@@ -34,6 +34,7 @@ source_file() {
         reader) echo "$ROOT/Tests/Fuzz/ReaderFuzz.swift" ;;
         analyze) echo "$ROOT/Tests/Fuzz/AnalyzeFuzz.swift $ROOT/Tests/Fuzz/FuzzSupport.swift" ;;
         chrome) echo "$ROOT/Tests/Fuzz/ChromeFuzz.swift $ROOT/Tests/Fuzz/FuzzSupport.swift" ;;
+        budget) echo "$ROOT/Tests/Fuzz/BudgetFuzz.swift" ;;
         *) echo "fuzz.sh: unknown target '$1' (known: ${ALL_TARGETS[*]})" >&2; exit 2 ;;
     esac
 }
