@@ -138,7 +138,7 @@ private let ms = TraceBuilder.ms
         #expect(throws: TraceReadError.self) { try Analyzer.analyze(paths: ["/nonexistent/trace.fxt"]) }
         let path = NSTemporaryDirectory() + "hitch-analysis-garbage-\(getpid()).fxt"
         defer { unlink(path) }
-        FileManager.default.createFile(atPath: path, contents: Data("this is not a trace at all".utf8))
+        #expect(FileManager.default.createFile(atPath: path, contents: Data("this is not a trace at all".utf8)))
         do {
             _ = try Analyzer.analyze(paths: [path])
             Issue.record("garbage was accepted")
