@@ -28,8 +28,10 @@ enum Charts {
         let plotWidth = width - left - 8, plotHeight = height - bottom - top
         let spanMs = max(1, last.startMs + last.durationMs - first.startMs)
         let longest = frames.map(\.durationMs).max() ?? 0
-        // Cap the scale so one frozen frame does not flatten the rest; taller bars are clipped and marked.
-        let capMs = max((deadlinesMs.max() ?? 16.67) * 4, min(longest, (deadlinesMs.max() ?? 16.67) * 8))
+        // The scale shows the deadlines and the longest frame, but is capped so one frozen frame does not
+        // flatten the rest; taller bars are clipped and marked.
+        let deadline = deadlinesMs.max() ?? 16.67
+        let capMs = min(max(longest * 1.1, deadline * 1.25), deadline * 8)
         let yScale = plotHeight / capMs
         let columns = Int(plotWidth * 2)
         let minimumHitchWidth = 2.0
@@ -64,7 +66,8 @@ enum Charts {
                     var barWidth = frame.durationMs / spanMs * plotWidth
                     if frame.isHitch { barWidth = max(barWidth, minimumHitchWidth) } else { barWidth = max(barWidth, 0.5) }
                     let clipped = frame.durationMs > capMs
-                    let barHeight = min(frame.durationMs, capMs) * yScale
+                    // Every frame that took any time shows at least a sliver, so idle stretches read as idle.
+                    let barHeight = frame.durationMs > 0 ? max(min(frame.durationMs, capMs) * yScale, 1) : 0
                     let cls = frame.isHitch ? (clipped ? "bar hitch clipped" : "bar hitch") : "bar ok"
                     if let detail = frame.detail {
                         w.element("a", [Attribute.link(to: detail)]) { w in
@@ -230,8 +233,9 @@ enum Charts {
         let ridge = peakGflops / peakBandwidthGBps
         let intensities = points.map(\.flopsPerByte).filter { $0 > 0 } + [ridge]
         let performances = points.map(\.achievedGflops).filter { $0 > 0 } + [peakGflops]
-        let xLow = floorPow10(min(intensities.min() ?? 0.1, ridge / 10)), xHigh = ceilPow10(max(intensities.max() ?? 10, ridge * 10))
-        let yLow = floorPow10(min(performances.min() ?? 1, peakGflops / 100)), yHigh = ceilPow10(peakGflops * 2)
+        let xLow = floorPow10(min(intensities.min() ?? 0.1, ridge / 10)), xHigh = ceilPow10(max(intensities.max() ?? 10, ridge * 10) * 1.01)
+        // Points above the roof (a peak measured too low) stay on the chart, visibly over it.
+        let yLow = floorPow10(min(performances.min() ?? 1, peakGflops / 100)), yHigh = ceilPow10(max(performances.max() ?? 0, peakGflops) * 2)
         func px(_ v: Double) -> Double { left + (log10(max(v, xLow)) - log10(xLow)) / (log10(xHigh) - log10(xLow)) * plotWidth }
         func py(_ v: Double) -> Double { top + plotHeight - (log10(max(v, yLow)) - log10(yLow)) / (log10(yHigh) - log10(yLow)) * plotHeight }
         SVGCanvas.draw(&w, width: width, height: height, title: title, classes: "chart narrow") { w in

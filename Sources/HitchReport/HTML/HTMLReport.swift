@@ -251,17 +251,17 @@ struct Context {
         let values = analysis.frames.map(\.frameTimeMs).filter { $0.isFinite && $0 >= 0 }
         let p = analysis.recorded.frameTimeMs
         if !values.isEmpty {
-            // Bins of 1 ms up to the P99 (at least two periods); the tail goes into the last bin.
-            let upper = max(ceilToWhole(max(p.p99, HTMLReport.deadlinesMs[1] * 2)), 4)
-            let binMs = upper > 80 ? ceilToWhole(upper / 60) : (upper > 40 ? 1.0 : 0.5)
-            let binCount = Int((upper / binMs).rounded(.up))
+            // About 50 bins up to past the P99 (at least past the 60 Hz deadline); the tail goes into the last bin.
+            let upper = max(p.p99 * 1.25, HTMLReport.deadlinesMs[1] * 1.2)
+            let binMs = SVGCanvas.ticks(upTo: upper, count: 50).dropFirst().first ?? 1
+            let binCount = max(1, Int((upper / binMs).rounded(.up)))
             var counts = [Int](repeating: 0, count: binCount)
             for value in values { counts[min(binCount - 1, Int(value / binMs))] += 1 }
             let bins = counts.enumerated().map { Charts.Bin(lowerMs: Double($0.offset) * binMs, upperMs: Double($0.offset + 1) * binMs, count: $0.element) }
             Charts.histogram(&w, bins: bins,
                              markers: [Charts.Marker(label: "P50", valueMs: p.p50), Charts.Marker(label: "P95", valueMs: p.p95), Charts.Marker(label: "P99", valueMs: p.p99)],
                              deadlinesMs: HTMLReport.deadlinesMs, title: "Frame-time histogram")
-            Blocks.note(&w, "Frame time of the recorded frames (last bin holds everything from \(Format.significant(upper - binMs)) ms up).")
+            Blocks.note(&w, "Frame time of the recorded frames (last bin holds everything from \(Format.significant(Double(binCount - 1) * binMs)) ms up).")
         }
         var table = TableBuilder([("Rate", false), ("Frame P50", true), ("P90", true), ("P95", true), ("P99", true), ("Max", true),
                                   ("Overrun P95", true), ("Overrun P99", true), ("Slow", true), ("Frozen", true)])
@@ -276,7 +276,6 @@ struct Context {
         table.write(&w, fragment: fragment("t-", "percentiles"))
     }
 
-    private func ceilToWhole(_ value: Double) -> Double { value.rounded(.up) }
     private func ms(_ value: Double) -> TableBuilder.Cell { .number(value, Format.milliseconds(value)) }
 
     // MARK: Offenders
@@ -316,7 +315,8 @@ struct Context {
 
     func stages(_ w: inout HTMLWriter) {
         let hottest = Set(analysis.stages.filter { $0.inHitchingFramesMs > 0 }.sorted { $0.inHitchingFramesMs > $1.inHitchingFramesMs }.prefix(3).map(\.name))
-        Charts.horizontalBars(&w, rows: analysis.stages.prefix(12).map {
+        let bySelfTime = analysis.stages.sorted { ($0.selfMs, $1.name) > ($1.selfMs, $0.name) }
+        Charts.horizontalBars(&w, rows: bySelfTime.prefix(12).map {
             Charts.BarRow(label: $0.name, value: $0.selfMs, valueText: Format.milliseconds($0.selfMs) + " self", highlight: hottest.contains($0.name))
         }, title: "Stage self time")
         Blocks.note(&w, "Self time excludes nested stages. Highlighted: the stages with the most time inside hitching frames.")

@@ -143,6 +143,7 @@ enum Blocks {
     /// A horizontal meter of parts against a limit (memory budget): parts in series colors, overflow red.
     static func meter(_ w: inout HTMLWriter, parts: [(label: String, value: Double)], limit: Double, unitText: (Double) -> String,
                       isBudget: Bool = true) {
+        let parts = parts.filter { $0.value > 0 }   // a part the trace did not record is left out, not drawn as 0
         let total = parts.reduce(0) { $0 + $1.value }
         let scale = max(limit, total, 1e-12)
         Charts.legend(&w, parts.map { "\($0.label): \(unitText($0.value))" })
