@@ -29,13 +29,14 @@ struct ComparisonTable {
         let unchanged = comparison.changes.filter { $0.verdict != "regression" && $0.verdict != "improvement" }
         Blocks.stats(&w, [("regressions", Format.count(regressions.count)), ("improvements", Format.count(improvements.count)),
                           ("unchanged", Format.count(unchanged.count))])
-        Blocks.note(&w, "A change counts when it is beyond \(Format.significant(comparison.thresholdPercent))% of the base and beyond a small per-figure floor"
+        Blocks.note(&w, "A change counts when it is beyond \(Format.number(comparison.thresholdPercent, decimals: 2))% of the base and beyond a small per-figure floor"
                     + (comparison.baseRuns >= 2 && comparison.newRuns >= 2 ? ", and significant by Welch's t-test (p < \(Format.significant(comparison.alpha)))." : ".")
                     + " The same rules as hitch diff.")
         if regressions.isEmpty && improvements.isEmpty {
             Blocks.note(&w, "No figure changed beyond the thresholds.")
         } else {
-            table(&w, regressions + improvements, id: "changed")
+            // The analyzer's order (hitch figures first, then stages, views, decode), regressions highlighted.
+            table(&w, comparison.changes.filter { $0.verdict == "regression" || $0.verdict == "improvement" }, id: "changed")
         }
         if !unchanged.isEmpty {
             w.element("details", [Attribute("class", "more")]) { w in
@@ -46,7 +47,9 @@ struct ComparisonTable {
     }
 
     private func table(_ w: inout HTMLWriter, _ changes: [FigureChange], id: String) {
-        var table = TableBuilder([("Figure", false), ("Base", true), ("New", true), ("Change", true), ("p", true), ("Verdict", false)])
+        // The p column only when there were repeated runs to test.
+        let tested = changes.contains { $0.pValue != nil }
+        var table = TableBuilder([("Figure", false), ("Base", true), ("New", true), ("Change", true)] + (tested ? [("p", true)] : []) + [("Verdict", false)])
         for change in changes {
             let percent: TableBuilder.Cell = change.changePercent.map { .number($0, Format.signedPercent($0 / 100)) }
                 ?? .text(change.newMean == change.baseMean ? "0" : "from 0")
@@ -59,9 +62,9 @@ struct ComparisonTable {
             table.add([.name(change.metric),
                        .number(change.baseMean, ComparisonTable.format(change.baseMean, metric: change.metric)),
                        .number(change.newMean, ComparisonTable.format(change.newMean, metric: change.metric)),
-                       percent,
-                       change.pValue.map { .number($0, Format.number($0, decimals: 4)) } ?? .text("—"),
-                       verdict],
+                       percent]
+                      + (tested ? [change.pValue.map { .number($0, Format.number($0, decimals: 4)) } ?? .text("—")] : [])
+                      + [verdict],
                       highlight: change.verdict == "regression")
         }
         table.write(&w, fragment: Fragment("t-", id), filterable: true)
