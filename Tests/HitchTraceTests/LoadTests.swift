@@ -85,10 +85,10 @@ import Testing
 
         let nsPerEvent = cpuSeconds.withLock { $0 } * 1e9 / Double(max(recorded, 1))
         print(String(format: "load: %d threads x %.1f s: %d events recorded (%.1f M/s), %llu dropped (%.1f%%), %d in file, "
-                     + "%.1f ns CPU per event, samples %llu taken / %llu recorded / %llu dropped, RSS +%.1f MB, %.1f MB file",
+                     + "%.1f ns CPU per event, samples %llu taken / %llu recorded / %llu dropped / %llu timer overruns, RSS +%.1f MB, %.1f MB file",
                      Self.threads, Self.seconds, recorded, Double(recorded) / Self.seconds / 1e6, summary.droppedEventCount,
                      100 * Double(summary.droppedEventCount) / Double(max(recorded, 1)), inFile, nsPerEvent,
-                     statistics.samplesTaken, statistics.samplesRecorded, statistics.samplesDropped, growthMB,
+                     statistics.samplesTaken, statistics.samplesRecorded, statistics.samplesDropped, statistics.timerOverruns, growthMB,
                      Double(summary.bytesWritten) / 1e6))
     }
 }

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The C sampler (and the recorder's C hot path) under AddressSanitizer + UndefinedBehaviorSanitizer,
+# driven by the Swift tests that exercise them (issue 8; run by scripts/test.sh). Own scratch path:
+# the first run builds the package sanitized (minutes), later runs are incremental.
+#   HITCH_ASAN_SCRATCH   scratch path (default /tmp/hb-asan)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scratch="${HITCH_ASAN_SCRATCH:-/tmp/hb-asan}"
+# Sampler sessions (1 kHz on a busy chain, a thread blocked in read, dlopen during sampling),
+# samples through a real trace, the sampling fault test and the load test (8 threads + sampler).
+filter='SamplerTests|SamplingTraceTests|BacktraceTests|SymbolicatorTests|FaultTests/samplingSignals|LoadTests'
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+# Leak checking is off: the sampler's per-thread slots are allocated once and never freed by design
+# (a late signal must never touch freed memory). UBSan findings abort the run.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:halt_on_error=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
+export HITCH_LOAD_SECONDS="${HITCH_LOAD_SECONDS:-1}"
+export SWIFT_BACKTRACE=enable=no
+status=0
+swift test --scratch-path "$scratch" --sanitize=address --sanitize=undefined --filter "$filter" > "$log" 2>&1 || status=$?
+grep -E "ERROR: AddressSanitizer|runtime error:|SUMMARY:|✘|Test run with" "$log" | head -40 || true
+if grep -qE "ERROR: AddressSanitizer|runtime error:" "$log"; then
+    echo "check-asan-sampler: a sanitizer reported a problem (rerun: swift test --scratch-path $scratch --sanitize=address --sanitize=undefined --filter '$filter')"
+    exit 1
+fi
+if [ "$status" != 0 ]; then
+    tail -30 "$log"
+    echo "check-asan-sampler: tests failed under ASan/UBSan (exit $status)"
+    exit 1
+fi
+echo "check-asan-sampler: no ASan or UBSan findings in the sampler and recorder C code"

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The recorder's concurrency tests under ThreadSanitizer (issue 8; run by scripts/test.sh).
+# Its own scratch path, so the sanitized build neither fights nor invalidates the normal one:
+# the first run builds the package with -sanitize=thread (minutes), later runs are incremental.
+#   HITCH_TSAN_SCRATCH   scratch path (default /tmp/hb-tsan)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scratch="${HITCH_TSAN_SCRATCH:-/tmp/hb-tsan}"
+# Recorder round trips, 8 threads x 1M events, thread exit, the load test (8 threads + 1 kHz
+# sampler) and the recorder fault tests: every place the hot path, the writer thread, the
+# sampler's drain thread and thread exits meet.
+filter='RecorderRoundTripTests|RecorderThreadTests|LoadTests|FaultTests|SamplerTests'
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+# halt_on_error: the first race fails the run; second_deadlock_stack for readable lock reports.
+export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1 second_deadlock_stack=1}"
+export HITCH_LOAD_SECONDS="${HITCH_LOAD_SECONDS:-1}"
+export SWIFT_BACKTRACE=enable=no
+status=0
+swift test --scratch-path "$scratch" --sanitize=thread --filter "$filter" > "$log" 2>&1 || status=$?
+grep -E "WARNING: ThreadSanitizer|SUMMARY: ThreadSanitizer|✘|Test run with" "$log" | head -40 || true
+if grep -q "ThreadSanitizer" "$log"; then
+    echo "check-tsan: ThreadSanitizer reported a problem (full log above was trimmed; rerun: swift test --scratch-path $scratch --sanitize=thread --filter '$filter')"
+    exit 1
+fi
+if [ "$status" != 0 ]; then
+    tail -30 "$log"
+    echo "check-tsan: tests failed under ThreadSanitizer (exit $status)"
+    exit 1
+fi
+echo "check-tsan: no data races in the recorder's concurrency tests"
