@@ -37,6 +37,7 @@ enum BenchSample: Subcommand {
         var samplesTaken: UInt64
         var samplesDropped: UInt64
         var timerOverruns: UInt64
+        var samplesContended: UInt64
         var hotFunctionShare: Double
     }
 
@@ -68,7 +69,7 @@ enum BenchSample: Subcommand {
         let probeStart = DispatchTime.now().uptimeNanoseconds
         var probeIterations = 0
         while DispatchTime.now().uptimeNanoseconds - probeStart < 50_000_000 {
-            BenchSampleWorkload.consume(BenchSampleWorkload.outer(iterations: 10))
+            BenchSampleWorkload.consume(BenchSampleWorkload.outer(iterations: 10, seed: probeIterations))
             probeIterations += 10
         }
         let iterationsPerRound = max(probeIterations * 4, 10)
@@ -80,19 +81,26 @@ enum BenchSample: Subcommand {
         do { recorder = try TraceRecorder.start(path: tracePath) } catch { throw CLIError("cannot record to \(tracePath): \(error)") }
         let collected = CollectedStacks()
 
+        // One untimed sampled round first: the first samples load each image's symbol table and
+        // warm libunwind's caches, a one-time cost that is not the sampler's steady-state overhead.
+        let warmUp = try startSampler(rateHz: rateHz, recorder: recorder, collected: CollectedStacks())
+        BenchSampleWorkload.consume(BenchSampleWorkload.outer(iterations: iterationsPerRound, seed: -1))
+        warmUp.stop()
+
         var unsampledNs: UInt64 = 0, sampledNs: UInt64 = 0
-        var taken: UInt64 = 0, dropped: UInt64 = 0, overruns: UInt64 = 0
+        var taken: UInt64 = 0, dropped: UInt64 = 0, overruns: UInt64 = 0, contended: UInt64 = 0
         for round in 0..<rounds {
             for sampled in (round % 2 == 0 ? [false, true] : [true, false]) {
                 let sampler = sampled ? try startSampler(rateHz: rateHz, recorder: recorder, collected: collected) : nil
                 let start = DispatchTime.now().uptimeNanoseconds
-                BenchSampleWorkload.consume(BenchSampleWorkload.outer(iterations: iterationsPerRound))
+                BenchSampleWorkload.consume(BenchSampleWorkload.outer(iterations: iterationsPerRound, seed: round))
                 let elapsed = DispatchTime.now().uptimeNanoseconds - start
                 if let sampler {
                     let statistics = sampler.stop()
                     taken += statistics.samplesTaken
                     dropped += statistics.samplesDropped
                     overruns += statistics.timerOverruns
+                    contended += statistics.samplesContended
                     sampledNs += elapsed
                 } else {
                     unsampledNs += elapsed
@@ -105,7 +113,7 @@ enum BenchSample: Subcommand {
                       unsampledSeconds: Double(unsampledNs) / 1e9, sampledSeconds: Double(sampledNs) / 1e9,
                       overheadPercent: (Double(sampledNs) - Double(unsampledNs)) / Double(unsampledNs) * 100,
                       samplesExpected: Int((Double(sampledNs) / 1e9 * Double(rateHz)).rounded()),
-                      samplesTaken: taken, samplesDropped: dropped, timerOverruns: overruns,
+                      samplesTaken: taken, samplesDropped: dropped, timerOverruns: overruns, samplesContended: contended,
                       hotFunctionShare: collected.share(containing: "BenchSampleWorkload.hot("))
     }
 
@@ -150,9 +158,10 @@ enum BenchSampleWorkload {
 
     @inline(never) static func middle(_ seed: Int) -> Int { hot(seed) &+ 1 }
 
-    @inline(never) static func outer(iterations: Int) -> Int {
+    /// `seed` differs per call so the optimizer cannot hoist a call out of its loop as invariant.
+    @inline(never) static func outer(iterations: Int, seed: Int) -> Int {
         var total = 0
-        for seed in 0..<iterations { total &+= middle(seed) }
+        for step in 0..<iterations { total &+= middle(seed &* 1_000_003 &+ step) }
         return total
     }
 
