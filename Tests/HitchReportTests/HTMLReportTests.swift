@@ -107,6 +107,30 @@ import HitchAnalysis
     }
 }
 
+@Suite struct HTMLRobustnessTests {
+    /// Degenerate figures (NaN, infinities, zero peaks, one frame, zero-length stacks) render without
+    /// crashing and without "nan"/"inf" leaking into SVG coordinates.
+    @Test func degenerateFiguresRender() {
+        var analysis = SampleAnalysis.make(frameCount: 1)
+        analysis.frames[0].frameTimeMs = .nan
+        analysis.frames.append(analysis.frames[0])
+        analysis.frames[1].frameTimeMs = .infinity
+        analysis.frames[1].startMs = .infinity
+        analysis.recorded.frameTimeMs.p99 = .infinity
+        analysis.stages[0].selfMs = .nan
+        analysis.decode?.peakGFLOPS = 0
+        analysis.decode?.ops[0].flopsPerByte = .nan
+        analysis.decode?.memory.deviceBudgetBytes = 0
+        analysis.samples.folded = [FoldedStack()]
+        analysis.invalidations[0].count = 0
+        let html = HTMLReport.render(analysis, title: "degenerate")
+        #expect(html.hasSuffix("</html>\n"))
+        for bad in ["\"nan\"", "\"inf\"", "\"-inf\"", "NaN", "=\"∞\""] {
+            #expect(!html.contains(bad), "found \(bad)")
+        }
+    }
+}
+
 @Suite struct FormatTests {
     @Test func numbersAreLocaleFree() {
         #expect(Format.fixed(3.14159, 2) == "3.14")

@@ -21,12 +21,13 @@ enum Charts {
     /// Frames as bars against deadline lines, hitches red. Bars narrower than `minimumHitchWidth`
     /// are widened so a janky frame stays visible however many frames share the width; when there
     /// are more frames than columns, each column shows its longest frame.
-    static func frameTimeline(_ w: inout HTMLWriter, frames: [TimelineFrame], deadlinesMs: [Double],
+    static func frameTimeline(_ w: inout HTMLWriter, frames allFrames: [TimelineFrame], deadlinesMs: [Double],
                               title: String, fragment: Fragment) {
-        guard let last = frames.last, let first = frames.first else { return }
+        let frames = allFrames.filter { $0.startMs.isFinite && $0.durationMs.isFinite && abs($0.startMs) < 1e12 && abs($0.durationMs) < 1e12 }
+        guard let startMs = frames.map(\.startMs).min(), let endMs = frames.map({ $0.startMs + $0.durationMs }).max() else { return }
         let width = 1000.0, height = 240.0, left = 44.0, bottom = 22.0, top = 8.0
         let plotWidth = width - left - 8, plotHeight = height - bottom - top
-        let spanMs = max(1, last.startMs + last.durationMs - first.startMs)
+        let spanMs = max(1, endMs - startMs)
         let longest = frames.map(\.durationMs).max() ?? 0
         // The scale shows the deadlines and the longest frame, but is capped so one frozen frame does not
         // flatten the rest; taller bars are clipped and marked.
@@ -49,7 +50,7 @@ enum Charts {
             var kept: [Int: TimelineFrame] = [:]
             var order: [Int] = []
             for frame in frames {
-                let column = Int((frame.startMs - first.startMs) / spanMs * Double(columns))
+                let column = Int(min(max((frame.startMs - startMs) / spanMs, 0), 1) * Double(columns))
                 if let existing = kept[column] {
                     if (frame.isHitch && !existing.isHitch) || (frame.isHitch == existing.isHitch && frame.durationMs > existing.durationMs) {
                         kept[column] = frame
@@ -62,7 +63,7 @@ enum Charts {
             w.element("g", [Attribute("class", "bars")]) { w in
                 for column in order {
                     guard let frame = kept[column] else { continue }
-                    let x = left + (frame.startMs - first.startMs) / spanMs * plotWidth
+                    let x = left + (frame.startMs - startMs) / spanMs * plotWidth
                     var barWidth = frame.durationMs / spanMs * plotWidth
                     if frame.isHitch { barWidth = max(barWidth, minimumHitchWidth) } else { barWidth = max(barWidth, 0.5) }
                     let clipped = frame.durationMs > capMs
@@ -227,10 +228,11 @@ enum Charts {
     /// Log-log roofline: attainable GFLOP/s = min(peak compute, intensity × peak bandwidth), each op a point.
     static func roofline(_ w: inout HTMLWriter, peakBandwidthGBps: Double, peakGflops: Double,
                          points: [RooflinePoint], title: String) {
-        guard peakBandwidthGBps > 0, peakGflops > 0 else { return }
+        guard peakBandwidthGBps > 0, peakGflops > 0, peakBandwidthGBps.isFinite, peakGflops.isFinite else { return }
         let width = 640.0, height = 360.0, left = 56.0, bottom = 40.0, top = 14.0, right = 14.0
         let plotWidth = width - left - right, plotHeight = height - top - bottom
         let ridge = peakGflops / peakBandwidthGBps
+        let points = points.filter { $0.flopsPerByte.isFinite && $0.achievedGflops.isFinite }
         let intensities = points.map(\.flopsPerByte).filter { $0 > 0 } + [ridge]
         let performances = points.map(\.achievedGflops).filter { $0 > 0 } + [peakGflops]
         let xLow = floorPow10(min(intensities.min() ?? 0.1, ridge / 10)), xHigh = ceilPow10(max(intensities.max() ?? 10, ridge * 10) * 1.01)

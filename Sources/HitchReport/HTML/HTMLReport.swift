@@ -252,7 +252,7 @@ struct Context {
         let p = analysis.recorded.frameTimeMs
         if !values.isEmpty {
             // About 50 bins up to past the P99 (at least past the 60 Hz deadline); the tail goes into the last bin.
-            let upper = max(p.p99 * 1.25, HTMLReport.deadlinesMs[1] * 1.2)
+            let upper = max(p.p99.isFinite ? p.p99 * 1.25 : values.max() ?? 0, HTMLReport.deadlinesMs[1] * 1.2)
             let binMs = SVGCanvas.ticks(upTo: upper, count: 50).dropFirst().first ?? 1
             let binCount = max(1, Int((upper / binMs).rounded(.up)))
             var counts = [Int](repeating: 0, count: binCount)

@@ -61,7 +61,8 @@ public struct Attribute: Sendable {
     public static func style(_ declarations: [(property: StaticString, value: Double, unit: StaticString)]) -> Attribute {
         var text = ""
         for declaration in declarations {
-            text += declaration.property.description + ":" + Format.number(declaration.value, decimals: 3)
+            let value = declaration.value.isFinite ? declaration.value : 0
+            text += declaration.property.description + ":" + Format.number(value, decimals: 3)
                 + declaration.unit.description + ";"
         }
         return Attribute(unchecked: "style", text)
