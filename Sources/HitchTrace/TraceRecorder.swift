@@ -91,9 +91,13 @@ public final class TraceRecorder: Sendable {
             close(fd); sessionSlot.signal(); throw .outOfMemory(bytes: bufferBytes * bufferCount)
         }
         activeRecorder.withLock { $0 = recorder }
-        let thread = Thread { recorder.runWriter(fd: fd, ticksPerSecond: ticksPerSecond) }
+        // The file's preamble (magic, clock) is on disk before start returns, so a process killed at
+        // any moment after it leaves a readable trace, never an empty file.
+        let preambleWritten = DispatchSemaphore(value: 0)
+        let thread = Thread { recorder.runWriter(fd: fd, ticksPerSecond: ticksPerSecond, preambleWritten: preambleWritten) }
         thread.name = "hitch-writer"
         thread.start()
+        preambleWritten.wait()
         return recorder
     }
 
@@ -150,20 +154,22 @@ public final class TraceRecorder: Sendable {
         } else {
             // Another caller is finishing the stop; its summary appears once the writer is done.
             writerDone.wait()
-            writerDone.signal()
         }
+        // Passed on, on every path (the throwing one too), so any later stop() returns at once.
+        writerDone.signal()
         let (summary, writeErrno) = state.withLock { ($0.summary, $0.writeErrno) }
         if let writeErrno { throw .writeFailed(path: path, reason: String(cString: strerror(writeErrno))) }
-        writerDone.signal()
         return summary!
     }
 
     // MARK: The writer thread
 
-    private func runWriter(fd: Int32, ticksPerSecond: UInt64) {
+    private func runWriter(fd: Int32, ticksPerSecond: UInt64, preambleWritten: DispatchSemaphore) {
         hitch_set_current_thread_name("hitch-writer")
         let output = FXTOutput(fd: fd, ownsDescriptor: true)
         let encoder = FXTEncoder(output: output, ticksPerSecond: ticksPerSecond)
+        output.flush()
+        preambleWritten.signal()
         let writer = RawRecordWriter(encoder: encoder)
         var lastDropped = droppedBaseline
         var droppedTotal: UInt64 = 0
