@@ -121,6 +121,14 @@ chrome --dump-dom "file://$OUT/click.html" > "$OUT/click.dom.html"
 clicked=$(grep -o 'clicked=[^< ]* inspector=[0-9]* open=[0-9]' "$OUT/click.dom.html" || grep -o '<pre id="result">[^<]*' "$OUT/click.dom.html")
 echo "$clicked" | grep -q 'inspector=1 open=1' && pass "clicking a hitch bar shows its frame ($clicked)" || fail "frame inspector: $clicked"
 
+# Screenshots of the real reports too, for a look at desktop and phone widths.
+for report in Reports/feed-naive-120hz.html Reports/llm-q4_0-120hz.html; do
+  [ -f "$report" ] || continue
+  for width in 1280 390; do
+    chrome --window-size=$width,2400 --screenshot="$OUT/$(basename "$report" .html)-$width.png" "file://$PWD/$report" >/dev/null
+  done
+done
+
 if [ "$failures" -eq 0 ]; then echo "check-report-in-browser: all checks passed" >&2; exit 0; fi
 echo "check-report-in-browser: $failures check(s) failed" >&2
 exit 1

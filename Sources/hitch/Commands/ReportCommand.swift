@@ -85,7 +85,9 @@ enum TraceAnalysis {
         do {
             return try Analyzer.analyze(paths: paths, options: options)
         } catch let error as TraceReadError {
-            throw CLIError("\(error)")
+            let chromeHint = paths.contains { $0.hasSuffix(".json") } && error.offset == 0
+                ? " (for Chrome trace JSON, convert first: hitch import chrome FILE.json -o FILE.fxt)" : ""
+            throw CLIError("\(error)" + chromeHint)
         } catch {
             throw CLIError("\(paths.joined(separator: ", ")): \(error)")
         }
