@@ -27,6 +27,7 @@ enum RecordFeed: Subcommand {
       --rows N               Rows in the feed, 1 to 1000000 (default 10000).
       --seed N               Data and script seed (default 1).
       --backtraces           Capture the writer's stack with every invalidation.
+      --sample-rate HZ       Sample the main thread's stack at HZ, 0 to 10000 (default 1000; 0: off).
       -h, --help             Show this help.
 
     EXAMPLE:
@@ -50,6 +51,7 @@ enum RecordFeed: Subcommand {
         let rows = try arguments.number("--rows", in: 1...1_000_000, default: 10_000)
         let seed = try arguments.number("--seed", in: UInt64.min...UInt64.max, default: 1)
         let backtraces = arguments.flag("--backtraces")
+        let sampleRateHz = try arguments.number("--sample-rate", in: 0...10_000, default: 1000)
         let output = try arguments.option("--output") ?? arguments.option("-o")
         let extra = try arguments.positionals()
         guard extra.isEmpty else { throw CLIError("unexpected argument '\(extra[0])' (see --help)") }
@@ -72,7 +74,10 @@ enum RecordFeed: Subcommand {
                                  ("backtraces", "\(backtraces)")] {
                 recorder.setMetadata(key, value)
             }
+            // The main thread's stacks, so the analyzer can say what it was doing in each hitch.
+            let sampler = try sampleRateHz == 0 ? nil : startSampler(rateHz: sampleRateHz, recorder: recorder)
             let summary = workload.run()
+            sampler?.stop()
             let written: TraceRecorder.Summary
             do {
                 written = try recorder.stop()
@@ -87,6 +92,14 @@ enum RecordFeed: Subcommand {
 
             """)
             return .ok
+        }
+    }
+
+    private static func startSampler(rateHz: Int, recorder: TraceRecorder) throws -> Sampler {
+        do {
+            return try Sampler.start(SamplerConfiguration(rateHz: rateHz, threads: .main), recorder: recorder)
+        } catch {
+            throw CLIError("cannot start the sampler: \(error)")
         }
     }
 }
