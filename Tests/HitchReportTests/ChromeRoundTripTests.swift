@@ -144,6 +144,26 @@ enum RoundTripTrace {
         #expect(fromFile.droppedEvents == expected.droppedEvents)
     }
 
+    /// The recorded traces in Traces/ (real recorder output: per-thread buffer order, many threads)
+    /// analyze the same after FXT -> Chrome JSON -> FXT.
+    @Test(arguments: ["feed-tuned-120hz.fxt", "llm-q4_0-120hz.fxt"])
+    func recordedTracesRoundTrip(_ file: String) throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let original = root.appendingPathComponent("Traces").appendingPathComponent(file).path
+        try #require(FileManager.default.fileExists(atPath: original), "the recorded traces are committed in Traces/")
+        var reader = try TraceReader(path: original)
+        let json = try ChromeTraceExporter.exportToString(&reader)
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("hitch-rt-\(getpid())-\(file)").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try ChromeTraceImporter.importBytes(Array(json.utf8)).writeFXT(to: path)
+        var expected = try Analyzer.analyze(paths: [original])
+        var roundTripped = try Analyzer.analyze(paths: [path])
+        expected.runs = expected.runs.map { var run = $0; run.path = "run"; return run }
+        roundTripped.runs = roundTripped.runs.map { var run = $0; run.path = "run"; return run }
+        #expect(expected.recorded.frameCount > 0)
+        #expect(roundTripped == expected)
+    }
+
     @Test func exportEscapesHostileNamesAndDrawsFlows() throws {
         var list = RoundTripTrace.make(frames: 20, names: SampleAnalysis.hostile)
         let json = try ChromeTraceExporter.exportToString(&list)

@@ -9,7 +9,7 @@ import Glibc
 // trip loses nothing the analyzer uses; events from other producers map to generic intervals, instants,
 // counters and samples.
 
-/// A trace held in memory: events in time order with their string and thread tables.
+/// A trace held in memory: events in file order with their string and thread tables.
 public struct ImportedTrace: Sendable {
     public var events: [TraceEvent] = []
     public var strings: [String] = []
@@ -47,8 +47,9 @@ public enum ChromeCategory {
 }
 
 public struct ChromeTraceImporter {
-    /// Events are held in memory to sort them by time; past this many, import stops with an error
-    /// rather than exhausting memory.
+    /// Events are held in memory (stack frames may be defined after the samples that use them, and
+    /// thread names after a thread's events); past this many, import stops with an error rather than
+    /// exhausting memory.
     public var maxEvents = 20_000_000
 
     private var trace = ImportedTrace()
@@ -92,9 +93,8 @@ public struct ChromeTraceImporter {
             throw ChromeImportError(message: "\(name): \(error.message) (near byte \(stream.byteOffset))")
         }
         resolveFramedSamples()
-        // Stable sort by time: events at the same time keep file order (a begin before its end).
-        let order = trace.events.indices.sorted { (trace.events[$0].timestampNs, $0) < (trace.events[$1].timestampNs, $1) }
-        trace.events = order.map { trace.events[$0] }
+        // Events keep their file order, as in an FXT file from the recorder (per-thread buffers, not one
+        // global sort): the analyzer reads them the same way, so an exported trace comes back exactly.
         // Definitions (metadata, stacks, symbols) carry no time of their own: stamp them with the
         // trace's first time so they never stretch its duration.
         let firstTime = trace.events.first { $0.timestampNs != Int64.min }?.timestampNs ?? 0
@@ -395,7 +395,8 @@ public struct ChromeTraceImporter {
             definitions.append(TraceEvent(timestampNs: Int64.min, thread: ThreadID(rawValue: 0), payload: .stackDefinition(stack: id, addresses: addresses)))
             trace.events[index].payload = .sample(stack: id)
         }
-        trace.events.append(contentsOf: definitions)
+        // Definitions precede every use: they go first.
+        trace.events.insert(contentsOf: definitions, at: 0)
     }
 }
 
