@@ -77,20 +77,14 @@ public struct Analyzer: Sendable {
     private var runMetadata: [String: String] = [:]
     private var inputCategory: Int32 = -1
     private var residentCounter: Int32 = -1
-    private var activeInteractions = 0
-    private var interactionStartNs: Int64 = 0
-    private var interactionUnionNs: Int64 = 0
-    private var sawInteraction = false
-    private var pendingInputNs: Int64 = .min
-    /// Frames being assembled, in the order first seen (a handful: searched from the newest, no hashing).
-    private var pendingFrames: [FrameRecord] = []
-    private var pendingHead = 0
+    private var interactions = InteractionUnion()
+    private var inputs = InputArrivals()
+    /// Frames being assembled from events in per-thread (not global) time order.
+    private var frames = FrameAssembler()
     private var previousPeriodNs: Int64 = 0
     private var lastHitchWindowEndNs: Int64 = .min
     private var pendingAttributions: [(HitchAttribution, [(UInt32, Int)])] = []
 
-    /// Frames wait for their present this many later frames at most (cross-thread file order).
-    static let assemblyWindow = 8
     /// Attribution stops scanning a ring after this many consecutive instances older than the window.
     static let scanSlack = 256
 
@@ -143,9 +137,9 @@ public struct Analyzer: Sendable {
         runEvents = 0; runDropped = 0; runFrames = 0
         runMetadata = [:]
         inputCategory = -1; residentCounter = -1
-        activeInteractions = 0; interactionUnionNs = 0; sawInteraction = false
-        pendingInputNs = .min
-        pendingFrames.removeAll(keepingCapacity: true); pendingHead = 0
+        interactions.reset()
+        inputs.reset()
+        frames.reset()
         previousPeriodNs = 0
         lastHitchWindowEndNs = .min
         recordedJudge.reset()
@@ -197,25 +191,33 @@ public struct Analyzer: Sendable {
 
     private mutating func consume<Input: AnalysisInput>(_ event: TraceEvent, _ input: Input) {
         runEvents += 1
-        let t = event.timestampNs
+        // Hostile timestamps are clamped once here; see `clampedTime`.
+        let t = clampedTime(event.timestampNs)
         switch event.payload {
-        case .intervalComplete(_, let n, let endNs):
+        case .intervalComplete(_, let n, let rawEndNs):
+            let endNs = clampedTime(rawEndNs)
             noteTime(t, endNs)
             _ = kind(of: event.thread, input)
             stageCost.complete(name: name(n, input), thread: event.thread, startNs: t, endNs: endNs)
+            if !stageCost.late.isEmpty { takeLateArrivals() }
         case .intervalBegin(_, let n):
             noteTime(t, t)
             _ = kind(of: event.thread, input)
             stageCost.begin(name: name(n, input), thread: event.thread, atNs: t)
+            if !stageCost.late.isEmpty { takeLateArrivals() }
         case .intervalEnd(_, let n):
             noteTime(t, t)
             _ = kind(of: event.thread, input)
             stageCost.end(name: name(n, input), thread: event.thread, atNs: t)
+            if !stageCost.late.isEmpty { takeLateArrivals() }
         case .bodyEvaluation(let body):
-            noteTime(t, body.endNs)
+            let endNs = clampedTime(body.endNs)
+            noteTime(t, endNs)
             let isMain = kind(of: event.thread, input) == 1
-            views.body(viewType: name(body.viewType, input), startNs: t, endNs: body.endNs, isMainThread: isMain)
-        case .inferenceOp(let op):
+            views.body(viewType: name(body.viewType, input), startNs: t, endNs: endNs, isMainThread: isMain)
+            if !views.late.isEmpty { takeLateArrivals() }
+        case .inferenceOp(var op):
+            op.endNs = clampedTime(op.endNs)
             noteTime(t, op.endNs)
             let opName = name(op.name, input)
             let unit = name(op.computeUnit, input)
@@ -223,36 +225,34 @@ public struct Analyzer: Sendable {
             decode.op(op, name: opName, computeUnit: unit, startNs: t) { OpByteKind.of(names[$0]) }
         case .sample(let stack):
             noteTime(t, t)
-            if kind(of: event.thread, input) == 1 { samples.sample(stack: stack, atNs: t) }
+            if kind(of: event.thread, input) == 1 {
+                samples.sample(stack: stack, atNs: t)
+                if t < stageCost.lateBeforeNs { lateSample(stack: stack, atNs: t) }
+            }
         case .frameBegan(let began):
             noteTime(t, t)
             if kind(of: event.thread, input) != 1 { adoptMainThread(event.thread) }
-            let input = pendingInputNs
-            pendingInputNs = .min
-            updateFrame(began.frameID) { frame in
+            frames.update(began.frameID, began: true) { frame in
                 frame.beganNs = t
-                frame.vsyncNs = began.vsyncNs
-                frame.targetNs = began.targetNs
-                frame.periodNs = began.periodNs
-                if input != .min { frame.inputArrivalNs = input }
+                frame.vsyncNs = clampedTime(began.vsyncNs)
+                frame.targetNs = clampedTime(began.targetNs)
+                frame.periodNs = sanePeriod(began.periodNs)
             }
             drainFrames()
         case .frameCommitted(let id):
             noteTime(t, t)
-            updateFrame(id) { $0.commitNs = t }
+            frames.update(id) { $0.commitNs = t }
         case .frameRenderEnded(let id):
             noteTime(t, t)
-            updateFrame(id) { $0.renderEndNs = t }
+            frames.update(id) { $0.renderEndNs = t }
         case .framePresented(let id):
             noteTime(t, t)
-            updateFrame(id) { $0.presentNs = t }
+            frames.update(id) { $0.presentNs = t }
             drainFrames()
         case .instant(let category, _):
             noteTime(t, t)
             if inputCategory < 0 { inputCategory = names.index(of: MetadataKey.inputCategory) }
-            if name(category, input) == inputCategory {
-                if pendingInputNs == .min || t < pendingInputNs { pendingInputNs = t }
-            }
+            if name(category, input) == inputCategory { inputs.add(t) }
         case .counter(let n, let value):
             noteTime(t, t)
             if residentCounter < 0 { residentCounter = names.index(of: MetadataKey.residentBytesCounter) }
@@ -262,7 +262,8 @@ public struct Analyzer: Sendable {
         case .invalidation(let inv):
             noteTime(t, t)
             invalidations.add(source: name(inv.source, input), target: name(inv.target, input), stack: inv.stack)
-        case .layoutPass(let endNs, let viewCount):
+        case .layoutPass(let rawEndNs, let viewCount):
+            let endNs = clampedTime(rawEndNs)
             noteTime(t, endNs)
             views.layoutPass(startNs: t, endNs: endNs, viewCount: viewCount)
         case .token(let token):
@@ -271,15 +272,10 @@ public struct Analyzer: Sendable {
             if token.stage == .produced { decode.tokenProduced(atNs: t) }
         case .interactionBegin:
             noteTime(t, t)
-            sawInteraction = true
-            if activeInteractions == 0 { interactionStartNs = t }
-            activeInteractions += 1
+            interactions.add(t, isBegin: true)
         case .interactionEnd:
             noteTime(t, t)
-            if activeInteractions > 0 {
-                activeInteractions -= 1
-                if activeInteractions == 0 { interactionUnionNs += max(0, t - interactionStartNs) }
-            }
+            interactions.add(t, isBegin: false)
         case .stackDefinition(let stack, let addresses):
             stacks.define(stack, addresses: addresses)
         case .symbol(let symbol):
@@ -300,28 +296,11 @@ public struct Analyzer: Sendable {
 
     // MARK: Frames
 
-    private mutating func updateFrame(_ id: UInt64, _ change: (inout FrameRecord) -> Void) {
-        var index = pendingFrames.count - 1
-        while index >= pendingHead, pendingFrames[index].frameID != id { index -= 1 }
-        if index < pendingHead {
-            pendingFrames.append(FrameRecord(frameID: id))
-            index = pendingFrames.count - 1
-        }
-        change(&pendingFrames[index])
-    }
-
-    /// Judges frames in the order they began: once presented, or once `assemblyWindow` later frames exist.
+    /// Judges every frame that is final, in the order frames began.
     private mutating func drainFrames(all: Bool = false) {
-        while pendingHead < pendingFrames.count {
-            let waiting = pendingFrames.count - pendingHead
-            guard all || pendingFrames[pendingHead].presentNs != .min || waiting > Self.assemblyWindow else { break }
-            let frame = pendingFrames[pendingHead]
-            pendingHead += 1
+        while var frame = frames.nextReady(all: all) {
+            if frame.hasBegan { frame.inputArrivalNs = inputs.take(beganNs: frame.beganNs) }
             finalize(frame)
-        }
-        if pendingHead > 1024 || (pendingHead > 0 && pendingHead == pendingFrames.count) {
-            pendingFrames.removeFirst(pendingHead)
-            pendingHead = 0
         }
     }
 
@@ -339,7 +318,7 @@ public struct Analyzer: Sendable {
             if refreshChanges.count < 100 {
                 var change = RefreshRateChange()
                 change.run = run
-                change.atMs = milliseconds(frame.vsyncNs - runStartNs)
+                change.atMs = milliseconds(frame.vsyncNs.subtractingSaturated(runStartNs))
                 change.fromHz = (1e10 / Double(previousPeriodNs)).rounded() / 10
                 change.toHz = hz
                 refreshChanges.append(change)
@@ -350,7 +329,7 @@ public struct Analyzer: Sendable {
             var s = FrameSample()
             s.run = run
             s.frameID = frame.frameID
-            s.startMs = milliseconds(frame.vsyncNs - runStartNs)
+            s.startMs = milliseconds(frame.vsyncNs.subtractingSaturated(runStartNs))
             s.periodMs = milliseconds(frame.periodNs)
             s.mainThreadMs = milliseconds(judged.mainWorkNs)
             s.renderMs = milliseconds(judged.renderNs)
@@ -376,66 +355,128 @@ public struct Analyzer: Sendable {
 
     // MARK: Hitch attribution
 
-    private mutating func attribute(_ frame: FrameRecord, _ judged: JudgedFrame) {
-        let windowStart = max(frame.vsyncNs, lastHitchWindowEndNs)
-        let windowEnd = max(windowStart, judged.kind == .commit ? judged.commitNs : max(judged.commitNs, judged.renderEndNs))
-        lastHitchWindowEndNs = windowEnd
-        let windowNs = Double(max(1, windowEnd - windowStart))
-        let hitchMs = milliseconds(judged.hitchNs)
-
+    /// A hitching frame's attribution window, open to late arrivals: stage instances, body evaluations
+    /// and samples that other threads' buffers bring to the file after the frame was judged.
+    private struct OpenWindow: Sendable {
+        var startNs: Int64
+        var endNs: Int64
+        var hitchMs: Double
+        var attribution: HitchAttribution
         var stageTimes: [Int32: (count: Int, ns: Double)] = [:]
         var mainStageTimes: [Int32: Double] = [:]
-        // Rings are in file order (per thread, in end-time order): walk back from the newest and stop
-        // after `Self.scanSlack` consecutive instances that ended before the window.
-        var before = 0
-        stageCost.recent.forEachNewestFirst { s in
-            if s.endNs < windowStart { before += 1; return before < Self.scanSlack }
-            before = 0
-            let overlap = min(windowEnd, s.endNs) - max(windowStart, s.startNs)
-            guard overlap > 0 || (s.startNs == s.endNs && s.startNs >= windowStart && s.startNs < windowEnd) else { return true }
+        var bodyTimes: [Int32: (count: Int, ns: Double)] = [:]
+        var stackCounts: [UInt32: Int] = [:]
+        var windowNs: Double { Double(max(1, endNs - startNs)) }
+
+        mutating func addStage(_ s: StageInstance) {
+            let overlap = min(endNs, s.endNs) - max(startNs, s.startNs)
+            guard overlap > 0 || (s.startNs == s.endNs && s.startNs >= startNs && s.startNs < endNs) else { return }
             let duration = s.endNs - s.startNs
             let selfOverlap = duration > 0 ? Double(overlap) * Double(s.selfNs) / Double(duration) : 0
             stageTimes[s.name, default: (0, 0)].count += 1
             stageTimes[s.name, default: (0, 0)].ns += selfOverlap
             if s.isMainThread { mainStageTimes[s.name, default: 0] += selfOverlap }
+        }
+
+        mutating func addBody(_ b: BodyInstance) {
+            let overlap = min(endNs, b.endNs) - max(startNs, b.startNs)
+            guard overlap > 0 || (b.startNs == b.endNs && b.startNs >= startNs && b.startNs < endNs) else { return }
+            bodyTimes[b.viewType, default: (0, 0)].count += 1
+            bodyTimes[b.viewType, default: (0, 0)].ns += Double(max(0, overlap))
+        }
+    }
+    /// Open windows, oldest first, disjoint and in time order; the oldest retire past `openWindowLimit`.
+    private var openWindows: [OpenWindow] = []
+    static let openWindowLimit = 256
+
+    private mutating func attribute(_ frame: FrameRecord, _ judged: JudgedFrame) {
+        let windowStart = max(frame.vsyncNs, lastHitchWindowEndNs)
+        let windowEnd = max(windowStart, judged.kind == .commit ? judged.commitNs : max(judged.commitNs, judged.renderEndNs))
+        lastHitchWindowEndNs = windowEnd
+        var a = HitchAttribution()
+        a.run = run
+        a.frameID = frame.frameID
+        a.startMs = milliseconds(frame.vsyncNs.subtractingSaturated(runStartNs))
+        a.hitchMs = milliseconds(judged.hitchNs)
+        a.kind = judged.kind.rawValue
+        a.mainThreadMs = milliseconds(judged.mainWorkNs)
+        a.renderMs = milliseconds(judged.renderNs)
+        var window = OpenWindow(startNs: windowStart, endNs: windowEnd, hitchMs: a.hitchMs, attribution: a)
+        // What already arrived: rings are in file order (per thread, in end-time order), so walk back
+        // from the newest and stop after `Self.scanSlack` consecutive instances that ended before the window.
+        var before = 0
+        stageCost.recent.forEachNewestFirst { s in
+            if s.endNs < windowStart { before += 1; return before < Self.scanSlack }
+            before = 0
+            window.addStage(s)
             return true
         }
-        for (name, value) in stageTimes { stageCost.addInHitch(name: name, ns: Int64(value.ns)) }
-        for (name, ns) in mainStageTimes where ns > 0 {
-            stageOffenders[name, default: (0, 0)].ms += hitchMs * ns / windowNs
-            stageOffenders[name, default: (0, 0)].frames += 1
-        }
-        var bodyTimes: [Int32: (count: Int, ns: Double)] = [:]
         before = 0
         views.recent.forEachNewestFirst { b in
             if b.endNs < windowStart { before += 1; return before < Self.scanSlack }
             before = 0
-            let overlap = min(windowEnd, b.endNs) - max(windowStart, b.startNs)
-            guard overlap > 0 || (b.startNs == b.endNs && b.startNs >= windowStart && b.startNs < windowEnd) else { return true }
-            bodyTimes[b.viewType, default: (0, 0)].count += 1
-            bodyTimes[b.viewType, default: (0, 0)].ns += Double(max(0, overlap))
+            window.addBody(b)
             return true
         }
-        for (name, value) in bodyTimes where value.ns > 0 {
+        window.stackCounts = samples.countInWindow(startNs: windowStart, endNs: windowEnd)
+        openWindows.append(window)
+        if openWindows.count > Self.openWindowLimit { retire(openWindows.removeFirst()) }
+        setLateLimit()
+    }
+
+    /// Instances that start before the newest open window ends may belong to one: the passes hand them over.
+    private mutating func setLateLimit() {
+        let limit = openWindows.last?.endNs ?? .min
+        stageCost.lateBeforeNs = limit
+        views.lateBeforeNs = limit
+    }
+
+    /// Adds late arrivals (instances finished after their window opened) to the windows they overlap.
+    private mutating func takeLateArrivals() {
+        for s in stageCost.late {
+            for i in openWindows.indices.reversed() {
+                if openWindows[i].endNs < s.startNs { break }
+                openWindows[i].addStage(s)
+            }
+        }
+        stageCost.late.removeAll(keepingCapacity: true)
+        for b in views.late {
+            for i in openWindows.indices.reversed() {
+                if openWindows[i].endNs < b.startNs { break }
+                openWindows[i].addBody(b)
+            }
+        }
+        views.late.removeAll(keepingCapacity: true)
+    }
+
+    private mutating func lateSample(stack: StackID, atNs: Int64) {
+        for i in openWindows.indices.reversed() {
+            if openWindows[i].endNs <= atNs { continue }
+            if openWindows[i].startNs <= atNs { openWindows[i].stackCounts[stack.rawValue, default: 0] += 1; return }
+        }
+    }
+
+    /// Folds a closed window into the figures (stage in-hitch time, offenders, the worst frames' detail).
+    private mutating func retire(_ window: OpenWindow) {
+        let hitchMs = window.hitchMs, windowNs = window.windowNs
+        for (name, value) in window.stageTimes { stageCost.addInHitch(name: name, ns: Int64(clampingDouble: value.ns)) }
+        for (name, ns) in window.mainStageTimes where ns > 0 {
+            stageOffenders[name, default: (0, 0)].ms += hitchMs * ns / windowNs
+            stageOffenders[name, default: (0, 0)].frames += 1
+        }
+        for (name, value) in window.bodyTimes where value.ns > 0 {
             viewOffenders[name, default: (0, 0)].ms += hitchMs * value.ns / windowNs
             viewOffenders[name, default: (0, 0)].frames += 1
         }
-        let stackCounts = samples.samplesInWindow(startNs: windowStart, endNs: windowEnd, hitchMs: hitchMs)
+        samples.addHitchWindow(window.stackCounts, hitchMs: hitchMs)
 
         // Keep the worst `limit` hitching frames in detail.
         let worstKept = pendingAttributions.map(\.0.hitchMs).min() ?? .infinity
         guard attributions.count + pendingAttributions.count < HitchAttribution.limit * 2 || hitchMs > worstKept else { return }
-        var a = HitchAttribution()
-        a.run = run
-        a.frameID = frame.frameID
-        a.startMs = milliseconds(frame.vsyncNs - runStartNs)
-        a.hitchMs = hitchMs
-        a.kind = judged.kind.rawValue
-        a.mainThreadMs = milliseconds(judged.mainWorkNs)
-        a.renderMs = milliseconds(judged.renderNs)
-        a.stages = Self.topNamed(stageTimes, names: names, limit: 10)
-        a.bodies = Self.topNamed(bodyTimes, names: names, limit: 10)
-        let topStacks = stackCounts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(5).map { ($0.key, $0.value) }
+        var a = window.attribution
+        a.stages = Self.topNamed(window.stageTimes, names: names, limit: 10)
+        a.bodies = Self.topNamed(window.bodyTimes, names: names, limit: 10)
+        let topStacks = window.stackCounts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(5).map { ($0.key, $0.value) }
         pendingAttributions.append((a, Array(topStacks)))
         if pendingAttributions.count > HitchAttribution.limit * 2 {
             pendingAttributions.sort { $0.0.hitchMs > $1.0.hitchMs }
@@ -460,17 +501,17 @@ public struct Analyzer: Sendable {
 
     private mutating func endRun(path: String) {
         drainFrames(all: true)
-        if activeInteractions > 0 && runLastNs > interactionStartNs {
-            interactionUnionNs += runLastNs - interactionStartNs
-            activeInteractions = 0
-        }
-        let union: Int64? = sawInteraction ? interactionUnionNs : nil
+        stageCost.endRun()
+        takeLateArrivals()
+        for window in openWindows { retire(window) }
+        openWindows.removeAll()
+        setLateLimit()
+        let union = interactions.unionNs(runEndNs: runLastNs)
         recorded.endRun(interactionUnionNs: union)
         for i in replays.indices {
             if let last = replays[i].finish() { replayed[i].add(last, runStartNs: runStartNs) }
             replayed[i].endRun(interactionUnionNs: union)
         }
-        stageCost.endRun()
         tokens.endRun()
         stacks.prepare()
         let names = self.names
@@ -557,7 +598,7 @@ public struct Analyzer: Sendable {
         a.samples = samples.figures()
         a.decode = decode.figures(names: names, metadata: metadata, peakResidentBytes: peakResidentBytes,
                                   deviceBudgetBytes: options.deviceBudgetBytes)
-        let dominantPeriodNs = Int64(dominantPeriodMs * 1e6)
+        let dominantPeriodNs = Int64(clampingDouble: dominantPeriodMs * 1e6)
         a.tokens = tokens.figures(periodNs: dominantPeriodNs)
         var warnings = self.warnings
         if stageCost.unmatchedEnds > 0 { warnings.append("\(stageCost.unmatchedEnds) interval ends had no matching begin") }
@@ -572,6 +613,6 @@ public struct Analyzer: Sendable {
 
     /// "60", "120", "59.94": the JSON key of a refresh rate.
     public static func rateKey(_ rateHz: Double) -> String {
-        rateHz == rateHz.rounded() ? String(Int(rateHz)) : String(rateHz)
+        rateHz == rateHz.rounded() && abs(rateHz) < 1e15 ? String(Int(rateHz)) : String(rateHz)
     }
 }

@@ -68,7 +68,7 @@ struct DecodeBandwidth: Sendable {
         let duration = max(0, op.endNs - startNs)
         let bytes = op.bytesRead &+ op.bytesWritten
         ops[index].count += 1
-        ops[index].totalNs += duration
+        ops[index].totalNs +|= duration
         ops[index].bytes &+= bytes
         ops[index].flops &+= op.flops
         ops[index].computeUnit = computeUnit
@@ -117,8 +117,8 @@ struct DecodeBandwidth: Sendable {
             }
         }
         if prefillEnd > prefillStart {
-            prefillTokens += promptTokensFromMetadata ?? Int(lastPrefillIndex + 1)
-            prefillNs += prefillEnd - prefillStart
+            prefillTokens +|= max(0, promptTokensFromMetadata ?? Int(lastPrefillIndex) + 1)
+            prefillNs +|= prefillEnd - prefillStart
         }
         if let first = firstProduced, firstOpNs != .max { ttftNs.append(first - firstOpNs) }
         // Steady-state steps: between consecutive produced tokens after the first; without token
@@ -135,7 +135,7 @@ struct DecodeBandwidth: Sendable {
         var d = DecodeFigures()
         d.tokens = generatedTokens
         d.promptTokens = prefillTokens
-        if !ttftNs.isEmpty { d.timeToFirstTokenMs = milliseconds(ttftNs.reduce(0, +) / Int64(ttftNs.count)) }
+        if !ttftNs.isEmpty { d.timeToFirstTokenMs = milliseconds(ttftNs.reduce(0.0) { $0 + Double($1) } / Double(ttftNs.count)) }
         d.prefillTokensPerSecond = prefillNs > 0 ? Double(prefillTokens) / (Double(prefillNs) / 1e9) : 0
         let medianStepNs = steps.quantile(0.5)
         if medianStepNs > 0 {
@@ -160,7 +160,7 @@ struct DecodeBandwidth: Sendable {
             d.notBandwidthBound = d.utilization < 0.3
         }
         if d.peakBandwidthGBps > 0 && d.peakGFLOPS > 0 { d.ridgeFlopsPerByte = d.peakGFLOPS / d.peakBandwidthGBps }
-        let totalOpNs = ops.reduce(Int64(0)) { $0 + $1.totalNs }
+        let totalOpNs = ops.reduce(Int64(0)) { $0.addingSaturated($1.totalNs) }
         for (index, t) in ops.enumerated() where t.count > 0 {
             var o = OpFigures()
             o.name = names[Int32(index)]
@@ -199,8 +199,17 @@ struct DecodeBandwidth: Sendable {
 }
 
 /// Token delivery: produced vs delivered vs shown vs dropped, and token-to-screen latency.
+/// Joined by token index, not by file order: the producing (inference) thread's buffer and the
+/// showing (main) thread's buffer reach the file in either order, so a token's `shown` may come
+/// before its `produced`.
 struct TokenDelivery: Sendable {
-    private var producedAt: [Int64: Int64] = [:]
+    private struct Pending: Sendable {
+        var producedNs: Int64 = .min
+        var shownNs: Int64 = .min
+        var dropped = false
+    }
+    /// Tokens seen at one end only (bounded; beyond the limit, a token's later events are not joined).
+    private var pending: [Int64: Pending] = [:]
     private(set) var produced = 0, delivered = 0, shown = 0, dropped = 0, lost = 0
     private var latency = QuantileSketch()
     private(set) var sawTokens = false
@@ -210,23 +219,33 @@ struct TokenDelivery: Sendable {
         switch token.stage {
         case .produced:
             produced += 1
-            if producedAt.count < DecodeBandwidth.tokenLimit { producedAt[token.index] = atNs }
+            update(token.index) { $0.producedNs = $0.producedNs == .min ? atNs : min($0.producedNs, atNs) }
         case .delivered:
             delivered += 1
         case .shown:
             shown += 1
-            if let at = producedAt.removeValue(forKey: token.index) { latency.add(max(0, atNs - at)) }
+            update(token.index) { $0.shownNs = $0.shownNs == .min ? atNs : min($0.shownNs, atNs) }
         case .dropped:
             dropped += 1
-            producedAt.removeValue(forKey: token.index)
+            update(token.index) { $0.dropped = true }
         }
     }
 
-    mutating func endRun() {
-        lost += producedAt.count
-        producedAt.removeAll()
+    /// Applies `change` to a token's entry; once it was produced and then shown or dropped, it is settled.
+    private mutating func update(_ index: Int64, _ change: (inout Pending) -> Void) {
+        guard pending[index] != nil || pending.count < DecodeBandwidth.tokenLimit else { return }
+        var entry = pending[index] ?? Pending()
+        change(&entry)
+        guard entry.producedNs != .min, entry.shownNs != .min || entry.dropped else { pending[index] = entry; return }
+        if entry.shownNs != .min { latency.add(max(0, entry.shownNs.subtractingSaturated(entry.producedNs))) }
+        pending.removeValue(forKey: index)
     }
 
+    /// Tokens produced in this run and never shown nor dropped are lost.
+    mutating func endRun() {
+        for entry in pending.values where entry.producedNs != .min { lost += 1 }
+        pending.removeAll()
+    }
     func figures(periodNs: Int64) -> TokenFigures? {
         guard sawTokens else { return nil }
         var t = TokenFigures()

@@ -4,7 +4,7 @@ import HitchTrace
 //
 // A frame's events (begin on the main thread, commit, render end, present on the render thread)
 // arrive in file order, which is per-thread order only, so frames are assembled by id and judged
-// in the order they began once presented (or once `assemblyWindow` later frames have begun).
+// in the order they began once final (see `FrameAssembler`).
 
 /// A frame's recorded lifecycle, assembled from its events.
 struct FrameRecord: Sendable {
@@ -152,19 +152,19 @@ struct HitchAccumulator: Sendable {
         if frame.frameTimeNs > frozenFrameThresholdNs { frozenFrames += 1 }
         if frame.kind == .latency || frame.latencyNs > 0 {
             if frame.kind == .latency { tripleBuffered += 1 }
-            latencyNs += frame.latencyNs
+            latencyNs +|= frame.latencyNs
         }
         guard frame.hitchNs > 0 else { return }
         hitchCount += 1
-        totalHitchNs += frame.hitchNs
+        totalHitchNs +|= frame.hitchNs
         longestHitchNs = max(longestHitchNs, frame.hitchNs)
-        if frame.kind == .commit { commitHitchCount += 1; commitHitchNs += frame.hitchNs }
-        else { renderHitchCount += 1; renderHitchNs += frame.hitchNs }
+        if frame.kind == .commit { commitHitchCount += 1; commitHitchNs +|= frame.hitchNs }
+        else { renderHitchCount += 1; renderHitchNs +|= frame.hitchNs }
         // Sliding one-second window ending at this hitch's present.
         window.append((frame.actualNs, frame.hitchNs))
-        windowSumNs += frame.hitchNs
+        windowSumNs +|= frame.hitchNs
         while windowHead < window.count, window[windowHead].atNs <= frame.actualNs - 1_000_000_000 {
-            windowSumNs -= window[windowHead].hitchNs
+            windowSumNs = windowSumNs.subtractingSaturated(window[windowHead].hitchNs)
             windowHead += 1
         }
         if windowHead > 1024 { window.removeFirst(windowHead); windowHead = 0 }
@@ -180,10 +180,10 @@ struct HitchAccumulator: Sendable {
     /// Closes a run: its animating time is the interactions' union, else first frame start to last present.
     mutating func endRun(interactionUnionNs: Int64?) {
         if let union = interactionUnionNs, union > 0 {
-            animatingNs += union
+            animatingNs +|= union
             animatingFromInteractions = true
         } else if runLastPresentNs > runFirstStartNs {
-            animatingNs += runLastPresentNs - runFirstStartNs
+            animatingNs +|= runLastPresentNs - runFirstStartNs
             animatingFromFrames = true
         }
     }
@@ -240,7 +240,11 @@ struct ReplayModel: Sendable {
     private var groupRenderNs: Int64 = 0
     private var groupFrameID: UInt64 = 0
 
-    init(rateHz: Double) { periodNs = Int64((1e9 / rateHz).rounded()) }
+    init(rateHz: Double) {
+        // The CLI accepts 1...1000 Hz; anything else (a library caller) is clamped to a usable period.
+        let period = 1e9 / rateHz
+        periodNs = period.isFinite && period >= 1 ? Int64(min(period, Double(maxFramePeriodNs)).rounded()) : 1
+    }
 
     mutating func beginRun() {
         anchorNs = .min; mainFreeNs = .min; renderFreeNs = .min; groupOpen = false; judge.reset()
@@ -259,7 +263,7 @@ struct ReplayModel: Sendable {
             groupInputWorkNs = 0; groupHasInput = false; groupAnimationWorkNs = 0; groupRenderNs = 0
             groupFrameID = frameID
         }
-        if isInput { groupInputWorkNs += mainWorkNs; groupHasInput = true }
+        if isInput { groupInputWorkNs +|= mainWorkNs; groupHasInput = true }
         else { groupAnimationWorkNs = max(groupAnimationWorkNs, mainWorkNs) }
         groupRenderNs = max(groupRenderNs, renderNs)
         return emitted
@@ -270,15 +274,16 @@ struct ReplayModel: Sendable {
 
     private mutating func closeGroup() -> JudgedFrame {
         groupOpen = false
-        let work = groupHasInput ? max(groupInputWorkNs, groupAnimationWorkNs) : groupAnimationWorkNs
+        // Clamped so a hostile trace's absurd work cannot push the grid past Int64 over many groups.
+        let work = min(groupHasInput ? max(groupInputWorkNs, groupAnimationWorkNs) : groupAnimationWorkNs, analyzerTimeLimitNs)
         let start = groupStartNs
         let target = start + periodNs
-        let commit = start + work
+        let commit = clampedTime(start + work)
         mainFreeNs = commit
         let renderStart = vsyncAtOrAfter(max(commit, renderFreeNs), anchor: anchorNs, period: periodNs)
-        let renderEnd = renderStart + groupRenderNs
+        let renderEnd = clampedTime(renderStart + min(groupRenderNs, analyzerTimeLimitNs))
         renderFreeNs = renderEnd
-        let periods = max(1, (groupRenderNs + periodNs - 1) / periodNs)
+        let periods = max(1, (min(groupRenderNs, analyzerTimeLimitNs) + periodNs - 1) / periodNs)
         let actual = renderStart + periods * periodNs
         let expected = target + periodNs
         let (hitch, latency) = judge.judge(latenessNs: actual - expected, periodNs: periodNs)
@@ -286,5 +291,196 @@ struct ReplayModel: Sendable {
         return JudgedFrame(frameID: groupFrameID, startNs: start, periodNs: periodNs, mainWorkNs: work,
                            renderNs: groupRenderNs, commitNs: commit, renderEndNs: renderEnd,
                            expectedNs: expected, actualNs: actual, hitchNs: hitch, latencyNs: latency, kind: kind)
+    }
+}
+
+/// Assembles frames from their events, which reach the file in per-thread order only: a thread's
+/// buffer is written as a unit, so the render thread's presents may come long before or after the
+/// main thread's begins and commits of the same frames. Frames are joined by id and released in the
+/// order they began, once final: a later frame has begun, and
+/// - its commit is in, or a later-begun frame's commit is (commits come in order on the main thread,
+///   so this frame has none), and
+/// - its present is in, or a later-begun frame's present is (presents come in order on the render
+///   thread, so this frame has none);
+/// or `window` later frames have begun (bounded memory whatever the file order), or the run ended.
+/// Events of a frame whose begin never comes are dropped once `2 * window` records wait.
+struct FrameAssembler: Sendable {
+    static let window = 4096
+    private static let slotBits = 12
+
+    private struct Entry: Sendable {
+        var record: FrameRecord
+        var beganPosition = -1     // position in begin order, -1 until the begin arrives
+        var done = false
+    }
+    private var entries: [Entry] = []
+    private var head = 0
+    private var removed = 0                  // entries dropped from the front (absolute = removed + index)
+    private var slots = [Int](repeating: -1, count: 1 << slotBits)   // frameID's low bits -> absolute index
+    private var overflow: [UInt64: Int] = [:]                          // frames whose slot another took
+    private var beganQueue: [Int] = []       // absolute indexes in begin order
+    private var beganHead = 0
+    private var beganCount = 0
+    private var presentedThrough = -1        // highest begin position of a presented frame
+    private var committedThrough = -1        // highest begin position of a committed frame
+
+    mutating func reset() {
+        entries.removeAll(keepingCapacity: true); head = 0; removed = 0
+        for i in slots.indices { slots[i] = -1 }
+        overflow.removeAll()
+        beganQueue.removeAll(keepingCapacity: true); beganHead = 0; beganCount = 0
+        presentedThrough = -1
+        committedThrough = -1
+    }
+
+    @inline(__always) private func slot(_ id: UInt64) -> Int { Int(truncatingIfNeeded: id) & ((1 << Self.slotBits) - 1) }
+
+    /// The absolute index of frame `id`'s pending entry, creating one if needed.
+    private mutating func index(of id: UInt64) -> Int {
+        let s = slot(id)
+        let candidate = slots[s]
+        if candidate >= 0 {
+            let local = candidate - removed
+            if local >= head, local < entries.count, entries[local].record.frameID == id, !entries[local].done { return candidate }
+        }
+        if !overflow.isEmpty, let found = overflow[id] { return found }
+        let absolute = removed + entries.count
+        entries.append(Entry(record: FrameRecord(frameID: id)))
+        if candidate >= 0 {
+            let local = candidate - removed
+            if local >= head, local < entries.count - 1, !entries[local].done {
+                overflow[entries[local].record.frameID] = candidate   // keep the displaced frame findable
+            }
+        }
+        slots[s] = absolute
+        return absolute
+    }
+
+    /// Applies `change` to frame `id`; `began` marks its begin (it joins the begin order).
+    mutating func update(_ id: UInt64, began: Bool = false, _ change: (inout FrameRecord) -> Void) {
+        let local = index(of: id) - removed
+        change(&entries[local].record)
+        if began && entries[local].beganPosition < 0 {
+            entries[local].beganPosition = beganCount
+            beganCount += 1
+            beganQueue.append(local + removed)
+        }
+        let position = entries[local].beganPosition
+        if position >= 0 {
+            if entries[local].record.presentNs != .min { presentedThrough = max(presentedThrough, position) }
+            if entries[local].record.commitNs != .min { committedThrough = max(committedThrough, position) }
+        }
+    }
+
+    /// The next frame to judge, in begin order, if it is final (or `all`: the run ended).
+    mutating func nextReady(all: Bool) -> FrameRecord? {
+        defer { compact() }
+        guard beganHead < beganQueue.count else { return nil }
+        let local = beganQueue[beganHead] - removed
+        let position = entries[local].beganPosition
+        let laterBegan = position < beganCount - 1
+        let record = entries[local].record
+        let ready = all
+            || (laterBegan && (record.commitNs != .min || position < committedThrough)
+                && (record.presentNs != .min || position < presentedThrough))
+            || beganCount - position > Self.window
+        guard ready else { return nil }
+        beganHead += 1
+        return finish(local)
+    }
+
+    private mutating func finish(_ local: Int) -> FrameRecord {
+        entries[local].done = true
+        let id = entries[local].record.frameID
+        if slots[slot(id)] == local + removed { slots[slot(id)] = -1 }
+        if !overflow.isEmpty, overflow[id] == local + removed { overflow.removeValue(forKey: id) }
+        return entries[local].record
+    }
+
+    /// Drops judged entries from the front, and begin-less ones once too many records wait.
+    private mutating func compact() {
+        while head < entries.count {
+            if entries[head].done { head += 1; continue }
+            if entries[head].beganPosition < 0 && entries.count - head > 2 * Self.window {
+                _ = finish(head)
+                head += 1
+                continue
+            }
+            break
+        }
+        if head > 1024 && head * 2 > entries.count {
+            entries.removeFirst(head)
+            removed += head
+            head = 0
+        }
+        if beganHead > 1024 && beganHead * 2 > beganQueue.count {
+            beganQueue.removeFirst(beganHead)
+            beganHead = 0
+        }
+    }
+}
+
+/// Input arrivals (instants in category `input`), kept sorted whatever their file order, and handed
+/// to frames in begin order: a frame's input is the earliest that arrived after the previous frame
+/// began and no later than its own begin.
+struct InputArrivals: Sendable {
+    static let limit = 1 << 16
+    private var times: [Int64] = []
+    private var head = 0
+    private var previousBeganNs: Int64 = .min
+
+    mutating func reset() { times.removeAll(keepingCapacity: true); head = 0; previousBeganNs = .min }
+
+    mutating func add(_ t: Int64) {
+        if times.count - head >= Self.limit { head += 1 }   // bounded: the oldest goes
+        var i = times.count
+        while i > head, times[i - 1] > t { i -= 1 }          // nearly always appended at the end
+        times.insert(t, at: i)
+    }
+
+    /// The input released for a frame that began at `beganNs` (frames come in begin order), or .min.
+    mutating func take(beganNs: Int64) -> Int64 {
+        defer { previousBeganNs = max(previousBeganNs, beganNs) }
+        while head < times.count, times[head] <= previousBeganNs { head += 1 }
+        var result = Int64.min
+        if head < times.count, times[head] <= beganNs { result = times[head] }
+        while head < times.count, times[head] <= beganNs { head += 1 }
+        if head > 1024 && head * 2 > times.count { times.removeFirst(head); head = 0 }
+        return result
+    }
+}
+
+/// The union of interaction intervals (the animating time), computed at the end of a run from the
+/// begins and ends sorted by time: they may come from different threads, in any file order.
+/// Begins and ends pair by overlap (any open interaction keeps the time animating); one still open
+/// at the end of the run closes at the run's last event.
+struct InteractionUnion: Sendable {
+    static let limit = 1 << 20
+    private var marks: [(t: Int64, isBegin: Bool)] = []
+    private(set) var overflowed = false
+
+    mutating func reset() { marks.removeAll(keepingCapacity: true); overflowed = false }
+
+    mutating func add(_ t: Int64, isBegin: Bool) {
+        if marks.count < Self.limit { marks.append((t, isBegin)) } else { overflowed = true }
+    }
+
+    /// The union's length in ns, or nil when the run recorded no interaction.
+    func unionNs(runEndNs: Int64) -> Int64? {
+        guard marks.contains(where: \.isBegin) else { return nil }
+        // At equal times begins sort first: an empty interaction opens and closes, touching ones join.
+        let sorted = marks.sorted { ($0.t, $0.isBegin ? 0 : 1) < ($1.t, $1.isBegin ? 0 : 1) }
+        var open = 0, startNs: Int64 = 0, union: Int64 = 0
+        for mark in sorted {
+            if mark.isBegin {
+                if open == 0 { startNs = mark.t }
+                open += 1
+            } else if open > 0 {
+                open -= 1
+                if open == 0 { union +|= max(0, mark.t - startNs) }
+            }
+        }
+        if open > 0 && runEndNs > startNs { union +|= runEndNs - startNs }
+        return union
     }
 }

@@ -85,17 +85,23 @@ struct SampleProfile: Sendable {
         recent.append(SampleInstance(atNs: atNs, stack: stack.rawValue))
     }
 
-    /// Counts the samples inside a hitching frame's window; returns them per stack.
-    mutating func samplesInWindow(startNs: Int64, endNs: Int64, hitchMs: Double) -> [UInt32: Int] {
+    /// The samples already seen inside a hitching frame's window, per stack.
+    func countInWindow(startNs: Int64, endNs: Int64) -> [UInt32: Int] {
         var counts: [UInt32: Int] = [:]
-        var total = 0
         var before = 0
         recent.forEachNewestFirst { sample in
             if sample.atNs < startNs { before += 1; return before < Analyzer.scanSlack }
             before = 0
-            if sample.atNs < endNs { counts[sample.stack, default: 0] += 1; total += 1 }
+            if sample.atNs < endNs { counts[sample.stack, default: 0] += 1 }
             return true
         }
+        return counts
+    }
+
+    /// Adds a closed hitch window's samples (per stack) to the in-hitch profile and the offenders.
+    mutating func addHitchWindow(_ counts: [UInt32: Int], hitchMs: Double) {
+        let total = counts.values.reduce(0, +)
+        guard total > 0 else { return }
         samplesInHitches += total
         for (stack, count) in counts {
             runInHitches[stack, default: 0] += count
@@ -103,7 +109,6 @@ struct SampleProfile: Sendable {
             runOffenders[stack, default: (0, 0)].ms += hitchMs * share
             runOffenders[stack, default: (0, 0)].frames += 1
         }
-        return counts
     }
 
     /// Symbolizes this run's counts and merges them by function names.

@@ -47,6 +47,10 @@ struct StageCost: Sendable {
     private(set) var unclosedBegins = 0
     /// Recently finished instances, for attributing hitching frames.
     var recent = Ring<StageInstance>(capacity: 16_384)
+    /// Instances finishing that start before this time may belong to an open hitch window (the
+    /// analyzer sets it); they are also put in `late`, which the analyzer empties after each event.
+    var lateBeforeNs: Int64 = .min
+    var late: [StageInstance] = []
 
     mutating func beginRun() {
         threads.removeAll(keepingCapacity: true)
@@ -104,11 +108,11 @@ struct StageCost: Sendable {
               !(top.startNs == startNs && top.endNs == end) {
             let child = threads[raw].open.removeLast()
             finish(child, raw, adoptedByNext: true)
-            entry.childNs += child.endNs - child.startNs
+            entry.childNs +|= child.endNs - child.startNs
         }
         while let orphan = threads[raw].orphans.last, orphan.startNs >= startNs, orphan.endNs <= end {
             threads[raw].orphans.removeLast()
-            entry.childNs += orphan.endNs - orphan.startNs
+            entry.childNs +|= orphan.endNs - orphan.startNs
         }
         threads[raw].open.append(entry)
         threads[raw].lastNs = max(threads[raw].lastNs, end)
@@ -128,7 +132,7 @@ struct StageCost: Sendable {
             if let parentIndex = threads[raw].open.indices.last,
                threads[raw].open[parentIndex].startNs <= entry.startNs,
                threads[raw].open[parentIndex].endNs >= entry.endNs {
-                threads[raw].open[parentIndex].childNs += duration
+                threads[raw].open[parentIndex].childNs +|= duration
             } else {
                 threads[raw].orphans.append((entry.startNs, entry.endNs))
                 if threads[raw].orphans.count > 256 { threads[raw].orphans.removeFirst(128) }
@@ -138,25 +142,27 @@ struct StageCost: Sendable {
         if index >= totals.count { totals.append(contentsOf: repeatElement(Totals(), count: index + 1 - totals.count)) }
         let isMain = threads[raw].isMain
         totals[index].count += 1
-        totals[index].totalNs += duration
-        totals[index].selfNs += selfNs
+        totals[index].totalNs +|= duration
+        totals[index].selfNs +|= selfNs
         totals[index].durations.add(duration)
         if isMain {
-            totals[index].mainSelfNs += selfNs
-            totals[index].mainTotalNs += duration
-            mainThreadSelfNs += selfNs
+            totals[index].mainSelfNs +|= selfNs
+            totals[index].mainTotalNs +|= duration
+            mainThreadSelfNs +|= selfNs
         }
         let threadName = threads[raw].threadName
         if threadName >= 0, totals[index].threads.count < 64, !totals[index].threads.contains(threadName) {
             totals[index].threads.append(threadName)
         }
-        recent.append(StageInstance(name: entry.name, isMainThread: isMain, startNs: entry.startNs,
-                                    endNs: entry.endNs, selfNs: selfNs))
+        let instance = StageInstance(name: entry.name, isMainThread: isMain, startNs: entry.startNs,
+                                     endNs: entry.endNs, selfNs: selfNs)
+        recent.append(instance)
+        if entry.startNs < lateBeforeNs { late.append(instance) }
     }
 
     mutating func addInHitch(name: Int32, ns: Int64) {
         let index = Int(name)
-        if index < totals.count { totals[index].inHitchNs += ns }
+        if index < totals.count { totals[index].inHitchNs +|= ns }
     }
 
     /// Closes everything still open at the end of a run (begins without an end end at the thread's last event).

@@ -86,3 +86,51 @@ extension Double {
 
 @inline(__always) func milliseconds(_ ns: Int64) -> Double { Double(ns) / 1e6 }
 @inline(__always) func milliseconds(_ ns: Double) -> Double { ns / 1e6 }
+
+// MARK: Safe time arithmetic (docs/METRICS.md "Hostile timestamps")
+//
+// Every timestamp the analyzer reads is clamped into ±`analyzerTimeLimitNs` (±36.5 years: any real
+// clock fits) and every frame period into 0...`maxFramePeriodNs`, so the difference of any two
+// clamped times, and a time plus a few periods or durations, cannot overflow Int64. Sums over many
+// events (totals, unions, windows) saturate instead of trapping.
+
+/// The range timestamps are clamped into.
+let analyzerTimeLimitNs: Int64 = 1 << 60
+/// Longer frame periods are not frames (10 s: a 0.1 Hz display); such frames go unjudged.
+let maxFramePeriodNs: Int64 = 10_000_000_000
+
+/// A trace timestamp (or end time) moved into ±`analyzerTimeLimitNs`.
+@inline(__always) func clampedTime(_ t: Int64) -> Int64 {
+    t > analyzerTimeLimitNs ? analyzerTimeLimitNs : (t < -analyzerTimeLimitNs ? -analyzerTimeLimitNs : t)
+}
+
+/// A frame period from a trace, or 0 (no usable period) when it is not positive or beyond `maxFramePeriodNs`.
+@inline(__always) func sanePeriod(_ periodNs: Int64) -> Int64 {
+    periodNs > 0 && periodNs <= maxFramePeriodNs ? periodNs : 0
+}
+
+extension FixedWidthInteger {
+    /// `self + other`, stuck at the ends of the type instead of trapping.
+    @inline(__always) func addingSaturated(_ other: Self) -> Self {
+        let (sum, overflow) = addingReportingOverflow(other)
+        return overflow ? (other > 0 ? .max : .min) : sum
+    }
+
+    /// `self - other`, stuck at the ends of the type instead of trapping.
+    @inline(__always) func subtractingSaturated(_ other: Self) -> Self {
+        let (difference, overflow) = subtractingReportingOverflow(other)
+        return overflow ? (other < 0 ? .max : .min) : difference
+    }
+
+}
+
+extension Int64 {
+    /// A Double (nanoseconds, counts) as Int64, clamped, NaN as 0.
+    @inline(__always) init(clampingDouble value: Double) {
+        if value.isNaN { self = 0 } else if value >= 9.2e18 { self = .max } else if value <= -9.2e18 { self = .min } else { self = Int64(value) }
+    }
+}
+
+infix operator +|= : AssignmentPrecedence
+/// Saturating accumulation: `total +|= duration`.
+@inline(__always) func +|= <T: FixedWidthInteger>(total: inout T, value: T) { total = total.addingSaturated(value) }

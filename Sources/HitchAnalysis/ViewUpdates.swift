@@ -19,6 +19,9 @@ struct ViewUpdates: Sendable {
     }
     private(set) var totals: [Totals] = []
     var recent = Ring<BodyInstance>(capacity: 16_384)
+    /// As `StageCost.lateBeforeNs` / `late`: evaluations that may belong to an open hitch window.
+    var lateBeforeNs: Int64 = .min
+    var late: [BodyInstance] = []
     private(set) var layout = LayoutFigures()
     private var layoutNs: Int64 = 0
     private var layoutMaxNs: Int64 = 0
@@ -30,19 +33,21 @@ struct ViewUpdates: Sendable {
         if index >= totals.count { totals.append(contentsOf: repeatElement(Totals(), count: index + 1 - totals.count)) }
         let duration = max(0, endNs - startNs)
         totals[index].count += 1
-        totals[index].totalNs += duration
+        totals[index].totalNs +|= duration
         if duration > totals[index].maxNs { totals[index].maxNs = duration }
         if duration > longUpdateThresholdNs { totals[index].long += 1 }
         if duration > veryLongUpdateThresholdNs { totals[index].veryLong += 1 }
-        recent.append(BodyInstance(viewType: viewType, isMainThread: isMainThread, startNs: startNs, endNs: max(startNs, endNs)))
+        let instance = BodyInstance(viewType: viewType, isMainThread: isMainThread, startNs: startNs, endNs: max(startNs, endNs))
+        recent.append(instance)
+        if startNs < lateBeforeNs { late.append(instance) }
     }
 
     mutating func layoutPass(startNs: Int64, endNs: Int64, viewCount: UInt32) {
         let duration = max(0, endNs - startNs)
         layout.passes += 1
-        layoutNs += duration
+        layoutNs +|= duration
         layoutMaxNs = max(layoutMaxNs, duration)
-        layout.viewsLaidOut += UInt64(viewCount)
+        layout.viewsLaidOut +|= UInt64(viewCount)
     }
 
     func layoutFigures() -> LayoutFigures {

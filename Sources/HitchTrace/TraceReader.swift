@@ -88,6 +88,7 @@ final class ReaderCore {
         var eof = false
         var finished = false
         var converter = TickConverter(ticksPerSecond: 1_000_000_000)
+        var clock = DecodeClock(ticksPerSecond: 1_000_000_000)
         var argMask: UInt32 = 0
         var firstNumericBits: UInt64 = 0
         var firstNumericKind: ArgKind?
@@ -105,6 +106,7 @@ final class ReaderCore {
     private var eof: Bool { get { hot.pointee.eof } set { hot.pointee.eof = newValue } }
     private var finished: Bool { get { hot.pointee.finished } set { hot.pointee.finished = newValue } }
     var converter: TickConverter { get { hot.pointee.converter } set { hot.pointee.converter = newValue } }
+    private var clock: DecodeClock { hot.pointee.clock }
     private var argMask: UInt32 { get { hot.pointee.argMask } set { hot.pointee.argMask = newValue } }
     private var firstNumericBits: UInt64 { get { hot.pointee.firstNumericBits } set { hot.pointee.firstNumericBits = newValue } }
     private var firstNumericKind: ArgKind? { get { hot.pointee.firstNumericKind } set { hot.pointee.firstNumericKind = newValue } }
@@ -362,7 +364,7 @@ final class ReaderCore {
                 guard size >= 16 else { warn(offset, "initialization record too short; skipped"); continue }
                 let ticks = load(recordStart + 8)
                 if ticks == 0 { warn(offset, "initialization record with 0 ticks per second; kept 1e9") }
-                else { converter = TickConverter(ticksPerSecond: ticks) }
+                else { converter = TickConverter(ticksPerSecond: ticks); hot.pointee.clock = DecodeClock(ticksPerSecond: ticks) }
             case FXT.RecordType.kernelObject.rawValue:
                 try decodeKernelObject(header: header, at: recordStart, size: size, offset: offset)
             case FXT.RecordType.blob.rawValue:
@@ -430,7 +432,7 @@ final class ReaderCore {
         let threadRef = Int((header >> 24) & 0xFF)
         let categoryRef = UInt16(truncatingIfNeeded: header >> 32)
         let nameRef = UInt16(truncatingIfNeeded: header >> 48)
-        let timestampNs = converter.nanoseconds(fromTicks: load(start + 8))
+        let timestampNs = clock.nanoseconds(load(start + 8))
         var cursor = start + 16
         var thread: UInt32
         if threadRef == 0 {
@@ -476,7 +478,7 @@ final class ReaderCore {
         case FXT.EventType.durationBegin.rawValue: payload = .intervalBegin(category: categoryID, name: nameID)
         case FXT.EventType.durationEnd.rawValue: payload = .intervalEnd(category: categoryID, name: nameID)
         case FXT.EventType.durationComplete.rawValue:
-            payload = .intervalComplete(category: categoryID, name: nameID, endNs: converter.nanoseconds(fromTicks: trailing))
+            payload = .intervalComplete(category: categoryID, name: nameID, endNs: clock.nanoseconds(trailing))
         default: return nil   // async and flow events outside the project's categories carry nothing it uses
         }
         return TraceEvent(timestampNs: timestampNs, thread: threadID, payload: payload)
@@ -518,7 +520,7 @@ final class ReaderCore {
         switch category {
         case bodyCategory where isComplete && has(.identity):
             return .bodyEvaluation(BodyEvaluation(viewType: StringID(rawValue: name), identity: unsigned(.identity),
-                                                  endNs: converter.nanoseconds(fromTicks: trailing)))
+                                                  endNs: clock.nanoseconds(trailing)))
         case opCategory where isComplete:
             return .inferenceOp(InferenceOp(
                 name: StringID(rawValue: name),
@@ -529,15 +531,15 @@ final class ReaderCore {
                 bytesRead: has(.bytesRead) ? unsigned(.bytesRead) : 0,
                 bytesWritten: has(.bytesWritten) ? unsigned(.bytesWritten) : 0,
                 flops: has(.flops) ? unsigned(.flops) : 0,
-                endNs: converter.nanoseconds(fromTicks: trailing)))
+                endNs: clock.nanoseconds(trailing)))
         case frameCategory where isInstant && has(.frameID):
             let frameID = unsigned(.frameID)
             switch name &- frameBeganName {
             case 0:
                 return .frameBegan(FrameBegan(
                     frameID: frameID,
-                    vsyncNs: converter.nanoseconds(fromTicks: has(.vsyncTicks) ? unsigned(.vsyncTicks) : 0),
-                    targetNs: converter.nanoseconds(fromTicks: has(.targetTicks) ? unsigned(.targetTicks) : 0),
+                    vsyncNs: clock.nanoseconds(has(.vsyncTicks) ? unsigned(.vsyncTicks) : 0),
+                    targetNs: clock.nanoseconds(has(.targetTicks) ? unsigned(.targetTicks) : 0),
                     periodNs: has(.periodNs) ? signed(.periodNs) : 0))
             case 1: return .frameCommitted(frameID: frameID)
             case 2: return .frameRenderEnded(frameID: frameID)
@@ -545,7 +547,7 @@ final class ReaderCore {
             default: return nil
             }
         case layoutCategory where isComplete:
-            return .layoutPass(endNs: converter.nanoseconds(fromTicks: trailing),
+            return .layoutPass(endNs: clock.nanoseconds(trailing),
                                viewCount: has(.viewCount) ? UInt32(truncatingIfNeeded: unsigned(.viewCount)) : 0)
         case invalidationCategory where isInstant:
             let target = has(.target) && argKinds[Slot.target.rawValue] == ArgKind.string.rawValue
@@ -667,6 +669,29 @@ final class ReaderCore {
                 image: StringID(rawValue: image), offset: load(cursor + 16))))
         }
         return nil
+    }
+}
+
+/// Ticks -> nanoseconds for decoded events: `TickConverter`'s fixed-point multiply, but a tick count
+/// whose time does not fit in Int64 (a corrupt or hostile timestamp) saturates at Int64.max instead of
+/// wrapping to a negative or small time (docs/FORMAT.md, docs/METRICS.md "Hostile timestamps").
+struct DecodeClock {
+    private let isNanoseconds: Bool
+    /// Nanoseconds per tick in 32.32 fixed point.
+    private let nanosecondsPerTickQ32: UInt64
+
+    init(ticksPerSecond: UInt64) {
+        let tps = max(ticksPerSecond, 1)
+        isNanoseconds = tps == 1_000_000_000
+        nanosecondsPerTickQ32 = UInt64(min((1e9 * 4294967296.0 / Double(tps)).rounded(), Double(UInt64.max / 2)))
+    }
+
+    @inline(__always) func nanoseconds(_ ticks: UInt64) -> Int64 {
+        if isNanoseconds { return ticks > UInt64(Int64.max) ? .max : Int64(ticks) }
+        let product = ticks.multipliedFullWidth(by: nanosecondsPerTickQ32)
+        // product >> 32 fits in Int64 exactly when the high word is below 2^31.
+        guard product.high >> 31 == 0 else { return .max }
+        return Int64((product.high << 32) | (product.low >> 32))
     }
 }
 
