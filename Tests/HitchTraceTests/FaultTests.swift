@@ -43,7 +43,7 @@ import Testing
         // The session is released: the app can record again.
         let path = FaultSupport.temporaryPath("after-full.fxt")
         defer { unlink(path) }
-        let next = try TraceRecorder.start(path: path, configuration: .init(waitForOtherRecordingSeconds: 5))
+        let next = try TraceRecorder.start(path: path, configuration: .init())
         Trace.instant("after", category: "fault")
         try next.stop()
         #expect(FaultSupport.readAll(path).counts["fault/after"] == 1)
@@ -52,7 +52,7 @@ import Testing
     /// Regression: after a failed write, a second `stop()` (a deinit path, a second owner) must return
     /// like it does after a clean recording, not wait forever on the writer's semaphore.
     @Test func secondStopAfterWriteFailureReturns() throws {
-        let recorder = try TraceRecorder.start(path: "/dev/full", configuration: .init(waitForOtherRecordingSeconds: 5))
+        let recorder = try TraceRecorder.start(path: "/dev/full", configuration: .init())
         _ = Self.recordFlatOut(threads: 1, perThread: 50_000)
         #expect(throws: TraceRecorderError.self) { try recorder.stop() }
         let returned = FaultSupport.finishes(within: 5) { _ = try? recorder.stop() }
@@ -69,8 +69,7 @@ import Testing
         guard mount.status == 0 else { return }   // no CAP_SYS_ADMIN here: /dev/full above covers the error path
         defer { _ = try? FaultSupport.run("/bin/umount", [mountPoint], timeout: 20) }
         let path = mountPoint + "/full.fxt"
-        let recorder = try TraceRecorder.start(path: path, configuration: .init(bufferBytesPerThread: 16 << 10, flushIntervalMs: 5,
-                                                                                 waitForOtherRecordingSeconds: 5))
+        let recorder = try TraceRecorder.start(path: path, configuration: .init(bufferBytesPerThread: 16 << 10, flushIntervalMs: 5))
         _ = Self.recordFlatOut(threads: 2, perThread: 50_000, name: "tmpfs-row")
         #expect(throws: TraceRecorderError.self) { try recorder.stop() }
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
@@ -96,10 +95,11 @@ import Testing
             let out = Pipe()
             process.standardOutput = out
             try process.run()
-            // Wait for the child to be recording, then kill it 0-150 ms later.
+            // Wait for the child to be recording, then kill it 0-150 ms later (the first two runs at
+            // once: `start` has returned, so even then the file must be a trace).
             let ready = out.fileHandleForReading.availableData
             #expect(String(decoding: ready, as: UTF8.self).contains("recording"))
-            usleep(UInt32.random(in: 0...150_000, using: &generator))
+            usleep(run < 2 ? 0 : UInt32.random(in: 0...150_000, using: &generator))
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             #expect(process.terminationReason == .uncaughtSignal)
@@ -119,7 +119,7 @@ import Testing
     @Test func threadExitingWithAnUnflushedBufferLosesNothing() throws {
         let path = FaultSupport.temporaryPath("thread-exit.fxt")
         defer { unlink(path) }
-        let recorder = try TraceRecorder.start(path: path, configuration: .init(flushIntervalMs: 5, waitForOtherRecordingSeconds: 5))
+        let recorder = try TraceRecorder.start(path: path, configuration: .init(flushIntervalMs: 5))
         // A plain pthread, joined: when pthread_join returns, the thread (and its TLS destructors) is gone.
         var thread = pthread_t()
         let created = pthread_create(&thread, nil, { _ in
