@@ -148,10 +148,25 @@ enum FaultSupport {
     }
 }
 
+/// A value shared between threads behind an NSLock. Not `Mutex`: on Linux a contended
+/// Synchronization.Mutex waits in the (uninstrumented) standard library's futex path, which
+/// ThreadSanitizer cannot see, so it reports false races on the data it protects; NSLock is a
+/// pthread mutex, which TSan understands. These helpers run under scripts/check-tsan.sh.
+final class Locked<Value>: @unchecked Sendable {   // every access to `value` holds `lock`
+    private let lock = NSLock()
+    private var value: Value
+    init(_ value: Value) { self.value = value }
+    func withLock<R>(_ body: (inout Value) -> R) -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&value)
+    }
+}
+
 /// Per-thread event counts, each added once by its thread when it stops recording.
 final class EventTally: Sendable {
-    private let counts: Mutex<[Int]>
-    init(threads: Int) { counts = Mutex([Int](repeating: 0, count: threads)) }
+    private let counts: Locked<[Int]>
+    init(threads: Int) { counts = Locked([Int](repeating: 0, count: threads)) }
     func add(_ thread: Int, _ n: Int) { counts.withLock { $0[thread] += n } }
     var perThread: [Int] { counts.withLock { $0 } }
     var total: Int { perThread.reduce(0, +) }
@@ -159,7 +174,14 @@ final class EventTally: Sendable {
 
 /// Bytes one thread captures and another reads afterwards.
 final class CapturedBytes: Sendable {
-    private let data = Mutex(Data())
+    private let data = Locked(Data())
     func set(_ value: Data) { data.withLock { $0 = value } }
     func get() -> Data { data.withLock { $0 } }
+}
+
+/// Samples per thread, counted on the sampler's drain thread.
+final class SampleCounts: Sendable {
+    private let counts = Locked([Int32: Int]())
+    var onSample: @Sendable (SampledStack) -> Void { { sample in self.counts.withLock { $0[sample.threadID, default: 0] += 1 } } }
+    func of(thread: Int32) -> Int { counts.withLock { $0[thread] ?? 0 } }
 }

@@ -155,7 +155,7 @@ import Testing
         let (readEnd, writeEnd) = (fds[0], fds[1])
         defer { close(readEnd); close(writeEnd) }
         let payload = 1 << 20
-        let collector = SampleCollector()
+        let collector = SampleCounts()
         let sampler = try FaultSupport.startSampler(.init(rateHz: 1000, threads: .registered), recorder: nil, onSample: collector.onSample)
         // The reader drains slowly, so the sampled writer blocks in write() many times.
         let received = CapturedBytes()
@@ -196,7 +196,7 @@ import Testing
         #expect(Int(values[0]) == payload && values[1] == 0, "wrote \(values[0]) of \(payload) bytes, \(values[1]) failures")
         #expect(values[2] >= 0.199, "Thread.sleep(0.2) returned after \(values[2]) s")
         #expect(values[3] >= 0.199 && values[4] == 1, "semaphore wait returned after \(values[3]) s")
-        #expect(collector.of(thread: run.threadID).count > 0, "no sample landed on the blocked thread; \(statistics)")
+        #expect(collector.of(thread: run.threadID) > 0, "no sample landed on the blocked thread; \(statistics)")
         let deadline = Date().addingTimeInterval(10)
         while received.get().count < payload && Date() < deadline { usleep(10_000) }
         let expected = Data((0..<payload).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 8) })

@@ -23,20 +23,20 @@ import Testing
         let sampler = try FaultSupport.startSampler(.init(rateHz: 1000, threads: .registered), recorder: recorder)
 
         // A monitor samples the process's resident memory while the load runs.
-        let peakRSSKB = Atomic<Int>(rssBeforeKB)
-        let stopMonitor = Atomic<Bool>(false)
+        let peakRSSKB = Locked(rssBeforeKB)
+        let stopMonitor = Locked(false)
         let monitorDone = DispatchSemaphore(value: 0)
         Thread {
-            while !stopMonitor.load(ordering: .relaxed) {
+            while !stopMonitor.withLock({ $0 }) {
                 let now = FaultSupport.statusKB("VmRSS")
-                if now > peakRSSKB.load(ordering: .relaxed) { peakRSSKB.store(now, ordering: .relaxed) }
+                peakRSSKB.withLock { $0 = max($0, now) }
                 usleep(20_000)
             }
             monitorDone.signal()
         }.start()
 
         let tally = EventTally(threads: Self.threads)
-        let cpuSeconds = Mutex(0.0)
+        let cpuSeconds = Locked(0.0)
         let deadlineNs = DispatchTime.now().uptimeNanoseconds + UInt64(Self.seconds * 1e9)
         let group = DispatchGroup()
         for index in 0..<Self.threads {
@@ -63,7 +63,7 @@ import Testing
         group.wait()
         let statistics = sampler.stop()
         let summary = try recorder.stop()
-        stopMonitor.store(true, ordering: .relaxed)
+        stopMonitor.withLock { $0 = true }
         monitorDone.wait()
 
         let recorded = tally.total
@@ -80,7 +80,7 @@ import Testing
                 "sampler: \(statistics)")
         // Memory: the recorder's buffers are bounded by maxBufferedBytes; allow the test's own
         // bookkeeping, the sampler's rings and allocator slack on top.
-        let growthMB = Double(peakRSSKB.load(ordering: .relaxed) - rssBeforeKB) / 1024
+        let growthMB = Double(peakRSSKB.withLock { $0 } - rssBeforeKB) / 1024
         #expect(growthMB < Double(maxBufferedBytes >> 20) + 96, "resident memory grew by \(growthMB) MB")
 
         let nsPerEvent = cpuSeconds.withLock { $0 } * 1e9 / Double(max(recorded, 1))
