@@ -16,6 +16,7 @@ trap 'rm -f "$log"' EXIT
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:halt_on_error=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
 export HITCH_LOAD_SECONDS="${HITCH_LOAD_SECONDS:-1}"
+export HITCH_LOAD_RSS_SLACK_MB="${HITCH_LOAD_RSS_SLACK_MB:-1024}"   # ASan's quarantine and shadow are resident
 export SWIFT_BACKTRACE=enable=no
 status=0
 # Swift has no UBSan on Linux: -fsanitize=undefined goes to clang for the C targets only (the ASan
