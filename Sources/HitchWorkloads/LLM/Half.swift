@@ -1,55 +1,68 @@
-// IEEE half <-> float conversions written with integer SIMD so they vectorize on the package's
-// default x86-64 target (no F16C there: `Float(Float16)` would call a library routine per element).
-
-/// Half bits to float for finite values (normals and subnormals exact; weights are never inf/NaN).
-@inline(__always)
-func halfToFloat(_ bits: SIMD16<UInt16>) -> SIMD16<Float> {
-    let wide = widen(bits)
-    let sign = (wide & 0x8000) &<< 16
-    let magnitude = (wide & 0x7FFF) &<< 13
-    // Re-biasing the exponent from 15 to 127 is a multiply by 2^112; subnormals come out exact too.
-    let scaled = unsafeBitCast(magnitude, to: SIMD16<Float>.self) * Float(bitPattern: 0x7780_0000)
-    return unsafeBitCast(unsafeBitCast(scaled, to: SIMD16<UInt32>.self) | sign, to: SIMD16<Float>.self)
-}
+// IEEE half <-> float conversions and the small lane-widening helpers the kernels share. Written as
+// lane loops over Float16 / fixed-width integers: with the workloads built for Haswell-level x86
+// (Package.swift), the optimizer turns each into one instruction (vcvtph2ps, vcvtps2ph, vpmovsxbw,
+// vpmovzxbw, vcvtdq2ps); the standard library's generic SIMD conversion initializers stay out-of-line
+// calls. On a baseline x86-64 build they stay correct, only slower.
 
 @inline(__always)
-func halfToFloat(_ bits: UInt16) -> Float {
-    let wide = UInt32(bits)
-    let scaled = Float(bitPattern: (wide & 0x7FFF) &<< 13) * Float(bitPattern: 0x7780_0000)
-    return Float(bitPattern: scaled.bitPattern | ((wide & 0x8000) &<< 16))
-}
+func halfToFloat(_ bits: UInt16) -> Float { Float(Float16(bitPattern: bits)) }
 
-/// Float to half bits, round to nearest even, for the value ranges weights and scales use.
+/// Float to half bits, round to nearest even.
 @inline(__always)
-func floatToHalf(_ value: Float) -> UInt16 {
-    let bits = value.bitPattern
-    let sign = UInt16(truncatingIfNeeded: (bits >> 16) & 0x8000)
-    let magnitude = bits & 0x7FFF_FFFF
-    // Normal half range: exponent 2^-14 ... 65504. Outside it, defer to the (slow, exact) library path.
-    guard magnitude >= 0x3880_0000, magnitude < 0x477F_E000 else {
-        return Float16(value).bitPattern
-    }
-    let rebased = magnitude &- 0x3800_0000 // exponent 127 -> 15
-    let roundBit: UInt32 = 0x1000, lowMask: UInt32 = 0x1FFF
-    var half = rebased >> 13
-    let low = rebased & lowMask
-    if low > roundBit || (low == roundBit && half & 1 == 1) { half += 1 }
-    return sign | UInt16(truncatingIfNeeded: half)
-}
+func floatToHalf(_ value: Float) -> UInt16 { Float16(value).bitPattern }
 
-// Lane-by-lane widening written as loops: the optimizer turns these into inline unpack/shift/convert
-// sequences, while the standard library's generic SIMD conversion initializers stay out-of-line calls.
-
+/// Eight halves at `pointer` as floats (one vcvtph2ps).
 @inline(__always)
-func widen(_ v: SIMD16<UInt16>) -> SIMD16<UInt32> {
-    var r = SIMD16<UInt32>()
-    for i in 0..<16 { r[i] = UInt32(v[i]) }
+func loadHalves8(_ pointer: UnsafeRawPointer) -> SIMD8<Float> {
+    let h = pointer.loadUnaligned(as: SIMD8<Float16>.self)
+    var r = SIMD8<Float>()
+    for i in 0..<8 { r[i] = Float(h[i]) }
     return r
 }
 
 @inline(__always)
-func widenToFloat(_ v: SIMD16<Int8>) -> SIMD16<Float> {
-    var r = SIMD16<Float>()
-    for i in 0..<16 { r[i] = Float(v[i]) }
+func load8(_ pointer: UnsafeRawPointer) -> SIMD8<Float> { pointer.loadUnaligned(as: SIMD8<Float>.self) }
+
+/// Sign-extends 16 int8 lanes (vpmovsxbw).
+@inline(__always)
+func widenSigned(_ v: SIMD16<Int8>) -> SIMD16<Int16> {
+    var r = SIMD16<Int16>()
+    for i in 0..<16 { r[i] = Int16(v[i]) }
     return r
 }
+
+/// The low and high nibbles of 16 bytes, minus 8, as int16 lanes (q4_0's signed 4-bit values).
+@inline(__always)
+func signedNibbles(_ v: SIMD16<UInt8>) -> (low: SIMD16<Int16>, high: SIMD16<Int16>) {
+    var low = SIMD16<Int16>(), high = SIMD16<Int16>()
+    for i in 0..<16 { low[i] = Int16(v[i] & 15) &- 8; high[i] = Int16(v[i] &>> 4) &- 8 }
+    return (low, high)
+}
+
+/// r[i] = a[2i] * b[2i] + a[2i+1] * b[2i+1] in 32 bits: the shape x86's vpmaddwd computes in one instruction.
+@inline(__always)
+func multiplyAddPairs(_ a: SIMD16<Int16>, _ b: SIMD16<Int16>) -> SIMD8<Int32> {
+    var wa = SIMD16<Int32>(), wb = SIMD16<Int32>()
+    for i in 0..<16 { wa[i] = Int32(a[i]); wb[i] = Int32(b[i]) }
+    let p = wa &* wb
+    let even = SIMD8<Int32>(p[0], p[2], p[4], p[6], p[8], p[10], p[12], p[14])
+    let odd = SIMD8<Int32>(p[1], p[3], p[5], p[7], p[9], p[11], p[13], p[15])
+    return even &+ odd
+}
+
+@inline(__always)
+func toFloat(_ v: SIMD8<Int32>) -> SIMD8<Float> {
+    var r = SIMD8<Float>()
+    for i in 0..<8 { r[i] = Float(v[i]) }
+    return r
+}
+
+/// LLVM's prefetch intrinsic (prefetcht0 on x86), bound by name: Swift has no prefetch API, and the
+/// package's only C module is not the workloads'. Arguments: address, 0 = read, 3 = keep in all
+/// cache levels, 1 = data cache. A prefetch never faults, so addresses past a buffer's end are fine.
+@_silgen_name("llvm.prefetch.p0")
+private func llvmPrefetch(_ address: UnsafeRawPointer, _ readWrite: Int32, _ locality: Int32, _ cacheType: Int32)
+
+/// Asks for the cache line holding `address` without waiting for it.
+@inline(__always)
+func prefetch(_ address: UnsafeRawPointer) { llvmPrefetch(address, 0, 3, 1) }

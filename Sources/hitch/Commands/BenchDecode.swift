@@ -11,7 +11,12 @@ enum BenchDecode: Subcommand {
 
     For each weight format: generates the model from the seed, prefills a short prompt, decodes
     --tokens tokens and reports tokens/s, bytes per token (every op's reads and writes, as recorded in
-    traces), achieved bandwidth and its ratio to the STREAM triad measured right before, on the same pool.
+    traces), achieved bandwidth, and utilization: the bandwidth against the STREAM triad on the same
+    pool. The machine may be shared, so triad passes are interleaved with the decode steps (one before
+    the first step and one after every step): each step is judged against the better of the two
+    passes around it, and utilization is the median of those per-step ratios. triadGBps is the median
+    of the per-step references, triadBestGBps the best single pass; the 1-minute load average is printed
+    with each format.
 
     OPTIONS:
       --weights LIST   Formats to run (default all)
@@ -34,11 +39,14 @@ enum BenchDecode: Subcommand {
         var kvCacheBytesPerToken: Double
         var bandwidthGBps: Double
         var triadGBps: Double
+        var triadBestGBps: Double
         var readGBps: Double
         var utilization: Double
         var readUtilization: Double
         var generateSeconds: Double
         var weightsBytes: Int
+        /// /proc/loadavg's 1-minute figure when this format's decode started (nil where unavailable).
+        var loadAverage: Double?
     }
     struct Report: Codable {
         var shape: ModelShape
@@ -68,6 +76,7 @@ enum BenchDecode: Subcommand {
         let pool = WorkerPool(threadCount: threads)
         defer { pool.shutdown() }
         let flops = BandwidthProbe.measurePeakGFLOPS(pool: pool)
+        let arrays = StreamArrays(pool: pool)
         var results: [Result] = []
         for format in formats {
             if output == "text" { writeStandardError("decode \(format.rawValue): generating weights...\n") }
@@ -75,33 +84,35 @@ enum BenchDecode: Subcommand {
             let weights = TransformerWeights(shape: shape, format: format, seed: seed, pool: pool)
             let generateSeconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
             let session = DecodeSession(weights: weights, pool: pool)
-            // Triad first, on the same pool, right before this format's decode.
-            let probe = BandwidthProbe.measure(pool: pool, repetitions: 3)
+            let read = (0..<3).map { _ in arrays.readPassGBps() }.max()!
+            let loadAverage = Self.loadAverage()
             try session.prefill(tokens: prompt)
             var token = session.sample()
-            var stepNs: [Double] = []
-            var bytes = 0.0, weightBytes = 0.0, kvBytes = 0.0
+            var stepNs: [Double] = [], stepBytes: [Double] = [], triads = [arrays.triadPassGBps()]
+            var weightBytes = 0.0, kvBytes = 0.0
             for _ in 0..<tokens {
                 let begin = DispatchTime.now().uptimeNanoseconds
                 try session.step(token: token)
                 let stepAccounting = session.lastStep
                 token = session.sample()
                 stepNs.append(Double(DispatchTime.now().uptimeNanoseconds - begin))
+                triads.append(arrays.triadPassGBps())
                 // lastStep now covers the step's ops and the sample op, as the analyzer sums a token's op events.
-                bytes += Double(session.lastStep.bytesRead + session.lastStep.bytesWritten)
+                stepBytes.append(Double(session.lastStep.bytesRead + session.lastStep.bytesWritten))
                 weightBytes += Double(stepAccounting.weightBytes)
                 kvBytes += Double(stepAccounting.kvCacheBytes)
             }
-            stepNs.sort()
-            let median = stepNs[stepNs.count / 2] / 1e9
-            let bytesPerToken = bytes / Double(tokens)
-            let bandwidth = bytesPerToken / median / 1e9
-            results.append(Result(weights: format.rawValue, tokensPerSecond: 1 / median, bestTokensPerSecond: 1e9 / stepNs[0],
+            let references = (0..<tokens).map { max(triads[$0], triads[$0 + 1]) }
+            let ratios = (0..<tokens).map { stepBytes[$0] / (stepNs[$0] / 1e9) / 1e9 / references[$0] }
+            let bytesPerToken = stepBytes.reduce(0, +) / Double(tokens)
+            let medianStep = median(stepNs) / 1e9
+            let bandwidth = bytesPerToken / medianStep / 1e9
+            results.append(Result(weights: format.rawValue, tokensPerSecond: 1 / medianStep, bestTokensPerSecond: 1e9 / stepNs.min()!,
                                   bytesPerToken: bytesPerToken, weightBytesPerToken: weightBytes / Double(tokens),
                                   kvCacheBytesPerToken: kvBytes / Double(tokens), bandwidthGBps: bandwidth,
-                                  triadGBps: probe.triadGBps, readGBps: probe.readGBps,
-                                  utilization: bandwidth / probe.triadGBps, readUtilization: bandwidth / probe.readGBps,
-                                  generateSeconds: generateSeconds, weightsBytes: weights.byteCount))
+                                  triadGBps: median(references), triadBestGBps: triads.max()!, readGBps: read,
+                                  utilization: median(ratios), readUtilization: bandwidth / read,
+                                  generateSeconds: generateSeconds, weightsBytes: weights.byteCount, loadAverage: loadAverage))
         }
         let report = Report(shape: shape, parameterCount: shape.parameterCount, threads: pool.threadCount, tokens: tokens,
                             peakGFLOPS: flops, results: results)
@@ -112,11 +123,24 @@ enum BenchDecode: Subcommand {
             return .ok
         }
         print("model \(String(format: "%.2f", Double(shape.parameterCount) / 1e9)) B params, \(pool.threadCount) threads, \(tokens) tokens, peak \(String(format: "%.1f", flops)) GFLOP/s")
-        print("weights  tok/s   MB/token  GB/s   triad GB/s  read GB/s  utilization")
+        print("weights  tok/s   MB/token  GB/s   triad GB/s  read GB/s  utilization  load avg")
         for r in results {
-            print(String(format: "%-7@ %6.1f  %8.1f  %5.1f  %10.1f  %9.1f  %5.1f%%", r.weights as NSString, r.tokensPerSecond,
-                         r.bytesPerToken / 1e6, r.bandwidthGBps, r.triadGBps, r.readGBps, r.utilization * 100))
+            print(String(format: "%-7@ %6.1f  %8.1f  %5.1f  %10.1f  %9.1f  %10.1f%%  %8@", r.weights as NSString, r.tokensPerSecond,
+                         r.bytesPerToken / 1e6, r.bandwidthGBps, r.triadGBps, r.readGBps, r.utilization * 100,
+                         (r.loadAverage.map { String(format: "%.2f", $0) } ?? "-") as NSString))
         }
         return .ok
+    }
+
+    static func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+    }
+
+    /// The 1-minute load average (Linux /proc/loadavg), so a noisy run is visible in the output.
+    static func loadAverage() -> Double? {
+        guard let text = try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8),
+              let first = text.split(separator: " ").first else { return nil }
+        return Double(first)
     }
 }
