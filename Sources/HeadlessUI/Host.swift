@@ -95,11 +95,20 @@ public final class ViewHost {
     /// The main queue keeps running between frames (so `MainActor` tasks and results posted
     /// from background work land there, as on a device).
     public func run(seconds: Double) -> FrameLoopSummary {
+        run(maxSeconds: seconds, until: { false })
+    }
+
+    /// Runs one display link (one vsync grid, one render thread) until `isDone` returns true or
+    /// `maxSeconds` of wall time pass, then drains the render thread. `isDone` is asked on the main
+    /// thread at every display-link callback, before that vsync's frame starts, so a workload of
+    /// unknown length (a token stream) keeps a single uninterrupted frame loop.
+    public func run(maxSeconds: Double, until isDone: @escaping @MainActor () -> Bool) -> FrameLoopSummary {
         let period = configuration.periodNs
         let startNs = MonotonicClock.nowNs()
         let renderer = RenderThread(viewport: configuration.viewport, periodNs: period, gridOriginNs: startNs, onPresent: onPresent)
         renderer.start()
-        let endNs = startNs + Int64(seconds * 1e9)
+        // Bounded so the nanosecond arithmetic cannot overflow (about 11 days).
+        let endNs = startNs + Int64(min(max(maxSeconds, 0), 1e6) * 1e9)
         var lastVsyncIndex: Int64 = -1
         var finished = false
         var frames = 0
@@ -109,7 +118,7 @@ public final class ViewHost {
         timer.setEventHandler { [unowned self] in
             MainActor.assumeIsolated {
                 let now = MonotonicClock.nowNs()
-                guard now < endNs else {
+                guard now < endNs, !isDone() else {
                     finished = true
                     return
                 }

@@ -15,10 +15,12 @@ private func seededValues(_ count: Int, seed: UInt64, amplitude: Float = 1) -> [
 struct LLMEngineTests {
     let pool = WorkerPool(threadCount: 2)
 
+    // 35 rows: the last chunk has an odd row count, so the two-row kernels' single-row tail runs;
+    // 256 columns: several prefetch strides and both q4_0/pal4 nibble halves per block.
     @Test("each format's matvec matches the f32 reference within its quantization error",
-          arguments: WeightFormat.allCases)
-    func matvecMatchesReference(format: WeightFormat) {
-        let rows = 48, columns = 128
+          arguments: WeightFormat.allCases, [(48, 128), (35, 256)])
+    func matvecMatchesReference(format: WeightFormat, size: (rows: Int, columns: Int)) {
+        let (rows, columns) = size
         let w = seededValues(rows * columns, seed: 7)
         let x = seededValues(columns, seed: 8)
         let matrix = WeightMatrix(format: format, rows: rows, columns: columns, from: w)
@@ -43,6 +45,15 @@ struct LLMEngineTests {
             for c in 0..<columns { reference += w[r * columns + c] * x[c]; magnitude += abs(x[c]) }
             // Errors are independent, so the sum grows like sqrt(n); bound by the worst case / 4.
             #expect(abs(y[r] - reference) <= weightError * magnitude / 4 + 1e-4, "row \(r): \(y[r]) vs \(reference)")
+        }
+        // The dequantized row (embedding lookups, prefill) is the same matrix the kernel multiplied:
+        // only the activation quantization of q8_0/q4_0 (15 bits) separates the two dot products.
+        var row = [Float](repeating: 0, count: columns)
+        for r in 0..<rows {
+            row.withUnsafeMutableBufferPointer { matrix.dequantizeRow(r, into: $0.baseAddress!) }
+            var dequantized: Float = 0, magnitude: Float = 0
+            for c in 0..<columns { dequantized += row[c] * x[c]; magnitude += abs(row[c] * x[c]) }
+            #expect(abs(y[r] - dequantized) <= magnitude * 1e-4 + 1e-5, "row \(r): kernel \(y[r]) vs dequantized \(dequantized)")
         }
     }
 

@@ -249,11 +249,15 @@ public enum LLMStreamingWorkload {
         let onePerFrame = configuration.buffering != .unbounded
         Task { @MainActor in await consumer.receive(stream, onePerFrame: onePerFrame) }
         let producer = Task { try await inference.generate(prompt: configuration.prompt, count: configuration.tokens, into: continuation) }
-        var frames = 0
-        while !(consumer.finished && consumer.pending.isEmpty) {
-            frames += host.run(seconds: 0.25).frames
-        }
-        frames += host.run(seconds: 0.1).frames // the last tokens reach the screen
+        // One display link for the whole stream (one vsync grid, one render thread); it stops 0.1 s
+        // after the last token was applied, so the last tokens reach the screen.
+        var drainedNs: Int64?
+        let frames = host.run(maxSeconds: 3600) {
+            guard consumer.finished && consumer.pending.isEmpty else { return false }
+            let now = MonotonicClock.nowNs()
+            if drainedNs == nil { drainedNs = now }
+            return now - drainedNs! >= 100_000_000
+        }.frames
         Trace.endInteraction(interaction)
         var outcome = consumer.outcome
         outcome.frames = frames
