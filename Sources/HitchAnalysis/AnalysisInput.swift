@@ -11,6 +11,17 @@ public protocol AnalysisInput {
     func threadName(_ thread: ThreadID) -> String
     /// How far through the input the stream is (0...1), for progress bars; nil when unknown.
     var progress: Double? { get }
+    /// Decodes the next event into `event`; false at the end. Inputs that can write the event in
+    /// place (the FXT reader) implement this; the default goes through `nextEvent()`.
+    mutating func nextEvent(into event: inout TraceEvent) throws -> Bool
+}
+
+extension AnalysisInput {
+    public mutating func nextEvent(into event: inout TraceEvent) throws -> Bool {
+        guard let next = try nextEvent() else { return false }
+        event = next
+        return true
+    }
 }
 
 /// Hand-built events with their string and thread tables (tests, generators, importers).

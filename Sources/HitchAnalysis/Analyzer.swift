@@ -111,14 +111,13 @@ public struct Analyzer: Sendable {
                                                    progress: ((Double) -> Void)? = nil) throws {
         beginRun()
         var sinceProgress = 0
+        // One event value, decoded into in place: no per-event copy of the payload enum.
+        var event = TraceEvent(timestampNs: 0, thread: ThreadID(rawValue: 0), payload: .droppedEvents(count: 0))
         do {
-            while let event = try input.nextEvent() {
+            while try input.nextEvent(into: &event) {
                 consume(event, input)
-                sinceProgress += 1
-                if sinceProgress == 1 << 20, let progress {
-                    sinceProgress = 0
-                    if let fraction = input.progress { progress(fraction) }
-                }
+                sinceProgress &+= 1
+                if sinceProgress & 0xFFFFF == 0, let progress, let fraction = input.progress { progress(fraction) }
             }
         } catch {
             endRun(path: path)

@@ -68,7 +68,10 @@ struct SampleInstance: Sendable {
 struct SampleProfile: Sendable {
     static let foldedLimit = 500
     var recent = Ring<SampleInstance>(capacity: 65_536)
+    /// Samples per stack id this run: dense below `denseStacks`, a dictionary above (odd ids).
+    private var runAllDense: [Int] = []
     private var runAll: [UInt32: Int] = [:]
+    static let denseStacks: UInt32 = 1 << 20
     private var runInHitches: [UInt32: Int] = [:]
     private var runOffenders: [UInt32: (ms: Double, frames: Int)] = [:]
     private var folded: [String: Int] = [:]
@@ -81,7 +84,13 @@ struct SampleProfile: Sendable {
 
     mutating func sample(stack: StackID, atNs: Int64) {
         mainThreadSamples += 1
-        runAll[stack.rawValue, default: 0] += 1
+        let raw = stack.rawValue
+        if raw < Self.denseStacks {
+            if Int(raw) >= runAllDense.count { runAllDense.append(contentsOf: repeatElement(0, count: Int(raw) + 1 - runAllDense.count)) }
+            runAllDense[Int(raw)] += 1
+        } else {
+            runAll[raw, default: 0] += 1
+        }
         recent.append(SampleInstance(atNs: atNs, stack: stack.rawValue))
     }
 
@@ -113,6 +122,8 @@ struct SampleProfile: Sendable {
 
     /// Symbolizes this run's counts and merges them by function names.
     mutating func endRun(stacks: StackStore, names: NameTable) {
+        for (raw, count) in runAllDense.enumerated() where count > 0 { runAll[UInt32(raw), default: 0] += count }
+        runAllDense.removeAll(keepingCapacity: true)
         for (stack, count) in runAll {
             folded[stacks.frames(stack, names: names).reversed().joined(separator: ";"), default: 0] += count
         }

@@ -4,6 +4,8 @@ import HitchTrace
 extension TraceReader: AnalysisInput {
     @inline(__always)
     public mutating func nextEvent() throws -> TraceEvent? { try next() }
+    @inline(__always)
+    public mutating func nextEvent(into event: inout TraceEvent) throws -> Bool { try next(into: &event) }
     public var progress: Double? { fileSize > 0 ? Double(bytesConsumed) / Double(fileSize) : nil }
 }
 

@@ -83,18 +83,33 @@ struct InvalidationGraph: Sendable {
     static let edgeLimit = 100_000
 
     private var runEdges: [RunEdge: Int] = [:]
+    /// The last edge and its uncounted repeats (writers repeat one edge in bursts: no hashing for those).
+    private var lastEdge: RunEdge?
+    private var lastEdgeRepeats = 0
     private(set) var edges: [Edge: Int] = [:]
     private(set) var droppedEdges = 0
 
     mutating func add(source: Int32, target: Int32, stack: StackID?) {
         let key = RunEdge(source: source, target: target, stack: stack?.rawValue ?? Self.noStack)
+        if key == lastEdge { lastEdgeRepeats += 1; return }
+        flushLastEdge()
+        lastEdge = key
         if let count = runEdges[key] { runEdges[key] = count + 1 }
         else if runEdges.count < Self.edgeLimit { runEdges[key] = 1 }
         else { droppedEdges += 1 }
     }
 
+    /// Adds the last edge's repeats (only when the edge is in the table: beyond the limit they were dropped).
+    private mutating func flushLastEdge() {
+        guard let key = lastEdge, lastEdgeRepeats > 0 else { return }
+        if let count = runEdges[key] { runEdges[key] = count + lastEdgeRepeats } else { droppedEdges += lastEdgeRepeats }
+        lastEdgeRepeats = 0
+    }
+
     /// Resolves this run's stacks to writer names (`writer(stackRaw)` -> NameTable index or -1).
     mutating func endRun(writer: (UInt32) -> Int32) {
+        flushLastEdge()
+        lastEdge = nil
         for (key, count) in runEdges {
             let writerIndex = key.stack == Self.noStack ? -1 : writer(key.stack)
             edges[Edge(source: key.source, target: key.target, writer: writerIndex), default: 0] += count

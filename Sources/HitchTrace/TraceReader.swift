@@ -18,7 +18,14 @@ public struct TraceReader {
     public init(bytes: [UInt8]) throws(TraceReadError) { core = try ReaderCore(bytes: bytes) }
 
     /// The next event, or nil at the end of the trace (a truncated final record ends it with a warning).
-    public mutating func next() throws(TraceReadError) -> TraceEvent? { try core.next() }
+    public mutating func next() throws(TraceReadError) -> TraceEvent? {
+        var event = TraceEvent(timestampNs: 0, thread: ThreadID(rawValue: 0), payload: .droppedEvents(count: 0))
+        return try core.next(into: &event) ? event : nil
+    }
+
+    /// Decodes the next event into `event` (false at the end of the trace): the fast path, which
+    /// writes the event in place instead of returning a copy.
+    public mutating func next(into event: inout TraceEvent) throws(TraceReadError) -> Bool { try core.next(into: &event) }
 
     /// The text of a string id from this reader's events.
     public func string(_ id: StringID) -> String { core.string(id) }
@@ -122,16 +129,26 @@ final class ReaderCore {
     private static let maxStrings = 1 << 20
     private static let maxStringBytes = 256 << 20
     private static let maxThreads = 1 << 16
-    private var strings: [String] = [""]
-    private var stringLookup: [String: UInt32] = ["": 0]
-    private var stringBytes = 0
-    private var threadKoids: [(pid: UInt64, tid: UInt64)] = [(0, 0)]
-    private var threadLookup: [UInt64: [UInt32]] = [:]
-    private var koidNames: [UInt64: UInt32] = [:]
-
-    private(set) var metadata: [String: String] = [:]
-    private(set) var warnings: [TraceReadWarning] = []
-    private(set) var warningCount = 0
+    // Tables and diagnostics, also behind a pointer (no exclusivity checks on the per-event path).
+    private struct Cold {
+        var strings: [String] = [""]
+        var stringLookup: [String: UInt32] = ["": 0]
+        var stringBytes = 0
+        var threadKoids: [(pid: UInt64, tid: UInt64)] = [(0, 0)]
+        var threadLookup: [UInt64: [UInt32]] = [:]
+        var koidNames: [UInt64: UInt32] = [:]
+        var metadata: [String: String] = [:]
+        var warnings: [TraceReadWarning] = []
+        var warningCount = 0
+    }
+    private let cold: UnsafeMutablePointer<Cold> = {
+        let pointer = UnsafeMutablePointer<Cold>.allocate(capacity: 1)
+        pointer.initialize(to: Cold())
+        return pointer
+    }()
+    var metadata: [String: String] { cold.pointee.metadata }
+    var warnings: [TraceReadWarning] { cold.pointee.warnings }
+    var warningCount: Int { cold.pointee.warningCount }
 
     // Arguments of the event being decoded, by known slot.
     private let argBits: UnsafeMutablePointer<UInt64>
@@ -208,6 +225,8 @@ final class ReaderCore {
         argKinds.deallocate()
         hot.deinitialize(count: 1)
         hot.deallocate()
+        cold.deinitialize(count: 1)
+        cold.deallocate()
         if fd >= 0 { close(fd) }
     }
 
@@ -260,21 +279,21 @@ final class ReaderCore {
     }
 
     private func warn(_ offset: UInt64, _ message: String) {
-        warningCount += 1
-        if warnings.count < 100 { warnings.append(TraceReadWarning(offset: offset, message: message)) }
+        cold.pointee.warningCount += 1
+        if cold.pointee.warnings.count < 100 { cold.pointee.warnings.append(TraceReadWarning(offset: offset, message: message)) }
     }
 
     // MARK: Strings and threads
 
     private func intern(_ text: String, offset: UInt64) throws(TraceReadError) -> UInt32 {
-        if let id = stringLookup[text] { return id }
-        guard strings.count < ReaderCore.maxStrings, stringBytes < ReaderCore.maxStringBytes else {
+        if let id = cold.pointee.stringLookup[text] { return id }
+        guard cold.pointee.strings.count < ReaderCore.maxStrings, cold.pointee.stringBytes < ReaderCore.maxStringBytes else {
             throw .tooManyStrings(offset: offset, limit: ReaderCore.maxStrings)
         }
-        let id = UInt32(strings.count)
-        strings.append(text)
-        stringBytes += text.utf8.count
-        stringLookup[text] = id
+        let id = UInt32(cold.pointee.strings.count)
+        cold.pointee.strings.append(text)
+        cold.pointee.stringBytes += text.utf8.count
+        cold.pointee.stringLookup[text] = id
         return id
     }
 
@@ -284,46 +303,46 @@ final class ReaderCore {
     }
 
     func string(_ id: StringID) -> String {
-        Int(id.rawValue) < strings.count ? strings[Int(id.rawValue)] : ""
+        Int(id.rawValue) < cold.pointee.strings.count ? cold.pointee.strings[Int(id.rawValue)] : ""
     }
 
     func existingStringID(_ text: String) -> StringID? {
-        stringLookup[text].map { StringID(rawValue: $0) }
+        cold.pointee.stringLookup[text].map { StringID(rawValue: $0) }
     }
 
     private func threadID(pid: UInt64, tid: UInt64, offset: UInt64) throws(TraceReadError) -> UInt32 {
-        if let candidates = threadLookup[tid] {
-            for id in candidates where threadKoids[Int(id)].pid == pid { return id }
+        if let candidates = cold.pointee.threadLookup[tid] {
+            for id in candidates where cold.pointee.threadKoids[Int(id)].pid == pid { return id }
         }
-        guard threadKoids.count <= ReaderCore.maxThreads else { throw .tooManyThreads(offset: offset, limit: ReaderCore.maxThreads) }
-        let id = UInt32(threadKoids.count)
-        threadKoids.append((pid, tid))
-        threadLookup[tid, default: []].append(id)
+        guard cold.pointee.threadKoids.count <= ReaderCore.maxThreads else { throw .tooManyThreads(offset: offset, limit: ReaderCore.maxThreads) }
+        let id = UInt32(cold.pointee.threadKoids.count)
+        cold.pointee.threadKoids.append((pid, tid))
+        cold.pointee.threadLookup[tid, default: []].append(id)
         return id
     }
 
     func threadName(_ id: ThreadID) -> String {
         let index = Int(id.rawValue)
-        guard index > 0, index < threadKoids.count else { return "" }
-        if let name = koidNames[threadKoids[index].tid] { return strings[Int(name)] }
-        return "thread \(threadKoids[index].tid)"
+        guard index > 0, index < cold.pointee.threadKoids.count else { return "" }
+        if let name = cold.pointee.koidNames[cold.pointee.threadKoids[index].tid] { return cold.pointee.strings[Int(name)] }
+        return "thread \(cold.pointee.threadKoids[index].tid)"
     }
 
     func allThreads() -> [TraceThread] {
-        (1..<max(threadKoids.count, 1)).map { index in
-            TraceThread(id: ThreadID(rawValue: UInt32(index)), processID: threadKoids[index].pid,
-                        threadID: threadKoids[index].tid, name: threadName(ThreadID(rawValue: UInt32(index))))
+        (1..<max(cold.pointee.threadKoids.count, 1)).map { index in
+            TraceThread(id: ThreadID(rawValue: UInt32(index)), processID: cold.pointee.threadKoids[index].pid,
+                        threadID: cold.pointee.threadKoids[index].tid, name: threadName(ThreadID(rawValue: UInt32(index))))
         }
     }
 
     // MARK: Records
 
-    func next() throws(TraceReadError) -> TraceEvent? {
+    func next(into event: inout TraceEvent) throws(TraceReadError) -> Bool {
         while !finished {
             guard try ensure(8) else {
                 if end - pos > 0 { warn(base + UInt64(pos), "truncated record: the trace ends \(end - pos) bytes into a record header") }
                 finished = true
-                return nil
+                return false
             }
             let offset = base + UInt64(pos)
             let header = load(pos)
@@ -336,7 +355,7 @@ final class ReaderCore {
                 guard try skip(words * 8) else {
                     warn(offset, "truncated large record: \(words * 8) bytes declared, the trace ends first")
                     finished = true
-                    return nil
+                    return false
                 }
                 continue
             }
@@ -346,13 +365,13 @@ final class ReaderCore {
             guard try ensure(size) else {
                 warn(offset, "truncated record: \(size) bytes declared, \(end - pos) present (the writer was likely killed)")
                 finished = true
-                return nil
+                return false
             }
             let recordStart = pos
             pos += size
             switch type {
             case FXT.RecordType.event.rawValue:
-                if let event = try decodeEvent(header: header, at: recordStart, size: size, offset: offset) { return event }
+                if try decodeEvent(header: header, at: recordStart, size: size, offset: offset, into: &event) { return true }
             case FXT.RecordType.string.rawValue:
                 try decodeString(header: header, at: recordStart, size: size, offset: offset)
             case FXT.RecordType.thread.rawValue:
@@ -368,7 +387,7 @@ final class ReaderCore {
             case FXT.RecordType.kernelObject.rawValue:
                 try decodeKernelObject(header: header, at: recordStart, size: size, offset: offset)
             case FXT.RecordType.blob.rawValue:
-                if let event = try decodeBlob(header: header, at: recordStart, size: size, offset: offset) { return event }
+                if try decodeBlob(header: header, at: recordStart, size: size, offset: offset, into: &event) { return true }
             case FXT.RecordType.metadata.rawValue:
                 let metadataType = (header >> 16) & 0xF
                 if metadataType == 4, (header >> 20) & 0xF == 0, header != FXT.magic {
@@ -380,7 +399,7 @@ final class ReaderCore {
                 warn(offset, "unknown record type \(type) (\(size) bytes) skipped")
             }
         }
-        return nil
+        return false
     }
 
     private func decodeString(header: UInt64, at start: Int, size: Int, offset: UInt64) throws(TraceReadError) {
@@ -404,8 +423,8 @@ final class ReaderCore {
         }
         // Only thread objects name threads: a process's koid (its pid) equals its main thread's koid.
         guard (header >> 16) & 0xFF == FXT.objectTypeThread else { return }
-        if koidNames.count < ReaderCore.maxThreads * 4 || koidNames[load(start + 8)] != nil {
-            koidNames[load(start + 8)] = name
+        if cold.pointee.koidNames.count < ReaderCore.maxThreads * 4 || cold.pointee.koidNames[load(start + 8)] != nil {
+            cold.pointee.koidNames[load(start + 8)] = name
         }
     }
 
@@ -424,9 +443,9 @@ final class ReaderCore {
         return id
     }
 
-    private func decodeEvent(header: UInt64, at start: Int, size: Int, offset: UInt64) throws(TraceReadError) -> TraceEvent? {
+    private func decodeEvent(header: UInt64, at start: Int, size: Int, offset: UInt64, into event: inout TraceEvent) throws(TraceReadError) -> Bool {
         let limit = start + size
-        guard size >= 16 else { warn(offset, "event record too short; skipped"); return nil }
+        guard size >= 16 else { warn(offset, "event record too short; skipped"); return false }
         let eventType = (header >> 16) & 0xF
         let argCount = Int((header >> 20) & 0xF)
         let threadRef = Int((header >> 24) & 0xFF)
@@ -436,52 +455,55 @@ final class ReaderCore {
         var cursor = start + 16
         var thread: UInt32
         if threadRef == 0 {
-            guard cursor + 16 <= limit else { warn(offset, "event record too short for its inline thread; skipped"); return nil }
+            guard cursor + 16 <= limit else { warn(offset, "event record too short for its inline thread; skipped"); return false }
             thread = try threadID(pid: load(cursor), tid: load(cursor + 8), offset: offset)
             cursor += 16
         } else {
             thread = fxtThreads[threadRef]
             if thread == ReaderCore.undefined {
                 warn(offset, "event refers to undefined thread ref \(threadRef); skipped")
-                return nil
+                return false
             }
         }
         guard let category = try resolve(categoryRef, cursor: &cursor, limit: limit, offset: offset),
               let name = try resolve(nameRef, cursor: &cursor, limit: limit, offset: offset) else {
             warn(offset, "event refers to an undefined or oversized string ref (category \(categoryRef), name \(nameRef)); skipped")
-            return nil
+            return false
         }
-        guard try decodeArguments(count: argCount, cursor: &cursor, limit: limit, offset: offset) else { return nil }
+        guard try decodeArguments(count: argCount, cursor: &cursor, limit: limit, offset: offset) else { return false }
         var trailing: UInt64 = 0
         switch eventType {
         case FXT.EventType.counter.rawValue, FXT.EventType.durationComplete.rawValue,
              FXT.EventType.asyncBegin.rawValue, FXT.EventType.asyncInstant.rawValue, FXT.EventType.asyncEnd.rawValue,
              FXT.EventType.flowBegin.rawValue, FXT.EventType.flowStep.rawValue, FXT.EventType.flowEnd.rawValue:
-            guard cursor + 8 <= limit else { warn(offset, "event record too short for its type-specific word; skipped"); return nil }
+            guard cursor + 8 <= limit else { warn(offset, "event record too short for its type-specific word; skipped"); return false }
             trailing = load(cursor)
         case 0...4: break
         default:
             warn(offset, "unknown event type \(eventType) skipped")
-            return nil
+            return false
         }
         lastTimestampNs = timestampNs
         let threadID = ThreadID(rawValue: thread)
-        if let payload = hitchPayload(eventType: eventType, category: category, name: name, trailing: trailing) {
-            return TraceEvent(timestampNs: timestampNs, thread: threadID, payload: payload)
+        if hitchPayload(eventType: eventType, category: category, name: name, trailing: trailing, into: &event.payload) {
+            event.timestampNs = timestampNs
+            event.thread = threadID
+            return true
         }
         let categoryID = StringID(rawValue: category), nameID = StringID(rawValue: name)
-        let payload: TraceEvent.Payload
         switch eventType {
-        case FXT.EventType.instant.rawValue: payload = .instant(category: categoryID, name: nameID)
+        case FXT.EventType.instant.rawValue: event.payload = .instant(category: categoryID, name: nameID)
         case FXT.EventType.counter.rawValue:
-            payload = .counter(name: nameID, value: argMask & 1 << Slot.value.rawValue != 0 ? double(.value) : firstNumericValue())
-        case FXT.EventType.durationBegin.rawValue: payload = .intervalBegin(category: categoryID, name: nameID)
-        case FXT.EventType.durationEnd.rawValue: payload = .intervalEnd(category: categoryID, name: nameID)
+            event.payload = .counter(name: nameID, value: argMask & 1 << Slot.value.rawValue != 0 ? double(.value) : firstNumericValue())
+        case FXT.EventType.durationBegin.rawValue: event.payload = .intervalBegin(category: categoryID, name: nameID)
+        case FXT.EventType.durationEnd.rawValue: event.payload = .intervalEnd(category: categoryID, name: nameID)
         case FXT.EventType.durationComplete.rawValue:
-            payload = .intervalComplete(category: categoryID, name: nameID, endNs: clock.nanoseconds(trailing))
-        default: return nil   // async and flow events outside the project's categories carry nothing it uses
+            event.payload = .intervalComplete(category: categoryID, name: nameID, endNs: clock.nanoseconds(trailing))
+        default: return false   // async and flow events outside the project's categories carry nothing it uses
         }
-        return TraceEvent(timestampNs: timestampNs, thread: threadID, payload: payload)
+        event.timestampNs = timestampNs
+        event.thread = threadID
+        return true
     }
 
     @inline(__always) private func has(_ slot: Slot) -> Bool { argMask & (1 << UInt32(slot.rawValue)) != 0 }
@@ -513,16 +535,16 @@ final class ReaderCore {
 
     /// The project's typed events (docs/FORMAT.md); nil when the event is not one of them.
     @inline(__always)
-    private func hitchPayload(eventType: UInt64, category: UInt32, name: UInt32, trailing: UInt64) -> TraceEvent.Payload? {
-        guard category >= frameCategory && category <= metaCategory else { return nil }
+    private func hitchPayload(eventType: UInt64, category: UInt32, name: UInt32, trailing: UInt64, into payload: inout TraceEvent.Payload) -> Bool {
+        guard category >= frameCategory && category <= metaCategory else { return false }
         let isInstant = eventType == FXT.EventType.instant.rawValue
         let isComplete = eventType == FXT.EventType.durationComplete.rawValue
         switch category {
         case bodyCategory where isComplete && has(.identity):
-            return .bodyEvaluation(BodyEvaluation(viewType: StringID(rawValue: name), identity: unsigned(.identity),
+            payload = .bodyEvaluation(BodyEvaluation(viewType: StringID(rawValue: name), identity: unsigned(.identity),
                                                   endNs: clock.nanoseconds(trailing)))
         case opCategory where isComplete:
-            return .inferenceOp(InferenceOp(
+            payload = .inferenceOp(InferenceOp(
                 name: StringID(rawValue: name),
                 computeUnit: argKinds[Slot.computeUnit.rawValue] == ArgKind.string.rawValue && has(.computeUnit)
                     ? StringID(rawValue: UInt32(truncatingIfNeeded: argBits[Slot.computeUnit.rawValue])) : StringID(rawValue: 0),
@@ -536,50 +558,51 @@ final class ReaderCore {
             let frameID = unsigned(.frameID)
             switch name &- frameBeganName {
             case 0:
-                return .frameBegan(FrameBegan(
+                payload = .frameBegan(FrameBegan(
                     frameID: frameID,
                     vsyncNs: clock.nanoseconds(has(.vsyncTicks) ? unsigned(.vsyncTicks) : 0),
                     targetNs: clock.nanoseconds(has(.targetTicks) ? unsigned(.targetTicks) : 0),
                     periodNs: has(.periodNs) ? signed(.periodNs) : 0))
-            case 1: return .frameCommitted(frameID: frameID)
-            case 2: return .frameRenderEnded(frameID: frameID)
-            case 3: return .framePresented(frameID: frameID)
-            default: return nil
+            case 1: payload = .frameCommitted(frameID: frameID)
+            case 2: payload = .frameRenderEnded(frameID: frameID)
+            case 3: payload = .framePresented(frameID: frameID)
+            default: return false
             }
         case layoutCategory where isComplete:
-            return .layoutPass(endNs: clock.nanoseconds(trailing),
+            payload = .layoutPass(endNs: clock.nanoseconds(trailing),
                                viewCount: has(.viewCount) ? UInt32(truncatingIfNeeded: unsigned(.viewCount)) : 0)
         case invalidationCategory where isInstant:
             let target = has(.target) && argKinds[Slot.target.rawValue] == ArgKind.string.rawValue
                 ? UInt32(truncatingIfNeeded: argBits[Slot.target.rawValue]) : 0
-            return .invalidation(Invalidation(
+            payload = .invalidation(Invalidation(
                 source: StringID(rawValue: name), target: StringID(rawValue: target),
                 targetIdentity: has(.targetIdentity) ? unsigned(.targetIdentity) : 0,
                 stack: has(.stack) ? StackID(rawValue: UInt32(truncatingIfNeeded: unsigned(.stack))) : nil))
         case tokenCategory where isInstant:
             let stage = name &- tokenStageBase
-            guard stage < 4, let tokenStage = TokenEvent.Stage(rawValue: UInt8(stage)) else { return nil }
-            return .token(TokenEvent(stage: tokenStage, index: has(.index) ? signed(.index) : 0))
+            guard stage < 4, let tokenStage = TokenEvent.Stage(rawValue: UInt8(stage)) else { return false }
+            payload = .token(TokenEvent(stage: tokenStage, index: has(.index) ? signed(.index) : 0))
         case interactionCategory where eventType == FXT.EventType.asyncBegin.rawValue:
-            return .interactionBegin(kind: StringID(rawValue: name))
+            payload = .interactionBegin(kind: StringID(rawValue: name))
         case interactionCategory where eventType == FXT.EventType.asyncEnd.rawValue:
-            return .interactionEnd(kind: StringID(rawValue: name))
+            payload = .interactionEnd(kind: StringID(rawValue: name))
         case sampleCategory where isInstant && name == sampleName && has(.stack):
-            return .sample(stack: StackID(rawValue: UInt32(truncatingIfNeeded: unsigned(.stack))))
+            payload = .sample(stack: StackID(rawValue: UInt32(truncatingIfNeeded: unsigned(.stack))))
         case metaCategory where isInstant && name == metadataName && has(.key) && has(.value):
             guard argKinds[Slot.key.rawValue] == ArgKind.string.rawValue,
-                  argKinds[Slot.value.rawValue] == ArgKind.string.rawValue else { return nil }
+                  argKinds[Slot.value.rawValue] == ArgKind.string.rawValue else { return false }
             let key = UInt32(truncatingIfNeeded: argBits[Slot.key.rawValue])
             let value = UInt32(truncatingIfNeeded: argBits[Slot.value.rawValue])
-            metadata[strings[Int(key)]] = strings[Int(value)]
-            return .metadata(key: StringID(rawValue: key), value: StringID(rawValue: value))
+            cold.pointee.metadata[cold.pointee.strings[Int(key)]] = cold.pointee.strings[Int(value)]
+            payload = .metadata(key: StringID(rawValue: key), value: StringID(rawValue: value))
         case metaCategory where isInstant && name == droppedName && has(.count):
             let count = unsigned(.count)
             droppedEventCount &+= count
-            return .droppedEvents(count: count)
+            payload = .droppedEvents(count: count)
         default:
-            return nil
+            return false
         }
+        return true
     }
 
     /// Reads `count` arguments into the known slots. False (with a warning) if they are malformed.
@@ -637,38 +660,40 @@ final class ReaderCore {
         return true
     }
 
-    private func decodeBlob(header: UInt64, at start: Int, size: Int, offset: UInt64) throws(TraceReadError) -> TraceEvent? {
+    private func decodeBlob(header: UInt64, at start: Int, size: Int, offset: UInt64, into event: inout TraceEvent) throws(TraceReadError) -> Bool {
         var cursor = start + 8
         let limit = start + size
         guard let name = try resolve(UInt16(truncatingIfNeeded: header >> 16), cursor: &cursor, limit: limit, offset: offset) else {
             warn(offset, "blob record with a bad name string ref; skipped")
-            return nil
+            return false
         }
         let length = Int((header >> 32) & 0x7FFF)
-        guard cursor + length <= limit else { warn(offset, "blob payload of \(length) bytes exceeds its record; skipped"); return nil }
+        guard cursor + length <= limit else { warn(offset, "blob payload of \(length) bytes exceeds its record; skipped"); return false }
         let noThread = ThreadID(rawValue: 0)
         if name == stackBlobName {
-            guard length >= 8 else { warn(offset, "stack blob too short; skipped"); return nil }
+            guard length >= 8 else { warn(offset, "stack blob too short; skipped"); return false }
             let head = load(cursor)
             let frames = Int(head >> 32)
-            guard 8 + frames * 8 <= length else { warn(offset, "stack blob declares \(frames) frames, holds fewer; skipped"); return nil }
+            guard 8 + frames * 8 <= length else { warn(offset, "stack blob declares \(frames) frames, holds fewer; skipped"); return false }
             var addresses = [UInt64](repeating: 0, count: frames)
             for i in 0..<frames { addresses[i] = load(cursor + 8 + i * 8) }
-            return TraceEvent(timestampNs: lastTimestampNs, thread: noThread,
+            event = TraceEvent(timestampNs: lastTimestampNs, thread: noThread,
                               payload: .stackDefinition(stack: StackID(rawValue: UInt32(truncatingIfNeeded: head)), addresses: addresses))
+            return true
         }
         if name == symbolBlobName {
-            guard length >= 32 else { warn(offset, "symbol blob too short; skipped"); return nil }
+            guard length >= 32 else { warn(offset, "symbol blob too short; skipped"); return false }
             let lengths = load(cursor + 24)
             let functionLength = Int(lengths & 0xFFFF_FFFF), imageLength = Int(lengths >> 32)
-            guard 32 + functionLength + imageLength <= length else { warn(offset, "symbol blob names run past its payload; skipped"); return nil }
+            guard 32 + functionLength + imageLength <= length else { warn(offset, "symbol blob names run past its payload; skipped"); return false }
             let function = try internBytes(at: cursor + 32, length: functionLength, offset: offset)
             let image = try internBytes(at: cursor + 32 + functionLength, length: imageLength, offset: offset)
-            return TraceEvent(timestampNs: lastTimestampNs, thread: noThread, payload: .symbol(Symbol(
+            event = TraceEvent(timestampNs: lastTimestampNs, thread: noThread, payload: .symbol(Symbol(
                 address: load(cursor), size: load(cursor + 8), function: StringID(rawValue: function),
                 image: StringID(rawValue: image), offset: load(cursor + 16))))
+            return true
         }
-        return nil
+        return false
     }
 }
 

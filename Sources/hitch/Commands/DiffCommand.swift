@@ -56,9 +56,9 @@ enum DiffCommand: Subcommand {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
             encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
-            print(String(decoding: try encoder.encode(comparison), as: UTF8.self))
+            try AnalysisCLI.emit(String(decoding: try encoder.encode(comparison), as: UTF8.self) + "\n", to: nil)
         } else {
-            print(render(comparison), terminator: "")
+            try AnalysisCLI.emit(render(comparison), to: nil)
         }
         let regressions = comparison.regressions
         guard regressions.isEmpty else {
