@@ -115,7 +115,7 @@ public struct Analyzer: Sendable {
         var event = TraceEvent(timestampNs: 0, thread: ThreadID(rawValue: 0), payload: .droppedEvents(count: 0))
         do {
             while try input.nextEvent(into: &event) {
-                consume(event, input)
+                consume(&event, input)
                 sinceProgress &+= 1
                 if sinceProgress & 0xFFFFF == 0, let progress, let fraction = input.progress { progress(fraction) }
             }
@@ -188,7 +188,9 @@ public struct Analyzer: Sendable {
         stageCost.setThread(thread, isMain: true, name: threadNameIndex[raw])
     }
 
-    private mutating func consume<Input: AnalysisInput>(_ event: TraceEvent, _ input: Input) {
+    /// `event` is inout only so it is passed by address: read, never changed (a by-value argument
+    /// made the caller copy the 64-byte event per call).
+    private mutating func consume<Input: AnalysisInput>(_ event: inout TraceEvent, _ input: Input) {
         runEvents += 1
         // Hostile timestamps are clamped once here; see `clampedTime`.
         let t = clampedTime(event.timestampNs)

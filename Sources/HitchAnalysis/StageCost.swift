@@ -141,23 +141,26 @@ struct StageCost: Sendable {
         let index = Int(entry.name)
         if index >= totals.count { totals.append(contentsOf: repeatElement(Totals(), count: index + 1 - totals.count)) }
         let isMain = threads[raw].isMain
-        totals[index].count += 1
-        totals[index].totalNs +|= duration
-        totals[index].selfNs +|= selfNs
-        totals[index].durations.add(duration)
-        if isMain {
-            totals[index].mainSelfNs +|= selfNs
-            totals[index].mainTotalNs +|= duration
-            mainThreadSelfNs +|= selfNs
-        }
-        let threadName = threads[raw].threadName
-        if threadName >= 0, totals[index].threads.count < 64, !totals[index].threads.contains(threadName) {
-            totals[index].threads.append(threadName)
-        }
+        if isMain { mainThreadSelfNs +|= selfNs }
+        Self.account(&totals[index], durationNs: duration, selfNs: selfNs, isMain: isMain, threadName: threads[raw].threadName)
         let instance = StageInstance(name: entry.name, isMainThread: isMain, startNs: entry.startNs,
                                      endNs: entry.endNs, selfNs: selfNs)
         recent.append(instance)
         if entry.startNs < lateBeforeNs { late.append(instance) }
+    }
+
+    /// One finished instance into its stage's totals (one access to the totals array, not one per field).
+    @inline(__always)
+    private static func account(_ t: inout Totals, durationNs: Int64, selfNs: Int64, isMain: Bool, threadName: Int32) {
+        t.count += 1
+        t.totalNs +|= durationNs
+        t.selfNs +|= selfNs
+        t.durations.add(durationNs)
+        if isMain {
+            t.mainSelfNs +|= selfNs
+            t.mainTotalNs +|= durationNs
+        }
+        if threadName >= 0, t.threads.count < 64, !t.threads.contains(threadName) { t.threads.append(threadName) }
     }
 
     mutating func addInHitch(name: Int32, ns: Int64) {

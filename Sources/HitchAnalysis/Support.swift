@@ -53,9 +53,11 @@ struct Ring<Element: Sendable>: Sendable {
 
     init(capacity: Int) { self.capacity = capacity; storage.reserveCapacity(Swift.min(capacity, 1024)) }
 
+    @inline(__always)
     mutating func append(_ element: Element) {
         if storage.count < capacity { storage.append(element) } else { storage[next] = element }
-        next = (next + 1) % capacity
+        next += 1
+        if next == capacity { next = 0 }   // no division on the per-event path
     }
 
     mutating func removeAll() { storage.removeAll(keepingCapacity: true); next = 0 }

@@ -32,14 +32,19 @@ struct ViewUpdates: Sendable {
         let index = Int(viewType)
         if index >= totals.count { totals.append(contentsOf: repeatElement(Totals(), count: index + 1 - totals.count)) }
         let duration = max(0, endNs - startNs)
-        totals[index].count += 1
-        totals[index].totalNs +|= duration
-        if duration > totals[index].maxNs { totals[index].maxNs = duration }
-        if duration > longUpdateThresholdNs { totals[index].long += 1 }
-        if duration > veryLongUpdateThresholdNs { totals[index].veryLong += 1 }
+        Self.account(&totals[index], durationNs: duration)
         let instance = BodyInstance(viewType: viewType, isMainThread: isMainThread, startNs: startNs, endNs: max(startNs, endNs))
         recent.append(instance)
         if startNs < lateBeforeNs { late.append(instance) }
+    }
+
+    @inline(__always)
+    private static func account(_ t: inout Totals, durationNs: Int64) {
+        t.count += 1
+        t.totalNs +|= durationNs
+        if durationNs > t.maxNs { t.maxNs = durationNs }
+        if durationNs > longUpdateThresholdNs { t.long += 1 }
+        if durationNs > veryLongUpdateThresholdNs { t.veryLong += 1 }
     }
 
     mutating func layoutPass(startNs: Int64, endNs: Int64, viewCount: UInt32) {
