@@ -77,13 +77,19 @@ public final class StreamArrays {
         let count = max(arrayBytes / 4 / 1024 * 1024, 1024)
         self.pool = pool
         self.arrayBytes = count * 4
-        a = .allocate(capacity: count); b = .allocate(capacity: count); c = .allocate(capacity: count)
+        // The same pages as the weights (2 MB where available), so the reference is not handicapped.
+        func array() -> UnsafeMutablePointer<Float> {
+            LargePages.allocate(byteCount: count * 4).bindMemory(to: Float.self, capacity: count)
+        }
+        a = array(); b = array(); c = array()
         task = StreamTask(a: a, b: b, c: c, count: count)
         task.kind = .fill
         pool.run(task, chunkCount: task.chunks)
     }
 
-    deinit { a.deallocate(); b.deallocate(); c.deallocate() }
+    deinit {
+        for array in [a, b, c] { LargePages.deallocate(UnsafeMutableRawPointer(array), byteCount: arrayBytes) }
+    }
 
     /// One triad pass (a = b + s * c) on the pool; bytes counted as STREAM does (2 reads + 1 write).
     public func triadPassGBps() -> Double {

@@ -30,6 +30,7 @@ public final class WeightMatrix: @unchecked Sendable {
     let values: UnsafeMutableRawPointer
     let tables: UnsafeMutablePointer<UInt16>
     let tableCount: Int
+    let valueBytes: Int
 
     public var byteCount: Int { format.bytes(rows: rows, columns: columns) }
     var blocksPerRow: Int { columns / WeightFormat.blockSize }
@@ -47,13 +48,14 @@ public final class WeightMatrix: @unchecked Sendable {
             valueBytes = rows * columns / 2
             tableCount = 16 * ((rows + WeightFormat.pal4RowsPerTable - 1) / WeightFormat.pal4RowsPerTable)
         }
-        values = UnsafeMutableRawPointer.allocate(byteCount: max(valueBytes, 64), alignment: 64)
-        tables = UnsafeMutablePointer<UInt16>.allocate(capacity: max(tableCount, 1))
+        self.valueBytes = valueBytes
+        values = LargePages.allocate(byteCount: valueBytes)
+        tables = LargePages.allocate(byteCount: max(tableCount, 1) * 2).bindMemory(to: UInt16.self, capacity: max(tableCount, 1))
     }
 
     deinit {
-        values.deallocate()
-        tables.deallocate()
+        LargePages.deallocate(values, byteCount: valueBytes)
+        LargePages.deallocate(UnsafeMutableRawPointer(tables), byteCount: max(tableCount, 1) * 2)
     }
 
     // MARK: Encoding
@@ -269,80 +271,67 @@ public final class WeightMatrix: @unchecked Sendable {
     }
 
     /// q8_0 and q4_0 use integer dot products: `x` is quantized once per op to int16 blocks of 32
-    /// (`QuantizedVector`, 15-bit precision), so a block is two vpmaddwd (16 multiplies and 8 adds
-    /// each), a vpaddd, a conversion and one fused multiply-add by the product of the two scales.
+    /// (`QuantizedVector`, 15-bit precision), so a block of a row is two vpmaddwd (16 multiplies and 8
+    /// adds each), a vpaddd, a conversion and one fused multiply-add by the product of the two scales.
     private func multiplyQ8(_ range: Range<Int>, _ xq: QuantizedVector, _ y: UnsafeMutablePointer<Float>) {
-        let n = columns, blocks = blocksPerRow
-        let xv = UnsafeRawPointer(xq.values), xs = xq.scales
-        var row = range.lowerBound
-        while row < range.upperBound {
-            let pair = row &+ 1 < range.upperBound
-            let w0 = UnsafeRawPointer(values) + row &* n
-            let w1 = pair ? w0 + n : w0
-            let s0 = tables + row &* blocks
-            let s1 = pair ? s0 + blocks : s0
-            var a0 = SIMD8<Float>(), a1 = SIMD8<Float>(), b0 = SIMD8<Float>(), b1 = SIMD8<Float>()
-            let next = w0 + 2 &* n, nextScales = UnsafeRawPointer(s0 + 2 &* blocks)
-            var block = 0
-            while block < blocks {
-                prefetch(next + block &* 64)
-                if block & 15 == 0 { prefetch(nextScales + block &* 4) }
-                let xb = xv + block &* 64
-                let xl = xb.loadUnaligned(as: SIMD16<Int16>.self), xh = (xb + 32).loadUnaligned(as: SIMD16<Int16>.self)
-                let q0 = w0 + block &* 32, q1 = w1 + block &* 32
-                let p0 = multiplyAddPairs(widenSigned(q0.loadUnaligned(as: SIMD16<Int8>.self)), xl)
-                    &+ multiplyAddPairs(widenSigned((q0 + 16).loadUnaligned(as: SIMD16<Int8>.self)), xh)
-                let p1 = multiplyAddPairs(widenSigned(q1.loadUnaligned(as: SIMD16<Int8>.self)), xl)
-                    &+ multiplyAddPairs(widenSigned((q1 + 16).loadUnaligned(as: SIMD16<Int8>.self)), xh)
-                let scale = xs[block]
-                // Alternate accumulators by block parity so consecutive FMAs don't wait on each other.
-                if block & 1 == 0 {
-                    a0 = a0.addingProduct(toFloat(p0), SIMD8(repeating: halfToFloat(s0[block]) * scale))
-                    b0 = b0.addingProduct(toFloat(p1), SIMD8(repeating: halfToFloat(s1[block]) * scale))
-                } else {
-                    a1 = a1.addingProduct(toFloat(p0), SIMD8(repeating: halfToFloat(s0[block]) * scale))
-                    b1 = b1.addingProduct(toFloat(p1), SIMD8(repeating: halfToFloat(s1[block]) * scale))
-                }
-                block &+= 1
-            }
-            y[row] = (a0 + a1).sum()
-            if pair { y[row &+ 1] = (b0 + b1).sum() }
-            row &+= 2
-        }
+        multiplyBlocks(range, xq, y, Q8Products(activations: UnsafeRawPointer(xq.values)))
     }
 
+    /// q4_0 multiplies the unsigned nibbles q (0...15) and adds the block's precomputed -8 * x term
+    /// (`QuantizedVector.offsets`), which equals the dot product with q - 8 without a subtraction
+    /// per weight: 16 bytes zero-extended (vpmovzxbw), one and, one shift, two vpmaddwd, two adds.
     private func multiplyQ4(_ range: Range<Int>, _ xq: QuantizedVector, _ y: UnsafeMutablePointer<Float>) {
-        let rowBytes = columns / 2, blocks = blocksPerRow
-        let xv = UnsafeRawPointer(xq.values), xs = xq.scales
+        multiplyBlocks(range, xq, y, Q4Products(activations: UnsafeRawPointer(xq.values), offsets: UnsafeRawPointer(xq.offsets)))
+    }
+
+    /// The driver of the block formats: two rows at a time, `products` gives both rows' int32 lane
+    /// sums for one block. Scales are combined eight blocks at a time (vcvtph2ps of eight f16 weight
+    /// scales times eight activation scales), so each block only broadcasts its factor.
+    @inline(__always)
+    private func multiplyBlocks<Products: BlockProducts>(_ range: Range<Int>, _ xq: QuantizedVector, _ y: UnsafeMutablePointer<Float>,
+                                                         _ products: Products) {
+        let blockBytes = Products.blockBytes
+        let blocks = blocksPerRow, rowBytes = blocks &* blockBytes
+        let xs = UnsafeRawPointer(xq.scales)
         var row = range.lowerBound
         while row < range.upperBound {
             let pair = row &+ 1 < range.upperBound
             let w0 = UnsafeRawPointer(values) + row &* rowBytes
             let w1 = pair ? w0 + rowBytes : w0
-            let s0 = tables + row &* blocks
-            let s1 = pair ? s0 + blocks : s0
+            let s0 = UnsafeRawPointer(tables + row &* blocks)
+            let s1 = pair ? s0 + blocks &* 2 : s0
+            let next = w0 + 2 &* rowBytes, nextScales = s0 + blocks &* 4
             var a0 = SIMD8<Float>(), a1 = SIMD8<Float>(), b0 = SIMD8<Float>(), b1 = SIMD8<Float>()
-            let next = w0 + 2 &* rowBytes, nextScales = UnsafeRawPointer(s0 + 2 &* blocks)
             var block = 0
             while block < blocks {
-                if block & 1 == 0 { prefetch(next + block &* 32) }
-                if block & 15 == 0 { prefetch(nextScales + block &* 4) }
-                let xb = xv + block &* 64
-                let xl = xb.loadUnaligned(as: SIMD16<Int16>.self), xh = (xb + 32).loadUnaligned(as: SIMD16<Int16>.self)
-                // Low nibbles are weights 0..<16 of the block, high nibbles 16..<32 (ggml's order).
-                let n0 = signedNibbles((w0 + block &* 16).loadUnaligned(as: SIMD16<UInt8>.self))
-                let n1 = signedNibbles((w1 + block &* 16).loadUnaligned(as: SIMD16<UInt8>.self))
-                let p0 = multiplyAddPairs(n0.low, xl) &+ multiplyAddPairs(n0.high, xh)
-                let p1 = multiplyAddPairs(n1.low, xl) &+ multiplyAddPairs(n1.high, xh)
-                let scale = xs[block]
-                if block & 1 == 0 {
-                    a0 = a0.addingProduct(toFloat(p0), SIMD8(repeating: halfToFloat(s0[block]) * scale))
-                    b0 = b0.addingProduct(toFloat(p1), SIMD8(repeating: halfToFloat(s1[block]) * scale))
+                let group = min(8, blocks &- block)
+                var c0 = SIMD8<Float>(), c1 = SIMD8<Float>()
+                if group == 8 {
+                    let activation = load8(xs + block &* 4)
+                    c0 = loadHalves8(s0 + block &* 2) * activation
+                    c1 = loadHalves8(s1 + block &* 2) * activation
                 } else {
-                    a1 = a1.addingProduct(toFloat(p0), SIMD8(repeating: halfToFloat(s0[block]) * scale))
-                    b1 = b1.addingProduct(toFloat(p1), SIMD8(repeating: halfToFloat(s1[block]) * scale))
+                    for k in 0..<group {
+                        let activation = xq.scales[block &+ k]
+                        c0[k] = halfToFloat(s0.load(fromByteOffset: (block &+ k) &* 2, as: UInt16.self)) * activation
+                        c1[k] = halfToFloat(s1.load(fromByteOffset: (block &+ k) &* 2, as: UInt16.self)) * activation
+                    }
                 }
-                block &+= 1
+                prefetch(nextScales + block &* 4)
+                for k in 0..<group {
+                    let b = block &+ k
+                    prefetch(next + b &* 2 &* blockBytes)
+                    let (p0, p1) = products.products(w0 + b &* blockBytes, w1 + b &* blockBytes, block: b)
+                    // Alternate accumulators so consecutive FMAs don't wait on each other.
+                    if k & 1 == 0 {
+                        a0 = a0.addingProduct(toFloat(p0), SIMD8(repeating: c0[k]))
+                        b0 = b0.addingProduct(toFloat(p1), SIMD8(repeating: c1[k]))
+                    } else {
+                        a1 = a1.addingProduct(toFloat(p0), SIMD8(repeating: c0[k]))
+                        b1 = b1.addingProduct(toFloat(p1), SIMD8(repeating: c1[k]))
+                    }
+                }
+                block &+= group
             }
             y[row] = (a0 + a1).sum()
             if pair { y[row &+ 1] = (b0 + b1).sum() }
@@ -386,6 +375,48 @@ public final class WeightMatrix: @unchecked Sendable {
     }
 }
 
+/// One block format's integer dot products of a block of two rows with the quantized activations.
+/// A protocol (not a closure) so the driver is specialized and inlined per format.
+protocol BlockProducts {
+    static var blockBytes: Int { get }
+    func products(_ q0: UnsafeRawPointer, _ q1: UnsafeRawPointer, block: Int) -> (SIMD8<Int32>, SIMD8<Int32>)
+}
+
+struct Q8Products: BlockProducts {
+    let activations: UnsafeRawPointer
+    static var blockBytes: Int { 32 }
+
+    @inline(__always)
+    func products(_ q0: UnsafeRawPointer, _ q1: UnsafeRawPointer, block: Int) -> (SIMD8<Int32>, SIMD8<Int32>) {
+        let xb = activations + block &* 64
+        let xl = xb.loadUnaligned(as: SIMD16<Int16>.self), xh = (xb + 32).loadUnaligned(as: SIMD16<Int16>.self)
+        let p0 = multiplyAddPairs(widenSigned(q0.loadUnaligned(as: SIMD16<Int8>.self)), xl)
+            &+ multiplyAddPairs(widenSigned((q0 + 16).loadUnaligned(as: SIMD16<Int8>.self)), xh)
+        let p1 = multiplyAddPairs(widenSigned(q1.loadUnaligned(as: SIMD16<Int8>.self)), xl)
+            &+ multiplyAddPairs(widenSigned((q1 + 16).loadUnaligned(as: SIMD16<Int8>.self)), xh)
+        return (p0, p1)
+    }
+}
+
+struct Q4Products: BlockProducts {
+    let activations: UnsafeRawPointer
+    let offsets: UnsafeRawPointer
+    static var blockBytes: Int { 16 }
+
+    @inline(__always)
+    func products(_ q0: UnsafeRawPointer, _ q1: UnsafeRawPointer, block: Int) -> (SIMD8<Int32>, SIMD8<Int32>) {
+        let xb = activations + block &* 64
+        let xl = xb.loadUnaligned(as: SIMD16<Int16>.self), xh = (xb + 32).loadUnaligned(as: SIMD16<Int16>.self)
+        let offset = (offsets + block &* 32).loadUnaligned(as: SIMD8<Int32>.self)
+        // Low nibbles are weights 0..<16 of the block, high nibbles 16..<32 (ggml's order).
+        let v0 = widenUnsigned(q0.loadUnaligned(as: SIMD16<UInt8>.self))
+        let v1 = widenUnsigned(q1.loadUnaligned(as: SIMD16<UInt8>.self))
+        let p0 = multiplyAddPairs(v0 & 15, xl) &+ multiplyAddPairs(v0 &>> 4, xh) &+ offset
+        let p1 = multiplyAddPairs(v1 & 15, xl) &+ multiplyAddPairs(v1 &>> 4, xh) &+ offset
+        return (p0, p1)
+    }
+}
+
 /// Table lookups of two index vectors (values 0..<16) in a 16-entry table of halves split into low
 /// and high bytes. Kept out of line on purpose: inlined, the optimizer scalarizes the lookups into 64
 /// byte loads; out of line, each lane loop becomes one vpshufb (after a range check of the indices).
@@ -415,14 +446,18 @@ public final class QuantizedVector: @unchecked Sendable {
     // @unchecked: written by the dispatching thread before an op is published, read-only during it.
     let values: UnsafeMutablePointer<Int16>
     let scales: UnsafeMutablePointer<Float>
+    /// Per block: -8 times the pairwise sums of its values, in the lane layout of the q4_0 kernel's
+    /// vpmaddwd results (`multiplyAddPairs(splat(-8), low half) + ... (high half)`).
+    let offsets: UnsafeMutablePointer<SIMD8<Int32>>
     let capacity: Int
 
     init(capacity: Int) {
         self.capacity = capacity
         values = .allocate(capacity: max(capacity, 32))
         scales = .allocate(capacity: max(capacity / 32, 1))
+        offsets = .allocate(capacity: max(capacity / 32, 1))
     }
-    deinit { values.deallocate(); scales.deallocate() }
+    deinit { values.deallocate(); scales.deallocate(); offsets.deallocate() }
 
     func quantize(_ x: UnsafePointer<Float>, count: Int) {
         precondition(count <= capacity && count % 32 == 0)
@@ -436,6 +471,9 @@ public final class QuantizedVector: @unchecked Sendable {
             scales[block] = scale
             let inverse: Float = largest == 0 ? 0 : 1 / scale
             for j in 0..<32 { values[block * 32 + j] = Int16((xb[j] * inverse).rounded()) }
+            let stored = UnsafeRawPointer(values + block * 32), minusEight = SIMD16<Int16>(repeating: -8)
+            offsets[block] = multiplyAddPairs(minusEight, stored.loadUnaligned(as: SIMD16<Int16>.self))
+                &+ multiplyAddPairs(minusEight, (stored + 32).loadUnaligned(as: SIMD16<Int16>.self))
         }
     }
 }
