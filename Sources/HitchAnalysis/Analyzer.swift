@@ -54,6 +54,9 @@ public struct Analyzer: Sendable {
     private var droppedEvents: UInt64 = 0
     private var eventCount: UInt64 = 0
     private var rateCounts: [Double: Int] = [:]
+    /// Frames at the same rate as the previous one, not yet in `rateCounts` (no hashing per frame).
+    private var lastRateHz: Double = .nan
+    private var lastRateRepeats = 0
     private var refreshChanges: [RefreshRateChange] = []
     private var frameSamples: [FrameSample] = []
     private var framesTruncated = false
@@ -314,7 +317,7 @@ public struct Analyzer: Sendable {
         }
         recorded.add(judged, runStartNs: runStartNs)
         let hz = (1e10 / Double(frame.periodNs)).rounded() / 10
-        rateCounts[hz, default: 0] += 1
+        if hz == lastRateHz { lastRateRepeats += 1 } else { flushRateCount(); lastRateHz = hz; lastRateRepeats = 1 }
         if previousPeriodNs > 0, abs(Double(frame.periodNs - previousPeriodNs)) > periodTolerance * Double(previousPeriodNs) {
             if refreshChanges.count < 100 {
                 var change = RefreshRateChange()
@@ -500,8 +503,15 @@ public struct Analyzer: Sendable {
 
     // MARK: End of a run, end of the analysis
 
+    private mutating func flushRateCount() {
+        if lastRateRepeats > 0 { rateCounts[lastRateHz, default: 0] += lastRateRepeats }
+        lastRateRepeats = 0
+    }
+
     private mutating func endRun(path: String) {
         drainFrames(all: true)
+        flushRateCount()
+        lastRateHz = .nan
         stageCost.endRun()
         takeLateArrivals()
         for window in openWindows { retire(window) }

@@ -69,80 +69,93 @@ struct StageCost: Sendable {
         threads[raw].threadName = name
     }
 
-    mutating func begin(name: Int32, thread: ThreadID, atNs: Int64) {
+    /// Runs `body` on a thread's state moved out of `threads` (swapped with an empty one), so its
+    /// arrays are mutated without a uniqueness check on `threads` per access.
+    @inline(__always)
+    private mutating func withThread(_ thread: ThreadID, _ body: (inout StageCost, inout ThreadState) -> Void) {
         let raw = Int(thread.rawValue)
         ensureThread(raw)
-        closeFinished(raw, before: atNs)
-        threads[raw].open.append(Open(name: name, startNs: atNs, endNs: .max))
-        threads[raw].lastNs = max(threads[raw].lastNs, atNs)
+        var state = ThreadState()
+        swap(&state, &threads[raw])
+        body(&self, &state)
+        swap(&state, &threads[raw])
+    }
+
+    mutating func begin(name: Int32, thread: ThreadID, atNs: Int64) {
+        withThread(thread) { cost, state in
+            cost.closeFinished(&state, before: atNs)
+            state.open.append(Open(name: name, startNs: atNs, endNs: .max))
+            state.lastNs = max(state.lastNs, atNs)
+        }
     }
 
     mutating func end(name: Int32, thread: ThreadID, atNs: Int64) {
-        let raw = Int(thread.rawValue)
-        ensureThread(raw)
-        closeFinished(raw, before: atNs)
-        threads[raw].lastNs = max(threads[raw].lastNs, atNs)
-        guard let index = threads[raw].open.lastIndex(where: { $0.endNs == .max && $0.name == name }) else {
-            unmatchedEnds += 1
-            return
+        withThread(thread) { cost, state in
+            cost.closeFinished(&state, before: atNs)
+            state.lastNs = max(state.lastNs, atNs)
+            guard let index = state.open.lastIndex(where: { $0.endNs == .max && $0.name == name }) else {
+                cost.unmatchedEnds += 1
+                return
+            }
+            // Begins above the match never got their end: they end here.
+            while state.open.count > index + 1 {
+                var dangling = state.open.removeLast()
+                if dangling.endNs == .max { dangling.endNs = atNs; cost.unclosedBegins += 1 }
+                cost.finish(dangling, &state)
+            }
+            var entry = state.open.removeLast()
+            entry.endNs = max(atNs, entry.startNs)
+            cost.finish(entry, &state)
         }
-        // Begins above the match never got their end: they end here.
-        while threads[raw].open.count > index + 1 {
-            var dangling = threads[raw].open.removeLast()
-            if dangling.endNs == .max { dangling.endNs = atNs; unclosedBegins += 1 }
-            finish(dangling, raw)
-        }
-        var entry = threads[raw].open.removeLast()
-        entry.endNs = max(atNs, entry.startNs)
-        finish(entry, raw)
     }
 
     mutating func complete(name: Int32, thread: ThreadID, startNs: Int64, endNs: Int64) {
-        let raw = Int(thread.rawValue)
-        ensureThread(raw)
-        let end = max(startNs, endNs)
-        closeFinished(raw, before: startNs)
-        var entry = Open(name: name, startNs: startNs, endNs: end)
-        // Children that arrived first (end-ordered producers): finished entries inside [start, end].
-        while let top = threads[raw].open.last, top.endNs != .max, top.startNs >= startNs, top.endNs <= end,
-              !(top.startNs == startNs && top.endNs == end) {
-            let child = threads[raw].open.removeLast()
-            finish(child, raw, adoptedByNext: true)
-            entry.childNs +|= child.endNs - child.startNs
+        withThread(thread) { cost, state in
+            let end = max(startNs, endNs)
+            cost.closeFinished(&state, before: startNs)
+            var entry = Open(name: name, startNs: startNs, endNs: end)
+            // Children that arrived first (end-ordered producers): finished entries inside [start, end].
+            while let top = state.open.last, top.endNs != .max, top.startNs >= startNs, top.endNs <= end,
+                  !(top.startNs == startNs && top.endNs == end) {
+                let child = state.open.removeLast()
+                cost.finish(child, &state, adoptedByNext: true)
+                entry.childNs +|= child.endNs - child.startNs
+            }
+            while let orphan = state.orphans.last, orphan.startNs >= startNs, orphan.endNs <= end {
+                state.orphans.removeLast()
+                entry.childNs +|= orphan.endNs - orphan.startNs
+            }
+            state.open.append(entry)
+            state.lastNs = max(state.lastNs, end)
         }
-        while let orphan = threads[raw].orphans.last, orphan.startNs >= startNs, orphan.endNs <= end {
-            threads[raw].orphans.removeLast()
-            entry.childNs +|= orphan.endNs - orphan.startNs
-        }
-        threads[raw].open.append(entry)
-        threads[raw].lastNs = max(threads[raw].lastNs, end)
     }
 
     /// Pops entries with a known end at or before `t` (nothing that starts at t can be inside them).
-    private mutating func closeFinished(_ raw: Int, before t: Int64) {
-        while let top = threads[raw].open.last, top.endNs != .max, top.endNs <= t {
-            finish(threads[raw].open.removeLast(), raw)
+    @inline(__always)
+    private mutating func closeFinished(_ state: inout ThreadState, before t: Int64) {
+        while let top = state.open.last, top.endNs != .max, top.endNs <= t {
+            finish(state.open.removeLast(), &state)
         }
     }
 
-    private mutating func finish(_ entry: Open, _ raw: Int, adoptedByNext: Bool = false) {
+    private mutating func finish(_ entry: Open, _ state: inout ThreadState, adoptedByNext: Bool = false) {
         let duration = entry.endNs - entry.startNs
         let selfNs = max(0, duration - entry.childNs)
         if !adoptedByNext {
-            if let parentIndex = threads[raw].open.indices.last,
-               threads[raw].open[parentIndex].startNs <= entry.startNs,
-               threads[raw].open[parentIndex].endNs >= entry.endNs {
-                threads[raw].open[parentIndex].childNs +|= duration
+            if let parentIndex = state.open.indices.last,
+               state.open[parentIndex].startNs <= entry.startNs,
+               state.open[parentIndex].endNs >= entry.endNs {
+                state.open[parentIndex].childNs +|= duration
             } else {
-                threads[raw].orphans.append((entry.startNs, entry.endNs))
-                if threads[raw].orphans.count > 256 { threads[raw].orphans.removeFirst(128) }
+                state.orphans.append((entry.startNs, entry.endNs))
+                if state.orphans.count > 256 { state.orphans.removeFirst(128) }
             }
         }
         let index = Int(entry.name)
         if index >= totals.count { totals.append(contentsOf: repeatElement(Totals(), count: index + 1 - totals.count)) }
-        let isMain = threads[raw].isMain
+        let isMain = state.isMain
         if isMain { mainThreadSelfNs +|= selfNs }
-        Self.account(&totals[index], durationNs: duration, selfNs: selfNs, isMain: isMain, threadName: threads[raw].threadName)
+        Self.account(&totals[index], durationNs: duration, selfNs: selfNs, isMain: isMain, threadName: state.threadName)
         let instance = StageInstance(name: entry.name, isMainThread: isMain, startNs: entry.startNs,
                                      endNs: entry.endNs, selfNs: selfNs)
         recent.append(instance)
@@ -171,9 +184,11 @@ struct StageCost: Sendable {
     /// Closes everything still open at the end of a run (begins without an end end at the thread's last event).
     mutating func endRun() {
         for raw in threads.indices {
-            while var entry = threads[raw].open.popLast() {
-                if entry.endNs == .max { entry.endNs = max(entry.startNs, threads[raw].lastNs); unclosedBegins += 1 }
-                finish(entry, raw)
+            withThread(ThreadID(rawValue: UInt32(raw))) { cost, state in
+                while var entry = state.open.popLast() {
+                    if entry.endNs == .max { entry.endNs = max(entry.startNs, state.lastNs); cost.unclosedBegins += 1 }
+                    cost.finish(entry, &state)
+                }
             }
         }
     }
