@@ -9,7 +9,7 @@ import Glibc
 /// buffers interleave (and complete events appear at their end). Damaged input never crashes:
 /// what cannot be read at all throws a `TraceReadError`; what can be skipped becomes a warning.
 public struct TraceReader {
-    private let core: ReaderCore
+    @usableFromInline let core: ReaderCore
 
     /// Opens `path`; throws if it cannot be opened or does not start with the FXT magic record.
     public init(path: String) throws(TraceReadError) { core = try ReaderCore(path: path) }
@@ -18,6 +18,7 @@ public struct TraceReader {
     public init(bytes: [UInt8]) throws(TraceReadError) { core = try ReaderCore(bytes: bytes) }
 
     /// The next event, or nil at the end of the trace (a truncated final record ends it with a warning).
+    @inlinable
     public mutating func next() throws(TraceReadError) -> TraceEvent? {
         var event = TraceEvent(timestampNs: 0, thread: ThreadID(rawValue: 0), payload: .droppedEvents(count: 0))
         return try core.next(into: &event) ? event : nil
@@ -25,6 +26,7 @@ public struct TraceReader {
 
     /// Decodes the next event into `event` (false at the end of the trace): the fast path, which
     /// writes the event in place instead of returning a copy.
+    @inlinable
     public mutating func next(into event: inout TraceEvent) throws(TraceReadError) -> Bool { try core.next(into: &event) }
 
     /// The text of a string id from this reader's events.
@@ -79,6 +81,7 @@ private let knownNames = [
 
 private enum ArgKind: UInt8 { case integer, unsigned, double, string }
 
+@usableFromInline
 final class ReaderCore {
     // Input window.
     private let fd: Int32
@@ -337,6 +340,7 @@ final class ReaderCore {
 
     // MARK: Records
 
+    @usableFromInline
     func next(into event: inout TraceEvent) throws(TraceReadError) -> Bool {
         while !finished {
             guard try ensure(8) else {
