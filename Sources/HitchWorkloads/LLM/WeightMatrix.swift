@@ -281,7 +281,8 @@ public final class WeightMatrix: @unchecked Sendable {
     /// (`QuantizedVector.offsets`), which equals the dot product with q - 8 without a subtraction
     /// per weight: 16 bytes zero-extended (vpmovzxbw), one and, one shift, two vpmaddwd, two adds.
     private func multiplyQ4(_ range: Range<Int>, _ xq: QuantizedVector, _ y: UnsafeMutablePointer<Float>) {
-        multiplyBlocks(range, xq, y, Q4Products(activations: UnsafeRawPointer(xq.values), offsets: UnsafeRawPointer(xq.offsets)))
+        multiplyBlocks(range, xq, y, Q4Products(activations: UnsafeRawPointer(xq.values), offsets: UnsafeRawPointer(xq.offsets),
+                                                nibbleMask: SIMD16(repeating: xq.nibbleMask), nibbleShift: xq.nibbleShift))
     }
 
     /// The driver of the block formats: two rows at a time, `products` gives both rows' int32 lane
@@ -292,6 +293,9 @@ public final class WeightMatrix: @unchecked Sendable {
                                                          _ products: Products) {
         let blockBytes = Products.blockBytes
         let blocks = blocksPerRow, rowBytes = blocks &* blockBytes
+        // Prefetch whole pairs at least 4 KB ahead: short rows (q4_0 at dim 1536 is 768 bytes) would
+        // otherwise leave too little in flight to cover the memory latency.
+        let aheadRows = 2 &* max(1, (4096 &+ 2 &* rowBytes &- 1) / (2 &* rowBytes))
         let xs = UnsafeRawPointer(xq.scales)
         var row = range.lowerBound
         while row < range.upperBound {
@@ -300,7 +304,7 @@ public final class WeightMatrix: @unchecked Sendable {
             let w1 = pair ? w0 + rowBytes : w0
             let s0 = UnsafeRawPointer(tables + row &* blocks)
             let s1 = pair ? s0 + blocks &* 2 : s0
-            let next = w0 + 2 &* rowBytes, nextScales = s0 + blocks &* 4
+            let next = w0 + aheadRows &* rowBytes, nextScales = s0 + aheadRows &* blocks &* 2
             var a0 = SIMD8<Float>(), a1 = SIMD8<Float>(), b0 = SIMD8<Float>(), b1 = SIMD8<Float>()
             var block = 0
             while block < blocks {
@@ -401,6 +405,11 @@ struct Q8Products: BlockProducts {
 struct Q4Products: BlockProducts {
     let activations: UnsafeRawPointer
     let offsets: UnsafeRawPointer
+    /// 15 and 4, read from memory at run time on purpose: as literals, the optimizer moves the mask
+    /// and shift before the byte-to-word widening (byte shifts do not exist on x86, so that costs two
+    /// more instructions per 16 bytes); as opaque values they stay one vpand and one vpsrlw on words.
+    let nibbleMask: SIMD16<Int16>
+    let nibbleShift: Int16
     static var blockBytes: Int { 16 }
 
     @inline(__always)
@@ -411,8 +420,8 @@ struct Q4Products: BlockProducts {
         // Low nibbles are weights 0..<16 of the block, high nibbles 16..<32 (ggml's order).
         let v0 = widenUnsigned(q0.loadUnaligned(as: SIMD16<UInt8>.self))
         let v1 = widenUnsigned(q1.loadUnaligned(as: SIMD16<UInt8>.self))
-        let p0 = multiplyAddPairs(v0 & 15, xl) &+ multiplyAddPairs(v0 &>> 4, xh) &+ offset
-        let p1 = multiplyAddPairs(v1 & 15, xl) &+ multiplyAddPairs(v1 &>> 4, xh) &+ offset
+        let p0 = multiplyAddPairs(v0 & nibbleMask, xl) &+ multiplyAddPairs(v0 &>> nibbleShift, xh) &+ offset
+        let p1 = multiplyAddPairs(v1 & nibbleMask, xl) &+ multiplyAddPairs(v1 &>> nibbleShift, xh) &+ offset
         return (p0, p1)
     }
 }
@@ -450,6 +459,9 @@ public final class QuantizedVector: @unchecked Sendable {
     /// vpmaddwd results (`multiplyAddPairs(splat(-8), low half) + ... (high half)`).
     let offsets: UnsafeMutablePointer<SIMD8<Int32>>
     let capacity: Int
+    /// See `Q4Products.nibbleMask` (stored, so the kernels read them as run-time values).
+    var nibbleMask: Int16 = 15
+    var nibbleShift: Int16 = 4
 
     init(capacity: Int) {
         self.capacity = capacity
