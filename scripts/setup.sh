@@ -5,8 +5,7 @@
 set -euo pipefail
 
 need=()
-[ -f /usr/include/libunwind.h ] || need+=(libunwind-dev)
-for package in "$@"; do
+for package in libunwind-dev "$@"; do
     dpkg -s "$package" >/dev/null 2>&1 || need+=("$package")
 done
 
