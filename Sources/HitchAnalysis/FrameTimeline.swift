@@ -300,8 +300,8 @@ struct ReplayModel: Sendable {
 /// order they began, once final: a later frame has begun, and
 /// - its commit is in, or a later-begun frame's commit is (commits come in order on the main thread,
 ///   so this frame has none), and
-/// - its present is in, or a later-begun frame's present is (presents come in order on the render
-///   thread, so this frame has none);
+/// - its present is in, or a later-begun frame's present or render end is (the render thread
+///   records render end then present, frame after frame, so this frame has no present);
 /// or `window` later frames have begun (bounded memory whatever the file order), or the run ended.
 /// Events of a frame whose begin never comes are dropped once `2 * window` records wait.
 struct FrameAssembler: Sendable {
@@ -321,7 +321,7 @@ struct FrameAssembler: Sendable {
     private var beganQueue: [Int] = []       // absolute indexes in begin order
     private var beganHead = 0
     private var beganCount = 0
-    private var presentedThrough = -1        // highest begin position of a presented frame
+    private var presentedThrough = -1        // highest begin position of a presented (or rendered) frame
     private var committedThrough = -1        // highest begin position of a committed frame
 
     mutating func reset() {
@@ -367,7 +367,9 @@ struct FrameAssembler: Sendable {
         }
         let position = entries[local].beganPosition
         if position >= 0 {
-            if entries[local].record.presentNs != .min { presentedThrough = max(presentedThrough, position) }
+            if entries[local].record.presentNs != .min || entries[local].record.renderEndNs != .min {
+                presentedThrough = max(presentedThrough, position)
+            }
             if entries[local].record.commitNs != .min { committedThrough = max(committedThrough, position) }
         }
     }

@@ -13,7 +13,7 @@ import Testing
     /// evaluations, main-thread samples (from a drain thread's buffer), tokens produced on the
     /// inference thread and shown on main, input on an input thread, an interaction begun on main
     /// and ended on the input thread. Every 13th frame stalls the main thread for 11 ms.
-    static func session() -> TraceEventList {
+    static func session(recordsPresents: Bool = true) -> TraceEventList {
         var b = TraceBuilder()
         let main = b.main
         _ = b.render   // registered second: ThreadID 1
@@ -28,7 +28,7 @@ import Testing
             if f % 5 == 0 { b.list.append(vsync - ms / 2, inputThread, .instant(category: input, name: key)) }
             let work = f % 13 == 7 ? 11 * ms : 2 * ms
             b.frame(UInt64(f), vsyncNs: vsync, periodNs: period, workNs: work,
-                    presentNs: vsyncAtOrAfter(vsync + work, anchor: vsync, period: period) + period)
+                    presentNs: recordsPresents ? vsyncAtOrAfter(vsync + work, anchor: vsync, period: period) + period : nil)
             b.list.append(vsync + ms / 10, main, .intervalComplete(category: stage, name: update, endNs: vsync + work - ms / 10))
             b.list.append(vsync + ms / 5, main, .bodyEvaluation(BodyEvaluation(viewType: row, identity: 1, endNs: vsync + ms)))
             b.list.append(vsync + work / 2, main, .sample(stack: StackID(rawValue: UInt32(f % 3))))
@@ -81,11 +81,13 @@ import Testing
         return lines
     }
 
-    @Test func everyPassGivesTheSameFiguresInAnyBufferOrder() throws {
-        let ordered = Self.session()
+    @Test(arguments: [true, false])
+    func everyPassGivesTheSameFiguresInAnyBufferOrder(recordsPresents: Bool) throws {
+        let ordered = Self.session(recordsPresents: recordsPresents)
         let expected = Self.figures(try Analyzer.analyze([ordered]))
         #expect(expected.contains { $0.hasPrefix("tokens: produced 120 shown 120 lost 0") })
         #expect(expected.contains { $0.hasPrefix("recorded: frames 240 hitches 18") })
+        #expect(expected.contains { $0.hasPrefix("hitch frame 228") })
         let main = ThreadID(rawValue: 0), render = ThreadID(rawValue: 1)
         // Threads by registration: main 0, render 1, inference 2, worker 3, input 4.
         let layouts: [(String, (ThreadID) -> Int, [ThreadID])] = [
