@@ -66,7 +66,7 @@ public struct ModelShape: Sendable, Equatable, Codable {
         self.ffn = ffn; self.vocab = vocab; self.context = context
     }
 
-    /// The bundled model: about 0.45 B parameters, so even q4_0 weights are several times the 32 MB LLC.
+    /// The bundled model: 0.40 B parameters, so even q4_0 weights are several times the 32 MB LLC.
     public static let bundled = ModelShape()
 
     public var headDim: Int { dim / heads }

@@ -108,7 +108,7 @@ public final class WeightMatrix: @unchecked Sendable {
     }
 
     /// One 16-entry table per row group, spaced uniformly over the group's [min, max] (a linear
-    /// palette: each value's index is arithmetic, so generating a 0.45 B-weight model stays fast).
+    /// palette: each value's index is arithmetic, so generating a 0.4 B-weight model stays fast).
     private func encodePalettized(firstRow: Int, rowCount: Int, source: UnsafePointer<Float>) {
         let count = rowCount * columns
         var low = Float.greatestFiniteMagnitude, high = -Float.greatestFiniteMagnitude

@@ -23,7 +23,7 @@ enum BenchDecode: Subcommand {
       --tokens N       Decode steps per format (default 32)
       --threads N      Pool threads (default: every core)
       --seed N         Weight seed (default 1)
-      --dim --layers --heads --kv-heads --ffn --vocab --context   Model shape (default the bundled 0.45 B model)
+      --dim --layers --heads --kv-heads --ffn --vocab --context   Model shape (default the bundled 0.40 B model)
       --format text|json
 
     EXAMPLE:

@@ -25,10 +25,13 @@ enum RecordLLM: Subcommand {
                              newest:N (AsyncStream .bufferingNewest(N); the trace shows dropped tokens)
       --refresh HZ           Display refresh rate (default 120)
       --seed N               Weight and sampling seed (default 1)
-      --dim --layers --heads --kv-heads --ffn --vocab --context   Model shape (default the bundled 0.45 B model)
+      --dim --layers --heads --kv-heads --ffn --vocab --context   Model shape (default the bundled 0.40 B model)
 
-    EXAMPLE:
+    EXAMPLES:
       hitch record llm --weights q4_0 --tokens 48 -o Traces/llm-q4_0-120hz.fxt
+      # A small model decodes faster than 120 Hz frames; newest:4 then drops tokens:
+      hitch record llm --weights q4_0 --tokens 48 --dim 768 --ffn 2048 --layers 8 --heads 12 --kv-heads 4 \\
+        --vocab 4000 --buffering newest:4 -o Traces/llm-newest4-120hz.fxt
     """
 
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
