@@ -5,6 +5,7 @@
 #   scripts/fuzz.sh seeds                                                   regenerate generated seeds
 #   scripts/fuzz.sh repro TARGET FILE...                                    run inputs once (a crasher)
 #   scripts/fuzz.sh triage TARGET                                           distinct crash sites of the artifacts
+#   scripts/fuzz.sh big [TARGET...]                                         1 MB inputs, each within -timeout=1
 #
 # Targets: reader (FXT TraceReader), analyze (reader -> every analysis pass -> JSON),
 #          chrome (Chrome JSON importer -> analysis), budget (budget-file parser -> evaluation).
@@ -152,6 +153,24 @@ triage() {
     done | sort -t'	' -k1,1 -u
 }
 
+# Generated 1 MB inputs (Tests/Fuzz/Seeds/big_inputs.py) run once each under the same limits.
+big() {
+    local dir="$BUILD/big" target f out status=0
+    python3 "$ROOT/Tests/Fuzz/Seeds/big_inputs.py" "$dir" "$ROOT"
+    for target in "$@"; do
+        for f in "$dir/$target"/*; do
+            out=$(SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 "$BUILD/bin/fuzz-$target" -timeout=1 -malloc_limit_mb=256 \
+                      -rss_limit_mb=2048 "$f" 2>&1) || status=1
+            local line ms
+            line=$(grep -Eo "Executed .* in [0-9]+ ms|ERROR: [A-Za-z]+: [a-z -]+|timeout" <<< "$out" | head -1 | sed "s|$dir/$target/||")
+            ms=$(grep -Eo "[0-9]+ ms" <<< "$line" | grep -Eo "[0-9]+" || echo 0)
+            if (( ms > 1000 )); then line="$line: OVER THE 1 s BOUND"; status=1; fi
+            echo "$target $(basename "$f"): $line"
+        done
+    done
+    return "$status"
+}
+
 targets=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -163,6 +182,7 @@ while [[ $# -gt 0 ]]; do
         seeds) make_seeds; exit 0 ;;
         repro) shift; repro "$@"; exit $? ;;
         triage) shift; triage "$1"; exit 0 ;;
+        big) shift; if [[ $# -eq 0 ]]; then set -- "${ALL_TARGETS[@]}"; fi; big "$@"; exit $? ;;
         all) targets+=("${ALL_TARGETS[@]}"); shift ;;
         -*) echo "fuzz.sh: unknown option '$1'" >&2; exit 2 ;;
         *) source_file "$1" > /dev/null; targets+=("$1"); shift ;;
