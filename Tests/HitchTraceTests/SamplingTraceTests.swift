@@ -61,7 +61,9 @@ extension SamplerTests {
 
         let trace = try DecodedStacks(path: path)
         #expect(UInt64(trace.samples.count) == statistics.samplesRecorded)
-        #expect(trace.samples.count >= 100)
+        // Enough samples to mean something; the rate itself is SamplerTests' (on CPU time, since a
+        // loaded or sanitized run gets fewer wall-clock ticks).
+        #expect(trace.samples.count >= 30)
         #expect(trace.samples.allSatisfy { trace.stacks[$0] != nil }, "every sampled stack is defined")
         let hot = trace.samples.filter { trace.names($0).contains { $0.contains("SamplerWorkload.hot(") } }
         #expect(Double(hot.count) >= 0.9 * Double(trace.samples.count))
