@@ -1,22 +1,37 @@
 #!/usr/bin/env bash
-# The whole test suite: set-up, a zero-warning build, the checks that need a release binary,
-# then `swift test` last (its closing line is the suite's verdict).
-set -euo pipefail
+# The whole test suite: set-up, a zero-warning build, the checks in scripts/check-*.sh (reports are
+# fresh, hostile names stay text in a real browser, ThreadSanitizer, ASan/UBSan on the C sampler),
+# then `swift test` last (its closing line is the suite's verdict). Every step runs even when an
+# earlier one failed, so one run shows every failure; the exit code is non-zero if any failed.
+set -uo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh || exit 2
 
-echo "== build (debug, with tests): zero warnings required"
-log=$(mktemp)
-swift build --build-tests 2>&1 | tee "$log" | grep -E "error|warning:" || true
-if grep -q "error:" "$log"; then echo "build failed"; exit 1; fi
-warnings=$(grep -c "warning:" "$log" || true)
-if [ "$warnings" != 0 ]; then echo "build printed $warnings warnings"; exit 1; fi
+failed=()
+step() { # name, command...
+    local name=$1; shift
+    local start=$SECONDS
+    echo "== $name"
+    if "$@"; then echo "== $name: ok ($((SECONDS - start)) s)"; else echo "== $name: FAILED ($((SECONDS - start)) s)"; failed+=("$name"); fi
+}
 
+zero_warning_build() {
+    local log
+    log=$(mktemp)
+    swift build --build-tests 2>&1 | tee "$log" | grep -E "error|warning:"
+    if grep -q "error:" "$log"; then echo "build failed"; return 1; fi
+    local warnings
+    warnings=$(grep -c "warning:" "$log")
+    [ "$warnings" = 0 ] || { echo "build printed $warnings warnings"; return 1; }
+}
+
+step "build (debug, with tests; zero warnings)" zero_warning_build
 for check in scripts/check-*.sh; do
-    [ -e "$check" ] || continue
-    echo "== $check"
-    bash "$check"
+    step "$check" bash "$check"
 done
+step "swift test" swift test
 
-echo "== swift test"
-swift test
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "FAILED: ${failed[*]}"
+    exit 1
+fi
