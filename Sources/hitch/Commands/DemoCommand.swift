@@ -13,8 +13,9 @@ enum DemoCommand: Subcommand {
     static let help = """
     USAGE: hitch demo [--quick] [--traces DIR] [--reports DIR] [--reports-only]
 
-    Records the bundled feed workload (naive and tuned, at 120 Hz) and the LLM workload (a modest
-    model streaming tokens to a view at 120 Hz), analyzes each at 60 and 120 Hz, and writes one HTML
+    Records the bundled feed workload (naive and tuned, at 120 Hz) and the LLM workload streaming
+    tokens to a view at 120 Hz (twice: the default lossless stream, and a .bufferingNewest(4) stream
+    that drops tokens), analyzes each at 60 and 120 Hz, and writes one HTML
     report per trace plus a naive-vs-tuned comparison. Prints a short summary with the report
     paths; progress goes to stderr. Takes a few minutes (under a minute with --quick).
 
@@ -51,6 +52,13 @@ enum DemoCommand: Subcommand {
                 ? ["--dim", "512", "--layers", "4", "--heads", "8", "--kv-heads", "4", "--ffn", "1408", "--vocab", "8000", "--tokens", "24"]
                 : ["--tokens", "48"]
             try runRecord(RecordLLM.run, ["--weights", "q4_0", "--refresh", "120", "-o", path] + shape)
+        },
+        Recording(file: "llm-newest4-120hz.fxt", title: "LLM tokens through .bufferingNewest(4): dropped tokens, 120 Hz") { path, quick in
+            // A small model decodes faster than frames; one token per frame through a 4-deep
+            // newest-wins buffer loses the rest, and the trace shows produced vs shown vs dropped.
+            let shape = ["--dim", "768", "--ffn", "2048", "--layers", "8", "--heads", "12", "--kv-heads", "4", "--vocab", "4000"]
+            try runRecord(RecordLLM.run, ["--weights", "q4_0", "--refresh", "120", "--tokens", quick ? "24" : "48",
+                                          "--buffering", "newest:4", "-o", path] + shape)
         },
     ]
 
