@@ -30,7 +30,7 @@ let package = Package(
         .target(name: "HitchAnalysis", dependencies: ["HitchTrace"]),
         .target(name: "HitchReport", dependencies: ["HitchAnalysis"]),
         .target(name: "HeadlessUI", dependencies: ["HitchTrace"]),
-        .target(name: "HitchWorkloads", dependencies: ["HeadlessUI", "HitchTrace"], swiftSettings: nativeKernelSettings),
+        .target(name: "HitchWorkloads", dependencies: ["HeadlessUI", "HitchTrace", "CHitchSupport"], swiftSettings: nativeKernelSettings),
         .executableTarget(name: "hitch", dependencies: ["HitchTrace", "HitchAnalysis", "HitchReport", "HeadlessUI", "HitchWorkloads"]),
         .testTarget(name: "HitchTraceTests", dependencies: ["HitchTrace", "CHitchSupport"]),
         .testTarget(name: "HitchAnalysisTests", dependencies: ["HitchAnalysis", "HitchTrace"]),

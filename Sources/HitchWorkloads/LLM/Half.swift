@@ -4,6 +4,8 @@
 // vpmovzxbw, vcvtdq2ps); the standard library's generic SIMD conversion initializers stay out-of-line
 // calls. On a baseline x86-64 build they stay correct, only slower.
 
+import CHitchSupport
+
 @inline(__always)
 func halfToFloat(_ bits: UInt16) -> Float { Float(Float16(bitPattern: bits)) }
 
@@ -65,12 +67,6 @@ func toFloat(_ v: SIMD8<Int32>) -> SIMD8<Float> {
     return r
 }
 
-/// LLVM's prefetch intrinsic (prefetcht0 on x86), bound by name: Swift has no prefetch API, and the
-/// package's only C module is not the workloads'. Arguments: address, 0 = read, 3 = keep in all
-/// cache levels, 1 = data cache. A prefetch never faults, so addresses past a buffer's end are fine.
-@_silgen_name("llvm.prefetch.p0")
-private func llvmPrefetch(_ address: UnsafeRawPointer, _ readWrite: Int32, _ locality: Int32, _ cacheType: Int32)
-
-/// Asks for the cache line holding `address` without waiting for it.
+/// Asks for the cache line holding `address` without waiting for it (prefetcht0).
 @inline(__always)
-func prefetch(_ address: UnsafeRawPointer) { llvmPrefetch(address, 0, 3, 1) }
+func prefetch(_ address: UnsafeRawPointer) { hitch_prefetch(address) }
