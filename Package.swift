@@ -31,7 +31,7 @@ let package = Package(
         .target(name: "HitchReport", dependencies: ["HitchAnalysis"]),
         .target(name: "HeadlessUI", dependencies: ["HitchTrace"]),
         .target(name: "HitchWorkloads", dependencies: ["HeadlessUI", "HitchTrace", "CHitchSupport"], swiftSettings: nativeKernelSettings),
-        .executableTarget(name: "hitch", dependencies: ["HitchTrace", "HitchAnalysis", "HitchReport", "HeadlessUI", "HitchWorkloads"]),
+        .executableTarget(name: "hitch", dependencies: ["CHitchSupport", "HitchTrace", "HitchAnalysis", "HitchReport", "HeadlessUI", "HitchWorkloads"]),
         .testTarget(name: "HitchTraceTests", dependencies: ["HitchTrace", "CHitchSupport"]),
         .testTarget(name: "HitchAnalysisTests", dependencies: ["HitchAnalysis", "HitchTrace"]),
         .testTarget(name: "HitchReportTests", dependencies: ["HitchReport", "HitchAnalysis", "HitchTrace"]),

@@ -35,31 +35,41 @@ let subcommands: [SubcommandEntry] = [
 }
 
 
-var words = Array(CommandLine.arguments.dropFirst())
+/// Exits with `code` once standard output is flushed; output that could not be written is exit 2.
+func finish(_ code: ExitCode) -> Never {
+    do {
+        try flushStandardOutput()
+    } catch {
+        writeError("\(error)")
+        exit(ExitCode.usageOrInput.rawValue)
+    }
+    exit(code.rawValue)
+}
+
+let words = Array(CommandLine.arguments.dropFirst())
 guard let first = words.first else {
     printTopLevelHelp()
-    exit(ExitCode.usageOrInput.rawValue)
+    finish(.usageOrInput)
 }
 if first == "--help" || first == "-h" || first == "help" {
     printTopLevelHelp()
-    exit(ExitCode.ok.rawValue)
+    finish(.ok)
 }
 guard let command = subcommands.first(where: { $0.name == first }) else {
     writeError("unknown subcommand '\(first)'; expected one of: \(subcommands.map(\.name).joined(separator: ", "))")
-    exit(ExitCode.usageOrInput.rawValue)
+    finish(.usageOrInput)
 }
 var arguments = Arguments(Array(words.dropFirst()))
 if arguments.wantsHelp() {
     print(command.help)
-    exit(ExitCode.ok.rawValue)
+    finish(.ok)
 }
 do {
-    let code = try command.run(&arguments)
-    exit(code.rawValue)
+    finish(try command.run(&arguments))
 } catch let error as CLIError {
     writeError(error.message)
-    exit(error.exitCode.rawValue)
+    finish(error.exitCode)
 } catch {
     writeError("\(error)")
-    exit(ExitCode.usageOrInput.rawValue)
+    finish(.usageOrInput)
 }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CHitchSupport
 
 /// Writes text to standard error unbuffered (diagnostics and progress never mix into stdout data).
 func writeStandardError(_ text: String) {
@@ -22,3 +23,38 @@ func writeError(_ message: String) {
 
 /// True when stderr is a terminal (progress bars draw only then).
 var standardErrorIsTerminal: Bool { isatty(2) != 0 }
+
+/// Writes `text` to `path`, or to standard output when `path` is nil. A failed or short write, or a
+/// failed close (a full disk), is an error: output is never lost behind exit 0.
+func writeOutput(_ text: String, to path: String?) throws {
+    let name = path ?? "standard output"
+    let fd: Int32
+    if let path {
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw CLIError("cannot write '\(path)': \(String(cString: strerror(errno)))") }
+    } else {
+        fflush(nil)   // anything printed before goes first
+        fd = STDOUT_FILENO
+    }
+    var text = text
+    var failure: String? = text.withUTF8 { bytes in
+        var offset = 0
+        while offset < bytes.count {
+            let written = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+            if written < 0 && errno == EINTR { continue }
+            if written <= 0 { return written < 0 ? String(cString: strerror(errno)) : "short write" }
+            offset += written
+        }
+        return nil
+    }
+    if path != nil, close(fd) != 0, failure == nil { failure = String(cString: strerror(errno)) }
+    if let failure { throw CLIError("cannot write '\(name)': \(failure)") }
+}
+
+/// Flushes what `print` buffered; a write error anywhere in it (a full disk, a closed pipe) is
+/// reported, so no command exits 0 after losing its output.
+func flushStandardOutput() throws {
+    if hitch_flush_standard_output_failed() != 0 {
+        throw CLIError("cannot write standard output: \(String(cString: strerror(errno)))")
+    }
+}

@@ -62,15 +62,7 @@ enum ExportCommand: Subcommand {
         } catch let error as TraceReadError {
             throw CLIError("\(path): \(error)")
         }
-        if let output {
-            do {
-                try text.write(toFile: output, atomically: true, encoding: .utf8)
-            } catch {
-                throw CLIError("cannot write '\(output)': \(error.localizedDescription)")
-            }
-        } else {
-            FileHandle.standardOutput.write(Data(text.utf8))
-        }
+        try writeOutput(text, to: output)
         return .ok
     }
 
