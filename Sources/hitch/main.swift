@@ -60,7 +60,8 @@ guard let command = subcommands.first(where: { $0.name == first }) else {
     finish(.usageOrInput)
 }
 var arguments = Arguments(Array(words.dropFirst()))
-if arguments.wantsHelp() {
+// `hitch bench analyze --help` is the nested benchmark's help, which `dispatch` prints.
+if !(command.hasNestedSubcommands && arguments.startsWithWord), arguments.wantsHelp() {
     print(command.help)
     finish(.ok)
 }

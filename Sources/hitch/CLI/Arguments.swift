@@ -8,6 +8,9 @@ struct Arguments {
 
     var isEmpty: Bool { remaining.isEmpty }
 
+    /// True when the first word is not an option (a nested subcommand's name or a positional).
+    var startsWithWord: Bool { remaining.first.map { !$0.hasPrefix("-") } ?? false }
+
     /// Removes the first word if it is not an option (a nested subcommand's name).
     mutating func popFirstWord() -> String? {
         guard let first = remaining.first, !first.hasPrefix("-") else { return nil }

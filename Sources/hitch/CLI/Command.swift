@@ -28,6 +28,12 @@ protocol Subcommand: SendableMetatype {
     static var help: String { get }
     /// Runs with the arguments after the subcommand name.
     static func run(_ arguments: inout Arguments) throws -> ExitCode
+    /// True for `record` and `bench`, whose first word names a nested subcommand with its own help.
+    static var hasNestedSubcommands: Bool { get }
+}
+
+extension Subcommand {
+    static var hasNestedSubcommands: Bool { false }
 }
 
 /// A registered subcommand, erased to plain values (the registry in main.swift lists these).
@@ -36,11 +42,13 @@ struct SubcommandEntry: Sendable {
     var summary: String
     var help: String
     var run: @Sendable (inout Arguments) throws -> ExitCode
+    var hasNestedSubcommands: Bool
 }
 
 extension Subcommand {
     static var entry: SubcommandEntry {
-        SubcommandEntry(name: name, summary: summary, help: help, run: { try run(&$0) })
+        SubcommandEntry(name: name, summary: summary, help: help, run: { try run(&$0) },
+                        hasNestedSubcommands: hasNestedSubcommands)
     }
 }
 

@@ -1,5 +1,6 @@
 // `hitch bench <what>`: benchmarks that print JSON for CI scripts (ratios measured in one run).
 enum BenchCommand: Subcommand {
+    static let hasNestedSubcommands = true
     static let name = "bench"
     static let summary = "Benchmarks (record, sample, analyze, decode); --format json for scripts."
     static let help = """

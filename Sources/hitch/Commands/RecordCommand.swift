@@ -1,5 +1,6 @@
 // `hitch record <workload>`: runs a bundled workload and writes its trace.
 enum RecordCommand: Subcommand {
+    static let hasNestedSubcommands = true
     static let name = "record"
     static let summary = "Run a bundled workload (feed, llm) and write its trace."
     static let help = """
