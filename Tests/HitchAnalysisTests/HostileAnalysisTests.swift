@@ -108,6 +108,24 @@ import Testing
         if let result { #expect(String(decoding: result.standardOutputContent, as: UTF8.self).contains("budget case: control characters")) }
     }
 
+    /// Fuzzer findings (scripts/fuzz.sh budget): a metric name or key holding a newline was echoed
+    /// as is, so the "one line" error spanned several lines. Every budget finding must give a
+    /// one-line error naming the file.
+    @Test func budgetFindingsGiveOneLineErrors() throws {
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: Self.regressions.path)) ?? [])
+            .filter { $0.hasPrefix("budget-") }.sorted()
+        try #require(!names.isEmpty)
+        for name in names {
+            let data = try Data(contentsOf: Self.regressions.appendingPathComponent(name))
+            do {
+                let budgets = try BudgetFile.parse(data, path: "hostile.json")
+                _ = try BudgetFile.evaluate(budgets, against: Analysis())
+            } catch {
+                #expect(!"\(error)".contains("\n") && !"\(error)".contains("\r"), "\(name): \(error)")
+            }
+        }
+    }
+
     /// A budget on a figure that is not a number (a verdict string, a whole section) is a budget
     /// error with one line, not a pass or a crash.
     @Test func budgetOnANonNumericFigureIsAnError() throws {

@@ -96,6 +96,7 @@ import Testing
             ("nan.json", Data(#"{"budgets": [{"metric": "hitches.120.hitchCount", "max": NaN}]}"#.utf8)),
         ]
         var inputs = Self.files(in: "Tests/Fuzz/corpus/budget") + [box.work, box.work + "/missing.json", "/dev/zero"]
+            + Self.files(in: "Tests/Fixtures/regressions").filter { $0.contains("/budget-") }
         for (name, data) in cases {
             _ = FileManager.default.createFile(atPath: box.work + "/" + name, contents: data)
             inputs.append(box.work + "/" + name)

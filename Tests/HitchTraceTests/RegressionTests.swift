@@ -19,7 +19,7 @@ import Testing
     }
 
     static var chromeInputs: [String] {
-        files("Tests/Fuzz/corpus/chrome", suffix: "") + files("Tests/Fixtures/regressions", suffix: ".json")
+        files("Tests/Fuzz/corpus/chrome", suffix: "") + files("Tests/Fixtures/regressions", suffix: ".json").filter { $0.contains("/chrome-") }
     }
 
     @Test func readerReadsEverySeedAndFindingToTheEndOrOneError() async throws {
