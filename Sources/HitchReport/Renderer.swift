@@ -23,7 +23,7 @@ public protocol AnalysisRenderer: SendableMetatype {
 
 public enum Renderers {
     /// The formats `hitch analyze --format` offers.
-    public static let all: [any AnalysisRenderer.Type] = [TextReport.self, JSONReport.self, MarkdownReport.self, JUnitReport.self]
+    public static let all: [any AnalysisRenderer.Type] = [TextReport.self, JSONReport.self, MarkdownReport.self, JUnitReport.self, HTMLReport.self]
     public static var formats: [String] { all.map { $0.format } }
     public static func named(_ format: String) -> (any AnalysisRenderer.Type)? { all.first { $0.format == format } }
 }

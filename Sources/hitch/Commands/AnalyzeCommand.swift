@@ -9,7 +9,7 @@ enum AnalyzeCommand: Subcommand {
     static let name = "analyze"
     static let summary = "Hitch time ratio at 60/120 Hz, stage cost, view updates, decode bandwidth."
     static let help = """
-    USAGE: hitch analyze TRACE... [--format text|json|markdown|junit] [--refresh 60,120] [--device-budget 1.2GB]
+    USAGE: hitch analyze TRACE... [--format text|json|markdown|junit|html] [--refresh 60,120] [--device-budget 1.2GB]
 
     Reads each trace in one streaming pass and reports: hitches judged at the recorded refresh rate
     and replayed at each --refresh rate (hitch time ratio graded on Apple's test scale and Xcode
@@ -21,7 +21,7 @@ enum AnalyzeCommand: Subcommand {
       TRACE                  FXT trace files (.fxt).
 
     OPTIONS:
-      --format FORMAT        text (default), json (stable schema), markdown (CI summary), junit.
+      --format FORMAT        text (default), json (stable schema), markdown (CI summary), junit, html.
       --refresh LIST         Refresh rates in Hz to judge at, comma separated (default 60,120).
       --device-budget SIZE   Device memory budget for the LLM memory figures (default 1.2GB).
       -o, --output FILE      Write the report to FILE instead of stdout.
