@@ -204,6 +204,9 @@ final class StreamingConsumer {
 }
 
 public enum LLMStreamingWorkload {
+    /// The inference threads' scheduling priority: the lowest, below the UI threads.
+    static let inferenceNice: Int32 = 19
+
     /// Builds the model, measures bandwidth into the trace metadata, and streams `configuration.tokens`
     /// tokens to a headless view. Call on the main thread.
     @MainActor
@@ -213,9 +216,11 @@ public enum LLMStreamingWorkload {
         let available = Int(ProcessInfo.processInfo.physicalMemory / 10 * 7)
         guard needed < available else { throw LLMWorkloadError.tooLarge(bytes: needed, available: available) }
         Trace.setCurrentThreadName("main") // the analyzer's main thread
-        // Decode yields the CPU to the main and render threads (nice 5), as a real app's
-        // inference runs below user-interactive work.
-        let pool = WorkerPool(threadCount: ProcessInfo.processInfo.activeProcessorCount, workerNice: 5)
+        // Decode yields the CPU to the main and render threads, as a real app's inference runs at a
+        // background QoS below user-interactive work. At nice 5 the scheduler still let decode
+        // delay the UI threads' vsync wake-ups by milliseconds on two saturated cores (render
+        // hitches at 120 Hz); at nice 19 a waking UI thread preempts decode at once.
+        let pool = WorkerPool(threadCount: ProcessInfo.processInfo.activeProcessorCount, workerNice: inferenceNice)
         defer { pool.shutdown() }
         let probe = BandwidthProbe.measure(pool: pool, repetitions: 3)
         let weights = TransformerWeights(shape: shape, format: configuration.format, seed: configuration.seed, pool: pool)
@@ -234,7 +239,7 @@ public enum LLMStreamingWorkload {
             for (key, value) in metadata { recorder.setMetadata(key, value) }
         }
         let tokenizer = BPETokenizer()
-        let inference = LLMInference(weights: weights, pool: pool, tokenizer: tokenizer, sampling: configuration.sampling, nice: 5)
+        let inference = LLMInference(weights: weights, pool: pool, tokenizer: tokenizer, sampling: configuration.sampling, nice: inferenceNice)
         let policy: AsyncStream<StreamedToken>.Continuation.BufferingPolicy
         switch configuration.buffering {
         case .unbounded: policy = .unbounded
