@@ -7,7 +7,7 @@ import Testing
 let tinyShape = ModelShape(dim: 64, layers: 2, heads: 4, kvHeads: 2, ffn: 128, vocab: 300, context: 32)
 
 private func seededValues(_ count: Int, seed: UInt64, amplitude: Float = 1) -> [Float] {
-    var rng = SplitMix64(seed: seed)
+    var rng = SeededGenerator(seed: seed)
     return (0..<count).map { _ in rng.nextSigned() * amplitude }
 }
 

@@ -3,19 +3,6 @@
 // pool of distinct images (encoding 10,000 PNGs would dominate start-up) but every row decodes
 // its own copy.
 
-/// SplitMix64: small, fast, and the same sequence on every platform for a seed.
-public struct SeededGenerator: RandomNumberGenerator, Sendable {
-    private var state: UInt64
-    public init(seed: UInt64) { state = seed }
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 public struct FeedItem: Sendable, Equatable, Identifiable {
     public var id: Int
     public var title: String

@@ -62,7 +62,7 @@ public final class DecodeSession {
     private let matvec: MatvecTask
     private let batchMatmul: BatchMatmulTask
     private let attention: AttentionTask
-    private var rng: SplitMix64
+    private var rng: SeededGenerator
     private var sampling: SamplingOptions
     private var recordingToken: Int32 = 0
 
@@ -70,7 +70,7 @@ public final class DecodeSession {
 
     public init(weights: TransformerWeights, pool: WorkerPool, sampling: SamplingOptions = .greedy, prefillBatch: Int = 32) {
         self.weights = weights; self.shape = weights.shape; self.pool = pool
-        self.sampling = sampling; rng = SplitMix64(seed: sampling.seed)
+        self.sampling = sampling; rng = SeededGenerator(seed: sampling.seed)
         let s = weights.shape
         self.prefillBatch = max(1, min(prefillBatch, s.context))
         var allocations: [UnsafeMutablePointer<Float>] = []
@@ -116,7 +116,7 @@ public final class DecodeSession {
     public func reset(sampling: SamplingOptions? = nil) {
         position = 0
         if let sampling { self.sampling = sampling }
-        rng = SplitMix64(seed: self.sampling.seed)
+        rng = SeededGenerator(seed: self.sampling.seed)
     }
 
     /// Bytes of the KV cache as allocated (every position of the context).

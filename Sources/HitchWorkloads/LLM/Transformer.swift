@@ -41,7 +41,7 @@ public final class TransformerWeights: @unchecked Sendable {
         func gains() -> UnsafeMutablePointer<Float> {
             matrixIndex += 1
             let g = UnsafeMutablePointer<Float>.allocate(capacity: shape.dim)
-            var rng = SplitMix64(seed: seed &+ matrixIndex &* 0x9E37_79B9_7F4A_7C15)
+            var rng = SeededGenerator(seed: seed &+ matrixIndex &* 0x9E37_79B9_7F4A_7C15)
             for i in 0..<shape.dim { g[i] = 1 + 0.1 * rng.nextSigned() }
             return g
         }
@@ -78,24 +78,6 @@ public final class TransformerWeights: @unchecked Sendable {
     }
 }
 
-/// A small, fast, deterministic generator (SplitMix64).
-struct SplitMix64 {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    /// Uniform in [-1, 1).
-    mutating func nextSigned() -> Float {
-        Float(Int32(truncatingIfNeeded: next() >> 32)) * (1.0 / 2_147_483_648.0)
-    }
-    /// Uniform in [0, 1).
-    mutating func nextUnit() -> Float { Float(next() >> 40) * (1.0 / 16_777_216.0) }
-}
 
 /// Fills one 16-row group of a matrix with uniform values in [-amplitude, amplitude], then encodes it.
 final class GenerateTask: ParallelTask, @unchecked Sendable {
@@ -111,7 +93,7 @@ final class GenerateTask: ParallelTask, @unchecked Sendable {
         let count = min(WeightMatrix.groupRows, matrix.rows - first)
         let values = UnsafeMutablePointer<Float>.allocate(capacity: count * matrix.columns)
         defer { values.deallocate() }
-        var rng = SplitMix64(seed: seed ^ (UInt64(chunk) &* 0xD1B5_4A32_D192_ED03))
+        var rng = SeededGenerator(seed: seed ^ (UInt64(chunk) &* 0xD1B5_4A32_D192_ED03))
         let scale = amplitude * (1.0 / 2_147_483_648.0)
         var i = 0
         let total = count * matrix.columns
