@@ -32,21 +32,11 @@ public enum JUnitReport: AnalysisRenderer {
         return out
     }
 
+    /// XML text and attribute escaping: the HTML report's, which is XML-safe too (character
+    /// references, and U+FFFD for the control characters XML 1.0 forbids).
     static func escape(_ text: String) -> String {
         var out = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "&": out += "&amp;"
-            case "\"": out += "&quot;"
-            case "'": out += "&apos;"
-            default:
-                // XML 1.0 forbids most control characters even escaped.
-                if scalar.value < 0x20 && scalar != "\t" && scalar != "\n" && scalar != "\r" { out += "?" }
-                else { out.unicodeScalars.append(scalar) }
-            }
-        }
+        HTMLWriter.appendEscaped(text, to: &out)
         return out
     }
 }
