@@ -14,11 +14,13 @@ public struct Budget: Sendable, Equatable {
 public enum BudgetError: Error, Sendable, Equatable, CustomStringConvertible {
     case unreadable(path: String, reason: String)
     case invalid(path: String, reason: String)
+    /// One line, whatever the file put in a metric name or key: control characters are escaped.
     public var description: String {
-        switch self {
+        let text = switch self {
         case let .unreadable(path, reason): "cannot read budget file '\(path)': \(reason)"
         case let .invalid(path, reason): "bad budget file '\(path)': \(reason)"
         }
+        return text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? $0.escaped(asASCII: true) : String($0) }.joined()
     }
 }
 
