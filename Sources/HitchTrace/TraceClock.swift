@@ -44,29 +44,47 @@ public struct TraceTimestamp: Hashable, Comparable, Sendable {
 /// Converts between ticks and nanoseconds with one 128-bit multiply (no division per event).
 struct TickConverter: Sendable {
     let ticksPerSecond: UInt64
-    /// Nanoseconds per tick in 32.32 fixed point.
-    private let nanosecondsPerTickQ32: UInt64
-    /// Ticks per nanosecond in 32.32 fixed point.
-    private let ticksPerNanosecondQ32: UInt64
+    /// Nanoseconds per tick as an integer part and a 64-bit binary fraction (64.64 fixed point).
+    /// 32.32 was not enough: its rounding error grows with the tick count, and after a few hours of
+    /// uptime a round trip through nanoseconds was off by over a microsecond.
+    private let nanosecondsPerTick: (whole: UInt64, fraction: UInt64)
+    /// Ticks per nanosecond, the same way.
+    private let ticksPerNanosecond: (whole: UInt64, fraction: UInt64)
 
     init(ticksPerSecond: UInt64) {
         let tps = max(ticksPerSecond, 1)
         self.ticksPerSecond = tps
-        nanosecondsPerTickQ32 = UInt64(min((1e9 * 4294967296.0 / Double(tps)).rounded(), Double(UInt64.max / 2)))
-        ticksPerNanosecondQ32 = UInt64(min((Double(tps) * 4294967296.0 / 1e9).rounded(), Double(UInt64.max / 2)))
+        nanosecondsPerTick = Self.ratio(1_000_000_000, tps)
+        ticksPerNanosecond = Self.ratio(tps, 1_000_000_000)
+    }
+
+    /// numerator / denominator in 64.64 fixed point, exact to the last bit of the fraction.
+    private static func ratio(_ numerator: UInt64, _ denominator: UInt64) -> (whole: UInt64, fraction: UInt64) {
+        let remainder = numerator % denominator
+        return (numerator / denominator, denominator.dividingFullWidth((high: remainder, low: 0)).quotient)
+    }
+
+    @inline(__always)
+    private static func scale(_ value: UInt64, by factor: (whole: UInt64, fraction: UInt64)) -> UInt64 {
+        value &* factor.whole &+ value.multipliedFullWidth(by: factor.fraction).high
     }
 
     @inline(__always)
     func nanoseconds(fromTicks ticks: UInt64) -> Int64 {
-        if ticksPerSecond == 1_000_000_000 { return Int64(truncatingIfNeeded: ticks) }
-        let product = ticks.multipliedFullWidth(by: nanosecondsPerTickQ32)
-        return Int64(truncatingIfNeeded: (product.high << 32) | (product.low >> 32))
+        Int64(truncatingIfNeeded: Self.scale(ticks, by: nanosecondsPerTick))
+    }
+
+    /// The same, saturating at Int64.max for a tick count whose time does not fit (a corrupt or
+    /// hostile timestamp) instead of wrapping to a negative or small time.
+    @inline(__always)
+    func saturatingNanoseconds(fromTicks ticks: UInt64) -> Int64 {
+        let (whole, overflowed) = ticks.multipliedReportingOverflow(by: nanosecondsPerTick.whole)
+        let (sum, carried) = whole.addingReportingOverflow(ticks.multipliedFullWidth(by: nanosecondsPerTick.fraction).high)
+        return overflowed || carried || sum > UInt64(Int64.max) ? .max : Int64(sum)
     }
 
     func ticks(fromNanoseconds nanoseconds: Int64) -> UInt64 {
-        if ticksPerSecond == 1_000_000_000 { return UInt64(truncatingIfNeeded: nanoseconds) }
-        let magnitude = nanoseconds.magnitude.multipliedFullWidth(by: ticksPerNanosecondQ32)
-        let ticks = (magnitude.high << 32) | (magnitude.low >> 32)
+        let ticks = Self.scale(nanoseconds.magnitude, by: ticksPerNanosecond)
         return nanoseconds < 0 ? 0 &- ticks : ticks
     }
 }

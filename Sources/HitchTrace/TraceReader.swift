@@ -701,27 +701,14 @@ final class ReaderCore {
     }
 }
 
-/// Ticks -> nanoseconds for decoded events: `TickConverter`'s fixed-point multiply, but a tick count
-/// whose time does not fit in Int64 (a corrupt or hostile timestamp) saturates at Int64.max instead of
-/// wrapping to a negative or small time (docs/FORMAT.md, docs/METRICS.md "Hostile timestamps").
+/// Ticks -> nanoseconds for decoded events: `TickConverter`'s saturating conversion, so a hostile
+/// timestamp reads as Int64.max instead of wrapping (docs/FORMAT.md, docs/METRICS.md "Hostile timestamps").
 struct DecodeClock {
-    private let isNanoseconds: Bool
-    /// Nanoseconds per tick in 32.32 fixed point.
-    private let nanosecondsPerTickQ32: UInt64
+    private let converter: TickConverter
 
-    init(ticksPerSecond: UInt64) {
-        let tps = max(ticksPerSecond, 1)
-        isNanoseconds = tps == 1_000_000_000
-        nanosecondsPerTickQ32 = UInt64(min((1e9 * 4294967296.0 / Double(tps)).rounded(), Double(UInt64.max / 2)))
-    }
+    init(ticksPerSecond: UInt64) { converter = TickConverter(ticksPerSecond: ticksPerSecond) }
 
-    @inline(__always) func nanoseconds(_ ticks: UInt64) -> Int64 {
-        if isNanoseconds { return ticks > UInt64(Int64.max) ? .max : Int64(ticks) }
-        let product = ticks.multipliedFullWidth(by: nanosecondsPerTickQ32)
-        // product >> 32 fits in Int64 exactly when the high word is below 2^31.
-        guard product.high >> 31 == 0 else { return .max }
-        return Int64((product.high << 32) | (product.low >> 32))
-    }
+    @inline(__always) func nanoseconds(_ ticks: UInt64) -> Int64 { converter.saturatingNanoseconds(fromTicks: ticks) }
 }
 
 private extension Double {
