@@ -111,8 +111,7 @@ import Testing
     /// Fuzzer findings (scripts/fuzz.sh budget): a metric name or key holding a newline was echoed
     /// as is, so the "one line" error spanned several lines. Every budget finding must give a
     /// one-line error naming the file.
-    @Test(.disabled("F11 in docs/RELIABILITY.md: BudgetError echoes metric names and keys with raw newlines; enable when the analyzer escapes them"))
-    func budgetFindingsGiveOneLineErrors() throws {
+    @Test func budgetFindingsGiveOneLineErrors() throws {
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: Self.regressions.path)) ?? [])
             .filter { $0.hasPrefix("budget-") }.sorted()
         try #require(!names.isEmpty)

@@ -100,9 +100,16 @@ enum TraceAnalysis {
         return file
     }
 
-    /// Writes a file atomically (a report is never left half-written), creating its directory.
+    /// Writes a report, creating its directory. A regular file (or a new one) is replaced
+    /// atomically, so a report is never left half-written; anything else at the path (a device, a
+    /// pipe) is written in place, never replaced by a renamed file (F6 in docs/RELIABILITY.md).
     static func write(_ text: String, to path: String) throws {
         let url = URL(fileURLWithPath: path)
+        var status = stat()
+        if stat(path, &status) == 0, status.st_mode & S_IFMT != S_IFREG {
+            try writeOutput(text, to: path)
+            return
+        }
         do {
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             try Data(text.utf8).write(to: url, options: .atomic)
