@@ -48,7 +48,7 @@ public struct TraceName: Hashable, Sendable, ExpressibleByStringLiteral, CustomS
     public static let counter: TraceName = "counter"
 }
 
-private let internedNames = Mutex<[String: UInt64]>([:])
+private let internedNames = Locked<[String: UInt64]>([:])
 
 /// Copies a string's UTF-8 bytes plus a NUL terminator into memory that is never freed.
 private func copyForever(_ string: String) -> UInt64 {

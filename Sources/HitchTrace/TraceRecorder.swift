@@ -44,7 +44,7 @@ public final class TraceRecorder: Sendable {
 
     public let path: String
     public let configuration: Configuration
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let writerDone = DispatchSemaphore(value: 0)
     private let droppedBaseline: UInt64
     private let starterThreadID: Int32
@@ -245,7 +245,7 @@ public enum TraceRecorderError: Error, CustomStringConvertible, Sendable {
     }
 }
 
-private let activeRecorder = Mutex<TraceRecorder?>(nil)
+private let activeRecorder = Locked<TraceRecorder?>(nil)
 /// One recording session per process at a time (the hot path's buffers are process-wide).
 private let sessionSlot = DispatchSemaphore(value: 1)
 

@@ -80,7 +80,7 @@ public final class Sampler: Sendable {
     private let recorder: TraceRecorder?
     private let onSample: (@Sendable (SampledStack) -> Void)?
     private let stopRequested = Atomic<Bool>(false)
-    private let stopped = Mutex<SamplerStatistics?>(nil)
+    private let stopped = Locked<SamplerStatistics?>(nil)
     private let samplesRecorded = Atomic<UInt64>(0)
     private let drainFinished = DispatchSemaphore(value: 0)
     private let baseline: hitch_sampler_stats

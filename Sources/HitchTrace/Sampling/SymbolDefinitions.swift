@@ -11,7 +11,7 @@ enum SymbolDefinitions {
         var definedFunctions: Set<UInt64> = []
     }
 
-    private static let state = Mutex(State())
+    private static let state = Locked(State())
 
     static func define(_ addresses: some Sequence<UInt64>, in recorder: TraceRecorder) {
         state.withLock { state in
