@@ -99,31 +99,9 @@ enum AnalysisCLI {
         }
     }
 
-    /// Writes `text` to `path` (or standard output); a failed or short write, or a failed close (a
-    /// full disk), is an error: output is never lost with exit 0.
+    /// Writes `text` to `path` (or standard output); see `writeOutput`.
     static func emit(_ text: String, to path: String?) throws {
-        let name = path ?? "standard output"
-        let fd: Int32
-        if let path {
-            fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-            guard fd >= 0 else { throw CLIError("cannot write '\(path)': \(String(cString: strerror(errno)))") }
-        } else {
-            fflush(nil)   // anything printed before goes first
-            fd = STDOUT_FILENO
-        }
-        var text = text
-        var failure: String? = text.withUTF8 { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let n = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-                if n < 0 && errno == EINTR { continue }
-                if n <= 0 { return n < 0 ? String(cString: strerror(errno)) : "short write" }
-                offset += n
-            }
-            return nil
-        }
-        if path != nil, close(fd) != 0, failure == nil { failure = String(cString: strerror(errno)) }
-        if let failure { throw CLIError("cannot write '\(name)': \(failure)") }
+        try writeOutput(text, to: path)
     }
 }
 
