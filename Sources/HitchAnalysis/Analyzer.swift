@@ -44,8 +44,7 @@ public struct Analyzer: Sendable {
     private var samples = SampleProfile()
     private var stacks = StackStore()
     private var recorded = HitchAccumulator(source: "recorded", rateHz: 0)
-    private var replays: [ReplayModel]
-    private var replayed: [HitchAccumulator]
+    private var replays: [ReplayTimeline]
     private var recordedJudge = LatenessJudge()
 
     // Results gathered across runs.
@@ -93,8 +92,7 @@ public struct Analyzer: Sendable {
 
     public init(options: AnalyzerOptions = AnalyzerOptions()) {
         self.options = options
-        replays = options.refreshRatesHz.map { ReplayModel(rateHz: $0) }
-        replayed = options.refreshRatesHz.map { HitchAccumulator(source: "replay", rateHz: $0) }
+        replays = options.refreshRatesHz.map { ReplayTimeline(rateHz: $0) }
     }
 
     /// Analyzes events in memory (tests, generators).
@@ -147,7 +145,7 @@ public struct Analyzer: Sendable {
         recordedJudge.reset()
         stageCost.beginRun(); views.beginRun(); samples.beginRun(); stacks.removeAll()
         recorded.beginRun(run)
-        for i in replays.indices { replays[i].beginRun(); replayed[i].beginRun(run) }
+        for i in replays.indices { replays[i].beginRun(run) }
     }
 
     @inline(__always)
@@ -349,10 +347,8 @@ public struct Analyzer: Sendable {
         let isInput = frame.inputArrivalNs != .min
         let release = isInput ? min(frame.inputArrivalNs, frame.vsyncNs) : frame.vsyncNs
         for i in replays.indices {
-            if let replayedFrame = replays[i].add(frameID: frame.frameID, releaseNs: release, isInput: isInput,
-                                                  mainWorkNs: judged.mainWorkNs, renderNs: judged.renderNs) {
-                replayed[i].add(replayedFrame, runStartNs: runStartNs)
-            }
+            replays[i].add(frameID: frame.frameID, releaseNs: release, isInput: isInput,
+                           mainWorkNs: judged.mainWorkNs, renderNs: judged.renderNs, runStartNs: runStartNs)
         }
         if judged.hitchNs > 0 { attribute(frame, judged) }
     }
@@ -519,10 +515,7 @@ public struct Analyzer: Sendable {
         setLateLimit()
         let union = interactions.unionNs(runEndNs: runLastNs)
         recorded.endRun(interactionUnionNs: union)
-        for i in replays.indices {
-            if let last = replays[i].finish() { replayed[i].add(last, runStartNs: runStartNs) }
-            replayed[i].endRun(interactionUnionNs: union)
-        }
+        for i in replays.indices { replays[i].endRun(interactionUnionNs: union) }
         tokens.endRun()
         stacks.prepare()
         let names = self.names
@@ -580,7 +573,7 @@ public struct Analyzer: Sendable {
                 figures.periodMs = 1000 / rate
                 a.hitches[key] = figures
             } else {
-                a.hitches[key] = replayed[i].figures(periodMs: 1000 / rate)
+                a.hitches[key] = replays[i].figures(periodMs: 1000 / rate)
             }
         }
         a.frames = frameSamples

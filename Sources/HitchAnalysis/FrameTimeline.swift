@@ -140,6 +140,18 @@ struct HitchAccumulator: Sendable {
         windowSumNs = 0
     }
 
+    /// Run `run` continues the previous run's timeline: the one-second window and, when the
+    /// previous run had no interactions, its first-frame-to-last-present span run on across the cut.
+    mutating func continueRun(_ run: Int, previousInteractionUnionNs union: Int64?) {
+        self.run = run
+        if let union, union > 0 {
+            animatingNs +|= union
+            animatingFromInteractions = true
+            runFirstStartNs = .max
+            runLastPresentNs = .min
+        }
+    }
+
     mutating func addUnjudged() { unjudged += 1 }
 
     mutating func add(_ frame: JudgedFrame, runStartNs: Int64) {
@@ -246,13 +258,18 @@ struct ReplayModel: Sendable {
         periodNs = period.isFinite && period >= 1 ? Int64(min(period, Double(maxFramePeriodNs)).rounded()) : 1
     }
 
-    mutating func beginRun() {
+    private(set) var lastReleaseNs: Int64 = .min
+
+    /// Starts a new grid: the next frame's release becomes the anchor.
+    mutating func reset() {
         anchorNs = .min; mainFreeNs = .min; renderFreeNs = .min; groupOpen = false; judge.reset()
+        lastReleaseNs = .min
     }
 
     /// Feeds one recorded frame (in begin order); returns a replayed frame when one completes.
     mutating func add(frameID: UInt64, releaseNs: Int64, isInput: Bool, mainWorkNs: Int64, renderNs: Int64) -> JudgedFrame? {
         if anchorNs == .min { anchorNs = releaseNs }
+        lastReleaseNs = max(lastReleaseNs, releaseNs)
         var emitted: JudgedFrame?
         if groupOpen && releaseNs > groupStartNs {
             emitted = closeGroup()
@@ -269,7 +286,7 @@ struct ReplayModel: Sendable {
         return emitted
     }
 
-    /// Completes the open group at the end of a run.
+    /// Completes the open group (the end of a timeline).
     mutating func finish() -> JudgedFrame? { groupOpen ? closeGroup() : nil }
 
     private mutating func closeGroup() -> JudgedFrame {
@@ -291,6 +308,77 @@ struct ReplayModel: Sendable {
         return JudgedFrame(frameID: groupFrameID, startNs: start, periodNs: periodNs, mainWorkNs: work,
                            renderNs: groupRenderNs, commitNs: commit, renderEndNs: renderEnd,
                            expectedNs: expected, actualNs: actual, hitchNs: hitch, latencyNs: latency, kind: kind)
+    }
+}
+
+/// One refresh rate's replay over every run: the model and the figures it accumulates. A run whose
+/// first frame is released after the previous run's last release (a later piece of the same
+/// session, or a later recording on the same clock) continues the previous run's timeline: the
+/// same vsync grid, main-thread and render state, and the frame group still open at the cut. So a
+/// session split over several traces replays exactly like one trace. A run that starts earlier
+/// (another clock, or the same run passed twice) starts a grid of its own.
+struct ReplayTimeline: Sendable {
+    private var model: ReplayModel
+    private var figures: HitchAccumulator
+    // The previous run, ended but not yet closed: the next run's first frame decides.
+    private var pendingRun: (interactionUnionNs: Int64?, runStartNs: Int64)?
+    private var runStartNs: Int64 = 0
+    private var run = 0
+    private var runHasFrames = false
+
+    init(rateHz: Double) {
+        model = ReplayModel(rateHz: rateHz)
+        figures = HitchAccumulator(source: "replay", rateHz: rateHz)
+    }
+
+    mutating func beginRun(_ run: Int) {
+        self.run = run
+        runHasFrames = false
+    }
+
+    mutating func add(frameID: UInt64, releaseNs: Int64, isInput: Bool, mainWorkNs: Int64, renderNs: Int64, runStartNs: Int64) {
+        if !runHasFrames {
+            runHasFrames = true
+            self.runStartNs = runStartNs
+            if let pending = pendingRun {
+                pendingRun = nil
+                if releaseNs >= model.lastReleaseNs {
+                    figures.continueRun(run, previousInteractionUnionNs: pending.interactionUnionNs)
+                } else {
+                    close(pending)
+                    figures.beginRun(run)
+                }
+            } else {
+                figures.beginRun(run)
+            }
+        }
+        if let frame = model.add(frameID: frameID, releaseNs: releaseNs, isInput: isInput, mainWorkNs: mainWorkNs, renderNs: renderNs) {
+            figures.add(frame, runStartNs: runStartNs)
+        }
+    }
+
+    /// Ends a run without closing its timeline: the next run may continue it. A run without frames
+    /// adds its interactions to the pending run's.
+    mutating func endRun(interactionUnionNs: Int64?) {
+        if runHasFrames {
+            pendingRun = (interactionUnionNs, runStartNs)
+        } else if let pending = pendingRun {
+            let union = (pending.interactionUnionNs ?? 0).addingSaturated(interactionUnionNs ?? 0)
+            pendingRun = (union > 0 ? union : nil, pending.runStartNs)
+        }
+    }
+
+    private mutating func close(_ pending: (interactionUnionNs: Int64?, runStartNs: Int64)) {
+        if let last = model.finish() { figures.add(last, runStartNs: pending.runStartNs) }
+        figures.endRun(interactionUnionNs: pending.interactionUnionNs)
+        model.reset()
+    }
+
+    /// The figures of every run so far, the open timeline closed.
+    func figures(periodMs: Double) -> HitchFigures {
+        var closed = self
+        if let pending = closed.pendingRun { closed.close(pending) }
+        return closed.figures.figures(periodMs: periodMs)
     }
 }
 
