@@ -38,6 +38,10 @@ public struct BudgetOutcome: Sendable, Equatable, Codable {
 }
 
 public enum BudgetFile {
+    /// Limits that keep a hostile budget file's cost small (each budget costs ~3 KB and ~20 us).
+    public static let maxBudgets = 10_000
+    public static let maxFileBytes = 4 << 20
+
     /// Parses and validates a budget file's contents; every problem names the budget's index.
     public static func parse(_ data: Data, path: String) throws(BudgetError) -> [Budget] {
         let root: Any
@@ -46,6 +50,9 @@ public enum BudgetFile {
         }
         guard let object = root as? [String: Any], let list = object["budgets"] as? [Any] else {
             throw .invalid(path: path, reason: "expected an object with a \"budgets\" list")
+        }
+        guard list.count <= maxBudgets else {
+            throw .invalid(path: path, reason: "\(list.count) budgets; at most \(maxBudgets) are allowed")
         }
         let allowed: Set<String> = ["metric", "max", "min", "name"]
         var budgets: [Budget] = []
@@ -84,7 +91,7 @@ public enum BudgetFile {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw .unreadable(path: path, reason: FileManager.default.fileExists(atPath: path) ? "not readable" : "no such file")
         }
-        guard data.count <= 16 << 20 else { throw .invalid(path: path, reason: "larger than 16 MB") }
+        guard data.count <= maxFileBytes else { throw .invalid(path: path, reason: "larger than \(maxFileBytes >> 20) MB") }
         return try parse(data, path: path)
     }
 

@@ -126,6 +126,23 @@ import Testing
         }
     }
 
+    /// F10: each budget costs ~3 KB, so a budget file holds at most `BudgetFile.maxBudgets`; one
+    /// more is a one-line error before any budget is built, and the limit itself still parses.
+    @Test func budgetCountIsCapped() throws {
+        func file(_ count: Int) -> Data {
+            let one = "{\"metric\": \"hitches.120.hitchCount\", \"max\": 1}"
+            return Data(("{\"budgets\": [" + Array(repeating: one, count: count).joined(separator: ",") + "]}").utf8)
+        }
+        #expect(try BudgetFile.parse(file(BudgetFile.maxBudgets), path: "many.json").count == BudgetFile.maxBudgets)
+        #expect(file(BudgetFile.maxBudgets + 1).count < BudgetFile.maxFileBytes)
+        do {
+            _ = try BudgetFile.parse(file(BudgetFile.maxBudgets + 1), path: "many.json")
+            Issue.record("\(BudgetFile.maxBudgets + 1) budgets were accepted")
+        } catch {
+            #expect("\(error)".contains("at most \(BudgetFile.maxBudgets)") && !"\(error)".contains("\n"), "\(error)")
+        }
+    }
+
     /// A budget on a figure that is not a number (a verdict string, a whole section) is a budget
     /// error with one line, not a pass or a crash.
     @Test func budgetOnANonNumericFigureIsAnError() throws {
