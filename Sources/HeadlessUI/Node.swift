@@ -171,6 +171,7 @@ final class ViewGraph {
         } onChange: { [self] in
             invalidate(target, typeName: typeName, identity: identity, captureStack: captureStack, keepRecord: keepRecord)
         }
+        ObservedWrite.forgetLastAccess()
         return body
     }
 

@@ -26,6 +26,13 @@ public enum ObservedWrite {
         lastAccessedSlot().pointee = property
     }
 
+    /// Forgets the last access. Called after every body evaluation: a body's reads are never the
+    /// writer of a later invalidation, and a stale name would blame a model (even one from an
+    /// earlier session on this thread) for a write it did not make; unnamed is "unknown", not wrong.
+    static func forgetLastAccess() {
+        if let existing = pthread_getspecific(slotKey) { existing.assumingMemoryBound(to: TraceName?.self).pointee = nil }
+    }
+
     /// The writer for an invalidation happening now on this thread.
     static var effectiveWriter: TraceName? {
         currentProperty ?? lastAccessedSlot().pointee

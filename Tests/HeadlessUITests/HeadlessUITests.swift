@@ -149,6 +149,31 @@ struct Readers: View {
         _ = host.update()
         #expect(host.statistics.bodyEvaluations.isEmpty)
     }
+
+    /// A write to a model that does not name its writes is "unknown", never the traced property a
+    /// body read last (the demo showed a transcript's writes blamed on an earlier feed model).
+    @Test func unnamedWriterIsUnknownNotTheLastPropertyRead() {
+        let named = ListModel()
+        let unnamed = PlainCounter()
+        let host = ViewHost(root: ReadsBothModels(named: named, unnamed: unnamed))
+        host.recordsInvalidations = true
+        _ = host.update()
+        host.resetStatistics()
+        unnamed.count += 1
+        _ = host.update()
+        #expect(host.statistics.invalidations.map(\.source) == ["unknown"])
+        host.resetStatistics()
+        named.a += 1   // in place: `_modify` -> access, then willSet
+        _ = host.update()
+        #expect(host.statistics.invalidations.map(\.source) == ["ListModel.a"])
+    }
+}
+
+@MainActor @Observable final class PlainCounter { var count = 0 }
+struct ReadsBothModels: View {
+    let named: ListModel
+    let unnamed: PlainCounter
+    var body: some View { Text("\(named.a) \(unnamed.count)") }
 }
 
 struct NumberRow: View, Equatable {

@@ -148,10 +148,29 @@ public actor LLMInference {
 
 /// What the view shows.
 @MainActor @Observable
-public final class Transcript {
+public final class Transcript: TracedObservable {
     public var text = ""
     public var tokenCount = 0
     public init() {}
+
+    public static func tracedName(of keyPath: AnyKeyPath) -> TraceName? {
+        switch keyPath {
+        case \Transcript.text: "Transcript.text"
+        case \Transcript.tokenCount: "Transcript.tokenCount"
+        default: nil
+        }
+    }
+
+    func withMutation<Member, Result>(keyPath: KeyPath<Transcript, Member>, _ mutation: () throws -> Result) rethrows -> Result {
+        try ObservedWrite.writing(Self.tracedName(of: keyPath) ?? "Transcript") {
+            try _$observationRegistrar.withMutation(of: self, keyPath: keyPath, mutation)
+        }
+    }
+
+    func access<Member>(keyPath: KeyPath<Transcript, Member>) {
+        ObservedWrite.accessed(Self.tracedName(of: keyPath))
+        _$observationRegistrar.access(self, keyPath: keyPath)
+    }
 }
 
 struct TranscriptView: View {
