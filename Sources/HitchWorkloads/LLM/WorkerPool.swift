@@ -6,6 +6,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CHitchSupport
 import Foundation
 import Synchronization
 
@@ -30,13 +31,13 @@ public final class WorkerPool: @unchecked Sendable {
     private var condition = pthread_cond_t()
     private var sleepers = 0
     private let exited = Atomic<Int>(0)
-    /// Nice value given to the pool's own threads (the dispatching thread is left alone).
-    private let workerNice: Int32
+    /// The pool's own threads run as background work (the dispatching thread is left alone).
+    private let workersInBackground: Bool
 
     /// `threadCount` includes the caller of `run`, so `threadCount - 1` threads are created.
-    public init(threadCount: Int = max(1, ProcessInfo.processInfo.activeProcessorCount), workerNice: Int32 = 0) {
+    public init(threadCount: Int = max(1, ProcessInfo.processInfo.activeProcessorCount), workersInBackground: Bool = false) {
         self.threadCount = max(1, threadCount)
-        self.workerNice = workerNice
+        self.workersInBackground = workersInBackground
         pthread_mutex_init(&mutex, nil)
         pthread_cond_init(&condition, nil)
         for _ in 1..<self.threadCount {
@@ -107,7 +108,7 @@ public final class WorkerPool: @unchecked Sendable {
     }
 
     private func workerLoop() {
-        if workerNice != 0 { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0 /* Linux: the calling thread */, workerNice) }
+        if workersInBackground { _ = hitch_thread_make_background() }
         var seenGeneration: UInt64 = 0
         while !shuttingDown.load(ordering: .acquiring) {
             var spins = 0
