@@ -127,7 +127,7 @@ public final class ViewHost {
                 guard index > lastVsyncIndex else { return }
                 // Back-pressure, as a swap chain gives: with two frames already waiting for the
                 // render thread there is no buffer to draw into, so this vsync starts no frame.
-                guard renderer.framesInFlight < 2 else { return }
+                guard renderer.framesInFlight(atNs: now) < 2 else { return }
                 lastVsyncIndex = index
                 let vsync = startNs + index * period
                 self.frameCounter += 1
@@ -170,6 +170,8 @@ final class RenderThread: Sendable {
         var closed = false
         var submitted = 0
         var presented = 0
+        /// The vsync at which the rendered frame waiting for it goes on screen.
+        var presentingAtNs: Int64?
     }
 
     private let queue = Mutex(Queue())
@@ -201,8 +203,16 @@ final class RenderThread: Sendable {
         wake.signal()
     }
 
-    /// Frames committed but not yet presented.
-    var framesInFlight: Int { queue.withLock { $0.submitted - $0.presented } }
+    /// Frames committed but not on screen at `nowNs`. A rendered frame whose present vsync has
+    /// come counts as presented even if the render thread has not woken for it yet: the display
+    /// link and the present share that vsync, and which thread runs first must not decide whether
+    /// the app may start a frame.
+    func framesInFlight(atNs nowNs: Int64) -> Int {
+        queue.withLock { state in
+            let onScreen = state.presentingAtNs.map { $0 <= nowNs } ?? false
+            return state.submitted - state.presented - (onScreen ? 1 : 0)
+        }
+    }
 
     /// Closes the queue, waits for the remaining frames to present, returns the presented count.
     func finish() -> Int {
@@ -223,20 +233,25 @@ final class RenderThread: Sendable {
         Instrument.nameCurrentThread("render")
         let rasterizer = Rasterizer(viewport: viewport)
         while true {
-            wake.wait()
-            let next: Job? = queue.withLock { state in state.jobs.isEmpty ? nil : state.jobs.removeFirst() }
+            // The semaphore only wakes the thread: it takes every queued job before waiting again,
+            // so a wake-up that comes early or late never leaves a committed frame waiting.
+            let (next, closed): (Job?, Bool) = queue.withLock { state in
+                (state.jobs.isEmpty ? nil : state.jobs.removeFirst(), state.closed)
+            }
             guard let job = next else {
-                if queue.withLock({ $0.closed && $0.jobs.isEmpty }) { break }
+                if closed { break }
+                wake.wait()
                 continue
             }
             MonotonicClock.sleep(untilNs: vsync(atOrAfter: job.committedNs))
             Instrument.stage("render") { _ = rasterizer.render(job.list) }
             Instrument.frameRenderEnded(frameID: job.frameID)
             let present = vsync(atOrAfter: MonotonicClock.nowNs())
+            queue.withLock { $0.presentingAtNs = present }
             MonotonicClock.sleep(untilNs: present)
             Instrument.framePresented(frameID: job.frameID, atNs: present)
             onPresent?(job.frameID, present)
-            queue.withLock { $0.presented += 1 }
+            queue.withLock { $0.presented += 1; $0.presentingAtNs = nil }
         }
         done.signal()
     }

@@ -256,3 +256,29 @@ struct NumberList: View {
         #expect(TextMetrics.lines("one two", fontSize: 10, width: nil, lineLimit: nil).count == 1)
     }
 }
+
+/// The render server's back-pressure: a rendered frame whose present vsync has come counts as on
+/// screen even before the render thread wakes to present it, so the display link and the present
+/// sharing a vsync cannot cost the app a frame.
+@Suite struct RenderThreadTests {
+    @Test func aFrameIsOnScreenFromItsPresentVsync() throws {
+        let period: Int64 = 50_000_000   // 50 ms: wide, so a slow CI machine keeps the order
+        let origin = MonotonicClock.nowNs()
+        let renderer = RenderThread(viewport: Size(width: 10, height: 10), periodNs: period, gridOriginNs: origin, onPresent: nil)
+        renderer.start()
+        defer { _ = renderer.finish() }
+        let committed = MonotonicClock.nowNs()
+        renderer.submit(frameID: 1, list: DisplayList(viewport: Size(width: 10, height: 10)), committedNs: committed)
+        #expect(renderer.framesInFlight(atNs: committed) == 1)
+        // Rendering starts at the first vsync after the commit and presents at the one after that.
+        let renderStart = origin + ((committed - origin) / period + 1) * period
+        let present = renderStart + period
+        // Until the render thread has rendered the frame, it is in flight whatever the time.
+        // After rendering (well before `present`), the frame counts as on screen from `present` on.
+        MonotonicClock.sleep(untilNs: renderStart + period / 2)
+        #expect(renderer.framesInFlight(atNs: present - 1) == 1)
+        #expect(renderer.framesInFlight(atNs: present) == 0)
+        MonotonicClock.sleep(untilNs: present + period / 2)
+        #expect(renderer.framesInFlight(atNs: MonotonicClock.nowNs()) == 0)
+    }
+}
