@@ -8,6 +8,7 @@
 // token per frame: when production outpaces the frame rate, the oldest buffered tokens are dropped,
 // and each drop is recorded.
 
+import CHitchSupport
 import Dispatch
 import Foundation
 import HeadlessUI
@@ -36,11 +37,21 @@ public struct LLMStreamingConfiguration: Sendable {
     public var sampling: SamplingOptions
     public var buffering: TokenBuffering
     public var refreshRateHz: Double
+    /// Threads that decode (and run the bandwidth probe). Default: all cores but one, left for the
+    /// main and render threads (see `defaultDecodeThreads`).
+    public var decodeThreads: Int
     public init(shape: ModelShape, format: WeightFormat, seed: UInt64, prompt: String, tokens: Int,
-                sampling: SamplingOptions, buffering: TokenBuffering, refreshRateHz: Double) {
+                sampling: SamplingOptions, buffering: TokenBuffering, refreshRateHz: Double,
+                decodeThreads: Int = LLMStreamingConfiguration.defaultDecodeThreads) {
         self.shape = shape; self.format = format; self.seed = seed; self.prompt = prompt; self.tokens = tokens
         self.sampling = sampling; self.buffering = buffering; self.refreshRateHz = refreshRateHz
+        self.decodeThreads = max(1, decodeThreads)
     }
+
+    /// All cores but one. With decode on every core of this 2-vCPU machine the host preempted both
+    /// vCPUs for 10-25 ms about every 2 s (steal time; no guest timer ran), a render hitch each
+    /// time; with one core left idle those stalls stopped (docs/WORKLOADS.md "Streaming").
+    public static var defaultDecodeThreads: Int { max(1, ProcessInfo.processInfo.activeProcessorCount - 1) }
 }
 
 public struct LLMStreamingOutcome: Sendable {
@@ -80,9 +91,9 @@ final class DedicatedThreadExecutor: SerialExecutor, @unchecked Sendable {
     private let jobs = Mutex<[UnownedJob]>([])
     private let wake = DispatchSemaphore(value: 0)
 
-    init(name: String, nice: Int32) {
+    init(name: String, inBackground: Bool) {
         let thread = Thread { [self] in
-            if nice != 0 { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, nice) }
+            if inBackground { _ = hitch_thread_make_background() }
             Trace.setCurrentThreadName(name)
             while true {
                 wake.wait()
@@ -110,10 +121,10 @@ public actor LLMInference {
     private let executor: DedicatedThreadExecutor
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
-    public init(weights: TransformerWeights, pool: WorkerPool, tokenizer: BPETokenizer, sampling: SamplingOptions, nice: Int32) {
+    public init(weights: TransformerWeights, pool: WorkerPool, tokenizer: BPETokenizer, sampling: SamplingOptions, inBackground: Bool) {
         session = DecodeSession(weights: weights, pool: pool, sampling: sampling)
         self.tokenizer = tokenizer
-        executor = DedicatedThreadExecutor(name: "inference", nice: nice)
+        executor = DedicatedThreadExecutor(name: "inference", inBackground: inBackground)
     }
 
     /// Tokenizes, prefills and decodes `count` tokens, yielding each; returns decode tokens/s.
@@ -223,9 +234,6 @@ final class StreamingConsumer {
 }
 
 public enum LLMStreamingWorkload {
-    /// The inference threads' scheduling priority: the lowest, below the UI threads.
-    static let inferenceNice: Int32 = 19
-
     /// Builds the model, measures bandwidth into the trace metadata, and streams `configuration.tokens`
     /// tokens to a headless view. Call on the main thread.
     @MainActor
@@ -235,11 +243,10 @@ public enum LLMStreamingWorkload {
         let available = Int(ProcessInfo.processInfo.physicalMemory / 10 * 7)
         guard needed < available else { throw LLMWorkloadError.tooLarge(bytes: needed, available: available) }
         Trace.setCurrentThreadName("main") // the analyzer's main thread
-        // Decode yields the CPU to the main and render threads, as a real app's inference runs at a
-        // background QoS below user-interactive work. At nice 5 the scheduler still let decode
-        // delay the UI threads' vsync wake-ups by milliseconds on two saturated cores (render
-        // hitches at 120 Hz); at nice 19 a waking UI thread preempts decode at once.
-        let pool = WorkerPool(threadCount: ProcessInfo.processInfo.activeProcessorCount, workerNice: inferenceNice)
+        // Decode is background work (SCHED_IDLE, hitch_thread.h), as a real app's inference runs at
+        // a background QoS: the main and render threads preempt it the moment they wake. At nice 5
+        // and at nice 19 a busy decode thread still delayed vsync wake-ups on two saturated cores.
+        let pool = WorkerPool(threadCount: configuration.decodeThreads, workersInBackground: true)
         defer { pool.shutdown() }
         let probe = BandwidthProbe.measure(pool: pool, repetitions: 3)
         let weights = TransformerWeights(shape: shape, format: configuration.format, seed: configuration.seed, pool: pool)
@@ -258,7 +265,7 @@ public enum LLMStreamingWorkload {
             for (key, value) in metadata { recorder.setMetadata(key, value) }
         }
         let tokenizer = BPETokenizer()
-        let inference = LLMInference(weights: weights, pool: pool, tokenizer: tokenizer, sampling: configuration.sampling, nice: inferenceNice)
+        let inference = LLMInference(weights: weights, pool: pool, tokenizer: tokenizer, sampling: configuration.sampling, inBackground: true)
         let policy: AsyncStream<StreamedToken>.Continuation.BufferingPolicy
         switch configuration.buffering {
         case .unbounded: policy = .unbounded

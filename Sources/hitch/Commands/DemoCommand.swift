@@ -46,11 +46,12 @@ enum DemoCommand: Subcommand {
             try runRecord(RecordFeed.run, ["--variant", "tuned", "--refresh", "120", "-o", path] + (quick ? ["--seconds", "5"] : []))
         },
         Recording(file: "llm-q4_0-120hz.fxt", title: "LLM decode streamed to a view, q4_0, 120 Hz") { path, quick in
-            // The bundled 0.45 B model (q4_0 weights several times the last-level cache), 48 tokens:
-            // about a minute with the bandwidth probe. --quick uses a small model and fewer tokens.
+            // The bundled 0.40 B model (q4_0 weights several times the last-level cache), 160 tokens:
+            // about three seconds of streaming, so one hitch does not decide the ratio. --quick uses
+            // a small model and fewer tokens.
             let shape = quick
                 ? ["--dim", "512", "--layers", "4", "--heads", "8", "--kv-heads", "4", "--ffn", "1408", "--vocab", "8000", "--tokens", "24"]
-                : ["--tokens", "48"]
+                : ["--tokens", "160"]
             try runRecord(RecordLLM.run, ["--weights", "q4_0", "--refresh", "120", "-o", path] + shape)
         },
         Recording(file: "llm-newest4-120hz.fxt", title: "LLM tokens through .bufferingNewest(4): dropped tokens, 120 Hz") { path, quick in

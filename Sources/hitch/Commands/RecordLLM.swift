@@ -8,7 +8,8 @@ enum RecordLLM: Subcommand {
     static let name = "llm"
     static let summary = "A transformer decode loop streamed to a view."
     static let help = """
-    USAGE: hitch record llm -o FILE [--weights FORMAT] [--tokens N] [--prompt TEXT] [--buffering unbounded|newest:N] [options]
+    USAGE: hitch record llm -o FILE [--weights FORMAT] [--tokens N] [--prompt TEXT] [--buffering unbounded|newest:N]
+                       [--decode-threads N] [options]
 
     Generates the model from --seed, measures the machine's bandwidth (STREAM triad and read) into the
     trace metadata, then an inference actor tokenizes the prompt (byte-level BPE), prefills it as
@@ -24,6 +25,7 @@ enum RecordLLM: Subcommand {
       --buffering POLICY     unbounded (default: consumer coalesces per frame, no token lost) or
                              newest:N (AsyncStream .bufferingNewest(N); the trace shows dropped tokens)
       --refresh HZ           Display refresh rate (default 120)
+      --decode-threads N     Threads that decode (default: all cores but one, left for the UI)
       --seed N               Weight and sampling seed (default 1)
       --dim --layers --heads --kv-heads --ffn --vocab --context   Model shape (default the bundled 0.40 B model)
 
@@ -44,6 +46,7 @@ enum RecordLLM: Subcommand {
         let topK = try arguments.number("--top-k", in: 1...SamplingOptions.maxTopK, default: 40)
         let refresh = try arguments.number("--refresh", in: 1.0...1000.0, default: 120.0)
         let seed = try arguments.number("--seed", in: UInt64(0)...UInt64.max, default: 1)
+        let decodeThreads = try arguments.number("--decode-threads", in: 1...256, default: LLMStreamingConfiguration.defaultDecodeThreads)
         let bufferingText = try arguments.option("--buffering") ?? "unbounded"
         guard let buffering = TokenBuffering(bufferingText) else {
             throw CLIError("option '--buffering' must be 'unbounded' or 'newest:N' with N >= 1; got '\(bufferingText)'")
@@ -53,7 +56,7 @@ enum RecordLLM: Subcommand {
 
         let configuration = LLMStreamingConfiguration(shape: shape, format: format, seed: seed, prompt: prompt,
                                                       tokens: tokens, sampling: SamplingOptions(topK: topK, seed: seed),
-                                                      buffering: buffering, refreshRateHz: refresh)
+                                                      buffering: buffering, refreshRateHz: refresh, decodeThreads: decodeThreads)
         let recorder: TraceRecorder
         do { recorder = try TraceRecorder.start(path: path) } catch {
             throw CLIError("cannot record to '\(path)': \(error)")
