@@ -8,7 +8,7 @@ public enum MetadataKey {
     public static let weightsBytes = "weightsBytes"
     public static let kvCacheBytes = "kvCacheBytes"
     /// The counter whose maximum is the peak resident memory.
-    public static let residentBytesCounter = "resident-bytes"
+    public static let residentBytesCounter = ProcessMemory.residentCounterName.string
     /// Instants in this category are input arrivals (keystrokes, scroll deltas) for the replay.
     public static let inputCategory = "input"
     /// The thread with this name is the main thread.

@@ -136,7 +136,9 @@ public actor LLMInference {
         }
         TraceRecorder.current?.setMetadata("promptTokens", String(promptTokens.count))
         session.reset()
+        ProcessMemory.recordResident()
         try Trace.interval("prefill", category: .stage) { try session.prefill(tokens: promptTokens) }
+        ProcessMemory.recordResident()
         var detokenizer = StreamingDetokenizer(tokenizer: tokenizer)
         let decode = Trace.beginInterval("decode", category: .stage)
         defer { Trace.endInterval(decode) }
@@ -151,6 +153,7 @@ public actor LLMInference {
             }
             if case .dropped(let lost) = result { Trace.token(.dropped, index: Int64(lost.index)) }
             if index + 1 < count { try session.step(token: token) }
+            if index % 16 == 15 { ProcessMemory.recordResident() }   // ~20 us of /proc reading
         }
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - firstNs) / 1e9
         return count > 1 && seconds > 0 ? Double(count - 1) / seconds : 0

@@ -45,7 +45,7 @@ enum BenchAnalyze: Subcommand {
         let bytes: UInt64
         do { bytes = try writer.close() } catch { throw CLIError("\(error)") }
         let generateSeconds = monotonicSeconds() - generateStart
-        let baseline = residentMB(field: "VmRSS:")
+        let baseline = Double(ProcessMemory.residentBytes) / 1_048_576
 
         // The bare reader over the file: the ceiling the analyzer runs against.
         var readerEvents = 0
@@ -57,11 +57,11 @@ enum BenchAnalyze: Subcommand {
         } catch { throw CLIError("\(error)") }
         let readSeconds = monotonicSeconds() - readStart, readCPUSeconds = threadCPUSeconds() - readCPUStart
 
-        resetPeakResident()
+        ProcessMemory.resetPeak()
         let analyzeStart = monotonicSeconds(), analyzeCPUStart = threadCPUSeconds()
         let analysis = try AnalysisCLI.analyze(paths: [path], options: AnalyzerOptions())
         let analyzeSeconds = monotonicSeconds() - analyzeStart, analyzeCPUSeconds = threadCPUSeconds() - analyzeCPUStart
-        let peak = residentMB(field: "VmHWM:")
+        let peak = Double(ProcessMemory.peakResidentBytes) / 1_048_576
 
         let readerRate = Double(readerEvents) / readCPUSeconds
         let analyzeRate = Double(analysis.eventCount) / analyzeCPUSeconds
@@ -107,23 +107,6 @@ enum BenchAnalyze: Subcommand {
         var ts = timespec()
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
         return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-    }
-
-    /// A /proc/self/status field (VmRSS, VmHWM) in MB; 0 where /proc is missing.
-    static func residentMB(field: String) -> Double {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
-        for line in status.split(separator: "\n") where line.hasPrefix(field) {
-            let kb = line.split(separator: " ").compactMap { Double($0) }.first ?? 0
-            return kb / 1024
-        }
-        return 0
-    }
-
-    /// Resets VmHWM to the current RSS (Linux: writing 5 to clear_refs), so the peak is the analysis'.
-    static func resetPeakResident() {
-        guard let file = fopen("/proc/self/clear_refs", "w") else { return }
-        fputs("5", file)
-        fclose(file)
     }
 }
 
