@@ -2,9 +2,11 @@ import Foundation
 import HitchAnalysis
 import HitchReport
 
-// `hitch demo`: the newcomer's first command. Records the bundled workloads through the same code as
-// `hitch record feed` / `hitch record llm` (it runs those commands), analyzes each trace at 60 and
-// 120 Hz, and writes the HTML reports. `--reports-only` skips recording and regenerates the reports
+// `hitch demo`: the newcomer's first command. Records the bundled workloads by running
+// `hitch record feed` / `hitch record llm`, each in a process of its own (one recording's heap,
+// threads and observation state never reach the next: the LLM stream recorded after the feed in
+// one process hitched where a fresh process did not), analyzes each trace at 60 and 120 Hz, and
+// writes the HTML reports. `--reports-only` skips recording and regenerates the reports
 // of the traces already there: the check that Reports/ matches Traces/ runs exactly that.
 
 enum DemoCommand: Subcommand {
@@ -40,10 +42,10 @@ enum DemoCommand: Subcommand {
 
     static let recordings: [Recording] = [
         Recording(file: "feed-naive-120hz.fxt", title: "feed, naive variant, 120 Hz") { path, quick in
-            try runRecord(RecordFeed.run, ["--variant", "naive", "--refresh", "120", "-o", path] + (quick ? ["--seconds", "5"] : []))
+            try runRecord(["record", "feed", "--variant", "naive", "--refresh", "120", "-o", path] + (quick ? ["--seconds", "5"] : []))
         },
         Recording(file: "feed-tuned-120hz.fxt", title: "feed, tuned variant, 120 Hz") { path, quick in
-            try runRecord(RecordFeed.run, ["--variant", "tuned", "--refresh", "120", "-o", path] + (quick ? ["--seconds", "5"] : []))
+            try runRecord(["record", "feed", "--variant", "tuned", "--refresh", "120", "-o", path] + (quick ? ["--seconds", "5"] : []))
         },
         Recording(file: "llm-q4_0-120hz.fxt", title: "LLM decode streamed to a view, q4_0, 120 Hz") { path, quick in
             // The bundled 0.40 B model (q4_0 weights several times the last-level cache), 160 tokens:
@@ -52,13 +54,13 @@ enum DemoCommand: Subcommand {
             let shape = quick
                 ? ["--dim", "512", "--layers", "4", "--heads", "8", "--kv-heads", "4", "--ffn", "1408", "--vocab", "8000", "--tokens", "24"]
                 : ["--tokens", "160"]
-            try runRecord(RecordLLM.run, ["--weights", "q4_0", "--refresh", "120", "-o", path] + shape)
+            try runRecord(["record", "llm", "--weights", "q4_0", "--refresh", "120", "-o", path] + shape)
         },
         Recording(file: "llm-newest4-120hz.fxt", title: "LLM tokens through .bufferingNewest(4): dropped tokens, 120 Hz") { path, quick in
             // A small model decodes faster than frames; one token per frame through a 4-deep
             // newest-wins buffer loses the rest, and the trace shows produced vs shown vs dropped.
             let shape = ["--dim", "768", "--ffn", "2048", "--layers", "8", "--heads", "12", "--kv-heads", "4", "--vocab", "4000"]
-            try runRecord(RecordLLM.run, ["--weights", "q4_0", "--refresh", "120", "--tokens", quick ? "24" : "48",
+            try runRecord(["record", "llm", "--weights", "q4_0", "--refresh", "120", "--tokens", quick ? "24" : "48",
                                           "--buffering", "newest:4", "-o", path] + shape)
         },
     ]
@@ -144,9 +146,16 @@ enum DemoCommand: Subcommand {
     }
 
     /// Runs a record subcommand with its own arguments, failing the demo if it does not succeed.
-    private static func runRecord(_ command: (inout Arguments) throws -> ExitCode, _ words: [String]) throws {
-        var arguments = Arguments(words)
-        let code = try command(&arguments)
-        guard code == .ok else { throw CLIError("recording failed (exit \(code.rawValue))") }
+    /// Runs `hitch WORDS...` as a child process (this executable), its output going where ours goes.
+    private static func runRecord(_ words: [String]) throws {
+        try flushStandardOutput()   // our buffered lines first, then the child's
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "/proc/self/exe")
+        child.arguments = words
+        do { try child.run() } catch { throw CLIError("cannot start 'hitch \(words.prefix(2).joined(separator: " "))': \(error)") }
+        child.waitUntilExit()
+        guard child.terminationReason == .exit, child.terminationStatus == 0 else {
+            throw CLIError("'hitch \(words.prefix(2).joined(separator: " "))' failed (\(child.terminationReason == .exit ? "exit" : "signal") \(child.terminationStatus))")
+        }
     }
 }
