@@ -246,8 +246,12 @@ public struct HitchAttribution: Codable, Sendable, Equatable {
     public var kind: String = "commit"
     public var mainThreadMs: Double = 0
     public var renderMs: Double = 0
-    /// Stages overlapping the frame's window, with the overlapping self time (top 10).
+    /// Stages on the main and render threads overlapping the frame's window, with the overlapping
+    /// self time (top 10): the work of producing frames.
     public var stages: [NamedDuration] = []
+    /// Stages on other threads overlapping the window (top 5): not part of the frame, but running
+    /// beside it and competing for the CPU (background decode, a search off the main actor).
+    public var concurrentStages: [NamedDuration] = []
     /// Body evaluations in the window per view type (top 10).
     public var bodies: [NamedDuration] = []
     /// Top main-thread stacks sampled in the window (top 5), innermost frame first.

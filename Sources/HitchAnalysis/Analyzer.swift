@@ -11,6 +11,8 @@ public enum MetadataKey {
     public static let residentBytesCounter = ProcessMemory.residentCounterName.string
     /// Instants in this category are input arrivals (keystrokes, scroll deltas) for the replay.
     public static let inputCategory = "input"
+    /// A thread with this name renders frames (as does any thread that ends or presents one).
+    public static let renderThreadName = "render"
     /// The thread with this name is the main thread.
     public static let mainThreadName = "main"
 }
@@ -176,7 +178,7 @@ public struct Analyzer: Sendable {
         if isMain { hasMainThread = true }
         threadKind[raw] = isMain ? 1 : 2
         threadNameIndex[raw] = threadNames.index(of: text)
-        stageCost.setThread(thread, isMain: isMain, name: threadNameIndex[raw])
+        stageCost.setThread(thread, isMain: isMain, isRender: text == MetadataKey.renderThreadName, name: threadNameIndex[raw])
         return threadKind[raw]
     }
 
@@ -186,7 +188,7 @@ public struct Analyzer: Sendable {
         guard !hasMainThread, raw < threadKind.count else { return }
         hasMainThread = true
         threadKind[raw] = 1
-        stageCost.setThread(thread, isMain: true, name: threadNameIndex[raw])
+        stageCost.setThread(thread, isMain: true, isRender: false, name: threadNameIndex[raw])
     }
 
     /// `event` is inout only so it is passed by address: read, never changed (a by-value argument
@@ -246,9 +248,11 @@ public struct Analyzer: Sendable {
             frames.update(id) { $0.commitNs = t }
         case .frameRenderEnded(let id):
             noteTime(t, t)
+            stageCost.markRenderThread(event.thread)
             frames.update(id) { $0.renderEndNs = t }
         case .framePresented(let id):
             noteTime(t, t)
+            stageCost.markRenderThread(event.thread)
             frames.update(id) { $0.presentNs = t }
             drainFrames()
         case .instant(let category, _):
@@ -362,7 +366,8 @@ public struct Analyzer: Sendable {
         var endNs: Int64
         var hitchMs: Double
         var attribution: HitchAttribution
-        var stageTimes: [Int32: (count: Int, ns: Double)] = [:]
+        var stageTimes: [Int32: (count: Int, ns: Double)] = [:]          // main and render threads
+        var concurrentStageTimes: [Int32: (count: Int, ns: Double)] = [:] // every other thread
         var mainStageTimes: [Int32: Double] = [:]
         var bodyTimes: [Int32: (count: Int, ns: Double)] = [:]
         var stackCounts: [UInt32: Int] = [:]
@@ -373,8 +378,13 @@ public struct Analyzer: Sendable {
             guard overlap > 0 || (s.startNs == s.endNs && s.startNs >= startNs && s.startNs < endNs) else { return }
             let duration = s.endNs - s.startNs
             let selfOverlap = duration > 0 ? Double(overlap) * Double(s.selfNs) / Double(duration) : 0
-            stageTimes[s.name, default: (0, 0)].count += 1
-            stageTimes[s.name, default: (0, 0)].ns += selfOverlap
+            if s.isUIThread {
+                stageTimes[s.name, default: (0, 0)].count += 1
+                stageTimes[s.name, default: (0, 0)].ns += selfOverlap
+            } else {
+                concurrentStageTimes[s.name, default: (0, 0)].count += 1
+                concurrentStageTimes[s.name, default: (0, 0)].ns += selfOverlap
+            }
             if s.isMainThread { mainStageTimes[s.name, default: 0] += selfOverlap }
         }
 
@@ -475,6 +485,7 @@ public struct Analyzer: Sendable {
         guard attributions.count + pendingAttributions.count < HitchAttribution.limit * 2 || hitchMs > worstKept else { return }
         var a = window.attribution
         a.stages = Self.topNamed(window.stageTimes, names: names, limit: 10)
+        a.concurrentStages = Self.topNamed(window.concurrentStageTimes, names: names, limit: 5)
         a.bodies = Self.topNamed(window.bodyTimes, names: names, limit: 10)
         let topStacks = window.stackCounts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(5).map { ($0.key, $0.value) }
         pendingAttributions.append((a, Array(topStacks)))

@@ -9,6 +9,8 @@ import HitchTrace
 struct StageInstance: Sendable {
     var name: Int32          // NameTable index
     var isMainThread: Bool
+    /// On the main thread or the render thread: part of producing frames, not work beside them.
+    var isUIThread: Bool
     var startNs: Int64
     var endNs: Int64
     var selfNs: Int64
@@ -26,6 +28,7 @@ struct StageCost: Sendable {
         /// Finished top-level intervals an end-ordered parent may still adopt (bounded).
         var orphans: [(startNs: Int64, endNs: Int64)] = []
         var isMain = false
+        var isRender = false
         var threadName: Int32 = -1
         var lastNs: Int64 = .min
     }
@@ -62,11 +65,19 @@ struct StageCost: Sendable {
         if raw >= threads.count { threads.append(contentsOf: repeatElement(ThreadState(), count: raw + 1 - threads.count)) }
     }
 
-    mutating func setThread(_ thread: ThreadID, isMain: Bool, name: Int32) {
+    mutating func setThread(_ thread: ThreadID, isMain: Bool, isRender: Bool, name: Int32) {
         let raw = Int(thread.rawValue)
         ensureThread(raw)
         threads[raw].isMain = isMain
+        threads[raw].isRender = isRender
         threads[raw].threadName = name
+    }
+
+    /// A thread that ends or presents frames renders them.
+    mutating func markRenderThread(_ thread: ThreadID) {
+        let raw = Int(thread.rawValue)
+        ensureThread(raw)
+        threads[raw].isRender = true
     }
 
     /// Runs `body` on a thread's state moved out of `threads` (swapped with an empty one), so its
@@ -156,8 +167,8 @@ struct StageCost: Sendable {
         let isMain = state.isMain
         if isMain { mainThreadSelfNs +|= selfNs }
         Self.account(&totals[index], durationNs: duration, selfNs: selfNs, isMain: isMain, threadName: state.threadName)
-        let instance = StageInstance(name: entry.name, isMainThread: isMain, startNs: entry.startNs,
-                                     endNs: entry.endNs, selfNs: selfNs)
+        let instance = StageInstance(name: entry.name, isMainThread: isMain, isUIThread: isMain || state.isRender,
+                                     startNs: entry.startNs, endNs: entry.endNs, selfNs: selfNs)
         recent.append(instance)
         if entry.startNs < lateBeforeNs { late.append(instance) }
     }

@@ -64,6 +64,30 @@ private let ms = TraceBuilder.ms
         #expect(a.offenders.first?.name == "filter")
         #expect(a.offenders.first?.kind == "stage")
     }
+
+    /// Work on another thread during a hitching frame (a background decode) is listed beside the
+    /// frame, never as one of its stages; the render thread's stages are the frame's.
+    @Test func otherThreadsStagesAreConcurrentNotTheFrames() throws {
+        var b = TraceBuilder()
+        let period: Int64 = 16_666_667
+        let inference = b.list.thread("inference")
+        b.stage("decode", on: inference, from: 0, to: 6 * period)
+        for id in UInt64(0)..<6 {
+            let vsync = Int64(id) * period
+            let work: Int64 = id == 3 ? 20 * ms : 2 * ms
+            b.stage("layout", on: b.main, from: vsync + ms / 2, to: vsync + work - ms / 2)
+            let renderStart = vsyncAtOrAfter(vsync + work, anchor: vsync, period: period)
+            b.stage("render", on: b.render, from: renderStart, to: renderStart + ms / 2)
+            b.frame(id, vsyncNs: vsync, periodNs: period, workNs: work)
+        }
+        let a = try b.analyze(rates: [60])
+        let attribution = try #require(a.hitchAttributions.first)
+        #expect(attribution.frameID == 3)
+        #expect(Set(attribution.stages.map(\.name)).isSubset(of: ["layout", "render"]) && attribution.stages.first?.name == "layout")
+        #expect(attribution.concurrentStages.map(\.name) == ["decode"])
+        #expect(try #require(a.stages.first { $0.name == "decode" }).inHitchingFramesMs == 0)
+        #expect(!a.offenders.contains { $0.name == "decode" })
+    }
 }
 
 @Suite struct ViewAndInvalidationTests {

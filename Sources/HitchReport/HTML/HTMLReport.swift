@@ -232,6 +232,11 @@ struct Context {
                         }
                     }
                 }
+                if !a.concurrentStages.isEmpty {
+                    w.element("p", [Attribute("class", "note")],
+                              text: "Meanwhile on other threads (not part of the frame, competing for the CPU): "
+                                  + a.concurrentStages.map { "\($0.name) \(Format.milliseconds($0.ms))" }.joined(separator: ", "))
+                }
                 if !a.stacks.isEmpty {
                     w.element("h3", text: "Top main-thread stacks")
                     for stack in a.stacks {
