@@ -63,7 +63,9 @@ extension Analysis {
             add("stages[\(s.name)].totalMs", s.totalMs, floor: 0.5)
             add("stages[\(s.name)].selfMs", s.selfMs, floor: 0.5)
             add("stages[\(s.name)].p95Ms", s.p95Ms, floor: 0.1)
-            add("stages[\(s.name)].mainThreadShare", s.mainThreadShare, floor: 0.02)
+            // The fraction of the stage's own time spent on the main thread, not its share of all
+            // main-thread time: that share rises whenever other stages leave the main thread.
+            add("stages[\(s.name)].onMainThreadFraction", s.onMainThreadFraction, floor: 0.02)
         }
         for v in views {
             add("views[\(v.type)].totalMs", v.totalMs, floor: 0.5)

@@ -101,6 +101,25 @@ private let ms = TraceBuilder.ms
         #expect(RunComparison.compare(base: base, new: base, thresholdPercent: 5).regressions.isEmpty)
     }
 
+    /// Moving one stage off the main thread raises the others' shares of main-thread time; that is
+    /// not a regression. The compared figure is each stage's own fraction on the main thread.
+    @Test func movingAStageOffTheMainThreadIsAnImprovement() throws {
+        func run(decodeOnMain: Bool) throws -> Analysis {
+            var b = TraceBuilder()
+            let worker = b.list.thread("worker")
+            for id in UInt64(0)..<4 {
+                let vsync = Int64(id) * 8_333_333
+                b.stage("filter", on: b.main, from: vsync + ms / 4, to: vsync + ms)
+                b.stage("decode", on: decodeOnMain ? b.main : worker, from: vsync + ms, to: vsync + 3 * ms)
+                b.frame(id, vsyncNs: vsync, periodNs: 8_333_333, workNs: 4 * ms)
+            }
+            return try b.analyze()
+        }
+        let c = RunComparison.compare(base: [try run(decodeOnMain: true)], new: [try run(decodeOnMain: false)], thresholdPercent: 5)
+        #expect(c.improvements.contains { $0.metric == "stages[decode].onMainThreadFraction" })
+        #expect(!c.regressions.contains { $0.metric.hasPrefix("stages[filter]") }, "\(c.regressions.map(\.metric))")
+    }
+
     @Test func noisyDifferencesAreNotSignificant() {
         let p = RunComparison.welchTTest([10, 12, 9, 11], [11, 10, 12, 9.5])
         #expect(p > 0.5)

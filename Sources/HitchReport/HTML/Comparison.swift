@@ -8,13 +8,13 @@ struct ComparisonTable {
     let comparison: HitchAnalysis.Comparison
 
     /// Display text for a value of the figure at `metric` (a metric path such as
-    /// `hitches.120.longestHitchMs` or `stages[filter].mainThreadShare`), by its unit suffix.
+    /// `hitches.120.longestHitchMs` or `stages[filter].onMainThreadFraction`), by its unit suffix.
     static func format(_ value: Double, metric: String) -> String {
         let leaf = metric.split(separator: ".").last.map(String.init) ?? metric
         if leaf.hasSuffix("Ms") || metric.contains("Ms.p") {
             return Format.milliseconds(value)
         }
-        if leaf.hasSuffix("Share") || leaf == "utilization" { return Format.percent(value) }
+        if leaf.hasSuffix("Share") || leaf.hasSuffix("Fraction") || leaf == "utilization" { return Format.percent(value) }
         if leaf == "bytesPerToken" { return Format.bytes(value) }
         if leaf == "hitchTimeRatioMsPerS" { return Format.fixed(value, 2) + " ms/s" }
         if leaf == "bandwidthGBps" { return Format.significant(value) + " GB/s" }
