@@ -285,7 +285,11 @@ public struct Analyzer: Sendable {
         case .stackDefinition(let stack, let addresses):
             stacks.define(stack, addresses: addresses)
         case .symbol(let symbol):
-            stacks.symbol(address: symbol.address, size: symbol.size, function: name(symbol.function, input))
+            let function = input.string(symbol.function)
+            let named = function.isEmpty
+                ? names.index(of: Symbol.displayName(function: function, image: input.string(symbol.image), offset: symbol.offset))
+                : name(symbol.function, input)
+            stacks.symbol(address: symbol.address, size: symbol.size, function: named)
         case .metadata(let key, let value):
             let k = input.string(key)
             if runMetadata[k] == nil { runMetadata[k] = input.string(value) }

@@ -209,7 +209,9 @@ public struct ChromeTraceExporter {
             begin("M", thread, ts, category: "", name: ChromeCategory.symbolEvent)
             args([("address", .hex(symbol.address)), ("size", .int(symbol.size)), ("function", .string(s(symbol.function))),
                   ("image", .string(s(symbol.image))), ("offset", .int(symbol.offset))]); end()
-            if symbols.count < 4_000_000 { symbols.append((symbol.address, symbol.size, s(symbol.function))) }
+            if symbols.count < 4_000_000 {
+                symbols.append((symbol.address, symbol.size, Symbol.displayName(function: s(symbol.function), image: s(symbol.image), offset: symbol.offset)))
+            }
         case let .metadata(key, value):
             begin("M", thread, ts, category: "", name: ChromeCategory.metadataEvent)
             args([("key", .string(s(key))), ("value", .string(s(value)))]); end()

@@ -46,8 +46,7 @@ public struct FoldedStacks {
         case .stackDefinition(let stack, let addresses):
             stacks[stack] = addresses
         case .symbol(let symbol):
-            let function = string(symbol.function)
-            let name = function.isEmpty ? Self.unnamedFrame(image: string(symbol.image), offset: symbol.offset) : function
+            let name = Symbol.displayName(function: string(symbol.function), image: string(symbol.image), offset: symbol.offset)
             symbols.append(SymbolName(address: symbol.address, size: max(symbol.size, 1), name: name))
         case .sample(let stack):
             samples.append((event.timestampNs, stack))
@@ -100,11 +99,6 @@ public struct FoldedStacks {
             if address - symbol.address < symbol.size { return sanitized(symbol.name) }
         }
         return "0x" + String(address, radix: 16)
-    }
-
-    private static func unnamedFrame(image: String, offset: UInt64) -> String {
-        let file = image.split(separator: "/").last.map(String.init) ?? image
-        return (file.isEmpty ? "?" : file) + "+0x" + String(offset, radix: 16)
     }
 
     /// `;` separates frames and a newline ends a line in this format: neither may appear in a name.

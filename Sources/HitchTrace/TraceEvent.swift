@@ -142,6 +142,14 @@ public struct Symbol: Sendable, Equatable {
     public init(address: UInt64, size: UInt64, function: StringID, image: StringID, offset: UInt64) {
         self.address = address; self.size = size; self.function = function; self.image = image; self.offset = offset
     }
+
+    /// How a frame is shown: its function, or `file+0xoffset` when the image had no symbol for it
+    /// (the file address `addr2line -e IMAGE` takes).
+    public static func displayName(function: String, image: String, offset: UInt64) -> String {
+        guard function.isEmpty else { return function }
+        let file = image.split(separator: "/").last.map(String.init) ?? image
+        return (file.isEmpty ? "?" : file) + "+0x" + String(offset, radix: 16)
+    }
 }
 
 /// Category names the project's own events use in FXT (see docs/FORMAT.md).
