@@ -125,6 +125,8 @@ public struct HitchFigures: Codable, Sendable, Equatable {
     public var frameTimeMs: Percentiles = Percentiles()
     /// Overrun = actual present - expected present (negative = early).
     public var overrunMs: Percentiles = Percentiles()
+    /// Every judged frame's frame time, binned (not only the `frames[]` samples).
+    public var frameTimeHistogram: FrameTimeHistogram = FrameTimeHistogram()
     /// Frames whose frame time exceeds one period.
     public var slowFrames: Int = 0
     /// Frames whose frame time exceeds 700 ms.
@@ -134,6 +136,21 @@ public struct HitchFigures: Codable, Sendable, Equatable {
     /// Frames recorded without a commit (not judged).
     public var unjudgedFrames: Int = 0
     public init() {}
+}
+
+/// Frame times in fixed bins of `binMs` from 0; the last bin holds everything from its lower edge up.
+public struct FrameTimeHistogram: Codable, Sendable, Equatable {
+    public static let binNs: Int64 = 250_000
+    public static let binCount = 401              // 0-100 ms in quarter milliseconds, then the rest
+    public var binMs: Double = Double(FrameTimeHistogram.binNs) / 1e6
+    /// Frames per bin; empty when no frame was judged.
+    public var counts: [Int] = []
+    public init() {}
+
+    public mutating func add(frameTimeNs: Int64) {
+        if counts.isEmpty { counts = [Int](repeating: 0, count: Self.binCount) }
+        counts[Int(min(max(0, frameTimeNs) / Self.binNs, Int64(Self.binCount - 1)))] += 1
+    }
 }
 
 public struct Percentiles: Codable, Sendable, Equatable {

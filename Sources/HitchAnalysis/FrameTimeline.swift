@@ -112,6 +112,7 @@ struct HitchAccumulator: Sendable {
     private var renderHitchCount = 0, renderHitchNs: Int64 = 0
     private var tripleBuffered = 0, latencyNs: Int64 = 0
     private var frameTimes = QuantileSketch()
+    private var histogram = FrameTimeHistogram()
     private var overruns = QuantileSketch()
     private var slowFrames = 0, frozenFrames = 0
     private var unjudged = 0
@@ -159,6 +160,7 @@ struct HitchAccumulator: Sendable {
         runFirstStartNs = min(runFirstStartNs, frame.startNs)
         runLastPresentNs = max(runLastPresentNs, frame.actualNs)
         frameTimes.add(frame.frameTimeNs)
+        histogram.add(frameTimeNs: frame.frameTimeNs)
         overruns.add(frame.overrunNs)
         if frame.frameTimeNs > frame.periodNs { slowFrames += 1 }
         if frame.frameTimeNs > frozenFrameThresholdNs { frozenFrames += 1 }
@@ -222,6 +224,7 @@ struct HitchAccumulator: Sendable {
         f.tripleBufferedFrames = tripleBuffered
         f.addedLatencyMs = milliseconds(latencyNs)
         f.frameTimeMs = frameTimes.percentilesMs()
+        f.frameTimeHistogram = histogram
         f.overrunMs = overruns.percentilesMs()
         f.slowFrames = slowFrames
         f.frozenFrames = frozenFrames

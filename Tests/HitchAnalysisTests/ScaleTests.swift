@@ -136,6 +136,10 @@ struct ScaleTraceGenerator {
         #expect(abs(b.totalHitchMs - a.totalHitchMs) < 1e-6 * max(1, a.totalHitchMs), "\(b.totalHitchMs) vs \(a.totalHitchMs)")
         #expect(b.longestHitchMs == a.longestHitchMs)
         #expect(b.slowFrames == a.slowFrames && b.frozenFrames == a.frozenFrames)
+        // The histogram holds every frame, also past the 20,000 `frames[]` samples, and merges exactly.
+        #expect(one.framesTruncated == (frames > FrameSample.limit))
+        #expect(a.frameTimeHistogram.counts.reduce(0, +) == frames)
+        #expect(b.frameTimeHistogram == a.frameTimeHistogram)
         #expect(b.commitHitchCount == a.commitHitchCount && b.renderHitchCount == a.renderHitchCount)
         // Animating time loses at most the gaps at the two cuts (a few periods of 200 s).
         #expect(abs(b.hitchTimeRatioMsPerS - a.hitchTimeRatioMsPerS) <= 0.001 * a.hitchTimeRatioMsPerS,

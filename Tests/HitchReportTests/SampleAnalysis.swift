@@ -66,6 +66,9 @@ enum SampleAnalysis {
             figures.frameTimeMs.p50 = 5.1; figures.frameTimeMs.p90 = 7.4; figures.frameTimeMs.p95 = 21.3; figures.frameTimeMs.p99 = 66.0; figures.frameTimeMs.max = 81
             figures.overrunMs.p95 = 12; figures.overrunMs.p99 = 58
             figures.slowFrames = figures.hitchCount
+            if rate == 120 {
+                for frame in analysis.frames { figures.frameTimeHistogram.add(frameTimeNs: Int64(frame.frameTimeMs * 1e6)) }
+            }
             figures.worstWindow.startMs = 2400
             figures.worstWindow.hitchMs = 140
             figures.worstWindow.hitchCount = 4

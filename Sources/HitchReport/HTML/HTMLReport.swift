@@ -253,15 +253,18 @@ struct Context {
     // MARK: Frame times
 
     func frameTimes(_ w: inout HTMLWriter) {
-        let values = analysis.frames.map(\.frameTimeMs).filter { $0.isFinite && $0 >= 0 }
+        let histogram = analysis.recorded.frameTimeHistogram
         let p = analysis.recorded.frameTimeMs
-        if !values.isEmpty {
-            // About 50 bins up to past the P99 (at least past the 60 Hz deadline); the tail goes into the last bin.
-            let upper = max(p.p99.isFinite ? p.p99 * 1.25 : values.max() ?? 0, HTMLReport.deadlinesMs[1] * 1.2)
-            let binMs = SVGCanvas.ticks(upTo: upper, count: 50).dropFirst().first ?? 1
+        if !histogram.counts.isEmpty, histogram.binMs > 0 {
+            // About 50 bins up to past the P99 (at least past the 60 Hz deadline), each a whole number
+            // of the analysis' bins; the tail goes into the last bin.
+            let upper = min(max(p.p99.isFinite ? p.p99 * 1.25 : 0, HTMLReport.deadlinesMs[1] * 1.2),
+                            Double(histogram.counts.count) * histogram.binMs)
+            let step = max(1, Int(((SVGCanvas.ticks(upTo: upper, count: 50).dropFirst().first ?? 1) / histogram.binMs).rounded()))
+            let binMs = Double(step) * histogram.binMs
             let binCount = max(1, Int((upper / binMs).rounded(.up)))
             var counts = [Int](repeating: 0, count: binCount)
-            for value in values { counts[min(binCount - 1, Int(value / binMs))] += 1 }
+            for (index, count) in histogram.counts.enumerated() { counts[min(binCount - 1, index / step)] += count }
             let bins = counts.enumerated().map { Charts.Bin(lowerMs: Double($0.offset) * binMs, upperMs: Double($0.offset + 1) * binMs, count: $0.element) }
             Charts.histogram(&w, bins: bins,
                              markers: [Charts.Marker(label: "P50", valueMs: p.p50), Charts.Marker(label: "P95", valueMs: p.p95), Charts.Marker(label: "P99", valueMs: p.p99)],
