@@ -44,7 +44,7 @@ public struct LLMMemoryBudget: Sendable, Codable, Equatable {
     /// Llama 3 8B, Llama 2 13B) picked by nearest size, with the bundled shape below 0.7 B.
     public static func llamaShape(parameters: Double, context: Int) -> ModelShape {
         let known: [(Double, ModelShape)] = [
-            (0.45e9, ModelShape(context: context)),
+            (Double(ModelShape.bundled.parameterCount), ModelShape(context: context)),   // 0.40 B
             (1.24e9, ModelShape(dim: 2048, layers: 16, heads: 32, kvHeads: 8, ffn: 8192, vocab: 128_256, context: context)),
             (3.2e9, ModelShape(dim: 3072, layers: 28, heads: 24, kvHeads: 8, ffn: 8192, vocab: 128_256, context: context)),
             (6.7e9, ModelShape(dim: 4096, layers: 32, heads: 32, kvHeads: 32, ffn: 11008, vocab: 32000, context: context)),

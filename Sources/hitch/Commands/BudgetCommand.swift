@@ -13,7 +13,7 @@ enum BudgetCommand: Subcommand {
     the KV cache is f16; without it, the bundled model's shape (or the shape options) with its f32 cache.
 
     OPTIONS:
-      --params N          Parameter count: 1B, 0.45B, 500M, 8B
+      --params N          Parameter count: 1B, 0.4B, 500M, 8B
       --weights FORMAT    f32, f16, q8_0, q4_0, pal4 (default q4_0)
       --context N         KV cache positions (default 512)
       --kv f16|f32        KV cache element type (default: f16 with --params, f32 otherwise)
@@ -80,7 +80,7 @@ func parseByteSize(_ text: String) -> Int? {
     return value
 }
 
-/// "1B", "0.45B", "500M" -> a count.
+/// "1B", "0.4B", "500M" -> a count.
 func parseCount(_ text: String) -> Double? {
     let upper = text.uppercased()
     let scales: [(String, Double)] = [("B", 1e9), ("M", 1e6), ("K", 1e3)]
