@@ -53,26 +53,36 @@ enum ExportCommand: Subcommand {
             throw CLIError("option '--to' (\(toMs)) must be after '--from' (\(fromMs))")
         }
         let path = paths[0]
-        let text: String
+        var reader = try openTrace(path)
+        let file = try OutputFile(path: output)
         do {
-            var reader = try TraceReader(path: path)
-            text = try export(&reader, format: format,
-                              fromNs: fromMs >= 0 ? Int64(fromMs * 1e6) : nil,
-                              toNs: toMs >= 0 ? Int64(toMs * 1e6) : nil)
+            try export(&reader, format: format, fromNs: fromMs >= 0 ? Int64(fromMs * 1e6) : nil,
+                       toNs: toMs >= 0 ? Int64(toMs * 1e6) : nil) { try file.write($0) }
         } catch let error as TraceReadError {
+            file.abandon()
             throw CLIError("\(path): \(error)")
+        } catch {
+            file.abandon()
+            throw error
         }
-        try writeOutput(text, to: output)
+        try file.close()
+        // What the reader skipped (a record cut off by a killed writer) is said, not silently lost.
+        for warning in reader.warnings.prefix(10) { writeStandardError("hitch: warning: \(path): \(warning)\n") }
         return .ok
     }
 
-    /// One renderer per format.
-    static func export<Input: AnalysisInput>(_ input: inout Input, format: String, fromNs: Int64?, toNs: Int64?) throws -> String {
+    private static func openTrace(_ path: String) throws -> TraceReader {
+        do { return try TraceReader(path: path) } catch { throw CLIError("\(path): \(error)") }
+    }
+
+    /// One renderer per format; `write` receives the output in pieces.
+    static func export<Input: AnalysisInput>(_ input: inout Input, format: String, fromNs: Int64?, toNs: Int64?,
+                                             write: @escaping (String) throws -> Void) throws {
         switch format {
         case "folded":
-            return try FoldedStacks.render(&input, fromNs: fromNs, toNs: toNs)
+            try write(try FoldedStacks.render(&input, fromNs: fromNs, toNs: toNs))
         case "chrome":
-            return try ChromeTraceExporter.exportToString(&input)
+            try ChromeTraceExporter.export(&input, sink: write)
         default:
             throw CLIError("option '--format' must be one of \(formats.joined(separator: ", ")); got '\(format)'")
         }
