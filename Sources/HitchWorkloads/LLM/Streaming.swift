@@ -247,8 +247,8 @@ public enum LLMStreamingWorkload {
         guard needed < available else { throw LLMWorkloadError.tooLarge(bytes: needed, available: available) }
         Trace.setCurrentThreadName("main") // the analyzer's main thread
         // Decode is background work (SCHED_IDLE, hitch_thread.h), as a real app's inference runs at
-        // a background QoS: the main and render threads preempt it the moment they wake. At nice 5
-        // and at nice 19 a busy decode thread still delayed vsync wake-ups on two saturated cores.
+        // a background QoS: the main and render threads preempt it the moment they wake, where a
+        // nice value only lowers its share. It leaves a core to the UI (`decodeThreads`).
         let pool = WorkerPool(threadCount: configuration.decodeThreads, workersInBackground: true)
         defer { pool.shutdown() }
         let probe = BandwidthProbe.measure(pool: pool, repetitions: 3)
