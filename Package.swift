@@ -11,10 +11,17 @@ let hasHaswellLevel = ["avx2", "fma", "f16c", "bmi2"].allSatisfy(cpuFlags.contai
 let nativeKernelSettings: [SwiftSetting] = hasHaswellLevel ? [.unsafeFlags(["-target-cpu", "haswell"])] : []
 
 // Swift 6 language mode everywhere; the only system library is libunwind (Debian libunwind-dev).
+// The library products (HitchTrace, HitchAnalysis) carry no unsafe flags, so another package can
+// depend on Hitch with `.package(url: ..., from: "x.y.z")`; only HitchWorkloads, which nothing but
+// the `hitch` executable uses, is built with machine-specific flags.
+//
+// Platforms: Linux (x86-64) is where this is built and tested. The Apple minimum below is what the
+// sources need (Synchronization's Atomic), not a tested platform; README "Platforms" says which
+// parts exist where.
 
 let package = Package(
     name: "hitch",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .library(name: "HitchTrace", targets: ["HitchTrace"]),
         .library(name: "HitchAnalysis", targets: ["HitchAnalysis"]),
@@ -24,8 +31,9 @@ let package = Package(
         .systemLibrary(name: "CLibunwind", path: "Sources/CLibunwind",
                        providers: [.apt(["libunwind-dev"])]),
         .target(name: "CHitchSupport", dependencies: ["CLibunwind"], path: "Sources/CHitchSupport",
-                cSettings: [.unsafeFlags(["-O2", "-fno-omit-frame-pointer"])],
-                linkerSettings: [.linkedLibrary("unwind"), .linkedLibrary("unwind-x86_64", .when(platforms: [.linux])), .linkedLibrary("dl")]),
+                linkerSettings: [.linkedLibrary("unwind", .when(platforms: [.linux])),
+                                 .linkedLibrary("unwind-x86_64", .when(platforms: [.linux])),
+                                 .linkedLibrary("dl", .when(platforms: [.linux]))]),
         .target(name: "HitchTrace", dependencies: ["CHitchSupport"]),
         .target(name: "HitchAnalysis", dependencies: ["HitchTrace"]),
         .target(name: "HitchReport", dependencies: ["HitchAnalysis"]),

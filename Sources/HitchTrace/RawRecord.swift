@@ -21,6 +21,17 @@
 // inferenceOp       2        begin ticks   op name              compute unit    end ticks
 //                            layer | tokenIndex << 32   bytesRead   bytesWritten   flops
 // token             1        ticks         stage                index           0
+// completeArgs      2        begin ticks   name                 category        end ticks
+//                            argument 1 (name | type << 56), value 1, argument 2, value 2
+// instantArgs       2        ticks         name                 category        0
+//                            argument 1, value 1, argument 2, value 2 (as completeArgs)
+// asyncBegin        2        ticks         name                 category        async id
+//                            parent async id (0: none)   0     0               0
+// asyncEnd          2        ticks         name                 category        async id
+//                            begin ticks   self ticks           0               0
+//
+// Argument types (top byte of an argument word): 0 none, 1 Int64, 2 Double bits, 3 TraceName.
+// A name with bit 55 set is a dynamic name's id (TraceName.dynamicNameBit), not an address.
 
 @usableFromInline
 enum RawKind: UInt64 {
@@ -38,11 +49,15 @@ enum RawKind: UInt64 {
     case invalidation = 12
     case inferenceOp = 13
     case token = 14
+    case completeArgs = 15
+    case instantArgs = 16
+    case asyncBegin = 17
+    case asyncEnd = 18
 
     /// Records this kind takes in a buffer.
     var recordCount: Int {
         switch self {
-        case .frameBegan, .invalidation, .inferenceOp: 2
+        case .frameBegan, .invalidation, .inferenceOp, .completeArgs, .instantArgs, .asyncBegin, .asyncEnd: 2
         default: 1
         }
     }

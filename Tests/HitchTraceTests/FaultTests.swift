@@ -26,7 +26,7 @@ import Testing
     }
 
     @Test func diskFullOnDevFullIsReportedAndTheAppGoesOn() throws {
-        let recorder = try TraceRecorder.start(path: "/dev/full", configuration: .init(bufferBytesPerThread: 16 << 10, flushIntervalMs: 5))
+        let recorder = try TraceRecorder.start(path: "/dev/full", configuration: .init(bufferBytesPerThread: 16 << 10, flushIntervalMs: 5, waitForOtherRecordingSeconds: testRecordingWait))
         recorder.setMetadata("workload", "disk-full")
         // The app keeps recording while every write fails: no block, no crash.
         let seconds = Self.recordFlatOut(threads: 2, perThread: 200_000)
@@ -43,7 +43,7 @@ import Testing
         // The session is released: the app can record again.
         let path = FaultSupport.temporaryPath("after-full.fxt")
         defer { unlink(path) }
-        let next = try TraceRecorder.start(path: path, configuration: .init())
+        let next = try TraceRecorder.start(path: path, configuration: .init(waitForOtherRecordingSeconds: testRecordingWait))
         Trace.instant("after", category: "fault")
         try next.stop()
         #expect(FaultSupport.readAll(path).counts["fault/after"] == 1)
@@ -52,7 +52,7 @@ import Testing
     /// Regression: after a failed write, a second `stop()` (a deinit path, a second owner) must return
     /// like it does after a clean recording, not wait forever on the writer's semaphore.
     @Test func secondStopAfterWriteFailureReturns() throws {
-        let recorder = try TraceRecorder.start(path: "/dev/full", configuration: .init())
+        let recorder = try TraceRecorder.start(path: "/dev/full", configuration: .init(waitForOtherRecordingSeconds: testRecordingWait))
         _ = Self.recordFlatOut(threads: 1, perThread: 50_000)
         #expect(throws: TraceRecorderError.self) { try recorder.stop() }
         let returned = FaultSupport.finishes(within: 5) { _ = try? recorder.stop() }
@@ -69,7 +69,7 @@ import Testing
         guard mount.status == 0 else { return }   // no CAP_SYS_ADMIN here: /dev/full above covers the error path
         defer { _ = try? FaultSupport.run("/bin/umount", [mountPoint], timeout: 20) }
         let path = mountPoint + "/full.fxt"
-        let recorder = try TraceRecorder.start(path: path, configuration: .init(bufferBytesPerThread: 16 << 10, flushIntervalMs: 5))
+        let recorder = try TraceRecorder.start(path: path, configuration: .init(bufferBytesPerThread: 16 << 10, flushIntervalMs: 5, waitForOtherRecordingSeconds: testRecordingWait))
         _ = Self.recordFlatOut(threads: 2, perThread: 50_000, name: "tmpfs-row")
         #expect(throws: TraceRecorderError.self) { try recorder.stop() }
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
@@ -119,7 +119,7 @@ import Testing
     @Test func threadExitingWithAnUnflushedBufferLosesNothing() throws {
         let path = FaultSupport.temporaryPath("thread-exit.fxt")
         defer { unlink(path) }
-        let recorder = try TraceRecorder.start(path: path, configuration: .init(flushIntervalMs: 5))
+        let recorder = try TraceRecorder.start(path: path, configuration: .init(flushIntervalMs: 5, waitForOtherRecordingSeconds: testRecordingWait))
         // A plain pthread, joined: when pthread_join returns, the thread (and its TLS destructors) is gone.
         var thread = pthread_t()
         let created = pthread_create(&thread, nil, { _ in

@@ -1,6 +1,9 @@
 import Foundation
 import HitchTrace
 import Testing
+
+/// Other suites in this process may be recording: wait for them (a second start fails at once by default).
+private let testRecordingWait: Double = 300
 @testable import HitchWorkloads
 
 /// A small shape that runs fast in debug builds.
@@ -190,7 +193,7 @@ struct LLMRecordingTests {
         let session = DecodeSession(weights: weights, pool: pool)
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("llm-\(UUID().uuidString).fxt").path
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let recorder = try TraceRecorder.start(path: path)
+        let recorder = try TraceRecorder.start(path: path, configuration: .init(waitForOtherRecordingSeconds: testRecordingWait))
         // Other suites may decode while this one records: count only this thread's ops.
         Trace.instant("llm-accounting-test")
         try session.prefill(tokens: [1, 2, 3])
