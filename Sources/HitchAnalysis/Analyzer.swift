@@ -174,11 +174,15 @@ public struct Analyzer: Sendable {
             threadNameIndex.append(contentsOf: repeatElement(-1, count: raw + 1 - threadNameIndex.count))
         }
         let text = input.threadName(thread)
-        let isMain = text == MetadataKey.mainThreadName && !hasMainThread
+        // A role (Trace.setThreadRole) decides; a thread without one falls back to its name. Both
+        // are known before the thread's first event, so neither depends on file order.
+        let role = input.threadRole(thread)
+        let isMain = role == MetadataKey.mainThreadName || (role == nil && text == MetadataKey.mainThreadName && !hasMainThread)
         if isMain { hasMainThread = true }
         threadKind[raw] = isMain ? 1 : 2
         threadNameIndex[raw] = threadNames.index(of: text)
-        stageCost.setThread(thread, isMain: isMain, isRender: text == MetadataKey.renderThreadName, name: threadNameIndex[raw])
+        let isRender = role.map { $0 == MetadataKey.renderThreadName } ?? (text == MetadataKey.renderThreadName)
+        stageCost.setThread(thread, isMain: isMain, isRender: isRender, name: threadNameIndex[raw])
         return threadKind[raw]
     }
 
@@ -282,6 +286,18 @@ public struct Analyzer: Sendable {
         case .interactionEnd:
             noteTime(t, t)
             interactions.add(t, isBegin: false)
+        case .asyncIntervalBegin:
+            noteTime(t, t)
+        case .asyncIntervalEnd(let interval):
+            noteTime(t, t)
+            // Only the recorder's async intervals carry their duration and per-task self time.
+            guard interval.durationNs >= 0 else { break }
+            _ = kind(of: event.thread, input)
+            let startNs = clampedTime(t - min(interval.durationNs, 1 << 60))
+            noteTime(startNs, t)
+            stageCost.asyncInterval(name: name(interval.name, input), thread: event.thread, startNs: startNs, endNs: t,
+                                    selfNs: min(max(0, interval.selfNs), t - startNs))
+            if !stageCost.late.isEmpty { takeLateArrivals() }
         case .stackDefinition(let stack, let addresses):
             stacks.define(stack, addresses: addresses)
         case .symbol(let symbol):

@@ -52,6 +52,22 @@ func vsyncAtOrAfter(_ t: Int64, anchor: Int64, period: Int64) -> Int64 {
     return anchor + k * period
 }
 
+/// A recorded present is a clock read after a real wait for the display, so it lands a little
+/// after (or, predicted, before) the vsync it belongs to. Within this fraction of a period of a
+/// vsync it is taken as that vsync (docs/METRICS.md "Present jitter").
+let presentSnapTolerance = 0.25
+
+/// The vsync a recorded present belongs to: the nearest one on the frame's grid when within
+/// `presentSnapTolerance` of a period, else the first one at or after it (a frame cannot be shown
+/// between vsyncs).
+func presentOnVsyncGrid(_ t: Int64, anchor: Int64, period: Int64) -> Int64 {
+    guard period > 0 else { return t }
+    let after = vsyncAtOrAfter(t, anchor: anchor, period: period)
+    let before = after - period
+    let nearest = after - t <= t - before ? after : before
+    return abs(t - nearest) <= Int64(Double(period) * presentSnapTolerance) ? nearest : after
+}
+
 /// Lateness -> hitch, applying the triple-buffering rule. Keeps the previous frame's lateness.
 struct LatenessJudge: Sendable {
     private var previousLatenessNs: Int64 = 0
@@ -84,7 +100,7 @@ func judgeRecorded(_ frame: FrameRecord, judge: inout LatenessJudge) -> JudgedFr
     let renderNs = renderEnd >= renderStart ? renderEnd - renderStart : max(0, renderEnd - frame.commitNs)
     let actual: Int64
     if frame.presentNs != .min {
-        actual = frame.presentNs
+        actual = presentOnVsyncGrid(frame.presentNs, anchor: frame.vsyncNs, period: period)
     } else {
         let periods = max(1, (max(0, renderEnd - renderStart) + period - 1) / period)
         actual = renderStart + periods * period

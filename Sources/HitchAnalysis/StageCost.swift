@@ -187,6 +187,23 @@ struct StageCost: Sendable {
         if threadName >= 0, t.threads.count < 64, !t.threads.contains(threadName) { t.threads.append(threadName) }
     }
 
+    /// An async interval (`Trace.interval` with an `async` body): it may have begun on another
+    /// thread, so it does not nest with this thread's stages; its self time was measured per task
+    /// by the recorder (docs/METRICS.md "Stages").
+    mutating func asyncInterval(name: Int32, thread: ThreadID, startNs: Int64, endNs: Int64, selfNs: Int64) {
+        let raw = Int(thread.rawValue)
+        ensureThread(raw)
+        let index = Int(name)
+        if index >= totals.count { totals.append(contentsOf: repeatElement(Totals(), count: index + 1 - totals.count)) }
+        let isMain = threads[raw].isMain
+        if isMain { mainThreadSelfNs +|= selfNs }
+        Self.account(&totals[index], durationNs: endNs - startNs, selfNs: selfNs, isMain: isMain, threadName: threads[raw].threadName)
+        let instance = StageInstance(name: name, isMainThread: isMain, isUIThread: isMain || threads[raw].isRender,
+                                     startNs: startNs, endNs: endNs, selfNs: selfNs)
+        recent.append(instance)
+        if startNs < lateBeforeNs { late.append(instance) }
+    }
+
     mutating func addInHitch(name: Int32, ns: Int64) {
         let index = Int(name)
         if index < totals.count { totals[index].inHitchNs +|= ns }

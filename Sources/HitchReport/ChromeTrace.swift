@@ -197,6 +197,11 @@ public struct ChromeTraceExporter {
             var id: UInt64 = 0
             if var open = openInteractions[name], !open.isEmpty { id = open.removeFirst(); openInteractions[name] = open }
             begin("e", thread, ts, category: ChromeCategory.interaction, name: name); buffer += ",\"id\":\"i\(id)\""; end()
+        case let .asyncIntervalBegin(category, name, id):
+            begin("b", thread, ts, category: s(category), name: s(name)); buffer += ",\"id\":\"a\(id)\""; end()
+        case let .asyncIntervalEnd(interval):
+            begin("e", thread, ts, category: s(interval.category), name: s(interval.name)); buffer += ",\"id\":\"a\(interval.id)\""
+            args([("durationNs", .int(interval.durationNs)), ("selfNs", .int(interval.selfNs))]); end()
         case let .sample(stack):
             begin("P", thread, ts, category: ChromeCategory.sample, name: "sample")
             if let leaf = stackLeaf[stack.rawValue] { buffer += ",\"sf\":\"\(leaf)\"" }

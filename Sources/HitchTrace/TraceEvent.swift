@@ -63,6 +63,10 @@ public struct TraceEvent: Sendable {
         /// A user-visible animation (scroll, typing, streaming); their union is the animating time.
         case interactionBegin(kind: StringID)
         case interactionEnd(kind: StringID)
+        /// An interval that may end on another thread than the one it began on (an `async`
+        /// `Trace.interval`): FXT async begin/end events joined by `id`.
+        case asyncIntervalBegin(category: StringID, name: StringID, id: UInt64)
+        case asyncIntervalEnd(AsyncIntervalEnd)
 
         /// A sampled call stack of `thread`.
         case sample(stack: StackID)
@@ -152,6 +156,19 @@ public struct Symbol: Sendable, Equatable {
     }
 }
 
+/// The end of an async interval: its duration and its self time per task (the duration minus the
+/// async intervals awaited inside it, wherever they ran), both measured by the recorder.
+public struct AsyncIntervalEnd: Sendable, Equatable {
+    public var category: StringID
+    public var name: StringID
+    public var id: UInt64
+    public var durationNs: Int64
+    public var selfNs: Int64
+    public init(category: StringID, name: StringID, id: UInt64, durationNs: Int64, selfNs: Int64) {
+        self.category = category; self.name = name; self.id = id; self.durationNs = durationNs; self.selfNs = selfNs
+    }
+}
+
 /// Category names the project's own events use in FXT (see docs/FORMAT.md).
 public enum HitchCategory {
     public static let stage = "stage"
@@ -177,6 +194,8 @@ extension TraceEvent.Payload {
         case .token: "token"
         case .interactionBegin: "interactionBegin"
         case .interactionEnd: "interactionEnd"
+        case .asyncIntervalBegin: "asyncIntervalBegin"
+        case .asyncIntervalEnd: "asyncIntervalEnd"
         case .sample: "sample"
         case .stackDefinition: "stackDefinition"
         case .symbol: "symbol"

@@ -313,7 +313,7 @@ private let activeRecorder = Locked<TraceRecorder?>(nil)
 private let sessionSlot = DispatchSemaphore(value: 1)
 
 /// The writer thread's translation of raw records (RawRecord.swift) into FXT.
-private final class RawRecordWriter {
+final class RawRecordWriter {
     let encoder: FXTEncoder
     let pid = UInt64(getpid())
     let selfTid = hitch_current_tid()
