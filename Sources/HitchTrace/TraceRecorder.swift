@@ -59,7 +59,6 @@ public final class TraceRecorder: Sendable {
     private let state = Locked(State())
     private let writerDone = DispatchSemaphore(value: 0)
     private let droppedBaseline: UInt64
-    private let starterThreadID: Int32
 
     private struct State {
         var pending: [SideItem] = []
@@ -82,8 +81,6 @@ public final class TraceRecorder: Sendable {
     public static func start(path: String, configuration: Configuration = .init()) throws(TraceRecorderError) -> TraceRecorder {
         let bufferBytes = max(configuration.bufferBytesPerThread, 4096)
         let bufferCount = max(configuration.maxBufferedBytes / bufferBytes, 2)
-        let tid = hitch_current_tid()
-        if let active = activeRecorder.withLock({ $0 }), active.starterThreadID == tid { throw .alreadyRecording(activePath: active.path) }
         let wait = max(configuration.waitForOtherRecordingSeconds, 0)
         guard sessionSlot.wait(timeout: .now() + wait) == .success else {
             throw .alreadyRecording(activePath: activeRecorder.withLock { $0?.path })
@@ -95,7 +92,7 @@ public final class TraceRecorder: Sendable {
             throw .cannotOpen(path: path, reason: String(cString: strerror(error)))
         }
         let ticksPerSecond = TraceClock.ticksPerSecond
-        let recorder = TraceRecorder(path: path, configuration: configuration, starterThreadID: tid)
+        let recorder = TraceRecorder(path: path, configuration: configuration)
         switch hitch_recorder_begin(UInt32(bufferBytes / MemoryLayout<hitch_record>.stride), UInt32(bufferCount)) {
         case 0: break
         case -1:
@@ -126,10 +123,9 @@ public final class TraceRecorder: Sendable {
         if signals { _ = hitch_recorder_install_signal_flush() }
     }
 
-    private init(path: String, configuration: Configuration, starterThreadID: Int32) {
+    private init(path: String, configuration: Configuration) {
         self.path = path
         self.configuration = configuration
-        self.starterThreadID = starterThreadID
         droppedBaseline = hitch_dropped_total()
     }
 

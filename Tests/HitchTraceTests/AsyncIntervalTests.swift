@@ -4,7 +4,7 @@ import Testing
 
 /// Intervals whose bodies suspend: they resume on other threads of a busy cooperative pool, and
 /// their self times are per task (duration minus the async intervals awaited inside them).
-@Suite(.serialized) struct AsyncIntervalTests {
+struct AsyncIntervalTests {
     /// Busy-waits `milliseconds` of wall time (clock based: preemption does not stretch it).
     static func nowNs() -> Int64 { Trace.now().nanoseconds }
 
@@ -13,11 +13,26 @@ import Testing
         while ContinuousClock.now < deadline {}
     }
 
+    /// Runs in a child process (an exit test): the scenario holds the process's one recording
+    /// while its tasks are suspended, and other suites' tests blocked waiting for that recording
+    /// would occupy the cooperative pool it needs to resume.
     @Test func selfTimeAcrossAwaitOnABusyPoolIsPerTask() async throws {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
+            let failures = try await AsyncIntervalTests.scenario()
+            for failure in failures { print("FAILED: \(failure)") }
+            exit(failures.isEmpty ? 0 : 1)
+        }
+        if let output = result?.standardOutputContent { print(String(decoding: output, as: UTF8.self), terminator: "") }
+    }
+
+    /// Records the planted intervals and returns what did not hold (empty: all held).
+    static func scenario() async throws -> [String] {
+        var failures: [String] = []
+        func check(_ condition: Bool, _ message: @autoclosure () -> String) { if !condition { failures.append(message()) } }
         let path = temporaryTracePath("async")
         defer { unlink(path) }
-        let recorder = try TraceRecorder.start(path: path, configuration: .init(waitForOtherRecordingSeconds: testRecordingWait))
-        let stopNoise = Atomic_Flag()
+        let recorder = try TraceRecorder.start(path: path, configuration: .init())
+        let stopNoise = AtomicFlag()
         // Noise: tasks that keep every pool thread busy in 100 µs slices, so a resumed task waits
         // its turn and usually continues on another thread.
         let noise = (0..<4).map { _ in
@@ -79,24 +94,25 @@ import Testing
             default: break
             }
         }
-        #expect(begins == 6)
-        #expect(ends["outer"]?.count == 3 && ends["inner"]?.count == 3)
+        check(begins == 6, "\(begins) async begins, not 6")
+        check(ends["outer"]?.count == 3 && ends["inner"]?.count == 3, "ends: \(ends.mapValues(\.count))")
         // Self time per task: the outer's excludes the inner's, wherever each ran.
         for (end, plant) in zip(ends["outer"] ?? [], planted) {
-            #expect(abs(Double(end.selfNs) / Double(plant.outerNs) - 1) < 0.01,
-                    "outer self \(Double(end.selfNs) / 1e6) ms, planted \(Double(plant.outerNs) / 1e6) ms")
-            #expect(plant.outerNs >= 200_000_000)
+            check(abs(Double(end.selfNs) / Double(plant.outerNs) - 1) < 0.01,
+                  "outer self \(Double(end.selfNs) / 1e6) ms, planted \(Double(plant.outerNs) / 1e6) ms")
+            check(plant.outerNs >= 200_000_000, "outer planted \(plant.outerNs) ns")
         }
         for (end, plant) in zip(ends["inner"] ?? [], planted) {
-            #expect(abs(Double(end.selfNs) / Double(plant.innerNs) - 1) < 0.01,
-                    "inner self \(Double(end.selfNs) / 1e6) ms, planted \(Double(plant.innerNs) / 1e6) ms")
-            #expect(end.selfNs == end.durationNs)
+            check(abs(Double(end.selfNs) / Double(plant.innerNs) - 1) < 0.01,
+                  "inner self \(Double(end.selfNs) / 1e6) ms, planted \(Double(plant.innerNs) / 1e6) ms")
+            check(end.selfNs == end.durationNs, "inner self \(end.selfNs) != duration \(end.durationNs)")
         }
+        return failures
     }
 }
 
 /// A set-once flag shared with detached tasks.
-final class Atomic_Flag: Sendable {
+final class AtomicFlag: Sendable {
     private let value = Locked(false)
     var isSet: Bool { value.withLock { $0 } }
     func set() { value.withLock { $0 = true } }

@@ -10,6 +10,7 @@ enum InfoCommand: Subcommand {
 
     Reads an FXT trace in one streaming pass and prints its duration, threads (by name), event
     counts by kind, dropped events, metadata and any warnings (skipped or truncated records).
+    Exits 2 when the trace holds no events.
 
     ARGUMENTS:
       TRACE                 An .fxt trace file.
@@ -61,6 +62,11 @@ enum InfoCommand: Subcommand {
             print(String(decoding: try encoder.encode(info), as: UTF8.self))
         } else {
             print(text(info))
+        }
+        // A trace without events is what a recording that never reached its file leaves: say so.
+        if info.eventCount == 0 {
+            FileHandle.standardError.write(Data("hitch info: \(paths[0]) holds no events (the recording wrote nothing after its header)\n".utf8))
+            return .usageOrInput
         }
         return .ok
     }
