@@ -226,10 +226,13 @@ public final class TraceRecorder: Sendable {
 
         /// Writes the full buffers waiting in the queue, until it is empty or a flush is due; true if
         /// the session ended and all is written.
-        func drainFullBuffers(timeoutMs: Int32, untilEmpty: Bool = false) -> Bool {
+        func drainFullBuffers(timeoutMs: Int32, atMost limit: Int = .max) -> Bool {
             var timeout = timeoutMs
+            var taken = 0
             while true {
-                if !untilEmpty, timeout == 0, hitch_monotonic_ns() &- lastFlushNs >= flushIntervalNs { return false }
+                if limit == .max, timeout == 0, hitch_monotonic_ns() &- lastFlushNs >= flushIntervalNs { return false }
+                if taken == limit { return false }
+                taken += 1
                 var finished: Int32 = 0
                 let buffer = hitch_writer_take(timeout, &finished)
                 timeout = 0
@@ -249,7 +252,9 @@ public final class TraceRecorder: Sendable {
                 let count = hitch_writer_take_committed(partials, UInt32(RawRecordWriter.partialCapacity), &more)
                 for index in 0..<Int(count) { writer.encode(partials[index]) }
                 if more == 0 { return }
-                if drainFullBuffers(timeoutMs: 0, untilEmpty: true) { return }
+                // Full buffers wait: write a few and try again; under a flood the full buffers
+                // carry the data anyway, and the flush below must not wait for the queue to empty.
+                if drainFullBuffers(timeoutMs: 0, atMost: 16) { return }
             }
         }
 

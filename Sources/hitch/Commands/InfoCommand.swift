@@ -65,8 +65,7 @@ enum InfoCommand: Subcommand {
         }
         // A trace without events is what a recording that never reached its file leaves: say so.
         if info.eventCount == 0 {
-            FileHandle.standardError.write(Data("hitch info: \(paths[0]) holds no events (the recording wrote nothing after its header)\n".utf8))
-            return .usageOrInput
+            throw CLIError("\(paths[0]): the trace holds no events (its recording wrote nothing after the header)")
         }
         return .ok
     }
