@@ -35,6 +35,9 @@ public struct Analysis: Codable, Sendable, Equatable {
     public var views: [ViewFigures] = []
     /// Layout passes.
     public var layout: LayoutFigures = LayoutFigures()
+    /// Views torn down and rebuilt per update, and likely unstable identities; nil when the trace
+    /// has no view lifetime events.
+    public var identityChurn: IdentityChurnFigures? = nil
     /// Invalidation edges source -> target, sorted by count.
     public var invalidations: [InvalidationEdge] = []
     /// Sources ranked by how many invalidations they caused (widest fan-out first; top 20).

@@ -40,6 +40,7 @@ public struct Analyzer: Sendable {
     // Passes.
     private var stageCost = StageCost()
     private var views = ViewUpdates()
+    private var identityChurn = IdentityChurn()
     private var invalidations = InvalidationGraph()
     private var decode = DecodeBandwidth()
     private var tokens = TokenDelivery()
@@ -145,7 +146,7 @@ public struct Analyzer: Sendable {
         previousPeriodNs = 0
         lastHitchWindowEndNs = .min
         recordedJudge.reset()
-        stageCost.beginRun(); views.beginRun(); samples.beginRun(); stacks.removeAll()
+        stageCost.beginRun(); views.beginRun(); identityChurn.beginRun(run); samples.beginRun(); stacks.removeAll()
         recorded.beginRun(run)
         for i in replays.indices { replays[i].beginRun(run) }
     }
@@ -220,6 +221,10 @@ public struct Analyzer: Sendable {
             let isMain = kind(of: event.thread, input) == 1
             views.body(viewType: name(body.viewType, input), startNs: t, endNs: endNs, isMainThread: isMain)
             if !views.late.isEmpty { takeLateArrivals() }
+        case .viewLifetime(let lifetime):
+            noteTime(t, t)
+            identityChurn.lifetime(lifetime, type: name(lifetime.viewType, input), thread: event.thread,
+                                   atMs: milliseconds(t.subtractingSaturated(runStartNs)))
         case .inferenceOp(var op):
             op.endNs = clampedTime(op.endNs)
             noteTime(t, op.endNs)
@@ -236,6 +241,7 @@ public struct Analyzer: Sendable {
         case .frameBegan(let began):
             noteTime(t, t)
             if kind(of: event.thread, input) != 1 { adoptMainThread(event.thread) }
+            identityChurn.boundary(thread: event.thread)
             frames.update(began.frameID, began: true) { frame in
                 frame.beganNs = t
                 frame.vsyncNs = clampedTime(began.vsyncNs)
@@ -272,6 +278,7 @@ public struct Analyzer: Sendable {
             let endNs = clampedTime(rawEndNs)
             noteTime(t, endNs)
             views.layoutPass(startNs: t, endNs: endNs, viewCount: viewCount)
+            identityChurn.boundary(thread: event.thread)
         case .token(let token):
             noteTime(t, t)
             tokens.token(token, atNs: t)
@@ -532,6 +539,7 @@ public struct Analyzer: Sendable {
         recorded.endRun(interactionUnionNs: union)
         for i in replays.indices { replays[i].endRun(interactionUnionNs: union) }
         tokens.endRun()
+        identityChurn.endRun()
         stacks.prepare()
         let names = self.names
         let stacks = self.stacks
@@ -596,6 +604,7 @@ public struct Analyzer: Sendable {
         a.stages = stageCost.figures(names: names, threadNames: threadNames)
         a.views = views.figures(names: names, frameCount: recorded.frames)
         a.layout = views.layoutFigures()
+        a.identityChurn = identityChurn.figures(names: names)
         let graph = invalidations.figures(names: names)
         a.invalidations = graph.edges
         a.invalidationSources = graph.sources
