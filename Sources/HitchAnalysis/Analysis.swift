@@ -377,6 +377,10 @@ public struct OpFigures: Codable, Sendable, Equatable {
 public struct MemoryBudget: Codable, Sendable, Equatable {
     public var weightsBytes: UInt64 = 0
     public var kvCacheBytes: UInt64 = 0
+    /// True when the trace had no `weightsBytes` / `kvCacheBytes` metadata and the figure is
+    /// estimated from the largest decode token's op bytes (every report labels it "estimated").
+    public var weightsBytesEstimated: Bool = false
+    public var kvCacheBytesEstimated: Bool = false
     public var peakResidentBytes: UInt64 = 0
     /// weights + KV cache + peak resident (as the issue defines the budget).
     public var totalBytes: UInt64 = 0

@@ -74,10 +74,11 @@ public struct ChurnUpdate: Codable, Sendable, Equatable {
     public init() {}
 }
 
-/// An update must replace a place in this many updates before it is flagged as unstable identity:
-/// one replacement can be a real change of content; the same place replaced again and again is ids
-/// that do not survive updates.
-public let unstableIdentityMinimumUpdates = 2
+/// A place must be replaced in this many updates before it is flagged as unstable identity. The
+/// analyzer cannot see content: a replacement can be a real change (a search whose new results put
+/// other items at the top: the tuned feed's session does that in 2 of its 11 keystrokes); the same
+/// place replaced again and again is ids that do not survive updates (the naive feed: every one).
+public let unstableIdentityMinimumUpdates = 3
 
 struct IdentityChurn: Sendable {
     private struct Slot: Hashable, Sendable {
