@@ -81,6 +81,27 @@ import Testing
         #expect(read.warnings.count <= 1, "\(read.warnings)")
     }
 
+    /// The same without root: a recording child under RLIMIT_FSIZE (64 KB, SIGXFSZ ignored, so a write
+    /// past the limit fails with EFBIG as on a full disk) records flat out until killed; its file
+    /// stops at the limit and reads back cleanly up to its last whole record.
+    @Test(.enabled(if: FaultSupport.hitchExecutable != nil, "needs the hitch executable (swift build)"))
+    func diskFullUnderAFileSizeLimitLeavesAReadablePrefix() throws {
+        let hitch = try #require(FaultSupport.hitchExecutable)
+        let path = FaultSupport.temporaryPath("fsize-limited.fxt")
+        defer { unlink(path) }
+        let limitBytes = 64 << 10
+        // `ulimit -f` counts 512-byte blocks in POSIX sh (dash); the size check below allows bash's 1 KB too.
+        let script = "trap '' XFSZ; ulimit -f \(limitBytes / 512); exec \"$0\" \"$@\""
+        let run = try FaultSupport.run("/bin/sh", ["-c", script, hitch, "bench", "record", "--crash-test", path], timeout: 2)
+        #expect(run.timedOut, "the recording child exited by itself: \(run.status) \(run.stderr.prefix(200))")
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+        #expect(size > 0 && size <= 2 * limitBytes, "file size \(size)")
+        let read = FaultSupport.readAll(path)
+        #expect(read.error == nil, "\(String(describing: read.error))")
+        #expect(read.counts["CrashRow", default: 0] > 0)
+        #expect(read.warnings.count <= 1, "\(read.warnings)")
+    }
+
     /// SIGKILL at random moments over many runs: every file reads back, without an error, up to its
     /// last complete record, and holds only what the child recorded.
     @Test(.enabled(if: FaultSupport.hitchExecutable != nil)) func sigkillAtRandomMomentsLeavesReadableFiles() throws {
