@@ -113,6 +113,7 @@ struct IdentityChurn: Sendable {
     private var liveTypes: [UInt64: Int32] = [:]
     static let slotLimit = 100_000
     static let liveLimit = 1 << 20
+    static let pendingLimit = 1 << 18
 
     mutating func beginRun(_ run: Int) {
         self.run = run
@@ -120,7 +121,9 @@ struct IdentityChurn: Sendable {
     }
 
     mutating func lifetime(_ lifetime: ViewLifetime, type: Int32, thread: ThreadID, atMs: Double) {
-        if !pending.isEmpty && thread != pendingThread { endUpdate() }
+        // Another thread's events, or an update past the limit (a hostile trace without layout
+        // passes), close the update: memory stays bounded.
+        if !pending.isEmpty && (thread != pendingThread || pending.count >= Self.pendingLimit) { endUpdate() }
         if pending.isEmpty { pendingThread = thread; pendingAtMs = atMs }
         sawEvents = true
         pending.append(Pending(lifetime: lifetime, type: type))
