@@ -342,6 +342,10 @@ public struct DecodeFigures: Codable, Sendable, Equatable {
     public var bandwidthGBps: Double = 0
     /// From metadata `peakBandwidthGBps`; 0 when absent.
     public var peakBandwidthGBps: Double = 0
+    /// True when the trace says the bandwidth probe's arrays were below 4x the last-level cache
+    /// (metadata `bandwidthProbeMeetsCacheRule` false): the peak may be a cache figure, and every
+    /// report says so beside it.
+    public var peakBandwidthMayBeCacheBound: Bool = false
     /// From metadata `peakGFLOPS`; 0 when absent.
     public var peakGFLOPS: Double = 0
     /// bandwidthGBps / peakBandwidthGBps (0 when no peak was recorded).

@@ -154,6 +154,7 @@ struct DecodeBandwidth: Sendable {
         }
         if medianStepNs > 0 { d.bandwidthGBps = d.bytesPerToken / (medianStepNs / 1e9) / 1e9 }
         d.peakBandwidthGBps = Double(metadata[MetadataKey.peakBandwidthGBps] ?? "") ?? 0
+        d.peakBandwidthMayBeCacheBound = metadata[MetadataKey.bandwidthProbeMeetsCacheRule] == "false"
         d.peakGFLOPS = Double(metadata[MetadataKey.peakGFLOPS] ?? "") ?? 0
         if d.peakBandwidthGBps > 0 {
             d.utilization = d.bandwidthGBps / d.peakBandwidthGBps

@@ -80,7 +80,8 @@ public enum TextReport: AnalysisRenderer {
             out.append("  tokens \(d.tokens) (prompt \(d.promptTokens)), time to first token \(ReportText.ms(d.timeToFirstTokenMs)), prefill \(Format.significant(d.prefillTokensPerSecond)) tok/s")
             out.append("  decode \(Format.significant(d.tokensPerSecond)) tok/s median (best \(Format.significant(d.bestTokensPerSecond))), \(ReportText.ms(d.msPerToken)) per token")
             out.append("  bytes per token \(ReportText.bytes(d.bytesPerToken)) (weights \(ReportText.bytes(d.weightBytesPerToken)), KV cache \(ReportText.bytes(d.kvCacheBytesPerToken)), other \(ReportText.bytes(d.otherBytesPerToken)))")
-            let peak = d.peakBandwidthGBps > 0 ? " of \(Format.significant(d.peakBandwidthGBps)) GB/s peak = \(ReportText.percent(d.utilization)) utilization" : " (no peak recorded)"
+            let cacheNote = d.peakBandwidthMayBeCacheBound ? " (probe arrays below 4x the last-level cache: the peak may be a cache figure)" : ""
+            let peak = d.peakBandwidthGBps > 0 ? " of \(Format.significant(d.peakBandwidthGBps)) GB/s peak\(cacheNote) = \(ReportText.percent(d.utilization)) utilization" : " (no peak recorded)"
             out.append("  bandwidth \(Format.significant(d.bandwidthGBps)) GB/s\(peak)" + (d.notBandwidthBound ? "  NOT BANDWIDTH-BOUND (< 30%)" : ""))
             out.append(pad(["  op", "count", "total ms", "time", "GB/s", "GFLOP/s", "FLOP/B", "bound"], widths: [16, 8, 10, 8, 8, 9, 8, 0]))
             for o in d.ops.prefix(15) {

@@ -235,4 +235,14 @@ enum RoundTripTrace {
         #expect(try TextReport.render(ReportInput(analysis: estimated)).contains("(estimated from op bytes)"))
         #expect(HTMLReport.render(estimated, title: "estimated").contains("weights (estimated)"))
     }
+
+    @Test func aPeakFromCacheSizedProbeArraysIsLabelled() throws {
+        var list = RoundTripTrace.make(frames: 30)
+        #expect(try !TextReport.render(ReportInput(analysis: Analyzer.analyze([list]))).contains("may be a cache figure"))
+        list.append(1_000_000_000, list.thread("main"), .metadata(key: list.intern("bandwidthProbeMeetsCacheRule"), value: list.intern("false")))
+        let analysis = try Analyzer.analyze([list])
+        #expect(analysis.decode?.peakBandwidthMayBeCacheBound == true)
+        #expect(try TextReport.render(ReportInput(analysis: analysis)).contains("the peak may be a cache figure"))
+        #expect(HTMLReport.render(analysis, title: "cache").contains("may be a cache figure"))
+    }
 }

@@ -460,6 +460,9 @@ struct Context {
                 ("bytes per token", Format.bytes(decode.bytesPerToken)),
                 ("achieved bandwidth", Format.significant(decode.bandwidthGBps) + " GB/s"),
             ] + (decode.peakBandwidthGBps > 0 ? [("of measured peak " + Format.significant(decode.peakBandwidthGBps) + " GB/s", Format.percent(decode.utilization))] : []))
+            if decode.peakBandwidthMayBeCacheBound {
+                Blocks.note(&w, "The bandwidth probe's arrays were below 4x the last-level cache (memory did not allow more): the measured peak may be a cache figure, and utilization is judged against it.")
+            }
             if decode.notBandwidthBound {
                 w.element("p") { w in
                     w.element("span", [Attribute("class", "badge critical")], text: "not bandwidth-bound")
