@@ -23,18 +23,19 @@ enum BenchAnalyze: Subcommand {
       --size SIZE     Trace size to generate (default 512MB).
       --trace FILE    Where to write the trace (default a temporary file, removed afterwards).
       --keep          Keep the generated trace.
-      --format FMT    text (default) or json. JSON keys: traceBytes, events, readerEventsPerSecond,
+      --format FMT    text (default) or json.
+      -h, --help      Show this help. JSON keys: traceBytes, events, readerEventsPerSecond,
                       readerEventsPerSecondWall, analyzeEventsPerSecond, analyzeEventsPerSecondWall,
                       analyzeToReaderRatio, analyzeSeconds, analyzeCPUSeconds, peakResidentMB,
                       baselineResidentMB, targetEventsPerSecond, targetPeakResidentMB.
     """
 
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
-        let size = try AnalysisCLI.parseBytes(try arguments.option("--size") ?? "512MB", flag: "--size")
+        let size = try Quantities.bytes(try arguments.option("--size") ?? "512MB", option: "--size")
         let keep = arguments.flag("--keep")
         let format = try arguments.choice("--format", ["text", "json"], default: "text")
         let path = try arguments.option("--trace") ?? NSTemporaryDirectory() + "hitch-bench-analyze-\(getpid()).fxt"
-        _ = try arguments.positionals()
+        _ = try arguments.positionals("bench analyze", count: 0...0, what: "no arguments")
         defer { if !keep { unlink(path) } }
 
         let generateStart = monotonicSeconds()
@@ -59,7 +60,7 @@ enum BenchAnalyze: Subcommand {
 
         ProcessMemory.resetPeak()
         let analyzeStart = monotonicSeconds(), analyzeCPUStart = threadCPUSeconds()
-        let analysis = try AnalysisCLI.analyze(paths: [path], options: AnalyzerOptions())
+        let analysis = try CommandContext(command: "bench analyze", options: AnalyzerOptions(), output: nil).analyze([path])
         let analyzeSeconds = monotonicSeconds() - analyzeStart, analyzeCPUSeconds = threadCPUSeconds() - analyzeCPUStart
         let peak = Double(ProcessMemory.peakResidentBytes) / 1_048_576
 

@@ -67,7 +67,7 @@ enum BenchDecode: Subcommand {
         let threads = try arguments.number("--threads", in: 1...256, default: ProcessInfo.processInfo.activeProcessorCount)
         let seed = try arguments.number("--seed", in: UInt64(0)...UInt64.max, default: 1)
         let shape = try ModelShape.parse(&arguments)
-        _ = try arguments.positionals()
+        _ = try arguments.positionals("bench decode", count: 0...0, what: "no arguments")
         let prompt = Array(1...8)
         guard shape.context >= prompt.count + tokens else {
             throw CLIError("option '--context' (\(shape.context)) must hold the \(prompt.count)-token prompt plus --tokens (\(tokens))")

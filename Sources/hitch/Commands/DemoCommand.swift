@@ -70,8 +70,7 @@ enum DemoCommand: Subcommand {
         let reportsOnly = arguments.flag("--reports-only")
         let tracesDirectory = try arguments.option("--traces") ?? "Traces"
         let reportsDirectory = try arguments.option("--reports") ?? "Reports"
-        let extra = try arguments.positionals()
-        guard extra.isEmpty else { throw CLIError("unexpected argument '\(extra[0])' (see --help)") }
+        _ = try arguments.positionals(name, count: 0...0, what: "no arguments")
 
         if !reportsOnly {
             try FileManager.default.createDirectory(atPath: tracesDirectory, withIntermediateDirectories: true)

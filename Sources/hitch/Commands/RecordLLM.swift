@@ -37,9 +37,7 @@ enum RecordLLM: Subcommand {
     """
 
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
-        var output = try arguments.option("--output")
-        if let short = try arguments.option("-o") { output = short }
-        guard let path = output else { throw CLIError("'hitch record llm' needs -o FILE") }
+        guard let path = try arguments.output(), path != "-" else { throw CLIError("'hitch record llm' needs -o FILE") }
         let format = WeightFormat(rawValue: try arguments.choice("--weights", WeightFormat.allCases.map(\.rawValue), default: "q4_0"))!
         let tokens = try arguments.number("--tokens", in: 1...100_000, default: 64)
         let prompt = try arguments.option("--prompt") ?? "The quick brown fox jumps over the lazy dog while the model streams tokens to the screen."
@@ -52,7 +50,7 @@ enum RecordLLM: Subcommand {
             throw CLIError("option '--buffering' must be 'unbounded' or 'newest:N' with N >= 1; got '\(bufferingText)'")
         }
         let shape = try ModelShape.parse(&arguments)
-        _ = try arguments.positionals()
+        _ = try arguments.positionals("record llm", count: 0...0, what: "no arguments")
 
         let configuration = LLMStreamingConfiguration(shape: shape, format: format, seed: seed, prompt: prompt,
                                                       tokens: tokens, sampling: SamplingOptions(topK: topK, seed: seed),
