@@ -38,8 +38,8 @@ public enum ComparisonReport {
         let v = c.verdict
         switch v.outcome {
         case .unchanged:
-            return "no change: no hitch or main-thread figure moved beyond \(Format.significant(c.thresholdPercent))%"
-                + (c.usesSignificanceTest ? " and noise (Welch's t-test, p < \(Format.significant(c.alpha)))" : " and noise")
+            return "no change: no hitch or main-thread figure moved beyond \(Format.number(c.thresholdPercent, decimals: 2))%"
+                + (c.usesSignificanceTest ? " and noise (Welch's t-test, p < \(Format.number(c.alpha, decimals: 6)))" : " and noise")
         case .better, .worse:
             let count = v.outcome == .worse ? v.regressionCount : v.improvementCount
             var line = v.outcome.rawValue + ": " + v.headline.map(change).joined(separator: ", ")
@@ -82,8 +82,8 @@ public enum ComparisonReport {
     }
 
     static func rules(_ c: Comparison) -> String {
-        "threshold \(Format.significant(c.thresholdPercent))%, "
-            + (c.usesSignificanceTest ? "Welch's t-test at alpha \(Format.significant(c.alpha))" : "one run a side: no significance test")
+        "threshold \(Format.number(c.thresholdPercent, decimals: 2))%, "
+            + (c.usesSignificanceTest ? "Welch's t-test at alpha \(Format.number(c.alpha, decimals: 6))" : "one run a side: no significance test")
     }
 
     // MARK: Formats

@@ -154,7 +154,8 @@ enum TraceFiles {
     static func error(_ error: TraceReadError, path: String) -> CLIError {
         switch error {
         case .cannotOpen: CLIError(error.description)
-        case .badMagic where error.offset == 0: CLIError("'\(path)' is not an FXT trace (\(error.description)); traces come from 'hitch record' or the HitchTrace library, Chrome JSON from 'hitch import chrome'")
+        case .badMagic(_, let found) where error.offset == 0:
+            CLIError("'\(path)' is not an FXT trace (its first 8 bytes are 0x\(String(found, radix: 16)), not the FXT magic record); traces come from 'hitch record' or the HitchTrace library, Chrome JSON from 'hitch import chrome'")
         default: CLIError("'\(path)': \(error.description)")
         }
     }

@@ -69,7 +69,10 @@ final class OutputFile {
         var template = Array((directory + "/." + OutputFile.baseName(final) + ".hitch-XXXXXX").utf8CString)
         let opened = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard opened >= 0 else {
-            let problem = errno == ENOENT ? "the directory '\(directory)' does not exist" : "cannot create a file in '\(directory)' (\(OutputFile.reason(errno)))"
+            let code = errno
+            var directoryStatus = stat()
+            let problem = stat(directory, &directoryStatus) != 0 ? "the directory '\(directory)' does not exist"
+                : "cannot create a file in '\(directory)' (\(OutputFile.reason(code)))"
             throw CLIError("cannot write '\(path)': \(problem); choose a writable location")
         }
         // mkstemp makes the file 0600; give it the mode the replaced file had, or the usual 0666 & ~umask.

@@ -5,10 +5,12 @@ import Foundation
 
 enum Quantities {
     /// Bytes: "1.2GB", "800MB", "512MiB", "6GiB", "4096" (a bare number is bytes and must be whole).
-    /// Decimal units (KB, MB, GB, TB) are powers of 1000; binary ones (KiB, MiB, GiB, TiB) of 1024.
+    /// Decimal units (KB, MB, GB, TB; K, M, G, T alike) are powers of 1000; binary ones (KiB, MiB,
+    /// GiB, TiB) of 1024. Case does not matter.
     static func bytes(_ text: String, option: String) throws -> UInt64 {
         let units: [(String, Double)] = [("KIB", 1024), ("MIB", 1_048_576), ("GIB", 1_073_741_824), ("TIB", 1_099_511_627_776),
-                                         ("KB", 1e3), ("MB", 1e6), ("GB", 1e9), ("TB", 1e12), ("B", 1)]
+                                         ("KB", 1e3), ("MB", 1e6), ("GB", 1e9), ("TB", 1e12), ("B", 1),
+                                         ("K", 1e3), ("M", 1e6), ("G", 1e9), ("T", 1e12)]
         let trimmed = text.trimmingSpaces
         let upper = trimmed.uppercased()
         let failure = CLIError("option '\(option)' takes a size such as 1.2GB, 800MB or 512MiB; got '\(text)'")

@@ -23,11 +23,15 @@ enum BenchAnalyze: Subcommand {
       --size SIZE     Trace size to generate (default 512MB).
       --trace FILE    Where to write the trace (default a temporary file, removed afterwards).
       --keep          Keep the generated trace.
-      --format FMT    text (default) or json.
-      -h, --help      Show this help. JSON keys: traceBytes, events, readerEventsPerSecond,
+      --format FMT    text (default) or json. JSON keys: traceBytes, events, readerEventsPerSecond,
                       readerEventsPerSecondWall, analyzeEventsPerSecond, analyzeEventsPerSecondWall,
                       analyzeToReaderRatio, analyzeSeconds, analyzeCPUSeconds, peakResidentMB,
                       baselineResidentMB, targetEventsPerSecond, targetPeakResidentMB.
+      -h, --help      Show this help.
+
+    EXAMPLES:
+      hitch bench analyze --format json
+      hitch bench analyze --size 2GB --format json
     """
 
     static func run(_ arguments: inout Arguments) throws -> ExitCode {

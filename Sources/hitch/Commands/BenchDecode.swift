@@ -25,8 +25,9 @@ enum BenchDecode: Subcommand {
       --seed N         Weight seed (default 1)
       --dim --layers --heads --kv-heads --ffn --vocab --context   Model shape (default the bundled 0.40 B model)
       --format text|json
+      -h, --help       Show this help.
 
-    EXAMPLE:
+    EXAMPLES:
       hitch bench decode --weights f32,q4_0 --format json
     """
 

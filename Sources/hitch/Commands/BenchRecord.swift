@@ -25,7 +25,7 @@ enum BenchRecord: Subcommand {
       --events N            Intervals per round and thread (default: 300000).
       -h, --help            Show this help.
 
-    EXAMPLE:
+    EXAMPLES:
       hitch bench record --format json
     """
 

@@ -28,7 +28,7 @@ enum DemoCommand: Subcommand {
       --reports-only        Do not record: regenerate the reports of DIR's traces (same bytes each time).
       -h, --help            Show this help.
 
-    EXAMPLE:
+    EXAMPLES:
       hitch demo
       open Reports/feed-compare.html
     """

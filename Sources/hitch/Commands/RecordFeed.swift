@@ -30,7 +30,7 @@ enum RecordFeed: Subcommand {
       --sample-rate HZ       Sample the main thread's stack at HZ, 0 to 10000 (default 1000; 0: off).
       -h, --help             Show this help.
 
-    EXAMPLE:
+    EXAMPLES:
       hitch record feed --variant naive --refresh 120 -o Traces/feed-naive-120hz.fxt
       hitch analyze Traces/feed-naive-120hz.fxt --refresh 60,120
     """

@@ -28,6 +28,7 @@ enum RecordLLM: Subcommand {
       --decode-threads N     Threads that decode (default: all cores but one, left for the UI)
       --seed N               Weight and sampling seed (default 1)
       --dim --layers --heads --kv-heads --ffn --vocab --context   Model shape (default the bundled 0.40 B model)
+      -h, --help             Show this help.
 
     EXAMPLES:
       hitch record llm --weights q4_0 --tokens 48 -o Traces/llm-q4_0-120hz.fxt
