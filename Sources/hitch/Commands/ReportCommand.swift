@@ -45,8 +45,8 @@ enum ReportCommand: Subcommand {
 
         let html: String
         if traces.count == 2 && !merge {
-            try context.checkTraces(traces)
-            let analyses = try context.analyzeEach(traces)
+            // Each side on its own: comparing a trace with itself is allowed (it shows no change).
+            let analyses = try traces.map { try context.analyzeEach([$0])[0] }
             let comparison = RunComparison.compare(base: [analyses[0]], new: [analyses[1]], thresholdPercent: threshold)
             html = HTMLReport.renderComparison(base: analyses[0], new: analyses[1], comparison: comparison, baseLabel: traces[0], newLabel: traces[1],
                                                title: title ?? "\(TraceAnalysis.displayName(traces[0])) vs \(TraceAnalysis.displayName(traces[1]))")
