@@ -24,6 +24,8 @@ import Testing
         ("partial apply forwarder for closure #1 (Swift.UnsafeRawBufferPointer) -> () in HitchTrace.ReaderCore.(in _5BA92F3D207C138B0B6DC6405CCABCFD).init(fd: Swift.Int32, capacity: Swift.Int) -> HitchTrace.ReaderCore",
          "closure #1 in HitchTrace.ReaderCore.init(fd:capacity:)"),
         ("(1) await resume partial function for HitchWorkloads.DecodeSession.step(token: Swift.Int) async throws -> ()", "HitchWorkloads.DecodeSession.step(token:)"),
+        ("HitchWorkloads.Inflater.(decode in _1A2B3C4D5E6F708192A3B4C5D6E7F809)(HitchWorkloads.(Huffman in _1A2B3C4D5E6F708192A3B4C5D6E7F809)) throws -> Swift.Int",
+         "HitchWorkloads.Inflater.decode(_:)"),
         ("Foundation.RunLoop.run(mode: Foundation.RunLoop.Mode, before: FoundationEssentials.Date) -> Swift.Bool", "Foundation.RunLoop.run(mode:before:)"),
         // C and C++ names, and plain symbols, are left alone.
         ("__libc_start_main", "__libc_start_main"),

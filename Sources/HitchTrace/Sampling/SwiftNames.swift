@@ -96,7 +96,8 @@ public enum SwiftNames {
             }
             if c == "(" {
                 // "(in _HEX)." and "(name in _HEX)": a private declaration's discriminator.
-                if let close = rest.firstIndex(of: ")"), let marker = rest[..<close].range(of: "in _"),
+                if let close = rest.firstIndex(of: ")"), !rest[rest.index(after: rest.startIndex)..<close].contains("("),
+                   let marker = rest[..<close].range(of: "in _"),
                    rest[marker.upperBound..<close].allSatisfy({ $0.isHexDigit }) {
                     let name = rest[rest.index(after: rest.startIndex)..<marker.lowerBound].trimmingTrailingSpace
                     out += name

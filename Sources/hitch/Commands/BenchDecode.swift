@@ -1,4 +1,5 @@
 import Foundation
+import HitchAnalysis
 import HitchWorkloads
 
 // `hitch bench decode`: decode bandwidth per weight format against the triad measured in the same run,
@@ -118,9 +119,7 @@ enum BenchDecode: Subcommand {
         let report = Report(shape: shape, parameterCount: shape.parameterCount, threads: pool.threadCount, tokens: tokens,
                             peakGFLOPS: flops, results: results)
         if output == "json" {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try encoder.encode(report), as: UTF8.self))
+            print(try JSONOutput.text(report), terminator: "")
             return .ok
         }
         print("model \(String(format: "%.2f", Double(shape.parameterCount) / 1e9)) B params, \(pool.threadCount) threads, \(tokens) tokens, peak \(String(format: "%.1f", flops)) GFLOP/s")
