@@ -149,11 +149,9 @@ extension Analysis {
             add(p + "frameTimeMs.p95", "p95 frame time" + at, "ms", h.frameTimeMs.p95, .judged, floor: 0.25)
             add(p + "frameTimeMs.p99", "p99 frame time" + at, "ms", h.frameTimeMs.p99, .judged, floor: 0.25)
             // Frames over one period, as a share of frames: a run with more frames is not worse for it.
-            if h.frameCount > 0 {
-                result.append(ComparedFigure(metric: p + "slowFrames", label: "slow frames" + at, unit: "% of frames", scale: .asIs,
-                                             role: .judged, value: Double(h.slowFrames) / Double(h.frameCount) * 100,
-                                             higherIsBetter: false, absoluteFloor: 0.5))
-            }
+            result.append(ComparedFigure(metric: p + "slowFrames", label: "slow frames" + at, unit: "% of frames", scale: .asIs,
+                                         role: .judged, value: Double(h.slowFrames) / Double(h.frameCount) * 100,
+                                         higherIsBetter: false, absoluteFloor: 0.5))
             add(p + "frozenFrames", "frozen frames" + at, "frames", Double(h.frozenFrames), .judged, floor: 1)
         }
         for s in stages {

@@ -182,14 +182,18 @@ extension MetricPath {
 public enum Spelling {
     /// Up to `limit` of `candidates` within a few edits of `word` (or sharing its start), closest first.
     public static func closest(to word: String, among candidates: [String], limit: Int = 3) -> [String] {
+        // Typos are short: long names (a hostile budget file's, a folded stack) get no suggestion,
+        // which keeps the quadratic distance cheap whatever the input.
+        let longest = 200
+        guard word.count <= longest else { return [] }
         let lowered = word.lowercased()
-        let scored = candidates.map { candidate -> (String, Int) in
+        let allowed = max(2, word.count / 3)
+        let scored = candidates.filter { $0.count <= longest && abs($0.count - word.count) <= allowed + longest / 4 }.map { candidate -> (String, Int) in
             let c = candidate.lowercased()
             var d = distance(lowered, c)
             if !lowered.isEmpty, c.hasPrefix(lowered) || lowered.hasPrefix(c) { d = min(d, 1) }
             return (candidate, d)
         }
-        let allowed = max(2, word.count / 3)
         return scored.filter { $0.1 <= allowed }.sorted { ($0.1, $0.0) < ($1.1, $1.0) }.prefix(limit).map(\.0)
     }
 
