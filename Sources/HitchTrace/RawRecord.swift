@@ -21,6 +21,8 @@
 // inferenceOp       2        begin ticks   op name              compute unit    end ticks
 //                            layer | tokenIndex << 32   bytesRead   bytesWritten   flops
 // token             1        ticks         stage                index           0
+// viewLifetime      2        ticks         view type name       identity        parent identity
+//                            position      change | reason << 8 0               0
 // completeArgs      2        begin ticks   name                 category        end ticks
 //                            argument 1 (name | type << 56), value 1, argument 2, value 2
 // instantArgs       2        ticks         name                 category        0
@@ -49,15 +51,16 @@ enum RawKind: UInt64 {
     case invalidation = 12
     case inferenceOp = 13
     case token = 14
-    case completeArgs = 15
-    case instantArgs = 16
-    case asyncBegin = 17
-    case asyncEnd = 18
+    case viewLifetime = 15
+    case completeArgs = 16
+    case instantArgs = 17
+    case asyncBegin = 18
+    case asyncEnd = 19
 
     /// Records this kind takes in a buffer.
     var recordCount: Int {
         switch self {
-        case .frameBegan, .invalidation, .inferenceOp, .completeArgs, .instantArgs, .asyncBegin, .asyncEnd: 2
+        case .frameBegan, .invalidation, .inferenceOp, .viewLifetime, .completeArgs, .instantArgs, .asyncBegin, .asyncEnd: 2
         default: 1
         }
     }
