@@ -37,7 +37,6 @@ enum BenchSample: Subcommand {
         var samplesTaken: UInt64
         var samplesDropped: UInt64
         var timerOverruns: UInt64
-        var samplesContended: UInt64
         var hotFunctionShare: Double
     }
 
@@ -88,7 +87,7 @@ enum BenchSample: Subcommand {
         warmUp.stop()
 
         var unsampledNs: UInt64 = 0, sampledNs: UInt64 = 0
-        var taken: UInt64 = 0, dropped: UInt64 = 0, overruns: UInt64 = 0, contended: UInt64 = 0
+        var taken: UInt64 = 0, dropped: UInt64 = 0, overruns: UInt64 = 0
         for round in 0..<rounds {
             for sampled in (round % 2 == 0 ? [false, true] : [true, false]) {
                 let sampler = sampled ? try startSampler(rateHz: rateHz, recorder: recorder, collected: collected) : nil
@@ -100,7 +99,6 @@ enum BenchSample: Subcommand {
                     taken += statistics.samplesTaken
                     dropped += statistics.samplesDropped
                     overruns += statistics.timerOverruns
-                    contended += statistics.samplesContended
                     sampledNs += elapsed
                 } else {
                     unsampledNs += elapsed
@@ -113,7 +111,7 @@ enum BenchSample: Subcommand {
                       unsampledSeconds: Double(unsampledNs) / 1e9, sampledSeconds: Double(sampledNs) / 1e9,
                       overheadPercent: (Double(sampledNs) - Double(unsampledNs)) / Double(unsampledNs) * 100,
                       samplesExpected: Int((Double(sampledNs) / 1e9 * Double(rateHz)).rounded()),
-                      samplesTaken: taken, samplesDropped: dropped, timerOverruns: overruns, samplesContended: contended,
+                      samplesTaken: taken, samplesDropped: dropped, timerOverruns: overruns,
                       hotFunctionShare: collected.share(containing: "BenchSampleWorkload.hot("))
     }
 
