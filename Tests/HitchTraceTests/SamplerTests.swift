@@ -322,11 +322,7 @@ extension SamplerTests {
             #expect(statistics.samplesDropped == 0, "iteration \(iteration): \(statistics)")
             guard stopped else { return }
             totals.taken += statistics.samplesTaken
-            failures.stackUnknown += statistics.unwindFailures.stackUnknown
-            failures.offCopyEnd += statistics.unwindFailures.offCopyEnd
-            failures.modulesChanged += statistics.unwindFailures.modulesChanged
-            failures.noModule += statistics.unwindFailures.noModule
-            failures.errors += statistics.unwindFailures.errors
+            failures.add(statistics.unwindFailures)
             totals.loads += storm.loads.load(ordering: .relaxed)
             totals.walks += storm.loaderWalks.load(ordering: .relaxed)
             totals.unwinds += storm.unwinds.load(ordering: .relaxed)

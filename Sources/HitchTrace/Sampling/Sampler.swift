@@ -15,6 +15,9 @@ public struct SampledThreads: OptionSet, Sendable, Hashable {
 }
 
 public struct SamplerConfiguration: Sendable {
+    /// The stack bytes copied per sample unless configured (docs/RELIABILITY.md says how it was chosen).
+    public static let defaultStackCopyBytes = Int(HITCH_DEFAULT_STACK_COPY_BYTES)
+
     /// Samples per second per sampled thread (1 ... 10,000).
     public var rateHz: Int
     public var threads: SampledThreads
@@ -25,7 +28,7 @@ public struct SamplerConfiguration: Sendable {
     public var stackCopyBytes: Int
 
     public init(rateHz: Int = 1000, threads: SampledThreads = .main, drainIntervalMs: Int = 10,
-                stackCopyBytes: Int = Int(HITCH_DEFAULT_STACK_COPY_BYTES)) {
+                stackCopyBytes: Int = SamplerConfiguration.defaultStackCopyBytes) {
         self.rateHz = rateHz; self.threads = threads; self.drainIntervalMs = drainIntervalMs
         self.stackCopyBytes = stackCopyBytes
     }
@@ -56,7 +59,18 @@ public struct UnwindFailures: Sendable, Equatable {
     /// libunwind could not step further (no unwind info and no usable frame pointer).
     public var errors: UInt64 = 0
 
+    public init() {}
+
     public var total: UInt64 { stackUnknown + offCopyEnd + modulesChanged + noModule + errors }
+
+    /// Adds another session's counts (for totals over several sessions).
+    public mutating func add(_ other: UnwindFailures) {
+        stackUnknown += other.stackUnknown
+        offCopyEnd += other.offCopyEnd
+        modulesChanged += other.modulesChanged
+        noModule += other.noModule
+        errors += other.errors
+    }
 }
 
 /// What a session did; every lost sample is counted in one of these.
@@ -173,12 +187,12 @@ public final class Sampler: Sendable {
             drainFinished.wait()
             var now = hitch_sampler_stats()
             hitch_sampler_get_stats(&now)
-            let failures = UnwindFailures(
-                stackUnknown: now.unwind_stack_unknown - baseline.unwind_stack_unknown,
-                offCopyEnd: now.unwind_off_copy_end - baseline.unwind_off_copy_end,
-                modulesChanged: now.unwind_modules_changed - baseline.unwind_modules_changed,
-                noModule: now.unwind_no_module - baseline.unwind_no_module,
-                errors: now.unwind_errors - baseline.unwind_errors)
+            var failures = UnwindFailures()
+            failures.stackUnknown = now.unwind_stack_unknown - baseline.unwind_stack_unknown
+            failures.offCopyEnd = now.unwind_off_copy_end - baseline.unwind_off_copy_end
+            failures.modulesChanged = now.unwind_modules_changed - baseline.unwind_modules_changed
+            failures.noModule = now.unwind_no_module - baseline.unwind_no_module
+            failures.errors = now.unwind_errors - baseline.unwind_errors
             let nsPerTick = 1e9 / Double(TraceClock.ticksPerSecond)
             let statistics = SamplerStatistics(
                 samplesTaken: now.samples_taken - baseline.samples_taken,
