@@ -346,8 +346,10 @@ static unw_accessors_t accessors = {
 void hitch_unwind_refresh_modules(void) {
     if (address_space == NULL) {
         address_space = unw_create_addr_space(&accessors, 0);
-        // Per-IP register-state cache: a hot IP's CFI is parsed once (flushed on every rebuild).
-        if (address_space != NULL) unw_set_caching_policy(address_space, UNW_CACHE_GLOBAL);
+        // Per-IP register-state cache: a hot IP's CFI is parsed once (flushed on every rebuild). Per
+        // thread, because only the drain thread unwinds, and libunwind's global cache masks signals
+        // with two sigprocmask calls per frame around its lock.
+        if (address_space != NULL) unw_set_caching_policy(address_space, UNW_CACHE_PER_THREAD);
     }
     listed_count = 0;
     dl_iterate_phdr(collect_object, NULL); // recursive: the caller already holds the loader's lock

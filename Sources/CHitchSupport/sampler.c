@@ -81,6 +81,7 @@ static _Atomic uint64_t samples_taken;
 static _Atomic uint64_t samples_dropped;
 static _Atomic uint64_t timer_overruns;
 static _Atomic uint64_t unwind_ends[UNWIND_END_COUNT];
+static _Atomic uint64_t samples_discarded;
 static _Atomic uint64_t handler_ticks_histogram[HANDLER_BUCKETS];
 
 static pthread_mutex_t control_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -284,6 +285,8 @@ static int slot_for_thread(pid_t tid, uint32_t *index_out) {
         size_t words = (size_t)1 << ring_words_log2;
         slot->ring = calloc(words, sizeof(uint64_t));
         if (slot->ring == NULL) { free(slot); return ENOMEM; }
+        // Touch every page now: a first write in the handler would page-fault (microseconds each).
+        memset(slot->ring, 0, words * sizeof(uint64_t));
         slot->mask = words - 1;
         atomic_store_explicit(&slots[reusable], slot, memory_order_release);
     }
@@ -578,7 +581,7 @@ static int unwind_batch_callback(struct dl_phdr_info *info, size_t size, void *d
         unwind_end end = UNWIND_COMPLETE;
         uint32_t depth = hitch_unwind_snapshot(&snapshot, scratch, out->frames, HITCH_MAX_FRAMES, &end);
         atomic_fetch_add_explicit(&unwind_ends[end], 1, memory_order_relaxed);
-        if (depth == 0) continue;
+        if (depth == 0) { atomic_fetch_add_explicit(&samples_discarded, 1, memory_order_relaxed); continue; }
         out->info.tid = (pid_t)snapshot.tid;
         out->info.depth = depth;
         out->info.timestamp_ticks = snapshot.timestamp_ticks;
@@ -662,6 +665,7 @@ void hitch_sampler_get_stats(hitch_sampler_stats *stats) {
     stats->unwind_modules_changed = atomic_load_explicit(&unwind_ends[UNWIND_MODULES_CHANGED], memory_order_relaxed);
     stats->unwind_no_module = atomic_load_explicit(&unwind_ends[UNWIND_NO_MODULE], memory_order_relaxed);
     stats->unwind_errors = atomic_load_explicit(&unwind_ends[UNWIND_ERROR], memory_order_relaxed);
+    stats->samples_discarded = atomic_load_explicit(&samples_discarded, memory_order_relaxed);
     uint32_t armed = 0;
     for (uint32_t i = 0; i < MAX_THREADS; i++) {
         sampler_slot *slot = atomic_load_explicit(&slots[i], memory_order_acquire);

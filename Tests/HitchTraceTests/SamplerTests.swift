@@ -320,6 +320,9 @@ extension SamplerTests {
             #expect(storm.errnoViolations.load(ordering: .relaxed) == 0, "iteration \(iteration): errno changed under a signal")
             #expect(storm.readResult.load(ordering: .relaxed) == 1, "iteration \(iteration): read returned \(storm.readResult.load(ordering: .relaxed))")
             #expect(statistics.samplesDropped == 0, "iteration \(iteration): \(statistics)")
+            // No silent loss: every snapshot became a sample or was counted as discarded.
+            #expect(statistics.samplesTaken == statistics.samplesRecorded + statistics.samplesDiscarded,
+                    "iteration \(iteration): \(statistics)")
             guard stopped else { return }
             totals.taken += statistics.samplesTaken
             failures.add(statistics.unwindFailures)

@@ -50,6 +50,7 @@ typedef struct {
     uint64_t unwind_modules_changed; ///< stopped at code of a module loaded after the sample (dropped if at frame 0)
     uint64_t unwind_no_module;       ///< stopped at an address outside every loaded module
     uint64_t unwind_errors;          ///< libunwind could not step (no unwind info, bad frame)
+    uint64_t samples_discarded;  ///< unwound to no frame at all (the PC's module changed, or PC 0): not popped
     uint32_t threads_sampled;    ///< threads with an armed timer right now
 } hitch_sampler_stats;
 

@@ -85,6 +85,9 @@ public struct SamplerStatistics: Sendable, Equatable {
     public var samplesUnwound: UInt64
     /// Unwinds that stopped early, by cause.
     public var unwindFailures: UnwindFailures
+    /// Unwound snapshots that kept no frame at all (the interrupted PC's module changed before the
+    /// unwind, or the PC was 0), so never became a sample: taken = recorded + discarded.
+    public var samplesDiscarded: UInt64
     /// Samples written into the trace (or counted, without a recorder).
     public var samplesRecorded: UInt64
     /// Time spent in the signal handler per sample (median and 99th percentile), in nanoseconds.
@@ -200,6 +203,7 @@ public final class Sampler: Sendable {
                 timerOverruns: now.timer_overruns - baseline.timer_overruns,
                 samplesUnwound: now.unwound_complete - baseline.unwound_complete + failures.total,
                 unwindFailures: failures,
+                samplesDiscarded: now.samples_discarded - baseline.samples_discarded,
                 samplesRecorded: samplesRecorded.load(ordering: .relaxed),
                 handlerNsP50: Double(hitch_sampler_handler_ticks_percentile(0.5)) * nsPerTick,
                 handlerNsP99: Double(hitch_sampler_handler_ticks_percentile(0.99)) * nsPerTick)
@@ -208,6 +212,7 @@ public final class Sampler: Sendable {
                 recorder.setMetadata("samplerSamplesDropped", String(statistics.samplesDropped))
                 recorder.setMetadata("samplerTimerOverruns", String(statistics.timerOverruns))
                 recorder.setMetadata("samplerSamplesUnwound", String(statistics.samplesUnwound))
+                recorder.setMetadata("samplerSamplesDiscarded", String(statistics.samplesDiscarded))
                 recorder.setMetadata("samplerUnwindFailures", String(failures.total))
                 recorder.setMetadata("samplerUnwindStackUnknown", String(failures.stackUnknown))
                 recorder.setMetadata("samplerUnwindOffCopyEnd", String(failures.offCopyEnd))
