@@ -305,7 +305,9 @@ extension SamplerTests {
     /// runs 200). Each session samples every thread at 1 kHz for about 100 ms.
     @Test func dlopenStormWithEveryThreadSampledNeverHangsOrCrashes() throws {
         let iterations = Int(ProcessInfo.processInfo.environment["HITCH_SAMPLER_STORM_ITERATIONS"] ?? "") ?? 3
-        var totals = (taken: UInt64(0), loads: 0, walks: 0, unwinds: 0)
+        // A full ring (the drain thread starved on a loaded machine, under ASan) drops snapshots;
+        // that is counted, not checked: this test is about hangs, crashes and errno.
+        var totals = (taken: UInt64(0), complete: UInt64(0), dropped: UInt64(0), loads: 0, walks: 0, unwinds: 0)
         var failures = UnwindFailures()
         for iteration in 0..<iterations {
             let done = watchdog(seconds: 60, what: "sampler storm iteration \(iteration)")
@@ -319,12 +321,13 @@ extension SamplerTests {
             #expect(stopped, "iteration \(iteration): a storm thread did not finish")
             #expect(storm.errnoViolations.load(ordering: .relaxed) == 0, "iteration \(iteration): errno changed under a signal")
             #expect(storm.readResult.load(ordering: .relaxed) == 1, "iteration \(iteration): read returned \(storm.readResult.load(ordering: .relaxed))")
-            #expect(statistics.samplesDropped == 0, "iteration \(iteration): \(statistics)")
             // No silent loss: every snapshot became a sample or was counted as discarded.
             #expect(statistics.samplesTaken == statistics.samplesRecorded + statistics.samplesDiscarded,
                     "iteration \(iteration): \(statistics)")
             guard stopped else { return }
             totals.taken += statistics.samplesTaken
+            totals.complete += statistics.samplesUnwound - statistics.unwindFailures.total
+            totals.dropped += statistics.samplesDropped
             failures.add(statistics.unwindFailures)
             totals.loads += storm.loads.load(ordering: .relaxed)
             totals.walks += storm.loaderWalks.load(ordering: .relaxed)
@@ -332,6 +335,7 @@ extension SamplerTests {
         }
         // Every kind of thread made progress while being sampled.
         #expect(totals.taken > 0 && totals.loads > 0 && totals.walks > 0 && totals.unwinds > 0, "\(totals)")
-        print("sampler storm: \(iterations) iterations, \(totals.taken) samples, \(totals.loads) dlopen/dlclose, \(totals.walks) dl_iterate_phdr walks, \(totals.unwinds) libgcc unwinds; unwinds stopped early: \(failures)")
+        #expect(totals.complete > 0, "no unwind reached the outermost frame: \(failures)")
+        print("sampler storm: \(iterations) iterations, \(totals.taken) samples (\(totals.complete) unwound to the end, \(totals.dropped) dropped on full rings), \(totals.loads) dlopen/dlclose, \(totals.walks) dl_iterate_phdr walks, \(totals.unwinds) libgcc unwinds; unwinds stopped early: \(failures)")
     }
 }
