@@ -54,8 +54,10 @@ void hitch_unwind_refresh_modules(void);
 
 /// Unwinds one snapshot into frames (innermost first; callers' return addresses minus one). Must
 /// run inside the same dl_iterate_phdr callback as the last hitch_unwind_refresh_modules. Returns
-/// the depth (at least 1 when the PC is nonzero) and sets *end.
+/// the depth (at least 1 when the PC is nonzero), sets *end, and *stack_bytes_read to how far above
+/// the snapshot's stack base the unwind read.
 uint32_t hitch_unwind_snapshot(const sample_snapshot *snapshot, const uint64_t *stack,
-                               uint64_t *frames, uint32_t capacity, unwind_end *end);
+                               uint64_t *frames, uint32_t capacity, unwind_end *end,
+                               uint64_t *stack_bytes_read);
 
 #endif

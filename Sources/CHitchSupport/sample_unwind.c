@@ -251,6 +251,7 @@ typedef struct {
     const sample_snapshot *snapshot;
     const uint64_t *stack;
     uint64_t copied_end;     // stack_base + copied bytes
+    uint64_t highest_read;   // one past the highest copied stack byte read
     int ran_off_copy;        // a read asked for stack bytes above the copy
     int reached_new_module;  // find_proc_info met a module newer than the sample
 } unwind_context;
@@ -294,6 +295,7 @@ static int access_mem(unw_addr_space_t as, unw_word_t address, unw_word_t *value
     uint64_t base = snapshot->stack_base;
     if (address >= base && address + sizeof *value <= context->copied_end) {
         memcpy(value, (const uint8_t *)context->stack + (address - base), sizeof *value);
+        if (address + sizeof *value > context->highest_read) context->highest_read = address + sizeof *value;
         return 0;
     }
     if (address >= base && address < snapshot->stack_limit) {
@@ -360,8 +362,10 @@ void hitch_unwind_refresh_modules(void) {
 }
 
 uint32_t hitch_unwind_snapshot(const sample_snapshot *snapshot, const uint64_t *stack,
-                               uint64_t *frames, uint32_t capacity, unwind_end *end) {
+                               uint64_t *frames, uint32_t capacity, unwind_end *end,
+                               uint64_t *stack_bytes_read) {
     uint64_t pc = snapshot->registers[SNAPSHOT_REG_RIP];
+    *stack_bytes_read = 0;
     *end = UNWIND_COMPLETE;
     if (capacity == 0 || pc == 0) { *end = UNWIND_ERROR; return 0; }
     const loaded_module *first = module_containing(pc);
@@ -403,5 +407,6 @@ uint32_t hitch_unwind_snapshot(const sample_snapshot *snapshot, const uint64_t *
         }
     }
     if (depth == 0) { frames[depth++] = pc; if (*end == UNWIND_COMPLETE) *end = UNWIND_ERROR; }
+    if (context.highest_read > snapshot->stack_base) *stack_bytes_read = context.highest_read - snapshot->stack_base;
     return depth;
 }

@@ -56,7 +56,7 @@ enum session_state { SESSION_STOPPED = 0, SESSION_RUNNING = 1 };
 typedef struct {
     _Atomic uint32_t state;
     _Atomic uint32_t generation;
-    pid_t tid;                 // written by the control path before arming (published by the state store)
+    _Atomic pid_t tid;         // written by the control path; read by the handler and the drain
     int registered;            // the thread asked to be sampled (control path only)
     int has_timer;             // control path only
     timer_t timer;
@@ -82,6 +82,9 @@ static _Atomic uint64_t samples_dropped;
 static _Atomic uint64_t timer_overruns;
 static _Atomic uint64_t unwind_ends[UNWIND_END_COUNT];
 static _Atomic uint64_t samples_discarded;
+// Stack bytes complete unwinds read (from SP): buckets of powers of two from 2^8 to 2^20.
+#define NEEDED_BUCKETS 13
+static _Atomic uint64_t stack_needed_histogram[NEEDED_BUCKETS];
 static _Atomic uint64_t handler_ticks_histogram[HANDLER_BUCKETS];
 
 static pthread_mutex_t control_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -579,8 +582,14 @@ static int unwind_batch_callback(struct dl_phdr_info *info, size_t size, void *d
             requests[request_count++] = (bounds_request){index, (pid_t)snapshot.tid, snapshot.registers[SNAPSHOT_REG_RSP]};
         unwound_sample *out = &ready[ready_count];
         unwind_end end = UNWIND_COMPLETE;
-        uint32_t depth = hitch_unwind_snapshot(&snapshot, scratch, out->frames, HITCH_MAX_FRAMES, &end);
+        uint64_t needed = 0;
+        uint32_t depth = hitch_unwind_snapshot(&snapshot, scratch, out->frames, HITCH_MAX_FRAMES, &end, &needed);
         atomic_fetch_add_explicit(&unwind_ends[end], 1, memory_order_relaxed);
+        if (end == UNWIND_COMPLETE) {
+            uint32_t bucket = 0;
+            while (bucket < NEEDED_BUCKETS - 1 && needed > (256ull << bucket)) bucket += 1;
+            atomic_fetch_add_explicit(&stack_needed_histogram[bucket], 1, memory_order_relaxed);
+        }
         if (depth == 0) { atomic_fetch_add_explicit(&samples_discarded, 1, memory_order_relaxed); continue; }
         out->info.tid = (pid_t)snapshot.tid;
         out->info.depth = depth;
@@ -653,6 +662,22 @@ uint64_t hitch_sampler_handler_ticks_percentile(double quantile) {
 
 void hitch_sampler_reset_handler_times(void) {
     for (uint32_t i = 0; i < HANDLER_BUCKETS; i++) atomic_store_explicit(&handler_ticks_histogram[i], 0, memory_order_relaxed);
+    for (uint32_t i = 0; i < NEEDED_BUCKETS; i++) atomic_store_explicit(&stack_needed_histogram[i], 0, memory_order_relaxed);
+}
+
+uint64_t hitch_sampler_stack_bytes_needed_percentile(double quantile) {
+    uint64_t counts[NEEDED_BUCKETS], total = 0;
+    for (uint32_t i = 0; i < NEEDED_BUCKETS; i++) {
+        counts[i] = atomic_load_explicit(&stack_needed_histogram[i], memory_order_relaxed);
+        total += counts[i];
+    }
+    if (total == 0) return 0;
+    uint64_t rank = (uint64_t)(quantile * (double)(total - 1)), seen = 0;
+    for (uint32_t i = 0; i < NEEDED_BUCKETS; i++) {
+        seen += counts[i];
+        if (seen > rank) return 256ull << i;
+    }
+    return 256ull << (NEEDED_BUCKETS - 1);
 }
 
 void hitch_sampler_get_stats(hitch_sampler_stats *stats) {

@@ -93,6 +93,10 @@ int hitch_sampler_pop(hitch_sample_info *info, uint64_t *frames, uint32_t capaci
 uint64_t hitch_sampler_handler_ticks_percentile(double quantile);
 void hitch_sampler_reset_handler_times(void);
 
+/// The stack bytes (from SP) that complete unwinds since the last reset read, at `quantile`, as
+/// the power of two (256 ... 1 MiB) at or above it: the copy size that would have sufficed.
+uint64_t hitch_sampler_stack_bytes_needed_percentile(double quantile);
+
 void hitch_sampler_get_stats(hitch_sampler_stats *stats);
 
 /// The calling thread's stack, innermost first, excluding hitch_backtrace_capture itself and

@@ -93,6 +93,9 @@ public struct SamplerStatistics: Sendable, Equatable {
     /// Time spent in the signal handler per sample (median and 99th percentile), in nanoseconds.
     public var handlerNsP50: Double
     public var handlerNsP99: Double
+    /// Stack bytes (from SP) that 99% of complete unwinds read, rounded up to a power of two: the
+    /// copy size that would have sufficed for them.
+    public var stackBytesNeededP99: UInt64
 
     /// The share of unwound samples whose unwind ran off the end of the copied stack.
     public var offCopyEndShare: Double {
@@ -206,7 +209,8 @@ public final class Sampler: Sendable {
                 samplesDiscarded: now.samples_discarded - baseline.samples_discarded,
                 samplesRecorded: samplesRecorded.load(ordering: .relaxed),
                 handlerNsP50: Double(hitch_sampler_handler_ticks_percentile(0.5)) * nsPerTick,
-                handlerNsP99: Double(hitch_sampler_handler_ticks_percentile(0.99)) * nsPerTick)
+                handlerNsP99: Double(hitch_sampler_handler_ticks_percentile(0.99)) * nsPerTick,
+                stackBytesNeededP99: hitch_sampler_stack_bytes_needed_percentile(0.99))
             if let recorder {
                 recorder.setMetadata("samplerSamplesTaken", String(statistics.samplesTaken))
                 recorder.setMetadata("samplerSamplesDropped", String(statistics.samplesDropped))
@@ -221,6 +225,7 @@ public final class Sampler: Sendable {
                 recorder.setMetadata("samplerUnwindErrors", String(failures.errors))
                 recorder.setMetadata("samplerHandlerNsP50", String(Int(statistics.handlerNsP50.rounded())))
                 recorder.setMetadata("samplerHandlerNsP99", String(Int(statistics.handlerNsP99.rounded())))
+                recorder.setMetadata("samplerStackBytesNeededP99", String(statistics.stackBytesNeededP99))
             }
             result = statistics
             return statistics

@@ -61,6 +61,8 @@ enum BenchSample: Subcommand {
         var unwindNoModule: UInt64
         var unwindErrors: UInt64
         var offCopyEndShare: Double
+        /// Stack bytes 99% of complete unwinds read (a power of two): the copy size that sufficed.
+        var stackBytesNeededP99: UInt64
         var handlerNsP50: Double
         var handlerNsP99: Double
         var hotFunctionShare: Double
@@ -85,7 +87,7 @@ enum BenchSample: Subcommand {
             CPU time      \(f(result.unsampledCPUSeconds, 3)) s unsampled, \(f(result.sampledCPUSeconds, 3)) s sampled (all threads)
             overhead      \(f(result.overheadPercent))% of CPU time (median of pairs; 95% interval \(f(result.overheadPercentCI95Low)) ... \(f(result.overheadPercentCI95High))%); wall time \(f(result.wallOverheadPercent))%
             samples       \(result.samplesTaken) taken of \(result.samplesExpected) expected (\(result.samplesDropped) dropped, \(result.timerOverruns) timer overruns)
-            unwinds       \(result.unwoundComplete) complete of \(result.samplesUnwound); stopped early: \(result.unwindOffCopyEnd) off the copy's end (\(f(result.offCopyEndShare * 100))%), \(result.unwindStackUnknown) stack unknown, \(result.unwindModulesChanged) modules changed, \(result.unwindNoModule) outside modules, \(result.unwindErrors) errors
+            unwinds       \(result.unwoundComplete) complete of \(result.samplesUnwound); stopped early: \(result.unwindOffCopyEnd) off the copy's end (\(f(result.offCopyEndShare * 100))%; 99% needed at most \(result.stackBytesNeededP99) bytes), \(result.unwindStackUnknown) stack unknown, \(result.unwindModulesChanged) modules changed, \(result.unwindNoModule) outside modules, \(result.unwindErrors) errors
             handler       \(f(result.handlerNsP50, 0)) ns P50, \(f(result.handlerNsP99, 0)) ns P99
             hot function  \(f(result.hotFunctionShare * 100, 1))% of samples
             """)
@@ -158,6 +160,7 @@ enum BenchSample: Subcommand {
         var totals = (samplesTaken: UInt64(0), samplesDropped: UInt64(0), timerOverruns: UInt64(0), samplesUnwound: UInt64(0),
                       unwindFailures: UnwindFailures())
         var handlerP50: [Double] = [], handlerP99: [Double] = []
+        var stackNeeded: UInt64 = 0
         for round in 0..<pairs {
             var cost: [Bool: (cpu: Double, wall: Double)] = [:]
             // Alternate the order (A B, B A, ...) so drift in the machine's speed falls on both sides.
@@ -176,6 +179,7 @@ enum BenchSample: Subcommand {
                     totals.unwindFailures.add(statistics.unwindFailures)
                     handlerP50.append(statistics.handlerNsP50)
                     handlerP99.append(statistics.handlerNsP99)
+                    stackNeeded = max(stackNeeded, statistics.stackBytesNeededP99)
                     sampledThreadCPU += threadCPU
                 }
                 let after = clocks()
@@ -201,6 +205,7 @@ enum BenchSample: Subcommand {
                       unwindStackUnknown: failures.stackUnknown, unwindOffCopyEnd: failures.offCopyEnd,
                       unwindModulesChanged: failures.modulesChanged, unwindNoModule: failures.noModule, unwindErrors: failures.errors,
                       offCopyEndShare: totals.samplesUnwound == 0 ? 0 : Double(failures.offCopyEnd) / Double(totals.samplesUnwound),
+                      stackBytesNeededP99: stackNeeded,
                       handlerNsP50: medianWithInterval(handlerP50).median, handlerNsP99: medianWithInterval(handlerP99).median,
                       hotFunctionShare: collected.share(containing: "BenchSampleWorkload.hot("))
     }
