@@ -60,11 +60,12 @@ final class SampleCollector: Sendable {
     func of(thread: Int32) -> [SampledStack] { samples.withLock { $0.filter { $0.threadID == thread } } }
 }
 
-// One sampling session per process at a time: these tests run one after another.
+// One sampling session per process at a time: these tests run one after another, and wait
+// (FaultSupport.startSampler) for a session of the fault and load suites, which run in parallel.
 @Suite(.serialized) struct SamplerTests {
     @Test func busyCallChainIsSampledAtTheRateAndNamedByFunction() throws {
         let collector = SampleCollector()
-        let sampler = try Sampler.start(.init(rateHz: 1000, threads: .registered), recorder: nil, onSample: collector.onSample)
+        let sampler = try FaultSupport.startSampler(.init(rateHz: 1000, threads: .registered), recorder: nil, onSample: collector.onSample)
         let run = onRegisteredThread { SamplerWorkload.outer(seconds: 0.5) }
         let statistics = sampler.stop()
         SamplerWorkload.sink &+= run.result
@@ -101,7 +102,7 @@ final class SampleCollector: Sendable {
         let (readEnd, writeEnd) = (fds[0], fds[1])
         defer { close(readEnd); close(writeEnd) }
         let collector = SampleCollector()
-        let sampler = try Sampler.start(.init(rateHz: 1000, threads: .registered), recorder: nil, onSample: collector.onSample)
+        let sampler = try FaultSupport.startSampler(.init(rateHz: 1000, threads: .registered), recorder: nil, onSample: collector.onSample)
         let writer = Thread {
             Thread.sleep(forTimeInterval: 0.3)
             let message = Array("sixty-four bytes of payload, written while the reader is sampled".utf8.prefix(64))
@@ -121,7 +122,7 @@ final class SampleCollector: Sendable {
     }
 
     @Test func samplingWhileAnotherThreadLoadsLibrariesDoesNotDeadlock() throws {
-        let sampler = try Sampler.start(.init(rateHz: 1000, threads: .all), recorder: nil)
+        let sampler = try FaultSupport.startSampler(.init(rateHz: 1000, threads: .all), recorder: nil)
         let stopLoading = Atomic<Bool>(false)
         let loads = Atomic<Int>(0)
         let loaderDone = DispatchSemaphore(value: 0)
@@ -149,7 +150,7 @@ final class SampleCollector: Sendable {
 
     @Test func badRateIsRejectedAndSecondSessionIsBusy() throws {
         #expect(throws: SamplerError.invalidRate(0)) { try Sampler.start(.init(rateHz: 0), recorder: nil) }
-        let sampler = try Sampler.start(.init(rateHz: 100), recorder: nil)
+        let sampler = try FaultSupport.startSampler(.init(rateHz: 100), recorder: nil)
         #expect(throws: SamplerError.alreadyRunning) { try Sampler.start(.init(rateHz: 100), recorder: nil) }
         let first = sampler.stop()
         #expect(sampler.stop() == first)
@@ -313,7 +314,7 @@ extension SamplerTests {
             let done = watchdog(seconds: 60, what: "sampler storm iteration \(iteration)")
             let storm = SamplerStorm()
             storm.startThreads()
-            let sampler = try Sampler.start(.init(rateHz: 1000, threads: .all), recorder: nil)
+            let sampler = try FaultSupport.startSampler(.init(rateHz: 1000, threads: .all), recorder: nil)
             Thread.sleep(forTimeInterval: 0.1)
             let statistics = sampler.stop()
             let stopped = storm.stopThreads(timeout: 20)
