@@ -51,7 +51,9 @@
 #define HANDLER_BUCKETS 4096
 
 enum slot_state { SLOT_IDLE = 0, SLOT_ARMED = 1, SLOT_SAMPLING = 2 };
-enum session_state { SESSION_STOPPED = 0, SESSION_RUNNING = 1 };
+// STOPPING: timers disarmed, the session's drain still unwinding what is left; a new session may
+// not start until hitch_sampler_finish, or two drains would split one session's samples.
+enum session_state { SESSION_STOPPED = 0, SESSION_RUNNING = 1, SESSION_STOPPING = 2 };
 
 typedef struct {
     _Atomic uint32_t state;
@@ -194,6 +196,7 @@ static void on_sample_signal(int signo, siginfo_t *info, void *context) {
 
 static void unregister_at_thread_exit(void *value);
 static int prepare_unwinder(uint32_t copy_bytes);
+void hitch_sampler_reset_handler_times(void);
 
 static void setup(void) {
     // hitch_backtrace_capture's local unwinds: a per-thread cache avoids libunwind's global lock.
@@ -392,6 +395,7 @@ int hitch_sampler_start(const hitch_sampler_config *config) {
     pthread_once(&setup_once, setup);
     pthread_mutex_lock(&control_lock);
     if (atomic_load(&session) != SESSION_STOPPED) { pthread_mutex_unlock(&control_lock); return EBUSY; }
+    hitch_sampler_reset_handler_times(); // the figures describe one session
     int error = install_handler();
     if (error == 0) error = prepare_unwinder(copy_bytes);
     if (error == 0) {
@@ -430,9 +434,15 @@ int hitch_sampler_stop(void) {
         sampler_slot *slot = atomic_load_explicit(&slots[i], memory_order_acquire);
         if (slot != NULL) disarm(slot);
     }
-    atomic_store(&session, SESSION_STOPPED);
+    atomic_store(&session, SESSION_STOPPING);
     pthread_mutex_unlock(&control_lock);
     return 0;
+}
+
+void hitch_sampler_finish(void) {
+    pthread_mutex_lock(&control_lock);
+    if (atomic_load(&session) == SESSION_STOPPING) atomic_store(&session, SESSION_STOPPED);
+    pthread_mutex_unlock(&control_lock);
 }
 
 int hitch_sampler_is_running(void) { return atomic_load(&session) == SESSION_RUNNING; }

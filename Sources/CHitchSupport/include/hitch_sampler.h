@@ -65,8 +65,12 @@ typedef struct {
 int hitch_sampler_start(const hitch_sampler_config *config);
 
 /// Stops the session: disarms every timer and waits for handlers in flight. Samples already in the
-/// rings stay there until popped. Returns 0 or EALREADY.
+/// rings stay there until popped. Returns 0 or EALREADY. No new session starts (EBUSY) until
+/// hitch_sampler_finish: the stopping session's drain pops what is left first.
 int hitch_sampler_stop(void);
+
+/// Ends a stopped session once its drain has popped everything; a new session may start.
+void hitch_sampler_finish(void);
 
 /// 1 while a session runs.
 int hitch_sampler_is_running(void);
@@ -88,7 +92,8 @@ int hitch_sampler_rescan_threads(void);
 /// One consumer at a time (internally serialized). Never call it from a signal handler.
 int hitch_sampler_pop(hitch_sample_info *info, uint64_t *frames, uint32_t capacity);
 
-/// The handler's duration at `quantile` (0 ... 1) over every sample since the last reset, in
+/// The handler's duration at `quantile` (0 ... 1) over every sample since the last reset (each
+/// hitch_sampler_start resets), in
 /// hitch_now() ticks (16-tick resolution); 0 before any sample.
 uint64_t hitch_sampler_handler_ticks_percentile(double quantile);
 void hitch_sampler_reset_handler_times(void);

@@ -167,7 +167,6 @@ public final class Sampler: Sendable {
         var config = hitch_sampler_config(rate_hz: UInt32(configuration.rateHz),
                                           scope: configuration.threads.isEmpty ? SampledThreads.main.rawValue : configuration.threads.rawValue,
                                           ring_words_log2: 0, stack_copy_bytes: UInt32(configuration.stackCopyBytes))
-        if hitch_sampler_is_running() == 0 { hitch_sampler_reset_handler_times() }
         let result = hitch_sampler_start(&config)
         if result == EBUSY { throw .alreadyRunning }
         if result != 0 { throw .system(operation: "hitch_sampler_start", errno: result) }
@@ -193,6 +192,8 @@ public final class Sampler: Sendable {
             drainFinished.wait()
             var now = hitch_sampler_stats()
             hitch_sampler_get_stats(&now)
+            // Only now may another session start: its drain would otherwise pop this one's samples.
+            defer { hitch_sampler_finish() }
             var failures = UnwindFailures()
             failures.stackUnknown = now.unwind_stack_unknown - baseline.unwind_stack_unknown
             failures.offCopyEnd = now.unwind_off_copy_end - baseline.unwind_off_copy_end
