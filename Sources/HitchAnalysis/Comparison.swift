@@ -32,17 +32,18 @@ public struct Comparison: Codable, Sendable, Equatable {
     public var improvements: [FigureChange] { changes.filter { $0.verdict == "improvement" } }
 }
 
-/// A figure `hitch diff` compares: path, direction, and the smallest absolute change that matters.
-struct ComparedFigure {
-    var metric: String
-    var value: Double
-    var higherIsBetter: Bool
-    var absoluteFloor: Double
+/// A figure `hitch diff` compares (and `hitch history` stores): path, direction, and the smallest
+/// absolute change that matters.
+public struct ComparedFigure: Sendable, Equatable {
+    public var metric: String
+    public var value: Double
+    public var higherIsBetter: Bool
+    public var absoluteFloor: Double
 }
 
 extension Analysis {
     /// The figures `hitch diff` compares, by metric path.
-    func comparedFigures() -> [ComparedFigure] {
+    public func comparedFigures() -> [ComparedFigure] {
         var result: [ComparedFigure] = []
         func add(_ metric: String, _ value: Double, higherIsBetter: Bool = false, floor: Double) {
             result.append(ComparedFigure(metric: metric, value: value, higherIsBetter: higherIsBetter, absoluteFloor: floor))
@@ -145,6 +146,20 @@ public enum RunComparison {
         let t = difference / (va + vb).squareRoot()
         let df = (va + vb) * (va + vb) / (va * va / (na - 1) + vb * vb / (nb - 1))
         // P(|T| > |t|) = I_{df/(df+t^2)}(df/2, 1/2)
+        return regularizedIncompleteBeta(df / (df + t * t), df / 2, 0.5)
+    }
+
+    /// Two-sided p-value of Student's t-test with pooled variance: both samples are taken to share one
+    /// spread, so a short sample's chance low spread does not make a small difference look certain
+    /// (what change-point detection needs: its candidate segments are picked for looking uniform).
+    public static func pooledTTest(_ a: [Double], _ b: [Double]) -> Double {
+        let na = Double(a.count), nb = Double(b.count)
+        guard na + nb > 2 else { return 1 }
+        let pooled = (variance(a) * (na - 1) + variance(b) * (nb - 1)) / (na + nb - 2)
+        let difference = mean(a) - mean(b)
+        let standardError = (pooled * (1 / na + 1 / nb)).squareRoot()
+        guard standardError > 0 else { return difference == 0 ? 1 : 0 }
+        let t = difference / standardError, df = na + nb - 2
         return regularizedIncompleteBeta(df / (df + t * t), df / 2, 0.5)
     }
 
