@@ -15,6 +15,7 @@ let subcommands: [SubcommandEntry] = [
     BenchCommand.entry,
     BudgetCommand.entry,
     DemoCommand.entry,
+    HistoryCommand.entry,
 ]
 
 @MainActor func printTopLevelHelp() {
