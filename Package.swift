@@ -39,7 +39,7 @@ let package = Package(
         .testTarget(name: "HitchTraceTests", dependencies: ["HitchTrace", "CHitchSupport"]),
         .testTarget(name: "HitchAnalysisTests", dependencies: ["HitchAnalysis", "HitchTrace"]),
         .testTarget(name: "HitchReportTests", dependencies: ["HitchReport", "HitchAnalysis", "HitchTrace"]),
-        .testTarget(name: "HitchHistoryTests", dependencies: ["HitchHistory", "HitchAnalysis", "HitchReport", "HitchWorkloads"]),
+        .testTarget(name: "HitchHistoryTests", dependencies: ["HitchHistory", "HitchAnalysis", "HitchReport", "HitchTrace", "HitchWorkloads"]),
         .testTarget(name: "HeadlessUITests", dependencies: ["HeadlessUI", "HitchTrace"]),
         .testTarget(name: "HitchWorkloadsTests", dependencies: ["HitchWorkloads", "HeadlessUI", "HitchTrace"]),
     ],

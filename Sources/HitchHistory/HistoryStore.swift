@@ -100,7 +100,7 @@ public final class HistoryStore {
         }
         try connection.transaction { () throws(HistoryError) in
             // Serialize migrations between processes (SQLite: BEGIN IMMEDIATE already holds the lock).
-            if connection.dialect == .postgres { try connection.execute("SELECT pg_advisory_xact_lock(4_817_210_315)".replacingOccurrences(of: "_", with: "")) }
+            if connection.dialect == .postgres { try connection.execute("SELECT pg_advisory_xact_lock(4817210315)", []) }
             try connection.execute("CREATE TABLE IF NOT EXISTS hitch_schema (version INTEGER NOT NULL)", [])
             let version = Int(try connection.rows("SELECT MAX(version) FROM hitch_schema").first?.first?.integer ?? 0)
             if version > Self.schemaVersion { throw .newerSchema(found: version, supported: Self.schemaVersion) }
