@@ -29,8 +29,11 @@ public struct MetricCheck: Sendable, Equatable, Codable {
     /// Runs with a value for this metric.
     public var points: Int
     public var changePoints: [ChangePointReport]
-    /// The newest change point's verdict, or "unchanged" when there is none.
+    /// The verdict of the newest change point beyond the threshold and floor ("regression" or
+    /// "improvement"), or "unchanged" when there is none.
     public var verdict: String
+    /// That change point (smaller significant shifts after it do not hide it).
+    public var newest: ChangePointReport? { changePoints.last { $0.verdict != "unchanged" } }
 }
 
 public struct HistoryCheckResult: Sendable, Equatable, Codable {
@@ -70,6 +73,6 @@ public enum HistoryCheck {
                                      verdict: beyond ? (worse ? "regression" : "improvement") : "unchanged")
         }
         return MetricCheck(metric: series.metric, higherIsBetter: series.higherIsBetter, points: values.count,
-                           changePoints: reports, verdict: reports.last?.verdict ?? "unchanged")
+                           changePoints: reports, verdict: reports.last { $0.verdict != "unchanged" }?.verdict ?? "unchanged")
     }
 }

@@ -1,6 +1,6 @@
 // The trend page of `hitch history report`: one chart per metric along a branch's runs, change
 // points marked, every drawn point linking to its run's row. Same page, escaping and CSP as the
-// other reports. A long history is down-sampled to a fixed number of columns (each column draws
+// other reports. A long history is down-sampled to a fixed number of columns (150) (each column draws
 // its last run as a point and its min-max as a bar, so no spike hides), and every change point's
 // run is always drawn.
 
@@ -53,7 +53,7 @@ public struct TrendReportInput: Sendable {
 }
 
 public enum TrendReport {
-    public static func render(_ input: TrendReportInput, columns: Int = 200) -> String {
+    public static func render(_ input: TrendReportInput, columns: Int = 150) -> String {
         let columns = max(1, min(columns, input.runs.count))
         // Column c holds runs [bounds[c], bounds[c + 1]); the same columns for every metric, so the
         // runs drawn (and listed below) are few whatever the history's length.
@@ -61,8 +61,9 @@ public enum TrendReport {
         var linked = Set<Int>()
         var sections: [PageSection] = []
         let changes = input.metrics.flatMap { metric in metric.changes.map { (metric.name, $0) } }
+        let runFragments = input.runs.indices.map { Fragment("run-", $0 + 1) }
         sections.append(PageSection(fragment: Fragment("sec-", "summary"), title: "Change points") { w in
-            summary(&w, input: input, changes: changes)
+            summary(&w, input: input, changes: changes, runFragments: runFragments)
         })
         var charts: [(metric: TrendReportInput.Metric, points: [Int])] = []
         for metric in input.metrics {
@@ -72,11 +73,11 @@ public enum TrendReport {
         }
         for (metric, points) in charts {
             sections.append(PageSection(fragment: Fragment("m-", metric.name), title: metric.name) { w in
-                chart(&w, metric: metric, points: points, bounds: bounds, runs: input.runs)
+                chart(&w, metric: metric, points: points, bounds: bounds, runs: input.runs, runFragments: runFragments)
             })
         }
         sections.append(PageSection(fragment: Fragment("sec-", "runs"), title: "Runs") { w in
-            runTable(&w, input: input, shown: linked.sorted())
+            runTable(&w, input: input, shown: linked.sorted(), runFragments: runFragments)
         })
         return Page.render(title: input.title, subtitle: input.subtitle, sections: sections,
                            footer: "hitch history report · change points by E-divisive means (docs/HISTORY.md)")
@@ -94,13 +95,18 @@ public enum TrendReport {
         return points.sorted()
     }
 
-    static func runFragment(_ run: TrendReportInput.Run) -> Fragment { Fragment("run-", run.id) }
-
-    static func summary(_ w: inout HTMLWriter, input: TrendReportInput, changes: [(String, TrendReportInput.Change)]) {
+    static func summary(_ w: inout HTMLWriter, input: TrendReportInput, changes allChanges: [(String, TrendReportInput.Change)],
+                        runFragments: [Fragment]) {
         Blocks.stats(&w, [("runs", String(input.runs.count)), ("metrics", String(input.metrics.count)),
-                          ("change points", String(changes.count)),
-                          ("regressions", String(changes.filter { $0.1.verdict == "regression" }.count))])
-        guard !changes.isEmpty else { Blocks.note(&w, "No change points: every metric held its level."); return }
+                          ("change points", String(allChanges.count)),
+                          ("regressions", String(allChanges.filter { $0.1.verdict == "regression" }.count))])
+        guard !allChanges.isEmpty else { Blocks.note(&w, "No change points: every metric held its level."); return }
+        // The table lists the changes beyond the threshold; the smaller ones are marked on the charts.
+        let changes = allChanges.filter { $0.1.verdict != "unchanged" }
+        if changes.count < allChanges.count {
+            Blocks.note(&w, "\(allChanges.count - changes.count) smaller significant shifts (below the threshold) are marked on the charts only.")
+        }
+        guard !changes.isEmpty else { return }
         w.element("div", [Attribute("class", "scroll")]) { w in
             w.element("table") { w in
                 w.element("thead") { w in
@@ -112,8 +118,7 @@ public enum TrendReport {
                             w.element("td") { w in w.element("a", [Attribute.link(to: Fragment("m-", name))]) { $0.name(name) } }
                             w.element("td") { w in
                                 if input.runs.indices.contains(change.runIndex) {
-                                    let run = input.runs[change.runIndex]
-                                    w.element("a", [Attribute.link(to: runFragment(run))]) { $0.name(run.commit) }
+                                    w.element("a", [Attribute.link(to: runFragments[change.runIndex])]) { $0.name(input.runs[change.runIndex].commit) }
                                 }
                             }
                             w.element("td") { $0.name(change.summary) }
@@ -131,7 +136,8 @@ public enum TrendReport {
         switch verdict { case "regression": "bad"; case "improvement": "good"; default: "neutral" }
     }
 
-    static func chart(_ w: inout HTMLWriter, metric: TrendReportInput.Metric, points: [Int], bounds: [Int], runs: [TrendReportInput.Run]) {
+    static func chart(_ w: inout HTMLWriter, metric: TrendReportInput.Metric, points: [Int], bounds: [Int], runs: [TrendReportInput.Run],
+                      runFragments: [Fragment]) {
         let present = metric.values.compactMap { $0 }.filter(\.isFinite)
         guard let low = present.min(), let high = present.max() else { Blocks.note(&w, "No values."); return }
         let width = 1000.0, height = 200.0, left = 56.0, right = 8.0, top = 8.0, bottom = 20.0
@@ -148,14 +154,16 @@ public enum TrendReport {
                 SVGCanvas.line(&w, x1: left, y1: y(tick), x2: width - right, y2: y(tick), class: "grid")
                 SVGCanvas.text(&w, x: left - 4, y: y(tick) + 3, Format.significant(tick), class: "axis", anchor: .end)
             }
-            // Each column's range, so a spike between drawn points still shows.
+            // Each column's range (one path), so a spike between drawn points still shows.
+            var ranges = ""
             for c in 0..<(bounds.count - 1) where bounds[c + 1] - bounds[c] > 1 {
                 let values = metric.values[bounds[c]..<min(bounds[c + 1], metric.values.count)].compactMap { $0 }
                 if let lo = values.min(), let hi = values.max(), hi > lo {
                     let mid = (x(bounds[c]) + x(bounds[c + 1] - 1)) / 2
-                    SVGCanvas.line(&w, x1: mid, y1: y(hi), x2: mid, y2: y(lo), class: "grid", strokeWidth: 3)
+                    ranges += "M" + SVGCanvas.n(mid) + " " + SVGCanvas.n(y(hi)) + "V" + SVGCanvas.n(y(lo))
                 }
             }
+            if !ranges.isEmpty { SVGCanvas.path(&w, ranges, class: "grid", strokeWidth: 3) }
             for change in metric.changes {
                 SVGCanvas.line(&w, x1: x(change.runIndex) - 0.5 * plotWidth / Double(count), y1: top,
                                x2: x(change.runIndex) - 0.5 * plotWidth / Double(count), y2: top + plotHeight, class: "marker")
@@ -167,8 +175,7 @@ public enum TrendReport {
             }
             let changed = Dictionary(metric.changes.map { ($0.runIndex, $0) }, uniquingKeysWith: { a, _ in a })
             for (run, value) in drawn {
-                let info = runs[run]
-                var tooltip = info.commit + " · " + Format.significant(value) + " · " + info.time
+                var tooltip = runs[run].commit + " · " + Format.significant(value)
                 var cls = "pt s0"
                 var radius = 2.5
                 if let change = changed[run] {
@@ -176,7 +183,7 @@ public enum TrendReport {
                     cls = change.verdict == "regression" ? "pt s9" : "pt s2"
                     radius = 4.5
                 }
-                w.element("a", [Attribute.link(to: runFragment(info))]) { w in
+                w.element("a", [Attribute.link(to: runFragments[run])]) { w in
                     SVGCanvas.circle(&w, cx: x(run), cy: y(value), r: radius, class: cls, tooltip: tooltip)
                 }
             }
@@ -188,7 +195,7 @@ public enum TrendReport {
         }
     }
 
-    static func runTable(_ w: inout HTMLWriter, input: TrendReportInput, shown: [Int]) {
+    static func runTable(_ w: inout HTMLWriter, input: TrendReportInput, shown: [Int], runFragments: [Fragment]) {
         if shown.count < input.runs.count {
             Blocks.note(&w, "The \(shown.count) runs drawn on the charts, of \(input.runs.count) (hitch history list shows all).")
         }
@@ -200,7 +207,7 @@ public enum TrendReport {
                 w.element("tbody") { w in
                     for index in shown where input.runs.indices.contains(index) {
                         let run = input.runs[index]
-                        w.element("tr", [Attribute.id(runFragment(run))]) { w in
+                        w.element("tr", [Attribute.id(runFragments[index])]) { w in
                             w.element("td", text: String(index + 1))
                             w.element("td") { $0.name(run.commit) }
                             w.element("td", text: run.time)

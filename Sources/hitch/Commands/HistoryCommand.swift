@@ -252,7 +252,7 @@ enum HistoryCheckCommand: Subcommand {
 
     Finds change points in each metric's series along the branch with E-divisive means, as Apache
     Otava (formerly Hunter) does (docs/HISTORY.md). A metric regressed when its newest change point
-    is a change for the worse larger than --threshold percent and than the metric's noise floor; the
+    larger than --threshold percent and the metric's noise floor is a change for the worse; the
     message names the commit range that holds the cause.
 
     OPTIONS:
@@ -286,18 +286,19 @@ enum HistoryCheckCommand: Subcommand {
         case "markdown":
             print("### hitch history check: \(HistoryCommand.cell(branch)), \(result.runs) runs\n\n| metric | newest change | verdict |\n|---|---|---|")
             for m in result.metrics {
-                print("| `\(HistoryCommand.cell(m.metric))` | \(m.changePoints.last.map(HistoryShow.describe).map(HistoryCommand.cell) ?? "none") | \(m.verdict) |")
+                print("| `\(HistoryCommand.cell(m.metric))` | \(m.newest.map(HistoryShow.describe).map(HistoryCommand.cell) ?? "none") | \(m.verdict) |")
             }
         default:
             print("\(result.runs) runs on branch \(branch), \(result.metrics.count) metrics, \(result.metrics.reduce(0) { $0 + $1.changePoints.count }) change points")
-            for m in result.metrics where !m.changePoints.isEmpty {
-                print("\(m.verdict == "regression" ? "FAIL" : "ok  ")  \(m.metric): newest \(HistoryShow.describe(m.changePoints.last!))")
+            for m in result.metrics {
+                guard let newest = m.newest else { continue }
+                print("\(m.verdict == "regression" ? "FAIL" : "ok  ")  \(m.metric): newest \(HistoryShow.describe(newest))")
             }
         }
         let regressions = result.regressions
         guard !regressions.isEmpty else { return .ok }
         writeError("\(regressions.count) metric\(regressions.count == 1 ? "" : "s") regressed on \(branch): "
-                   + regressions.map { "\($0.metric) \(HistoryShow.describe($0.changePoints.last!))" }.joined(separator: "; "))
+                   + regressions.map { "\($0.metric) \($0.newest.map(HistoryShow.describe) ?? "")" }.joined(separator: "; "))
         return .checkFailed
     }
 }
@@ -310,7 +311,7 @@ enum HistoryReport: Subcommand {
 
     One chart per metric along the branch's runs, change points marked (red: regressions), each
     point linking to its run's details. Self-contained (no network), names escaped, and the same
-    bytes for the same history. A long history is down-sampled to 200 columns; change points are
+    bytes for the same history. A long history is down-sampled to 150 columns; change points are
     always drawn.
 
     EXAMPLE:
