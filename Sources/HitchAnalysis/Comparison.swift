@@ -153,10 +153,16 @@ public enum RunComparison {
     /// spread, so a short sample's chance low spread does not make a small difference look certain
     /// (what change-point detection needs: its candidate segments are picked for looking uniform).
     public static func pooledTTest(_ a: [Double], _ b: [Double]) -> Double {
-        let na = Double(a.count), nb = Double(b.count)
+        pooledTTest(countA: Double(a.count), meanA: mean(a), varianceA: variance(a),
+                    countB: Double(b.count), meanB: mean(b), varianceB: variance(b))
+    }
+
+    /// The same from each sample's count, mean and (n - 1) variance.
+    public static func pooledTTest(countA na: Double, meanA: Double, varianceA: Double,
+                                   countB nb: Double, meanB: Double, varianceB: Double) -> Double {
         guard na + nb > 2 else { return 1 }
-        let pooled = (variance(a) * (na - 1) + variance(b) * (nb - 1)) / (na + nb - 2)
-        let difference = mean(a) - mean(b)
+        let pooled = (varianceA * max(na - 1, 0) + varianceB * max(nb - 1, 0)) / (na + nb - 2)
+        let difference = meanA - meanB
         let standardError = (pooled * (1 / na + 1 / nb)).squareRoot()
         guard standardError > 0 else { return difference == 0 ? 1 : 0 }
         let t = difference / standardError, df = na + nb - 2

@@ -44,21 +44,51 @@ public enum ChangePointDetector {
     /// Change points of `series`, oldest first.
     public static func changePoints(in series: [Double], options: ChangePointOptions = ChangePointOptions()) -> [ChangePoint] {
         guard series.count >= 2 * options.minSegment else { return [] }
+        let sums = PrefixSums(series)
         // A laxer first pass (as Otava's), so the merge pass has every plausible split to judge.
-        let weak = split(series, options: options, maxPValue: min(options.maxPValue * 10, 0.5))
-        return merge(weak, series, options: options)
+        let weak = split(series, sums, options: options, maxPValue: min(options.maxPValue * 10, 0.5))
+        return merge(weak, sums, options: options)
+    }
+
+    /// Running sums of x and x^2 (of x minus the first value, against cancellation), so any
+    /// segment's mean and variance cost O(1) (the merge pass re-tests long segments many times).
+    struct PrefixSums {
+        let count: Int
+        private let offset: Double
+        private var sum: [Double], squares: [Double]
+
+        init(_ series: [Double]) {
+            count = series.count
+            offset = series.first ?? 0
+            sum = [0]; squares = [0]
+            sum.reserveCapacity(count + 1); squares.reserveCapacity(count + 1)
+            for value in series {
+                let v = value - offset
+                sum.append(sum[sum.count - 1] + v)
+                squares.append(squares[squares.count - 1] + v * v)
+            }
+        }
+
+        /// Count, mean and (n - 1) variance of series[from..<to].
+        func segment(_ from: Int, _ to: Int) -> (count: Double, mean: Double, variance: Double) {
+            let n = Double(to - from)
+            let s = sum[to] - sum[from], q = squares[to] - squares[from]
+            let mean = s / n
+            let variance = n > 1 ? max(0, (q - s * mean) / (n - 1)) : 0
+            return (n, mean + offset, variance)
+        }
     }
 
     // MARK: Windows
 
-    static func split(_ series: [Double], options: ChangePointOptions, maxPValue: Double) -> [Int] {
+    static func split(_ series: [Double], _ sums: PrefixSums, options: ChangePointOptions, maxPValue: Double) -> [Int] {
         let window = max(options.windowLength, 2 * options.minSegment)
         let step = max(1, window / 2)
         var start = 0
         var indexes: [Int] = []
         while start < series.count {
             let end = min(start + window, series.count)
-            let found = eDivisive(series, start, end, options: options, maxPValue: maxPValue).sorted()
+            let found = eDivisive(series, sums, start, end, options: options, maxPValue: maxPValue).sorted()
             for index in found where !indexes.contains(index) { indexes.append(index) }
             if end == series.count { break }
             start = max(found.last ?? 0, start + step)
@@ -68,7 +98,7 @@ public enum ChangePointDetector {
 
     /// E-divisive within series[start..<end]: repeatedly split the segment whose best split has the
     /// largest divergence, while the split is significant.
-    static func eDivisive(_ series: [Double], _ start: Int, _ end: Int, options: ChangePointOptions, maxPValue: Double) -> [Int] {
+    static func eDivisive(_ series: [Double], _ sums: PrefixSums, _ start: Int, _ end: Int, options: ChangePointOptions, maxPValue: Double) -> [Int] {
         var bounds = [start, end]
         var found: [Int] = []
         var best: [Int: (index: Int, q: Double)?] = [:]   // per segment start: its best split, cached
@@ -86,7 +116,7 @@ public enum ChangePointDetector {
             guard let candidate else { break }
             let position = bounds.firstIndex { $0 > candidate.index } ?? bounds.count
             let left = bounds[position - 1], right = bounds[position]
-            let test = statistics(series, left, candidate.index, right)
+            let test = statistics(sums, left, candidate.index, right)
             guard test.pValue < maxPValue else { break }
             found.append(candidate.index)
             bounds.insert(candidate.index, at: position)
@@ -132,17 +162,19 @@ public enum ChangePointDetector {
 
     // MARK: Significance and merging
 
-    static func statistics(_ series: [Double], _ left: Int, _ index: Int, _ right: Int) -> ChangePoint {
-        let before = Array(series[left..<index]), after = Array(series[index..<right])
-        let meanBefore = before.reduce(0, +) / Double(before.count), meanAfter = after.reduce(0, +) / Double(after.count)
-        let p = before.count >= 2 && after.count >= 2 ? RunComparison.pooledTTest(before, after) : 1
-        return ChangePoint(index: index, meanBefore: meanBefore, meanAfter: meanAfter, pValue: p)
+    static func statistics(_ sums: PrefixSums, _ left: Int, _ index: Int, _ right: Int) -> ChangePoint {
+        let before = sums.segment(left, index), after = sums.segment(index, right)
+        let p = before.count >= 2 && after.count >= 2
+            ? RunComparison.pooledTTest(countA: before.count, meanA: before.mean, varianceA: before.variance,
+                                        countB: after.count, meanB: after.mean, varianceB: after.variance)
+            : 1
+        return ChangePoint(index: index, meanBefore: before.mean, meanAfter: after.mean, pValue: p)
     }
 
-    static func merge(_ indexes: [Int], _ series: [Double], options: ChangePointOptions) -> [ChangePoint] {
+    static func merge(_ indexes: [Int], _ sums: PrefixSums, options: ChangePointOptions) -> [ChangePoint] {
         func evaluate(_ indexes: [Int]) -> [ChangePoint] {
-            let bounds = [0] + indexes + [series.count]
-            return indexes.enumerated().map { k, index in statistics(series, bounds[k], index, bounds[k + 2]) }
+            let bounds = [0] + indexes + [sums.count]
+            return indexes.enumerated().map { k, index in statistics(sums, bounds[k], index, bounds[k + 2]) }
         }
         var points = evaluate(indexes)
         while !points.isEmpty {
@@ -154,9 +186,9 @@ public enum ChangePointDetector {
             }
             points.remove(at: weakest)
             // Removing a point widens its neighbours' segments: re-test them.
-            let bounds = [0] + points.map(\.index) + [series.count]
+            let bounds = [0] + points.map(\.index) + [sums.count]
             for k in [weakest - 1, weakest] where points.indices.contains(k) {
-                points[k] = statistics(series, bounds[k], points[k].index, bounds[k + 2])
+                points[k] = statistics(sums, bounds[k], points[k].index, bounds[k + 2])
             }
         }
         return points

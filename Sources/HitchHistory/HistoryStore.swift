@@ -228,9 +228,10 @@ public final class HistoryStore {
     /// The branch's newest `last` runs (or all), oldest first, with `metrics` (or every metric) aligned.
     public func series(branch: String, metrics requested: [String]? = nil, last: Int? = nil) throws(HistoryError) -> HistorySeries {
         let keyed = try runsWithKeys(branch: branch, last: last)
-        var position: [Int64: Int] = [:]
-        position.reserveCapacity(keyed.count)
-        for (index, entry) in keyed.enumerated() { position[entry.seq] = index }
+        // Values arrive in run_seq order; walking the runs sorted by seq beside them places each
+        // value without a hash lookup (5 million of those were most of `check`'s time).
+        let bySeq = keyed.indices.sorted { keyed[$0].seq < keyed[$1].seq }
+        let sortedSeqs = bySeq.map { keyed[$0].seq }
         var definitions: [(id: Int64, series: MetricSeries)] = []
         try connection.query("SELECT id, name, higher_is_better, absolute_floor FROM metrics ORDER BY name", []) { row in
             guard let id = row[0].integer, let name = row[1].text else { return }
@@ -246,9 +247,12 @@ public final class HistoryStore {
         }
         for index in definitions.indices {
             var values = [Double?](repeating: nil, count: keyed.count)
-            try connection.query("SELECT run_seq, value FROM metric_values WHERE metric_id = ? AND run_seq >= ?",
+            var cursor = 0
+            try connection.query("SELECT run_seq, value FROM metric_values WHERE metric_id = ? AND run_seq >= ? ORDER BY run_seq",
                                  [.integer(definitions[index].id), .integer(firstSeq)]) { row in
-                if let seq = row[0].integer, let at = position[seq] { values[at] = row[1].real }
+                guard let seq = row[0].integer else { return }
+                while cursor < sortedSeqs.count && sortedSeqs[cursor] < seq { cursor += 1 }
+                if cursor < sortedSeqs.count && sortedSeqs[cursor] == seq { values[bySeq[cursor]] = row[1].real }
             }
             definitions[index].series.values = values
         }
