@@ -12,6 +12,8 @@ public final class HistoryStore {
     public static let defaultLocation = ".hitch/history.sqlite"
 
     private let connection: any SQLConnection
+    /// The SQLite file, when that is the back end (a second reader opens it).
+    private let sqlitePath: String?
     private var metricIDs: [String: Int64] = [:]
 
     /// Opens `location`: a `postgres://` or `postgresql://` URL, or an SQLite file path (created on
@@ -19,6 +21,7 @@ public final class HistoryStore {
     public init(location: String) throws(HistoryError) {
         let trimmed = location.trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty else { throw .badLocation(location, reason: "empty") }
+        sqlitePath = trimmed.contains("://") ? nil : trimmed
         if trimmed.hasPrefix("postgres://") || trimmed.hasPrefix("postgresql://") {
             connection = try PostgresConnection(url: trimmed)
         } else if let scheme = trimmed.range(of: "://") {
@@ -185,6 +188,22 @@ public final class HistoryStore {
 
     // MARK: Reading
 
+    /// A metric's values for the runs whose seqs are `sortedSeqs` (ascending; `positions[i]` is
+    /// where sortedSeqs[i] sits in the branch's order). Values arrive in run_seq order, so a walk
+    /// beside them places each without a hash lookup (5 million of those were most of `check`).
+    private static func values(of metricID: Int64, from connection: any SQLConnection, firstSeq: Int64,
+                               sortedSeqs: [Int64], positions: [Int], runCount: Int) throws(HistoryError) -> [Double?] {
+        var values = [Double?](repeating: nil, count: runCount)
+        var cursor = 0
+        try connection.query("SELECT run_seq, value FROM metric_values WHERE metric_id = ? AND run_seq >= ? ORDER BY run_seq",
+                             [.integer(metricID), .integer(firstSeq)]) { row in
+            guard let seq = row[0].integer else { return }
+            while cursor < sortedSeqs.count && sortedSeqs[cursor] < seq { cursor += 1 }
+            if cursor < sortedSeqs.count && sortedSeqs[cursor] == seq { values[positions[cursor]] = row[1].real }
+        }
+        return values
+    }
+
     private static let runColumns = "seq, id, commit_sha, branch, time_ms, machine, cpu_model, cores, refresh_hz, traces"
 
     private static func run(from row: [SQLValue]) -> RunRecord {
@@ -228,8 +247,6 @@ public final class HistoryStore {
     /// The branch's newest `last` runs (or all), oldest first, with `metrics` (or every metric) aligned.
     public func series(branch: String, metrics requested: [String]? = nil, last: Int? = nil) throws(HistoryError) -> HistorySeries {
         let keyed = try runsWithKeys(branch: branch, last: last)
-        // Values arrive in run_seq order; walking the runs sorted by seq beside them places each
-        // value without a hash lookup (5 million of those were most of `check`'s time).
         let bySeq = keyed.indices.sorted { keyed[$0].seq < keyed[$1].seq }
         let sortedSeqs = bySeq.map { keyed[$0].seq }
         var definitions: [(id: Int64, series: MetricSeries)] = []
@@ -245,16 +262,32 @@ public final class HistoryStore {
         guard let firstSeq = keyed.map(\.seq).min() else {
             return HistorySeries(runs: [], metrics: definitions.map(\.series))
         }
-        for index in definitions.indices {
-            var values = [Double?](repeating: nil, count: keyed.count)
-            var cursor = 0
-            try connection.query("SELECT run_seq, value FROM metric_values WHERE metric_id = ? AND run_seq >= ? ORDER BY run_seq",
-                                 [.integer(definitions[index].id), .integer(firstSeq)]) { row in
-                guard let seq = row[0].integer else { return }
-                while cursor < sortedSeqs.count && sortedSeqs[cursor] < seq { cursor += 1 }
-                if cursor < sortedSeqs.count && sortedSeqs[cursor] == seq { values[bySeq[cursor]] = row[1].real }
+        // Reading is most of `check`'s time on a long history. On SQLite a second connection reads
+        // every other metric on another core (WAL lets readers share the file).
+        var readers: [any SQLConnection] = [connection]
+        if let sqlitePath, definitions.count > 1, keyed.count * definitions.count >= 100_000,
+           ProcessInfo.processInfo.activeProcessorCount > 1 {
+            readers.append(try SQLiteConnection(path: sqlitePath))
+        }
+        defer { for reader in readers.dropFirst() { reader.close() } }
+        let ids = definitions.map(\.id), runCount = keyed.count, readerCount = readers.count
+        let lock = NSLock()
+        // nonisolated(unsafe): iteration k uses only readers[k] (one connection per thread), and
+        // `results` is written under `lock`; both are read only after concurrentPerform returns.
+        nonisolated(unsafe) let connections = readers
+        nonisolated(unsafe) var results = [Result<[Double?], HistoryError>?](repeating: nil, count: ids.count)
+        DispatchQueue.concurrentPerform(iterations: readerCount) { reader in
+            for index in stride(from: reader, to: ids.count, by: readerCount) {
+                let result = Result { () throws(HistoryError) in
+                    try Self.values(of: ids[index], from: connections[reader], firstSeq: firstSeq, sortedSeqs: sortedSeqs,
+                                    positions: bySeq, runCount: runCount)
+                }
+                lock.withLock { results[index] = result }
             }
-            definitions[index].series.values = values
+        }
+        for index in definitions.indices {
+            guard let result = results[index] else { continue }
+            definitions[index].series.values = try result.get()
         }
         // A metric no run of this branch has is left out.
         return HistorySeries(runs: keyed.map(\.run),

@@ -385,11 +385,14 @@ enum HistoryBench: Subcommand {
 
     Fills an SQLite history (a temporary file unless --db) with generated runs on one branch, each
     metric a noisy series with a few steps, then times what `hitch history check` and `report` do
-    (open, read the branch, detect change points, judge / render). Prints JSON.
+    (open, read the branch, detect change points, judge / render), wall and CPU time (all threads).
+    Prints JSON.
     """
     struct Figures: Encodable {
         var runs, metrics: Int
         var fillSeconds, checkSeconds, reportSeconds: Double
+        /// CPU time of every thread of the process (the machine is shared: wall time counts other processes' slices).
+        var checkCPUSeconds, reportCPUSeconds: Double
         var changePoints, regressions, reportBytes: Int
         var databaseBytes: Int
         var loadAverage: String
@@ -404,9 +407,16 @@ enum HistoryBench: Subcommand {
         let path = given ?? NSTemporaryDirectory() + "hitch-history-bench-\(getpid()).sqlite"
         if given == nil { unlink(path) }
         defer { if given == nil && !keep { for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) } } }
+        var cpu = 0.0
+        func processCPUSeconds() -> Double {
+            var usage = rusage()
+            getrusage(RUSAGE_SELF.rawValue, &usage)
+            return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+        }
         func seconds(_ body: () throws -> Void) rethrows -> Double {
-            let start = DispatchTime.now().uptimeNanoseconds
+            let start = DispatchTime.now().uptimeNanoseconds, startCPU = processCPUSeconds()
             try body()
+            cpu = processCPUSeconds() - startCPU
             return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         }
         let fill = try seconds {
@@ -446,6 +456,7 @@ enum HistoryBench: Subcommand {
             let history = try HistoryCommand.store { () throws(HistoryError) in try store.series(branch: "main") }
             result = HistoryCheck.check(history, branch: "main", thresholdPercent: 5)
         }
+        let checkCPU = cpu
         var bytes = 0
         let report = try seconds {
             let store = try HistoryCommand.store { () throws(HistoryError) in try HistoryStore(location: path) }
@@ -457,10 +468,11 @@ enum HistoryBench: Subcommand {
             bytes = page.utf8.count
             unlink(output)
         }
+        let reportCPU = cpu
         let size = ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
         let load = ((try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? "").split(separator: " ").prefix(3).joined(separator: " ")
         let figures = Figures(runs: runCount, metrics: metricCount, fillSeconds: fill, checkSeconds: check, reportSeconds: report,
-                              changePoints: result?.metrics.reduce(0) { $0 + $1.changePoints.count } ?? 0,
+                              checkCPUSeconds: checkCPU, reportCPUSeconds: reportCPU, changePoints: result?.metrics.reduce(0) { $0 + $1.changePoints.count } ?? 0,
                               regressions: result?.regressions.count ?? 0, reportBytes: bytes, databaseBytes: size, loadAverage: load)
         print(try HistoryCommand.json(figures), terminator: "")
         return .ok
