@@ -1,3 +1,5 @@
+import Foundation
+
 // Every way the history store can fail, each with the context the one-line message needs.
 
 public enum HistoryError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -28,5 +30,3 @@ public enum HistoryError: Error, Sendable, Equatable, CustomStringConvertible {
         return text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
     }
 }
-
-import Foundation

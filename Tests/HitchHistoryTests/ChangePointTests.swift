@@ -1,3 +1,4 @@
+import Foundation
 import HitchHistory
 import HitchWorkloads
 import Testing
@@ -61,5 +62,3 @@ import Testing
         #expect(ChangePointDetector.changePoints(in: []).isEmpty)
     }
 }
-
-import Foundation
