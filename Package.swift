@@ -42,6 +42,8 @@ let package = Package(
         .testTarget(name: "HitchHistoryTests", dependencies: ["HitchHistory", "HitchAnalysis", "HitchReport", "HitchTrace", "HitchWorkloads"]),
         .testTarget(name: "HeadlessUITests", dependencies: ["HeadlessUI", "HitchTrace"]),
         .testTarget(name: "HitchWorkloadsTests", dependencies: ["HitchWorkloads", "HeadlessUI", "HitchTrace"]),
+        // Runs the built `hitch` binary (swift build --build-tests builds it) as a user would.
+        .testTarget(name: "HitchCLITests", dependencies: ["HitchAnalysis", "HitchTrace"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -22,9 +22,12 @@ public struct AnalyzerOptions: Sendable, Equatable {
     public var refreshRatesHz: [Double]
     /// The device memory budget the LLM memory figures are compared with.
     public var deviceBudgetBytes: UInt64
-    public init(refreshRatesHz: [Double] = [60, 120], deviceBudgetBytes: UInt64 = 1_200_000_000) {
+    /// Sampled functions keep their full demangled names (default: simplified, `Symbol.displayName`).
+    public var fullSymbolNames: Bool
+    public init(refreshRatesHz: [Double] = [60, 120], deviceBudgetBytes: UInt64 = 1_200_000_000, fullSymbolNames: Bool = false) {
         self.refreshRatesHz = refreshRatesHz
         self.deviceBudgetBytes = deviceBudgetBytes
+        self.fullSymbolNames = fullSymbolNames
     }
 }
 
@@ -285,10 +288,8 @@ public struct Analyzer: Sendable {
         case .stackDefinition(let stack, let addresses):
             stacks.define(stack, addresses: addresses)
         case .symbol(let symbol):
-            let function = input.string(symbol.function)
-            let named = function.isEmpty
-                ? names.index(of: Symbol.displayName(function: function, image: input.string(symbol.image), offset: symbol.offset))
-                : name(symbol.function, input)
+            let named = names.index(of: Symbol.displayName(function: input.string(symbol.function), image: input.string(symbol.image),
+                                                           offset: symbol.offset, fullNames: options.fullSymbolNames))
             stacks.symbol(address: symbol.address, size: symbol.size, function: named)
         case .metadata(let key, let value):
             let k = input.string(key)

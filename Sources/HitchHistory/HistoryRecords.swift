@@ -23,13 +23,16 @@ public struct MetricValue: Sendable, Equatable, Codable {
     /// A metric path, e.g. `hitches.120.hitchTimeRatioMsPerS`.
     public var metric: String
     public var value: Double
+    /// What the value counts, as `hitch diff` normalizes it ("ms/s", "ms per frame", "per s").
+    public var unit: String
     public var higherIsBetter: Bool
     /// The smallest absolute change that matters (below it a change is noise, whatever its percent).
     public var absoluteFloor: Double
 
-    public init(metric: String, value: Double, higherIsBetter: Bool = false, absoluteFloor: Double = 0) {
+    public init(metric: String, value: Double, unit: String = "", higherIsBetter: Bool = false, absoluteFloor: Double = 0) {
         self.metric = metric
         self.value = value
+        self.unit = unit
         self.higherIsBetter = higherIsBetter
         self.absoluteFloor = absoluteFloor
     }
@@ -66,6 +69,7 @@ public struct RunRecord: Sendable, Equatable, Codable {
 /// A metric's values along a branch's runs (nil where a run lacks the figure).
 public struct MetricSeries: Sendable, Equatable {
     public var metric: String
+    public var unit: String
     public var higherIsBetter: Bool
     public var absoluteFloor: Double
     public var values: [Double?]

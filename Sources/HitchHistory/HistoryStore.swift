@@ -62,6 +62,7 @@ public final class HistoryStore {
         CREATE TABLE metrics (
             id {ID},
             name TEXT NOT NULL UNIQUE,
+            unit TEXT NOT NULL,
             higher_is_better INTEGER NOT NULL,
             absolute_floor DOUBLE PRECISION NOT NULL
         );
@@ -166,8 +167,8 @@ public final class HistoryStore {
     private func metricID(for value: MetricValue) throws(HistoryError) -> Int64 {
         if let id = metricIDs[value.metric] { return id }
         try connection.execute("""
-            INSERT INTO metrics (name, higher_is_better, absolute_floor) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING
-            """, [.text(value.metric), .integer(value.higherIsBetter ? 1 : 0), .real(value.absoluteFloor)])
+            INSERT INTO metrics (name, unit, higher_is_better, absolute_floor) VALUES (?, ?, ?, ?) ON CONFLICT (name) DO NOTHING
+            """, [.text(value.metric), .text(value.unit), .integer(value.higherIsBetter ? 1 : 0), .real(value.absoluteFloor)])
         guard let id = try connection.rows("SELECT id FROM metrics WHERE name = ?", [.text(value.metric)]).first?.first?.integer else {
             throw .statement("adding metric '\(value.metric)'", reason: "its row is missing after insert")
         }
@@ -250,11 +251,11 @@ public final class HistoryStore {
         let bySeq = keyed.indices.sorted { keyed[$0].seq < keyed[$1].seq }
         let sortedSeqs = bySeq.map { keyed[$0].seq }
         var definitions: [(id: Int64, series: MetricSeries)] = []
-        try connection.query("SELECT id, name, higher_is_better, absolute_floor FROM metrics ORDER BY name", []) { row in
+        try connection.query("SELECT id, name, unit, higher_is_better, absolute_floor FROM metrics ORDER BY name", []) { row in
             guard let id = row[0].integer, let name = row[1].text else { return }
             if let requested, !requested.contains(name) { return }
-            definitions.append((id, MetricSeries(metric: name, higherIsBetter: (row[2].integer ?? 0) != 0,
-                                                 absoluteFloor: row[3].real ?? 0, values: [])))
+            definitions.append((id, MetricSeries(metric: name, unit: row[2].text ?? "", higherIsBetter: (row[3].integer ?? 0) != 0,
+                                                 absoluteFloor: row[4].real ?? 0, values: [])))
         }
         if let requested, let unknown = requested.first(where: { name in !definitions.contains { $0.series.metric == name } }) {
             throw .invalid("no stored metric named '\(unknown)' (see 'hitch history list --metrics')")

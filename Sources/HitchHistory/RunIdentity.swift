@@ -55,10 +55,11 @@ public enum RunIdentity {
                            refreshHz: analysis.recordedRates.first?.rateHz ?? analysis.refreshRatesHz.first ?? 0)
     }
 
-    /// The figures stored for a run: the same set, names and directions `hitch diff` compares.
+    /// The figures stored for a run: the ones `hitch diff` compares, under their metric paths, with
+    /// the same normalization (per frame, per second), units, directions and noise floors.
     public static func metrics(of analysis: Analysis) -> [MetricValue] {
         analysis.comparedFigures().map {
-            MetricValue(metric: $0.metric, value: $0.value, higherIsBetter: $0.higherIsBetter, absoluteFloor: $0.absoluteFloor)
+            MetricValue(metric: $0.metric, value: $0.value, unit: $0.unit, higherIsBetter: $0.higherIsBetter, absoluteFloor: $0.absoluteFloor)
         }
     }
 }

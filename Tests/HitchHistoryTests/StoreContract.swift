@@ -55,9 +55,9 @@ enum StoreContract {
         RunRecord(id: RunIdentity.runID(traceHashes: ["trace\(index)"], commit: "commit\(index)", machine: machine),
                   commit: "commit\(index)", branch: branch, timeMs: 1_700_000_000_000 + Int64(index) * 1000, machine: machine,
                   tags: tags, traces: ["run\(index).fxt"],
-                  metrics: [MetricValue(metric: "hitches.120.hitchTimeRatioMsPerS", value: value ?? Double(index), absoluteFloor: 0.5),
-                            MetricValue(metric: "stages[filter].selfMs", value: 2 * Double(index), absoluteFloor: 0.5),
-                            MetricValue(metric: "decode.tokensPerSecond", value: 100, higherIsBetter: true, absoluteFloor: 0.1)])
+                  metrics: [MetricValue(metric: "hitches.120.hitchTimeRatioMsPerS", value: value ?? Double(index), unit: "ms/s", absoluteFloor: 0.5),
+                            MetricValue(metric: "stages[filter].selfMs", value: 2 * Double(index), unit: "ms per frame", absoluteFloor: 0.5),
+                            MetricValue(metric: "decode.tokensPerSecond", value: 100, unit: "tok/s", higherIsBetter: true, absoluteFloor: 0.1)])
     }
 
     static func count(_ db: TestDatabase, _ table: String) throws -> Int {
@@ -94,6 +94,7 @@ enum StoreContract {
         #expect(series.metrics[1].values == [1, 2, 4])
         #expect(series.metrics[0].higherIsBetter && !series.metrics[1].higherIsBetter)
         #expect(series.metrics[1].absoluteFloor == 0.5)
+        #expect(series.metrics.map(\.unit) == ["tok/s", "ms/s"])
         #expect(throws: HistoryError.self) { try store.series(branch: "main", metrics: ["no.such.metric"]) }
 
         // Retention: runs before run 3's time go, with their values and tags.

@@ -98,8 +98,9 @@ enum HistoryAdd: Subcommand {
       --branch B             Its branch (default main).
       --tag key=value        Any label (repeatable): --tag runner=ci-3 --tag os=debian12.
       --machine NAME         The machine's name (default the host name).
+      --merge                Merge traces of different workloads into one run anyway.
     \(HistoryCommand.dbHelp)
-      --refresh LIST         Refresh rates in Hz to judge at (default 60,120).
+    \(CommandContext.optionsHelp)
 
     EXAMPLE:
       hitch history add Traces/feed-tuned-120hz.fxt --commit "$(git rev-parse HEAD)" --branch main --tag runner=ci-1
@@ -116,13 +117,15 @@ enum HistoryAdd: Subcommand {
             tags[String(tag[..<equals])] = String(tag[tag.index(after: equals)...])
         }
         let machineName = try arguments.option("--machine")
-        let options = try AnalysisCLI.options(&arguments)
+        let merge = arguments.flag("--merge")
+        let context = try CommandContext.parse(&arguments, command: "history add", takesOutput: false)
         let location = try arguments.option("--db")
         let paths = try arguments.positionals()
         guard !paths.isEmpty else { throw CLIError("'hitch history add' needs at least one TRACE (see --help)") }
-        // Hash and analyze first: a bad trace fails before the database is touched.
+        // Check, hash and analyze first: a bad trace fails before the database is touched.
+        try context.checkTraces(paths)
         let hashes = try HistoryCommand.store { () throws(HistoryError) in try paths.map { path throws(HistoryError) in try RunIdentity.contentHash(path: path) } }
-        let analysis = try AnalysisCLI.analyze(paths: paths, options: options)
+        let analysis = try context.analyze(paths, merge: merge)
         let machine = RunIdentity.thisMachine(name: machineName, analysis: analysis)
         let run = RunRecord(id: RunIdentity.runID(traceHashes: hashes, commit: commit, machine: machine), commit: commit,
                             branch: branch, timeMs: Int64((Date().timeIntervalSince1970 * 1000).rounded()), machine: machine,
