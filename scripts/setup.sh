@@ -15,6 +15,13 @@ if [ ${#need[@]} -gt 0 ]; then
     sudo=""
     [ "$(id -u)" = 0 ] || sudo="sudo"
     echo "setup: installing ${need[*]} (Debian packages)" >&2
+    # Hitch's PostgreSQL tests start a private server of their own: tell the package not to create
+    # (and start) its default cluster. An existing machine's configuration is left alone.
+    if [[ " ${need[*]} " == *" postgresql "* ]] && [ ! -e /etc/postgresql-common/createcluster.d/hitch.conf ] \
+        && [ ! -e /etc/postgresql-common/createcluster.conf ]; then
+        $sudo mkdir -p /etc/postgresql-common/createcluster.d
+        echo "create_main_cluster = false" | $sudo tee /etc/postgresql-common/createcluster.d/hitch.conf >/dev/null
+    fi
     # An apt list older than the package archive gives 404s: refresh it once, then install.
     $sudo apt-get update -q >/dev/null
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${need[@]}" >/dev/null
