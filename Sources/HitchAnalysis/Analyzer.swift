@@ -7,6 +7,8 @@ public enum MetadataKey {
     public static let promptTokens = "promptTokens"
     public static let weightsBytes = "weightsBytes"
     public static let kvCacheBytes = "kvCacheBytes"
+    /// "false" when the bandwidth probe's arrays were below 4x the last-level cache.
+    public static let bandwidthProbeMeetsCacheRule = "bandwidthProbeMeetsCacheRule"
     /// The counter whose maximum is the peak resident memory.
     public static let residentBytesCounter = ProcessMemory.residentCounterName.string
     /// Instants in this category are input arrivals (keystrokes, scroll deltas) for the replay.
@@ -43,6 +45,7 @@ public struct Analyzer: Sendable {
     // Passes.
     private var stageCost = StageCost()
     private var views = ViewUpdates()
+    private var identityChurn = IdentityChurn()
     private var invalidations = InvalidationGraph()
     private var decode = DecodeBandwidth()
     private var tokens = TokenDelivery()
@@ -148,7 +151,7 @@ public struct Analyzer: Sendable {
         previousPeriodNs = 0
         lastHitchWindowEndNs = .min
         recordedJudge.reset()
-        stageCost.beginRun(); views.beginRun(); samples.beginRun(); stacks.removeAll()
+        stageCost.beginRun(); views.beginRun(); identityChurn.beginRun(run); samples.beginRun(); stacks.removeAll()
         recorded.beginRun(run)
         for i in replays.indices { replays[i].beginRun(run) }
     }
@@ -223,6 +226,10 @@ public struct Analyzer: Sendable {
             let isMain = kind(of: event.thread, input) == 1
             views.body(viewType: name(body.viewType, input), startNs: t, endNs: endNs, isMainThread: isMain)
             if !views.late.isEmpty { takeLateArrivals() }
+        case .viewLifetime(let lifetime):
+            noteTime(t, t)
+            identityChurn.lifetime(lifetime, type: name(lifetime.viewType, input), thread: event.thread,
+                                   atMs: milliseconds(t.subtractingSaturated(runStartNs)))
         case .inferenceOp(var op):
             op.endNs = clampedTime(op.endNs)
             noteTime(t, op.endNs)
@@ -239,6 +246,7 @@ public struct Analyzer: Sendable {
         case .frameBegan(let began):
             noteTime(t, t)
             if kind(of: event.thread, input) != 1 { adoptMainThread(event.thread) }
+            identityChurn.boundary(thread: event.thread)
             frames.update(began.frameID, began: true) { frame in
                 frame.beganNs = t
                 frame.vsyncNs = clampedTime(began.vsyncNs)
@@ -275,6 +283,7 @@ public struct Analyzer: Sendable {
             let endNs = clampedTime(rawEndNs)
             noteTime(t, endNs)
             views.layoutPass(startNs: t, endNs: endNs, viewCount: viewCount)
+            identityChurn.boundary(thread: event.thread)
         case .token(let token):
             noteTime(t, t)
             tokens.token(token, atNs: t)
@@ -533,6 +542,7 @@ public struct Analyzer: Sendable {
         recorded.endRun(interactionUnionNs: union)
         for i in replays.indices { replays[i].endRun(interactionUnionNs: union) }
         tokens.endRun()
+        identityChurn.endRun()
         stacks.prepare()
         let names = self.names
         let stacks = self.stacks
@@ -597,6 +607,7 @@ public struct Analyzer: Sendable {
         a.stages = stageCost.figures(names: names, threadNames: threadNames)
         a.views = views.figures(names: names, frameCount: recorded.frames)
         a.layout = views.layoutFigures()
+        a.identityChurn = identityChurn.figures(names: names)
         let graph = invalidations.figures(names: names)
         a.invalidations = graph.edges
         a.invalidationSources = graph.sources
