@@ -53,7 +53,7 @@ extension SamplerTests {
         defer { unlink(path) }
         let recorder = try TraceRecorder.start(path: path, configuration: .init(waitForOtherRecordingSeconds: testRecordingWait))
         defer { _ = try? recorder.stop() }
-        let sampler = try Sampler.start(.init(rateHz: 1000, threads: .registered), recorder: recorder)
+        let sampler = try FaultSupport.startSampler(.init(rateHz: 1000, threads: .registered), recorder: recorder)
         let run = onRegisteredThread { SamplerWorkload.outer(seconds: 0.3) }
         let statistics = sampler.stop()
         try recorder.stop()
