@@ -48,6 +48,7 @@ public struct Analyzer: Sendable {
     private var recorded = HitchAccumulator(source: "recorded", rateHz: 0)
     private var replays: [ReplayTimeline]
     private var recordedJudge = LatenessJudge()
+    private var attribution = HitchAttributionPass()
 
     // Results gathered across runs.
     private var runs: [RunSummary] = []
@@ -61,16 +62,13 @@ public struct Analyzer: Sendable {
     private var refreshChanges: [RefreshRateChange] = []
     private var frameSamples: [FrameSample] = []
     private var framesTruncated = false
-    private var attributions: [HitchAttribution] = []
-    private var stageOffenders: [Int32: (ms: Double, frames: Int)] = [:]
-    private var viewOffenders: [Int32: (ms: Double, frames: Int)] = [:]
     private var peakResidentBytes: UInt64 = 0
     private var warnings: [String] = []
 
     // Per-run state.
     private var run = -1
     private var nameIndex = DenseIndex()
-    private var threadKind: [UInt8] = []          // 0 unknown, 1 main, 2 other
+    private var roles = ThreadRoles()
     private var threadNameIndex: [Int32] = []
     private var hasMainThread = false
     private var runStartNs: Int64 = .max
@@ -86,11 +84,10 @@ public struct Analyzer: Sendable {
     /// Frames being assembled from events in per-thread (not global) time order.
     private var frames = FrameAssembler()
     private var previousPeriodNs: Int64 = 0
-    private var lastHitchWindowEndNs: Int64 = .min
-    private var pendingAttributions: [(HitchAttribution, [(UInt32, Int)])] = []
-
-    /// Attribution stops scanning a ring after this many consecutive instances older than the window.
-    static let scanSlack = 256
+    /// This run's frame samples and refresh-rate changes (from these indexes on) hold absolute times
+    /// until the run's first event is known, at its end.
+    private var runFirstFrameSample = 0
+    private var runFirstRefreshChange = 0
 
     public init(options: AnalyzerOptions = AnalyzerOptions()) {
         self.options = options
@@ -132,7 +129,7 @@ public struct Analyzer: Sendable {
     private mutating func beginRun() {
         run += 1
         nameIndex.removeAll()
-        threadKind.removeAll(keepingCapacity: true)
+        roles.removeAll()
         threadNameIndex.removeAll(keepingCapacity: true)
         hasMainThread = false
         runStartNs = .max; runLastNs = .min
@@ -143,9 +140,11 @@ public struct Analyzer: Sendable {
         inputs.reset()
         frames.reset()
         previousPeriodNs = 0
-        lastHitchWindowEndNs = .min
+        runFirstFrameSample = frameSamples.count
+        runFirstRefreshChange = refreshChanges.count
         recordedJudge.reset()
-        stageCost.beginRun(); views.beginRun(); samples.beginRun(); stacks.removeAll()
+        stageCost.beginRun(); stacks.removeAll()
+        attribution.beginRun(run)
         recorded.beginRun(run)
         for i in replays.indices { replays[i].beginRun(run) }
     }
@@ -159,36 +158,50 @@ public struct Analyzer: Sendable {
         return index
     }
 
-    /// 1 main, 2 other; resolves a thread's name the first time it is seen.
+    /// The thread's role; resolves its name the first time it is seen.
     @inline(__always)
-    private mutating func kind<Input: AnalysisInput>(of thread: ThreadID, _ input: Input) -> UInt8 {
-        let raw = Int(thread.rawValue)
-        if raw < threadKind.count, threadKind[raw] != 0 { return threadKind[raw] }
-        return classify(thread, input)
+    private mutating func role<Input: AnalysisInput>(of thread: ThreadID, _ input: Input) -> ThreadRole {
+        let known = roles[thread.rawValue]
+        return known != .unknown ? known : classify(thread, input)
     }
 
-    private mutating func classify<Input: AnalysisInput>(_ thread: ThreadID, _ input: Input) -> UInt8 {
+    private mutating func classify<Input: AnalysisInput>(_ thread: ThreadID, _ input: Input) -> ThreadRole {
         let raw = Int(thread.rawValue)
-        if raw >= threadKind.count {
-            threadKind.append(contentsOf: repeatElement(0, count: raw + 1 - threadKind.count))
+        if raw >= threadNameIndex.count {
             threadNameIndex.append(contentsOf: repeatElement(-1, count: raw + 1 - threadNameIndex.count))
         }
         let text = input.threadName(thread)
         let isMain = text == MetadataKey.mainThreadName && !hasMainThread
         if isMain { hasMainThread = true }
-        threadKind[raw] = isMain ? 1 : 2
+        let isRender = !isMain && text == MetadataKey.renderThreadName
+        roles[thread.rawValue] = isMain ? .main : (isRender ? .render : .other)
         threadNameIndex[raw] = threadNames.index(of: text)
-        stageCost.setThread(thread, isMain: isMain, isRender: text == MetadataKey.renderThreadName, name: threadNameIndex[raw])
-        return threadKind[raw]
+        stageCost.setThread(thread, isMain: isMain, isRender: isRender, name: threadNameIndex[raw])
+        return roles[thread.rawValue]
     }
 
     /// Without a thread named "main", the first thread that begins a frame is the main thread.
     private mutating func adoptMainThread(_ thread: ThreadID) {
         let raw = Int(thread.rawValue)
-        guard !hasMainThread, raw < threadKind.count else { return }
+        guard !hasMainThread, raw < threadNameIndex.count else { return }
         hasMainThread = true
-        threadKind[raw] = 1
+        roles[thread.rawValue] = .main
         stageCost.setThread(thread, isMain: true, isRender: false, name: threadNameIndex[raw])
+    }
+
+    /// A thread that ends or presents frames renders them (unless it is the main thread).
+    private mutating func markRenderThread<Input: AnalysisInput>(_ thread: ThreadID, _ input: Input) {
+        guard role(of: thread, input) != .main else { return }
+        roles[thread.rawValue] = .render
+        stageCost.markRenderThread(thread)
+    }
+
+    /// Hands the stage instances the last event finished to hitch attribution.
+    @inline(__always)
+    private mutating func publishFinishedStages() {
+        guard !stageCost.finished.isEmpty else { return }
+        for instance in stageCost.finished { attribution.stageFinished(instance, roles: roles) }
+        stageCost.finished.removeAll(keepingCapacity: true)
     }
 
     /// `event` is inout only so it is passed by address: read, never changed (a by-value argument
@@ -201,25 +214,27 @@ public struct Analyzer: Sendable {
         case .intervalComplete(_, let n, let rawEndNs):
             let endNs = clampedTime(rawEndNs)
             noteTime(t, endNs)
-            _ = kind(of: event.thread, input)
+            _ = role(of: event.thread, input)
             stageCost.complete(name: name(n, input), thread: event.thread, startNs: t, endNs: endNs)
-            if !stageCost.late.isEmpty { takeLateArrivals() }
+            publishFinishedStages()
         case .intervalBegin(_, let n):
             noteTime(t, t)
-            _ = kind(of: event.thread, input)
+            _ = role(of: event.thread, input)
             stageCost.begin(name: name(n, input), thread: event.thread, atNs: t)
-            if !stageCost.late.isEmpty { takeLateArrivals() }
+            publishFinishedStages()
         case .intervalEnd(_, let n):
             noteTime(t, t)
-            _ = kind(of: event.thread, input)
+            _ = role(of: event.thread, input)
             stageCost.end(name: name(n, input), thread: event.thread, atNs: t)
-            if !stageCost.late.isEmpty { takeLateArrivals() }
+            publishFinishedStages()
         case .bodyEvaluation(let body):
             let endNs = clampedTime(body.endNs)
             noteTime(t, endNs)
-            let isMain = kind(of: event.thread, input) == 1
-            views.body(viewType: name(body.viewType, input), startNs: t, endNs: endNs, isMainThread: isMain)
-            if !views.late.isEmpty { takeLateArrivals() }
+            _ = role(of: event.thread, input)
+            let viewType = name(body.viewType, input)
+            views.body(viewType: viewType, startNs: t, endNs: endNs)
+            attribution.bodyFinished(BodyInstance(viewType: viewType, thread: event.thread.rawValue, startNs: t, endNs: max(t, endNs)),
+                                     roles: roles)
         case .inferenceOp(var op):
             op.endNs = clampedTime(op.endNs)
             noteTime(t, op.endNs)
@@ -229,13 +244,13 @@ public struct Analyzer: Sendable {
             decode.op(op, name: opName, computeUnit: unit, startNs: t) { OpByteKind.of(names[$0]) }
         case .sample(let stack):
             noteTime(t, t)
-            if kind(of: event.thread, input) == 1 {
+            if role(of: event.thread, input) == .main {
                 samples.sample(stack: stack, atNs: t)
-                if t < stageCost.lateBeforeNs { lateSample(stack: stack, atNs: t) }
+                attribution.mainThreadSample(SampleInstance(atNs: t, stack: stack.rawValue))
             }
         case .frameBegan(let began):
             noteTime(t, t)
-            if kind(of: event.thread, input) != 1 { adoptMainThread(event.thread) }
+            if role(of: event.thread, input) != .main { adoptMainThread(event.thread) }
             frames.update(began.frameID, began: true) { frame in
                 frame.beganNs = t
                 frame.vsyncNs = clampedTime(began.vsyncNs)
@@ -248,11 +263,11 @@ public struct Analyzer: Sendable {
             frames.update(id) { $0.commitNs = t }
         case .frameRenderEnded(let id):
             noteTime(t, t)
-            stageCost.markRenderThread(event.thread)
+            markRenderThread(event.thread, input)
             frames.update(id) { $0.renderEndNs = t }
         case .framePresented(let id):
             noteTime(t, t)
-            stageCost.markRenderThread(event.thread)
+            markRenderThread(event.thread, input)
             frames.update(id) { $0.presentNs = t }
             drainFrames()
         case .instant(let category, _):
@@ -321,14 +336,14 @@ public struct Analyzer: Sendable {
             recorded.addUnjudged()
             return
         }
-        recorded.add(judged, runStartNs: runStartNs)
+        recorded.add(judged)
         let hz = (1e10 / Double(frame.periodNs)).rounded() / 10
         if hz == lastRateHz { lastRateRepeats += 1 } else { flushRateCount(); lastRateHz = hz; lastRateRepeats = 1 }
         if previousPeriodNs > 0, abs(Double(frame.periodNs - previousPeriodNs)) > periodTolerance * Double(previousPeriodNs) {
             if refreshChanges.count < 100 {
                 var change = RefreshRateChange()
                 change.run = run
-                change.atMs = milliseconds(frame.vsyncNs.subtractingSaturated(runStartNs))
+                change.atMs = Double(frame.vsyncNs)   // absolute until the run ends (`resolveRunTimes`)
                 change.fromHz = (1e10 / Double(previousPeriodNs)).rounded() / 10
                 change.toHz = hz
                 refreshChanges.append(change)
@@ -339,7 +354,7 @@ public struct Analyzer: Sendable {
             var s = FrameSample()
             s.run = run
             s.frameID = frame.frameID
-            s.startMs = milliseconds(frame.vsyncNs.subtractingSaturated(runStartNs))
+            s.startMs = Double(frame.vsyncNs)   // absolute until the run ends (`resolveRunTimes`)
             s.periodMs = milliseconds(frame.periodNs)
             s.mainThreadMs = milliseconds(judged.mainWorkNs)
             s.renderMs = milliseconds(judged.renderNs)
@@ -356,155 +371,9 @@ public struct Analyzer: Sendable {
         let release = isInput ? min(frame.inputArrivalNs, frame.vsyncNs) : frame.vsyncNs
         for i in replays.indices {
             replays[i].add(frameID: frame.frameID, releaseNs: release, isInput: isInput,
-                           mainWorkNs: judged.mainWorkNs, renderNs: judged.renderNs, runStartNs: runStartNs)
+                           mainWorkNs: judged.mainWorkNs, renderNs: judged.renderNs)
         }
-        if judged.hitchNs > 0 { attribute(frame, judged) }
-    }
-
-    // MARK: Hitch attribution
-
-    /// A hitching frame's attribution window, open to late arrivals: stage instances, body evaluations
-    /// and samples that other threads' buffers bring to the file after the frame was judged.
-    private struct OpenWindow: Sendable {
-        var startNs: Int64
-        var endNs: Int64
-        var hitchMs: Double
-        var attribution: HitchAttribution
-        var stageTimes: [Int32: (count: Int, ns: Double)] = [:]          // main and render threads
-        var concurrentStageTimes: [Int32: (count: Int, ns: Double)] = [:] // every other thread
-        var mainStageTimes: [Int32: Double] = [:]
-        var bodyTimes: [Int32: (count: Int, ns: Double)] = [:]
-        var stackCounts: [UInt32: Int] = [:]
-        var windowNs: Double { Double(max(1, endNs - startNs)) }
-
-        mutating func addStage(_ s: StageInstance) {
-            let overlap = min(endNs, s.endNs) - max(startNs, s.startNs)
-            guard overlap > 0 || (s.startNs == s.endNs && s.startNs >= startNs && s.startNs < endNs) else { return }
-            let duration = s.endNs - s.startNs
-            let selfOverlap = duration > 0 ? Double(overlap) * Double(s.selfNs) / Double(duration) : 0
-            if s.isUIThread {
-                stageTimes[s.name, default: (0, 0)].count += 1
-                stageTimes[s.name, default: (0, 0)].ns += selfOverlap
-            } else {
-                concurrentStageTimes[s.name, default: (0, 0)].count += 1
-                concurrentStageTimes[s.name, default: (0, 0)].ns += selfOverlap
-            }
-            if s.isMainThread { mainStageTimes[s.name, default: 0] += selfOverlap }
-        }
-
-        mutating func addBody(_ b: BodyInstance) {
-            let overlap = min(endNs, b.endNs) - max(startNs, b.startNs)
-            guard overlap > 0 || (b.startNs == b.endNs && b.startNs >= startNs && b.startNs < endNs) else { return }
-            bodyTimes[b.viewType, default: (0, 0)].count += 1
-            bodyTimes[b.viewType, default: (0, 0)].ns += Double(max(0, overlap))
-        }
-    }
-    /// Open windows, oldest first, disjoint and in time order; the oldest retire past `openWindowLimit`.
-    private var openWindows: [OpenWindow] = []
-    static let openWindowLimit = 256
-
-    private mutating func attribute(_ frame: FrameRecord, _ judged: JudgedFrame) {
-        let windowStart = max(frame.vsyncNs, lastHitchWindowEndNs)
-        let windowEnd = max(windowStart, judged.kind == .commit ? judged.commitNs : max(judged.commitNs, judged.renderEndNs))
-        lastHitchWindowEndNs = windowEnd
-        var a = HitchAttribution()
-        a.run = run
-        a.frameID = frame.frameID
-        a.startMs = milliseconds(frame.vsyncNs.subtractingSaturated(runStartNs))
-        a.hitchMs = milliseconds(judged.hitchNs)
-        a.kind = judged.kind.rawValue
-        a.mainThreadMs = milliseconds(judged.mainWorkNs)
-        a.renderMs = milliseconds(judged.renderNs)
-        var window = OpenWindow(startNs: windowStart, endNs: windowEnd, hitchMs: a.hitchMs, attribution: a)
-        // What already arrived: rings are in file order (per thread, in end-time order), so walk back
-        // from the newest and stop after `Self.scanSlack` consecutive instances that ended before the window.
-        var before = 0
-        stageCost.recent.forEachNewestFirst { s in
-            if s.endNs < windowStart { before += 1; return before < Self.scanSlack }
-            before = 0
-            window.addStage(s)
-            return true
-        }
-        before = 0
-        views.recent.forEachNewestFirst { b in
-            if b.endNs < windowStart { before += 1; return before < Self.scanSlack }
-            before = 0
-            window.addBody(b)
-            return true
-        }
-        window.stackCounts = samples.countInWindow(startNs: windowStart, endNs: windowEnd)
-        openWindows.append(window)
-        if openWindows.count > Self.openWindowLimit { retire(openWindows.removeFirst()) }
-        setLateLimit()
-    }
-
-    /// Instances that start before the newest open window ends may belong to one: the passes hand them over.
-    private mutating func setLateLimit() {
-        let limit = openWindows.last?.endNs ?? .min
-        stageCost.lateBeforeNs = limit
-        views.lateBeforeNs = limit
-    }
-
-    /// Adds late arrivals (instances finished after their window opened) to the windows they overlap.
-    private mutating func takeLateArrivals() {
-        for s in stageCost.late {
-            for i in openWindows.indices.reversed() {
-                if openWindows[i].endNs < s.startNs { break }
-                openWindows[i].addStage(s)
-            }
-        }
-        stageCost.late.removeAll(keepingCapacity: true)
-        for b in views.late {
-            for i in openWindows.indices.reversed() {
-                if openWindows[i].endNs < b.startNs { break }
-                openWindows[i].addBody(b)
-            }
-        }
-        views.late.removeAll(keepingCapacity: true)
-    }
-
-    private mutating func lateSample(stack: StackID, atNs: Int64) {
-        for i in openWindows.indices.reversed() {
-            if openWindows[i].endNs <= atNs { continue }
-            if openWindows[i].startNs <= atNs { openWindows[i].stackCounts[stack.rawValue, default: 0] += 1; return }
-        }
-    }
-
-    /// Folds a closed window into the figures (stage in-hitch time, offenders, the worst frames' detail).
-    private mutating func retire(_ window: OpenWindow) {
-        let hitchMs = window.hitchMs, windowNs = window.windowNs
-        for (name, value) in window.stageTimes { stageCost.addInHitch(name: name, ns: Int64(clampingDouble: value.ns)) }
-        for (name, ns) in window.mainStageTimes where ns > 0 {
-            stageOffenders[name, default: (0, 0)].ms += hitchMs * ns / windowNs
-            stageOffenders[name, default: (0, 0)].frames += 1
-        }
-        for (name, value) in window.bodyTimes where value.ns > 0 {
-            viewOffenders[name, default: (0, 0)].ms += hitchMs * value.ns / windowNs
-            viewOffenders[name, default: (0, 0)].frames += 1
-        }
-        samples.addHitchWindow(window.stackCounts, hitchMs: hitchMs)
-
-        // Keep the worst `limit` hitching frames in detail.
-        let worstKept = pendingAttributions.map(\.0.hitchMs).min() ?? .infinity
-        guard attributions.count + pendingAttributions.count < HitchAttribution.limit * 2 || hitchMs > worstKept else { return }
-        var a = window.attribution
-        a.stages = Self.topNamed(window.stageTimes, names: names, limit: 10)
-        a.concurrentStages = Self.topNamed(window.concurrentStageTimes, names: names, limit: 5)
-        a.bodies = Self.topNamed(window.bodyTimes, names: names, limit: 10)
-        let topStacks = window.stackCounts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(5).map { ($0.key, $0.value) }
-        pendingAttributions.append((a, Array(topStacks)))
-        if pendingAttributions.count > HitchAttribution.limit * 2 {
-            pendingAttributions.sort { $0.0.hitchMs > $1.0.hitchMs }
-            pendingAttributions.removeLast(pendingAttributions.count - HitchAttribution.limit)
-        }
-    }
-
-    private static func topNamed(_ times: [Int32: (count: Int, ns: Double)], names: NameTable, limit: Int) -> [NamedDuration] {
-        times.map { key, value -> NamedDuration in
-            var d = NamedDuration(); d.name = names[key]; d.count = value.count; d.ms = value.ns / 1e6; return d
-        }
-        .sorted { ($0.ms, $0.count, $1.name) > ($1.ms, $1.count, $0.name) }
-        .prefix(limit).map { $0 }
+        if judged.hitchNs > 0 { attribution.hitch(frame, judged, roles: roles, names: names) }
     }
 
     /// A warning shown with the analysis (e.g. the reader's skipped records).
@@ -524,10 +393,8 @@ public struct Analyzer: Sendable {
         flushRateCount()
         lastRateHz = .nan
         stageCost.endRun()
-        takeLateArrivals()
-        for window in openWindows { retire(window) }
-        openWindows.removeAll()
-        setLateLimit()
+        publishFinishedStages()
+        resolveRunTimes()
         let union = interactions.unionNs(runEndNs: runLastNs)
         recorded.endRun(interactionUnionNs: union)
         for i in replays.indices { replays[i].endRun(interactionUnionNs: union) }
@@ -540,16 +407,7 @@ public struct Analyzer: Sendable {
             return self.names.index(of: writer)
         }
         samples.endRun(stacks: stacks, names: self.names)
-        for (attribution, stackCounts) in pendingAttributions {
-            var a = attribution
-            a.stacks = stackCounts.map { stack, count in
-                var s = SampledStack(); s.frames = stacks.frames(stack, names: self.names); s.samples = count; return s
-            }
-            attributions.append(a)
-        }
-        pendingAttributions.removeAll()
-        attributions.sort { ($0.hitchMs, $1.run, $1.startMs) > ($1.hitchMs, $0.run, $0.startMs) }
-        if attributions.count > HitchAttribution.limit { attributions.removeLast(attributions.count - HitchAttribution.limit) }
+        attribution.endRun(runStartNs: runStartNs, stacks: stacks, names: self.names)
         let promptTokens = runMetadata[MetadataKey.promptTokens].flatMap { Int($0) }
         decode.endRun(promptTokensFromMetadata: promptTokens)
         for (key, value) in runMetadata where metadata[key] == nil { metadata[key] = value }
@@ -563,6 +421,17 @@ public struct Analyzer: Sendable {
         runs.append(summary)
         eventCount &+= runEvents
         droppedEvents &+= runDropped
+    }
+
+    /// Makes this run's frame times relative to its first event, which is known only now: an
+    /// earlier event may reach the file after any frame (per-thread order).
+    private mutating func resolveRunTimes() {
+        let start = runStartNs == .max ? 0 : runStartNs
+        func relative(_ absolute: Double) -> Double { milliseconds(Int64(clampingDouble: absolute).subtractingSaturated(start)) }
+        for i in runFirstFrameSample..<frameSamples.count { frameSamples[i].startMs = relative(frameSamples[i].startMs) }
+        for i in runFirstRefreshChange..<refreshChanges.count { refreshChanges[i].atMs = relative(refreshChanges[i].atMs) }
+        recorded.resolveRunStart(run, runStartNs: start)
+        for i in replays.indices { replays[i].resolveRunStart(run, runStartNs: start) }
     }
 
     /// The analysis of every run added so far.
@@ -593,28 +462,17 @@ public struct Analyzer: Sendable {
         }
         a.frames = frameSamples
         a.framesTruncated = framesTruncated
-        a.stages = stageCost.figures(names: names, threadNames: threadNames)
+        a.stages = stageCost.figures(names: names, threadNames: threadNames, inHitchNs: attribution.inHitchNsByStage)
         a.views = views.figures(names: names, frameCount: recorded.frames)
         a.layout = views.layoutFigures()
         let graph = invalidations.figures(names: names)
         a.invalidations = graph.edges
         a.invalidationSources = graph.sources
-        a.hitchAttributions = attributions
-        var offenders: [Offender] = []
-        for (name, value) in stageOffenders {
-            var o = Offender(); o.kind = "stage"; o.name = names[name]; o.weightedHitchMs = value.ms; o.hitchingFrames = value.frames
-            offenders.append(o)
-        }
-        for (name, value) in viewOffenders {
-            var o = Offender(); o.kind = "view"; o.name = names[name]; o.weightedHitchMs = value.ms; o.hitchingFrames = value.frames
-            offenders.append(o)
-        }
-        for (name, value) in samples.functionOffenders {
-            var o = Offender(); o.kind = "function"; o.name = name; o.weightedHitchMs = value.ms; o.hitchingFrames = value.frames
-            offenders.append(o)
-        }
-        a.offenders = Array(offenders.sorted { ($0.weightedHitchMs, $1.kind, $1.name) > ($1.weightedHitchMs, $0.kind, $0.name) }.prefix(30))
+        a.hitchAttributions = attribution.attributions
+        a.offenders = attribution.offenders(names: names)
         a.samples = samples.figures()
+        a.samples.samplesInHitches = attribution.samplesInHitches
+        a.samples.foldedInHitches = SampleProfile.list(attribution.foldedInHitches)
         a.decode = decode.figures(names: names, metadata: metadata, peakResidentBytes: peakResidentBytes,
                                   deviceBudgetBytes: options.deviceBudgetBytes)
         let dominantPeriodNs = Int64(clampingDouble: dominantPeriodMs * 1e6)
@@ -624,6 +482,9 @@ public struct Analyzer: Sendable {
         if stageCost.unclosedBegins > 0 { warnings.append("\(stageCost.unclosedBegins) interval begins had no end (closed at the thread's last event)") }
         if recorded.figures(periodMs: 0).unjudgedFrames > 0 {
             warnings.append("\(recorded.figures(periodMs: 0).unjudgedFrames) frames had no commit and were not judged")
+        }
+        if attribution.framesWithShortHistory > 0 {
+            warnings.append("\(attribution.framesWithShortHistory) hitching frames were judged after part of their work left the attribution history (their attribution may be short)")
         }
         if invalidations.droppedEdges > 0 { warnings.append("\(invalidations.droppedEdges) invalidations beyond the edge limit were not graphed") }
         a.warnings = warnings

@@ -128,6 +128,10 @@ struct HitchAccumulator: Sendable {
     private var windowSumNs: Int64 = 0
     private var worst = WorstWindow()
     private var worstNs: Int64 = 0
+    /// Where the worst window starts (absolute): made relative to its run's first event in `figures`.
+    private var worstStartNs: Int64 = 0
+    /// Each run's first event, known when the run ends.
+    private var runStartsNs: [Int: Int64] = [:]
     private var run = 0
 
     init(source: String, rateHz: Double) { self.source = source; self.rateHz = rateHz }
@@ -155,7 +159,9 @@ struct HitchAccumulator: Sendable {
 
     mutating func addUnjudged() { unjudged += 1 }
 
-    mutating func add(_ frame: JudgedFrame, runStartNs: Int64) {
+    mutating func resolveRunStart(_ run: Int, runStartNs: Int64) { runStartsNs[run] = runStartNs }
+
+    mutating func add(_ frame: JudgedFrame) {
         frameCount += 1
         runFirstStartNs = min(runFirstStartNs, frame.startNs)
         runLastPresentNs = max(runLastPresentNs, frame.actualNs)
@@ -185,7 +191,7 @@ struct HitchAccumulator: Sendable {
         if windowSumNs > worstNs {
             worstNs = windowSumNs
             worst.run = run
-            worst.startMs = milliseconds(max(runStartNs, frame.actualNs - 1_000_000_000) - runStartNs)
+            worstStartNs = frame.actualNs - 1_000_000_000
             worst.hitchMs = milliseconds(windowSumNs)
             worst.hitchCount = window.count - windowHead
         }
@@ -229,6 +235,9 @@ struct HitchAccumulator: Sendable {
         f.slowFrames = slowFrames
         f.frozenFrames = frozenFrames
         f.worstWindow = worst
+        if worstNs > 0, let start = runStartsNs[worst.run] {
+            f.worstWindow.startMs = milliseconds(max(start, worstStartNs).subtractingSaturated(start))
+        }
         f.unjudgedFrames = unjudged
         HitchGrading.apply(to: &f)
         return f
@@ -324,8 +333,8 @@ struct ReplayTimeline: Sendable {
     private var model: ReplayModel
     private var figures: HitchAccumulator
     // The previous run, ended but not yet closed: the next run's first frame decides.
-    private var pendingRun: (interactionUnionNs: Int64?, runStartNs: Int64)?
-    private var runStartNs: Int64 = 0
+    private struct PendingRun: Sendable { var interactionUnionNs: Int64? }
+    private var pendingRun: PendingRun?
     private var run = 0
     private var runHasFrames = false
 
@@ -339,10 +348,11 @@ struct ReplayTimeline: Sendable {
         runHasFrames = false
     }
 
-    mutating func add(frameID: UInt64, releaseNs: Int64, isInput: Bool, mainWorkNs: Int64, renderNs: Int64, runStartNs: Int64) {
+    mutating func resolveRunStart(_ run: Int, runStartNs: Int64) { figures.resolveRunStart(run, runStartNs: runStartNs) }
+
+    mutating func add(frameID: UInt64, releaseNs: Int64, isInput: Bool, mainWorkNs: Int64, renderNs: Int64) {
         if !runHasFrames {
             runHasFrames = true
-            self.runStartNs = runStartNs
             if let pending = pendingRun {
                 pendingRun = nil
                 if releaseNs >= model.lastReleaseNs {
@@ -356,7 +366,7 @@ struct ReplayTimeline: Sendable {
             }
         }
         if let frame = model.add(frameID: frameID, releaseNs: releaseNs, isInput: isInput, mainWorkNs: mainWorkNs, renderNs: renderNs) {
-            figures.add(frame, runStartNs: runStartNs)
+            figures.add(frame)
         }
     }
 
@@ -364,15 +374,15 @@ struct ReplayTimeline: Sendable {
     /// adds its interactions to the pending run's.
     mutating func endRun(interactionUnionNs: Int64?) {
         if runHasFrames {
-            pendingRun = (interactionUnionNs, runStartNs)
+            pendingRun = PendingRun(interactionUnionNs: interactionUnionNs)
         } else if let pending = pendingRun {
             let union = (pending.interactionUnionNs ?? 0).addingSaturated(interactionUnionNs ?? 0)
-            pendingRun = (union > 0 ? union : nil, pending.runStartNs)
+            pendingRun = PendingRun(interactionUnionNs: union > 0 ? union : nil)
         }
     }
 
-    private mutating func close(_ pending: (interactionUnionNs: Int64?, runStartNs: Int64)) {
-        if let last = model.finish() { figures.add(last, runStartNs: pending.runStartNs) }
+    private mutating func close(_ pending: PendingRun) {
+        if let last = model.finish() { figures.add(last) }
         figures.endRun(interactionUnionNs: pending.interactionUnionNs)
         model.reset()
     }

@@ -5,12 +5,10 @@ import HitchTrace
 // stages nested inside. Producers write either begin/end pairs, complete events in start order
 // (parent first) or complete events in end order (children first): all three nest correctly.
 
-/// A finished stage instance, kept briefly for hitch attribution.
+/// A finished stage instance, published for hitch attribution.
 struct StageInstance: Sendable {
     var name: Int32          // NameTable index
-    var isMainThread: Bool
-    /// On the main thread or the render thread: part of producing frames, not work beside them.
-    var isUIThread: Bool
+    var thread: UInt32
     var startNs: Int64
     var endNs: Int64
     var selfNs: Int64
@@ -24,6 +22,7 @@ struct StageCost: Sendable {
         var childNs: Int64 = 0
     }
     private struct ThreadState: Sendable {
+        var thread: UInt32 = 0
         var open: [Open] = []
         /// Finished top-level intervals an end-ordered parent may still adopt (bounded).
         var orphans: [(startNs: Int64, endNs: Int64)] = []
@@ -38,7 +37,6 @@ struct StageCost: Sendable {
         var selfNs: Int64 = 0
         var mainSelfNs: Int64 = 0
         var mainTotalNs: Int64 = 0
-        var inHitchNs: Int64 = 0
         var durations = QuantileSketch()
         var threads: [Int32] = []
     }
@@ -48,16 +46,12 @@ struct StageCost: Sendable {
     private(set) var mainThreadSelfNs: Int64 = 0
     private(set) var unmatchedEnds = 0
     private(set) var unclosedBegins = 0
-    /// Recently finished instances, for attributing hitching frames.
-    var recent = Ring<StageInstance>(capacity: 16_384)
-    /// Instances finishing that start before this time may belong to an open hitch window (the
-    /// analyzer sets it); they are also put in `late`, which the analyzer empties after each event.
-    var lateBeforeNs: Int64 = .min
-    var late: [StageInstance] = []
+    /// Instances finished by the last event (published for hitch attribution; the analyzer empties it).
+    var finished: [StageInstance] = []
 
     mutating func beginRun() {
         threads.removeAll(keepingCapacity: true)
-        recent.removeAll()
+        finished.removeAll(keepingCapacity: true)
     }
 
     @inline(__always)
@@ -88,6 +82,7 @@ struct StageCost: Sendable {
         ensureThread(raw)
         var state = ThreadState()
         swap(&state, &threads[raw])
+        state.thread = UInt32(raw)
         body(&self, &state)
         swap(&state, &threads[raw])
     }
@@ -167,10 +162,7 @@ struct StageCost: Sendable {
         let isMain = state.isMain
         if isMain { mainThreadSelfNs +|= selfNs }
         Self.account(&totals[index], durationNs: duration, selfNs: selfNs, isMain: isMain, threadName: state.threadName)
-        let instance = StageInstance(name: entry.name, isMainThread: isMain, isUIThread: isMain || state.isRender,
-                                     startNs: entry.startNs, endNs: entry.endNs, selfNs: selfNs)
-        recent.append(instance)
-        if entry.startNs < lateBeforeNs { late.append(instance) }
+        finished.append(StageInstance(name: entry.name, thread: state.thread, startNs: entry.startNs, endNs: entry.endNs, selfNs: selfNs))
     }
 
     /// One finished instance into its stage's totals (one access to the totals array, not one per field).
@@ -187,11 +179,6 @@ struct StageCost: Sendable {
         if threadName >= 0, t.threads.count < 64, !t.threads.contains(threadName) { t.threads.append(threadName) }
     }
 
-    mutating func addInHitch(name: Int32, ns: Int64) {
-        let index = Int(name)
-        if index < totals.count { totals[index].inHitchNs +|= ns }
-    }
-
     /// Closes everything still open at the end of a run (begins without an end end at the thread's last event).
     mutating func endRun() {
         for raw in threads.indices {
@@ -204,7 +191,7 @@ struct StageCost: Sendable {
         }
     }
 
-    func figures(names: NameTable, threadNames: NameTable) -> [StageFigures] {
+    func figures(names: NameTable, threadNames: NameTable, inHitchNs: [Int32: Int64]) -> [StageFigures] {
         var result: [StageFigures] = []
         for (index, t) in totals.enumerated() where t.count > 0 {
             var f = StageFigures()
@@ -221,7 +208,7 @@ struct StageCost: Sendable {
             f.threads = t.threads.map { threadNames[$0] }.sorted()
             f.mainThreadShare = mainThreadSelfNs > 0 ? Double(t.mainSelfNs) / Double(mainThreadSelfNs) : 0
             f.onMainThreadFraction = t.totalNs > 0 ? Double(t.mainTotalNs) / Double(t.totalNs) : 0
-            f.inHitchingFramesMs = milliseconds(t.inHitchNs)
+            f.inHitchingFramesMs = milliseconds(inHitchNs[Int32(index)] ?? 0)
             result.append(f)
         }
         return result.sorted { ($0.totalMs, $1.name) > ($1.totalMs, $0.name) }

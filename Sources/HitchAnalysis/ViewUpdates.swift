@@ -1,13 +1,5 @@
 import HitchTrace
 
-/// A finished body evaluation, kept briefly for hitch attribution.
-struct BodyInstance: Sendable {
-    var viewType: Int32
-    var isMainThread: Bool
-    var startNs: Int64
-    var endNs: Int64
-}
-
 /// Per view type: body evaluations, total and max time, long updates (> 500 us, > 1 ms).
 struct ViewUpdates: Sendable {
     struct Totals: Sendable {
@@ -18,24 +10,15 @@ struct ViewUpdates: Sendable {
         var veryLong = 0
     }
     private(set) var totals: [Totals] = []
-    var recent = Ring<BodyInstance>(capacity: 16_384)
-    /// As `StageCost.lateBeforeNs` / `late`: evaluations that may belong to an open hitch window.
-    var lateBeforeNs: Int64 = .min
-    var late: [BodyInstance] = []
     private(set) var layout = LayoutFigures()
     private var layoutNs: Int64 = 0
     private var layoutMaxNs: Int64 = 0
 
-    mutating func beginRun() { recent.removeAll() }
-
-    mutating func body(viewType: Int32, startNs: Int64, endNs: Int64, isMainThread: Bool) {
+    mutating func body(viewType: Int32, startNs: Int64, endNs: Int64) {
         let index = Int(viewType)
         if index >= totals.count { totals.append(contentsOf: repeatElement(Totals(), count: index + 1 - totals.count)) }
         let duration = max(0, endNs - startNs)
         Self.account(&totals[index], durationNs: duration)
-        let instance = BodyInstance(viewType: viewType, isMainThread: isMainThread, startNs: startNs, endNs: max(startNs, endNs))
-        recent.append(instance)
-        if startNs < lateBeforeNs { late.append(instance) }
     }
 
     @inline(__always)
