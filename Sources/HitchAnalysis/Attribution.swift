@@ -368,3 +368,41 @@ struct HitchAttributionPass: Sendable {
         return Array(offenders.sorted { ($0.weightedHitchMs, $1.kind, $1.name) > ($1.weightedHitchMs, $0.kind, $0.name) }.prefix(30))
     }
 }
+
+extension HitchAttributionPass: AnalysisPass {
+    static var reads: PayloadKinds { [.sample, .published] }
+
+    mutating func beginRun(_ context: inout PassContext) { beginRun(context.run) }
+
+    mutating func consume(_ event: inout TraceEvent, _ resolved: PassEvent, _ context: inout PassContext) {
+        if resolved.role == .main, case .sample(let stack) = event.payload {
+            mainThreadSample(SampleInstance(atNs: resolved.startNs, stack: stack.rawValue))
+        }
+        takePublished(context)
+    }
+
+    /// What the passes before this one published for the current event.
+    private mutating func takePublished(_ context: PassContext) {
+        for instance in context.finishedStages { stageFinished(instance, roles: context.roles) }
+        if let body = context.body { bodyFinished(body, roles: context.roles) }
+        for (frame, judged) in context.judgedFrames { hitch(frame, judged, roles: context.roles, names: context.names) }
+    }
+
+    mutating func endRun(_ context: inout PassContext) {
+        takePublished(context)
+        endRun(runStartNs: context.runStartNs == .max ? 0 : context.runStartNs, stacks: context.stacks, names: context.names)
+    }
+
+    func contribute(to a: inout Analysis, _ context: PassContext) {
+        a.hitchAttributions = attributions
+        a.offenders = offenders(names: context.names)
+        a.samples.samplesInHitches = samplesInHitches
+        a.samples.foldedInHitches = SampleProfile.list(foldedInHitches)
+        var inHitchNsByName: [String: Int64] = [:]
+        for (name, ns) in inHitchNsByStage { inHitchNsByName[context.names[name]] = ns }
+        for i in a.stages.indices { a.stages[i].inHitchingFramesMs = milliseconds(inHitchNsByName[a.stages[i].name] ?? 0) }
+        if framesWithShortHistory > 0 {
+            a.warnings.append("\(framesWithShortHistory) hitching frames were judged after part of their work left the attribution history (their attribution may be short)")
+        }
+    }
+}

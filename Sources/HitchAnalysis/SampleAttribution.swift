@@ -109,3 +109,15 @@ struct SampleProfile: Sendable {
         return s
     }
 }
+
+extension SampleProfile: AnalysisPass {
+    static var reads: PayloadKinds { .sample }
+
+    mutating func consume(_ event: inout TraceEvent, _ resolved: PassEvent, _ context: inout PassContext) {
+        if resolved.role == .main, case .sample(let stack) = event.payload { sample(stack: stack, atNs: resolved.startNs) }
+    }
+
+    mutating func endRun(_ context: inout PassContext) { endRun(stacks: context.stacks, names: context.names) }
+
+    func contribute(to a: inout Analysis, _ context: PassContext) { a.samples = figures() }
+}

@@ -27,7 +27,6 @@ struct StageCost: Sendable {
         /// Finished top-level intervals an end-ordered parent may still adopt (bounded).
         var orphans: [(startNs: Int64, endNs: Int64)] = []
         var isMain = false
-        var isRender = false
         var threadName: Int32 = -1
         var lastNs: Int64 = .min
     }
@@ -59,19 +58,16 @@ struct StageCost: Sendable {
         if raw >= threads.count { threads.append(contentsOf: repeatElement(ThreadState(), count: raw + 1 - threads.count)) }
     }
 
-    mutating func setThread(_ thread: ThreadID, isMain: Bool, isRender: Bool, name: Int32) {
+    /// Keeps a thread's role and name as the dispatcher knows them (a thread may become the main
+    /// thread when it begins the first frame).
+    @inline(__always)
+    mutating func noteThread(_ thread: ThreadID, isMain: Bool, name: Int32) {
         let raw = Int(thread.rawValue)
         ensureThread(raw)
-        threads[raw].isMain = isMain
-        threads[raw].isRender = isRender
-        threads[raw].threadName = name
-    }
-
-    /// A thread that ends or presents frames renders them.
-    mutating func markRenderThread(_ thread: ThreadID) {
-        let raw = Int(thread.rawValue)
-        ensureThread(raw)
-        threads[raw].isRender = true
+        if threads[raw].isMain != isMain || threads[raw].threadName != name {
+            threads[raw].isMain = isMain
+            threads[raw].threadName = name
+        }
     }
 
     /// Runs `body` on a thread's state moved out of `threads` (swapped with an empty one), so its
@@ -191,7 +187,8 @@ struct StageCost: Sendable {
         }
     }
 
-    func figures(names: NameTable, threadNames: NameTable, inHitchNs: [Int32: Int64]) -> [StageFigures] {
+    /// The stages' figures (time in hitching frames is added by hitch attribution).
+    func figures(names: NameTable, threadNames: NameTable) -> [StageFigures] {
         var result: [StageFigures] = []
         for (index, t) in totals.enumerated() where t.count > 0 {
             var f = StageFigures()
@@ -208,9 +205,49 @@ struct StageCost: Sendable {
             f.threads = t.threads.map { threadNames[$0] }.sorted()
             f.mainThreadShare = mainThreadSelfNs > 0 ? Double(t.mainSelfNs) / Double(mainThreadSelfNs) : 0
             f.onMainThreadFraction = t.totalNs > 0 ? Double(t.mainTotalNs) / Double(t.totalNs) : 0
-            f.inHitchingFramesMs = milliseconds(inHitchNs[Int32(index)] ?? 0)
             result.append(f)
         }
         return result.sorted { ($0.totalMs, $1.name) > ($1.totalMs, $0.name) }
+    }
+}
+
+extension StageCost: AnalysisPass {
+    static var reads: PayloadKinds { .intervals }
+
+    mutating func beginRun(_ context: inout PassContext) { beginRun() }
+
+    mutating func consume(_ event: inout TraceEvent, _ resolved: PassEvent, _ context: inout PassContext) {
+        let raw = Int(resolved.thread.rawValue)
+        noteThread(resolved.thread, isMain: resolved.role == .main,
+                   name: raw < context.threadNameIndex.count ? context.threadNameIndex[raw] : -1)
+        switch event.payload {
+        case .intervalComplete: complete(name: resolved.name, thread: resolved.thread, startNs: resolved.startNs, endNs: resolved.endNs)
+        case .intervalBegin: begin(name: resolved.name, thread: resolved.thread, atNs: resolved.startNs)
+        case .intervalEnd: end(name: resolved.name, thread: resolved.thread, atNs: resolved.startNs)
+        default: break
+        }
+        publish(&context)
+    }
+
+    /// Moves the instances just finished to the context (an O(1) swap: the context's list is empty).
+    @inline(__always)
+    private mutating func publish(_ context: inout PassContext) {
+        guard !finished.isEmpty else { return }
+        if context.finishedStages.isEmpty { swap(&finished, &context.finishedStages) } else { context.finishedStages += finished }
+        finished.removeAll(keepingCapacity: true)
+    }
+
+    mutating func endRun(_ context: inout PassContext) {
+        for raw in threads.indices {
+            threads[raw].isMain = context.roles[UInt32(raw)] == .main
+        }
+        endRun()
+        publish(&context)
+    }
+
+    func contribute(to a: inout Analysis, _ context: PassContext) {
+        a.stages = figures(names: context.names, threadNames: context.threadNames)
+        if unmatchedEnds > 0 { a.warnings.append("\(unmatchedEnds) interval ends had no matching begin") }
+        if unclosedBegins > 0 { a.warnings.append("\(unclosedBegins) interval begins had no end (closed at the thread's last event)") }
     }
 }

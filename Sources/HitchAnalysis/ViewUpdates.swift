@@ -62,6 +62,28 @@ struct ViewUpdates: Sendable {
     }
 }
 
+extension ViewUpdates: AnalysisPass {
+    static var reads: PayloadKinds { [.body, .layoutPass] }
+
+    mutating func consume(_ event: inout TraceEvent, _ resolved: PassEvent, _ context: inout PassContext) {
+        switch event.payload {
+        case .bodyEvaluation:
+            body(viewType: resolved.name, startNs: resolved.startNs, endNs: resolved.endNs)
+            context.body = BodyInstance(viewType: resolved.name, thread: resolved.thread.rawValue,
+                                        startNs: resolved.startNs, endNs: max(resolved.startNs, resolved.endNs))
+        case .layoutPass(_, let viewCount):
+            layoutPass(startNs: resolved.startNs, endNs: resolved.endNs, viewCount: viewCount)
+        default:
+            break
+        }
+    }
+
+    func contribute(to a: inout Analysis, _ context: PassContext) {
+        a.views = figures(names: context.names, frameCount: a.recorded.frameCount)
+        a.layout = layoutFigures()
+    }
+}
+
 /// The invalidation cause -> effect graph: written property (or the writer's function from its
 /// backtrace) -> invalidated view type, with counts.
 struct InvalidationGraph: Sendable {
@@ -132,5 +154,32 @@ struct InvalidationGraph: Sendable {
         }
         sources.sort { ($0.invalidations, $0.targetTypes, $1.source) > ($1.invalidations, $1.targetTypes, $0.source) }
         return (result, Array(sources.prefix(20)))
+    }
+}
+
+extension InvalidationGraph: AnalysisPass {
+    static var reads: PayloadKinds { .invalidation }
+
+    mutating func consume(_ event: inout TraceEvent, _ resolved: PassEvent, _ context: inout PassContext) {
+        if case .invalidation(let invalidation) = event.payload {
+            add(source: resolved.name, target: resolved.secondName, stack: invalidation.stack)
+        }
+    }
+
+    mutating func endRun(_ context: inout PassContext) {
+        let stacks = context.stacks, names = context.names
+        var resolved = context.names
+        endRun { raw in
+            guard let writer = stacks.writer(raw, names: names) else { return -1 }
+            return resolved.index(of: writer)
+        }
+        context.names = resolved
+    }
+
+    func contribute(to a: inout Analysis, _ context: PassContext) {
+        let graph = figures(names: context.names)
+        a.invalidations = graph.edges
+        a.invalidationSources = graph.sources
+        if droppedEdges > 0 { a.warnings.append("\(droppedEdges) invalidations beyond the edge limit were not graphed") }
     }
 }
