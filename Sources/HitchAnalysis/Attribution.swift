@@ -242,7 +242,7 @@ struct HitchAttributionPass: Sendable {
         a.run = run
         a.frameID = frame.frameID
         a.hitchMs = milliseconds(judged.hitchNs)
-        a.kind = judged.kind.rawValue
+        a.kind = judged.kind
         a.mainThreadMs = milliseconds(judged.mainWorkNs)
         a.renderMs = milliseconds(judged.renderNs)
         let reach = max(open.last?.reachNs ?? .min, main.upperBound, render.upperBound, other.upperBound)
@@ -358,14 +358,14 @@ struct HitchAttributionPass: Sendable {
     /// Offenders: stages, views and sampled functions, weighted by the hitches they sat in.
     func offenders(names: NameTable) -> [Offender] {
         var offenders: [Offender] = []
-        func add(_ kind: String, _ name: String, _ weight: WeightedHitch) {
+        func add(_ kind: OffenderKind, _ name: String, _ weight: WeightedHitch) {
             var o = Offender(); o.kind = kind; o.name = name; o.weightedHitchMs = weight.ms; o.hitchingFrames = weight.frames
             offenders.append(o)
         }
-        for (name, weight) in stageOffenders { add("stage", names[name], weight) }
-        for (name, weight) in viewOffenders { add("view", names[name], weight) }
-        for (name, weight) in functionOffenders { add("function", name, weight) }
-        return Array(offenders.sorted { ($0.weightedHitchMs, $1.kind, $1.name) > ($1.weightedHitchMs, $0.kind, $0.name) }.prefix(30))
+        for (name, weight) in stageOffenders { add(.stage, names[name], weight) }
+        for (name, weight) in viewOffenders { add(.view, names[name], weight) }
+        for (name, weight) in functionOffenders { add(.function, name, weight) }
+        return Array(offenders.sorted { ($0.weightedHitchMs, $1.kind.rawValue, $1.name) > ($1.weightedHitchMs, $0.kind.rawValue, $0.name) }.prefix(30))
     }
 }
 

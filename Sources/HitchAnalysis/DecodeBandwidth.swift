@@ -179,7 +179,7 @@ struct DecodeBandwidth: Sendable {
             o.gflops = seconds > 0 ? Double(t.flops) / seconds / 1e9 : 0
             o.flopsPerByte = t.bytes > 0 ? Double(t.flops) / Double(t.bytes) : 0
             if d.ridgeFlopsPerByte > 0 {
-                o.bound = o.flopsPerByte < d.ridgeFlopsPerByte ? "bandwidth" : "compute"
+                o.bound = o.flopsPerByte < d.ridgeFlopsPerByte ? .bandwidth : .compute
                 let attainableGFLOPS = min(d.peakGFLOPS, o.flopsPerByte * d.peakBandwidthGBps)
                 // A zero-FLOP op is judged on bandwidth alone.
                 o.rooflineEfficiency = attainableGFLOPS > 0 ? o.gflops / attainableGFLOPS

@@ -8,7 +8,7 @@ struct FramePass: AnalysisPass {
     static let reads: PayloadKinds = [.frames, .instant, .interaction]
 
     private let refreshRatesHz: [Double]
-    private var recorded = HitchAccumulator(source: "recorded", rateHz: 0)
+    private var recorded = HitchAccumulator(source: .recorded, rateHz: 0)
     private var replays: [ReplayTimeline]
     private var recordedJudge = LatenessJudge()
     private var rateCounts: [Double: Int] = [:]
@@ -122,7 +122,7 @@ struct FramePass: AnalysisPass {
             s.frameTimeMs = milliseconds(judged.frameTimeNs)
             s.overrunMs = milliseconds(judged.overrunNs)
             s.hitchMs = milliseconds(judged.hitchNs)
-            s.kind = judged.kind.rawValue
+            s.kind = judged.kind
             frameSamples.append(s)
         } else {
             framesTruncated = true

@@ -25,7 +25,7 @@ struct FrameRecord: Sendable {
 
 /// One frame, judged on some vsync grid.
 struct JudgedFrame: Sendable {
-    enum Kind: String, Sendable { case none, commit, render, latency }
+    typealias Kind = FrameKind
     var frameID: UInt64
     var startNs: Int64          // vsync the frame's work started at
     var periodNs: Int64
@@ -102,7 +102,7 @@ func judgeRecorded(_ frame: FrameRecord, judge: inout LatenessJudge) -> JudgedFr
 
 /// Accumulates judged frames into `HitchFigures` (one per rate, plus one for the recorded frames).
 struct HitchAccumulator: Sendable {
-    var source: String
+    var source: HitchSource
     var rateHz: Double
     private var frameCount = 0
     private var hitchCount = 0
@@ -134,7 +134,7 @@ struct HitchAccumulator: Sendable {
     private var runStartsNs: [Int: Int64] = [:]
     private var run = 0
 
-    init(source: String, rateHz: Double) { self.source = source; self.rateHz = rateHz }
+    init(source: HitchSource, rateHz: Double) { self.source = source; self.rateHz = rateHz }
 
     mutating func beginRun(_ run: Int) {
         self.run = run
@@ -222,7 +222,7 @@ struct HitchAccumulator: Sendable {
         f.animatingSeconds = Double(animatingNs) / 1e9
         f.hitchTimeRatioMsPerS = animatingNs > 0 ? f.totalHitchMs / f.animatingSeconds : 0
         f.animatingTimeSource = animatingFromInteractions
-            ? (animatingFromFrames ? "interactions+frames" : "interactions") : "frames"
+            ? (animatingFromFrames ? .interactionsAndFrames : .interactions) : .frames
         f.commitHitchCount = commitHitchCount
         f.commitHitchMs = milliseconds(commitHitchNs)
         f.renderHitchCount = renderHitchCount
@@ -340,7 +340,7 @@ struct ReplayTimeline: Sendable {
 
     init(rateHz: Double) {
         model = ReplayModel(rateHz: rateHz)
-        figures = HitchAccumulator(source: "replay", rateHz: rateHz)
+        figures = HitchAccumulator(source: .replay, rateHz: rateHz)
     }
 
     mutating func beginRun(_ run: Int) {

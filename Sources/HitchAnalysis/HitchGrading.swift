@@ -5,13 +5,13 @@ public enum HitchGrading {
     public static let organizerScaleName = "Xcode Organizer field scale (good <= 10, fair <= 25, poor <= 50, critical > 50 ms/s)"
 
     /// Apple's scale for performance tests: good < 5, warning 5-10, critical >= 10 ms/s.
-    public static func appleTestGrade(_ ratioMsPerS: Double) -> String {
-        ratioMsPerS < 5 ? "good" : ratioMsPerS < 10 ? "warning" : "critical"
+    public static func appleTestGrade(_ ratioMsPerS: Double) -> HitchGrade {
+        ratioMsPerS < 5 ? .good : ratioMsPerS < 10 ? .warning : .critical
     }
 
     /// Xcode Organizer's field scale: <= 10, <= 25, <= 50, above 50 ms/s.
-    public static func organizerGrade(_ ratioMsPerS: Double) -> String {
-        ratioMsPerS <= 10 ? "good" : ratioMsPerS <= 25 ? "fair" : ratioMsPerS <= 50 ? "poor" : "critical"
+    public static func organizerGrade(_ ratioMsPerS: Double) -> HitchGrade {
+        ratioMsPerS <= 10 ? .good : ratioMsPerS <= 25 ? .fair : ratioMsPerS <= 50 ? .poor : .critical
     }
 
     static func apply(to figures: inout HitchFigures) {

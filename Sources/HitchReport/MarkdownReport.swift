@@ -58,7 +58,13 @@ public enum MarkdownReport: AnalysisRenderer {
         return out.joined(separator: "\n") + "\n"
     }
 
-    static func icon(_ verdict: String) -> String { verdict == "good" ? "🟢" : verdict == "warning" ? "🟠" : "🔴" }
+    static func icon(_ grade: HitchGrade) -> String {
+        switch grade {
+        case .good: "🟢"
+        case .warning, .fair: "🟠"
+        case .poor, .critical: "🔴"
+        }
+    }
 
     /// Escapes Markdown and HTML metacharacters so trace names render as text.
     static func escape(_ text: String) -> String {

@@ -37,7 +37,7 @@ public enum TextReport: AnalysisRenderer {
             out.append("")
             out.append("Top offenders in hitching frames (weighted by hitch time)")
             for o in a.offenders.prefix(10) {
-                out.append("  \(Format.fixed(o.weightedHitchMs, 1).leftPadded(8)) ms  \(o.kind.padded(8)) \(o.name)  (\(o.hitchingFrames) frames)")
+                out.append("  \(Format.fixed(o.weightedHitchMs, 1).leftPadded(8)) ms  \(o.kind.rawValue.padded(8)) \(o.name)  (\(o.hitchingFrames) frames)")
             }
         }
         if !a.stages.isEmpty {
@@ -82,7 +82,7 @@ public enum TextReport: AnalysisRenderer {
             out.append(pad(["  op", "count", "total ms", "time", "GB/s", "GFLOP/s", "FLOP/B", "bound"], widths: [16, 8, 10, 8, 8, 9, 8, 0]))
             for o in d.ops.prefix(15) {
                 out.append(pad(["  " + o.name, "\(o.count)", Format.fixed(o.totalMs, 1), ReportText.percent(o.timeShare), Format.significant(o.bandwidthGBps),
-                                Format.significant(o.gflops), Format.significant(o.flopsPerByte), o.bound], widths: [16, 8, 10, 8, 8, 9, 8, 0]))
+                                Format.significant(o.gflops), Format.significant(o.flopsPerByte), o.bound.rawValue], widths: [16, 8, 10, 8, 8, 9, 8, 0]))
             }
             let m = d.memory
             out.append("  memory: weights \(ReportText.bytes(Double(m.weightsBytes))) + KV cache \(ReportText.bytes(Double(m.kvCacheBytes))), peak resident \(ReportText.bytes(Double(m.peakResidentBytes))); total \(ReportText.bytes(Double(m.totalBytes))) vs budget \(ReportText.bytes(Double(m.deviceBudgetBytes))): \(m.withinBudget ? "within" : "OVER")")
@@ -103,7 +103,7 @@ public enum TextReport: AnalysisRenderer {
     static let columnWidths = [9, 9, 11, 11, 10, 8, 8, 9, 10, 6, 7, 0]
 
     static func row(_ label: String, _ h: HitchFigures) -> String {
-        pad([label, h.source, Format.fixed(h.hitchTimeRatioMsPerS, 2), h.appleTestScale.grade, h.organizerScale.grade, "\(h.frameCount)", "\(h.hitchCount)",
+        pad([label, h.source.rawValue, Format.fixed(h.hitchTimeRatioMsPerS, 2), h.appleTestScale.grade.rawValue, h.organizerScale.grade.rawValue, "\(h.frameCount)", "\(h.hitchCount)",
              ReportText.ms(h.longestHitchMs), ReportText.ms(h.frameTimeMs.p95), "\(h.slowFrames)", "\(h.frozenFrames)", "\(h.commitHitchCount)/\(h.renderHitchCount)"],
             widths: columnWidths)
     }

@@ -158,7 +158,7 @@ import Testing
         for (label, order) in orders {
             let analysis = try Analyzer.analyze([order])
             let hitch = try #require(analysis.hitchAttributions.first { $0.frameID == frameID }, "\(label)")
-            #expect(hitch.kind == "commit", "\(label)")
+            #expect(hitch.kind == .commit, "\(label)")
             let stages = Dictionary(uniqueKeysWithValues: hitch.stages.map { ($0.name, $0.ms) })
             #expect(abs((stages["normalize"] ?? 0) - 14.27) < 0.01, "\(label): \(hitch.stages)")
             #expect(abs((stages["filter"] ?? 0) - 3.88) < 0.01, "\(label): \(hitch.stages)")

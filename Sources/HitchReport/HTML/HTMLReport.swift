@@ -101,18 +101,17 @@ struct Context {
 
     func fragment(_ kind: StaticString, _ value: String) -> Fragment { Fragment(kind, prefix + "-" + value) }
 
-    static func gradeClass(_ grade: String) -> String {
+    static func gradeClass(_ grade: HitchGrade) -> String {
         switch grade {
-        case "good": return "good"
-        case "warning", "fair": return "warning"
-        case "poor", "critical": return "critical"
-        default: return "neutral"
+        case .good: "good"
+        case .warning, .fair: "warning"
+        case .poor, .critical: "critical"
         }
     }
 
     static func rateTitle(_ figures: HitchFigures) -> String {
         let rate = figures.rateHz > 0 ? Format.rate(figures.rateHz) : "mixed rates"
-        return figures.source == "recorded" ? rate + " · recorded" : rate + " · replayed"
+        return figures.source == .recorded ? rate + " · recorded" : rate + " · replayed"
     }
 
     // MARK: Verdict
@@ -135,7 +134,7 @@ struct Context {
                         ("Hitches", Format.count(figures.hitchCount) + " (" + Format.count(figures.commitHitchCount) + " commit, " + Format.count(figures.renderHitchCount) + " render)"),
                         ("Longest hitch", Format.milliseconds(figures.longestHitchMs)),
                         ("Total hitch time", Format.milliseconds(figures.totalHitchMs)),
-                        ("Animating time", Format.fixed(figures.animatingSeconds, 2) + " s (" + figures.animatingTimeSource + ")"),
+                        ("Animating time", Format.fixed(figures.animatingSeconds, 2) + " s (" + figures.animatingTimeSource.rawValue + ")"),
                         ("Slow / frozen frames", Format.count(figures.slowFrames) + " / " + Format.count(figures.frozenFrames)),
                     ] + (figures.tripleBufferedFrames > 0 ? [("Triple-buffered", Format.count(figures.tripleBufferedFrames) + " frames, +" + Format.milliseconds(figures.addedLatencyMs) + " latency")] : [])
                       + (figures.worstWindow.hitchMs > 0 ? [("Worst second", "from " + Format.fixed(figures.worstWindow.startMs / 1000, 2) + " s: " + Format.milliseconds(figures.worstWindow.hitchMs) + " in " + Format.count(figures.worstWindow.hitchCount) + " hitches")] : []))
@@ -162,7 +161,7 @@ struct Context {
     private func badge(_ w: inout HTMLWriter, _ verdict: HitchVerdict, fallbackScale shortName: String) {
         let scale = verdict.scale.isEmpty ? shortName : verdict.scale
         w.element("span", [Attribute("class", "badge " + Context.gradeClass(verdict.grade)), Attribute("title", scale)],
-                  text: verdict.grade + " · " + shortName)
+                  text: verdict.grade.rawValue + " · " + shortName)
     }
 
     // MARK: Timeline
@@ -181,7 +180,7 @@ struct Context {
                 let key = "\(frame.run)-\(frame.frameID)"
                 var tooltip = "frame \(frame.frameID) at \(Format.fixed(frame.startMs / 1000, 3)) s: \(Format.milliseconds(frame.frameTimeMs)) (main \(Format.milliseconds(frame.mainThreadMs)), render \(Format.milliseconds(frame.renderMs)))"
                 if frame.hitchMs > 0 { tooltip += ", \(frame.kind) hitch \(Format.milliseconds(frame.hitchMs))" }
-                else if frame.kind == "latency" { tooltip += ", triple-buffered" }
+                else if frame.kind == .latency { tooltip += ", triple-buffered" }
                 return TimelineFrame(startMs: frame.startMs, durationMs: frame.frameTimeMs, isHitch: frame.hitchMs > 0,
                                      tooltip: tooltip, detail: attributed[key] != nil ? fragment("f-", key) : nil)
             }
@@ -274,7 +273,7 @@ struct Context {
         var table = TableBuilder([("Rate", false), ("Frame P50", true), ("P90", true), ("P95", true), ("P99", true), ("Max", true),
                                   ("Overrun P95", true), ("Overrun P99", true), ("Slow", true), ("Frozen", true)])
         let rates = ratesInOrder
-        let recordedIsARate = rates.contains { $0.source == "recorded" && $0.rateHz == analysis.recorded.rateHz }
+        let recordedIsARate = rates.contains { $0.source == .recorded && $0.rateHz == analysis.recorded.rateHz }
         for figures in (recordedIsARate ? [] : [analysis.recorded]) + rates where figures.frameCount > 0 {
             let f = figures.frameTimeMs, o = figures.overrunMs
             table.add([.text(Context.rateTitle(figures)), ms(f.p50), ms(f.p90), ms(f.p95), ms(f.p99), ms(f.max), ms(o.p95), ms(o.p99),
@@ -291,9 +290,9 @@ struct Context {
     func offenders(_ w: inout HTMLWriter) {
         if !analysis.offenders.isEmpty {
             Blocks.note(&w, "What ran on the main thread during hitches, weighted by hitch time.")
-            let kinds = ["stage", "view", "function"]
+            let kinds = OffenderKind.allCases
             Charts.horizontalBars(&w, rows: analysis.offenders.prefix(15).map {
-                Charts.BarRow(label: $0.kind + ": " + $0.name, value: $0.weightedHitchMs,
+                Charts.BarRow(label: $0.kind.rawValue + ": " + $0.name, value: $0.weightedHitchMs,
                               valueText: Format.milliseconds($0.weightedHitchMs) + " in " + Format.count($0.hitchingFrames) + " frames",
                               series: kinds.firstIndex(of: $0.kind) ?? 3)
             }, title: "Top offenders")
@@ -447,14 +446,14 @@ struct Context {
                         w.element("h3", text: "Bandwidth per op")
                         Charts.horizontalBars(&w, rows: decode.ops.map {
                             Charts.BarRow(label: $0.name, value: $0.bandwidthGBps, valueText: Format.significant($0.bandwidthGBps) + " GB/s",
-                                          highlight: $0.bound == "compute", series: 2)
+                                          highlight: $0.bound == .compute, series: 2)
                         }, title: "Achieved GB/s per op", maximum: decode.peakBandwidthGBps)
                     }
                 }
                 if decode.peakBandwidthGBps > 0 && decode.peakGFLOPS > 0 {
                     w.element("h3", text: "Roofline")
                     Charts.roofline(&w, peakBandwidthGBps: decode.peakBandwidthGBps, peakGflops: decode.peakGFLOPS,
-                                    points: decode.ops.map { Charts.RooflinePoint(label: $0.name, flopsPerByte: $0.flopsPerByte, achievedGflops: $0.gflops, boundBy: $0.bound + "-bound") },
+                                    points: decode.ops.map { Charts.RooflinePoint(label: $0.name, flopsPerByte: $0.flopsPerByte, achievedGflops: $0.gflops, boundBy: $0.bound.rawValue + "-bound") },
                                     title: "Roofline of decode ops")
                     Blocks.note(&w, "Ridge point at \(Format.significant(decode.ridgeFlopsPerByte)) FLOP/byte: ops left of it are bandwidth-bound, right of it compute-bound.")
                 }
@@ -464,7 +463,7 @@ struct Context {
                     table.add([.name(op.name), .name(op.computeUnit), .number(Double(op.count), Format.count(op.count)), ms(op.totalMs),
                                .number(op.timeShare, Format.percent(op.timeShare)), .number(op.bandwidthGBps, Format.significant(op.bandwidthGBps)),
                                .number(op.gflops, Format.significant(op.gflops)), .number(op.flopsPerByte, Format.significant(op.flopsPerByte)),
-                               .badge(op.bound == "compute" ? "warning" : "neutral", op.bound),
+                               .badge(op.bound == .compute ? "warning" : "neutral", op.bound.rawValue),
                                .number(op.rooflineEfficiency, Format.percent(op.rooflineEfficiency))])
                 }
                 table.write(&w, fragment: fragment("t-", "ops"))
