@@ -161,7 +161,7 @@ struct DecodeBandwidth: Sendable {
         d.peakGFLOPS = Double(metadata[MetadataKey.peakGFLOPS] ?? "") ?? 0
         if d.peakBandwidthGBps > 0 {
             d.utilization = d.bandwidthGBps / d.peakBandwidthGBps
-            d.notBandwidthBound = d.utilization < 0.3
+            d.notBandwidthBound = d.utilization < AnalysisThresholds.notBandwidthBoundUtilization
         }
         if d.peakBandwidthGBps > 0 && d.peakGFLOPS > 0 { d.ridgeFlopsPerByte = d.peakGFLOPS / d.peakBandwidthGBps }
         let totalOpNs = ops.reduce(Int64(0)) { $0.addingSaturated($1.totalNs) }

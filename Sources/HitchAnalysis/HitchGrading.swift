@@ -23,6 +23,23 @@ public enum HitchGrading {
     }
 }
 
+/// The thresholds the analysis applies, published for renderers to print (no renderer repeats one).
+public enum AnalysisThresholds {
+    /// Body evaluations longer than this are long updates (`ViewFigures.longUpdates`).
+    public static var longUpdateMs: Double { milliseconds(longUpdateThresholdNs) }
+    /// ... and longer than this, `ViewFigures.longUpdatesOver1ms`.
+    public static var veryLongUpdateMs: Double { milliseconds(veryLongUpdateThresholdNs) }
+    /// Decode below this share of the peak bandwidth is `DecodeFigures.notBandwidthBound`.
+    public static let notBandwidthBoundUtilization = 0.3
+    /// Frames longer than this are frozen (`HitchFigures.frozenFrames`).
+    public static var frozenFrameMs: Double { milliseconds(frozenFrameThresholdNs) }
+}
+
+extension Analysis {
+    /// The frame deadlines (one period) of the rates analyzed, shortest first: what charts draw.
+    public var frameDeadlinesMs: [Double] { refreshRatesHz.sorted(by: >).map { 1000 / $0 } }
+}
+
 /// Frames whose frame time exceeds this are "frozen" (Android vitals' definition).
 let frozenFrameThresholdNs: Int64 = 700_000_000
 /// Body evaluations longer than these are long updates (Instruments' orange and red).

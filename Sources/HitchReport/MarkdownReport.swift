@@ -31,7 +31,7 @@ public enum MarkdownReport: AnalysisRenderer {
             out.append("")
         }
         if !a.views.isEmpty {
-            out.append("| view | bodies | total ms | long (>500 µs) | >1 ms |")
+            out.append("| view | bodies | total ms | long (>\(Format.threshold(milliseconds: AnalysisThresholds.longUpdateMs))) | >\(Format.threshold(milliseconds: AnalysisThresholds.veryLongUpdateMs)) |")
             out.append("|---|---:|---:|---:|---:|")
             for v in a.views.prefix(10) {
                 out.append("| \(escape(v.type)) | \(v.bodyEvaluations) | \(Format.fixed(v.totalMs, 1)) | \(v.longUpdates) | \(v.longUpdatesOver1ms) |")

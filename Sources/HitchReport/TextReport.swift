@@ -55,7 +55,7 @@ public enum TextReport: AnalysisRenderer {
         if !a.views.isEmpty {
             out.append("")
             out.append("View body evaluations")
-            out.append(pad(["view", "bodies", "total ms", "max ms", ">500us", ">1ms", "per frame"], widths: [26, 8, 10, 8, 8, 6, 0]))
+            out.append(pad(["view", "bodies", "total ms", "max ms", ">" + Format.threshold(milliseconds: AnalysisThresholds.longUpdateMs, space: false), ">" + Format.threshold(milliseconds: AnalysisThresholds.veryLongUpdateMs, space: false), "per frame"], widths: [26, 8, 10, 8, 8, 6, 0]))
             for v in a.views.prefix(20) {
                 out.append(pad([v.type, "\(v.bodyEvaluations)", Format.fixed(v.totalMs, 1), Format.significant(v.maxMs), "\(v.longUpdates)",
                                 "\(v.longUpdatesOver1ms)", Format.significant(v.evaluationsPerFrame)], widths: [26, 8, 10, 8, 8, 6, 0]))
@@ -78,7 +78,7 @@ public enum TextReport: AnalysisRenderer {
             out.append("  decode \(Format.significant(d.tokensPerSecond)) tok/s median (best \(Format.significant(d.bestTokensPerSecond))), \(ReportText.ms(d.msPerToken)) per token")
             out.append("  bytes per token \(ReportText.bytes(d.bytesPerToken)) (weights \(ReportText.bytes(d.weightBytesPerToken)), KV cache \(ReportText.bytes(d.kvCacheBytesPerToken)), other \(ReportText.bytes(d.otherBytesPerToken)))")
             let peak = d.peakBandwidthGBps > 0 ? " of \(Format.significant(d.peakBandwidthGBps)) GB/s peak = \(ReportText.percent(d.utilization)) utilization" : " (no peak recorded)"
-            out.append("  bandwidth \(Format.significant(d.bandwidthGBps)) GB/s\(peak)" + (d.notBandwidthBound ? "  NOT BANDWIDTH-BOUND (< 30%)" : ""))
+            out.append("  bandwidth \(Format.significant(d.bandwidthGBps)) GB/s\(peak)" + (d.notBandwidthBound ? "  NOT BANDWIDTH-BOUND (< \(Format.fixed(AnalysisThresholds.notBandwidthBoundUtilization * 100, 0))%)" : ""))
             out.append(pad(["  op", "count", "total ms", "time", "GB/s", "GFLOP/s", "FLOP/B", "bound"], widths: [16, 8, 10, 8, 8, 9, 8, 0]))
             for o in d.ops.prefix(15) {
                 out.append(pad(["  " + o.name, "\(o.count)", Format.fixed(o.totalMs, 1), ReportText.percent(o.timeShare), Format.significant(o.bandwidthGBps),

@@ -6,7 +6,6 @@ import HitchAnalysis
 
 public enum HTMLReport {
     /// Deadline lines drawn on frame charts: one 120 Hz and one 60 Hz period.
-    static let deadlinesMs: [Double] = [1000.0 / 120, 1000.0 / 60]
 
     /// The report of one analysis (one or more runs merged).
     public static func render(_ analysis: Analysis, title: String) -> String {
@@ -169,7 +168,9 @@ struct Context {
     func timeline(_ w: inout HTMLWriter) {
         let attributed = Dictionary(analysis.hitchAttributions.map { ("\($0.run)-\($0.frameID)", $0) }, uniquingKeysWith: { a, _ in a })
         let runs = Array(Set(analysis.frames.map(\.run))).sorted()
-        Blocks.note(&w, "Each bar is a frame's time (main thread + render) at its start time; red = hitch. Dashed lines: 8.33 ms (120 Hz) and 16.67 ms (60 Hz). Click a red bar for the frame's stages, body evaluations and stacks." )
+        let deadlines = analysis.refreshRatesHz.sorted(by: >).map { Format.fixed(1000 / $0, 2) + " ms (" + Format.rate($0) + ")" }
+        Blocks.note(&w, "Each bar is a frame's time (main thread + render) at its start time; red = hitch. Dashed lines: "
+                    + deadlines.joined(separator: " and ") + ". Click a red bar for the frame's stages, body evaluations and stacks.")
         let inspectorID = fragment("insp-", "timeline")
         for run in runs {
             if runs.count > 1 {
@@ -185,7 +186,7 @@ struct Context {
                                      tooltip: tooltip, detail: attributed[key] != nil ? fragment("f-", key) : nil)
             }
             w.element("div", [Attribute("class", "timeline-wrap"), Attribute("data-inspector", inspectorID.identifier)]) { w in
-                Charts.frameTimeline(&w, frames: frames, deadlinesMs: HTMLReport.deadlinesMs,
+                Charts.frameTimeline(&w, frames: frames, deadlinesMs: analysis.frameDeadlinesMs,
                                      title: "Frame timeline: \(frames.count) frames", fragment: fragment("tl-", String(run)))
             }
         }
@@ -257,7 +258,7 @@ struct Context {
         if !histogram.counts.isEmpty, histogram.binMs > 0 {
             // About 50 bins up to past the P99 (at least past the 60 Hz deadline), each a whole number
             // of the analysis' bins; the tail goes into the last bin.
-            let upper = min(max(p.p99.isFinite ? p.p99 * 1.25 : 0, HTMLReport.deadlinesMs[1] * 1.2),
+            let upper = min(max(p.p99.isFinite ? p.p99 * 1.25 : 0, (analysis.frameDeadlinesMs.max() ?? 0) * 1.2),
                             Double(histogram.counts.count) * histogram.binMs)
             let step = max(1, Int(((SVGCanvas.ticks(upTo: upper, count: 50).dropFirst().first ?? 1) / histogram.binMs).rounded()))
             let binMs = Double(step) * histogram.binMs
@@ -267,7 +268,7 @@ struct Context {
             let bins = counts.enumerated().map { Charts.Bin(lowerMs: Double($0.offset) * binMs, upperMs: Double($0.offset + 1) * binMs, count: $0.element) }
             Charts.histogram(&w, bins: bins,
                              markers: [Charts.Marker(label: "P50", valueMs: p.p50), Charts.Marker(label: "P95", valueMs: p.p95), Charts.Marker(label: "P99", valueMs: p.p99)],
-                             deadlinesMs: HTMLReport.deadlinesMs, title: "Frame-time histogram")
+                             deadlinesMs: analysis.frameDeadlinesMs, title: "Frame-time histogram")
             Blocks.note(&w, "Frame time of the recorded frames (last bin holds everything from \(Format.significant(Double(binCount - 1) * binMs)) ms up).")
         }
         var table = TableBuilder([("Rate", false), ("Frame P50", true), ("P90", true), ("P95", true), ("P99", true), ("Max", true),
@@ -314,7 +315,7 @@ struct Context {
             }
             w.element("h3", text: "Stages per hitching frame (in time order)")
             Charts.stackedBars(&w, columns: columns, series: series, unit: "ms", title: "Stage time in each hitching frame",
-                               referenceLines: HTMLReport.deadlinesMs)
+                               referenceLines: analysis.frameDeadlinesMs)
         }
     }
 
@@ -363,7 +364,7 @@ struct Context {
                 }
             }
             var table = TableBuilder([("View type", false), ("Evaluations", true), ("Per frame", true), ("Total", true), ("Max", true),
-                                      ("> 500 µs", true), ("> 1 ms", true)])
+                                      ("> " + Format.threshold(milliseconds: AnalysisThresholds.longUpdateMs), true), ("> " + Format.threshold(milliseconds: AnalysisThresholds.veryLongUpdateMs), true)])
             for view in analysis.views {
                 table.add([.name(view.type), .number(Double(view.bodyEvaluations), Format.count(view.bodyEvaluations)),
                            .number(view.evaluationsPerFrame, Format.significant(view.evaluationsPerFrame)), ms(view.totalMs), ms(view.maxMs),
@@ -372,7 +373,8 @@ struct Context {
                           highlight: view.longUpdatesOver1ms > 0)
             }
             table.write(&w, fragment: fragment("t-", "views"), filterable: true,
-                        caption: "Long updates: orange over 500 µs, red over 1 ms (Instruments' thresholds).")
+                        caption: "Long updates: orange over " + Format.threshold(milliseconds: AnalysisThresholds.longUpdateMs) + ", red over "
+                            + Format.threshold(milliseconds: AnalysisThresholds.veryLongUpdateMs) + " (Instruments' thresholds).")
         }
         if !analysis.invalidations.isEmpty {
             w.element("h3", text: "Invalidations: cause → effect")
@@ -428,7 +430,8 @@ struct Context {
             if decode.notBandwidthBound {
                 w.element("p") { w in
                     w.element("span", [Attribute("class", "badge critical")], text: "not bandwidth-bound")
-                    w.text("Decode uses under 30% of the measured peak bandwidth: time goes elsewhere than reading weights.")
+                    w.text("Decode uses under " + Format.percent(AnalysisThresholds.notBandwidthBoundUtilization)
+                           + " of the measured peak bandwidth: time goes elsewhere than reading weights.")
                 }
             }
             w.element("h3", text: "Bytes per token")
