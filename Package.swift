@@ -37,6 +37,8 @@ let package = Package(
         .testTarget(name: "HitchReportTests", dependencies: ["HitchReport", "HitchAnalysis", "HitchTrace"]),
         .testTarget(name: "HeadlessUITests", dependencies: ["HeadlessUI", "HitchTrace"]),
         .testTarget(name: "HitchWorkloadsTests", dependencies: ["HitchWorkloads", "HeadlessUI", "HitchTrace"]),
+        // Runs the built `hitch` binary (swift build --build-tests builds it) as a user would.
+        .testTarget(name: "HitchCLITests", dependencies: ["HitchAnalysis", "HitchTrace"]),
     ],
     swiftLanguageModes: [.v6]
 )

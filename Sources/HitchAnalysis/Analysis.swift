@@ -206,6 +206,8 @@ public struct StageFigures: Codable, Sendable, Equatable {
     public var mainThreadShare: Double = 0
     /// This stage's time on the main thread / its total time.
     public var onMainThreadFraction: Double = 0
+    /// This stage's time on the main thread (what delays frames; `hitch diff` judges it per frame).
+    public var mainThreadMs: Double = 0
     /// Self time that fell inside hitching frames' windows.
     public var inHitchingFramesMs: Double = 0
     public init() {}

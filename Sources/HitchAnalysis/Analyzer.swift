@@ -144,10 +144,8 @@ public struct Analyzer: Sendable {
             context.stacks.define(stack, addresses: addresses)
             return
         case .symbol(let symbol):
-            let function = input.string(symbol.function)
-            let named = function.isEmpty
-                ? context.names.index(of: Symbol.displayName(function: function, image: input.string(symbol.image), offset: symbol.offset))
-                : name(symbol.function, input)
+            let named = context.names.index(of: Symbol.displayName(function: input.string(symbol.function), image: input.string(symbol.image),
+                                                                   offset: symbol.offset, fullNames: options.fullSymbolNames))
             context.stacks.symbol(address: symbol.address, size: symbol.size, function: named)
             return
         case .metadata(let key, let value):

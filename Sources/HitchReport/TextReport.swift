@@ -7,7 +7,7 @@ public enum TextReport: AnalysisRenderer {
     public static func render(_ input: ReportInput) throws -> String {
         let a = input.analysis
         var out: [String] = []
-        let runs = a.runs.count == 1 ? a.runs[0].path : "\(a.runs.count) runs merged"
+        let runs = a.runs.count == 1 ? a.runs[0].path : "\(a.runs.count) runs merged: " + a.runs.map(\.path).joined(separator: ", ")
         out.append("\(input.title): \(runs)")
         out.append("  events \(a.eventCount), dropped by the recorder \(a.droppedEvents)"
                    + (a.recordedRates.isEmpty ? "" : ", recorded at " + a.recordedRates.map { "\(Format.significant($0.rateHz)) Hz (\($0.frameCount) frames)" }.joined(separator: ", ")))
@@ -94,7 +94,7 @@ public enum TextReport: AnalysisRenderer {
         if !input.budgets.isEmpty {
             out.append("")
             out.append("Budgets")
-            for b in input.budgets { out.append("  \(b.passed ? "pass" : "FAIL")  \(b.name): \(b.message)") }
+            for b in input.budgets { out.append("  \(b.status == .passed ? "pass" : b.status == .failed ? "FAIL" : "skip")  \(b.name): \(b.message)") }
         }
         for w in a.warnings { out.append("warning: \(w)") }
         return out.joined(separator: "\n") + "\n"

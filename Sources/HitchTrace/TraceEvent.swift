@@ -143,10 +143,11 @@ public struct Symbol: Sendable, Equatable {
         self.address = address; self.size = size; self.function = function; self.image = image; self.offset = offset
     }
 
-    /// How a frame is shown: its function, or `file+0xoffset` when the image had no symbol for it
-    /// (the file address `addr2line -e IMAGE` takes).
-    public static func displayName(function: String, image: String, offset: UInt64) -> String {
-        guard function.isEmpty else { return function }
+    /// How a frame is shown: its function, simplified as Instruments shows Swift names
+    /// (`SwiftNames.simplified`) unless `fullNames`, or `file+0xoffset` when the image had no symbol
+    /// for it (the file address `addr2line -e IMAGE` takes).
+    public static func displayName(function: String, image: String, offset: UInt64, fullNames: Bool = false) -> String {
+        guard function.isEmpty else { return fullNames ? function : SwiftNames.simplified(function) }
         let file = image.split(separator: "/").last.map(String.init) ?? image
         return (file.isEmpty ? "?" : file) + "+0x" + String(offset, radix: 16)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import HitchAnalysis
 import HitchWorkloads
 
 // `hitch bench decode`: decode bandwidth per weight format against the triad measured in the same run,
@@ -25,8 +26,9 @@ enum BenchDecode: Subcommand {
       --seed N         Weight seed (default 1)
       --dim --layers --heads --kv-heads --ffn --vocab --context   Model shape (default the bundled 0.40 B model)
       --format text|json
+      -h, --help       Show this help.
 
-    EXAMPLE:
+    EXAMPLES:
       hitch bench decode --weights f32,q4_0 --format json
     """
 
@@ -67,7 +69,7 @@ enum BenchDecode: Subcommand {
         let threads = try arguments.number("--threads", in: 1...256, default: ProcessInfo.processInfo.activeProcessorCount)
         let seed = try arguments.number("--seed", in: UInt64(0)...UInt64.max, default: 1)
         let shape = try ModelShape.parse(&arguments)
-        _ = try arguments.positionals()
+        _ = try arguments.positionals("bench decode", count: 0...0, what: "no arguments")
         let prompt = Array(1...8)
         guard shape.context >= prompt.count + tokens else {
             throw CLIError("option '--context' (\(shape.context)) must hold the \(prompt.count)-token prompt plus --tokens (\(tokens))")
@@ -117,9 +119,7 @@ enum BenchDecode: Subcommand {
         let report = Report(shape: shape, parameterCount: shape.parameterCount, threads: pool.threadCount, tokens: tokens,
                             peakGFLOPS: flops, results: results)
         if output == "json" {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try encoder.encode(report), as: UTF8.self))
+            print(try JSONOutput.text(report), terminator: "")
             return .ok
         }
         print("model \(String(format: "%.2f", Double(shape.parameterCount) / 1e9)) B params, \(pool.threadCount) threads, \(tokens) tokens, peak \(String(format: "%.1f", flops)) GFLOP/s")
