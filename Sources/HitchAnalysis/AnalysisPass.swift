@@ -21,6 +21,7 @@ struct PayloadKinds: OptionSet, Sendable {
     static let token = PayloadKinds(rawValue: 1 << 8)
     static let interaction = PayloadKinds(rawValue: 1 << 9)  // begin, end
     static let sample = PayloadKinds(rawValue: 1 << 10)
+    static let viewLifetime = PayloadKinds(rawValue: 1 << 12)   // view built, torn down
     /// Passes that read what others publish (`PassContext.finishedStages`, `.judgedFrames`, `.body`)
     /// are called after every event that may have published something.
     static let published = PayloadKinds(rawValue: 1 << 11)
@@ -42,6 +43,7 @@ extension TraceEvent.Payload {
         case .token: .token
         case .interactionBegin, .interactionEnd: .interaction
         case .sample: .sample
+        case .viewLifetime: .viewLifetime
         case .stackDefinition, .symbol, .metadata, .droppedEvents: []
         }
     }
@@ -122,6 +124,7 @@ struct AnalysisPasses: Sendable {
     var stages = StageCost()
     var frames: FramePass
     var views = ViewUpdates()
+    var identityChurn = IdentityChurn()
     var invalidations = InvalidationGraph()
     var decode = DecodeBandwidth()
     var tokens = TokenDelivery()
@@ -135,6 +138,7 @@ struct AnalysisPasses: Sendable {
         visitor.visit(&stages)
         visitor.visit(&frames)
         visitor.visit(&views)
+        visitor.visit(&identityChurn)
         visitor.visit(&invalidations)
         visitor.visit(&decode)
         visitor.visit(&tokens)

@@ -126,6 +126,8 @@ public struct Analyzer: Sendable {
             resolved.name = name(category, input)
         case .bodyEvaluation(let body):
             resolved.name = name(body.viewType, input); resolved.endNs = clampedTime(body.endNs)
+        case .viewLifetime(let lifetime):
+            resolved.name = name(lifetime.viewType, input)
         case .inferenceOp(let op):
             resolved.name = name(op.name, input); resolved.secondName = name(op.computeUnit, input); resolved.endNs = clampedTime(op.endNs)
         case .invalidation(let invalidation):

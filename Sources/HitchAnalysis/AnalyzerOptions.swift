@@ -7,6 +7,8 @@ public enum MetadataKey {
     public static let promptTokens = "promptTokens"
     public static let weightsBytes = "weightsBytes"
     public static let kvCacheBytes = "kvCacheBytes"
+    /// "false" when the bandwidth probe's arrays were below 4x the last-level cache.
+    public static let bandwidthProbeMeetsCacheRule = "bandwidthProbeMeetsCacheRule"
     /// The counter whose maximum is the peak resident memory.
     public static let residentBytesCounter = ProcessMemory.residentCounterName.string
     /// Instants in this category are input arrivals (keystrokes, scroll deltas) for the replay.

@@ -248,6 +248,10 @@ extension Analysis {
         var decode = DecodeFigures(); decode.ops = [OpFigures()]
         a.decode = decode
         a.tokens = TokenFigures()
+        var churn = IdentityChurnFigures()
+        churn.builtByReason = [anyKey: 0]; churn.tornDownByReason = [anyKey: 0]
+        churn.types = [IdentityChurnType()]; churn.unstableIdentity = [UnstableIdentitySlot()]; churn.worstUpdates = [ChurnUpdate()]
+        a.identityChurn = churn
         return a
     }
 

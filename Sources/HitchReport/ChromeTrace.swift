@@ -172,6 +172,11 @@ public struct ChromeTraceExporter {
                 pendingFlows[FlowKey(target: target, identity: invalidation.targetIdentity), default: []].append(flow)
                 begin("s", thread, ts, category: ChromeCategory.invalidation, name: "invalidation"); buffer += ",\"id\":\(flow)"; end()
             }
+        case let .viewLifetime(lifetime):
+            begin("i", thread, ts, category: ChromeCategory.view, name: s(lifetime.viewType)); buffer += ",\"s\":\"t\""
+            args([("change", .string(lifetime.change.name)), ("identity", .int(lifetime.identity)),
+                  ("parentIdentity", .int(lifetime.parentIdentity)), ("position", .int(lifetime.position)),
+                  ("reason", .string(lifetime.reason.name))]); end()
         case let .layoutPass(endNs, viewCount):
             begin("X", thread, ts, category: ChromeCategory.layout, name: "layout"); duration(endNs - ts)
             args([("viewCount", .int(viewCount))]); end()

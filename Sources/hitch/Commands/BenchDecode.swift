@@ -3,7 +3,7 @@ import HitchAnalysis
 import HitchWorkloads
 
 // `hitch bench decode`: decode bandwidth per weight format against the triad measured in the same run,
-// on the same 2-thread pool.
+// on the same worker pool (every core by default, `--threads`).
 enum BenchDecode: Subcommand {
     static let name = "decode"
     static let summary = "LLM decode bandwidth against measured triad bandwidth."
@@ -13,7 +13,8 @@ enum BenchDecode: Subcommand {
     For each weight format: generates the model from the seed, prefills a short prompt, decodes
     --tokens tokens and reports tokens/s, bytes per token (every op's reads and writes, as recorded in
     traces), achieved bandwidth, and utilization: the bandwidth against the STREAM triad on the same
-    pool. The machine may be shared, so triad passes are interleaved with the decode steps (one before
+    pool. The triad's arrays are each at least 4x the last-level cache (read from sysfs; both sizes
+    are in the JSON, and the output says when memory does not allow it). The machine may be shared, so triad passes are interleaved with the decode steps (one before
     the first step and one after every step): each step is judged against the better of the two
     passes around it, and utilization is the median of those per-step ratios. triadGBps is the median
     of the per-step references, triadBestGBps the best single pass; the 1-minute load average is printed
@@ -56,6 +57,8 @@ enum BenchDecode: Subcommand {
         var threads: Int
         var tokens: Int
         var peakGFLOPS: Double
+        /// The last-level cache the triad arrays were sized against, and their size.
+        var probeSizing: ProbeSizing
         var results: [Result]
     }
 
@@ -79,6 +82,7 @@ enum BenchDecode: Subcommand {
         defer { pool.shutdown() }
         let flops = BandwidthProbe.measurePeakGFLOPS(pool: pool)
         let arrays = StreamArrays(pool: pool)
+        if let shortfall = arrays.sizing.shortfall { writeStandardError("hitch: bench decode: \(shortfall)\n") }
         var results: [Result] = []
         for format in formats {
             if output == "text" { writeStandardError("decode \(format.rawValue): generating weights...\n") }
@@ -117,12 +121,15 @@ enum BenchDecode: Subcommand {
                                   generateSeconds: generateSeconds, weightsBytes: weights.byteCount, loadAverage: loadAverage))
         }
         let report = Report(shape: shape, parameterCount: shape.parameterCount, threads: pool.threadCount, tokens: tokens,
-                            peakGFLOPS: flops, results: results)
+                            peakGFLOPS: flops, probeSizing: arrays.sizing, results: results)
         if output == "json" {
             print(try JSONOutput.text(report), terminator: "")
             return .ok
         }
         print("model \(String(format: "%.2f", Double(shape.parameterCount) / 1e9)) B params, \(pool.threadCount) threads, \(tokens) tokens, peak \(String(format: "%.1f", flops)) GFLOP/s")
+        let cache = arrays.sizing.lastLevelCache
+        print("triad arrays \(arrays.arrayBytes >> 20) MiB each; last-level cache \(cache.bytes >> 20) MiB (L\(cache.level), \(cache.source))"
+              + (arrays.sizing.meetsCacheRule ? "" : "; below 4x the cache: \(arrays.sizing.shortfall ?? "")"))
         print("weights  tok/s   MB/token  GB/s   triad GB/s  read GB/s  utilization  load avg")
         for r in results {
             print(String(format: "%-7@ %6.1f  %8.1f  %5.1f  %10.1f  %9.1f  %10.1f%%  %8@", r.weights as NSString, r.tokensPerSecond,
