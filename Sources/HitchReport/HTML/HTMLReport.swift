@@ -5,34 +5,41 @@ import HitchAnalysis
 // renderer only arranges, scales and formats them.
 
 public enum HTMLReport {
-    /// Deadline lines drawn on frame charts: one 120 Hz and one 60 Hz period.
+    /// The report's sections, in page order: the one table both layouts read. A section appears when
+    /// its analysis (either analysis, side by side) has its data.
+    struct Section: Sendable {
+        let id: String
+        let title: String
+        /// The title when two analyses share the page, if it differs.
+        var comparisonTitle: String? = nil
+        /// Side by side, the two analyses' bodies stack (wide charts) instead of sharing a row.
+        var stacked = false
+        let isPresent: @Sendable (Context) -> Bool
+        let body: @Sendable (Context, inout HTMLWriter) -> Void
+    }
+
+    static let sections: [Section] = [
+        Section(id: "verdict", title: "Verdict", isPresent: { $0.hasFrames }) { c, w in c.verdict(&w) },
+        Section(id: "timeline", title: "Frame timeline", stacked: true, isPresent: { $0.hasFrames }) { c, w in c.timeline(&w) },
+        Section(id: "frame-times", title: "Frame times", isPresent: { $0.hasFrames }) { c, w in c.frameTimes(&w) },
+        Section(id: "why", title: "Why frames were late",
+                isPresent: { !$0.analysis.offenders.isEmpty || !$0.analysis.hitchAttributions.isEmpty }) { c, w in c.offenders(&w) },
+        Section(id: "stages", title: "Pipeline stages", isPresent: { !$0.analysis.stages.isEmpty }) { c, w in c.stages(&w) },
+        Section(id: "views", title: "View updates",
+                isPresent: { !$0.analysis.views.isEmpty || !$0.analysis.invalidations.isEmpty || $0.analysis.identityChurn != nil }) { c, w in c.views(&w) },
+        Section(id: "samples", title: "Main thread samples", stacked: true,
+                isPresent: { !$0.analysis.samples.folded.isEmpty || !$0.analysis.samples.foldedInHitches.isEmpty }) { c, w in c.flameGraphs(&w) },
+        Section(id: "llm", title: "LLM decode", isPresent: { $0.analysis.decode != nil || $0.analysis.tokens != nil }) { c, w in c.llm(&w) },
+        Section(id: "trace", title: "Trace", comparisonTitle: "Traces", isPresent: { _ in true }) { c, w in c.traceInfo(&w) },
+    ]
 
     /// The report of one analysis (one or more runs merged).
     public static func render(_ analysis: Analysis, title: String) -> String {
-        var sections: [PageSection] = []
         let context = Context(analysis: analysis, prefix: "a")
-        if context.hasFrames {
-            sections.append(PageSection(fragment: Fragment("sec-", "verdict"), title: "Verdict") { w in context.verdict(&w) })
-            sections.append(PageSection(fragment: Fragment("sec-", "timeline"), title: "Frame timeline") { w in context.timeline(&w) })
-            sections.append(PageSection(fragment: Fragment("sec-", "frame-times"), title: "Frame times") { w in context.frameTimes(&w) })
+        let page = sections.filter { $0.isPresent(context) }.map { section in
+            PageSection(fragment: Fragment("sec-", section.id), title: section.title) { w in section.body(context, &w) }
         }
-        if !analysis.offenders.isEmpty || !analysis.hitchAttributions.isEmpty {
-            sections.append(PageSection(fragment: Fragment("sec-", "why"), title: "Why frames were late") { w in context.offenders(&w) })
-        }
-        if !analysis.stages.isEmpty {
-            sections.append(PageSection(fragment: Fragment("sec-", "stages"), title: "Pipeline stages") { w in context.stages(&w) })
-        }
-        if !analysis.views.isEmpty || !analysis.invalidations.isEmpty || analysis.identityChurn != nil {
-            sections.append(PageSection(fragment: Fragment("sec-", "views"), title: "View updates") { w in context.views(&w) })
-        }
-        if !analysis.samples.folded.isEmpty || !analysis.samples.foldedInHitches.isEmpty {
-            sections.append(PageSection(fragment: Fragment("sec-", "samples"), title: "Main thread samples") { w in context.flameGraphs(&w) })
-        }
-        if analysis.decode != nil || analysis.tokens != nil {
-            sections.append(PageSection(fragment: Fragment("sec-", "llm"), title: "LLM decode") { w in context.llm(&w) })
-        }
-        sections.append(PageSection(fragment: Fragment("sec-", "trace"), title: "Trace") { w in context.traceInfo(&w) })
-        return Page.render(title: title, subtitle: context.subtitle, sections: sections, footer: footer)
+        return Page.render(title: title, subtitle: context.subtitle, sections: page, footer: footer)
     }
 
     /// Two analyses side by side (BASE left, NEW right), led by the analyzer's comparison of them
@@ -42,31 +49,20 @@ public enum HTMLReport {
         let baseContext = Context(analysis: base, prefix: "b")
         let newContext = Context(analysis: new, prefix: "n")
         let changes = ComparisonTable(comparison: comparison)
-        var sections: [PageSection] = []
-        sections.append(PageSection(fragment: Fragment("sec-", "changes"), title: "What changed") { w in changes.write(&w) })
-        func sideBySide(_ id: StaticString, _ title: String, stacked: Bool = false, when present: @escaping (Context) -> Bool,
-                        _ body: @escaping (Context, inout HTMLWriter) -> Void) {
-            guard present(baseContext) || present(newContext) else { return }
-            sections.append(PageSection(fragment: Fragment(id, ""), title: title) { w in
-                w.element("div", [Attribute("class", stacked ? "compare stacked" : "compare")]) { w in
+        var page = [PageSection(fragment: Fragment("sec-", "changes"), title: "What changed") { w in changes.write(&w) }]
+        for section in sections where section.isPresent(baseContext) || section.isPresent(newContext) {
+            page.append(PageSection(fragment: Fragment("sec-", section.id), title: section.comparisonTitle ?? section.title) { w in
+                w.element("div", [Attribute("class", section.stacked ? "compare stacked" : "compare")]) { w in
                     for (label, context) in [(baseLabel, baseContext), (newLabel, newContext)] {
                         w.element("div") { w in
                             w.element("p", [Attribute("class", "runlabel")]) { $0.name(label) }
-                            if present(context) { body(context, &w) } else { Blocks.note(&w, "No data in this run.") }
+                            if section.isPresent(context) { section.body(context, &w) } else { Blocks.note(&w, "No data in this run.") }
                         }
                     }
                 }
             })
         }
-        sideBySide("sec-verdict", "Verdict", when: { $0.hasFrames }) { c, w in c.verdict(&w) }
-        sideBySide("sec-timeline", "Frame timeline", stacked: true, when: { $0.hasFrames }) { c, w in c.timeline(&w) }
-        sideBySide("sec-frame-times", "Frame times", when: { $0.hasFrames }) { c, w in c.frameTimes(&w) }
-        sideBySide("sec-why", "Why frames were late", when: { !$0.analysis.offenders.isEmpty }) { c, w in c.offenders(&w) }
-        sideBySide("sec-views", "View updates", when: { !$0.analysis.views.isEmpty || !$0.analysis.invalidations.isEmpty || $0.analysis.identityChurn != nil }) { c, w in c.views(&w) }
-        sideBySide("sec-samples", "Main thread samples", stacked: true, when: { !$0.analysis.samples.folded.isEmpty }) { c, w in c.flameGraphs(&w) }
-        sideBySide("sec-llm", "LLM decode", when: { $0.analysis.decode != nil || $0.analysis.tokens != nil }) { c, w in c.llm(&w) }
-        sideBySide("sec-trace", "Traces", when: { _ in true }) { c, w in c.traceInfo(&w) }
-        return Page.render(title: title, subtitle: ["Base: " + baseLabel, "New: " + newLabel], sections: sections, footer: footer)
+        return Page.render(title: title, subtitle: ["Base: " + baseLabel, "New: " + newLabel], sections: page, footer: footer)
     }
 
     static let footer = "Generated by hitch report. Self-contained: no network, scripts only add interaction."
