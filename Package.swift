@@ -10,7 +10,8 @@ let cpuFlags = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
 let hasHaswellLevel = ["avx2", "fma", "f16c", "bmi2"].allSatisfy(cpuFlags.contains)
 let nativeKernelSettings: [SwiftSetting] = hasHaswellLevel ? [.unsafeFlags(["-target-cpu", "haswell"])] : []
 
-// Swift 6 language mode everywhere; the only system library is libunwind (Debian libunwind-dev).
+// Swift 6 language mode everywhere; the system libraries are libunwind (Debian libunwind-dev) and, for
+// `hitch history`, SQLite (libsqlite3-dev) and PostgreSQL's libpq (libpq-dev).
 
 let package = Package(
     name: "hitch",
@@ -29,12 +30,16 @@ let package = Package(
         .target(name: "HitchTrace", dependencies: ["CHitchSupport"]),
         .target(name: "HitchAnalysis", dependencies: ["HitchTrace"]),
         .target(name: "HitchReport", dependencies: ["HitchAnalysis"]),
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CLibpq", path: "Sources/CLibpq", providers: [.apt(["libpq-dev"])]),
+        .target(name: "HitchHistory", dependencies: ["HitchAnalysis", "HitchReport", "CSQLite", "CLibpq"]),
         .target(name: "HeadlessUI", dependencies: ["HitchTrace"]),
         .target(name: "HitchWorkloads", dependencies: ["HeadlessUI", "HitchTrace", "CHitchSupport"], swiftSettings: nativeKernelSettings),
-        .executableTarget(name: "hitch", dependencies: ["CHitchSupport", "HitchTrace", "HitchAnalysis", "HitchReport", "HeadlessUI", "HitchWorkloads"]),
+        .executableTarget(name: "hitch", dependencies: ["CHitchSupport", "HitchTrace", "HitchAnalysis", "HitchReport", "HeadlessUI", "HitchWorkloads", "HitchHistory"]),
         .testTarget(name: "HitchTraceTests", dependencies: ["HitchTrace", "CHitchSupport"]),
         .testTarget(name: "HitchAnalysisTests", dependencies: ["HitchAnalysis", "HitchTrace"]),
         .testTarget(name: "HitchReportTests", dependencies: ["HitchReport", "HitchAnalysis", "HitchTrace"]),
+        .testTarget(name: "HitchHistoryTests", dependencies: ["HitchHistory", "HitchAnalysis", "HitchReport", "HitchTrace", "HitchWorkloads"]),
         .testTarget(name: "HeadlessUITests", dependencies: ["HeadlessUI", "HitchTrace", "HitchAnalysis"]),
         .testTarget(name: "HitchWorkloadsTests", dependencies: ["HitchWorkloads", "HeadlessUI", "HitchTrace"]),
         // Runs the built `hitch` binary (swift build --build-tests builds it) as a user would.

@@ -114,22 +114,22 @@ public struct Comparison: Codable, Sendable, Equatable {
     public var usesSignificanceTest: Bool { baseRuns >= 2 && newRuns >= 2 }
 }
 
-/// A figure `hitch diff` compares: path, words, normalization, role, direction, and the smallest
-/// absolute change (after normalization) that matters.
-struct ComparedFigure {
-    var metric: String
+/// A figure `hitch diff` compares (and `hitch history` stores): path, words, normalization, role,
+/// direction, and the smallest absolute change (after normalization) that matters.
+public struct ComparedFigure: Sendable {
+    public var metric: String
     var label: String
-    var unit: String
+    public var unit: String
     var scale: FigureScale
     var role: FigureRole
-    var value: Double
-    var higherIsBetter: Bool
-    var absoluteFloor: Double
+    public var value: Double
+    public var higherIsBetter: Bool
+    public var absoluteFloor: Double
 }
 
 extension Analysis {
     /// The figures `hitch diff` compares, by metric path, normalized by this run's frames and seconds.
-    func comparedFigures() -> [ComparedFigure] {
+    public func comparedFigures() -> [ComparedFigure] {
         var result: [ComparedFigure] = []
         let frames = Double(recorded.frameCount), seconds = recorded.animatingSeconds
         func add(_ metric: String, _ label: String, _ unit: String, _ value: Double, _ role: FigureRole,
@@ -269,6 +269,26 @@ public enum RunComparison {
         let t = difference / (va + vb).squareRoot()
         let df = (va + vb) * (va + vb) / (va * va / (na - 1) + vb * vb / (nb - 1))
         // P(|T| > |t|) = I_{df/(df+t^2)}(df/2, 1/2)
+        return regularizedIncompleteBeta(df / (df + t * t), df / 2, 0.5)
+    }
+
+    /// Two-sided p-value of Student's t-test with pooled variance: both samples are taken to share one
+    /// spread, so a short sample's chance low spread does not make a small difference look certain
+    /// (what change-point detection needs: its candidate segments are picked for looking uniform).
+    public static func pooledTTest(_ a: [Double], _ b: [Double]) -> Double {
+        pooledTTest(countA: Double(a.count), meanA: mean(a), varianceA: variance(a),
+                    countB: Double(b.count), meanB: mean(b), varianceB: variance(b))
+    }
+
+    /// The same from each sample's count, mean and (n - 1) variance.
+    public static func pooledTTest(countA na: Double, meanA: Double, varianceA: Double,
+                                   countB nb: Double, meanB: Double, varianceB: Double) -> Double {
+        guard na + nb > 2 else { return 1 }
+        let pooled = (varianceA * max(na - 1, 0) + varianceB * max(nb - 1, 0)) / (na + nb - 2)
+        let difference = meanA - meanB
+        let standardError = (pooled * (1 / na + 1 / nb)).squareRoot()
+        guard standardError > 0 else { return difference == 0 ? 1 : 0 }
+        let t = difference / standardError, df = na + nb - 2
         return regularizedIncompleteBeta(df / (df + t * t), df / 2, 0.5)
     }
 

@@ -16,6 +16,7 @@ let subcommands: [SubcommandEntry] = [
     BenchCommand.entry,
     BudgetCommand.entry,
     DemoCommand.entry,
+    HistoryCommand.entry,
 ]
 
 /// The version `hitch --version` prints.
