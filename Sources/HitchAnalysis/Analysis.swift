@@ -89,7 +89,7 @@ public struct RefreshRateChange: Codable, Sendable, Equatable {
 /// The grade of a hitch time ratio on one named scale.
 public struct HitchVerdict: Codable, Sendable, Equatable {
     /// "good", "warning" or "critical" (Apple test scale); "good", "fair", "poor", "critical" (Organizer scale).
-    public var grade: String = "good"
+    public var grade: HitchGrade = .good
     /// The scale's name, so a reader knows which thresholds applied.
     public var scale: String = ""
     public init() {}
@@ -98,7 +98,7 @@ public struct HitchVerdict: Codable, Sendable, Equatable {
 /// Hitch figures for one refresh rate (or for the recorded frames).
 public struct HitchFigures: Codable, Sendable, Equatable {
     /// "recorded" (judged from the recorded frames) or "replay" (the replay model at `rateHz`).
-    public var source: String = "recorded"
+    public var source: HitchSource = .recorded
     /// The refresh rate judged at; 0 for the recorded figures when the trace mixes rates.
     public var rateHz: Double = 0
     public var periodMs: Double = 0
@@ -110,9 +110,9 @@ public struct HitchFigures: Codable, Sendable, Equatable {
     public var hitchTimeRatioMsPerS: Double = 0
     public var animatingSeconds: Double = 0
     /// "interactions" (union of interaction intervals) or "frames" (first frame start to last present).
-    public var animatingTimeSource: String = "frames"
+    public var animatingTimeSource: AnimatingTimeSource = .frames
     /// Apple's test scale grade (good < 5, warning 5-10, critical >= 10 ms/s).
-    public var verdict: String = "good"
+    public var verdict: HitchGrade = .good
     /// Both grades with their scales named.
     public var appleTestScale: HitchVerdict = HitchVerdict()
     public var organizerScale: HitchVerdict = HitchVerdict()
@@ -189,7 +189,7 @@ public struct FrameSample: Codable, Sendable, Equatable {
     public var overrunMs: Double = 0
     public var hitchMs: Double = 0
     /// "none", "commit", "render" or "latency" (triple-buffered).
-    public var kind: String = "none"
+    public var kind: FrameKind = .none
     public init() {}
 }
 
@@ -265,7 +265,7 @@ public struct HitchAttribution: Codable, Sendable, Equatable {
     public var startMs: Double = 0
     public var hitchMs: Double = 0
     /// "commit" or "render".
-    public var kind: String = "commit"
+    public var kind: FrameKind = .commit
     public var mainThreadMs: Double = 0
     public var renderMs: Double = 0
     /// Stages on the main and render threads overlapping the frame's window, with the overlapping
@@ -297,7 +297,7 @@ public struct SampledStack: Codable, Sendable, Equatable {
 
 public struct Offender: Codable, Sendable, Equatable {
     /// "stage", "view" or "function" (the innermost symbol of main-thread samples).
-    public var kind: String = "stage"
+    public var kind: OffenderKind = .stage
     public var name: String = ""
     /// Sum over hitching frames of hitch ms x this offender's share of the frame's window.
     public var weightedHitchMs: Double = 0
@@ -374,7 +374,7 @@ public struct OpFigures: Codable, Sendable, Equatable {
     public var gflops: Double = 0
     public var flopsPerByte: Double = 0
     /// "bandwidth" or "compute" (intensity below or above the ridge point); "unknown" without peaks.
-    public var bound: String = "unknown"
+    public var bound: OpBound = .unknown
     /// Achieved / roofline-attainable performance at this op's intensity.
     public var rooflineEfficiency: Double = 0
     public init() {}

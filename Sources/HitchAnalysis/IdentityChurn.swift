@@ -236,3 +236,26 @@ struct IdentityChurn: Sendable {
         return f
     }
 }
+
+extension IdentityChurn: AnalysisPass {
+    /// View lifetimes, and the frame begins and layout passes that end a thread's update.
+    static var reads: PayloadKinds { [.viewLifetime, .frames, .layoutPass] }
+
+    mutating func beginRun(_ context: inout PassContext) { beginRun(context.run) }
+
+    mutating func consume(_ event: inout TraceEvent, _ resolved: PassEvent, _ context: inout PassContext) {
+        switch event.payload {
+        case .viewLifetime(let lifetime):
+            self.lifetime(lifetime, type: resolved.name, thread: resolved.thread,
+                          atMs: milliseconds(resolved.startNs.subtractingSaturated(context.runStartNs)))
+        case .frameBegan, .layoutPass:
+            boundary(thread: resolved.thread)
+        default:
+            break
+        }
+    }
+
+    mutating func endRun(_ context: inout PassContext) { endRun() }
+
+    func contribute(to a: inout Analysis, _ context: PassContext) { a.identityChurn = figures(names: context.names) }
+}

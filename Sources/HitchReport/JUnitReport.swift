@@ -11,7 +11,7 @@ public enum JUnitReport: AnalysisRenderer {
             for key in ReportText.rateKeys(input.analysis) {
                 guard let h = input.analysis.hitches[key] else { continue }
                 let detail = "hitches.\(key).hitchTimeRatioMsPerS = \(Format.fixed(h.hitchTimeRatioMsPerS, 3)) (\(h.verdict), \(HitchGrading.appleTestScaleName))"
-                cases.append(("hitch time ratio at \(key) Hz", h.verdict == "critical" ? detail : nil, detail, false))
+                cases.append(("hitch time ratio at \(key) Hz", h.verdict == .critical ? detail : nil, detail, false))
             }
         } else {
             for b in input.budgets { cases.append((b.name, b.status == .failed ? b.message : nil, b.message, b.status == .skipped)) }

@@ -37,7 +37,7 @@ public enum TextReport: AnalysisRenderer {
             out.append("")
             out.append("Top offenders in hitching frames (weighted by hitch time)")
             for o in a.offenders.prefix(10) {
-                out.append("  \(Format.fixed(o.weightedHitchMs, 1).leftPadded(8)) ms  \(o.kind.padded(8)) \(o.name)  (\(o.hitchingFrames) frames)")
+                out.append("  \(Format.fixed(o.weightedHitchMs, 1).leftPadded(8)) ms  \(o.kind.rawValue.padded(8)) \(o.name)  (\(o.hitchingFrames) frames)")
             }
         }
         if !a.stages.isEmpty {
@@ -55,7 +55,8 @@ public enum TextReport: AnalysisRenderer {
         if !a.views.isEmpty {
             out.append("")
             out.append("View body evaluations")
-            out.append(pad(["view", "bodies", "total ms", "max ms", ">500us", ">1ms", "per frame"], widths: [26, 8, 10, 8, 8, 6, 0]))
+            out.append(pad(["view", "bodies", "total ms", "max ms", ">" + Format.threshold(milliseconds: AnalysisThresholds.longUpdateMs, space: false),
+                            ">" + Format.threshold(milliseconds: AnalysisThresholds.veryLongUpdateMs, space: false), "per frame"], widths: [26, 8, 10, 8, 8, 6, 0]))
             for v in a.views.prefix(20) {
                 out.append(pad([v.type, "\(v.bodyEvaluations)", Format.fixed(v.totalMs, 1), Format.significant(v.maxMs), "\(v.longUpdates)",
                                 "\(v.longUpdatesOver1ms)", Format.significant(v.evaluationsPerFrame)], widths: [26, 8, 10, 8, 8, 6, 0]))
@@ -82,11 +83,11 @@ public enum TextReport: AnalysisRenderer {
             out.append("  bytes per token \(ReportText.bytes(d.bytesPerToken)) (weights \(ReportText.bytes(d.weightBytesPerToken)), KV cache \(ReportText.bytes(d.kvCacheBytesPerToken)), other \(ReportText.bytes(d.otherBytesPerToken)))")
             let cacheNote = d.peakBandwidthMayBeCacheBound ? " (probe arrays below 4x the last-level cache: the peak may be a cache figure)" : ""
             let peak = d.peakBandwidthGBps > 0 ? " of \(Format.significant(d.peakBandwidthGBps)) GB/s peak\(cacheNote) = \(ReportText.percent(d.utilization)) utilization" : " (no peak recorded)"
-            out.append("  bandwidth \(Format.significant(d.bandwidthGBps)) GB/s\(peak)" + (d.notBandwidthBound ? "  NOT BANDWIDTH-BOUND (< 30%)" : ""))
+            out.append("  bandwidth \(Format.significant(d.bandwidthGBps)) GB/s\(peak)" + (d.notBandwidthBound ? "  NOT BANDWIDTH-BOUND (< \(Format.fixed(AnalysisThresholds.notBandwidthBoundUtilization * 100, 0))%)" : ""))
             out.append(pad(["  op", "count", "total ms", "time", "GB/s", "GFLOP/s", "FLOP/B", "bound"], widths: [16, 8, 10, 8, 8, 9, 8, 0]))
             for o in d.ops.prefix(15) {
                 out.append(pad(["  " + o.name, "\(o.count)", Format.fixed(o.totalMs, 1), ReportText.percent(o.timeShare), Format.significant(o.bandwidthGBps),
-                                Format.significant(o.gflops), Format.significant(o.flopsPerByte), o.bound], widths: [16, 8, 10, 8, 8, 9, 8, 0]))
+                                Format.significant(o.gflops), Format.significant(o.flopsPerByte), o.bound.rawValue], widths: [16, 8, 10, 8, 8, 9, 8, 0]))
             }
             let m = d.memory
             let estimated = " (estimated from op bytes)"
@@ -137,7 +138,7 @@ public enum TextReport: AnalysisRenderer {
     }
 
     static func row(_ label: String, _ h: HitchFigures) -> String {
-        pad([label, h.source, Format.fixed(h.hitchTimeRatioMsPerS, 2), h.appleTestScale.grade, h.organizerScale.grade, "\(h.frameCount)", "\(h.hitchCount)",
+        pad([label, h.source.rawValue, Format.fixed(h.hitchTimeRatioMsPerS, 2), h.appleTestScale.grade.rawValue, h.organizerScale.grade.rawValue, "\(h.frameCount)", "\(h.hitchCount)",
              ReportText.ms(h.longestHitchMs), ReportText.ms(h.frameTimeMs.p95), "\(h.slowFrames)", "\(h.frozenFrames)", "\(h.commitHitchCount)/\(h.renderHitchCount)"],
             widths: columnWidths)
     }

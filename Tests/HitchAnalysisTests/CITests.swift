@@ -144,7 +144,7 @@ private let ms = TraceBuilder.ms
         let a = try Analyzer.analyze(paths: [path])
         #expect(a.recorded.frameCount == written.frames)
         #expect(a.metadata["workload"] == "synthetic")
-        #expect(a.hitches["120"]?.source == "recorded")
+        #expect(a.hitches["120"]?.source == .recorded)
         #expect((a.hitches["120"]?.hitchCount ?? 0) > 0)
         #expect(a.stages.contains { $0.name == "filter" && $0.mainThreadShare > 0 })
         #expect(a.stages.first { $0.name == "image decode" }?.threads == ["worker"])

@@ -165,7 +165,7 @@ enum RoundTripTrace {
 
     /// The recorded traces in Traces/ (real recorder output: per-thread buffer order, many threads)
     /// analyze the same after FXT -> Chrome JSON -> FXT.
-    @Test(arguments: ["feed-tuned-120hz.fxt", "llm-q4_0-120hz.fxt"])
+    @Test(arguments: ["feed-naive-120hz.fxt", "feed-tuned-120hz.fxt", "llm-newest4-120hz.fxt", "llm-q4_0-120hz.fxt"])
     func recordedTracesRoundTrip(_ file: String) throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let original = root.appendingPathComponent("Traces").appendingPathComponent(file).path
