@@ -165,9 +165,15 @@ enum BenchUI: Subcommand {
 /// result through a main-actor task, which the bench runs before the next frame.
 private struct ImmediateSearchRunner: SearchRunner {
     let items: [FeedItem]
+    let index: SearchIndex
+    init(items: [FeedItem]) {
+        self.items = items
+        index = SearchIndex(items: items)
+    }
     func run(query: String, generation: UInt64, isStale: @escaping @Sendable () -> Bool,
              completion: @escaping @Sendable (FeedSnapshot?) -> Void) {
-        completion(FeedPipeline.run(query: query, items: items, generation: generation, identity: .stable, isStale: isStale))
+        completion(FeedPipeline.run(query: query, items: items, index: index, generation: generation, identity: .stable,
+                                    isStale: isStale))
     }
 }
 
