@@ -7,12 +7,11 @@ import Synchronization
 @MainActor
 final class ViewNode {
     let key: ChildKey
-    /// The view value; set through `setView` so `isPrimitive` follows a change of type.
+    /// The view value; set through `setView` so `typeInfo` follows a change of type.
     private(set) var view: any View
     private var viewType: ObjectIdentifier
-    /// Whether the view is a `PrimitiveView`, resolved when the view's type is first seen here,
-    /// not on every access (the conformance lookup behind `as? any PrimitiveView` is slow).
-    private(set) var isPrimitive: Bool
+    /// How to read the view's primitive and compare its values, found once per view type.
+    private var typeInfo: ViewTypeInfo
     /// What this node is for layout and commit, resolved by each update from the view's
     /// `Primitive` (a stored enum, so the per-frame passes neither cast nor rebuild child lists).
     var kind: NodeKind = .composite
@@ -39,9 +38,9 @@ final class ViewNode {
         self.key = key
         self.view = view
         self.viewType = typeIdentity(of: view)
-        self.isPrimitive = view is any PrimitiveView
+        self.typeInfo = ViewTypeNames.info(of: view)
         self.parent = parent
-        self.typeName = ViewTypeNames.name(of: view)
+        self.typeName = typeInfo.name
         var hasher = Hasher()
         hasher.combine(parent?.identity ?? 0)
         hasher.combine(key)
@@ -52,13 +51,20 @@ final class ViewNode {
         let newType = typeIdentity(of: newView)
         if newType != viewType {
             viewType = newType
-            isPrimitive = newView is any PrimitiveView
+            typeInfo = ViewTypeNames.info(of: newView)
         }
         view = newView
     }
 
     /// The primitive's description, built from the view: only when the node updates.
-    var primitive: Primitive? { isPrimitive ? (view as! any PrimitiveView).primitive : nil }
+    var primitive: Primitive? { typeInfo.primitive?(view) }
+
+    /// Equal values need no update (SwiftUI compares view fields the same way); values of a
+    /// non-Equatable type, or of another type, always count as changed.
+    func viewIsEqual(to other: any View) -> Bool {
+        guard let equals = typeInfo.equals, typeIdentity(of: other) == viewType else { return false }
+        return equals(view, other)
+    }
 }
 
 /// A node's kind with the fields layout and commit read; children are the node's own.
@@ -282,7 +288,7 @@ final class ViewGraph {
 
     /// Gives a kept node its new view value; updates it unless the value is equal and it is valid.
     func reuse(_ existing: ViewNode, with view: any View) {
-        let unchanged = !existing.needsUpdate && viewsEqual(existing.view, view)
+        let unchanged = !existing.needsUpdate && existing.viewIsEqual(to: view)
         existing.setView(view)
         statistics.nodesReused += 1
         if unchanged {
@@ -336,14 +342,3 @@ func unwrapSingle(_ view: any View) -> any View {
     return view
 }
 
-/// Equal view values need no update (SwiftUI compares view fields the same way); non-Equatable
-/// views always update when their parent re-evaluates.
-func viewsEqual(_ a: any View, _ b: any View) -> Bool {
-    guard let a = a as? any Equatable else { return false }
-    return isEqual(a, b)
-}
-
-private func isEqual<T: Equatable>(_ a: T, _ b: Any) -> Bool {
-    guard let b = b as? T else { return false }
-    return a == b
-}

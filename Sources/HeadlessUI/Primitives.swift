@@ -185,7 +185,7 @@ func flattenChildren(_ content: any View) -> ChildList {
     // `path` encodes where a view sits in the tree of groups, so a structural child keeps its
     // identity when a ForEach or an `if` before it changes how many children it contributes.
     func visit(_ view: any View, key: ChildKey, path: Int) {
-        if let primitive = view as? any PrimitiveView, case .group(let list) = primitive.primitive {
+        if let primitive = ViewTypeNames.info(of: view).primitive?(view), case .group(let list) = primitive {
             let group = groupIndex
             groupIndex += 1
             for child in list.children {
