@@ -1,5 +1,6 @@
-// The lazy list's state: row ids for the current data, measured heights by id (unmeasured rows
-// use the mean measured height), and the rows materialized for the current viewport.
+// The lazy list's state: the rows materialized for the current viewport, and heights measured
+// for the current content by row index (unmeasured rows use the mean measured height).
+import HitchTrace
 
 /// Where a lazy list is scrolled to, and what its last layout found. Owned by the app (a scroll
 /// controller writes `offset`); layout clamps it to the content and reports the geometry back.
@@ -177,6 +178,13 @@ extension ViewGraph {
         rowScratch = []
         rows.removeAll(keepingCapacity: true)
         let old = state.materialized
+        // Rows built with the list itself, or scrolled (or brought) into view: new identities.
+        let reason: ViewLifetime.Reason = node.isNewlyBuilt ? .parentBuilt : .newIdentity
+        node.isNewlyBuilt = false
+        func build(_ index: Int) -> ViewNode {
+            buildNode(key: content.rows.key(at: index), view: content.rows.view(at: index), parent: node,
+                      position: index, reason: reason)
+        }
         if let previous = state.materializedContent {
             // New content: match the materialized rows by id; a kept row gets its new view value.
             let matches = content.rows.matchRows(range, previous: previous.rows, previousRange: old)
@@ -185,13 +193,13 @@ extension ViewGraph {
                 if let match {
                     kept[match] = true
                     let existing = node.children[match]
-                    reuse(existing, with: content.rows.view(at: index))
+                    reuse(existing, with: content.rows.view(at: index), position: index)
                     rows.append(existing)
                 } else {
-                    rows.append(buildNode(key: content.rows.key(at: index), view: content.rows.view(at: index), parent: node))
+                    rows.append(build(index))
                 }
             }
-            for (child, isKept) in zip(node.children, kept) where !isKept { tearDown(child) }
+            for (child, isKept) in zip(node.children, kept) where !isKept { tearDown(child, reason: .identityRemoved) }
             state.didMatchContent()
         } else {
             // Same content, scrolled: rows in both ranges are the same rows with the same values.
@@ -199,10 +207,10 @@ extension ViewGraph {
                 if old.contains(index) {
                     rows.append(node.children[index - old.lowerBound])
                 } else {
-                    rows.append(buildNode(key: content.rows.key(at: index), view: content.rows.view(at: index), parent: node))
+                    rows.append(build(index))
                 }
             }
-            for (index, child) in zip(old, node.children) where !range.contains(index) { tearDown(child) }
+            for (index, child) in zip(old, node.children) where !range.contains(index) { tearDown(child, reason: .identityRemoved) }
         }
         state.materialized = range
         swap(&node.children, &rows)

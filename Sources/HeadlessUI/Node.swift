@@ -1,6 +1,7 @@
 // The live tree behind the view values: one node per view, keyed by identity. Updating a node
 // re-evaluates its body (composite views, under `withObservationTracking`) or re-reads its
 // children (primitives) and reconciles old and new children by identity.
+import HitchTrace
 import Observation
 import Synchronization
 
@@ -33,9 +34,14 @@ final class ViewNode {
     /// A Text's wrapped lines for the width it was placed at (the commit reuses them).
     var textLines: (width: Double, lines: [String])?
     var lazy: LazyListState?
+    /// Index among the parent's children (a lazy list row's index in the data), for the trace.
+    var position: Int
+    /// True until its children are first reconciled: children built then are built with it.
+    var isNewlyBuilt = true
 
-    init(key: ChildKey, view: any View, parent: ViewNode?) {
+    init(key: ChildKey, view: any View, parent: ViewNode?, position: Int = 0) {
         self.key = key
+        self.position = position
         self.view = view
         self.viewType = typeIdentity(of: view)
         self.typeInfo = ViewTypeNames.info(of: view)
@@ -262,11 +268,14 @@ final class ViewGraph {
     }
 
     /// Same identity -> update in place; new identity -> build; identity gone -> tear down.
-    func reconcile(_ node: ViewNode, with newChildren: [(key: ChildKey, view: any View)]) {
+    /// `firstPosition` is the first child's position (a lazy list's first materialized row).
+    func reconcile(_ node: ViewNode, with newChildren: [(key: ChildKey, view: any View)], firstPosition: Int = 0) {
+        let parentIsNew = node.isNewlyBuilt
+        node.isNewlyBuilt = false
         // One child of the same identity (a composite's body, a modifier's content) is the common
         // case: no table needed.
         if newChildren.count == 1, node.children.count == 1, node.children[0].key == newChildren[0].key {
-            reuse(node.children[0], with: newChildren[0].view)
+            reuse(node.children[0], with: newChildren[0].view, position: firstPosition)
             return
         }
         var old: [ChildKey: ViewNode] = [:]
@@ -274,22 +283,24 @@ final class ViewGraph {
         for child in node.children { old[child.key] = child }
         var result: [ViewNode] = []
         result.reserveCapacity(newChildren.count)
-        for (key, view) in newChildren {
+        for (offset, (key, view)) in newChildren.enumerated() {
             if let existing = old.removeValue(forKey: key) {
-                reuse(existing, with: view)
+                reuse(existing, with: view, position: firstPosition + offset)
                 result.append(existing)
             } else {
-                result.append(buildNode(key: key, view: view, parent: node))
+                let reason: ViewLifetime.Reason = parentIsNew ? .parentBuilt : key.isExplicit ? .newIdentity : .structuralChange
+                result.append(buildNode(key: key, view: view, parent: node, position: firstPosition + offset, reason: reason))
             }
         }
-        for (_, removed) in old { tearDown(removed) }
+        for (key, removed) in old { tearDown(removed, reason: key.isExplicit ? .identityRemoved : .structuralChange) }
         node.children = result
     }
 
     /// Gives a kept node its new view value; updates it unless the value is equal and it is valid.
-    func reuse(_ existing: ViewNode, with view: any View) {
+    func reuse(_ existing: ViewNode, with view: any View, position: Int) {
         let unchanged = !existing.needsUpdate && existing.viewIsEqual(to: view)
         existing.setView(view)
+        existing.position = position
         statistics.nodesReused += 1
         if unchanged {
             updateIfNeeded(existing)
@@ -298,22 +309,26 @@ final class ViewGraph {
         }
     }
 
-    /// Every node is made here: it is counted, then updated (its body or children built).
-    func buildNode(key: ChildKey, view: any View, parent: ViewNode) -> ViewNode {
-        let child = ViewNode(key: key, view: view, parent: parent)
+    /// Every node is made here: it is counted and recorded with why, then updated (its body or
+    /// children built).
+    func buildNode(key: ChildKey, view: any View, parent: ViewNode, position: Int, reason: ViewLifetime.Reason) -> ViewNode {
+        let child = ViewNode(key: key, view: view, parent: parent, position: position)
         statistics.nodesBuilt += 1
         nodeCount += 1
+        Instrument.viewLifetime(.built, child, reason: reason)
         update(child)
         return child
     }
 
-    /// Every node leaves here: unmounted (late invalidations for it are ignored), with its subtree.
-    func tearDown(_ node: ViewNode) {
+    /// Every node leaves here: unmounted (late invalidations for it are ignored), recorded with
+    /// why, with its subtree.
+    func tearDown(_ node: ViewNode, reason: ViewLifetime.Reason) {
         node.isMounted = false
         node.trackingGeneration &+= 1
         statistics.nodesTornDown += 1
         nodeCount -= 1
-        for child in node.children { tearDown(child) }
+        Instrument.viewLifetime(.tornDown, node, reason: reason)
+        for child in node.children { tearDown(child, reason: .parentRemoved) }
         node.children = []
     }
 

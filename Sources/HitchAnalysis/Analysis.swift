@@ -35,6 +35,9 @@ public struct Analysis: Codable, Sendable, Equatable {
     public var views: [ViewFigures] = []
     /// Layout passes.
     public var layout: LayoutFigures = LayoutFigures()
+    /// Views torn down and rebuilt per update, and likely unstable identities; nil when the trace
+    /// has no view lifetime events.
+    public var identityChurn: IdentityChurnFigures? = nil
     /// Invalidation edges source -> target, sorted by count.
     public var invalidations: [InvalidationEdge] = []
     /// Sources ranked by how many invalidations they caused (widest fan-out first; top 20).
@@ -206,6 +209,8 @@ public struct StageFigures: Codable, Sendable, Equatable {
     public var mainThreadShare: Double = 0
     /// This stage's time on the main thread / its total time.
     public var onMainThreadFraction: Double = 0
+    /// This stage's time on the main thread (what delays frames; `hitch diff` judges it per frame).
+    public var mainThreadMs: Double = 0
     /// Self time that fell inside hitching frames' windows.
     public var inHitchingFramesMs: Double = 0
     public init() {}
@@ -339,6 +344,10 @@ public struct DecodeFigures: Codable, Sendable, Equatable {
     public var bandwidthGBps: Double = 0
     /// From metadata `peakBandwidthGBps`; 0 when absent.
     public var peakBandwidthGBps: Double = 0
+    /// True when the trace says the bandwidth probe's arrays were below 4x the last-level cache
+    /// (metadata `bandwidthProbeMeetsCacheRule` false): the peak may be a cache figure, and every
+    /// report says so beside it.
+    public var peakBandwidthMayBeCacheBound: Bool = false
     /// From metadata `peakGFLOPS`; 0 when absent.
     public var peakGFLOPS: Double = 0
     /// bandwidthGBps / peakBandwidthGBps (0 when no peak was recorded).
@@ -374,6 +383,10 @@ public struct OpFigures: Codable, Sendable, Equatable {
 public struct MemoryBudget: Codable, Sendable, Equatable {
     public var weightsBytes: UInt64 = 0
     public var kvCacheBytes: UInt64 = 0
+    /// True when the trace had no `weightsBytes` / `kvCacheBytes` metadata and the figure is
+    /// estimated from the largest decode token's op bytes (every report labels it "estimated").
+    public var weightsBytesEstimated: Bool = false
+    public var kvCacheBytesEstimated: Bool = false
     public var peakResidentBytes: UInt64 = 0
     /// weights + KV cache + peak resident (as the issue defines the budget).
     public var totalBytes: UInt64 = 0

@@ -7,6 +7,8 @@ public enum MetadataKey {
     public static let promptTokens = "promptTokens"
     public static let weightsBytes = "weightsBytes"
     public static let kvCacheBytes = "kvCacheBytes"
+    /// "false" when the bandwidth probe's arrays were below 4x the last-level cache.
+    public static let bandwidthProbeMeetsCacheRule = "bandwidthProbeMeetsCacheRule"
     /// The counter whose maximum is the peak resident memory.
     public static let residentBytesCounter = ProcessMemory.residentCounterName.string
     /// Instants in this category are input arrivals (keystrokes, scroll deltas) for the replay.
@@ -22,9 +24,12 @@ public struct AnalyzerOptions: Sendable, Equatable {
     public var refreshRatesHz: [Double]
     /// The device memory budget the LLM memory figures are compared with.
     public var deviceBudgetBytes: UInt64
-    public init(refreshRatesHz: [Double] = [60, 120], deviceBudgetBytes: UInt64 = 1_200_000_000) {
+    /// Sampled functions keep their full demangled names (default: simplified, `Symbol.displayName`).
+    public var fullSymbolNames: Bool
+    public init(refreshRatesHz: [Double] = [60, 120], deviceBudgetBytes: UInt64 = 1_200_000_000, fullSymbolNames: Bool = false) {
         self.refreshRatesHz = refreshRatesHz
         self.deviceBudgetBytes = deviceBudgetBytes
+        self.fullSymbolNames = fullSymbolNames
     }
 }
 
@@ -40,6 +45,7 @@ public struct Analyzer: Sendable {
     // Passes.
     private var stageCost = StageCost()
     private var views = ViewUpdates()
+    private var identityChurn = IdentityChurn()
     private var invalidations = InvalidationGraph()
     private var decode = DecodeBandwidth()
     private var tokens = TokenDelivery()
@@ -145,7 +151,7 @@ public struct Analyzer: Sendable {
         previousPeriodNs = 0
         lastHitchWindowEndNs = .min
         recordedJudge.reset()
-        stageCost.beginRun(); views.beginRun(); samples.beginRun(); stacks.removeAll()
+        stageCost.beginRun(); views.beginRun(); identityChurn.beginRun(run); samples.beginRun(); stacks.removeAll()
         recorded.beginRun(run)
         for i in replays.indices { replays[i].beginRun(run) }
     }
@@ -220,6 +226,10 @@ public struct Analyzer: Sendable {
             let isMain = kind(of: event.thread, input) == 1
             views.body(viewType: name(body.viewType, input), startNs: t, endNs: endNs, isMainThread: isMain)
             if !views.late.isEmpty { takeLateArrivals() }
+        case .viewLifetime(let lifetime):
+            noteTime(t, t)
+            identityChurn.lifetime(lifetime, type: name(lifetime.viewType, input), thread: event.thread,
+                                   atMs: milliseconds(t.subtractingSaturated(runStartNs)))
         case .inferenceOp(var op):
             op.endNs = clampedTime(op.endNs)
             noteTime(t, op.endNs)
@@ -236,6 +246,7 @@ public struct Analyzer: Sendable {
         case .frameBegan(let began):
             noteTime(t, t)
             if kind(of: event.thread, input) != 1 { adoptMainThread(event.thread) }
+            identityChurn.boundary(thread: event.thread)
             frames.update(began.frameID, began: true) { frame in
                 frame.beganNs = t
                 frame.vsyncNs = clampedTime(began.vsyncNs)
@@ -272,6 +283,7 @@ public struct Analyzer: Sendable {
             let endNs = clampedTime(rawEndNs)
             noteTime(t, endNs)
             views.layoutPass(startNs: t, endNs: endNs, viewCount: viewCount)
+            identityChurn.boundary(thread: event.thread)
         case .token(let token):
             noteTime(t, t)
             tokens.token(token, atNs: t)
@@ -285,10 +297,8 @@ public struct Analyzer: Sendable {
         case .stackDefinition(let stack, let addresses):
             stacks.define(stack, addresses: addresses)
         case .symbol(let symbol):
-            let function = input.string(symbol.function)
-            let named = function.isEmpty
-                ? names.index(of: Symbol.displayName(function: function, image: input.string(symbol.image), offset: symbol.offset))
-                : name(symbol.function, input)
+            let named = names.index(of: Symbol.displayName(function: input.string(symbol.function), image: input.string(symbol.image),
+                                                           offset: symbol.offset, fullNames: options.fullSymbolNames))
             stacks.symbol(address: symbol.address, size: symbol.size, function: named)
         case .metadata(let key, let value):
             let k = input.string(key)
@@ -532,6 +542,7 @@ public struct Analyzer: Sendable {
         recorded.endRun(interactionUnionNs: union)
         for i in replays.indices { replays[i].endRun(interactionUnionNs: union) }
         tokens.endRun()
+        identityChurn.endRun()
         stacks.prepare()
         let names = self.names
         let stacks = self.stacks
@@ -596,6 +607,7 @@ public struct Analyzer: Sendable {
         a.stages = stageCost.figures(names: names, threadNames: threadNames)
         a.views = views.figures(names: names, frameCount: recorded.frames)
         a.layout = views.layoutFigures()
+        a.identityChurn = identityChurn.figures(names: names)
         let graph = invalidations.figures(names: names)
         a.invalidations = graph.edges
         a.invalidationSources = graph.sources

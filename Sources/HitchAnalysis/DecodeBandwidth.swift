@@ -154,6 +154,7 @@ struct DecodeBandwidth: Sendable {
         }
         if medianStepNs > 0 { d.bandwidthGBps = d.bytesPerToken / (medianStepNs / 1e9) / 1e9 }
         d.peakBandwidthGBps = Double(metadata[MetadataKey.peakBandwidthGBps] ?? "") ?? 0
+        d.peakBandwidthMayBeCacheBound = metadata[MetadataKey.bandwidthProbeMeetsCacheRule] == "false"
         d.peakGFLOPS = Double(metadata[MetadataKey.peakGFLOPS] ?? "") ?? 0
         if d.peakBandwidthGBps > 0 {
             d.utilization = d.bandwidthGBps / d.peakBandwidthGBps
@@ -187,8 +188,11 @@ struct DecodeBandwidth: Sendable {
         }
         d.ops.sort { ($0.totalMs, $1.name) > ($1.totalMs, $0.name) }
         var m = MemoryBudget()
-        m.weightsBytes = UInt64(metadata[MetadataKey.weightsBytes] ?? "") ?? maxWeightBytesOneToken
-        m.kvCacheBytes = UInt64(metadata[MetadataKey.kvCacheBytes] ?? "") ?? maxKVBytesOneToken
+        let recordedWeights = UInt64(metadata[MetadataKey.weightsBytes] ?? ""), recordedKV = UInt64(metadata[MetadataKey.kvCacheBytes] ?? "")
+        m.weightsBytes = recordedWeights ?? maxWeightBytesOneToken
+        m.kvCacheBytes = recordedKV ?? maxKVBytesOneToken
+        m.weightsBytesEstimated = recordedWeights == nil
+        m.kvCacheBytesEstimated = recordedKV == nil
         m.peakResidentBytes = peakResidentBytes
         m.totalBytes = max(m.weightsBytes &+ m.kvCacheBytes, peakResidentBytes)
         m.deviceBudgetBytes = deviceBudgetBytes

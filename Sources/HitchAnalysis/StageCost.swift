@@ -221,6 +221,7 @@ struct StageCost: Sendable {
             f.threads = t.threads.map { threadNames[$0] }.sorted()
             f.mainThreadShare = mainThreadSelfNs > 0 ? Double(t.mainSelfNs) / Double(mainThreadSelfNs) : 0
             f.onMainThreadFraction = t.totalNs > 0 ? Double(t.mainTotalNs) / Double(t.totalNs) : 0
+            f.mainThreadMs = milliseconds(t.mainTotalNs)
             f.inHitchingFramesMs = milliseconds(t.inHitchNs)
             result.append(f)
         }

@@ -51,7 +51,7 @@ public enum MarkdownReport: AnalysisRenderer {
         if !input.budgets.isEmpty {
             out.append("| budget | result |")
             out.append("|---|---|")
-            for b in input.budgets { out.append("| \(escape(b.name)) | \(b.passed ? "✅" : "❌") \(escape(b.message)) |") }
+            for b in input.budgets { out.append("| \(escape(b.name)) | \(b.status == .passed ? "✅" : b.status == .failed ? "❌" : "⏭️ skipped:") \(escape(b.message)) |") }
             out.append("")
         }
         for w in a.warnings { out.append("> warning: " + escape(w)) }

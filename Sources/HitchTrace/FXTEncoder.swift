@@ -42,6 +42,7 @@ enum HitchNames {
     static let interactionCategory: TraceName = "hitch.interaction"
     static let sampleCategory: TraceName = "hitch.sample"
     static let metaCategory: TraceName = "hitch.meta"
+    static let viewCategory: TraceName = "hitch.view"
 
     static let frameBegan: TraceName = "frameBegan"
     static let frameCommitted: TraceName = "frameCommitted"
@@ -54,6 +55,9 @@ enum HitchNames {
     static let stackBlob: TraceName = "hitch.stack"
     static let symbolBlob: TraceName = "hitch.symbol"
     static let tokenStages: [TraceName] = ["produced", "delivered", "shown", "dropped"]
+    /// By `ViewLifetime.Change` and `ViewLifetime.Reason` raw value.
+    static let viewChanges: [TraceName] = ViewLifetime.Change.allCases.map { TraceName.intern($0.name) }
+    static let viewReasons: [TraceName] = ViewLifetime.Reason.allCases.map { TraceName.intern($0.name) }
 
     static let frameIDArg: TraceName = "frameID"
     static let vsyncArg: TraceName = "vsyncTicks"
@@ -75,6 +79,10 @@ enum HitchNames {
     static let keyArg: TraceName = "key"
     static let countArg: TraceName = "count"
     static let processArg: TraceName = "process"
+    static let changeArg: TraceName = "change"
+    static let parentIdentityArg: TraceName = "parentIdentity"
+    static let positionArg: TraceName = "position"
+    static let reasonArg: TraceName = "reason"
 }
 
 /// A file (or memory) sink that only ever receives whole records.

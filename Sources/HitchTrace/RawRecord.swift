@@ -21,6 +21,8 @@
 // inferenceOp       2        begin ticks   op name              compute unit    end ticks
 //                            layer | tokenIndex << 32   bytesRead   bytesWritten   flops
 // token             1        ticks         stage                index           0
+// viewLifetime      2        ticks         view type name       identity        parent identity
+//                            position      change | reason << 8 0               0
 
 @usableFromInline
 enum RawKind: UInt64 {
@@ -38,11 +40,12 @@ enum RawKind: UInt64 {
     case invalidation = 12
     case inferenceOp = 13
     case token = 14
+    case viewLifetime = 15
 
     /// Records this kind takes in a buffer.
     var recordCount: Int {
         switch self {
-        case .frameBegan, .invalidation, .inferenceOp: 2
+        case .frameBegan, .invalidation, .inferenceOp, .viewLifetime: 2
         default: 1
         }
     }

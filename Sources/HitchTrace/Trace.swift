@@ -113,6 +113,16 @@ public enum Trace {
                     stackWord, 0, 0, 0)
     }
 
+    /// A view node of type `viewType` was built or torn down, at `position` among the children of
+    /// the node `parentIdentity`, for `reason`.
+    @inlinable
+    public static func viewLifetime(_ change: ViewLifetime.Change, viewType: TraceName, identity: UInt64,
+                                    parentIdentity: UInt64, position: Int, reason: ViewLifetime.Reason) {
+        guard hitch_is_recording() != 0 else { return }
+        hitch_emit2(hitch_now(), RawKind.viewLifetime.word(viewType.address), identity, parentIdentity,
+                    UInt64(bitPattern: Int64(position)), UInt64(change.rawValue) | UInt64(reason.rawValue) << 8, 0, 0)
+    }
+
     @inlinable
     public static func beginLayoutPass() -> LayoutPassScope {
         LayoutPassScope(beginTicks: hitch_is_recording() != 0 ? hitch_now() : 0)

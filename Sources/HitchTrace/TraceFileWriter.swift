@@ -117,6 +117,9 @@ public final class TraceFileWriter {
         case let .invalidation(inv):
             e.invalidation(thread: thread, ticks: t, source: ref(inv.source), target: ref(inv.target),
                            targetIdentity: inv.targetIdentity, stack: inv.stack?.rawValue)
+        case let .viewLifetime(v):
+            e.viewLifetime(thread: thread, ticks: t, viewType: ref(v.viewType), change: v.change, identity: v.identity,
+                           parentIdentity: v.parentIdentity, position: v.position, reason: v.reason)
         case let .layoutPass(endNs, viewCount):
             e.layout(thread: thread, begin: t, end: ticks(endNs), viewCount: viewCount)
         case let .inferenceOp(op):

@@ -64,12 +64,12 @@ public struct TraceReader {
 private let knownArgumentNames = [
     "frameID", "vsyncTicks", "targetTicks", "periodNs", "identity", "target", "targetIdentity", "stack",
     "viewCount", "layer", "computeUnit", "tokenIndex", "bytesRead", "bytesWritten", "flops", "index",
-    "value", "key", "count", "process",
+    "value", "key", "count", "process", "change", "parentIdentity", "position", "reason",
 ]
 private enum Slot: Int {
     case frameID, vsyncTicks, targetTicks, periodNs, identity, target, targetIdentity, stack
     case viewCount, layer, computeUnit, tokenIndex, bytesRead, bytesWritten, flops, index
-    case value, key, count, process
+    case value, key, count, process, change, parentIdentity, position, reason
 }
 /// Categories and names with fixed ids right after the argument names.
 private let knownNames = [
@@ -77,6 +77,7 @@ private let knownNames = [
     "hitch.interaction", "hitch.sample", "hitch.meta",
     "frameBegan", "frameCommitted", "frameRenderEnded", "framePresented", "sample", "metadata", "droppedEvents",
     "hitch.stack", "hitch.symbol", "produced", "delivered", "shown", "dropped",
+    "hitch.view", "built", "tornDown", "newIdentity", "identityRemoved", "structuralChange", "parentBuilt", "parentRemoved",
 ]
 
 private enum ArgKind: UInt8 { case integer, unsigned, double, string }
@@ -175,6 +176,10 @@ final class ReaderCore {
     private var stackBlobName: UInt32 { nameBase + 16 }
     private var symbolBlobName: UInt32 { nameBase + 17 }
     private var tokenStageBase: UInt32 { nameBase + 18 }
+    private var viewCategory: UInt32 { nameBase + 22 }
+    /// `ViewLifetime.Change` names, then `ViewLifetime.Reason` names, in raw-value order.
+    private var viewChangeBase: UInt32 { nameBase + 23 }
+    private var viewReasonBase: UInt32 { nameBase + 25 }
 
     convenience init(path: String) throws(TraceReadError) {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
@@ -540,7 +545,7 @@ final class ReaderCore {
     /// The project's typed events (docs/FORMAT.md); nil when the event is not one of them.
     @inline(__always)
     private func hitchPayload(eventType: UInt64, category: UInt32, name: UInt32, trailing: UInt64, into payload: inout TraceEvent.Payload) -> Bool {
-        guard category >= frameCategory && category <= metaCategory else { return false }
+        guard category >= frameCategory && category <= metaCategory || category == viewCategory else { return false }
         let isInstant = eventType == FXT.EventType.instant.rawValue
         let isComplete = eventType == FXT.EventType.durationComplete.rawValue
         switch category {
@@ -582,6 +587,18 @@ final class ReaderCore {
                 source: StringID(rawValue: name), target: StringID(rawValue: target),
                 targetIdentity: has(.targetIdentity) ? unsigned(.targetIdentity) : 0,
                 stack: has(.stack) ? StackID(rawValue: UInt32(truncatingIfNeeded: unsigned(.stack))) : nil))
+        case viewCategory where isInstant && has(.change) && has(.identity):
+            guard argKinds[Slot.change.rawValue] == ArgKind.string.rawValue,
+                  let change = ViewLifetime.Change(rawValue: UInt8(clamping: UInt32(truncatingIfNeeded: argBits[Slot.change.rawValue]) &- viewChangeBase))
+            else { return false }
+            let reasonID = has(.reason) && argKinds[Slot.reason.rawValue] == ArgKind.string.rawValue
+                ? UInt32(truncatingIfNeeded: argBits[Slot.reason.rawValue]) &- viewReasonBase : UInt32.max
+            payload = .viewLifetime(ViewLifetime(
+                change: change, viewType: StringID(rawValue: name), identity: unsigned(.identity),
+                parentIdentity: has(.parentIdentity) ? unsigned(.parentIdentity) : 0,
+                position: has(.position) ? signed(.position) : 0,
+                reason: ViewLifetime.Reason(rawValue: UInt8(clamping: reasonID))
+                    ?? .structuralChange))
         case tokenCategory where isInstant:
             let stage = name &- tokenStageBase
             guard stage < 4, let tokenStage = TokenEvent.Stage(rawValue: UInt8(stage)) else { return false }

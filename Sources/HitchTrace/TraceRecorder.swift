@@ -309,6 +309,12 @@ private final class RawRecordWriter {
                 encoder.inferenceOp(thread: thread, name: encoder.stringRef(key: payload), computeUnit: encoder.stringRef(key: r.w2),
                                     layer: Int32(truncatingIfNeeded: r1.w0), tokenIndex: Int32(truncatingIfNeeded: r1.w0 >> 32),
                                     bytesRead: r1.w1, bytesWritten: r1.w2, flops: r1.w3, begin: r.w0, end: r.w3)
+            case .viewLifetime:
+                let r1 = records[i + 1]
+                encoder.viewLifetime(thread: thread, ticks: r.w0, viewType: encoder.stringRef(key: payload),
+                                     change: ViewLifetime.Change(rawValue: UInt8(truncatingIfNeeded: r1.w1)) ?? .built,
+                                     identity: r.w2, parentIdentity: r.w3, position: Int64(bitPattern: r1.w0),
+                                     reason: ViewLifetime.Reason(rawValue: UInt8(truncatingIfNeeded: r1.w1 >> 8)) ?? .structuralChange)
             case .token:
                 encoder.token(thread: thread, ticks: r.w0, stage: TokenEvent.Stage(rawValue: UInt8(truncatingIfNeeded: payload)) ?? .produced,
                               index: Int64(bitPattern: r.w2))

@@ -59,14 +59,15 @@ import Testing
         #expect(returned, "the second stop() after a write failure hangs (TraceRecorder.stop does not re-signal writerDone on the throwing path)")
     }
 
-    /// A real full file system (a 64 KB tmpfs, when the tests run as root and may mount): writes
-    /// fail part-way, the file ends mid-buffer, and it still reads cleanly up to its last whole record.
-    @Test(.enabled(if: getuid() == 0)) func diskFullOnTinyTmpfsLeavesAReadablePrefix() throws {
+    /// A real full file system (a 64 KB tmpfs; the test runs as root and mounts it): writes fail
+    /// part-way, the file ends mid-buffer, and it still reads cleanly up to its last whole record.
+    /// Where it cannot mount it is reported as skipped, with the reason, never as passed.
+    @Test(.enabled(if: getuid() == 0, "mounting a tmpfs needs root")) func diskFullOnTinyTmpfsLeavesAReadablePrefix() throws {
         let mountPoint = FaultSupport.temporaryPath("tmpfs")
         try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: mountPoint) }
         let mount = try FaultSupport.run("/bin/mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", mountPoint], timeout: 20)
-        guard mount.status == 0 else { return }   // no CAP_SYS_ADMIN here: /dev/full above covers the error path
+        if mount.status != 0 { try Test.cancel("cannot mount a tmpfs here (needs CAP_SYS_ADMIN): \(mount.stderr.prefix(200))") }
         defer { _ = try? FaultSupport.run("/bin/umount", [mountPoint], timeout: 20) }
         let path = mountPoint + "/full.fxt"
         let recorder = try TraceRecorder.start(path: path, configuration: .init(bufferBytesPerThread: 16 << 10, flushIntervalMs: 5))
@@ -77,6 +78,27 @@ import Testing
         let read = FaultSupport.readAll(path)
         #expect(read.error == nil, "\(String(describing: read.error))")
         #expect(read.counts["tmpfs-row", default: 0] > 0)
+        #expect(read.warnings.count <= 1, "\(read.warnings)")
+    }
+
+    /// The same without root: a recording child under RLIMIT_FSIZE (64 KB, SIGXFSZ ignored, so a write
+    /// past the limit fails with EFBIG as on a full disk) records flat out until killed; its file
+    /// stops at the limit and reads back cleanly up to its last whole record.
+    @Test(.enabled(if: FaultSupport.hitchExecutable != nil, "needs the hitch executable (swift build)"))
+    func diskFullUnderAFileSizeLimitLeavesAReadablePrefix() throws {
+        let hitch = try #require(FaultSupport.hitchExecutable)
+        let path = FaultSupport.temporaryPath("fsize-limited.fxt")
+        defer { unlink(path) }
+        let limitBytes = 64 << 10
+        // `ulimit -f` counts 512-byte blocks in POSIX sh (dash); the size check below allows bash's 1 KB too.
+        let script = "trap '' XFSZ; ulimit -f \(limitBytes / 512); exec \"$0\" \"$@\""
+        let run = try FaultSupport.run("/bin/sh", ["-c", script, hitch, "bench", "record", "--crash-test", path], timeout: 2)
+        #expect(run.timedOut, "the recording child exited by itself: \(run.status) \(run.stderr.prefix(200))")
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+        #expect(size > 0 && size <= 2 * limitBytes, "file size \(size)")
+        let read = FaultSupport.readAll(path)
+        #expect(read.error == nil, "\(String(describing: read.error))")
+        #expect(read.counts["CrashRow", default: 0] > 0)
         #expect(read.warnings.count <= 1, "\(read.warnings)")
     }
 

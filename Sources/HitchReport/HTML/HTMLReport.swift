@@ -23,7 +23,7 @@ public enum HTMLReport {
         if !analysis.stages.isEmpty {
             sections.append(PageSection(fragment: Fragment("sec-", "stages"), title: "Pipeline stages") { w in context.stages(&w) })
         }
-        if !analysis.views.isEmpty || !analysis.invalidations.isEmpty {
+        if !analysis.views.isEmpty || !analysis.invalidations.isEmpty || analysis.identityChurn != nil {
             sections.append(PageSection(fragment: Fragment("sec-", "views"), title: "View updates") { w in context.views(&w) })
         }
         if !analysis.samples.folded.isEmpty || !analysis.samples.foldedInHitches.isEmpty {
@@ -63,7 +63,7 @@ public enum HTMLReport {
         sideBySide("sec-timeline", "Frame timeline", stacked: true, when: { $0.hasFrames }) { c, w in c.timeline(&w) }
         sideBySide("sec-frame-times", "Frame times", when: { $0.hasFrames }) { c, w in c.frameTimes(&w) }
         sideBySide("sec-why", "Why frames were late", when: { !$0.analysis.offenders.isEmpty }) { c, w in c.offenders(&w) }
-        sideBySide("sec-views", "View updates", when: { !$0.analysis.views.isEmpty || !$0.analysis.invalidations.isEmpty }) { c, w in c.views(&w) }
+        sideBySide("sec-views", "View updates", when: { !$0.analysis.views.isEmpty || !$0.analysis.invalidations.isEmpty || $0.analysis.identityChurn != nil }) { c, w in c.views(&w) }
         sideBySide("sec-samples", "Main thread samples", stacked: true, when: { !$0.analysis.samples.folded.isEmpty }) { c, w in c.flameGraphs(&w) }
         sideBySide("sec-llm", "LLM decode", when: { $0.analysis.decode != nil || $0.analysis.tokens != nil }) { c, w in c.llm(&w) }
         sideBySide("sec-trace", "Traces", when: { _ in true }) { c, w in c.traceInfo(&w) }
@@ -391,6 +391,40 @@ struct Context {
                 table.write(&w, fragment: fragment("t-", "sources"))
             }
         }
+        if let churn = analysis.identityChurn { identityChurn(&w, churn) }
+    }
+
+    /// Views torn down and rebuilt per update, and places flagged as likely unstable identity.
+    private func identityChurn(_ w: inout HTMLWriter, _ c: IdentityChurnFigures) {
+        w.element("h3", text: "Identity churn")
+        Blocks.facts(&w, [
+            ("Updates that built or tore down views", Format.count(c.updates)),
+            ("Views built / torn down", "\(Format.count(c.viewsBuilt)) / \(Format.count(c.viewsTornDown))"),
+            ("Replacements (same type, same place, new id)", Format.count(c.replacements)),
+            ("Views rebuilt by replacements", Format.count(c.rebuiltViews)),
+            ("Updates with replacements", Format.count(c.updatesWithReplacements)),
+            ("Most views rebuilt in one update", Format.count(c.maxRebuiltViewsPerUpdate)),
+            ("Likely unstable identity", c.unstableIdentitySlots == 0 ? "none" : "\(Format.count(c.unstableIdentitySlots)) places"),
+        ])
+        if !c.types.isEmpty {
+            var table = TableBuilder([("View type", false), ("Built", true), ("Torn down", true), ("Replaced", true)])
+            for t in c.types {
+                table.add([.name(t.type), .number(Double(t.built), Format.count(t.built)), .number(Double(t.tornDown), Format.count(t.tornDown)),
+                           t.replacements > 0 ? .badge("warning", Format.count(t.replacements)) : .number(0, "0")],
+                          highlight: t.replacements > 0)
+            }
+            table.write(&w, fragment: fragment("t-", "churn-types"),
+                        caption: "Built and torn down by type; replaced: torn down and rebuilt at the same place with a new id in one update.")
+        }
+        if !c.unstableIdentity.isEmpty {
+            var table = TableBuilder([("View type", false), ("Parent", false), ("Position", true), ("Updates replaced in", true)])
+            for u in c.unstableIdentity {
+                table.add([.name(u.type), .name(u.parentType), .number(Double(u.position), String(u.position)),
+                           .badge("critical", Format.count(u.replacements))], highlight: true)
+            }
+            table.write(&w, fragment: fragment("t-", "unstable-identity"),
+                        caption: "Likely unstable identity: the same type rebuilt at the same position with a new id in \(unstableIdentityMinimumUpdates) or more updates.")
+        }
     }
 
     // MARK: Samples
@@ -426,6 +460,9 @@ struct Context {
                 ("bytes per token", Format.bytes(decode.bytesPerToken)),
                 ("achieved bandwidth", Format.significant(decode.bandwidthGBps) + " GB/s"),
             ] + (decode.peakBandwidthGBps > 0 ? [("of measured peak " + Format.significant(decode.peakBandwidthGBps) + " GB/s", Format.percent(decode.utilization))] : []))
+            if decode.peakBandwidthMayBeCacheBound {
+                Blocks.note(&w, "The bandwidth probe's arrays were below 4x the last-level cache (memory did not allow more): the measured peak may be a cache figure, and utilization is judged against it.")
+            }
             if decode.notBandwidthBound {
                 w.element("p") { w in
                     w.element("span", [Attribute("class", "badge critical")], text: "not bandwidth-bound")
@@ -472,7 +509,8 @@ struct Context {
             let memory = decode.memory
             if memory.totalBytes > 0 {
                 w.element("h3", text: "Memory budget")
-                Blocks.meter(&w, parts: [("weights", Double(memory.weightsBytes)), ("KV cache", Double(memory.kvCacheBytes)),
+                Blocks.meter(&w, parts: [(memory.weightsBytesEstimated ? "weights (estimated)" : "weights", Double(memory.weightsBytes)),
+                                         (memory.kvCacheBytesEstimated ? "KV cache (estimated)" : "KV cache", Double(memory.kvCacheBytes)),
                                          ("peak resident", Double(memory.peakResidentBytes))],
                              limit: Double(memory.deviceBudgetBytes), unitText: Format.bytes)
             }

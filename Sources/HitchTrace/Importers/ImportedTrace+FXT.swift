@@ -23,6 +23,7 @@ extension ImportedTrace {
             case var .invalidation(invalidation):
                 invalidation.source = s(invalidation.source); invalidation.target = s(invalidation.target)
                 mapped.payload = .invalidation(invalidation)
+            case var .viewLifetime(lifetime): lifetime.viewType = s(lifetime.viewType); mapped.payload = .viewLifetime(lifetime)
             case var .inferenceOp(op): op.name = s(op.name); op.computeUnit = s(op.computeUnit); mapped.payload = .inferenceOp(op)
             case let .interactionBegin(kind): mapped.payload = .interactionBegin(kind: s(kind))
             case let .interactionEnd(kind): mapped.payload = .interactionEnd(kind: s(kind))

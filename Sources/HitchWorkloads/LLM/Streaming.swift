@@ -252,6 +252,7 @@ public enum LLMStreamingWorkload {
         let pool = WorkerPool(threadCount: configuration.decodeThreads, workersInBackground: true)
         defer { pool.shutdown() }
         let probe = BandwidthProbe.measure(pool: pool, repetitions: 3)
+        if let shortfall = probe.sizing.shortfall { FileHandle.standardError.write(Data("hitch: bandwidth probe: \(shortfall)\n".utf8)) }
         let weights = TransformerWeights(shape: shape, format: configuration.format, seed: configuration.seed, pool: pool)
         if let recorder {
             BandwidthProbe.record(probe)

@@ -12,6 +12,13 @@ enum BenchCommand: Subcommand {
       analyze   Analyzer throughput and resident memory on a generated trace.
       decode    LLM decode bandwidth per weight format against measured triad bandwidth.
       ui        Headless UI runtime cost per frame (update, diff, layout, display list, allocations).
+
+    OPTIONS:
+      -h, --help   Show this help ('hitch bench <benchmark> --help' for the benchmark's options).
+
+    EXAMPLES:
+      hitch bench analyze --format json
+      hitch bench record --format json
     """
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         let benchmarks: [SubcommandEntry] = [BenchRecord.entry, BenchSample.entry, BenchAnalyze.entry, BenchDecode.entry, BenchUI.entry]
