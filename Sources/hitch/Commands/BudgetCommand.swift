@@ -7,12 +7,16 @@ enum BudgetCommand: Subcommand {
     static let summary = "Print an on-device LLM's memory budget against a device limit."
     static let help = """
     USAGE: hitch budget [--params N] [--weights FORMAT] [--context N] [--device-limit SIZE] [shape options] [--format text|json]
+           hitch budget --model FILE.gguf [--context N] [--kv f16|f32] [--device-limit SIZE] [--format text|json]
 
     Prints weights, KV cache and runtime overhead against a device memory limit (default 1.2GB, an
     iPhone-class soft limit). With --params, a published Llama-family shape of that size is used and
     the KV cache is f16; without it, the bundled model's shape (or the shape options) with its f32 cache.
 
+    With --model, the GGUF file's shape and its real tensor bytes are used (KV cache f16 unless --kv).
+
     OPTIONS:
+      --model FILE.gguf   A llama-architecture GGUF model's budget
       --params N          Parameter count: 1B, 0.4B, 500M, 8B
       --weights FORMAT    f32, f16, q8_0, q4_0, pal4 (default q4_0)
       --context N         KV cache positions (default 512)
@@ -30,6 +34,7 @@ enum BudgetCommand: Subcommand {
         let paramsText = try arguments.option("--params")
         let format = WeightFormat(rawValue: try arguments.choice("--weights", WeightFormat.allCases.map(\.rawValue), default: "q4_0"))!
         let kv = try arguments.option("--kv")
+        let modelPath = try arguments.option("--model")
         let limitText = try arguments.option("--device-limit") ?? "1.2GB"
         var shape = try ModelShape.parse(&arguments)
         _ = try arguments.positionals()
@@ -37,7 +42,18 @@ enum BudgetCommand: Subcommand {
             throw CLIError("option '--device-limit' must be a size such as 1.2GB or 800MB; got '\(limitText)'")
         }
         var kvBytes = 4
-        if let paramsText {
+        var fileModel: GGUFModel?
+        var weightsName = "\(format.rawValue), \(String(format: "%.2f", format.bitsPerWeight)) bits/weight"
+        if let modelPath {
+            let model: GGUFModel
+            do { model = try GGUFModel(path: modelPath, context: shape.context) } catch { throw CLIError("\(error)") }
+            var fileShape = model.weights.shape
+            fileShape.context = shape.context
+            shape = fileShape
+            fileModel = model
+            weightsName = "\(model.weights.formatName) from \((modelPath as NSString).lastPathComponent)"
+            kvBytes = 2
+        } else if let paramsText {
             guard let parameters = parseCount(paramsText), parameters > 0 else {
                 throw CLIError("option '--params' must be a count such as 1B or 500M; got '\(paramsText)'")
             }
@@ -48,7 +64,11 @@ enum BudgetCommand: Subcommand {
             guard kv == "f16" || kv == "f32" else { throw CLIError("option '--kv' must be one of f16, f32; got '\(kv)'") }
             kvBytes = kv == "f16" ? 2 : 4
         }
-        let budget = LLMMemoryBudget(shape: shape, format: format, kvBytesPerElement: kvBytes, deviceLimitBytes: limit)
+        var budget = LLMMemoryBudget(shape: shape, format: format, kvBytesPerElement: kvBytes, deviceLimitBytes: limit)
+        if let fileModel {
+            budget.useFileWeights(bytes: fileModel.weights.byteCount, types: fileModel.weights.formatName,
+                                  parameters: fileModel.file.tensors.reduce(0) { $0 + $1.elementCount })
+        }
         if output == "json" {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -58,7 +78,7 @@ enum BudgetCommand: Subcommand {
         let s = budget.shape
         print("""
         model       \(String(format: "%.2f", Double(budget.parameterCount) / 1e9)) B parameters (dim \(s.dim), \(s.layers) layers, \(s.heads) heads, \(s.kvHeads) KV heads, ffn \(s.ffn), vocab \(s.vocab))
-        weights     \(formatBytes(budget.weightsBytes))  (\(format.rawValue), \(String(format: "%.2f", format.bitsPerWeight)) bits/weight)
+        weights     \(formatBytes(budget.weightsBytes))  (\(weightsName))
         KV cache    \(formatBytes(budget.kvCacheBytes))  (\(budget.context) positions, \(kvBytes == 2 ? "f16" : "f32"))
         runtime     \(formatBytes(budget.runtimeOverheadBytes))  (activations, logits, prefill batch, \(formatBytes(LLMMemoryBudget.runtimeAllowanceBytes)) allowance)
         total       \(formatBytes(budget.totalBytes))
