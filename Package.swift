@@ -10,11 +10,19 @@ let cpuFlags = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
 let hasHaswellLevel = ["avx2", "fma", "f16c", "bmi2"].allSatisfy(cpuFlags.contains)
 let nativeKernelSettings: [SwiftSetting] = hasHaswellLevel ? [.unsafeFlags(["-target-cpu", "haswell"])] : []
 
-// Swift 6 language mode everywhere; the only system library is libunwind (Debian libunwind-dev).
+// Swift 6 language mode everywhere; the system libraries are libunwind (Debian libunwind-dev) and, for
+// `hitch history`, SQLite (libsqlite3-dev) and PostgreSQL's libpq (libpq-dev).
+// The library products (HitchTrace, HitchAnalysis) carry no unsafe flags, so another package can
+// depend on Hitch with `.package(url: ..., from: "x.y.z")`; only HitchWorkloads, which nothing but
+// the `hitch` executable uses, is built with machine-specific flags.
+//
+// Platforms: Linux (x86-64) is where this is built and tested. The Apple minimum below is what the
+// sources need (Synchronization's Atomic), not a tested platform; README "Platforms" says which
+// parts exist where.
 
 let package = Package(
     name: "hitch",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .library(name: "HitchTrace", targets: ["HitchTrace"]),
         .library(name: "HitchAnalysis", targets: ["HitchAnalysis"]),
@@ -24,19 +32,28 @@ let package = Package(
         .systemLibrary(name: "CLibunwind", path: "Sources/CLibunwind",
                        providers: [.apt(["libunwind-dev"])]),
         .target(name: "CHitchSupport", dependencies: ["CLibunwind"], path: "Sources/CHitchSupport",
-                cSettings: [.unsafeFlags(["-O2", "-fno-omit-frame-pointer"])],
-                linkerSettings: [.linkedLibrary("unwind"), .linkedLibrary("unwind-x86_64", .when(platforms: [.linux])), .linkedLibrary("dl")]),
+                linkerSettings: [.linkedLibrary("unwind", .when(platforms: [.linux])),
+                                 .linkedLibrary("unwind-x86_64", .when(platforms: [.linux])),
+                                 .linkedLibrary("dl", .when(platforms: [.linux]))]),
         .target(name: "HitchTrace", dependencies: ["CHitchSupport"]),
         .target(name: "HitchAnalysis", dependencies: ["HitchTrace"]),
         .target(name: "HitchReport", dependencies: ["HitchAnalysis"]),
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CLibpq", path: "Sources/CLibpq", providers: [.apt(["libpq-dev"])]),
+        .target(name: "HitchHistory", dependencies: ["HitchAnalysis", "HitchReport", "CSQLite", "CLibpq"]),
         .target(name: "HeadlessUI", dependencies: ["HitchTrace"]),
         .target(name: "HitchWorkloads", dependencies: ["HeadlessUI", "HitchTrace", "CHitchSupport"], swiftSettings: nativeKernelSettings),
-        .executableTarget(name: "hitch", dependencies: ["CHitchSupport", "HitchTrace", "HitchAnalysis", "HitchReport", "HeadlessUI", "HitchWorkloads"]),
+        .executableTarget(name: "hitch", dependencies: ["CHitchSupport", "HitchTrace", "HitchAnalysis", "HitchReport", "HeadlessUI", "HitchWorkloads", "HitchHistory"]),
+        // The child process of the recorder's exit and crash tests (Tests/HitchTraceTests/TraceExitTests).
+        .executableTarget(name: "hitch-record-probe", dependencies: ["HitchTrace"], path: "Tests/RecordProbe"),
         .testTarget(name: "HitchTraceTests", dependencies: ["HitchTrace", "CHitchSupport"]),
         .testTarget(name: "HitchAnalysisTests", dependencies: ["HitchAnalysis", "HitchTrace"]),
         .testTarget(name: "HitchReportTests", dependencies: ["HitchReport", "HitchAnalysis", "HitchTrace"]),
-        .testTarget(name: "HeadlessUITests", dependencies: ["HeadlessUI", "HitchTrace"]),
+        .testTarget(name: "HitchHistoryTests", dependencies: ["HitchHistory", "HitchAnalysis", "HitchReport", "HitchTrace", "HitchWorkloads"]),
+        .testTarget(name: "HeadlessUITests", dependencies: ["HeadlessUI", "HitchTrace", "HitchAnalysis"]),
         .testTarget(name: "HitchWorkloadsTests", dependencies: ["HitchWorkloads", "HeadlessUI", "HitchTrace"]),
+        // Runs the built `hitch` binary (swift build --build-tests builds it) as a user would.
+        .testTarget(name: "HitchCLITests", dependencies: ["HitchAnalysis", "HitchTrace"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,16 +1,21 @@
 // The recorder's slow path and bookkeeping: a bounded pool of buffers, the queue of full buffers
 // the writer thread drains, and a registry of threads so a stop (or a thread's exit) never loses
 // an unflushed buffer. Everything here takes one mutex; the hot path (hitch_recorder.h) never does.
+// The writer also takes each active buffer's committed part while its thread keeps recording
+// (hitch_writer_take_committed), so no event waits for its buffer to fill. POSIX + C11 only; the
+// few platform calls are in platform.c.
 #define _GNU_SOURCE
 #include "hitch_recorder.h"
+#include "hitch_platform.h"
 #include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 
 _Thread_local hitch_cursor hitch_tls_cursor __attribute__((tls_model("initial-exec"))) = { NULL, NULL };
 int hitch_recording_flag = 0;
@@ -22,6 +27,7 @@ typedef struct hitch_thread_state {
     int32_t tid;
     uint64_t dropped;          // events this thread dropped (written by the owner, read under `lock`)
     char name[64];
+    char role[HITCH_ROLE_CAPACITY];
 } hitch_thread_state;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -38,6 +44,7 @@ static int session_ending = 0;
 static uint64_t session_id = 0;
 static uint64_t dropped_by_exited_threads = 0;   // plus every registered thread's `dropped`
 static uint32_t free_count = 0;                  // buffers in free_list; read without the lock
+static int flush_requested;                      // a signal handler asked for a flush (under `lock`)
 
 // Buffer memory is mapped once per configuration and never unmapped: a thread preempted inside
 // the hot path across a stop may still store into it, which must never fault.
@@ -46,7 +53,15 @@ static size_t region_bytes = 0;
 static hitch_buffer *headers = NULL;
 static uint32_t region_buffer_records = 0, region_buffer_count = 0;
 
-int32_t hitch_current_tid(void) { return (int32_t)syscall(SYS_gettid); }
+int32_t hitch_current_tid(void) { return hitch_platform_thread_id(); }
+
+// The thread's cursor as last published by `hitch_commit`, as an index into `b`, or -1 when it is
+// not in `b` (NULL after a stop, or another session's buffer).
+static ptrdiff_t committed_index(hitch_thread_state *st, hitch_buffer *b) {
+    hitch_record *cursor = __atomic_load_n(&st->cursor->cursor, __ATOMIC_ACQUIRE);
+    if (!cursor || cursor < b->records || cursor > b->records + b->capacity) return -1;
+    return cursor - b->records;
+}
 
 static void enqueue_full_locked(hitch_buffer *b) {
     b->next = NULL;
@@ -60,12 +75,13 @@ static void submit_active_locked(hitch_thread_state *st) {
     hitch_buffer *b = st->buffer;
     if (!b) return;
     st->buffer = NULL;
-    hitch_record *cursor = st->cursor->cursor;
-    ptrdiff_t used = (cursor && cursor >= b->records && cursor <= b->records + b->capacity) ? cursor - b->records : 0;
+    ptrdiff_t used = committed_index(st, b);
     if (b->session != session_id || !session_active) return;   // stale: its session already ended
-    b->used = (uint32_t)used;
+    // A cursor outside the buffer (cleared by a stop) leaves what the writer already took.
+    b->used = used < (ptrdiff_t)b->taken ? b->taken : (uint32_t)used;
     b->tid = st->tid;
     memcpy(b->thread_name, st->name, sizeof b->thread_name);
+    memcpy(b->thread_role, st->role, sizeof b->thread_role);
     enqueue_full_locked(b);
 }
 
@@ -93,7 +109,7 @@ static hitch_thread_state *current_state(void) {
     if (!st) return NULL;
     st->tid = hitch_current_tid();
     st->cursor = &hitch_tls_cursor;
-    pthread_getname_np(pthread_self(), st->name, sizeof st->name);
+    hitch_platform_current_thread_name(st->name, sizeof st->name);
     pthread_mutex_lock(&lock);
     st->next = registry;
     if (registry) registry->prev = st;
@@ -140,6 +156,7 @@ hitch_record *hitch_reserve_slow(uint32_t count) {
     b->next = NULL;
     b->session = session_id;
     b->used = 0;
+    b->taken = 0;
     st->buffer = b;
     hitch_tls_cursor.cursor = b->records;
     hitch_tls_cursor.limit = b->records + b->capacity;
@@ -153,7 +170,12 @@ int hitch_recorder_begin(uint32_t buffer_records, uint32_t buffer_count) {
     if (session_active || session_ending) { pthread_mutex_unlock(&lock); return -1; }
     if (!region || region_buffer_records != buffer_records || region_buffer_count < buffer_count) {
         size_t bytes = (size_t)buffer_records * buffer_count * sizeof(hitch_record);
-        void *memory = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+#ifdef MAP_POPULATE
+        int populate = MAP_POPULATE;   // fault the pages in now, not on the hot path
+#else
+        int populate = 0;
+#endif
+        void *memory = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | populate, -1, 0);
         hitch_buffer *new_headers = calloc(buffer_count, sizeof(hitch_buffer));
         if (memory == MAP_FAILED || !new_headers) {
             if (memory != MAP_FAILED) munmap(memory, bytes);
@@ -229,13 +251,13 @@ void hitch_recorder_release(void) {
 hitch_buffer *hitch_writer_take(int timeout_ms, int *finished) {
     *finished = 0;
     pthread_mutex_lock(&lock);
-    if (!full_head && !session_ending && timeout_ms > 0) {
+    if (!full_head && !session_ending && !flush_requested && timeout_ms > 0) {
         struct timespec deadline;
         clock_gettime(CLOCK_REALTIME, &deadline);
         deadline.tv_sec += timeout_ms / 1000;
         deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
         if (deadline.tv_nsec >= 1000000000L) { deadline.tv_sec += 1; deadline.tv_nsec -= 1000000000L; }
-        while (!full_head && !session_ending) {
+        while (!full_head && !session_ending && !flush_requested) {
             if (pthread_cond_timedwait(&full_available, &lock, &deadline) == ETIMEDOUT) break;
         }
     }
@@ -255,6 +277,7 @@ void hitch_writer_give_back(hitch_buffer *b) {
     pthread_mutex_lock(&lock);
     if (session_active && !session_ending && b->session == session_id) {
         b->used = 0;
+        b->taken = 0;
         b->next = free_list;
         free_list = b;
         __atomic_store_n(&free_count, free_count + 1, __ATOMIC_RELEASE);
@@ -271,10 +294,8 @@ uint64_t hitch_dropped_total(void) {
 }
 
 void hitch_set_current_thread_name(const char *name) {
-    char kernel_name[16];
-    strncpy(kernel_name, name, sizeof kernel_name - 1);
-    kernel_name[sizeof kernel_name - 1] = 0;
-    pthread_setname_np(pthread_self(), kernel_name);
+    // Renaming the initial thread would rename the process as ps and top show it.
+    if (!hitch_platform_is_initial_thread()) hitch_platform_set_kernel_thread_name(name);
     hitch_thread_state *st = current_state();
     if (!st) return;
     pthread_mutex_lock(&lock);
@@ -298,4 +319,142 @@ int hitch_thread_name_of(int32_t tid, char *out, size_t capacity) {
     }
     pthread_mutex_unlock(&lock);
     return found;
+}
+
+void hitch_set_current_thread_role(const char *role) {
+    hitch_thread_state *st = current_state();
+    if (!st) return;
+    pthread_mutex_lock(&lock);
+    strncpy(st->role, role, sizeof st->role - 1);
+    st->role[sizeof st->role - 1] = 0;
+    if (st->buffer) memcpy(st->buffer->thread_role, st->role, sizeof st->role);
+    pthread_mutex_unlock(&lock);
+}
+
+uint32_t hitch_writer_take_committed(hitch_partial *out, uint32_t capacity, int *more) {
+    *more = 0;
+    uint32_t filled = 0;
+    pthread_mutex_lock(&lock);
+    // Full buffers first: a thread's older records must reach the file before its newer ones.
+    if (full_head) { *more = 2; pthread_mutex_unlock(&lock); return 0; }
+    if (session_active) {
+        for (hitch_thread_state *st = registry; st; st = st->next) {
+            hitch_buffer *b = st->buffer;
+            if (!b || b->session != session_id) continue;
+            ptrdiff_t committed = committed_index(st, b);
+            if (committed <= (ptrdiff_t)b->taken) continue;
+            if (filled == capacity) { *more = 1; break; }
+            hitch_partial *p = &out[filled++];
+            p->records = b->records;
+            p->begin = b->taken;
+            p->end = (uint32_t)committed;
+            p->tid = st->tid;
+            memcpy(p->thread_name, st->name, sizeof p->thread_name);
+            memcpy(p->thread_role, st->role, sizeof p->thread_role);
+            // Only the writer reads records below `taken`, and only the writer returns the buffer
+            // to the pool, so [begin, end) stays valid after the lock is released.
+            b->taken = (uint32_t)committed;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return filled;
+}
+
+// MARK: Flushing on fatal signals
+//
+// A signal handler may only call async-signal-safe functions, so it writes nothing itself: it
+// posts a semaphore (sem_post is async-signal-safe) that a helper thread waits on; the helper
+// wakes the writer through the mutex and condition variable (ordinary thread context), and the
+// writer puts every committed event on disk. The handler waits for that (polling an atomic flag
+// with nanosleep, both async-signal-safe) for at most 2 s, then runs the previous disposition.
+// What cannot be saved: a thread's events after its last commit, and everything when the writer
+// itself is the faulting thread or the interrupted thread holds the recorder's mutex (then the
+// wait times out).
+
+static sem_t signal_flush_semaphore;
+static int flush_generation_done = 0;       // atomic: bumped by the writer after each requested flush
+static int signal_hooks_installed = 0;      // under `lock`
+static const int flushed_signals[] = { SIGTERM, SIGINT, SIGHUP, SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
+#define FLUSHED_SIGNAL_COUNT (sizeof flushed_signals / sizeof flushed_signals[0])
+static struct sigaction previous_actions[FLUSHED_SIGNAL_COUNT];
+
+static void *signal_flush_helper(void *unused) {
+    (void)unused;
+    for (;;) {
+        while (sem_wait(&signal_flush_semaphore) != 0) {}
+        pthread_mutex_lock(&lock);
+        flush_requested = 1;
+        pthread_cond_broadcast(&full_available);
+        pthread_mutex_unlock(&lock);
+    }
+    return NULL;
+}
+
+int hitch_writer_flush_requested(void) {
+    pthread_mutex_lock(&lock);
+    int requested = flush_requested;
+    flush_requested = 0;
+    pthread_mutex_unlock(&lock);
+    return requested;
+}
+
+void hitch_writer_flush_done(void) {
+    __atomic_add_fetch(&flush_generation_done, 1, __ATOMIC_RELEASE);
+}
+
+static void flush_on_signal(int signo, siginfo_t *info, void *context) {
+    int saved_errno = errno;
+    if (__atomic_load_n(&hitch_recording_flag, __ATOMIC_ACQUIRE)) {
+        int before = __atomic_load_n(&flush_generation_done, __ATOMIC_ACQUIRE);
+        sem_post(&signal_flush_semaphore);
+        struct timespec pause = { 0, 2 * 1000 * 1000 };
+        for (int waited = 0; waited < 1000 && __atomic_load_n(&flush_generation_done, __ATOMIC_ACQUIRE) == before; waited++) {
+            nanosleep(&pause, NULL);
+        }
+    }
+    size_t index = 0;
+    while (index < FLUSHED_SIGNAL_COUNT && flushed_signals[index] != signo) index++;
+    struct sigaction *previous = &previous_actions[index < FLUSHED_SIGNAL_COUNT ? index : 0];
+    errno = saved_errno;
+    if (previous->sa_flags & SA_SIGINFO) {
+        if (previous->sa_sigaction) { previous->sa_sigaction(signo, info, context); return; }
+    } else if (previous->sa_handler == SIG_IGN) {
+        return;
+    } else if (previous->sa_handler != SIG_DFL && previous->sa_handler) {
+        previous->sa_handler(signo);
+        return;
+    }
+    // The default action: put it back and deliver the signal again (a fault re-faults on return).
+    sigaction(signo, previous, NULL);
+    if (signo != SIGSEGV && signo != SIGBUS && signo != SIGILL && signo != SIGFPE) raise(signo);
+}
+
+int hitch_recorder_install_signal_flush(void) {
+    pthread_mutex_lock(&lock);
+    if (signal_hooks_installed) { pthread_mutex_unlock(&lock); return 0; }
+    if (sem_init(&signal_flush_semaphore, 0, 0) != 0) { pthread_mutex_unlock(&lock); return -1; }
+    pthread_t helper;
+    pthread_attr_t attributes;
+    pthread_attr_init(&attributes);
+    pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attributes, 64 << 10);
+    // The helper must not take the process's signals itself (it would wait on its own semaphore).
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    int created = pthread_create(&helper, &attributes, signal_flush_helper, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attributes);
+    if (created != 0) { pthread_mutex_unlock(&lock); return -1; }
+    for (size_t i = 0; i < FLUSHED_SIGNAL_COUNT; i++) {
+        struct sigaction action;
+        memset(&action, 0, sizeof action);
+        action.sa_sigaction = flush_on_signal;
+        action.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+        sigemptyset(&action.sa_mask);
+        sigaction(flushed_signals[i], &action, &previous_actions[i]);
+    }
+    signal_hooks_installed = 1;
+    pthread_mutex_unlock(&lock);
+    return 0;
 }

@@ -1,6 +1,9 @@
 // The sampling profiler's signal side, kept in one file: everything the SIGPROF handler touches is
-// here, and the handler itself allocates nothing, takes no lock and calls only async-signal-safe
-// code (hitch_now, libunwind local unwinding with a warm per-thread cache, atomics).
+// here. The handler only copies: the interrupted thread's registers (from the ucontext) and a
+// bounded copy of its stack from SP up, into that thread's preallocated ring, with a timestamp and
+// the unwinder's module-table generation. No libunwind, no dl_*, no lock, no allocation, errno
+// preserved. The unwinding happens later on the drain thread (hitch_sampler_pop -> sample_unwind.c),
+// so a signal that lands inside the loader (dlopen holding its lock) can never wait for that lock.
 //
 // Each sampled thread owns a slot (heap-allocated once, never freed, so a late signal can never
 // touch freed memory). A slot moves through an explicit state machine of atomics:
@@ -13,42 +16,56 @@
 // path (serialized by control_lock) moves IDLE <-> ARMED. Each arm bumps the slot's generation and
 // the timer's signal carries (generation, slot index), so a signal still queued from an older timer
 // is recognised and ignored. The ring is single-producer (the handler on that thread) and
-// single-consumer (hitch_sampler_pop, serialized by pop_lock).
+// single-consumer (the drain's batch, serialized by pop_lock).
 #define _GNU_SOURCE
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
 #include "hitch_clock.h"
 #include "hitch_sampler.h"
+#include "sample_snapshot.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <link.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #define MAX_THREADS 256
 #define SAMPLER_SIGNAL SIGPROF
-#define DEFAULT_RING_WORDS_LOG2 16
-// A ring record: [timestamp_ticks][tid << 32 | depth][depth addresses].
-#define RECORD_HEADER_WORDS 2
+#define DEFAULT_RING_WORDS_LOG2 17
+// At most this many snapshots are unwound per batch, i.e. per hold of the loader's lock.
+#define BATCH_SAMPLES 64
+// Handler durations: buckets of 2^HANDLER_BUCKET_SHIFT ticks; the last bucket takes the rest.
+#define HANDLER_BUCKET_SHIFT 4
+#define HANDLER_BUCKETS 4096
 
 enum slot_state { SLOT_IDLE = 0, SLOT_ARMED = 1, SLOT_SAMPLING = 2 };
-enum session_state { SESSION_STOPPED = 0, SESSION_RUNNING = 1 };
+// STOPPING: timers disarmed, the session's drain still unwinding what is left; a new session may
+// not start until hitch_sampler_finish, or two drains would split one session's samples.
+enum session_state { SESSION_STOPPED = 0, SESSION_RUNNING = 1, SESSION_STOPPING = 2 };
 
 typedef struct {
     _Atomic uint32_t state;
     _Atomic uint32_t generation;
-    pid_t tid;                 // written by the control path before arming (published by the state store)
+    _Atomic pid_t tid;         // written by the control path; read by the handler and the drain
     int registered;            // the thread asked to be sampled (control path only)
     int has_timer;             // control path only
     timer_t timer;
+    // The thread's stack, [stack_low, stack_high): set when the thread registers or is armed, or
+    // learned by the drain thread from /proc/self/maps; high == 0 means unknown (no copy).
+    _Atomic uint64_t stack_low;
+    _Atomic uint64_t stack_high;
     uint64_t *ring;
     uint64_t mask;
     _Atomic uint64_t head;     // advanced by the producer (handler)
@@ -60,19 +77,17 @@ static _Atomic int session = SESSION_STOPPED;
 static uint32_t session_scope;
 static long session_interval_ns;
 static uint32_t ring_words_log2 = DEFAULT_RING_WORDS_LOG2;
+static _Atomic uint64_t stack_copy_bytes = HITCH_DEFAULT_STACK_COPY_BYTES;
 
 static _Atomic uint64_t samples_taken;
 static _Atomic uint64_t samples_dropped;
 static _Atomic uint64_t timer_overruns;
-static _Atomic uint64_t unwind_failures;
-static _Atomic uint64_t samples_contended;
-
-// One unwind in a signal handler at a time. libunwind takes internal locks and calls
-// dl_iterate_phdr (the loader's lock); a thread interrupted while holding the loader's lock (in
-// dlopen/dlclose) must never wait for a handler on another thread that waits for that same lock.
-// With this gate the interrupted thread's handler sees it taken, skips (counted), and returns, so
-// the lock holder always makes progress.
-static _Atomic int unwinder_busy;
+static _Atomic uint64_t unwind_ends[UNWIND_END_COUNT];
+static _Atomic uint64_t samples_discarded;
+// Stack bytes complete unwinds read (from SP): buckets of powers of two from 2^8 to 2^20.
+#define NEEDED_BUCKETS 13
+static _Atomic uint64_t stack_needed_histogram[NEEDED_BUCKETS];
+static _Atomic uint64_t handler_ticks_histogram[HANDLER_BUCKETS];
 
 static pthread_mutex_t control_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t pop_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -84,40 +99,69 @@ static pid_t current_tid(void) { return (pid_t)syscall(SYS_gettid); }
 
 // MARK: - The signal handler (async-signal-safe from here to the end of on_sample_signal)
 
-static void take_sample(sampler_slot *slot, void *context) {
-    uint64_t frames[HITCH_MAX_FRAMES];
-    uint32_t depth = 0;
-    unw_cursor_t cursor;
-    if (unw_init_local2(&cursor, (unw_context_t *)context, UNW_INIT_SIGNAL_FRAME) < 0) {
-        atomic_fetch_add_explicit(&unwind_failures, 1, memory_order_relaxed);
-        return;
-    }
-    do {
-        unw_word_t ip = 0;
-        if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0) break;
-        // Callers' IPs are return addresses: step back into the call instruction.
-        frames[depth] = depth == 0 ? (uint64_t)ip : (uint64_t)ip - 1;
-        depth += 1;
-    } while (depth < HITCH_MAX_FRAMES && unw_step(&cursor) > 0);
-    if (depth == 0) {
-        atomic_fetch_add_explicit(&unwind_failures, 1, memory_order_relaxed);
-        return;
-    }
+/// Copies `count` words. Inline assembly on x86-64: the source is the interrupted thread's live
+/// stack, ASan's poisoned redzones included, so the copy must not be instrumented (nor become a
+/// call to an intercepted memcpy).
+static inline void copy_stack_words(uint64_t *destination, const uint64_t *source, uint64_t count) {
+#if defined(__x86_64__)
+    __asm__ __volatile__("rep movsq" : "+D"(destination), "+S"(source), "+c"(count) : : "memory");
+#else
+    const volatile uint64_t *from = source;
+    for (uint64_t i = 0; i < count; i++) destination[i] = from[i];
+#endif
+}
 
-    uint64_t timestamp = hitch_now(); // rdtsc or clock_gettime: both async-signal-safe
+static void take_snapshot(sampler_slot *slot, const ucontext_t *context, uint64_t timestamp) {
+    sample_snapshot snapshot;
+    memset(&snapshot, 0, sizeof snapshot);
+#if defined(__x86_64__)
+    const greg_t *gregs = context->uc_mcontext.gregs;
+    // libunwind's x86-64 order: RAX RDX RCX RBX RSI RDI RBP RSP R8-R15 RIP.
+    static const int order[SNAPSHOT_REGISTERS] = {REG_RAX, REG_RDX, REG_RCX, REG_RBX, REG_RSI, REG_RDI,
+                                                  REG_RBP, REG_RSP, REG_R8,  REG_R9,  REG_R10, REG_R11,
+                                                  REG_R12, REG_R13, REG_R14, REG_R15, REG_RIP};
+    for (int i = 0; i < SNAPSHOT_REGISTERS; i++) snapshot.registers[i] = (uint64_t)gregs[order[i]];
+#else
+    (void)context; // other architectures: no registers, the drain counts an unwind error
+#endif
+    snapshot.timestamp_ticks = timestamp;
+    snapshot.tid = (uint32_t)slot->tid;
+    snapshot.module_generation = hitch_unwind_module_generation();
+
+    uint64_t base = snapshot.registers[SNAPSHOT_REG_RSP] & ~(uint64_t)7;
+    uint64_t low = atomic_load_explicit(&slot->stack_low, memory_order_relaxed);
+    uint64_t high = atomic_load_explicit(&slot->stack_high, memory_order_acquire);
+    uint64_t words = 0;
+    if (high != 0 && base >= low && base < high) {
+        uint64_t bytes = high - base;
+        uint64_t limit = atomic_load_explicit(&stack_copy_bytes, memory_order_relaxed);
+        if (bytes > limit) bytes = limit;
+        words = bytes / sizeof(uint64_t);
+        snapshot.stack_base = base;
+        snapshot.stack_limit = high;
+    } else {
+        snapshot.flags = SNAPSHOT_STACK_UNKNOWN;
+    }
+    snapshot.stack_words = (uint32_t)words;
 
     uint64_t head = atomic_load_explicit(&slot->head, memory_order_relaxed);
     uint64_t tail = atomic_load_explicit(&slot->tail, memory_order_acquire);
-    uint64_t needed = RECORD_HEADER_WORDS + depth;
+    uint64_t needed = SNAPSHOT_HEADER_WORDS + words;
     if (head - tail + needed > slot->mask + 1) {
         atomic_fetch_add_explicit(&samples_dropped, 1, memory_order_relaxed);
         return;
     }
     uint64_t *ring = slot->ring;
     uint64_t mask = slot->mask;
-    ring[head & mask] = timestamp;
-    ring[(head + 1) & mask] = ((uint64_t)(uint32_t)slot->tid << 32) | depth;
-    for (uint32_t i = 0; i < depth; i++) ring[(head + RECORD_HEADER_WORDS + i) & mask] = frames[i];
+    const uint64_t *header = (const uint64_t *)&snapshot;
+    for (uint64_t i = 0; i < SNAPSHOT_HEADER_WORDS; i++) ring[(head + i) & mask] = header[i];
+    if (words > 0) {
+        uint64_t start = (head + SNAPSHOT_HEADER_WORDS) & mask;
+        uint64_t first = mask + 1 - start;
+        if (first > words) first = words;
+        copy_stack_words(ring + start, (const uint64_t *)(uintptr_t)base, first);
+        if (words > first) copy_stack_words(ring, (const uint64_t *)(uintptr_t)(base + first * 8), words - first);
+    }
     atomic_store_explicit(&slot->head, head + needed, memory_order_release);
     atomic_fetch_add_explicit(&samples_taken, 1, memory_order_relaxed);
 }
@@ -126,6 +170,7 @@ static void on_sample_signal(int signo, siginfo_t *info, void *context) {
     (void)signo;
     int saved_errno = errno;
     if (info != NULL && info->si_code == SI_TIMER) {
+        uint64_t entered = hitch_now();
         uintptr_t token = (uintptr_t)info->si_value.sival_ptr;
         uint32_t index = (uint32_t)(token & 0xffff);
         uint32_t generation = (uint32_t)(token >> 16);
@@ -136,12 +181,10 @@ static void on_sample_signal(int signo, siginfo_t *info, void *context) {
             if (atomic_load_explicit(&slot->generation, memory_order_relaxed) == generation) {
                 if (info->si_overrun > 0)
                     atomic_fetch_add_explicit(&timer_overruns, (uint64_t)info->si_overrun, memory_order_relaxed);
-                if (atomic_exchange_explicit(&unwinder_busy, 1, memory_order_acquire) == 0) {
-                    take_sample(slot, context);
-                    atomic_store_explicit(&unwinder_busy, 0, memory_order_release);
-                } else {
-                    atomic_fetch_add_explicit(&samples_contended, 1, memory_order_relaxed);
-                }
+                take_snapshot(slot, (const ucontext_t *)context, entered);
+                uint64_t bucket = (hitch_now() - entered) >> HANDLER_BUCKET_SHIFT;
+                if (bucket >= HANDLER_BUCKETS) bucket = HANDLER_BUCKETS - 1;
+                atomic_fetch_add_explicit(&handler_ticks_histogram[bucket], 1, memory_order_relaxed);
             }
             atomic_store_explicit(&slot->state, SLOT_ARMED, memory_order_release);
         }
@@ -152,18 +195,62 @@ static void on_sample_signal(int signo, siginfo_t *info, void *context) {
 // MARK: - Control path (never runs in a signal handler; serialized by control_lock)
 
 static void unregister_at_thread_exit(void *value);
+static int prepare_unwinder(uint32_t copy_bytes);
+void hitch_sampler_reset_handler_times(void);
 
 static void setup(void) {
-    // Per-thread caches keep the handler away from libunwind's global cache lock.
+    // hitch_backtrace_capture's local unwinds: a per-thread cache avoids libunwind's global lock.
     unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
     pthread_key_create(&registration_key, unregister_at_thread_exit);
 }
 
-/// Runs one unwind on the calling thread so libunwind's per-thread cache and lazily bound
-/// symbols are initialised before a signal needs them.
-static void warm_up_unwinder(void) {
-    void *frames[8];
-    (void)unw_backtrace(frames, 8);
+/// The mapping of /proc/self/maps that contains `address` (its bounds), or the main thread's
+/// "[stack]" mapping when `address` is 0. Returns 1 if found. Control path / drain thread only.
+static int mapping_containing(uint64_t address, uint64_t *low, uint64_t *high) {
+    FILE *maps = fopen("/proc/self/maps", "re");
+    if (maps == NULL) return 0;
+    char line[512];
+    int found = 0;
+    while (!found && fgets(line, sizeof line, maps) != NULL) {
+        unsigned long start = 0, end = 0;
+        if (sscanf(line, "%lx-%lx", &start, &end) != 2) continue;
+        if (address == 0 ? strstr(line, "[stack]") != NULL : (address >= start && address < end)) {
+            *low = start;
+            *high = end;
+            found = 1;
+        }
+    }
+    fclose(maps);
+    return found;
+}
+
+/// Publishes a thread's stack bounds to its handler (low first: the handler reads high first).
+static void set_stack_bounds(sampler_slot *slot, uint64_t low, uint64_t high) {
+    atomic_store_explicit(&slot->stack_high, 0, memory_order_release);
+    atomic_store_explicit(&slot->stack_low, low, memory_order_relaxed);
+    atomic_store_explicit(&slot->stack_high, high, memory_order_release);
+}
+
+/// The main thread's stack: the "[stack]" mapping's top, and as low as the stack may grow.
+static void learn_main_thread_stack(sampler_slot *slot) {
+    uint64_t low = 0, high = 0;
+    if (!mapping_containing(0, &low, &high)) return;
+    struct rlimit limit;
+    uint64_t room = 1ull << 30;
+    if (getrlimit(RLIMIT_STACK, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < room)
+        room = limit.rlim_cur;
+    set_stack_bounds(slot, high > room ? high - room : 0, high);
+}
+
+/// The calling thread's own stack, from its pthread attributes.
+static void learn_current_thread_stack(sampler_slot *slot) {
+    pthread_attr_t attributes;
+    if (pthread_getattr_np(pthread_self(), &attributes) != 0) return;
+    void *address = NULL;
+    size_t size = 0;
+    if (pthread_attr_getstack(&attributes, &address, &size) == 0 && size > 0)
+        set_stack_bounds(slot, (uint64_t)(uintptr_t)address, (uint64_t)(uintptr_t)address + size);
+    pthread_attr_destroy(&attributes);
 }
 
 static int install_handler(void) {
@@ -204,10 +291,16 @@ static int slot_for_thread(pid_t tid, uint32_t *index_out) {
         size_t words = (size_t)1 << ring_words_log2;
         slot->ring = calloc(words, sizeof(uint64_t));
         if (slot->ring == NULL) { free(slot); return ENOMEM; }
+        // Touch every page now: a first write in the handler would page-fault (microseconds each).
+        memset(slot->ring, 0, words * sizeof(uint64_t));
         slot->mask = words - 1;
         atomic_store_explicit(&slots[reusable], slot, memory_order_release);
     }
-    slot->tid = tid;
+    if (slot->tid != tid) {
+        set_stack_bounds(slot, 0, 0);
+        slot->tid = tid;
+        if (tid == getpid()) learn_main_thread_stack(slot);
+    }
     *index_out = (uint32_t)reusable;
     return 0;
 }
@@ -294,14 +387,17 @@ int hitch_sampler_start(const hitch_sampler_config *config) {
     uint32_t rate = config && config->rate_hz ? config->rate_hz : 1000;
     uint32_t scope = config && config->scope ? config->scope : HITCH_SAMPLE_MAIN_THREAD;
     uint32_t words_log2 = config && config->ring_words_log2 ? config->ring_words_log2 : DEFAULT_RING_WORDS_LOG2;
-    if (rate > 10000 || words_log2 < 10 || words_log2 > 24 ||
+    uint32_t copy_bytes = config && config->stack_copy_bytes ? config->stack_copy_bytes : HITCH_DEFAULT_STACK_COPY_BYTES;
+    if (rate > 10000 || words_log2 < 10 || words_log2 > 24 || copy_bytes < 256 || copy_bytes > (1u << 20) ||
+        ((uint64_t)copy_bytes / 8 + SNAPSHOT_HEADER_WORDS) * 4 > (1ull << words_log2) ||
         (scope & ~(uint32_t)(HITCH_SAMPLE_MAIN_THREAD | HITCH_SAMPLE_REGISTERED_THREADS | HITCH_SAMPLE_ALL_THREADS)))
         return EINVAL;
     pthread_once(&setup_once, setup);
-    warm_up_unwinder();
     pthread_mutex_lock(&control_lock);
     if (atomic_load(&session) != SESSION_STOPPED) { pthread_mutex_unlock(&control_lock); return EBUSY; }
+    hitch_sampler_reset_handler_times(); // the figures describe one session
     int error = install_handler();
+    if (error == 0) error = prepare_unwinder(copy_bytes);
     if (error == 0) {
         session_interval_ns = 1000000000L / (long)rate;
         session_scope = scope;
@@ -338,16 +434,21 @@ int hitch_sampler_stop(void) {
         sampler_slot *slot = atomic_load_explicit(&slots[i], memory_order_acquire);
         if (slot != NULL) disarm(slot);
     }
-    atomic_store(&session, SESSION_STOPPED);
+    atomic_store(&session, SESSION_STOPPING);
     pthread_mutex_unlock(&control_lock);
     return 0;
+}
+
+void hitch_sampler_finish(void) {
+    pthread_mutex_lock(&control_lock);
+    if (atomic_load(&session) == SESSION_STOPPING) atomic_store(&session, SESSION_STOPPED);
+    pthread_mutex_unlock(&control_lock);
 }
 
 int hitch_sampler_is_running(void) { return atomic_load(&session) == SESSION_RUNNING; }
 
 int hitch_sampler_register_current_thread(void) {
     pthread_once(&setup_once, setup);
-    warm_up_unwinder();
     pid_t tid = current_tid();
     pthread_mutex_lock(&control_lock);
     uint32_t index;
@@ -355,6 +456,7 @@ int hitch_sampler_register_current_thread(void) {
     if (error == 0) {
         sampler_slot *slot = atomic_load_explicit(&slots[index], memory_order_acquire);
         slot->registered = 1;
+        learn_current_thread_stack(slot);
         pthread_setspecific(registration_key, slot);
         if (atomic_load(&session) == SESSION_RUNNING && (session_scope & HITCH_SAMPLE_REGISTERED_THREADS))
             error = arm(index);
@@ -399,42 +501,206 @@ int hitch_sampler_rescan_threads(void) {
     return armed;
 }
 
-// MARK: - Consumer
+// MARK: - Consumer (the drain thread; everything below runs under pop_lock)
 
-int hitch_sampler_pop(hitch_sample_info *info, uint64_t *frames, uint32_t capacity) {
-    static uint32_t next_slot;
-    int found = 0;
+typedef struct {
+    hitch_sample_info info;
+    uint64_t frames[HITCH_MAX_FRAMES];
+} unwound_sample;
+
+/// A thread whose stack bounds the drain should look up (its SP from an uncopied snapshot).
+typedef struct {
+    uint32_t slot;
+    pid_t tid;
+    uint64_t sp;
+} bounds_request;
+
+static unwound_sample ready[BATCH_SAMPLES];
+static uint32_t ready_count, ready_next;
+static uint64_t *scratch;            // one raw record's stack words, linear
+static uint64_t scratch_words;
+static uint32_t next_slot;
+static bounds_request requests[BATCH_SAMPLES];
+static uint32_t request_count;
+
+static int refresh_modules_callback(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)info; (void)size; (void)data;
+    hitch_unwind_refresh_modules();
+    return 1;
+}
+
+/// Sizes the drain's scratch buffer for `copy_bytes` snapshots and builds the module table, so
+/// the first snapshots carry a generation the table knows. Control path, before any timer is armed.
+static int prepare_unwinder(uint32_t copy_bytes) {
+    int error = 0;
     pthread_mutex_lock(&pop_lock);
-    for (uint32_t step = 0; step < MAX_THREADS && !found; step++) {
+    uint64_t words = copy_bytes / sizeof(uint64_t);
+    if (words > scratch_words) {
+        uint64_t *grown = realloc(scratch, words * sizeof(uint64_t));
+        if (grown == NULL) error = ENOMEM;
+        else { scratch = grown; scratch_words = words; }
+    }
+    if (error == 0) {
+        atomic_store_explicit(&stack_copy_bytes, copy_bytes, memory_order_relaxed);
+        dl_iterate_phdr(refresh_modules_callback, NULL);
+    }
+    pthread_mutex_unlock(&pop_lock);
+    return error;
+}
+
+/// Moves the oldest raw snapshot of some slot (round robin) into `snapshot` and `scratch`.
+static sampler_slot *pop_snapshot(sample_snapshot *snapshot, uint32_t *slot_index) {
+    for (uint32_t step = 0; step < MAX_THREADS; step++) {
         uint32_t index = (next_slot + step) % MAX_THREADS;
         sampler_slot *slot = atomic_load_explicit(&slots[index], memory_order_acquire);
         if (slot == NULL) continue;
         uint64_t head = atomic_load_explicit(&slot->head, memory_order_acquire);
         uint64_t tail = atomic_load_explicit(&slot->tail, memory_order_relaxed);
         if (head == tail) continue;
-        uint64_t *ring = slot->ring;
+        const uint64_t *ring = slot->ring;
         uint64_t mask = slot->mask;
-        uint64_t word = ring[(tail + 1) & mask];
-        uint32_t depth = (uint32_t)(word & 0xffffffffu);
-        uint32_t kept = depth < capacity ? depth : capacity;
-        info->timestamp_ticks = ring[tail & mask];
-        info->tid = (pid_t)(uint32_t)(word >> 32);
-        info->depth = kept;
-        for (uint32_t i = 0; i < kept; i++) frames[i] = ring[(tail + RECORD_HEADER_WORDS + i) & mask];
-        atomic_store_explicit(&slot->tail, tail + RECORD_HEADER_WORDS + depth, memory_order_release);
+        uint64_t *header = (uint64_t *)snapshot;
+        for (uint64_t i = 0; i < SNAPSHOT_HEADER_WORDS; i++) header[i] = ring[(tail + i) & mask];
+        uint64_t words = snapshot->stack_words;
+        uint64_t kept = words <= scratch_words ? words : scratch_words;
+        uint64_t start = (tail + SNAPSHOT_HEADER_WORDS) & mask;
+        uint64_t first = mask + 1 - start;
+        if (first > kept) first = kept;
+        memcpy(scratch, ring + start, first * sizeof(uint64_t));
+        if (kept > first) memcpy(scratch + first, ring, (kept - first) * sizeof(uint64_t));
+        snapshot->stack_words = (uint32_t)kept;
+        atomic_store_explicit(&slot->tail, tail + SNAPSHOT_HEADER_WORDS + words, memory_order_release);
         next_slot = index + 1;
+        *slot_index = index;
+        return slot;
+    }
+    return NULL;
+}
+
+/// The batch: runs inside dl_iterate_phdr, so the loader's write lock is held and no object can be
+/// unmapped while its memory is read (see sample_unwind.c). Unwinds up to BATCH_SAMPLES snapshots.
+static int unwind_batch_callback(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)info; (void)size; (void)data;
+    hitch_unwind_refresh_modules();
+    sample_snapshot snapshot;
+    uint32_t index = 0;
+    while (ready_count < BATCH_SAMPLES) {
+        sampler_slot *slot = pop_snapshot(&snapshot, &index);
+        if (slot == NULL) break;
+        if ((snapshot.flags & SNAPSHOT_STACK_UNKNOWN) && request_count < BATCH_SAMPLES &&
+            atomic_load_explicit(&slot->stack_high, memory_order_relaxed) == 0)
+            requests[request_count++] = (bounds_request){index, (pid_t)snapshot.tid, snapshot.registers[SNAPSHOT_REG_RSP]};
+        unwound_sample *out = &ready[ready_count];
+        unwind_end end = UNWIND_COMPLETE;
+        uint64_t needed = 0;
+        uint32_t depth = hitch_unwind_snapshot(&snapshot, scratch, out->frames, HITCH_MAX_FRAMES, &end, &needed);
+        atomic_fetch_add_explicit(&unwind_ends[end], 1, memory_order_relaxed);
+        if (end == UNWIND_COMPLETE) {
+            uint32_t bucket = 0;
+            while (bucket < NEEDED_BUCKETS - 1 && needed > (256ull << bucket)) bucket += 1;
+            atomic_fetch_add_explicit(&stack_needed_histogram[bucket], 1, memory_order_relaxed);
+        }
+        if (depth == 0) { atomic_fetch_add_explicit(&samples_discarded, 1, memory_order_relaxed); continue; }
+        out->info.tid = (pid_t)snapshot.tid;
+        out->info.depth = depth;
+        out->info.timestamp_ticks = snapshot.timestamp_ticks;
+        ready_count += 1;
+    }
+    return 1;
+}
+
+/// Threads found by the /proc scan have unknown stacks until their first sample shows an SP: the
+/// mapping that contains it bounds later copies. Outside the loader's lock (reads /proc).
+static void learn_requested_stacks(void) {
+    for (uint32_t i = 0; i < request_count; i++) {
+        sampler_slot *slot = atomic_load_explicit(&slots[requests[i].slot], memory_order_acquire);
+        uint64_t low = 0, high = 0;
+        if (slot == NULL || slot->tid != requests[i].tid || atomic_load(&slot->stack_high) != 0) continue;
+        if (mapping_containing(requests[i].sp, &low, &high) && slot->tid == requests[i].tid)
+            set_stack_bounds(slot, low, high);
+    }
+    request_count = 0;
+}
+
+static int any_snapshot_pending(void) {
+    for (uint32_t i = 0; i < MAX_THREADS; i++) {
+        sampler_slot *slot = atomic_load_explicit(&slots[i], memory_order_acquire);
+        if (slot != NULL && atomic_load_explicit(&slot->head, memory_order_acquire) !=
+                                atomic_load_explicit(&slot->tail, memory_order_relaxed))
+            return 1;
+    }
+    return 0;
+}
+
+int hitch_sampler_pop(hitch_sample_info *info, uint64_t *frames, uint32_t capacity) {
+    int found = 0;
+    pthread_mutex_lock(&pop_lock);
+    if (ready_next == ready_count && scratch != NULL) {
+        ready_next = ready_count = 0;
+        if (any_snapshot_pending()) {
+            dl_iterate_phdr(unwind_batch_callback, NULL);
+            learn_requested_stacks();
+        }
+    }
+    if (ready_next < ready_count) {
+        const unwound_sample *sample = &ready[ready_next++];
+        uint32_t kept = sample->info.depth < capacity ? sample->info.depth : capacity;
+        *info = sample->info;
+        info->depth = kept;
+        memcpy(frames, sample->frames, kept * sizeof(uint64_t));
         found = 1;
     }
     pthread_mutex_unlock(&pop_lock);
     return found;
 }
 
+uint64_t hitch_sampler_handler_ticks_percentile(double quantile) {
+    uint64_t counts[HANDLER_BUCKETS];
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < HANDLER_BUCKETS; i++) {
+        counts[i] = atomic_load_explicit(&handler_ticks_histogram[i], memory_order_relaxed);
+        total += counts[i];
+    }
+    if (total == 0) return 0;
+    uint64_t rank = (uint64_t)(quantile * (double)(total - 1)), seen = 0;
+    for (uint32_t i = 0; i < HANDLER_BUCKETS; i++) {
+        seen += counts[i];
+        if (seen > rank) return ((uint64_t)i << HANDLER_BUCKET_SHIFT) + (1u << HANDLER_BUCKET_SHIFT) / 2;
+    }
+    return (uint64_t)HANDLER_BUCKETS << HANDLER_BUCKET_SHIFT;
+}
+
+void hitch_sampler_reset_handler_times(void) {
+    for (uint32_t i = 0; i < HANDLER_BUCKETS; i++) atomic_store_explicit(&handler_ticks_histogram[i], 0, memory_order_relaxed);
+    for (uint32_t i = 0; i < NEEDED_BUCKETS; i++) atomic_store_explicit(&stack_needed_histogram[i], 0, memory_order_relaxed);
+}
+
+uint64_t hitch_sampler_stack_bytes_needed_percentile(double quantile) {
+    uint64_t counts[NEEDED_BUCKETS], total = 0;
+    for (uint32_t i = 0; i < NEEDED_BUCKETS; i++) {
+        counts[i] = atomic_load_explicit(&stack_needed_histogram[i], memory_order_relaxed);
+        total += counts[i];
+    }
+    if (total == 0) return 0;
+    uint64_t rank = (uint64_t)(quantile * (double)(total - 1)), seen = 0;
+    for (uint32_t i = 0; i < NEEDED_BUCKETS; i++) {
+        seen += counts[i];
+        if (seen > rank) return 256ull << i;
+    }
+    return 256ull << (NEEDED_BUCKETS - 1);
+}
+
 void hitch_sampler_get_stats(hitch_sampler_stats *stats) {
     stats->samples_taken = atomic_load_explicit(&samples_taken, memory_order_relaxed);
     stats->samples_dropped = atomic_load_explicit(&samples_dropped, memory_order_relaxed);
     stats->timer_overruns = atomic_load_explicit(&timer_overruns, memory_order_relaxed);
-    stats->unwind_failures = atomic_load_explicit(&unwind_failures, memory_order_relaxed);
-    stats->samples_contended = atomic_load_explicit(&samples_contended, memory_order_relaxed);
+    stats->unwound_complete = atomic_load_explicit(&unwind_ends[UNWIND_COMPLETE], memory_order_relaxed);
+    stats->unwind_stack_unknown = atomic_load_explicit(&unwind_ends[UNWIND_STACK_UNKNOWN], memory_order_relaxed);
+    stats->unwind_off_copy_end = atomic_load_explicit(&unwind_ends[UNWIND_OFF_COPY_END], memory_order_relaxed);
+    stats->unwind_modules_changed = atomic_load_explicit(&unwind_ends[UNWIND_MODULES_CHANGED], memory_order_relaxed);
+    stats->unwind_no_module = atomic_load_explicit(&unwind_ends[UNWIND_NO_MODULE], memory_order_relaxed);
+    stats->unwind_errors = atomic_load_explicit(&unwind_ends[UNWIND_ERROR], memory_order_relaxed);
+    stats->samples_discarded = atomic_load_explicit(&samples_discarded, memory_order_relaxed);
     uint32_t armed = 0;
     for (uint32_t i = 0; i < MAX_THREADS; i++) {
         sampler_slot *slot = atomic_load_explicit(&slots[i], memory_order_acquire);

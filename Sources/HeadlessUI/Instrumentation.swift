@@ -84,6 +84,13 @@ enum Instrument {
         let stack: StackID? = captureStack ? WriterStacks.capture() : nil
         Trace.invalidation(source: source ?? unknownWriter, target: target.traceName, targetIdentity: identity, stack: stack)
     }
+    /// A node built or torn down, with where it sits (parent identity, position) and why.
+    @MainActor
+    static func viewLifetime(_ change: ViewLifetime.Change, _ node: ViewNode, reason: ViewLifetime.Reason) {
+        guard Trace.isRecording else { return }
+        Trace.viewLifetime(change, viewType: node.typeName.traceName, identity: node.identity,
+                           parentIdentity: node.parent?.identity ?? 0, position: node.position, reason: reason)
+    }
     static func layoutPass<T>(viewCount: Int, _ body: () -> T) -> T {
         Trace.layoutPass(viewCount: UInt32(clamping: viewCount), body)
     }

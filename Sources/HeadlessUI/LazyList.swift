@@ -83,7 +83,7 @@ extension ViewGraph {
         }
         let range = first..<last
         let rows = range.map { index in (key: ChildKey.explicit(group: 0, id: state.ids[index]), view: content.view(index)) }
-        Instrument.stage("diff") { reconcile(node, with: rows) }
+        Instrument.stage("diff") { reconcile(node, with: rows, firstPosition: range.lowerBound) }
 
         var y = top
         for (index, child) in zip(range, node.children) {

@@ -1,6 +1,7 @@
 // The live tree behind the view values: one node per view, keyed by identity. Updating a node
 // re-evaluates its body (composite views, under `withObservationTracking`) or re-reads its
 // children (primitives) and reconciles old and new children by identity.
+import HitchTrace
 import Observation
 import Synchronization
 
@@ -23,9 +24,14 @@ final class ViewNode {
     /// A Text's wrapped lines for the width it was placed at (the commit reuses them).
     var textLines: (width: Double, lines: [String])?
     var lazy: LazyListState?
+    /// Index among the parent's children (a lazy list row's index in the data), for the trace.
+    var position: Int
+    /// True until its children are first reconciled: children built then are built with it.
+    var isNewlyBuilt = true
 
-    init(key: ChildKey, view: any View, parent: ViewNode?) {
+    init(key: ChildKey, view: any View, parent: ViewNode?, position: Int = 0) {
         self.key = key
+        self.position = position
         self.view = view
         self.parent = parent
         self.typeName = ViewTypeNames.name(of: view)
@@ -176,16 +182,20 @@ final class ViewGraph {
     }
 
     /// Same identity -> update in place; new identity -> build; identity gone -> tear down.
-    func reconcile(_ node: ViewNode, with newChildren: [(key: ChildKey, view: any View)]) {
+    /// `firstPosition` is the first child's position (a lazy list's first materialized row).
+    func reconcile(_ node: ViewNode, with newChildren: [(key: ChildKey, view: any View)], firstPosition: Int = 0) {
+        let parentIsNew = node.isNewlyBuilt
+        node.isNewlyBuilt = false
         var old: [ChildKey: ViewNode] = [:]
         old.reserveCapacity(node.children.count)
         for child in node.children { old[child.key] = child }
         var result: [ViewNode] = []
         result.reserveCapacity(newChildren.count)
-        for (key, view) in newChildren {
+        for (offset, (key, view)) in newChildren.enumerated() {
             if let existing = old.removeValue(forKey: key) {
                 let unchanged = !existing.needsUpdate && viewsEqual(existing.view, view)
                 existing.view = view
+                existing.position = firstPosition + offset
                 statistics.nodesReused += 1
                 if unchanged {
                     updateIfNeeded(existing)
@@ -194,21 +204,23 @@ final class ViewGraph {
                 }
                 result.append(existing)
             } else {
-                let child = ViewNode(key: key, view: view, parent: node)
+                let child = ViewNode(key: key, view: view, parent: node, position: firstPosition + offset)
                 statistics.nodesBuilt += 1
+                Instrument.viewLifetime(.built, child, reason: parentIsNew ? .parentBuilt : key.isExplicit ? .newIdentity : .structuralChange)
                 update(child)
                 result.append(child)
             }
         }
-        for (_, removed) in old { tearDown(removed) }
+        for (key, removed) in old { tearDown(removed, reason: key.isExplicit ? .identityRemoved : .structuralChange) }
         node.children = result
     }
 
-    func tearDown(_ node: ViewNode) {
+    func tearDown(_ node: ViewNode, reason: ViewLifetime.Reason) {
         node.isMounted = false
         node.trackingGeneration &+= 1
         statistics.nodesTornDown += 1
-        for child in node.children { tearDown(child) }
+        Instrument.viewLifetime(.tornDown, node, reason: reason)
+        for child in node.children { tearDown(child, reason: .parentRemoved) }
         node.children = []
     }
 

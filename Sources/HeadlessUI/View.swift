@@ -51,6 +51,8 @@ public enum ChildKey: Hashable {
     case structural(position: Int, type: ObjectIdentifier)
     /// Explicit identity from `ForEach` (the ForEach's own position keeps two ForEach apart).
     case explicit(group: Int, id: AnyHashable)
+
+    var isExplicit: Bool { if case .explicit = self { true } else { false } }
 }
 
 @resultBuilder

@@ -35,6 +35,9 @@ public struct Analysis: Codable, Sendable, Equatable {
     public var views: [ViewFigures] = []
     /// Layout passes.
     public var layout: LayoutFigures = LayoutFigures()
+    /// Views torn down and rebuilt per update, and likely unstable identities; nil when the trace
+    /// has no view lifetime events.
+    public var identityChurn: IdentityChurnFigures? = nil
     /// Invalidation edges source -> target, sorted by count.
     public var invalidations: [InvalidationEdge] = []
     /// Sources ranked by how many invalidations they caused (widest fan-out first; top 20).
@@ -86,7 +89,7 @@ public struct RefreshRateChange: Codable, Sendable, Equatable {
 /// The grade of a hitch time ratio on one named scale.
 public struct HitchVerdict: Codable, Sendable, Equatable {
     /// "good", "warning" or "critical" (Apple test scale); "good", "fair", "poor", "critical" (Organizer scale).
-    public var grade: String = "good"
+    public var grade: HitchGrade = .good
     /// The scale's name, so a reader knows which thresholds applied.
     public var scale: String = ""
     public init() {}
@@ -95,7 +98,7 @@ public struct HitchVerdict: Codable, Sendable, Equatable {
 /// Hitch figures for one refresh rate (or for the recorded frames).
 public struct HitchFigures: Codable, Sendable, Equatable {
     /// "recorded" (judged from the recorded frames) or "replay" (the replay model at `rateHz`).
-    public var source: String = "recorded"
+    public var source: HitchSource = .recorded
     /// The refresh rate judged at; 0 for the recorded figures when the trace mixes rates.
     public var rateHz: Double = 0
     public var periodMs: Double = 0
@@ -107,9 +110,9 @@ public struct HitchFigures: Codable, Sendable, Equatable {
     public var hitchTimeRatioMsPerS: Double = 0
     public var animatingSeconds: Double = 0
     /// "interactions" (union of interaction intervals) or "frames" (first frame start to last present).
-    public var animatingTimeSource: String = "frames"
+    public var animatingTimeSource: AnimatingTimeSource = .frames
     /// Apple's test scale grade (good < 5, warning 5-10, critical >= 10 ms/s).
-    public var verdict: String = "good"
+    public var verdict: HitchGrade = .good
     /// Both grades with their scales named.
     public var appleTestScale: HitchVerdict = HitchVerdict()
     public var organizerScale: HitchVerdict = HitchVerdict()
@@ -186,7 +189,7 @@ public struct FrameSample: Codable, Sendable, Equatable {
     public var overrunMs: Double = 0
     public var hitchMs: Double = 0
     /// "none", "commit", "render" or "latency" (triple-buffered).
-    public var kind: String = "none"
+    public var kind: FrameKind = .none
     public init() {}
 }
 
@@ -206,6 +209,8 @@ public struct StageFigures: Codable, Sendable, Equatable {
     public var mainThreadShare: Double = 0
     /// This stage's time on the main thread / its total time.
     public var onMainThreadFraction: Double = 0
+    /// This stage's time on the main thread (what delays frames; `hitch diff` judges it per frame).
+    public var mainThreadMs: Double = 0
     /// Self time that fell inside hitching frames' windows.
     public var inHitchingFramesMs: Double = 0
     public init() {}
@@ -260,7 +265,7 @@ public struct HitchAttribution: Codable, Sendable, Equatable {
     public var startMs: Double = 0
     public var hitchMs: Double = 0
     /// "commit" or "render".
-    public var kind: String = "commit"
+    public var kind: FrameKind = .commit
     public var mainThreadMs: Double = 0
     public var renderMs: Double = 0
     /// Stages on the main and render threads overlapping the frame's window, with the overlapping
@@ -292,7 +297,7 @@ public struct SampledStack: Codable, Sendable, Equatable {
 
 public struct Offender: Codable, Sendable, Equatable {
     /// "stage", "view" or "function" (the innermost symbol of main-thread samples).
-    public var kind: String = "stage"
+    public var kind: OffenderKind = .stage
     public var name: String = ""
     /// Sum over hitching frames of hitch ms x this offender's share of the frame's window.
     public var weightedHitchMs: Double = 0
@@ -339,6 +344,10 @@ public struct DecodeFigures: Codable, Sendable, Equatable {
     public var bandwidthGBps: Double = 0
     /// From metadata `peakBandwidthGBps`; 0 when absent.
     public var peakBandwidthGBps: Double = 0
+    /// True when the trace says the bandwidth probe's arrays were below 4x the last-level cache
+    /// (metadata `bandwidthProbeMeetsCacheRule` false): the peak may be a cache figure, and every
+    /// report says so beside it.
+    public var peakBandwidthMayBeCacheBound: Bool = false
     /// From metadata `peakGFLOPS`; 0 when absent.
     public var peakGFLOPS: Double = 0
     /// bandwidthGBps / peakBandwidthGBps (0 when no peak was recorded).
@@ -365,7 +374,7 @@ public struct OpFigures: Codable, Sendable, Equatable {
     public var gflops: Double = 0
     public var flopsPerByte: Double = 0
     /// "bandwidth" or "compute" (intensity below or above the ridge point); "unknown" without peaks.
-    public var bound: String = "unknown"
+    public var bound: OpBound = .unknown
     /// Achieved / roofline-attainable performance at this op's intensity.
     public var rooflineEfficiency: Double = 0
     public init() {}
@@ -374,6 +383,10 @@ public struct OpFigures: Codable, Sendable, Equatable {
 public struct MemoryBudget: Codable, Sendable, Equatable {
     public var weightsBytes: UInt64 = 0
     public var kvCacheBytes: UInt64 = 0
+    /// True when the trace had no `weightsBytes` / `kvCacheBytes` metadata and the figure is
+    /// estimated from the largest decode token's op bytes (every report labels it "estimated").
+    public var weightsBytesEstimated: Bool = false
+    public var kvCacheBytesEstimated: Bool = false
     public var peakResidentBytes: UInt64 = 0
     /// weights + KV cache + peak resident (as the issue defines the budget).
     public var totalBytes: UInt64 = 0

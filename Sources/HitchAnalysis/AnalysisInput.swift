@@ -7,8 +7,10 @@ public protocol AnalysisInput {
     mutating func nextEvent() throws -> TraceEvent?
     /// Resolves an interned string of this trace.
     func string(_ id: StringID) -> String
-    /// The name of a thread of this trace ("main" names the main thread).
+    /// The name of a thread of this trace ("main" names the main thread when no thread has a role).
     func threadName(_ thread: ThreadID) -> String
+    /// The role the recorder stored for a thread ("main", "render"), or nil (docs/METRICS.md "Trace inputs").
+    func threadRole(_ thread: ThreadID) -> String?
     /// How far through the input the stream is (0...1), for progress bars; nil when unknown.
     var progress: Double? { get }
     /// Decodes the next event into `event`; false at the end. Inputs that can write the event in
@@ -17,6 +19,8 @@ public protocol AnalysisInput {
 }
 
 extension AnalysisInput {
+    public func threadRole(_ thread: ThreadID) -> String? { nil }
+
     public mutating func nextEvent(into event: inout TraceEvent) throws -> Bool {
         guard let next = try nextEvent() else { return false }
         event = next

@@ -2,13 +2,17 @@ import Foundation
 
 // CI budgets: `hitch check TRACE --budget FILE`. The format (docs/METRICS.md "Budgets"):
 //   {"budgets": [{"metric": "hitches.120.hitchTimeRatioMsPerS", "max": 5},
-//                {"metric": "decode.tokensPerSecond", "min": 20, "name": "decode speed"}]}
+//                {"metric": "decode.tokensPerSecond", "min": 20, "name": "decode speed", "optional": true}]}
+// A check never passes a budget it could not evaluate: a figure the trace lacks is an error,
+// unless the budget is marked optional (then it is skipped, and said to be).
 
 public struct Budget: Sendable, Equatable {
     public var name: String
     public var metric: MetricPath
     public var max: Double?
     public var min: Double?
+    /// May be skipped when the trace has no such figure (a decode budget shared by feed and LLM traces).
+    public var optional: Bool = false
 }
 
 public enum BudgetError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -24,15 +28,23 @@ public enum BudgetError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 }
 
+public enum BudgetStatus: String, Codable, Sendable {
+    case passed
+    case failed
+    /// An optional budget whose figure the trace does not have.
+    case skipped
+}
+
 /// The result of one budget against one analysis.
 public struct BudgetOutcome: Sendable, Equatable, Codable {
     public var name: String
     public var metric: String
     public var max: Double?
     public var min: Double?
-    /// The figure's value; nil when the trace has no such figure (the budget then passes, noted).
+    /// The figure's value; nil when the budget was skipped.
     public var actual: Double?
-    public var passed: Bool
+    public var status: BudgetStatus
+    public var passed: Bool { status != .failed }
     /// One line: "hitches.120.hitchTimeRatioMsPerS = 12.3 > max 5".
     public var message: String
 }
@@ -54,20 +66,25 @@ public enum BudgetFile {
         guard list.count <= maxBudgets else {
             throw .invalid(path: path, reason: "\(list.count) budgets; at most \(maxBudgets) are allowed")
         }
-        let allowed: Set<String> = ["metric", "max", "min", "name"]
+        guard !list.isEmpty else {
+            throw .invalid(path: path, reason: "the \"budgets\" list is empty: a check of nothing would always pass")
+        }
+        let allowed: Set<String> = ["metric", "max", "min", "name", "optional"]
         var budgets: [Budget] = []
         let schema = Analysis.schemaObject
         for (index, item) in list.enumerated() {
             let at = "budget \(index + 1)"
             guard let entry = item as? [String: Any] else { throw .invalid(path: path, reason: "\(at) is not an object") }
             if let unknown = entry.keys.sorted().first(where: { !allowed.contains($0) }) {
-                throw .invalid(path: path, reason: "\(at) has unknown key \"\(unknown)\" (allowed: metric, max, min, name)")
+                throw .invalid(path: path, reason: "\(at) has unknown key \"\(unknown)\" (allowed: metric, max, min, name, optional)")
             }
             guard let metricText = entry["metric"] as? String else { throw .invalid(path: path, reason: "\(at) needs a \"metric\" string") }
             let metric: MetricPath
             do { metric = try MetricPath(metricText) } catch { throw .invalid(path: path, reason: "\(at): \(error)") }
             guard metric.isKnown(schema: schema) else {
-                throw .invalid(path: path, reason: "\(at): unknown metric '\(metricText)' (see docs/METRICS.md for the JSON schema)")
+                let closest = metric.suggestions(in: schema)
+                throw .invalid(path: path, reason: "\(at): unknown metric '\(metricText)'"
+                               + (closest.isEmpty ? "" : "; closest: " + closest.joined(separator: ", ")) + " (docs/METRICS.md lists every figure)")
             }
             func limit(_ key: String) throws(BudgetError) -> Double? {
                 guard let value = entry[key] else { return nil }
@@ -80,8 +97,18 @@ public enum BudgetFile {
             }
             let max = try limit("max"), min = try limit("min")
             guard max != nil || min != nil else { throw .invalid(path: path, reason: "\(at) needs \"max\" or \"min\"") }
+            if let max, let min, min > max { throw .invalid(path: path, reason: "\(at): \"min\" (\(format(min))) is above \"max\" (\(format(max)))") }
+            var optional = false
+            if let flag = entry["optional"] {
+                let isBoolean = type(of: flag) == Bool.self || (flag as? NSNumber).map { String(cString: $0.objCType) == "c" } ?? false
+                guard isBoolean, let value = flag as? Bool else {
+                    throw .invalid(path: path, reason: "\(at): \"optional\" must be true or false")
+                }
+                optional = value
+            }
+            if let name = entry["name"], !(name is String) { throw .invalid(path: path, reason: "\(at): \"name\" must be a string") }
             let name = entry["name"] as? String ?? metricText
-            budgets.append(Budget(name: name, metric: metric, max: max, min: min))
+            budgets.append(Budget(name: name, metric: metric, max: max, min: min, optional: optional))
         }
         return budgets
     }
@@ -95,26 +122,46 @@ public enum BudgetFile {
         return try parse(data, path: path)
     }
 
-    /// Checks every budget against an analysis. A figure that is not numeric is a budget-file error.
+    /// The refresh rates (Hz) the budgets name (`hitches.90.…`): the analysis must judge at them.
+    public static func refreshRates(in budgets: [Budget]) -> [Double] {
+        var rates: [Double] = []
+        for budget in budgets {
+            guard budget.metric.segments.count >= 2, budget.metric.segments[0] == .key("hitches"),
+                  case .key(let key) = budget.metric.segments[1], let rate = Double(key), rate.isFinite, rate > 0,
+                  !rates.contains(rate) else { continue }
+            rates.append(rate)
+        }
+        return rates
+    }
+
+    /// Checks every budget against an analysis. A figure that is not numeric, or that the trace does
+    /// not have (unless the budget is optional), is a budget-file error: nothing passes unchecked.
     public static func evaluate(_ budgets: [Budget], against analysis: Analysis, path: String = "budget") throws(BudgetError) -> [BudgetOutcome] {
         let root: Any
         do { root = try analysis.jsonObject() } catch { throw .invalid(path: path, reason: "cannot encode the analysis: \(error)") }
         var outcomes: [BudgetOutcome] = []
-        for budget in budgets {
+        for (index, budget) in budgets.enumerated() {
             var outcome = BudgetOutcome(name: budget.name, metric: budget.metric.text, max: budget.max, min: budget.min,
-                                        actual: nil, passed: true, message: "")
+                                        actual: nil, status: .passed, message: "")
             switch budget.metric.resolve(in: root) {
             case .absent:
-                outcome.message = "\(budget.metric) is not in this trace (budget skipped)"
+                guard budget.optional else {
+                    let closest = budget.metric.suggestions(in: root)
+                    throw .invalid(path: path, reason: "budget \(index + 1): the trace has no figure '\(budget.metric)'"
+                                   + (closest.isEmpty ? "" : "; closest: " + closest.joined(separator: ", "))
+                                   + " (mark the budget \"optional\": true to skip it where the figure is absent)")
+                }
+                outcome.status = .skipped
+                outcome.message = "\(budget.metric) is not in this trace (optional budget skipped)"
             case .notNumeric(let what):
                 throw .invalid(path: path, reason: "metric '\(budget.metric)' is \(what), not a number")
             case .number(let value):
                 outcome.actual = value
                 if let max = budget.max, value > max {
-                    outcome.passed = false
+                    outcome.status = .failed
                     outcome.message = "\(budget.metric) = \(format(value)) > max \(format(max))"
                 } else if let min = budget.min, value < min {
-                    outcome.passed = false
+                    outcome.status = .failed
                     outcome.message = "\(budget.metric) = \(format(value)) < min \(format(min))"
                 } else {
                     let limits = [budget.min.map { "min \(format($0))" }, budget.max.map { "max \(format($0))" }].compactMap { $0 }
@@ -134,8 +181,6 @@ public enum BudgetFile {
 extension BudgetOutcome {
     /// Budget outcomes as stable JSON (sorted keys).
     public static func jsonData(_ outcomes: [BudgetOutcome]) throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
-        return try encoder.encode(outcomes)
+        try JSONOutput.encoder().encode(outcomes)
     }
 }

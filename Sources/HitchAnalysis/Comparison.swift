@@ -1,13 +1,60 @@
 import Foundation
 
-// `hitch diff`: per-figure change between two sides (one or more runs each). With two or more runs
-// on both sides, a change counts only when Welch's t-test finds it significant, so CI gates on real
-// regressions, not noise (docs/METRICS.md "Comparing runs").
+// `hitch diff` and the HTML comparison: figure-by-figure change between two sides (one or more runs
+// each), and one verdict for the whole comparison (docs/METRICS.md "Comparing runs").
+//
+// - Figures are compared per frame or per second where a total would grow with the run's length
+//   (a run that delivers more frames does more rendering in all).
+// - Only hitch figures and main-thread figures are *judged*: they are what a user sees. The rest
+//   (off-main stages, self times, decode, tokens) are *informational*: shown, never a regression.
+// - A figure only one side has is reported apart; its effect on the user shows in the judged figures.
+// - A change counts when it is beyond the threshold percent and a small absolute floor per figure,
+//   and, with two or more runs a side, significant by Welch's t-test.
+
+/// What a compared figure's change means for the comparison's verdict.
+public enum FigureRole: String, Codable, Sendable {
+    /// A hitch or main-thread figure: a worse value beyond threshold and noise is a regression.
+    case judged
+    /// Shown for context; never a regression or an improvement.
+    case informational
+}
+
+/// Which sides have the figure.
+public enum FigurePresence: String, Codable, Sendable {
+    case both
+    case onlyInBase
+    case onlyInNew
+}
+
+/// How a figure is normalized before comparing.
+public enum FigureScale: String, Codable, Sendable {
+    /// As the analysis states it (a ratio, a percentile, a maximum).
+    case asIs
+    /// Divided by the run's recorded frames.
+    case perFrame
+    /// Divided by the run's animating seconds.
+    case perSecond
+}
+
+/// The direction of a change beyond threshold and noise.
+public enum ChangeDirection: String, Codable, Sendable {
+    case worse
+    case better
+    case unchanged
+}
 
 /// One compared figure.
 public struct FigureChange: Codable, Sendable, Equatable {
-    /// A metric path (the same names budgets use).
+    /// The metric path of the figure compared (the names budgets use), before normalization.
     public var metric: String
+    /// What the figure is, in words: "hitch time ratio at 120 Hz", "stage 'filter' on the main thread".
+    public var label: String
+    /// The unit of the compared values: "ms/s", "ms per frame", "per frame", "ms", "%", "tok/s".
+    public var unit: String
+    public var scale: FigureScale
+    public var role: FigureRole
+    public var presence: FigurePresence
+    /// One value per run, normalized by `scale`.
     public var baseValues: [Double]
     public var newValues: [Double]
     public var baseMean: Double
@@ -18,8 +65,32 @@ public struct FigureChange: Codable, Sendable, Equatable {
     public var higherIsBetter: Bool
     /// Two-sided p-value of Welch's t-test; nil with fewer than two runs on a side.
     public var pValue: Double?
-    /// "regression", "improvement" or "unchanged".
-    public var verdict: String
+    /// Worse or better beyond threshold, floor and noise; unchanged otherwise (and for figures one side lacks).
+    public var direction: ChangeDirection
+
+    /// A judged figure both sides have that got worse: what fails CI.
+    public var isRegression: Bool { role == .judged && presence == .both && direction == .worse }
+    public var isImprovement: Bool { role == .judged && presence == .both && direction == .better }
+}
+
+/// The comparison's one answer, computed here and only rendered elsewhere.
+public enum ComparisonOutcome: String, Codable, Sendable {
+    /// A judged figure regressed (whatever else improved).
+    case worse
+    /// A judged figure improved and none regressed.
+    case better
+    /// No judged figure changed beyond threshold and noise.
+    case unchanged
+}
+
+public struct ComparisonVerdict: Codable, Sendable, Equatable {
+    public var outcome: ComparisonOutcome
+    /// The judged changes that decided the outcome, most telling first (hitch time ratios lead).
+    public var headline: [FigureChange]
+    public var regressionCount: Int
+    public var improvementCount: Int
+    /// How many headline figures a one-line rendering shows.
+    public static let headlineLimit = 3
 }
 
 public struct Comparison: Codable, Sendable, Equatable {
@@ -27,77 +98,109 @@ public struct Comparison: Codable, Sendable, Equatable {
     public var alpha: Double
     public var baseRuns: Int
     public var newRuns: Int
+    public var verdict: ComparisonVerdict
     public var changes: [FigureChange]
-    public var regressions: [FigureChange] { changes.filter { $0.verdict == "regression" } }
-    public var improvements: [FigureChange] { changes.filter { $0.verdict == "improvement" } }
+    public var regressions: [FigureChange] { changes.filter(\.isRegression) }
+    public var improvements: [FigureChange] { changes.filter(\.isImprovement) }
+    /// Informational figures that moved beyond threshold and noise.
+    public var informationalChanges: [FigureChange] {
+        changes.filter { $0.role == .informational && $0.presence == .both && $0.direction != .unchanged }
+    }
+    public var onlyInBase: [FigureChange] { changes.filter { $0.presence == .onlyInBase } }
+    public var onlyInNew: [FigureChange] { changes.filter { $0.presence == .onlyInNew } }
+    /// Both sides have them, and they did not move beyond threshold and noise.
+    public var unchanged: [FigureChange] { changes.filter { $0.presence == .both && $0.direction == .unchanged } }
+    /// True when the comparison used Welch's t-test (two or more runs on each side).
+    public var usesSignificanceTest: Bool { baseRuns >= 2 && newRuns >= 2 }
 }
 
-/// A figure `hitch diff` compares: path, direction, and the smallest absolute change that matters.
-struct ComparedFigure {
-    var metric: String
-    var value: Double
-    var higherIsBetter: Bool
-    var absoluteFloor: Double
+/// A figure `hitch diff` compares (and `hitch history` stores): path, words, normalization, role,
+/// direction, and the smallest absolute change (after normalization) that matters.
+public struct ComparedFigure: Sendable {
+    public var metric: String
+    var label: String
+    public var unit: String
+    var scale: FigureScale
+    var role: FigureRole
+    public var value: Double
+    public var higherIsBetter: Bool
+    public var absoluteFloor: Double
 }
 
 extension Analysis {
-    /// The figures `hitch diff` compares, by metric path.
-    func comparedFigures() -> [ComparedFigure] {
+    /// The figures `hitch diff` compares, by metric path, normalized by this run's frames and seconds.
+    public func comparedFigures() -> [ComparedFigure] {
         var result: [ComparedFigure] = []
-        func add(_ metric: String, _ value: Double, higherIsBetter: Bool = false, floor: Double) {
-            result.append(ComparedFigure(metric: metric, value: value, higherIsBetter: higherIsBetter, absoluteFloor: floor))
+        let frames = Double(recorded.frameCount), seconds = recorded.animatingSeconds
+        func add(_ metric: String, _ label: String, _ unit: String, _ value: Double, _ role: FigureRole,
+                 scale: FigureScale = .asIs, higherIsBetter: Bool = false, floor: Double) {
+            let divisor = scale == .perFrame ? frames : scale == .perSecond ? seconds : 1
+            // A run without frames has no per-frame figures (nothing to divide by).
+            guard divisor > 0 else { return }
+            result.append(ComparedFigure(metric: metric, label: label, unit: unit, scale: scale, role: role,
+                                         value: value / divisor, higherIsBetter: higherIsBetter, absoluteFloor: floor))
         }
-        for key in hitches.keys.sorted() {
-            guard let h = hitches[key] else { continue }
-            let p = "hitches.\(key)."
-            add(p + "hitchTimeRatioMsPerS", h.hitchTimeRatioMsPerS, floor: 0.5)
-            add(p + "hitchCount", Double(h.hitchCount), floor: 1)
-            add(p + "totalHitchMs", h.totalHitchMs, floor: 1)
-            add(p + "longestHitchMs", h.longestHitchMs, floor: 1)
-            add(p + "frameTimeMs.p95", h.frameTimeMs.p95, floor: 0.25)
-            add(p + "frameTimeMs.p99", h.frameTimeMs.p99, floor: 0.25)
-            add(p + "slowFrames", Double(h.slowFrames), floor: 1)
-            add(p + "frozenFrames", Double(h.frozenFrames), floor: 1)
+        for key in hitches.keys.sorted(by: { (Double($0) ?? 0, $0) < (Double($1) ?? 0, $1) }) {
+            guard let h = hitches[key], h.frameCount > 0 else { continue }
+            let p = "hitches.\(key).", at = " at \(key) Hz"
+            add(p + "hitchTimeRatioMsPerS", "hitch time ratio" + at, "ms/s", h.hitchTimeRatioMsPerS, .judged, floor: 0.5)
+            add(p + "hitchCount", "hitches" + at, "per s", Double(h.hitchCount), .judged, scale: .perSecond, floor: 0.2)
+            add(p + "longestHitchMs", "longest hitch" + at, "ms", h.longestHitchMs, .judged, floor: 1)
+            add(p + "frameTimeMs.p95", "p95 frame time" + at, "ms", h.frameTimeMs.p95, .judged, floor: 0.25)
+            add(p + "frameTimeMs.p99", "p99 frame time" + at, "ms", h.frameTimeMs.p99, .judged, floor: 0.25)
+            // Frames over one period, as a share of frames: a run with more frames is not worse for it.
+            result.append(ComparedFigure(metric: p + "slowFrames", label: "slow frames" + at, unit: "% of frames", scale: .asIs,
+                                         role: .judged, value: Double(h.slowFrames) / Double(h.frameCount) * 100,
+                                         higherIsBetter: false, absoluteFloor: 0.5))
+            add(p + "frozenFrames", "frozen frames" + at, "frames", Double(h.frozenFrames), .judged, floor: 1)
         }
         for s in stages {
-            add("stages[\(s.name)].totalMs", s.totalMs, floor: 0.5)
-            add("stages[\(s.name)].selfMs", s.selfMs, floor: 0.5)
-            add("stages[\(s.name)].p95Ms", s.p95Ms, floor: 0.1)
-            // The fraction of the stage's own time spent on the main thread, not its share of all
-            // main-thread time: that share rises whenever other stages leave the main thread.
-            add("stages[\(s.name)].onMainThreadFraction", s.onMainThreadFraction, floor: 0.02)
+            let name = "stage '\(s.name)'"
+            // Time a stage spends on the main thread delays frames; time elsewhere does not.
+            add("stages[\(s.name)].mainThreadMs", name + " on the main thread", "ms per frame", s.mainThreadMs, .judged, scale: .perFrame, floor: 0.05)
+            add("stages[\(s.name)].totalMs", name + " on all threads", "ms per frame", s.totalMs, .informational, scale: .perFrame, floor: 0.05)
+            // Self time moves whenever work moves into or out of a nested stage.
+            add("stages[\(s.name)].selfMs", name + " self time", "ms per frame", s.selfMs, .informational, scale: .perFrame, floor: 0.05)
+            add("stages[\(s.name)].count", name + " runs", "per frame", Double(s.count), .informational, scale: .perFrame, floor: 0.05)
+            add("stages[\(s.name)].p95Ms", name + " p95 duration", "ms", s.p95Ms, .informational, floor: 0.1)
         }
         for v in views {
-            add("views[\(v.type)].totalMs", v.totalMs, floor: 0.5)
-            add("views[\(v.type)].bodyEvaluations", Double(v.bodyEvaluations), floor: 1)
-            add("views[\(v.type)].longUpdates", Double(v.longUpdates), floor: 1)
+            let name = "view \(v.type)"
+            // Body evaluations run on the main thread (the view runtime is main-actor isolated).
+            add("views[\(v.type)].totalMs", name + " body time", "ms per frame", v.totalMs, .judged, scale: .perFrame, floor: 0.05)
+            add("views[\(v.type)].bodyEvaluations", name + " body evaluations", "per frame", Double(v.bodyEvaluations), .judged, scale: .perFrame, floor: 0.1)
+            add("views[\(v.type)].longUpdates", name + " long updates (>500 µs)", "per s", Double(v.longUpdates), .judged, scale: .perSecond, floor: 0.1)
+            add("views[\(v.type)].maxMs", name + " longest body", "ms", v.maxMs, .informational, floor: 0.1)
+        }
+        if layout.passes > 0 {
+            add("layout.totalMs", "layout", "ms per frame", layout.totalMs, .judged, scale: .perFrame, floor: 0.05)
         }
         if let d = decode {
-            add("decode.tokensPerSecond", d.tokensPerSecond, higherIsBetter: true, floor: 0.1)
-            add("decode.timeToFirstTokenMs", d.timeToFirstTokenMs, floor: 1)
-            add("decode.bytesPerToken", d.bytesPerToken, floor: 1)
-            add("decode.bandwidthGBps", d.bandwidthGBps, higherIsBetter: true, floor: 0.01)
-            add("decode.utilization", d.utilization, higherIsBetter: true, floor: 0.005)
+            add("decode.tokensPerSecond", "decode rate", "tok/s", d.tokensPerSecond, .informational, higherIsBetter: true, floor: 0.1)
+            add("decode.timeToFirstTokenMs", "time to first token", "ms", d.timeToFirstTokenMs, .informational, floor: 1)
+            add("decode.bytesPerToken", "bytes per token", "B", d.bytesPerToken, .informational, floor: 1)
+            add("decode.bandwidthGBps", "decode bandwidth", "GB/s", d.bandwidthGBps, .informational, higherIsBetter: true, floor: 0.01)
+            add("decode.utilization", "bandwidth utilization", "fraction", d.utilization, .informational, higherIsBetter: true, floor: 0.005)
         }
         if let t = tokens {
-            add("tokens.dropped", Double(t.dropped), floor: 1)
-            add("tokens.tokenToScreenMs.p95", t.tokenToScreenMs.p95, floor: 0.5)
+            add("tokens.dropped", "tokens dropped", "tokens", Double(t.dropped), .informational, floor: 1)
+            add("tokens.tokenToScreenMs.p95", "p95 token-to-screen latency", "ms", t.tokenToScreenMs.p95, .informational, floor: 0.5)
         }
-        add("droppedEvents", Double(droppedEvents), floor: 1)
+        add("droppedEvents", "events dropped by the recorder", "events", Double(droppedEvents), .informational, floor: 1)
         return result
     }
 }
 
 public enum RunComparison {
-    /// Compares figure by figure. `base` and `new` hold one analysis per run.
+    /// Compares figure by figure and decides the verdict. `base` and `new` hold one analysis per run.
     public static func compare(base: [Analysis], new: [Analysis], thresholdPercent: Double, alpha: Double = 0.05) -> Comparison {
         var order: [String] = []
-        var info: [String: (higherIsBetter: Bool, floor: Double)] = [:]
+        var info: [String: ComparedFigure] = [:]
         var baseValues: [String: [Double]] = [:], newValues: [String: [Double]] = [:]
         func collect(_ analyses: [Analysis], into values: inout [String: [Double]]) {
             for analysis in analyses {
                 for figure in analysis.comparedFigures() {
-                    if info[figure.metric] == nil { order.append(figure.metric); info[figure.metric] = (figure.higherIsBetter, figure.absoluteFloor) }
+                    if info[figure.metric] == nil { order.append(figure.metric); info[figure.metric] = figure }
                     values[figure.metric, default: []].append(figure.value)
                 }
             }
@@ -106,22 +209,43 @@ public enum RunComparison {
         collect(new, into: &newValues)
         var changes: [FigureChange] = []
         for metric in order {
-            guard let (higherIsBetter, floor) = info[metric] else { continue }
-            // A figure missing from a run (a stage that did not run) counts as 0 there.
+            guard let figure = info[metric] else { continue }
+            let presence: FigurePresence = baseValues[metric] == nil ? .onlyInNew : newValues[metric] == nil ? .onlyInBase : .both
+            // A figure missing from some runs of a side (a stage that did not run) counts as 0 there.
             let b = padded(baseValues[metric] ?? [], to: base.count)
             let n = padded(newValues[metric] ?? [], to: new.count)
             let baseMean = mean(b), newMean = mean(n)
             let delta = newMean - baseMean
             let percent: Double? = baseMean != 0 ? delta / abs(baseMean) * 100 : nil
             let p: Double? = (b.count >= 2 && n.count >= 2) ? welchTTest(b, n) : nil
-            let worse = higherIsBetter ? delta < 0 : delta > 0
-            let beyondThreshold = abs(delta) > floor && (percent.map { abs($0) > thresholdPercent } ?? true)
-            let significant = p.map { $0 < alpha } ?? true
-            let verdict = beyondThreshold && significant ? (worse ? "regression" : "improvement") : "unchanged"
-            changes.append(FigureChange(metric: metric, baseValues: b, newValues: n, baseMean: baseMean, newMean: newMean,
-                                        changePercent: percent, higherIsBetter: higherIsBetter, pValue: p, verdict: verdict))
+            // The threshold applies to every figure: a change from 0 is an infinite relative change.
+            let relative = percent.map(abs) ?? (delta == 0 ? 0 : .infinity)
+            let beyond = abs(delta) > figure.absoluteFloor && relative > thresholdPercent && (p.map { $0 < alpha } ?? true)
+            let worse = figure.higherIsBetter ? delta < 0 : delta > 0
+            let direction: ChangeDirection = presence == .both && beyond ? (worse ? .worse : .better) : .unchanged
+            changes.append(FigureChange(metric: metric, label: figure.label, unit: figure.unit, scale: figure.scale, role: figure.role,
+                                        presence: presence, baseValues: b, newValues: n, baseMean: baseMean, newMean: newMean,
+                                        changePercent: percent, higherIsBetter: figure.higherIsBetter, pValue: p, direction: direction))
         }
-        return Comparison(thresholdPercent: thresholdPercent, alpha: alpha, baseRuns: base.count, newRuns: new.count, changes: changes)
+        return Comparison(thresholdPercent: thresholdPercent, alpha: alpha, baseRuns: base.count, newRuns: new.count,
+                          verdict: verdict(changes), changes: changes)
+    }
+
+    /// Worse if any judged figure regressed; better if one improved and none regressed; unchanged otherwise.
+    static func verdict(_ changes: [FigureChange]) -> ComparisonVerdict {
+        let regressions = changes.filter(\.isRegression), improvements = changes.filter(\.isImprovement)
+        let outcome: ComparisonOutcome = !regressions.isEmpty ? .worse : !improvements.isEmpty ? .better : .unchanged
+        let deciding = outcome == .worse ? regressions : improvements
+        // Hitch time ratios first (what Apple's scale grades), then the largest relative changes.
+        let ranked = deciding.enumerated().sorted { a, b in
+            let ratioA = a.element.metric.hasSuffix(".hitchTimeRatioMsPerS"), ratioB = b.element.metric.hasSuffix(".hitchTimeRatioMsPerS")
+            if ratioA != ratioB { return ratioA }
+            if ratioA { return a.offset > b.offset }   // the highest refresh rate first
+            let sizeA = abs(a.element.changePercent ?? .infinity), sizeB = abs(b.element.changePercent ?? .infinity)
+            return sizeA != sizeB ? sizeA > sizeB : a.offset < b.offset
+        }.map(\.element)
+        return ComparisonVerdict(outcome: outcome, headline: Array(ranked.prefix(ComparisonVerdict.headlineLimit)),
+                                 regressionCount: regressions.count, improvementCount: improvements.count)
     }
 
     private static func padded(_ values: [Double], to count: Int) -> [Double] {
@@ -145,6 +269,26 @@ public enum RunComparison {
         let t = difference / (va + vb).squareRoot()
         let df = (va + vb) * (va + vb) / (va * va / (na - 1) + vb * vb / (nb - 1))
         // P(|T| > |t|) = I_{df/(df+t^2)}(df/2, 1/2)
+        return regularizedIncompleteBeta(df / (df + t * t), df / 2, 0.5)
+    }
+
+    /// Two-sided p-value of Student's t-test with pooled variance: both samples are taken to share one
+    /// spread, so a short sample's chance low spread does not make a small difference look certain
+    /// (what change-point detection needs: its candidate segments are picked for looking uniform).
+    public static func pooledTTest(_ a: [Double], _ b: [Double]) -> Double {
+        pooledTTest(countA: Double(a.count), meanA: mean(a), varianceA: variance(a),
+                    countB: Double(b.count), meanB: mean(b), varianceB: variance(b))
+    }
+
+    /// The same from each sample's count, mean and (n - 1) variance.
+    public static func pooledTTest(countA na: Double, meanA: Double, varianceA: Double,
+                                   countB nb: Double, meanB: Double, varianceB: Double) -> Double {
+        guard na + nb > 2 else { return 1 }
+        let pooled = (varianceA * max(na - 1, 0) + varianceB * max(nb - 1, 0)) / (na + nb - 2)
+        let difference = meanA - meanB
+        let standardError = (pooled * (1 / na + 1 / nb)).squareRoot()
+        guard standardError > 0 else { return difference == 0 ? 1 : 0 }
+        let t = difference / standardError, df = na + nb - 2
         return regularizedIncompleteBeta(df / (df + t * t), df / 2, 0.5)
     }
 

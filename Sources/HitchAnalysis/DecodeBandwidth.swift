@@ -51,14 +51,18 @@ struct DecodeBandwidth: Sendable {
     private var prefillNs: Int64 = 0
     private var ttftNs: [Int64] = []
     private var decodeTokens = 0
-    private var decodeWeightBytes: Double = 0
-    private var decodeKVBytes: Double = 0
-    private var decodeOtherBytes: Double = 0
-    private var decodeFlops: Double = 0
+    // Integer sums: the groups are visited in hash order, and the total must not depend on it.
+    private var decodeWeightBytes: UInt64 = 0
+    private var decodeKVBytes: UInt64 = 0
+    private var decodeOtherBytes: UInt64 = 0
+    private var decodeFlops: UInt64 = 0
     private var maxKVBytesOneToken: UInt64 = 0
     private var maxWeightBytesOneToken: UInt64 = 0
     private var steps = QuantileSketch()
     private var generatedTokens = 0
+    /// The resident-memory counter's maximum (docs/METRICS.md "Memory").
+    private var peakResidentBytes: UInt64 = 0
+    private var residentCounter: Int32 = -1
 
     mutating func op(_ op: InferenceOp, name: Int32, computeUnit: Int32, startNs: Int64, kindOf: (Int32) -> OpByteKind) {
         opCount += 1
@@ -107,10 +111,10 @@ struct DecodeBandwidth: Sendable {
                 lastPrefillIndex = max(lastPrefillIndex, index)
             } else {
                 decodeTokens += 1
-                decodeWeightBytes += Double(group.weightBytes)
-                decodeKVBytes += Double(group.kvBytes)
-                decodeOtherBytes += Double(group.otherBytes)
-                decodeFlops += Double(group.flops)
+                decodeWeightBytes &+= group.weightBytes
+                decodeKVBytes &+= group.kvBytes
+                decodeOtherBytes &+= group.otherBytes
+                decodeFlops &+= group.flops
                 maxKVBytesOneToken = max(maxKVBytesOneToken, group.kvBytes)
                 maxWeightBytesOneToken = max(maxWeightBytesOneToken, group.weightBytes)
                 decodeEnds.append(group.endNs)
@@ -146,18 +150,19 @@ struct DecodeBandwidth: Sendable {
         d.bestTokensPerSecond = fastest > 0 ? 1e9 / fastest : 0
         if decodeTokens > 0 {
             let n = Double(decodeTokens)
-            d.weightBytesPerToken = decodeWeightBytes / n
-            d.kvCacheBytesPerToken = decodeKVBytes / n
-            d.otherBytesPerToken = decodeOtherBytes / n
+            d.weightBytesPerToken = Double(decodeWeightBytes) / n
+            d.kvCacheBytesPerToken = Double(decodeKVBytes) / n
+            d.otherBytesPerToken = Double(decodeOtherBytes) / n
             d.bytesPerToken = d.weightBytesPerToken + d.kvCacheBytesPerToken + d.otherBytesPerToken
-            d.flopsPerToken = decodeFlops / n
+            d.flopsPerToken = Double(decodeFlops) / n
         }
         if medianStepNs > 0 { d.bandwidthGBps = d.bytesPerToken / (medianStepNs / 1e9) / 1e9 }
         d.peakBandwidthGBps = Double(metadata[MetadataKey.peakBandwidthGBps] ?? "") ?? 0
+        d.peakBandwidthMayBeCacheBound = metadata[MetadataKey.bandwidthProbeMeetsCacheRule] == "false"
         d.peakGFLOPS = Double(metadata[MetadataKey.peakGFLOPS] ?? "") ?? 0
         if d.peakBandwidthGBps > 0 {
             d.utilization = d.bandwidthGBps / d.peakBandwidthGBps
-            d.notBandwidthBound = d.utilization < 0.3
+            d.notBandwidthBound = d.utilization < AnalysisThresholds.notBandwidthBoundUtilization
         }
         if d.peakBandwidthGBps > 0 && d.peakGFLOPS > 0 { d.ridgeFlopsPerByte = d.peakGFLOPS / d.peakBandwidthGBps }
         let totalOpNs = ops.reduce(Int64(0)) { $0.addingSaturated($1.totalNs) }
@@ -175,7 +180,7 @@ struct DecodeBandwidth: Sendable {
             o.gflops = seconds > 0 ? Double(t.flops) / seconds / 1e9 : 0
             o.flopsPerByte = t.bytes > 0 ? Double(t.flops) / Double(t.bytes) : 0
             if d.ridgeFlopsPerByte > 0 {
-                o.bound = o.flopsPerByte < d.ridgeFlopsPerByte ? "bandwidth" : "compute"
+                o.bound = o.flopsPerByte < d.ridgeFlopsPerByte ? .bandwidth : .compute
                 let attainableGFLOPS = min(d.peakGFLOPS, o.flopsPerByte * d.peakBandwidthGBps)
                 // A zero-FLOP op is judged on bandwidth alone.
                 o.rooflineEfficiency = attainableGFLOPS > 0 ? o.gflops / attainableGFLOPS
@@ -187,8 +192,11 @@ struct DecodeBandwidth: Sendable {
         }
         d.ops.sort { ($0.totalMs, $1.name) > ($1.totalMs, $0.name) }
         var m = MemoryBudget()
-        m.weightsBytes = UInt64(metadata[MetadataKey.weightsBytes] ?? "") ?? maxWeightBytesOneToken
-        m.kvCacheBytes = UInt64(metadata[MetadataKey.kvCacheBytes] ?? "") ?? maxKVBytesOneToken
+        let recordedWeights = UInt64(metadata[MetadataKey.weightsBytes] ?? ""), recordedKV = UInt64(metadata[MetadataKey.kvCacheBytes] ?? "")
+        m.weightsBytes = recordedWeights ?? maxWeightBytesOneToken
+        m.kvCacheBytes = recordedKV ?? maxKVBytesOneToken
+        m.weightsBytesEstimated = recordedWeights == nil
+        m.kvCacheBytesEstimated = recordedKV == nil
         m.peakResidentBytes = peakResidentBytes
         m.totalBytes = max(m.weightsBytes &+ m.kvCacheBytes, peakResidentBytes)
         m.deviceBudgetBytes = deviceBudgetBytes
@@ -257,5 +265,51 @@ struct TokenDelivery: Sendable {
         t.tokenToScreenMs = latency.percentilesMs()
         t.tokenToScreenP95Frames = periodNs > 0 ? t.tokenToScreenMs.p95 * 1e6 / Double(periodNs) : 0
         return t
+    }
+}
+
+extension DecodeBandwidth: AnalysisPass {
+    static var reads: PayloadKinds { [.inferenceOp, .token, .counter] }
+
+    mutating func consume(_ event: inout TraceEvent, _ resolved: PassEvent, _ context: inout PassContext) {
+        switch event.payload {
+        case .inferenceOp(var inference):
+            inference.endNs = resolved.endNs
+            let names = context.names
+            op(inference, name: resolved.name, computeUnit: resolved.secondName, startNs: resolved.startNs) { OpByteKind.of(names[$0]) }
+        case .token(let token):
+            if token.stage == .produced { tokenProduced(atNs: resolved.startNs) }
+        case .counter(_, let value):
+            if residentCounter < 0 { residentCounter = context.names.index(of: MetadataKey.residentBytesCounter) }
+            if resolved.name == residentCounter, value.isFinite, value > 0, value < 1.8e19 {
+                peakResidentBytes = max(peakResidentBytes, UInt64(value))
+            }
+        default:
+            break
+        }
+    }
+
+    mutating func endRun(_ context: inout PassContext) {
+        endRun(promptTokensFromMetadata: context.runMetadata[MetadataKey.promptTokens].flatMap { Int($0) })
+    }
+
+    func contribute(to a: inout Analysis, _ context: PassContext) {
+        a.decode = figures(names: context.names, metadata: a.metadata, peakResidentBytes: peakResidentBytes,
+                           deviceBudgetBytes: context.options.deviceBudgetBytes)
+    }
+}
+
+extension TokenDelivery: AnalysisPass {
+    static var reads: PayloadKinds { .token }
+
+    mutating func consume(_ event: inout TraceEvent, _ resolved: PassEvent, _ context: inout PassContext) {
+        if case .token(let token) = event.payload { self.token(token, atNs: resolved.startNs) }
+    }
+
+    mutating func endRun(_ context: inout PassContext) { endRun() }
+
+    func contribute(to a: inout Analysis, _ context: PassContext) {
+        let dominantPeriodMs = a.recordedRates.first.map { 1000 / $0.rateHz } ?? 0
+        a.tokens = figures(periodNs: Int64(clampingDouble: dominantPeriodMs * 1e6))
     }
 }

@@ -25,7 +25,7 @@ struct FrameRecord: Sendable {
 
 /// One frame, judged on some vsync grid.
 struct JudgedFrame: Sendable {
-    enum Kind: String, Sendable { case none, commit, render, latency }
+    typealias Kind = FrameKind
     var frameID: UInt64
     var startNs: Int64          // vsync the frame's work started at
     var periodNs: Int64
@@ -50,6 +50,22 @@ func vsyncAtOrAfter(_ t: Int64, anchor: Int64, period: Int64) -> Int64 {
     // Integer division truncates toward zero: that is the ceiling for negative deltas.
     let k = delta > 0 && delta % period != 0 ? delta / period + 1 : delta / period
     return anchor + k * period
+}
+
+/// A recorded present is a clock read after a real wait for the display, so it lands a little
+/// after (or, predicted, before) the vsync it belongs to. Within this fraction of a period of a
+/// vsync it is taken as that vsync (docs/METRICS.md "Present jitter").
+let presentSnapTolerance = 0.25
+
+/// The vsync a recorded present belongs to: the nearest one on the frame's grid when within
+/// `presentSnapTolerance` of a period, else the first one at or after it (a frame cannot be shown
+/// between vsyncs).
+func presentOnVsyncGrid(_ t: Int64, anchor: Int64, period: Int64) -> Int64 {
+    guard period > 0 else { return t }
+    let after = vsyncAtOrAfter(t, anchor: anchor, period: period)
+    let before = after - period
+    let nearest = after - t <= t - before ? after : before
+    return abs(t - nearest) <= Int64(Double(period) * presentSnapTolerance) ? nearest : after
 }
 
 /// Lateness -> hitch, applying the triple-buffering rule. Keeps the previous frame's lateness.
@@ -84,7 +100,7 @@ func judgeRecorded(_ frame: FrameRecord, judge: inout LatenessJudge) -> JudgedFr
     let renderNs = renderEnd >= renderStart ? renderEnd - renderStart : max(0, renderEnd - frame.commitNs)
     let actual: Int64
     if frame.presentNs != .min {
-        actual = frame.presentNs
+        actual = presentOnVsyncGrid(frame.presentNs, anchor: frame.vsyncNs, period: period)
     } else {
         let periods = max(1, (max(0, renderEnd - renderStart) + period - 1) / period)
         actual = renderStart + periods * period
@@ -102,7 +118,7 @@ func judgeRecorded(_ frame: FrameRecord, judge: inout LatenessJudge) -> JudgedFr
 
 /// Accumulates judged frames into `HitchFigures` (one per rate, plus one for the recorded frames).
 struct HitchAccumulator: Sendable {
-    var source: String
+    var source: HitchSource
     var rateHz: Double
     private var frameCount = 0
     private var hitchCount = 0
@@ -128,9 +144,13 @@ struct HitchAccumulator: Sendable {
     private var windowSumNs: Int64 = 0
     private var worst = WorstWindow()
     private var worstNs: Int64 = 0
+    /// Where the worst window starts (absolute): made relative to its run's first event in `figures`.
+    private var worstStartNs: Int64 = 0
+    /// Each run's first event, known when the run ends.
+    private var runStartsNs: [Int: Int64] = [:]
     private var run = 0
 
-    init(source: String, rateHz: Double) { self.source = source; self.rateHz = rateHz }
+    init(source: HitchSource, rateHz: Double) { self.source = source; self.rateHz = rateHz }
 
     mutating func beginRun(_ run: Int) {
         self.run = run
@@ -155,7 +175,9 @@ struct HitchAccumulator: Sendable {
 
     mutating func addUnjudged() { unjudged += 1 }
 
-    mutating func add(_ frame: JudgedFrame, runStartNs: Int64) {
+    mutating func resolveRunStart(_ run: Int, runStartNs: Int64) { runStartsNs[run] = runStartNs }
+
+    mutating func add(_ frame: JudgedFrame) {
         frameCount += 1
         runFirstStartNs = min(runFirstStartNs, frame.startNs)
         runLastPresentNs = max(runLastPresentNs, frame.actualNs)
@@ -185,7 +207,7 @@ struct HitchAccumulator: Sendable {
         if windowSumNs > worstNs {
             worstNs = windowSumNs
             worst.run = run
-            worst.startMs = milliseconds(max(runStartNs, frame.actualNs - 1_000_000_000) - runStartNs)
+            worstStartNs = frame.actualNs - 1_000_000_000
             worst.hitchMs = milliseconds(windowSumNs)
             worst.hitchCount = window.count - windowHead
         }
@@ -216,7 +238,7 @@ struct HitchAccumulator: Sendable {
         f.animatingSeconds = Double(animatingNs) / 1e9
         f.hitchTimeRatioMsPerS = animatingNs > 0 ? f.totalHitchMs / f.animatingSeconds : 0
         f.animatingTimeSource = animatingFromInteractions
-            ? (animatingFromFrames ? "interactions+frames" : "interactions") : "frames"
+            ? (animatingFromFrames ? .interactionsAndFrames : .interactions) : .frames
         f.commitHitchCount = commitHitchCount
         f.commitHitchMs = milliseconds(commitHitchNs)
         f.renderHitchCount = renderHitchCount
@@ -229,6 +251,9 @@ struct HitchAccumulator: Sendable {
         f.slowFrames = slowFrames
         f.frozenFrames = frozenFrames
         f.worstWindow = worst
+        if worstNs > 0, let start = runStartsNs[worst.run] {
+            f.worstWindow.startMs = milliseconds(max(start, worstStartNs).subtractingSaturated(start))
+        }
         f.unjudgedFrames = unjudged
         HitchGrading.apply(to: &f)
         return f
@@ -324,14 +349,14 @@ struct ReplayTimeline: Sendable {
     private var model: ReplayModel
     private var figures: HitchAccumulator
     // The previous run, ended but not yet closed: the next run's first frame decides.
-    private var pendingRun: (interactionUnionNs: Int64?, runStartNs: Int64)?
-    private var runStartNs: Int64 = 0
+    private struct PendingRun: Sendable { var interactionUnionNs: Int64? }
+    private var pendingRun: PendingRun?
     private var run = 0
     private var runHasFrames = false
 
     init(rateHz: Double) {
         model = ReplayModel(rateHz: rateHz)
-        figures = HitchAccumulator(source: "replay", rateHz: rateHz)
+        figures = HitchAccumulator(source: .replay, rateHz: rateHz)
     }
 
     mutating func beginRun(_ run: Int) {
@@ -339,10 +364,11 @@ struct ReplayTimeline: Sendable {
         runHasFrames = false
     }
 
-    mutating func add(frameID: UInt64, releaseNs: Int64, isInput: Bool, mainWorkNs: Int64, renderNs: Int64, runStartNs: Int64) {
+    mutating func resolveRunStart(_ run: Int, runStartNs: Int64) { figures.resolveRunStart(run, runStartNs: runStartNs) }
+
+    mutating func add(frameID: UInt64, releaseNs: Int64, isInput: Bool, mainWorkNs: Int64, renderNs: Int64) {
         if !runHasFrames {
             runHasFrames = true
-            self.runStartNs = runStartNs
             if let pending = pendingRun {
                 pendingRun = nil
                 if releaseNs >= model.lastReleaseNs {
@@ -356,7 +382,7 @@ struct ReplayTimeline: Sendable {
             }
         }
         if let frame = model.add(frameID: frameID, releaseNs: releaseNs, isInput: isInput, mainWorkNs: mainWorkNs, renderNs: renderNs) {
-            figures.add(frame, runStartNs: runStartNs)
+            figures.add(frame)
         }
     }
 
@@ -364,15 +390,15 @@ struct ReplayTimeline: Sendable {
     /// adds its interactions to the pending run's.
     mutating func endRun(interactionUnionNs: Int64?) {
         if runHasFrames {
-            pendingRun = (interactionUnionNs, runStartNs)
+            pendingRun = PendingRun(interactionUnionNs: interactionUnionNs)
         } else if let pending = pendingRun {
             let union = (pending.interactionUnionNs ?? 0).addingSaturated(interactionUnionNs ?? 0)
-            pendingRun = (union > 0 ? union : nil, pending.runStartNs)
+            pendingRun = PendingRun(interactionUnionNs: union > 0 ? union : nil)
         }
     }
 
-    private mutating func close(_ pending: (interactionUnionNs: Int64?, runStartNs: Int64)) {
-        if let last = model.finish() { figures.add(last, runStartNs: pending.runStartNs) }
+    private mutating func close(_ pending: PendingRun) {
+        if let last = model.finish() { figures.add(last) }
         figures.endRun(interactionUnionNs: pending.interactionUnionNs)
         model.reset()
     }

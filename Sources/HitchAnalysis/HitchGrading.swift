@@ -5,13 +5,13 @@ public enum HitchGrading {
     public static let organizerScaleName = "Xcode Organizer field scale (good <= 10, fair <= 25, poor <= 50, critical > 50 ms/s)"
 
     /// Apple's scale for performance tests: good < 5, warning 5-10, critical >= 10 ms/s.
-    public static func appleTestGrade(_ ratioMsPerS: Double) -> String {
-        ratioMsPerS < 5 ? "good" : ratioMsPerS < 10 ? "warning" : "critical"
+    public static func appleTestGrade(_ ratioMsPerS: Double) -> HitchGrade {
+        ratioMsPerS < 5 ? .good : ratioMsPerS < 10 ? .warning : .critical
     }
 
     /// Xcode Organizer's field scale: <= 10, <= 25, <= 50, above 50 ms/s.
-    public static func organizerGrade(_ ratioMsPerS: Double) -> String {
-        ratioMsPerS <= 10 ? "good" : ratioMsPerS <= 25 ? "fair" : ratioMsPerS <= 50 ? "poor" : "critical"
+    public static func organizerGrade(_ ratioMsPerS: Double) -> HitchGrade {
+        ratioMsPerS <= 10 ? .good : ratioMsPerS <= 25 ? .fair : ratioMsPerS <= 50 ? .poor : .critical
     }
 
     static func apply(to figures: inout HitchFigures) {
@@ -21,6 +21,23 @@ public enum HitchGrading {
         figures.organizerScale.grade = organizerGrade(figures.hitchTimeRatioMsPerS)
         figures.organizerScale.scale = organizerScaleName
     }
+}
+
+/// The thresholds the analysis applies, published for renderers to print (no renderer repeats one).
+public enum AnalysisThresholds {
+    /// Body evaluations longer than this are long updates (`ViewFigures.longUpdates`).
+    public static var longUpdateMs: Double { milliseconds(longUpdateThresholdNs) }
+    /// ... and longer than this, `ViewFigures.longUpdatesOver1ms`.
+    public static var veryLongUpdateMs: Double { milliseconds(veryLongUpdateThresholdNs) }
+    /// Decode below this share of the peak bandwidth is `DecodeFigures.notBandwidthBound`.
+    public static let notBandwidthBoundUtilization = 0.3
+    /// Frames longer than this are frozen (`HitchFigures.frozenFrames`).
+    public static var frozenFrameMs: Double { milliseconds(frozenFrameThresholdNs) }
+}
+
+extension Analysis {
+    /// The frame deadlines (one period) of the rates analyzed, shortest first: what charts draw.
+    public var frameDeadlinesMs: [Double] { refreshRatesHz.sorted(by: >).map { 1000 / $0 } }
 }
 
 /// Frames whose frame time exceeds this are "frozen" (Android vitals' definition).

@@ -111,6 +111,109 @@ public struct MetricPath: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
+extension MetricPath {
+    /// Up to three valid paths closest to this one in `root` (an analysis' JSON object, or the
+    /// schema): the first segment that does not resolve is replaced by the nearest name there, and
+    /// the rest of the path is kept when it resolves from that name.
+    public func suggestions(in root: Any) -> [String] {
+        var node: Any = root
+        var prefix = ""
+        for (index, segment) in segments.enumerated() {
+            let rest = Array(segments[(index + 1)...])
+            switch segment {
+            case .key(let key):
+                guard let object = node as? [String: Any] else { return [] }
+                if let next = object[key] ?? object[Analysis.anyKey] {
+                    prefix += (prefix.isEmpty ? "" : ".") + key
+                    node = next
+                    continue
+                }
+                let candidates = object.keys.filter { $0 != Analysis.anyKey }.sorted()
+                return Spelling.closest(to: key, among: candidates).compactMap { name in
+                    Self.complete(prefix + (prefix.isEmpty ? "" : ".") + name, from: object[name] as Any, rest)
+                }
+            case .element(let selector):
+                guard let array = node as? [Any] else { return [] }
+                let names = array.compactMap { element -> String? in
+                    guard let object = element as? [String: Any] else { return nil }
+                    return Self.identifyingKeys.lazy.compactMap { object[$0] as? String }.first
+                }.filter { !$0.isEmpty }   // the schema's one default element stands for any element
+                if let match = array.first(where: { element in
+                    guard let object = element as? [String: Any] else { return false }
+                    return Self.identifyingKeys.contains { (object[$0] as? String) == selector }
+                }) ?? (names.isEmpty ? array.first : nil) {
+                    prefix += "[\(selector)]"
+                    node = match
+                    continue
+                }
+                return Spelling.closest(to: selector, among: names).compactMap { name in
+                    let match = array.first { (($0 as? [String: Any]).map { o in Self.identifyingKeys.contains { (o[$0] as? String) == name } }) ?? false }
+                    return Self.complete(prefix + "[\(name)]", from: match as Any, rest)
+                }
+            }
+        }
+        // Every segment resolved but the figure is not a number: suggest the numbers inside it.
+        guard let object = node as? [String: Any] else { return [] }
+        return object.keys.sorted().filter { object[$0] is NSNumber }.prefix(3).map { prefix + "." + $0 }
+    }
+
+    /// `prefix` followed by `rest`, if `rest` resolves from `node`; nil otherwise.
+    private static func complete(_ prefix: String, from node: Any, _ rest: [Segment]) -> String? {
+        var text = prefix
+        var node = node
+        for segment in rest {
+            switch segment {
+            case .key(let key):
+                guard let object = node as? [String: Any], let next = object[key] ?? object[Analysis.anyKey] else { return nil }
+                text += "." + key
+                node = next
+            case .element(let selector):
+                guard let array = node as? [Any], let first = array.first else { return nil }
+                text += "[\(selector)]"
+                node = first
+            }
+        }
+        return text
+    }
+}
+
+/// Did-you-mean: the names closest to a misspelled one, by edit distance (the CLI's options and
+/// subcommands, metric paths).
+public enum Spelling {
+    /// Up to `limit` of `candidates` within a few edits of `word` (or sharing its start), closest first.
+    public static func closest(to word: String, among candidates: [String], limit: Int = 3) -> [String] {
+        // Typos are short: long names (a hostile budget file's, a folded stack) get no suggestion,
+        // which keeps the quadratic distance cheap whatever the input.
+        let longest = 200
+        guard word.count <= longest else { return [] }
+        let lowered = word.lowercased()
+        let allowed = max(2, word.count / 3)
+        let scored = candidates.filter { $0.count <= longest && abs($0.count - word.count) <= allowed + longest / 4 }.map { candidate -> (String, Int) in
+            let c = candidate.lowercased()
+            var d = distance(lowered, c)
+            if !lowered.isEmpty, c.hasPrefix(lowered) || lowered.hasPrefix(c) { d = min(d, 1) }
+            return (candidate, d)
+        }
+        return scored.filter { $0.1 <= allowed }.sorted { ($0.1, $0.0) < ($1.1, $1.0) }.prefix(limit).map(\.0)
+    }
+
+    /// Levenshtein distance.
+    public static func distance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        if a.isEmpty { return b.count }
+        if b.isEmpty { return a.count }
+        var previous = Array(0...b.count), current = [Int](repeating: 0, count: b.count + 1)
+        for i in 1...a.count {
+            current[0] = i
+            for j in 1...b.count {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            swap(&previous, &current)
+        }
+        return previous[b.count]
+    }
+}
+
 public enum MetricPathError: Error, Sendable, Equatable, CustomStringConvertible {
     case malformed(String, String)
     public var description: String {
@@ -145,6 +248,10 @@ extension Analysis {
         var decode = DecodeFigures(); decode.ops = [OpFigures()]
         a.decode = decode
         a.tokens = TokenFigures()
+        var churn = IdentityChurnFigures()
+        churn.builtByReason = [anyKey: 0]; churn.tornDownByReason = [anyKey: 0]
+        churn.types = [IdentityChurnType()]; churn.unstableIdentity = [UnstableIdentitySlot()]; churn.worstUpdates = [ChurnUpdate()]
+        a.identityChurn = churn
         return a
     }
 
@@ -153,14 +260,27 @@ extension Analysis {
 
     /// The stable JSON rendering: sorted keys, two-space indentation.
     public func jsonData(pretty: Bool = true) throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = pretty ? [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
-        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
-        return try encoder.encode(self)
+        try JSONOutput.encoder(pretty: pretty).encode(self)
     }
 
     /// The JSON as Foundation objects, for metric paths.
     public func jsonObject() throws -> Any {
         try JSONSerialization.jsonObject(with: jsonData(pretty: false))
+    }
+}
+
+/// The one JSON encoder setup every JSON output uses: sorted keys, two-space indentation, no
+/// escaped slashes, and non-finite numbers as strings (a JSON number cannot be infinite).
+public enum JSONOutput {
+    public static func encoder(pretty: Bool = true) -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = pretty ? [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        return encoder
+    }
+
+    /// `value` as JSON text with a final newline.
+    public static func text(_ value: some Encodable) throws -> String {
+        String(decoding: try encoder().encode(value), as: UTF8.self) + "\n"
     }
 }

@@ -58,29 +58,15 @@ struct StackStore: Sendable {
     }
 }
 
-/// A main-thread sample, kept briefly for hitch attribution.
-struct SampleInstance: Sendable {
-    var atNs: Int64
-    var stack: UInt32
-}
-
-/// Main-thread samples: folded profiles of all samples and of those in hitching frames.
+/// Main-thread samples: the folded profile of all samples (those in hitching frames: `HitchAttributionPass`).
 struct SampleProfile: Sendable {
     static let foldedLimit = 500
-    var recent = Ring<SampleInstance>(capacity: 65_536)
     /// Samples per stack id this run: dense below `denseStacks`, a dictionary above (odd ids).
     private var runAllDense: [Int] = []
     private var runAll: [UInt32: Int] = [:]
     static let denseStacks: UInt32 = 1 << 20
-    private var runInHitches: [UInt32: Int] = [:]
-    private var runOffenders: [UInt32: (ms: Double, frames: Int)] = [:]
     private var folded: [String: Int] = [:]
-    private var foldedInHitches: [String: Int] = [:]
-    private(set) var functionOffenders: [String: (ms: Double, frames: Int)] = [:]
     private(set) var mainThreadSamples = 0
-    private(set) var samplesInHitches = 0
-
-    mutating func beginRun() { recent.removeAll() }
 
     mutating func sample(stack: StackID, atNs: Int64) {
         mainThreadSamples += 1
@@ -91,33 +77,6 @@ struct SampleProfile: Sendable {
         } else {
             runAll[raw, default: 0] += 1
         }
-        recent.append(SampleInstance(atNs: atNs, stack: stack.rawValue))
-    }
-
-    /// The samples already seen inside a hitching frame's window, per stack.
-    func countInWindow(startNs: Int64, endNs: Int64) -> [UInt32: Int] {
-        var counts: [UInt32: Int] = [:]
-        var before = 0
-        recent.forEachNewestFirst { sample in
-            if sample.atNs < startNs { before += 1; return before < Analyzer.scanSlack }
-            before = 0
-            if sample.atNs < endNs { counts[sample.stack, default: 0] += 1 }
-            return true
-        }
-        return counts
-    }
-
-    /// Adds a closed hitch window's samples (per stack) to the in-hitch profile and the offenders.
-    mutating func addHitchWindow(_ counts: [UInt32: Int], hitchMs: Double) {
-        let total = counts.values.reduce(0, +)
-        guard total > 0 else { return }
-        samplesInHitches += total
-        for (stack, count) in counts {
-            runInHitches[stack, default: 0] += count
-            let share = Double(count) / Double(total)
-            runOffenders[stack, default: (0, 0)].ms += hitchMs * share
-            runOffenders[stack, default: (0, 0)].frames += 1
-        }
     }
 
     /// Symbolizes this run's counts and merges them by function names.
@@ -127,35 +86,38 @@ struct SampleProfile: Sendable {
         for (stack, count) in runAll {
             folded[stacks.frames(stack, names: names).reversed().joined(separator: ";"), default: 0] += count
         }
-        for (stack, count) in runInHitches {
-            foldedInHitches[stacks.frames(stack, names: names).reversed().joined(separator: ";"), default: 0] += count
-        }
-        for (stack, value) in runOffenders {
-            let leaf = stacks.frames(stack, names: names).first ?? "?"
-            functionOffenders[leaf, default: (0, 0)].ms += value.ms
-            functionOffenders[leaf, default: (0, 0)].frames += value.frames
-        }
-        runAll.removeAll(); runInHitches.removeAll(); runOffenders.removeAll()
-        // Bound the merged profiles: keep the heaviest stacks.
+        runAll.removeAll()
+        // Bound the merged profile: keep the heaviest stacks.
         if folded.count > 20_000 { folded = Self.top(folded, 10_000) }
-        if foldedInHitches.count > 20_000 { foldedInHitches = Self.top(foldedInHitches, 10_000) }
     }
 
-    private static func top(_ counts: [String: Int], _ k: Int) -> [String: Int] {
+    static func top(_ counts: [String: Int], _ k: Int) -> [String: Int] {
         Dictionary(uniqueKeysWithValues: counts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(k).map { ($0.key, $0.value) })
     }
 
-    func figures() -> SampleFigures {
-        func list(_ counts: [String: Int]) -> [FoldedStack] {
-            counts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(Self.foldedLimit).map {
-                var f = FoldedStack(); f.stack = $0.key; f.count = $0.value; return f
-            }
+    static func list(_ counts: [String: Int]) -> [FoldedStack] {
+        counts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(foldedLimit).map {
+            var f = FoldedStack(); f.stack = $0.key; f.count = $0.value; return f
         }
+    }
+
+    /// The profile of every main-thread sample (the in-hitch half is filled by hitch attribution).
+    func figures() -> SampleFigures {
         var s = SampleFigures()
         s.mainThreadSamples = mainThreadSamples
-        s.samplesInHitches = samplesInHitches
-        s.folded = list(folded)
-        s.foldedInHitches = list(foldedInHitches)
+        s.folded = Self.list(folded)
         return s
     }
+}
+
+extension SampleProfile: AnalysisPass {
+    static var reads: PayloadKinds { .sample }
+
+    mutating func consume(_ event: inout TraceEvent, _ resolved: PassEvent, _ context: inout PassContext) {
+        if resolved.role == .main, case .sample(let stack) = event.payload { sample(stack: stack, atNs: resolved.startNs) }
+    }
+
+    mutating func endRun(_ context: inout PassContext) { endRun(stacks: context.stacks, names: context.names) }
+
+    func contribute(to a: inout Analysis, _ context: PassContext) { a.samples = figures() }
 }

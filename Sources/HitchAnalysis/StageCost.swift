@@ -5,12 +5,10 @@ import HitchTrace
 // stages nested inside. Producers write either begin/end pairs, complete events in start order
 // (parent first) or complete events in end order (children first): all three nest correctly.
 
-/// A finished stage instance, kept briefly for hitch attribution.
+/// A finished stage instance, published for hitch attribution.
 struct StageInstance: Sendable {
     var name: Int32          // NameTable index
-    var isMainThread: Bool
-    /// On the main thread or the render thread: part of producing frames, not work beside them.
-    var isUIThread: Bool
+    var thread: UInt32
     var startNs: Int64
     var endNs: Int64
     var selfNs: Int64
@@ -24,11 +22,11 @@ struct StageCost: Sendable {
         var childNs: Int64 = 0
     }
     private struct ThreadState: Sendable {
+        var thread: UInt32 = 0
         var open: [Open] = []
         /// Finished top-level intervals an end-ordered parent may still adopt (bounded).
         var orphans: [(startNs: Int64, endNs: Int64)] = []
         var isMain = false
-        var isRender = false
         var threadName: Int32 = -1
         var lastNs: Int64 = .min
     }
@@ -38,7 +36,6 @@ struct StageCost: Sendable {
         var selfNs: Int64 = 0
         var mainSelfNs: Int64 = 0
         var mainTotalNs: Int64 = 0
-        var inHitchNs: Int64 = 0
         var durations = QuantileSketch()
         var threads: [Int32] = []
     }
@@ -48,16 +45,12 @@ struct StageCost: Sendable {
     private(set) var mainThreadSelfNs: Int64 = 0
     private(set) var unmatchedEnds = 0
     private(set) var unclosedBegins = 0
-    /// Recently finished instances, for attributing hitching frames.
-    var recent = Ring<StageInstance>(capacity: 16_384)
-    /// Instances finishing that start before this time may belong to an open hitch window (the
-    /// analyzer sets it); they are also put in `late`, which the analyzer empties after each event.
-    var lateBeforeNs: Int64 = .min
-    var late: [StageInstance] = []
+    /// Instances finished by the last event (published for hitch attribution; the analyzer empties it).
+    var finished: [StageInstance] = []
 
     mutating func beginRun() {
         threads.removeAll(keepingCapacity: true)
-        recent.removeAll()
+        finished.removeAll(keepingCapacity: true)
     }
 
     @inline(__always)
@@ -65,19 +58,16 @@ struct StageCost: Sendable {
         if raw >= threads.count { threads.append(contentsOf: repeatElement(ThreadState(), count: raw + 1 - threads.count)) }
     }
 
-    mutating func setThread(_ thread: ThreadID, isMain: Bool, isRender: Bool, name: Int32) {
+    /// Keeps a thread's role and name as the dispatcher knows them (a thread may become the main
+    /// thread when it begins the first frame).
+    @inline(__always)
+    mutating func noteThread(_ thread: ThreadID, isMain: Bool, name: Int32) {
         let raw = Int(thread.rawValue)
         ensureThread(raw)
-        threads[raw].isMain = isMain
-        threads[raw].isRender = isRender
-        threads[raw].threadName = name
-    }
-
-    /// A thread that ends or presents frames renders them.
-    mutating func markRenderThread(_ thread: ThreadID) {
-        let raw = Int(thread.rawValue)
-        ensureThread(raw)
-        threads[raw].isRender = true
+        if threads[raw].isMain != isMain || threads[raw].threadName != name {
+            threads[raw].isMain = isMain
+            threads[raw].threadName = name
+        }
     }
 
     /// Runs `body` on a thread's state moved out of `threads` (swapped with an empty one), so its
@@ -88,6 +78,7 @@ struct StageCost: Sendable {
         ensureThread(raw)
         var state = ThreadState()
         swap(&state, &threads[raw])
+        state.thread = UInt32(raw)
         body(&self, &state)
         swap(&state, &threads[raw])
     }
@@ -167,10 +158,7 @@ struct StageCost: Sendable {
         let isMain = state.isMain
         if isMain { mainThreadSelfNs +|= selfNs }
         Self.account(&totals[index], durationNs: duration, selfNs: selfNs, isMain: isMain, threadName: state.threadName)
-        let instance = StageInstance(name: entry.name, isMainThread: isMain, isUIThread: isMain || state.isRender,
-                                     startNs: entry.startNs, endNs: entry.endNs, selfNs: selfNs)
-        recent.append(instance)
-        if entry.startNs < lateBeforeNs { late.append(instance) }
+        finished.append(StageInstance(name: entry.name, thread: state.thread, startNs: entry.startNs, endNs: entry.endNs, selfNs: selfNs))
     }
 
     /// One finished instance into its stage's totals (one access to the totals array, not one per field).
@@ -187,9 +175,17 @@ struct StageCost: Sendable {
         if threadName >= 0, t.threads.count < 64, !t.threads.contains(threadName) { t.threads.append(threadName) }
     }
 
-    mutating func addInHitch(name: Int32, ns: Int64) {
-        let index = Int(name)
-        if index < totals.count { totals[index].inHitchNs +|= ns }
+    /// An async interval (`Trace.interval` with an `async` body): it may have begun on another
+    /// thread, so it does not nest with this thread's stages; its self time was measured per task
+    /// by the recorder (docs/METRICS.md "Stages").
+    mutating func asyncInterval(name: Int32, thread: ThreadID, startNs: Int64, endNs: Int64, selfNs: Int64) {
+        withThread(thread) { cost, state in
+            let index = Int(name)
+            if index >= cost.totals.count { cost.totals.append(contentsOf: repeatElement(Totals(), count: index + 1 - cost.totals.count)) }
+            if state.isMain { cost.mainThreadSelfNs +|= selfNs }
+            Self.account(&cost.totals[index], durationNs: endNs - startNs, selfNs: selfNs, isMain: state.isMain, threadName: state.threadName)
+            cost.finished.append(StageInstance(name: name, thread: state.thread, startNs: startNs, endNs: endNs, selfNs: selfNs))
+        }
     }
 
     /// Closes everything still open at the end of a run (begins without an end end at the thread's last event).
@@ -204,6 +200,7 @@ struct StageCost: Sendable {
         }
     }
 
+    /// The stages' figures (time in hitching frames is added by hitch attribution).
     func figures(names: NameTable, threadNames: NameTable) -> [StageFigures] {
         var result: [StageFigures] = []
         for (index, t) in totals.enumerated() where t.count > 0 {
@@ -221,9 +218,54 @@ struct StageCost: Sendable {
             f.threads = t.threads.map { threadNames[$0] }.sorted()
             f.mainThreadShare = mainThreadSelfNs > 0 ? Double(t.mainSelfNs) / Double(mainThreadSelfNs) : 0
             f.onMainThreadFraction = t.totalNs > 0 ? Double(t.mainTotalNs) / Double(t.totalNs) : 0
-            f.inHitchingFramesMs = milliseconds(t.inHitchNs)
+            f.mainThreadMs = milliseconds(t.mainTotalNs)
             result.append(f)
         }
         return result.sorted { ($0.totalMs, $1.name) > ($1.totalMs, $0.name) }
+    }
+}
+
+extension StageCost: AnalysisPass {
+    static var reads: PayloadKinds { .intervals }
+
+    mutating func beginRun(_ context: inout PassContext) { beginRun() }
+
+    mutating func consume(_ event: inout TraceEvent, _ resolved: PassEvent, _ context: inout PassContext) {
+        let raw = Int(resolved.thread.rawValue)
+        noteThread(resolved.thread, isMain: resolved.role == .main,
+                   name: raw < context.threadNameIndex.count ? context.threadNameIndex[raw] : -1)
+        switch event.payload {
+        case .intervalComplete: complete(name: resolved.name, thread: resolved.thread, startNs: resolved.startNs, endNs: resolved.endNs)
+        case .intervalBegin: begin(name: resolved.name, thread: resolved.thread, atNs: resolved.startNs)
+        case .intervalEnd: end(name: resolved.name, thread: resolved.thread, atNs: resolved.startNs)
+        case .asyncIntervalEnd(let interval) where interval.durationNs >= 0:
+            // Only the recorder's async intervals carry their duration and per-task self time.
+            asyncInterval(name: resolved.name, thread: resolved.thread, startNs: resolved.startNs, endNs: resolved.endNs,
+                          selfNs: min(max(0, interval.selfNs), resolved.endNs - resolved.startNs))
+        default: break
+        }
+        publish(&context)
+    }
+
+    /// Moves the instances just finished to the context (an O(1) swap: the context's list is empty).
+    @inline(__always)
+    private mutating func publish(_ context: inout PassContext) {
+        guard !finished.isEmpty else { return }
+        if context.finishedStages.isEmpty { swap(&finished, &context.finishedStages) } else { context.finishedStages += finished }
+        finished.removeAll(keepingCapacity: true)
+    }
+
+    mutating func endRun(_ context: inout PassContext) {
+        for raw in threads.indices {
+            threads[raw].isMain = context.roles[UInt32(raw)] == .main
+        }
+        endRun()
+        publish(&context)
+    }
+
+    func contribute(to a: inout Analysis, _ context: PassContext) {
+        a.stages = figures(names: context.names, threadNames: context.threadNames)
+        if unmatchedEnds > 0 { a.warnings.append("\(unmatchedEnds) interval ends had no matching begin") }
+        if unclosedBegins > 0 { a.warnings.append("\(unclosedBegins) interval begins had no end (closed at the thread's last event)") }
     }
 }

@@ -6,6 +6,9 @@ import HitchTrace
 public struct SyntheticTrace {
     public var seed: UInt64
     public var periodNs: Int64 = 8_333_333
+    /// About one frame in this many runs long (6-16 ms of extra main-thread work): halve it for
+    /// twice the hitch time (the planted regression `hitch diff` is tested on).
+    public var slowFrameOneIn: Int64 = 97
     private var state: UInt64
 
     public init(seed: UInt64 = 1) { self.seed = seed; state = seed | 1 }
@@ -36,7 +39,7 @@ public struct SyntheticTrace {
             if random(30) == 0 { writer.write(TraceEvent(timestampNs: vsync - 500_000, thread: main, payload: .instant(category: input, name: key))); events += 1 }
             writer.write(TraceEvent(timestampNs: vsync, thread: main, payload: .frameBegan(FrameBegan(frameID: frame, vsyncNs: vsync, targetNs: vsync + periodNs, periodNs: periodNs))))
             // Main-thread work: a few nested stages written in end order (children first).
-            let slow = random(97) == 0 ? 6_000_000 + random(10_000_000) : 0
+            let slow = random(slowFrameOneIn) == 0 ? 6_000_000 + random(10_000_000) : 0
             var cursor = vsync + 50_000
             let parentStart = cursor
             for s in 0..<4 {

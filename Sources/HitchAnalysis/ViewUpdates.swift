@@ -1,13 +1,5 @@
 import HitchTrace
 
-/// A finished body evaluation, kept briefly for hitch attribution.
-struct BodyInstance: Sendable {
-    var viewType: Int32
-    var isMainThread: Bool
-    var startNs: Int64
-    var endNs: Int64
-}
-
 /// Per view type: body evaluations, total and max time, long updates (> 500 us, > 1 ms).
 struct ViewUpdates: Sendable {
     struct Totals: Sendable {
@@ -18,24 +10,15 @@ struct ViewUpdates: Sendable {
         var veryLong = 0
     }
     private(set) var totals: [Totals] = []
-    var recent = Ring<BodyInstance>(capacity: 16_384)
-    /// As `StageCost.lateBeforeNs` / `late`: evaluations that may belong to an open hitch window.
-    var lateBeforeNs: Int64 = .min
-    var late: [BodyInstance] = []
     private(set) var layout = LayoutFigures()
     private var layoutNs: Int64 = 0
     private var layoutMaxNs: Int64 = 0
 
-    mutating func beginRun() { recent.removeAll() }
-
-    mutating func body(viewType: Int32, startNs: Int64, endNs: Int64, isMainThread: Bool) {
+    mutating func body(viewType: Int32, startNs: Int64, endNs: Int64) {
         let index = Int(viewType)
         if index >= totals.count { totals.append(contentsOf: repeatElement(Totals(), count: index + 1 - totals.count)) }
         let duration = max(0, endNs - startNs)
         Self.account(&totals[index], durationNs: duration)
-        let instance = BodyInstance(viewType: viewType, isMainThread: isMainThread, startNs: startNs, endNs: max(startNs, endNs))
-        recent.append(instance)
-        if startNs < lateBeforeNs { late.append(instance) }
     }
 
     @inline(__always)
@@ -76,6 +59,28 @@ struct ViewUpdates: Sendable {
             result.append(f)
         }
         return result.sorted { ($0.totalMs, $1.type) > ($1.totalMs, $0.type) }
+    }
+}
+
+extension ViewUpdates: AnalysisPass {
+    static var reads: PayloadKinds { [.body, .layoutPass] }
+
+    mutating func consume(_ event: inout TraceEvent, _ resolved: PassEvent, _ context: inout PassContext) {
+        switch event.payload {
+        case .bodyEvaluation:
+            body(viewType: resolved.name, startNs: resolved.startNs, endNs: resolved.endNs)
+            context.body = BodyInstance(viewType: resolved.name, thread: resolved.thread.rawValue,
+                                        startNs: resolved.startNs, endNs: max(resolved.startNs, resolved.endNs))
+        case .layoutPass(_, let viewCount):
+            layoutPass(startNs: resolved.startNs, endNs: resolved.endNs, viewCount: viewCount)
+        default:
+            break
+        }
+    }
+
+    func contribute(to a: inout Analysis, _ context: PassContext) {
+        a.views = figures(names: context.names, frameCount: a.recorded.frameCount)
+        a.layout = layoutFigures()
     }
 }
 
@@ -149,5 +154,32 @@ struct InvalidationGraph: Sendable {
         }
         sources.sort { ($0.invalidations, $0.targetTypes, $1.source) > ($1.invalidations, $1.targetTypes, $0.source) }
         return (result, Array(sources.prefix(20)))
+    }
+}
+
+extension InvalidationGraph: AnalysisPass {
+    static var reads: PayloadKinds { .invalidation }
+
+    mutating func consume(_ event: inout TraceEvent, _ resolved: PassEvent, _ context: inout PassContext) {
+        if case .invalidation(let invalidation) = event.payload {
+            add(source: resolved.name, target: resolved.secondName, stack: invalidation.stack)
+        }
+    }
+
+    mutating func endRun(_ context: inout PassContext) {
+        let stacks = context.stacks, names = context.names
+        var resolved = context.names
+        endRun { raw in
+            guard let writer = stacks.writer(raw, names: names) else { return -1 }
+            return resolved.index(of: writer)
+        }
+        context.names = resolved
+    }
+
+    func contribute(to a: inout Analysis, _ context: PassContext) {
+        let graph = figures(names: context.names)
+        a.invalidations = graph.edges
+        a.invalidationSources = graph.sources
+        if droppedEdges > 0 { a.warnings.append("\(droppedEdges) invalidations beyond the edge limit were not graphed") }
     }
 }

@@ -33,11 +33,14 @@ public struct ChromeTraceExporter {
 
     static let maxPendingFlows = 100_000
 
-    public init(sink: @escaping (String) throws -> Void) { self.sink = sink }
+    /// Stack frames show full demangled names instead of simplified ones (the symbol records keep both).
+    private let fullNames: Bool
+
+    public init(fullNames: Bool = false, sink: @escaping (String) throws -> Void) { self.fullNames = fullNames; self.sink = sink }
 
     /// Exports every event of `input`.
-    public static func export<Input: AnalysisInput>(_ input: inout Input, sink: @escaping (String) throws -> Void) throws {
-        var exporter = ChromeTraceExporter(sink: sink)
+    public static func export<Input: AnalysisInput>(_ input: inout Input, fullNames: Bool = false, sink: @escaping (String) throws -> Void) throws {
+        var exporter = ChromeTraceExporter(fullNames: fullNames, sink: sink)
         try exporter.run(&input)
     }
 
@@ -169,6 +172,11 @@ public struct ChromeTraceExporter {
                 pendingFlows[FlowKey(target: target, identity: invalidation.targetIdentity), default: []].append(flow)
                 begin("s", thread, ts, category: ChromeCategory.invalidation, name: "invalidation"); buffer += ",\"id\":\(flow)"; end()
             }
+        case let .viewLifetime(lifetime):
+            begin("i", thread, ts, category: ChromeCategory.view, name: s(lifetime.viewType)); buffer += ",\"s\":\"t\""
+            args([("change", .string(lifetime.change.name)), ("identity", .int(lifetime.identity)),
+                  ("parentIdentity", .int(lifetime.parentIdentity)), ("position", .int(lifetime.position)),
+                  ("reason", .string(lifetime.reason.name))]); end()
         case let .layoutPass(endNs, viewCount):
             begin("X", thread, ts, category: ChromeCategory.layout, name: "layout"); duration(endNs - ts)
             args([("viewCount", .int(viewCount))]); end()
@@ -197,6 +205,11 @@ public struct ChromeTraceExporter {
             var id: UInt64 = 0
             if var open = openInteractions[name], !open.isEmpty { id = open.removeFirst(); openInteractions[name] = open }
             begin("e", thread, ts, category: ChromeCategory.interaction, name: name); buffer += ",\"id\":\"i\(id)\""; end()
+        case let .asyncIntervalBegin(category, name, id):
+            begin("b", thread, ts, category: s(category), name: s(name)); buffer += ",\"id\":\"a\(id)\""; end()
+        case let .asyncIntervalEnd(interval):
+            begin("e", thread, ts, category: s(interval.category), name: s(interval.name)); buffer += ",\"id\":\"a\(interval.id)\""
+            args([("durationNs", .int(interval.durationNs)), ("selfNs", .int(interval.selfNs))]); end()
         case let .sample(stack):
             begin("P", thread, ts, category: ChromeCategory.sample, name: "sample")
             if let leaf = stackLeaf[stack.rawValue] { buffer += ",\"sf\":\"\(leaf)\"" }
@@ -210,7 +223,7 @@ public struct ChromeTraceExporter {
             args([("address", .hex(symbol.address)), ("size", .int(symbol.size)), ("function", .string(s(symbol.function))),
                   ("image", .string(s(symbol.image))), ("offset", .int(symbol.offset))]); end()
             if symbols.count < 4_000_000 {
-                symbols.append((symbol.address, symbol.size, Symbol.displayName(function: s(symbol.function), image: s(symbol.image), offset: symbol.offset)))
+                symbols.append((symbol.address, symbol.size, Symbol.displayName(function: s(symbol.function), image: s(symbol.image), offset: symbol.offset, fullNames: fullNames)))
             }
         case let .metadata(key, value):
             begin("M", thread, ts, category: "", name: ChromeCategory.metadataEvent)

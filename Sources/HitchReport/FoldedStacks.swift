@@ -14,6 +14,8 @@ public struct FoldedStacks {
     public var fromNs: Int64?
     /// Only samples before this time count; nil: no bound.
     public var toNs: Int64?
+    /// Frames show full demangled Swift names instead of simplified ones.
+    public var fullNames = false
 
     private var stacks: [StackID: [UInt64]] = [:]
     private var symbols: [SymbolName] = []
@@ -32,8 +34,9 @@ public struct FoldedStacks {
     }
 
     /// The folded stacks of every sample of `input` within [fromNs, toNs), in one pass.
-    public static func render<Input: AnalysisInput>(_ input: inout Input, fromNs: Int64? = nil, toNs: Int64? = nil) throws -> String {
+    public static func render<Input: AnalysisInput>(_ input: inout Input, fromNs: Int64? = nil, toNs: Int64? = nil, fullNames: Bool = false) throws -> String {
         var folded = FoldedStacks(fromNs: fromNs, toNs: toNs)
+        folded.fullNames = fullNames
         while let event = try input.nextEvent() {
             folded.consume(event) { input.string($0) }
         }
@@ -46,7 +49,7 @@ public struct FoldedStacks {
         case .stackDefinition(let stack, let addresses):
             stacks[stack] = addresses
         case .symbol(let symbol):
-            let name = Symbol.displayName(function: string(symbol.function), image: string(symbol.image), offset: symbol.offset)
+            let name = Symbol.displayName(function: string(symbol.function), image: string(symbol.image), offset: symbol.offset, fullNames: fullNames)
             symbols.append(SymbolName(address: symbol.address, size: max(symbol.size, 1), name: name))
         case .sample(let stack):
             samples.append((event.timestampNs, stack))

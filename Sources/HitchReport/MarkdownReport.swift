@@ -31,7 +31,7 @@ public enum MarkdownReport: AnalysisRenderer {
             out.append("")
         }
         if !a.views.isEmpty {
-            out.append("| view | bodies | total ms | long (>500 µs) | >1 ms |")
+            out.append("| view | bodies | total ms | long (>\(Format.threshold(milliseconds: AnalysisThresholds.longUpdateMs))) | >\(Format.threshold(milliseconds: AnalysisThresholds.veryLongUpdateMs)) |")
             out.append("|---|---:|---:|---:|---:|")
             for v in a.views.prefix(10) {
                 out.append("| \(escape(v.type)) | \(v.bodyEvaluations) | \(Format.fixed(v.totalMs, 1)) | \(v.longUpdates) | \(v.longUpdatesOver1ms) |")
@@ -51,14 +51,20 @@ public enum MarkdownReport: AnalysisRenderer {
         if !input.budgets.isEmpty {
             out.append("| budget | result |")
             out.append("|---|---|")
-            for b in input.budgets { out.append("| \(escape(b.name)) | \(b.passed ? "✅" : "❌") \(escape(b.message)) |") }
+            for b in input.budgets { out.append("| \(escape(b.name)) | \(b.status == .passed ? "✅" : b.status == .failed ? "❌" : "⏭️ skipped:") \(escape(b.message)) |") }
             out.append("")
         }
         for w in a.warnings { out.append("> warning: " + escape(w)) }
         return out.joined(separator: "\n") + "\n"
     }
 
-    static func icon(_ verdict: String) -> String { verdict == "good" ? "🟢" : verdict == "warning" ? "🟠" : "🔴" }
+    static func icon(_ grade: HitchGrade) -> String {
+        switch grade {
+        case .good: "🟢"
+        case .warning, .fair: "🟠"
+        case .poor, .critical: "🔴"
+        }
+    }
 
     /// Escapes Markdown and HTML metacharacters so trace names render as text.
     static func escape(_ text: String) -> String {

@@ -7,7 +7,7 @@ public enum TextReport: AnalysisRenderer {
     public static func render(_ input: ReportInput) throws -> String {
         let a = input.analysis
         var out: [String] = []
-        let runs = a.runs.count == 1 ? a.runs[0].path : "\(a.runs.count) runs merged"
+        let runs = a.runs.count == 1 ? a.runs[0].path : "\(a.runs.count) runs merged: " + a.runs.map(\.path).joined(separator: ", ")
         out.append("\(input.title): \(runs)")
         out.append("  events \(a.eventCount), dropped by the recorder \(a.droppedEvents)"
                    + (a.recordedRates.isEmpty ? "" : ", recorded at " + a.recordedRates.map { "\(Format.significant($0.rateHz)) Hz (\($0.frameCount) frames)" }.joined(separator: ", ")))
@@ -37,7 +37,7 @@ public enum TextReport: AnalysisRenderer {
             out.append("")
             out.append("Top offenders in hitching frames (weighted by hitch time)")
             for o in a.offenders.prefix(10) {
-                out.append("  \(Format.fixed(o.weightedHitchMs, 1).leftPadded(8)) ms  \(o.kind.padded(8)) \(o.name)  (\(o.hitchingFrames) frames)")
+                out.append("  \(Format.fixed(o.weightedHitchMs, 1).leftPadded(8)) ms  \(o.kind.rawValue.padded(8)) \(o.name)  (\(o.hitchingFrames) frames)")
             }
         }
         if !a.stages.isEmpty {
@@ -55,11 +55,15 @@ public enum TextReport: AnalysisRenderer {
         if !a.views.isEmpty {
             out.append("")
             out.append("View body evaluations")
-            out.append(pad(["view", "bodies", "total ms", "max ms", ">500us", ">1ms", "per frame"], widths: [26, 8, 10, 8, 8, 6, 0]))
+            out.append(pad(["view", "bodies", "total ms", "max ms", ">" + Format.threshold(milliseconds: AnalysisThresholds.longUpdateMs, space: false),
+                            ">" + Format.threshold(milliseconds: AnalysisThresholds.veryLongUpdateMs, space: false), "per frame"], widths: [26, 8, 10, 8, 8, 6, 0]))
             for v in a.views.prefix(20) {
                 out.append(pad([v.type, "\(v.bodyEvaluations)", Format.fixed(v.totalMs, 1), Format.significant(v.maxMs), "\(v.longUpdates)",
                                 "\(v.longUpdatesOver1ms)", Format.significant(v.evaluationsPerFrame)], widths: [26, 8, 10, 8, 8, 6, 0]))
             }
+        }
+        if let churn = a.identityChurn {
+            out.append(contentsOf: Self.identityChurnLines(churn))
         }
         if !a.invalidations.isEmpty {
             out.append("")
@@ -77,15 +81,17 @@ public enum TextReport: AnalysisRenderer {
             out.append("  tokens \(d.tokens) (prompt \(d.promptTokens)), time to first token \(ReportText.ms(d.timeToFirstTokenMs)), prefill \(Format.significant(d.prefillTokensPerSecond)) tok/s")
             out.append("  decode \(Format.significant(d.tokensPerSecond)) tok/s median (best \(Format.significant(d.bestTokensPerSecond))), \(ReportText.ms(d.msPerToken)) per token")
             out.append("  bytes per token \(ReportText.bytes(d.bytesPerToken)) (weights \(ReportText.bytes(d.weightBytesPerToken)), KV cache \(ReportText.bytes(d.kvCacheBytesPerToken)), other \(ReportText.bytes(d.otherBytesPerToken)))")
-            let peak = d.peakBandwidthGBps > 0 ? " of \(Format.significant(d.peakBandwidthGBps)) GB/s peak = \(ReportText.percent(d.utilization)) utilization" : " (no peak recorded)"
-            out.append("  bandwidth \(Format.significant(d.bandwidthGBps)) GB/s\(peak)" + (d.notBandwidthBound ? "  NOT BANDWIDTH-BOUND (< 30%)" : ""))
+            let cacheNote = d.peakBandwidthMayBeCacheBound ? " (probe arrays below 4x the last-level cache: the peak may be a cache figure)" : ""
+            let peak = d.peakBandwidthGBps > 0 ? " of \(Format.significant(d.peakBandwidthGBps)) GB/s peak\(cacheNote) = \(ReportText.percent(d.utilization)) utilization" : " (no peak recorded)"
+            out.append("  bandwidth \(Format.significant(d.bandwidthGBps)) GB/s\(peak)" + (d.notBandwidthBound ? "  NOT BANDWIDTH-BOUND (< \(Format.fixed(AnalysisThresholds.notBandwidthBoundUtilization * 100, 0))%)" : ""))
             out.append(pad(["  op", "count", "total ms", "time", "GB/s", "GFLOP/s", "FLOP/B", "bound"], widths: [16, 8, 10, 8, 8, 9, 8, 0]))
             for o in d.ops.prefix(15) {
                 out.append(pad(["  " + o.name, "\(o.count)", Format.fixed(o.totalMs, 1), ReportText.percent(o.timeShare), Format.significant(o.bandwidthGBps),
-                                Format.significant(o.gflops), Format.significant(o.flopsPerByte), o.bound], widths: [16, 8, 10, 8, 8, 9, 8, 0]))
+                                Format.significant(o.gflops), Format.significant(o.flopsPerByte), o.bound.rawValue], widths: [16, 8, 10, 8, 8, 9, 8, 0]))
             }
             let m = d.memory
-            out.append("  memory: weights \(ReportText.bytes(Double(m.weightsBytes))) + KV cache \(ReportText.bytes(Double(m.kvCacheBytes))), peak resident \(ReportText.bytes(Double(m.peakResidentBytes))); total \(ReportText.bytes(Double(m.totalBytes))) vs budget \(ReportText.bytes(Double(m.deviceBudgetBytes))): \(m.withinBudget ? "within" : "OVER")")
+            let estimated = " (estimated from op bytes)"
+            out.append("  memory: weights \(ReportText.bytes(Double(m.weightsBytes)))\(m.weightsBytesEstimated ? estimated : "") + KV cache \(ReportText.bytes(Double(m.kvCacheBytes)))\(m.kvCacheBytesEstimated ? estimated : ""), peak resident \(ReportText.bytes(Double(m.peakResidentBytes))); total \(ReportText.bytes(Double(m.totalBytes))) vs budget \(ReportText.bytes(Double(m.deviceBudgetBytes))): \(m.withinBudget ? "within" : "OVER")")
         }
         if let t = a.tokens {
             out.append("")
@@ -94,7 +100,7 @@ public enum TextReport: AnalysisRenderer {
         if !input.budgets.isEmpty {
             out.append("")
             out.append("Budgets")
-            for b in input.budgets { out.append("  \(b.passed ? "pass" : "FAIL")  \(b.name): \(b.message)") }
+            for b in input.budgets { out.append("  \(b.status == .passed ? "pass" : b.status == .failed ? "FAIL" : "skip")  \(b.name): \(b.message)") }
         }
         for w in a.warnings { out.append("warning: \(w)") }
         return out.joined(separator: "\n") + "\n"
@@ -102,8 +108,37 @@ public enum TextReport: AnalysisRenderer {
 
     static let columnWidths = [9, 9, 11, 11, 10, 8, 8, 9, 10, 6, 7, 0]
 
+    /// The identity-churn section: totals, types, flagged places, worst updates.
+    static func identityChurnLines(_ c: IdentityChurnFigures) -> [String] {
+        var out = ["", "Identity churn (views torn down and rebuilt per update)"]
+        out.append("  \(c.updates) updates built \(c.viewsBuilt) views and tore down \(c.viewsTornDown); \(c.replacements) replacements "
+                   + "(same type, same place, new id) rebuilt \(c.rebuiltViews) views in \(c.updatesWithReplacements) updates "
+                   + "(max \(c.maxRebuiltViewsPerUpdate), mean \(Format.significant(c.meanRebuiltViewsPerReplacingUpdate)) per such update)")
+        let reasons = { (counts: [String: Int]) in counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") }
+        out.append("  built by reason: \(reasons(c.builtByReason)); torn down by reason: \(reasons(c.tornDownByReason))")
+        if !c.types.isEmpty {
+            out.append(pad(["  view", "built", "torn down", "replaced"], widths: [28, 8, 11, 0]))
+            for t in c.types.prefix(10) {
+                out.append(pad(["  " + t.type, "\(t.built)", "\(t.tornDown)", "\(t.replacements)"], widths: [28, 8, 11, 0]))
+            }
+        }
+        if c.unstableIdentity.isEmpty {
+            out.append("  no likely unstable identity (no place replaced in \(unstableIdentityMinimumUpdates) or more updates)")
+        } else {
+            out.append("  LIKELY UNSTABLE IDENTITY at \(c.unstableIdentitySlots) places (same type rebuilt at the same position with a new id in \(unstableIdentityMinimumUpdates)+ updates):")
+            for u in c.unstableIdentity.prefix(10) {
+                let parent = u.parentType.isEmpty ? "" : " in \(u.parentType)"
+                out.append("    \(u.type) at position \(u.position)\(parent): replaced in \(u.replacements) updates")
+            }
+        }
+        for u in c.worstUpdates.prefix(5) where u.rebuiltViews > 0 {
+            out.append("  update at \(ReportText.ms(u.atMs)): \(u.replacements) replacements rebuilt \(u.rebuiltViews) views (built \(u.built), torn down \(u.tornDown))")
+        }
+        return out
+    }
+
     static func row(_ label: String, _ h: HitchFigures) -> String {
-        pad([label, h.source, Format.fixed(h.hitchTimeRatioMsPerS, 2), h.appleTestScale.grade, h.organizerScale.grade, "\(h.frameCount)", "\(h.hitchCount)",
+        pad([label, h.source.rawValue, Format.fixed(h.hitchTimeRatioMsPerS, 2), h.appleTestScale.grade.rawValue, h.organizerScale.grade.rawValue, "\(h.frameCount)", "\(h.hitchCount)",
              ReportText.ms(h.longestHitchMs), ReportText.ms(h.frameTimeMs.p95), "\(h.slowFrames)", "\(h.frozenFrames)", "\(h.commitHitchCount)/\(h.renderHitchCount)"],
             widths: columnWidths)
     }

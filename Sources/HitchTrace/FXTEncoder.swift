@@ -42,6 +42,7 @@ enum HitchNames {
     static let interactionCategory: TraceName = "hitch.interaction"
     static let sampleCategory: TraceName = "hitch.sample"
     static let metaCategory: TraceName = "hitch.meta"
+    static let viewCategory: TraceName = "hitch.view"
 
     static let frameBegan: TraceName = "frameBegan"
     static let frameCommitted: TraceName = "frameCommitted"
@@ -54,6 +55,9 @@ enum HitchNames {
     static let stackBlob: TraceName = "hitch.stack"
     static let symbolBlob: TraceName = "hitch.symbol"
     static let tokenStages: [TraceName] = ["produced", "delivered", "shown", "dropped"]
+    /// By `ViewLifetime.Change` and `ViewLifetime.Reason` raw value.
+    static let viewChanges: [TraceName] = ViewLifetime.Change.allCases.map { TraceName.intern($0.name) }
+    static let viewReasons: [TraceName] = ViewLifetime.Reason.allCases.map { TraceName.intern($0.name) }
 
     static let frameIDArg: TraceName = "frameID"
     static let vsyncArg: TraceName = "vsyncTicks"
@@ -75,6 +79,11 @@ enum HitchNames {
     static let keyArg: TraceName = "key"
     static let countArg: TraceName = "count"
     static let processArg: TraceName = "process"
+    static let changeArg: TraceName = "change"
+    static let parentIdentityArg: TraceName = "parentIdentity"
+    static let positionArg: TraceName = "position"
+    static let reasonArg: TraceName = "reason"
+    static let roleArg: TraceName = "role"
 }
 
 /// A file (or memory) sink that only ever receives whole records.
@@ -172,6 +181,7 @@ final class FXTEncoder {
     private var threadOwner = [ThreadKey?](repeating: nil, count: FXT.maxThreadIndex + 1)
     private var nextThreadIndex = 1
     private var threadNames: [UInt64: String] = [:]
+    private var threadRoles: [UInt64: String] = [:]
     private var processNamed: Set<UInt64> = []
 
     // The event being written, behind a pointer (no dynamic exclusivity checks per argument).
@@ -224,7 +234,9 @@ final class FXTEncoder {
 
     /// The string ref for a TraceName (defines it on first use).
     @inline(__always)
-    func stringRef(_ name: TraceName) -> UInt16 { stringRef(key: name.address) }
+    func stringRef(_ name: TraceName) -> UInt16 {
+        name.address & TraceName.dynamicNameBit != 0 ? stringRef(name.string) : stringRef(key: name.address)
+    }
 
     /// The string ref for a runtime string (defines it on first use).
     func stringRef(_ string: String) -> UInt16 {
@@ -300,11 +312,17 @@ final class FXTEncoder {
 
     /// The thread ref for a (process, thread) pair; defines it, and names it, on first use or
     /// when its name changed.
-    func threadRef(pid: UInt64, tid: UInt64, name: String?) -> UInt8 {
+    func threadRef(pid: UInt64, tid: UInt64, name: String?, role: String? = nil) -> UInt8 {
         let key = ThreadKey(pid: pid, tid: tid)
-        if let name, threadNames[tid] != name {
+        if let role, threadRoles[tid] != role {
+            // The role rides on the thread's kernel object record (argument "role"), rewritten with
+            // the thread's name, so a reader knows it before the thread's first event.
+            threadRoles[tid] = role
+            threadNames[tid] = name ?? threadNames[tid] ?? "thread \(tid)"
+            writeKernelObject(type: FXT.objectTypeThread, koid: tid, name: threadNames[tid]!, processKoid: pid, role: role)
+        } else if let name, threadNames[tid] != name {
             threadNames[tid] = name
-            writeKernelObject(type: FXT.objectTypeThread, koid: tid, name: name, processKoid: pid)
+            writeKernelObject(type: FXT.objectTypeThread, koid: tid, name: name, processKoid: pid, role: threadRoles[tid])
         }
         if !processNamed.contains(pid) {
             processNamed.insert(pid)
@@ -329,17 +347,23 @@ final class FXTEncoder {
         return CommandLine.arguments.first.map { String($0.split(separator: "/").last ?? Substring($0)) } ?? "process"
     }
 
-    private func writeKernelObject(type: UInt64, koid: UInt64, name: String, processKoid: UInt64?) {
+    private func writeKernelObject(type: UInt64, koid: UInt64, name: String, processKoid: UInt64?, role: String? = nil) {
         let nameRef = stringRef(name)
         let processRef = processKoid == nil ? 0 : stringRef(HitchNames.processArg)
-        let argCount: UInt64 = processKoid == nil ? 0 : 1
-        let words = 2 + Int(argCount) * 2
+        let roleArg = role == nil ? 0 : stringRef(HitchNames.roleArg), roleValue = role.map { stringRef($0) } ?? 0
+        let argCount: UInt64 = (processKoid == nil ? 0 : 1) + (role == nil ? 0 : 1)
+        let words = 2 + (processKoid == nil ? 0 : 2) + (role == nil ? 0 : 1)
         let p = output.reserve(words)
         p[0] = FXT.RecordType.kernelObject.rawValue | UInt64(words) << 4 | type << 16 | UInt64(nameRef) << 24 | argCount << 40
         p[1] = koid
+        var at = 2
         if let processKoid {
-            p[2] = FXT.ArgType.koid.rawValue | 2 << 4 | UInt64(processRef) << 16
-            p[3] = processKoid
+            p[at] = FXT.ArgType.koid.rawValue | 2 << 4 | UInt64(processRef) << 16
+            p[at + 1] = processKoid
+            at += 2
+        }
+        if role != nil {
+            p[at] = FXT.ArgType.string.rawValue | 1 << 4 | UInt64(roleArg) << 16 | UInt64(roleValue) << 32
         }
         output.commit(words)
     }

@@ -76,6 +76,21 @@ extension FXTEncoder {
         endEvent()
     }
 
+    /// Category `hitch.view`, named by the view type; `change` and `reason` are string args.
+    func viewLifetime(thread: UInt8, ticks: UInt64, viewType: UInt16, change: ViewLifetime.Change, identity: UInt64,
+                      parentIdentity: UInt64, position: Int64, reason: ViewLifetime.Reason) {
+        let category = stringRef(N.viewCategory), changeArg = stringRef(N.changeArg), identityArg = stringRef(N.identityArg)
+        let parentArg = stringRef(N.parentIdentityArg), positionArg = stringRef(N.positionArg), reasonArg = stringRef(N.reasonArg)
+        let changeName = stringRef(N.viewChanges[Int(change.rawValue)]), reasonName = stringRef(N.viewReasons[Int(reason.rawValue)])
+        beginEvent(.instant, thread: thread, category: category, name: viewType, ticks: ticks)
+        argString(changeArg, changeName)
+        argUnsigned(identityArg, identity)
+        argUnsigned(parentArg, parentIdentity)
+        argSigned(positionArg, position)
+        argString(reasonArg, reasonName)
+        endEvent()
+    }
+
     func inferenceOp(thread: UInt8, name: UInt16, computeUnit: UInt16, layer: Int32, tokenIndex: Int32,
                      bytesRead: UInt64, bytesWritten: UInt64, flops: UInt64, begin: UInt64, end: UInt64) {
         let category = stringRef(N.opCategory), layerArg = stringRef(N.layerArg), unitArg = stringRef(N.computeUnitArg)

@@ -21,6 +21,19 @@
 // inferenceOp       2        begin ticks   op name              compute unit    end ticks
 //                            layer | tokenIndex << 32   bytesRead   bytesWritten   flops
 // token             1        ticks         stage                index           0
+// viewLifetime      2        ticks         view type name       identity        parent identity
+//                            position      change | reason << 8 0               0
+// completeArgs      2        begin ticks   name                 category        end ticks
+//                            argument 1 (name | type << 56), value 1, argument 2, value 2
+// instantArgs       2        ticks         name                 category        0
+//                            argument 1, value 1, argument 2, value 2 (as completeArgs)
+// asyncBegin        2        ticks         name                 category        async id
+//                            parent async id (0: none)   0     0               0
+// asyncEnd          2        ticks         name                 category        async id
+//                            begin ticks   self ticks           0               0
+//
+// Argument types (top byte of an argument word): 0 none, 1 Int64, 2 Double bits, 3 TraceName.
+// A name with bit 55 set is a dynamic name's id (TraceName.dynamicNameBit), not an address.
 
 @usableFromInline
 enum RawKind: UInt64 {
@@ -38,11 +51,16 @@ enum RawKind: UInt64 {
     case invalidation = 12
     case inferenceOp = 13
     case token = 14
+    case viewLifetime = 15
+    case completeArgs = 16
+    case instantArgs = 17
+    case asyncBegin = 18
+    case asyncEnd = 19
 
     /// Records this kind takes in a buffer.
     var recordCount: Int {
         switch self {
-        case .frameBegan, .invalidation, .inferenceOp: 2
+        case .frameBegan, .invalidation, .inferenceOp, .viewLifetime, .completeArgs, .instantArgs, .asyncBegin, .asyncEnd: 2
         default: 1
         }
     }

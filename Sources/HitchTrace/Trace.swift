@@ -13,40 +13,99 @@ public enum Trace {
 
     // MARK: Intervals
 
-    /// Starts an interval; pass the result to `endInterval`. Written as one complete event at the end.
+    /// Starts an interval; pass the result to `endInterval`. Written as one complete event at the
+    /// end, on the thread that began it (use the `async` `interval` for work that crosses `await`).
     @inlinable
-    public static func beginInterval(_ name: TraceName, category: TraceName = .app) -> TraceInterval {
+    public static func beginInterval(_ name: TraceName, category: TraceName = .app,
+                                     with first: TraceArgument? = nil, _ second: TraceArgument? = nil) -> TraceInterval {
         guard hitch_is_recording() != 0 else { return TraceInterval(beginTicks: 0, name: name, category: category) }
-        return TraceInterval(beginTicks: hitch_now(), name: name, category: category)
+        return TraceInterval(beginTicks: hitch_now(), name: name, category: category, first: first, second: second)
     }
 
     @inlinable
     public static func endInterval(_ interval: TraceInterval) {
         guard hitch_is_recording() != 0, interval.beginTicks != 0 else { return }
-        hitch_emit1(interval.beginTicks, RawKind.complete.word(interval.name.address), interval.category.address, hitch_now())
+        if interval.first == nil && interval.second == nil {
+            hitch_emit1(interval.beginTicks, RawKind.complete.word(interval.name.address), interval.category.address, hitch_now())
+        } else {
+            hitch_emit2(interval.beginTicks, RawKind.completeArgs.word(interval.name.address), interval.category.address, hitch_now(),
+                        TraceArgument.word(interval.first), TraceArgument.bits(interval.first),
+                        TraceArgument.word(interval.second), TraceArgument.bits(interval.second))
+        }
     }
 
-    /// Records `body` as an interval and returns its value.
-    @inlinable
-    public static func interval<R, E: Error>(_ name: TraceName, category: TraceName = .app, _ body: () throws(E) -> R) throws(E) -> R {
-        let interval = beginInterval(name, category: category)
+    /// Records `body` as an interval and returns its value. Arguments (`with: .int("rows", n)`)
+    /// are written on the event.
+    @inlinable @discardableResult
+    public static func interval<R, E: Error>(_ name: TraceName, category: TraceName = .app,
+                                             with first: TraceArgument? = nil, _ second: TraceArgument? = nil,
+                                             _ body: () throws(E) -> R) throws(E) -> R {
+        let interval = beginInterval(name, category: category, with: first, second)
         defer { endInterval(interval) }
         return try body()
     }
 
+    /// Records `body`, which may suspend and resume on other threads, as an async interval: FXT
+    /// async begin and end events joined by an id, begun and ended on whichever threads run them.
+    /// Its self time is per task: its duration minus the async intervals awaited inside it (on any
+    /// thread), not minus whatever else ran on the threads it visited. docs/FORMAT.md "Async intervals".
+    @discardableResult
+    public static func interval<R, E: Error>(_ name: TraceName, category: TraceName = .app,
+                                             isolation: isolated (any Actor)? = #isolation,
+                                             _ body: () async throws(E) -> R) async throws(E) -> R {
+        guard hitch_is_recording() != 0 else { return try await body() }
+        let parent = AsyncIntervalContext.current
+        let context = AsyncIntervalContext()
+        let begin = hitch_now()
+        hitch_emit2(begin, RawKind.asyncBegin.word(name.address), category.address, context.id,
+                    parent?.id ?? 0, 0, 0, 0)
+        let result: Result<R, E>
+        do {
+            result = .success(try await AsyncIntervalContext.$current.withValue(context) { try await body() })
+        } catch {
+            result = .failure(error as! E)   // `body` throws only E; withValue rethrows it untyped
+        }
+        let end = hitch_now()
+        let duration = end &- begin
+        parent?.addChild(ticks: duration)
+        let selfTicks = duration &- min(duration, context.childTicks)
+        hitch_emit2(end, RawKind.asyncEnd.word(name.address), category.address, context.id,
+                    begin, selfTicks, 0, 0)
+        return try result.get()
+    }
+
     /// Records an interval with explicit timestamps (for work measured elsewhere).
     @inlinable
-    public static func interval(_ name: TraceName, category: TraceName = .app, from begin: TraceTimestamp, to end: TraceTimestamp) {
+    public static func interval(_ name: TraceName, category: TraceName = .app, from begin: TraceTimestamp, to end: TraceTimestamp,
+                                with first: TraceArgument? = nil, _ second: TraceArgument? = nil) {
         guard hitch_is_recording() != 0 else { return }
-        hitch_emit1(begin.ticks, RawKind.complete.word(name.address), category.address, end.ticks)
+        endInterval(TraceInterval(beginTicks: begin.ticks, name: name, category: category, first: first, second: second),
+                    at: end)
+    }
+
+    @inlinable
+    static func endInterval(_ interval: TraceInterval, at end: TraceTimestamp) {
+        if interval.first == nil && interval.second == nil {
+            hitch_emit1(interval.beginTicks, RawKind.complete.word(interval.name.address), interval.category.address, end.ticks)
+        } else {
+            hitch_emit2(interval.beginTicks, RawKind.completeArgs.word(interval.name.address), interval.category.address, end.ticks,
+                        TraceArgument.word(interval.first), TraceArgument.bits(interval.first),
+                        TraceArgument.word(interval.second), TraceArgument.bits(interval.second))
+        }
     }
 
     // MARK: Instants and counters
 
     @inlinable
-    public static func instant(_ name: TraceName, category: TraceName = .app) {
+    public static func instant(_ name: TraceName, category: TraceName = .app,
+                               with first: TraceArgument? = nil, _ second: TraceArgument? = nil) {
         guard hitch_is_recording() != 0 else { return }
-        hitch_emit1(hitch_now(), RawKind.instant.word(name.address), category.address, 0)
+        if first == nil && second == nil {
+            hitch_emit1(hitch_now(), RawKind.instant.word(name.address), category.address, 0)
+        } else {
+            hitch_emit2(hitch_now(), RawKind.instantArgs.word(name.address), category.address, 0,
+                        TraceArgument.word(first), TraceArgument.bits(first), TraceArgument.word(second), TraceArgument.bits(second))
+        }
     }
 
     @inlinable
@@ -56,8 +115,12 @@ public enum Trace {
     }
 
     // MARK: Frames
+    // docs/FRAMES.md is the guide: what vsync, target and period mean, feeding them from a display
+    // link, and `FrameMarker` for a loop of your own.
 
-    /// A frame starts: the display link fired at `vsync` and the frame is due at `target`.
+    /// A frame starts on the main thread: the display link fired for the vsync at `vsync`, the
+    /// frame must be committed by `target` (the next vsync) to be shown one period after it, and
+    /// `periodNs` is the display's refresh period.
     @inlinable
     public static func frameBegan(frameID: UInt64, vsync: TraceTimestamp, target: TraceTimestamp, periodNs: Int64) {
         guard hitch_is_recording() != 0 else { return }
@@ -77,6 +140,8 @@ public enum Trace {
         hitch_emit1(hitch_now(), RawKind.frameRenderEnded.word(0), frameID, 0)
     }
 
+    /// The frame reached the display at `time`. Take it from the clock as it comes (`Trace.now()`
+    /// after your wait for the vsync returns): the analyzer snaps it to the vsync grid.
     @inlinable
     public static func framePresented(frameID: UInt64, at time: TraceTimestamp) {
         guard hitch_is_recording() != 0 else { return }
@@ -97,7 +162,7 @@ public enum Trace {
     }
 
     /// Records a view body evaluation around `body`.
-    @inlinable
+    @inlinable @discardableResult
     public static func bodyEvaluation<R, E: Error>(viewType: TraceName, identity: UInt64, _ body: () throws(E) -> R) throws(E) -> R {
         let scope = beginBodyEvaluation(viewType: viewType, identity: identity)
         defer { endBodyEvaluation(scope) }
@@ -113,6 +178,16 @@ public enum Trace {
                     stackWord, 0, 0, 0)
     }
 
+    /// A view node of type `viewType` was built or torn down, at `position` among the children of
+    /// the node `parentIdentity`, for `reason`.
+    @inlinable
+    public static func viewLifetime(_ change: ViewLifetime.Change, viewType: TraceName, identity: UInt64,
+                                    parentIdentity: UInt64, position: Int, reason: ViewLifetime.Reason) {
+        guard hitch_is_recording() != 0 else { return }
+        hitch_emit2(hitch_now(), RawKind.viewLifetime.word(viewType.address), identity, parentIdentity,
+                    UInt64(bitPattern: Int64(position)), UInt64(change.rawValue) | UInt64(reason.rawValue) << 8, 0, 0)
+    }
+
     @inlinable
     public static func beginLayoutPass() -> LayoutPassScope {
         LayoutPassScope(beginTicks: hitch_is_recording() != 0 ? hitch_now() : 0)
@@ -125,7 +200,7 @@ public enum Trace {
     }
 
     /// Records a layout pass over `viewCount` views around `body`.
-    @inlinable
+    @inlinable @discardableResult
     public static func layoutPass<R, E: Error>(viewCount: UInt32, _ body: () throws(E) -> R) throws(E) -> R {
         let scope = beginLayoutPass()
         defer { endLayoutPass(scope, viewCount: viewCount) }
@@ -150,7 +225,7 @@ public enum Trace {
     }
 
     /// Records one inference op (matvec, attention, ...) around `body`.
-    @inlinable
+    @inlinable @discardableResult
     public static func inferenceOp<R, E: Error>(_ name: TraceName, layer: Int32, computeUnit: TraceName, tokenIndex: Int32,
                                                 bytesRead: UInt64, bytesWritten: UInt64, flops: UInt64,
                                                 _ body: () throws(E) -> R) throws(E) -> R {
@@ -185,9 +260,17 @@ public enum Trace {
 
     // MARK: Threads
 
-    /// Names the calling thread in traces (and in the kernel, truncated to 15 bytes).
+    /// Names the calling thread in traces. Other threads are also renamed in the kernel (15
+    /// bytes), the process's initial thread never: its kernel name is the process's name.
     public static func setCurrentThreadName(_ name: String) {
         hitch_set_current_thread_name(name)
+    }
+
+    /// Says what the calling thread does, for the analyzer: `.main` runs the frame loop (its
+    /// samples and intervals are main-thread work), `.render` renders and presents. Stored in the
+    /// trace with the thread; the thread's name is left alone.
+    public static func setThreadRole(_ role: ThreadRole) {
+        hitch_set_current_thread_role(role.rawValue)
     }
 
     /// The calling thread's kernel thread id (what `recordSample(threadID:...)` takes).
@@ -195,14 +278,109 @@ public enum Trace {
 }
 
 private let nextInteractionID = Atomic<UInt64>(0)
+private let nextAsyncIntervalID = Atomic<UInt64>(0)
+
+/// The async interval a task is inside (a task local), so its children subtract their time from it.
+final class AsyncIntervalContext: Sendable {
+    @TaskLocal static var current: AsyncIntervalContext?
+    let id = nextAsyncIntervalID.add(1, ordering: .relaxed).newValue
+    private let children = Atomic<UInt64>(0)
+    var childTicks: UInt64 { children.load(ordering: .acquiring) }
+    func addChild(ticks: UInt64) { children.add(ticks, ordering: .releasing) }
+}
+
+/// What a thread does, as the analyzer reads it (docs/METRICS.md "Trace inputs").
+public struct ThreadRole: RawRepresentable, Hashable, Sendable {
+    public let rawValue: String
+    /// At most 15 bytes are kept.
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// Runs the frame loop: begins and commits frames.
+    public static let main = ThreadRole(rawValue: "main")
+    /// Renders and presents frames.
+    public static let render = ThreadRole(rawValue: "render")
+}
+
+/// A named value written on an interval or instant (`with: .int("rows", 120)`).
+public struct TraceArgument: Sendable {
+    public enum Value: Sendable {
+        case int(Int64)
+        case double(Double)
+        case name(TraceName)
+    }
+    public let name: TraceName
+    public let value: Value
+    @inlinable public init(name: TraceName, value: Value) { self.name = name; self.value = value }
+
+    @inlinable public static func int(_ name: TraceName, _ value: Int64) -> TraceArgument { .init(name: name, value: .int(value)) }
+    @inlinable public static func int(_ name: TraceName, _ value: Int) -> TraceArgument { .init(name: name, value: .int(Int64(value))) }
+    @inlinable public static func double(_ name: TraceName, _ value: Double) -> TraceArgument { .init(name: name, value: .double(value)) }
+    @inlinable public static func string(_ name: TraceName, _ value: TraceName) -> TraceArgument { .init(name: name, value: .name(value)) }
+
+    /// The raw record's argument word: the name plus the type in the top byte (RawRecord.swift).
+    @inlinable static func word(_ argument: TraceArgument?) -> UInt64 {
+        guard let argument else { return 0 }
+        let type: UInt64
+        switch argument.value {
+        case .int: type = 1
+        case .double: type = 2
+        case .name: type = 3
+        }
+        return type << 56 | argument.name.address
+    }
+
+    @inlinable static func bits(_ argument: TraceArgument?) -> UInt64 {
+        switch argument?.value {
+        case .int(let v)?: UInt64(bitPattern: v)
+        case .double(let v)?: v.bitPattern
+        case .name(let n)?: n.address
+        case nil: 0
+        }
+    }
+}
 
 /// An open interval from `Trace.beginInterval`.
 public struct TraceInterval: Sendable {
     public let beginTicks: UInt64
     public let name: TraceName
     public let category: TraceName
-    @inlinable init(beginTicks: UInt64, name: TraceName, category: TraceName) {
+    public let first: TraceArgument?
+    public let second: TraceArgument?
+    @inlinable init(beginTicks: UInt64, name: TraceName, category: TraceName,
+                    first: TraceArgument? = nil, second: TraceArgument? = nil) {
         self.beginTicks = beginTicks; self.name = name; self.category = category
+        self.first = first; self.second = second
+    }
+}
+
+/// One call per frame for an app that runs its own loop (Tracy's `FrameMark`): call `mark()`
+/// right after each frame reaches the screen, i.e. after your swap or wait for the vsync returns.
+/// Each mark records the frame since the previous mark: begun at the previous mark, due one period
+/// later, committed and presented now. A frame that took longer than a period is a hitch of the
+/// periods it missed (docs/FRAMES.md).
+public struct FrameMarker: Sendable {
+    public let periodNs: Int64
+    private var previousTicks: UInt64 = 0
+    public private(set) var nextFrameID: UInt64
+
+    public init(refreshRateHz: Double, firstFrameID: UInt64 = 1) {
+        periodNs = Int64((1e9 / max(refreshRateHz, 1)).rounded())
+        nextFrameID = firstFrameID
+    }
+
+    public mutating func mark() {
+        let now = hitch_now()
+        defer { previousTicks = now }
+        guard previousTicks != 0, hitch_is_recording() != 0 else { return }
+        let id = nextFrameID
+        nextFrameID += 1
+        let start = TraceTimestamp(ticks: previousTicks)
+        // On the model's terms (docs/METRICS.md): the frame's vsync was one period before it began
+        // and its target the moment it began, so its present is expected one period after it began.
+        let vsync = start.advanced(byNanoseconds: -periodNs)
+        hitch_emit2(start.ticks, RawKind.frameBegan.word(0), id, vsync.ticks, start.ticks, UInt64(bitPattern: periodNs), 0, 0)
+        hitch_emit1(now, RawKind.frameCommitted.word(0), id, 0)
+        hitch_emit1(now, RawKind.frameRenderEnded.word(0), id, 0)
+        hitch_emit1(now, RawKind.framePresented.word(0), id, 0)
     }
 }
 

@@ -83,8 +83,15 @@ struct TickConverter: Sendable {
         return overflowed || carried || sum > UInt64(Int64.max) ? .max : Int64(sum)
     }
 
+    /// The first tick whose time is `nanoseconds`, so that `nanoseconds(fromTicks:)` gives it back
+    /// exactly (for a clock of at least one tick per nanosecond; the fixed-point product can be
+    /// one tick off either way, which the two short loops correct).
     func ticks(fromNanoseconds nanoseconds: Int64) -> UInt64 {
-        let ticks = Self.scale(nanoseconds.magnitude, by: ticksPerNanosecond)
-        return nanoseconds < 0 ? 0 &- ticks : ticks
+        guard nanoseconds >= 0 else { return 0 &- Self.scale(nanoseconds.magnitude, by: ticksPerNanosecond) }
+        let target = UInt64(nanoseconds)
+        var ticks = Self.scale(target, by: ticksPerNanosecond)
+        while UInt64(bitPattern: self.nanoseconds(fromTicks: ticks)) < target && ticks < .max { ticks += 1 }
+        while ticks > 0 && UInt64(bitPattern: self.nanoseconds(fromTicks: ticks - 1)) >= target { ticks -= 1 }
+        return ticks
     }
 }

@@ -54,6 +54,9 @@ public struct TraceEvent: Sendable {
         case bodyEvaluation(BodyEvaluation)
         /// A write to an observed property invalidated a view.
         case invalidation(Invalidation)
+        /// A view node was built or torn down (its identity is new, its structure changed, or its
+        /// parent came or went).
+        case viewLifetime(ViewLifetime)
         /// A layout pass [timestampNs, endNs].
         case layoutPass(endNs: Int64, viewCount: UInt32)
         /// An inference op [timestampNs, endNs].
@@ -63,6 +66,10 @@ public struct TraceEvent: Sendable {
         /// A user-visible animation (scroll, typing, streaming); their union is the animating time.
         case interactionBegin(kind: StringID)
         case interactionEnd(kind: StringID)
+        /// An interval that may end on another thread than the one it began on (an `async`
+        /// `Trace.interval`): FXT async begin/end events joined by `id`.
+        case asyncIntervalBegin(category: StringID, name: StringID, id: UInt64)
+        case asyncIntervalEnd(AsyncIntervalEnd)
 
         /// A sampled call stack of `thread`.
         case sample(stack: StackID)
@@ -110,6 +117,55 @@ public struct Invalidation: Sendable, Equatable {
     }
 }
 
+/// A view node's build or teardown: what the identity-churn pass reads.
+public struct ViewLifetime: Sendable, Equatable {
+    public enum Change: UInt8, Sendable, CaseIterable { case built, tornDown }
+    /// Why the runtime built or tore the node down.
+    public enum Reason: UInt8, Sendable, CaseIterable {
+        /// Built: an explicit id (`ForEach`) its parent did not have before.
+        case newIdentity
+        /// Torn down: its explicit id is gone from its parent's children.
+        case identityRemoved
+        /// Built or torn down because the structure changed: another type or branch at a position,
+        /// or a position that came or went.
+        case structuralChange
+        /// Built as part of a subtree whose root was built.
+        case parentBuilt
+        /// Torn down as part of a subtree whose root was torn down.
+        case parentRemoved
+    }
+    public var change: Change
+    public var viewType: StringID
+    public var identity: UInt64
+    /// The parent node's identity (0 for the root).
+    public var parentIdentity: UInt64
+    /// The node's index among its parent's children; for lazy list rows, the row's index in the data.
+    public var position: Int64
+    public var reason: Reason
+    public init(change: Change, viewType: StringID, identity: UInt64, parentIdentity: UInt64, position: Int64, reason: Reason) {
+        self.change = change; self.viewType = viewType; self.identity = identity
+        self.parentIdentity = parentIdentity; self.position = position; self.reason = reason
+    }
+}
+
+extension ViewLifetime.Change {
+    /// The word the trace formats use (docs/FORMAT.md).
+    public var name: String { self == .built ? "built" : "tornDown" }
+}
+
+extension ViewLifetime.Reason {
+    /// The word the trace formats use (docs/FORMAT.md).
+    public var name: String {
+        switch self {
+        case .newIdentity: "newIdentity"
+        case .identityRemoved: "identityRemoved"
+        case .structuralChange: "structuralChange"
+        case .parentBuilt: "parentBuilt"
+        case .parentRemoved: "parentRemoved"
+        }
+    }
+}
+
 public struct InferenceOp: Sendable, Equatable {
     public var name: StringID
     public var computeUnit: StringID
@@ -143,12 +199,26 @@ public struct Symbol: Sendable, Equatable {
         self.address = address; self.size = size; self.function = function; self.image = image; self.offset = offset
     }
 
-    /// How a frame is shown: its function, or `file+0xoffset` when the image had no symbol for it
-    /// (the file address `addr2line -e IMAGE` takes).
-    public static func displayName(function: String, image: String, offset: UInt64) -> String {
-        guard function.isEmpty else { return function }
+    /// How a frame is shown: its function, simplified as Instruments shows Swift names
+    /// (`SwiftNames.simplified`) unless `fullNames`, or `file+0xoffset` when the image had no symbol
+    /// for it (the file address `addr2line -e IMAGE` takes).
+    public static func displayName(function: String, image: String, offset: UInt64, fullNames: Bool = false) -> String {
+        guard function.isEmpty else { return fullNames ? function : SwiftNames.simplified(function) }
         let file = image.split(separator: "/").last.map(String.init) ?? image
         return (file.isEmpty ? "?" : file) + "+0x" + String(offset, radix: 16)
+    }
+}
+
+/// The end of an async interval: its duration and its self time per task (the duration minus the
+/// async intervals awaited inside it, wherever they ran), both measured by the recorder.
+public struct AsyncIntervalEnd: Sendable, Equatable {
+    public var category: StringID
+    public var name: StringID
+    public var id: UInt64
+    public var durationNs: Int64
+    public var selfNs: Int64
+    public init(category: StringID, name: StringID, id: UInt64, durationNs: Int64, selfNs: Int64) {
+        self.category = category; self.name = name; self.id = id; self.durationNs = durationNs; self.selfNs = selfNs
     }
 }
 
@@ -172,11 +242,14 @@ extension TraceEvent.Payload {
         case .framePresented: "framePresented"
         case .bodyEvaluation: "bodyEvaluation"
         case .invalidation: "invalidation"
+        case .viewLifetime: "viewLifetime"
         case .layoutPass: "layoutPass"
         case .inferenceOp: "inferenceOp"
         case .token: "token"
         case .interactionBegin: "interactionBegin"
         case .interactionEnd: "interactionEnd"
+        case .asyncIntervalBegin: "asyncIntervalBegin"
+        case .asyncIntervalEnd: "asyncIntervalEnd"
         case .sample: "sample"
         case .stackDefinition: "stackDefinition"
         case .symbol: "symbol"

@@ -14,7 +14,7 @@ public final class TraceFileWriter {
     private var strings: [String] = [""]
     private var stringKeys: [UInt64] = [0]
     private var stringLookup: [String: StringID] = ["": StringID(rawValue: 0)]
-    private var threads: [(pid: UInt64, tid: UInt64, name: String)] = [(0, 0, "")]
+    private var threads: [(pid: UInt64, tid: UInt64, name: String, role: String?)] = [(0, 0, "", nil)]
     private var closed = false
 
     /// Creates (or truncates) `path`. Timestamps are written as ticks at `ticksPerSecond`.
@@ -47,9 +47,9 @@ public final class TraceFileWriter {
 
     /// Declares a thread. `threadID`/`processID` are the koids written to the file (defaults:
     /// a fresh thread id, process 1). Returns the id to put in events.
-    public func thread(name: String, threadID: UInt64? = nil, processID: UInt64 = 1) -> ThreadID {
+    public func thread(name: String, threadID: UInt64? = nil, processID: UInt64 = 1, role: String? = nil) -> ThreadID {
         let id = ThreadID(rawValue: UInt32(threads.count))
-        threads.append((processID, threadID ?? UInt64(threads.count), name))
+        threads.append((processID, threadID ?? UInt64(threads.count), name, role))
         return id
     }
 
@@ -78,7 +78,7 @@ public final class TraceFileWriter {
             index = max(index, 1)
         }
         let t = threads[index]
-        return encoder.threadRef(pid: t.pid, tid: t.tid, name: t.name)
+        return encoder.threadRef(pid: t.pid, tid: t.tid, name: t.name, role: t.role)
     }
 
     /// Writes one event (timestamps in nanoseconds).
@@ -117,6 +117,9 @@ public final class TraceFileWriter {
         case let .invalidation(inv):
             e.invalidation(thread: thread, ticks: t, source: ref(inv.source), target: ref(inv.target),
                            targetIdentity: inv.targetIdentity, stack: inv.stack?.rawValue)
+        case let .viewLifetime(v):
+            e.viewLifetime(thread: thread, ticks: t, viewType: ref(v.viewType), change: v.change, identity: v.identity,
+                           parentIdentity: v.parentIdentity, position: v.position, reason: v.reason)
         case let .layoutPass(endNs, viewCount):
             e.layout(thread: thread, begin: t, end: ticks(endNs), viewCount: viewCount)
         case let .inferenceOp(op):
@@ -129,6 +132,16 @@ public final class TraceFileWriter {
             e.interaction(isBegin: true, thread: thread, ticks: t, kind: ref(kind), id: interactionID(kind: kind, isBegin: true))
         case let .interactionEnd(kind):
             e.interaction(isBegin: false, thread: thread, ticks: t, kind: ref(kind), id: interactionID(kind: kind, isBegin: false))
+        case let .asyncIntervalBegin(category, name, id):
+            e.beginEvent(.asyncBegin, thread: thread, category: ref(category), name: ref(name), ticks: t)
+            e.endEvent(trailing: id)
+        case let .asyncIntervalEnd(end):
+            let category = ref(end.category), name = ref(end.name)
+            let durationArg = e.stringRef(RawRecordWriter.AsyncArgument.durationNs), selfArg = e.stringRef(RawRecordWriter.AsyncArgument.selfNs)
+            e.beginEvent(.asyncEnd, thread: thread, category: category, name: name, ticks: t)
+            if end.durationNs >= 0 { e.argSigned(durationArg, end.durationNs) }
+            if end.selfNs >= 0 { e.argSigned(selfArg, end.selfNs) }
+            e.endEvent(trailing: end.id)
         case let .sample(stack):
             e.sample(thread: thread, ticks: t, stack: stack.rawValue)
         case let .metadata(key, value):

@@ -37,6 +37,8 @@ public struct TraceReader {
 
     /// The thread's name (from the trace's kernel object records), or "thread <koid>".
     public func threadName(_ id: ThreadID) -> String { core.threadName(id) }
+    /// The thread's role ("main", "render", ...) as the recorder stored it (`Trace.setThreadRole`), or nil.
+    public func threadRole(_ id: ThreadID) -> String? { core.threadRole(id) }
 
     /// Every thread seen so far; index `i` has `ThreadID(rawValue: i + 1)`. (ThreadID 0 means "no thread",
     /// used by stack definitions and symbols.)
@@ -64,12 +66,12 @@ public struct TraceReader {
 private let knownArgumentNames = [
     "frameID", "vsyncTicks", "targetTicks", "periodNs", "identity", "target", "targetIdentity", "stack",
     "viewCount", "layer", "computeUnit", "tokenIndex", "bytesRead", "bytesWritten", "flops", "index",
-    "value", "key", "count", "process",
+    "value", "key", "count", "process", "change", "parentIdentity", "position", "reason", "durationNs", "selfNs",
 ]
 private enum Slot: Int {
     case frameID, vsyncTicks, targetTicks, periodNs, identity, target, targetIdentity, stack
     case viewCount, layer, computeUnit, tokenIndex, bytesRead, bytesWritten, flops, index
-    case value, key, count, process
+    case value, key, count, process, change, parentIdentity, position, reason, durationNs, selfNs
 }
 /// Categories and names with fixed ids right after the argument names.
 private let knownNames = [
@@ -77,6 +79,7 @@ private let knownNames = [
     "hitch.interaction", "hitch.sample", "hitch.meta",
     "frameBegan", "frameCommitted", "frameRenderEnded", "framePresented", "sample", "metadata", "droppedEvents",
     "hitch.stack", "hitch.symbol", "produced", "delivered", "shown", "dropped",
+    "hitch.view", "built", "tornDown", "newIdentity", "identityRemoved", "structuralChange", "parentBuilt", "parentRemoved",
 ]
 
 private enum ArgKind: UInt8 { case integer, unsigned, double, string }
@@ -140,6 +143,7 @@ final class ReaderCore {
         var threadKoids: [(pid: UInt64, tid: UInt64)] = [(0, 0)]
         var threadLookup: [UInt64: [UInt32]] = [:]
         var koidNames: [UInt64: UInt32] = [:]
+        var koidRoles: [UInt64: UInt32] = [:]
         var metadata: [String: String] = [:]
         var warnings: [TraceReadWarning] = []
         var warningCount = 0
@@ -175,6 +179,10 @@ final class ReaderCore {
     private var stackBlobName: UInt32 { nameBase + 16 }
     private var symbolBlobName: UInt32 { nameBase + 17 }
     private var tokenStageBase: UInt32 { nameBase + 18 }
+    private var viewCategory: UInt32 { nameBase + 22 }
+    /// `ViewLifetime.Change` names, then `ViewLifetime.Reason` names, in raw-value order.
+    private var viewChangeBase: UInt32 { nameBase + 23 }
+    private var viewReasonBase: UInt32 { nameBase + 25 }
 
     convenience init(path: String) throws(TraceReadError) {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
@@ -331,6 +339,13 @@ final class ReaderCore {
         return "thread \(cold.pointee.threadKoids[index].tid)"
     }
 
+    func threadRole(_ id: ThreadID) -> String? {
+        let index = Int(id.rawValue)
+        guard index > 0, index < cold.pointee.threadKoids.count,
+              let role = cold.pointee.koidRoles[cold.pointee.threadKoids[index].tid] else { return nil }
+        return cold.pointee.strings[Int(role)]
+    }
+
     func allThreads() -> [TraceThread] {
         (1..<max(cold.pointee.threadKoids.count, 1)).map { index in
             TraceThread(id: ThreadID(rawValue: UInt32(index)), processID: cold.pointee.threadKoids[index].pid,
@@ -429,7 +444,29 @@ final class ReaderCore {
         guard (header >> 16) & 0xFF == FXT.objectTypeThread else { return }
         if cold.pointee.koidNames.count < ReaderCore.maxThreads * 4 || cold.pointee.koidNames[load(start + 8)] != nil {
             cold.pointee.koidNames[load(start + 8)] = name
+            if let role = try threadRoleArgument(count: Int((header >> 40) & 0xF), cursor: cursor, limit: start + size, offset: offset) {
+                cold.pointee.koidRoles[load(start + 8)] = role
+            }
         }
+    }
+
+    /// The string argument "role" of a thread's kernel object record (docs/FORMAT.md), if any.
+    private func threadRoleArgument(count: Int, cursor start: Int, limit: Int, offset: UInt64) throws(TraceReadError) -> UInt32? {
+        var cursor = start
+        for _ in 0..<count {
+            guard cursor + 8 <= limit else { return nil }
+            let header = load(cursor)
+            let words = Int((header >> 4) & 0xFFF)
+            guard words > 0, cursor + words * 8 <= limit else { return nil }
+            var inner = cursor + 8
+            if header & 0xF == FXT.ArgType.string.rawValue,
+               let argName = try resolve(UInt16(truncatingIfNeeded: header >> 16), cursor: &inner, limit: limit, offset: offset),
+               cold.pointee.strings[Int(argName)] == "role" {
+                return try resolve(UInt16(truncatingIfNeeded: header >> 32), cursor: &inner, limit: limit, offset: offset)
+            }
+            cursor += words * 8
+        }
+        return nil
     }
 
     /// Resolves a string ref to an id; inline strings are read at `cursor` (advanced past them).
@@ -503,7 +540,14 @@ final class ReaderCore {
         case FXT.EventType.durationEnd.rawValue: event.payload = .intervalEnd(category: categoryID, name: nameID)
         case FXT.EventType.durationComplete.rawValue:
             event.payload = .intervalComplete(category: categoryID, name: nameID, endNs: clock.nanoseconds(trailing))
-        default: return false   // async and flow events outside the project's categories carry nothing it uses
+        case FXT.EventType.asyncBegin.rawValue:
+            event.payload = .asyncIntervalBegin(category: categoryID, name: nameID, id: trailing)
+        case FXT.EventType.asyncEnd.rawValue:
+            // durationNs/selfNs are the recorder's (-1 when absent: another producer's async event).
+            event.payload = .asyncIntervalEnd(AsyncIntervalEnd(category: categoryID, name: nameID, id: trailing,
+                                                               durationNs: has(.durationNs) ? signed(.durationNs) : -1,
+                                                               selfNs: has(.selfNs) ? signed(.selfNs) : -1))
+        default: return false   // flow events carry nothing the project uses
         }
         event.timestampNs = timestampNs
         event.thread = threadID
@@ -540,7 +584,7 @@ final class ReaderCore {
     /// The project's typed events (docs/FORMAT.md); nil when the event is not one of them.
     @inline(__always)
     private func hitchPayload(eventType: UInt64, category: UInt32, name: UInt32, trailing: UInt64, into payload: inout TraceEvent.Payload) -> Bool {
-        guard category >= frameCategory && category <= metaCategory else { return false }
+        guard category >= frameCategory && category <= metaCategory || category == viewCategory else { return false }
         let isInstant = eventType == FXT.EventType.instant.rawValue
         let isComplete = eventType == FXT.EventType.durationComplete.rawValue
         switch category {
@@ -582,6 +626,18 @@ final class ReaderCore {
                 source: StringID(rawValue: name), target: StringID(rawValue: target),
                 targetIdentity: has(.targetIdentity) ? unsigned(.targetIdentity) : 0,
                 stack: has(.stack) ? StackID(rawValue: UInt32(truncatingIfNeeded: unsigned(.stack))) : nil))
+        case viewCategory where isInstant && has(.change) && has(.identity):
+            guard argKinds[Slot.change.rawValue] == ArgKind.string.rawValue,
+                  let change = ViewLifetime.Change(rawValue: UInt8(clamping: UInt32(truncatingIfNeeded: argBits[Slot.change.rawValue]) &- viewChangeBase))
+            else { return false }
+            let reasonID = has(.reason) && argKinds[Slot.reason.rawValue] == ArgKind.string.rawValue
+                ? UInt32(truncatingIfNeeded: argBits[Slot.reason.rawValue]) &- viewReasonBase : UInt32.max
+            payload = .viewLifetime(ViewLifetime(
+                change: change, viewType: StringID(rawValue: name), identity: unsigned(.identity),
+                parentIdentity: has(.parentIdentity) ? unsigned(.parentIdentity) : 0,
+                position: has(.position) ? signed(.position) : 0,
+                reason: ViewLifetime.Reason(rawValue: UInt8(clamping: reasonID))
+                    ?? .structuralChange))
         case tokenCategory where isInstant:
             let stage = name &- tokenStageBase
             guard stage < 4, let tokenStage = TokenEvent.Stage(rawValue: UInt8(stage)) else { return false }

@@ -6,26 +6,35 @@ import Synchronization
 /// Records the process's events (from `Trace`) into an FXT file.
 ///
 /// One recorder is active per process at a time. Every thread's events go to its own buffer;
-/// a background writer thread turns full buffers into FXT records. When the writer cannot keep
-/// up and `maxBufferedBytes` is in use, further events are dropped and counted; the count is in
-/// the trace as `droppedEvents` events and in the `Summary`.
+/// a background writer thread turns them into FXT records: whole buffers as they fill, and every
+/// `flushIntervalMs` the committed part of each buffer still being filled (without stopping the
+/// thread that fills it), so no event waits longer than that to reach the file. At process exit
+/// (`exit`, a return from `main`) the recorder stops itself; on SIGTERM, SIGINT, SIGHUP and the
+/// fatal signals it flushes first (docs/FORMAT.md section 5). When the writer cannot keep up and
+/// `maxBufferedBytes` is in use, further events are dropped and counted; the count is in the
+/// trace as `droppedEvents` events and in the `Summary`.
 public final class TraceRecorder: Sendable {
     public struct Configuration: Sendable {
         /// Each recording thread's buffer (the unit handed to the writer).
         public var bufferBytesPerThread: Int
         /// All buffers together: the recorder's memory bound.
         public var maxBufferedBytes: Int
-        /// The longest the file lags behind while the writer is idle.
+        /// The longest an event waits before it is written to the file (while the writer keeps up).
         public var flushIntervalMs: Int
-        /// How long `start` waits for another active recording in the process to stop.
+        /// How long `start` waits for another active recording in the process to stop. 0 (the
+        /// default): it fails at once with `TraceRecorderError.alreadyRecording`.
         public var waitForOtherRecordingSeconds: Double
+        /// Flush on SIGTERM, SIGINT, SIGHUP, SIGSEGV, SIGBUS, SIGILL, SIGFPE and SIGABRT before the
+        /// signal's previous disposition runs (installed once per process, at the first start).
+        public var flushOnSignals: Bool
 
         public init(bufferBytesPerThread: Int = 64 << 10, maxBufferedBytes: Int = 64 << 20,
-                    flushIntervalMs: Int = 100, waitForOtherRecordingSeconds: Double = 60) {
+                    flushIntervalMs: Int = 100, waitForOtherRecordingSeconds: Double = 0, flushOnSignals: Bool = true) {
             self.bufferBytesPerThread = bufferBytesPerThread
             self.maxBufferedBytes = maxBufferedBytes
             self.flushIntervalMs = flushIntervalMs
             self.waitForOtherRecordingSeconds = waitForOtherRecordingSeconds
+            self.flushOnSignals = flushOnSignals
         }
     }
 
@@ -37,6 +46,9 @@ public final class TraceRecorder: Sendable {
         public var droppedEventCount: UInt64
         public var bytesWritten: UInt64
         public var ticksPerSecond: UInt64
+        /// Dynamic names evicted from the bounded table during the recording (also in the trace's
+        /// metadata as `dynamicNameEvictions`).
+        public var dynamicNameEvictions: UInt64 = 0
     }
 
     /// The active recorder, or nil.
@@ -47,7 +59,6 @@ public final class TraceRecorder: Sendable {
     private let state = Locked(State())
     private let writerDone = DispatchSemaphore(value: 0)
     private let droppedBaseline: UInt64
-    private let starterThreadID: Int32
 
     private struct State {
         var pending: [SideItem] = []
@@ -70,10 +81,9 @@ public final class TraceRecorder: Sendable {
     public static func start(path: String, configuration: Configuration = .init()) throws(TraceRecorderError) -> TraceRecorder {
         let bufferBytes = max(configuration.bufferBytesPerThread, 4096)
         let bufferCount = max(configuration.maxBufferedBytes / bufferBytes, 2)
-        let tid = hitch_current_tid()
-        if activeRecorder.withLock({ $0?.starterThreadID == tid }) { throw .alreadyRecording }
-        guard sessionSlot.wait(timeout: .now() + configuration.waitForOtherRecordingSeconds) == .success else {
-            throw .alreadyRecording
+        let wait = max(configuration.waitForOtherRecordingSeconds, 0)
+        guard sessionSlot.wait(timeout: .now() + wait) == .success else {
+            throw .alreadyRecording(activePath: activeRecorder.withLock { $0?.path })
         }
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
@@ -82,15 +92,16 @@ public final class TraceRecorder: Sendable {
             throw .cannotOpen(path: path, reason: String(cString: strerror(error)))
         }
         let ticksPerSecond = TraceClock.ticksPerSecond
-        let recorder = TraceRecorder(path: path, configuration: configuration, starterThreadID: tid)
+        let recorder = TraceRecorder(path: path, configuration: configuration)
         switch hitch_recorder_begin(UInt32(bufferBytes / MemoryLayout<hitch_record>.stride), UInt32(bufferCount)) {
         case 0: break
         case -1:
-            close(fd); sessionSlot.signal(); throw .alreadyRecording
+            close(fd); sessionSlot.signal(); throw .alreadyRecording(activePath: nil)
         default:
             close(fd); sessionSlot.signal(); throw .outOfMemory(bytes: bufferBytes * bufferCount)
         }
         activeRecorder.withLock { $0 = recorder }
+        installExitHooks(signals: configuration.flushOnSignals)
         // The file's preamble (magic, clock) is on disk before start returns, so a process killed at
         // any moment after it leaves a readable trace, never an empty file.
         let preambleWritten = DispatchSemaphore(value: 0)
@@ -101,10 +112,20 @@ public final class TraceRecorder: Sendable {
         return recorder
     }
 
-    private init(path: String, configuration: Configuration, starterThreadID: Int32) {
+    /// At exit, the active recorder stops (and so writes everything) before the process ends.
+    private static let exitHookInstalled: Bool = {
+        atexit { _ = try? TraceRecorder.current?.stop() }
+        return true
+    }()
+
+    private static func installExitHooks(signals: Bool) {
+        _ = exitHookInstalled
+        if signals { _ = hitch_recorder_install_signal_flush() }
+    }
+
+    private init(path: String, configuration: Configuration) {
         self.path = path
         self.configuration = configuration
-        self.starterThreadID = starterThreadID
         droppedBaseline = hitch_dropped_total()
     }
 
@@ -171,6 +192,7 @@ public final class TraceRecorder: Sendable {
         output.flush()
         preambleWritten.signal()
         let writer = RawRecordWriter(encoder: encoder)
+        let evictionsBaseline = TraceName.dynamicNameEvictions
         var lastDropped = droppedBaseline
         var droppedTotal: UInt64 = 0
         let flushIntervalNs = UInt64(max(configuration.flushIntervalMs, 1)) * 1_000_000
@@ -199,28 +221,67 @@ public final class TraceRecorder: Sendable {
             }
         }
 
-        while true {
-            var finished: Int32 = 0
-            let buffer = hitch_writer_take(Int32(max(configuration.flushIntervalMs, 1)), &finished)
-            // Side items first: a stack defined before an event that uses it precedes it in the file.
-            drainSideItems()
-            if let buffer {
+        let partials = UnsafeMutablePointer<hitch_partial>.allocate(capacity: RawRecordWriter.partialCapacity)
+        defer { partials.deallocate() }
+
+        /// Writes the full buffers waiting in the queue, until it is empty or a flush is due; true if
+        /// the session ended and all is written.
+        func drainFullBuffers(timeoutMs: Int32, atMost limit: Int = .max) -> Bool {
+            var timeout = timeoutMs
+            var taken = 0
+            while true {
+                if limit == .max, timeout == 0, hitch_monotonic_ns() &- lastFlushNs >= flushIntervalNs { return false }
+                if taken == limit { return false }
+                taken += 1
+                var finished: Int32 = 0
+                let buffer = hitch_writer_take(timeout, &finished)
+                timeout = 0
+                // Side items first: a stack defined before an event that uses it precedes it in the file.
+                drainSideItems()
+                guard let buffer else { return finished != 0 }
                 writer.encode(buffer)
                 hitch_writer_give_back(buffer)
             }
+        }
+        /// Writes the committed part of every buffer still being filled. A thread's full buffers
+        /// precede its partial one in the file: the partials are taken only when the queue of full
+        /// buffers is empty (the C side refuses otherwise), so per-thread order holds.
+        func takeCommitted() {
+            for _ in 0..<8 {
+                var more: Int32 = 0
+                let count = hitch_writer_take_committed(partials, UInt32(RawRecordWriter.partialCapacity), &more)
+                for index in 0..<Int(count) { writer.encode(partials[index]) }
+                if more == 0 { return }
+                // Full buffers wait: write a few and try again; under a flood the full buffers
+                // carry the data anyway, and the flush below must not wait for the queue to empty.
+                if drainFullBuffers(timeoutMs: 0, atMost: 16) { return }
+            }
+        }
+
+        while true {
+            let sinceFlush = hitch_monotonic_ns() &- lastFlushNs
+            let waitMs = sinceFlush >= flushIntervalNs ? 0 : Int32(max(1, (flushIntervalNs - sinceFlush) / 1_000_000))
+            let finished = drainFullBuffers(timeoutMs: waitMs)
             recordDrops()
-            if finished != 0 { break }
+            if finished { break }
+            let flushRequested = hitch_writer_flush_requested() != 0
             let now = hitch_monotonic_ns()
-            if now - lastFlushNs >= flushIntervalNs {
+            if flushRequested || now &- lastFlushNs >= flushIntervalNs {
+                takeCommitted()
+                recordDrops()
                 output.flush()
                 lastFlushNs = now
             }
+            if flushRequested { hitch_writer_flush_done() }
         }
         drainSideItems()
         recordDrops()
+        let evictions = TraceName.dynamicNameEvictions &- evictionsBaseline
+        if evictions > 0 { writer.metadata(tid: writer.selfTid, ticks: hitch_now(), key: "dynamicNameEvictions", value: String(evictions)) }
         output.flush()
-        let summary = Summary(path: path, eventCount: encoder.eventCount, droppedEventCount: droppedTotal,
+        var summary = Summary(path: path, eventCount: encoder.eventCount, droppedEventCount: droppedTotal,
                               bytesWritten: output.bytesFlushed, ticksPerSecond: ticksPerSecond)
+        summary.dynamicNameEvictions = evictions
         state.withLock {
             $0.summary = summary
             $0.writeErrno = output.writeErrno
@@ -230,14 +291,17 @@ public final class TraceRecorder: Sendable {
 }
 
 public enum TraceRecorderError: Error, CustomStringConvertible, Sendable {
-    case alreadyRecording
+    /// Another recording is active in this process (`activePath`, when known).
+    case alreadyRecording(activePath: String?)
     case cannotOpen(path: String, reason: String)
     case outOfMemory(bytes: Int)
     case writeFailed(path: String, reason: String)
 
     public var description: String {
         switch self {
-        case .alreadyRecording: "a trace recording is already active in this process"
+        case let .alreadyRecording(activePath):
+            "a trace recording\(activePath.map { " to '\($0)'" } ?? "") is already active in this process: stop it first, "
+                + "or set Configuration.waitForOtherRecordingSeconds to wait for it"
         case let .cannotOpen(path, reason): "cannot create trace file '\(path)': \(reason)"
         case let .outOfMemory(bytes): "cannot reserve \(bytes) bytes of trace buffers"
         case let .writeFailed(path, reason): "writing trace file '\(path)' failed: \(reason); the file is cut short"
@@ -250,23 +314,74 @@ private let activeRecorder = Locked<TraceRecorder?>(nil)
 private let sessionSlot = DispatchSemaphore(value: 1)
 
 /// The writer thread's translation of raw records (RawRecord.swift) into FXT.
-private final class RawRecordWriter {
+final class RawRecordWriter {
     let encoder: FXTEncoder
     let pid = UInt64(getpid())
     let selfTid = hitch_current_tid()
+    /// Argument names of async interval events (docs/FORMAT.md "Async intervals").
+    enum AsyncArgument {
+        static let parent: TraceName = "parent"
+        static let durationNs: TraceName = "durationNs"
+        static let selfNs: TraceName = "selfNs"
+    }
     private var kernelNamedThreads: Set<Int32> = []
 
     init(encoder: FXTEncoder) { self.encoder = encoder }
 
+    /// Threads whose committed records one `hitch_writer_take_committed` call can return.
+    static let partialCapacity = 256
+
+    /// A full buffer: what the writer did not take while it was being filled.
     func encode(_ buffer: UnsafeMutablePointer<hitch_buffer>) {
-        let name = withUnsafeBytes(of: buffer.pointee.thread_name) { raw in
-            String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-        }
-        let tid = buffer.pointee.tid
-        let thread = encoder.threadRef(pid: pid, tid: UInt64(UInt32(bitPattern: tid)), name: name.isEmpty ? "thread \(tid)" : name)
         guard let records = buffer.pointee.records else { return }
-        let used = Int(buffer.pointee.used)
-        var i = 0
+        let name = Self.text(buffer.pointee.thread_name), role = Self.text(buffer.pointee.thread_role)
+        encode(records: records, from: Int(buffer.pointee.taken), to: Int(buffer.pointee.used),
+               tid: buffer.pointee.tid, name: name, role: role)
+    }
+
+    /// The committed part of a buffer still being filled.
+    func encode(_ partial: hitch_partial) {
+        guard let records = partial.records else { return }
+        encode(records: records, from: Int(partial.begin), to: Int(partial.end), tid: partial.tid,
+               name: Self.text(partial.thread_name), role: Self.text(partial.thread_role))
+    }
+
+    private static func text<T>(_ chars: T) -> String {
+        withUnsafeBytes(of: chars) { raw in String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self) }
+    }
+
+    /// A string ref for a name payload: a literal's address, or a dynamic name's id.
+    @inline(__always)
+    private func nameRef(_ payload: UInt64) -> UInt16 {
+        guard payload & TraceName.dynamicNameBit != 0 else { return encoder.stringRef(key: payload) }
+        return encoder.stringRef(TraceName.resolveDynamic(id: payload & ~TraceName.dynamicNameBit) ?? TraceName.evictedName)
+    }
+
+    /// Writes the (up to two) arguments of a `completeArgs`/`instantArgs` second record.
+    private func arguments(_ r: hitch_record) {
+        for (word, bits) in [(r.w0, r.w1), (r.w2, r.w3)] where word >> 56 != 0 {
+            let name = nameRef(word & rawPayloadMask)
+            switch word >> 56 {
+            case 1: encoder.argSigned(name, Int64(bitPattern: bits))
+            case 2: encoder.argDouble(name, Double(bitPattern: bits))
+            default: encoder.argString(name, nameRef(bits & rawPayloadMask))
+            }
+        }
+    }
+
+    /// Resolves the argument names and values of a record first (that may write string records),
+    /// as FXTEncoder requires before `beginEvent`.
+    private func resolveArguments(_ r: hitch_record) {
+        for (word, bits) in [(r.w0, r.w1), (r.w2, r.w3)] where word >> 56 != 0 {
+            _ = nameRef(word & rawPayloadMask)
+            if word >> 56 == 3 { _ = nameRef(bits & rawPayloadMask) }
+        }
+    }
+
+    private func encode(records: UnsafeMutablePointer<hitch_record>, from begin: Int, to used: Int, tid: Int32, name: String, role: String) {
+        let thread = encoder.threadRef(pid: pid, tid: UInt64(UInt32(bitPattern: tid)), name: name.isEmpty ? "thread \(tid)" : name,
+                                       role: role.isEmpty ? nil : role)
+        var i = begin
         while i < used {
             let r = records[i]
             guard let kind = RawKind(rawValue: r.w1 >> 56) else { i += 1; continue }
@@ -275,16 +390,37 @@ private final class RawRecordWriter {
             let payload = r.w1 & rawPayloadMask
             switch kind {
             case .complete:
-                encoder.complete(thread: thread, category: encoder.stringRef(key: r.w2), name: encoder.stringRef(key: payload),
+                encoder.complete(thread: thread, category: nameRef(r.w2), name: nameRef(payload),
                                  begin: r.w0, end: r.w3)
             case .instant:
-                encoder.instant(thread: thread, category: encoder.stringRef(key: r.w2), name: encoder.stringRef(key: payload), ticks: r.w0)
+                encoder.instant(thread: thread, category: nameRef(r.w2), name: nameRef(payload), ticks: r.w0)
+            case .completeArgs, .instantArgs:
+                let category = nameRef(r.w2), eventName = nameRef(payload)
+                resolveArguments(records[i + 1])
+                encoder.beginEvent(kind == .completeArgs ? .durationComplete : .instant, thread: thread,
+                                   category: category, name: eventName, ticks: r.w0)
+                arguments(records[i + 1])
+                encoder.endEvent(trailing: kind == .completeArgs ? r.w3 : nil)
+            case .asyncBegin:
+                let category = nameRef(r.w2), eventName = nameRef(payload), parentArg = encoder.stringRef(AsyncArgument.parent)
+                encoder.beginEvent(.asyncBegin, thread: thread, category: category, name: eventName, ticks: r.w0)
+                if records[i + 1].w0 != 0 { encoder.argUnsigned(parentArg, records[i + 1].w0) }
+                encoder.endEvent(trailing: r.w3)
+            case .asyncEnd:
+                let category = nameRef(r.w2), eventName = nameRef(payload)
+                let durationArg = encoder.stringRef(AsyncArgument.durationNs), selfArg = encoder.stringRef(AsyncArgument.selfNs)
+                let r1 = records[i + 1]
+                let converter = TraceClock.converter
+                encoder.beginEvent(.asyncEnd, thread: thread, category: category, name: eventName, ticks: r.w0)
+                encoder.argSigned(durationArg, converter.nanoseconds(fromTicks: r.w0 &- r1.w0))
+                encoder.argSigned(selfArg, converter.nanoseconds(fromTicks: r1.w1))
+                encoder.endEvent(trailing: r.w3)
             case .counter:
-                encoder.counter(thread: thread, category: encoder.stringRef(key: r.w2), name: encoder.stringRef(key: payload),
+                encoder.counter(thread: thread, category: nameRef(r.w2), name: nameRef(payload),
                                 ticks: r.w0, value: Double(bitPattern: r.w3))
             case .interactionBegin, .interactionEnd:
                 encoder.interaction(isBegin: kind == .interactionBegin, thread: thread, ticks: r.w0,
-                                    kind: encoder.stringRef(key: payload), id: r.w2)
+                                    kind: nameRef(payload), id: r.w2)
             case .frameBegan:
                 let r1 = records[i + 1]
                 encoder.frameBegan(thread: thread, ticks: r.w0, frameID: r.w2, vsyncTicks: r.w3, targetTicks: r1.w0,
@@ -296,19 +432,25 @@ private final class RawRecordWriter {
             case .framePresented:
                 encoder.frameMark(HitchNames.framePresented, thread: thread, ticks: r.w0, frameID: r.w2)
             case .body:
-                encoder.body(thread: thread, viewType: encoder.stringRef(key: payload), identity: r.w2, begin: r.w0, end: r.w3)
+                encoder.body(thread: thread, viewType: nameRef(payload), identity: r.w2, begin: r.w0, end: r.w3)
             case .layout:
                 encoder.layout(thread: thread, begin: r.w0, end: r.w2, viewCount: UInt32(truncatingIfNeeded: payload))
             case .invalidation:
                 let stackWord = records[i + 1].w0
-                encoder.invalidation(thread: thread, ticks: r.w0, source: encoder.stringRef(key: payload),
-                                     target: encoder.stringRef(key: r.w2), targetIdentity: r.w3,
+                encoder.invalidation(thread: thread, ticks: r.w0, source: nameRef(payload),
+                                     target: nameRef(r.w2), targetIdentity: r.w3,
                                      stack: stackWord == 0 ? nil : UInt32(truncatingIfNeeded: stackWord - 1))
             case .inferenceOp:
                 let r1 = records[i + 1]
-                encoder.inferenceOp(thread: thread, name: encoder.stringRef(key: payload), computeUnit: encoder.stringRef(key: r.w2),
+                encoder.inferenceOp(thread: thread, name: nameRef(payload), computeUnit: nameRef(r.w2),
                                     layer: Int32(truncatingIfNeeded: r1.w0), tokenIndex: Int32(truncatingIfNeeded: r1.w0 >> 32),
                                     bytesRead: r1.w1, bytesWritten: r1.w2, flops: r1.w3, begin: r.w0, end: r.w3)
+            case .viewLifetime:
+                let r1 = records[i + 1]
+                encoder.viewLifetime(thread: thread, ticks: r.w0, viewType: nameRef(payload),
+                                     change: ViewLifetime.Change(rawValue: UInt8(truncatingIfNeeded: r1.w1)) ?? .built,
+                                     identity: r.w2, parentIdentity: r.w3, position: Int64(bitPattern: r1.w0),
+                                     reason: ViewLifetime.Reason(rawValue: UInt8(truncatingIfNeeded: r1.w1 >> 8)) ?? .structuralChange)
             case .token:
                 encoder.token(thread: thread, ticks: r.w0, stage: TokenEvent.Stage(rawValue: UInt8(truncatingIfNeeded: payload)) ?? .produced,
                               index: Int64(bitPattern: r.w2))
@@ -345,9 +487,8 @@ private final class RawRecordWriter {
     }
 
     private func kernelThreadName(tid: Int32) -> String {
-        if let comm = try? String(contentsOfFile: "/proc/self/task/\(tid)/comm", encoding: .utf8) {
-            return comm.trimmingCharacters(in: .whitespacesAndNewlines)
-        }
-        return "thread \(tid)"
+        var buffer = [CChar](repeating: 0, count: 64)
+        guard hitch_platform_thread_name_of(tid, &buffer, buffer.count) != 0 else { return "thread \(tid)" }
+        return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

@@ -1,9 +1,13 @@
 // A STREAM-style memory bandwidth probe and a peak arithmetic probe, run on the same worker pool (so
-// the same thread count) as the decode loop. Arrays are at least 4x the last-level cache so every pass
-// goes to DRAM; each figure is the best of several passes, as STREAM reports.
+// the same thread count) as the decode loop. Arrays are at least 4x this machine's last-level cache
+// (read from sysfs) so every pass goes to DRAM, as STREAM's rule asks; each figure is the best of
+// several passes, as STREAM reports.
 
 import Foundation
 import HitchTrace
+#if canImport(Glibc)
+import Glibc
+#endif
 
 public struct BandwidthProbeResult: Sendable, Codable, Equatable {
     /// a[i] = b[i] + s * c[i]; bytes counted as STREAM does (2 reads + 1 write, no write-allocate).
@@ -17,24 +21,133 @@ public struct BandwidthProbeResult: Sendable, Codable, Equatable {
     public var peakGFLOPS: Double
     public var threads: Int
     public var arrayBytes: Int
+    /// The cache the arrays were sized against, and whether each array is at least 4x it.
+    public var sizing: ProbeSizing
 
     /// Metadata keys and values as recorded in a trace.
     public var metadata: [(key: String, value: String)] {
         [("peakBandwidthGBps", Self.format(peakBandwidthGBps)), ("triadGBps", Self.format(triadGBps)),
          ("readGBps", Self.format(readGBps)), ("peakGFLOPS", Self.format(peakGFLOPS)),
          ("bandwidthProbeThreads", String(threads)), ("bandwidthProbeArrayBytes", String(arrayBytes))]
+            + sizing.metadata
     }
 
     static func format(_ value: Double) -> String { String(format: "%.2f", value) }
 }
 
-public enum BandwidthProbe {
-    /// The last-level cache of the machine this suite targets (32 MB); arrays are 4x that or more.
-    public static let lastLevelCacheBytes = 32 << 20
+/// The machine's last-level cache: the largest `level` among
+/// /sys/devices/system/cpu/cpu0/cache/index*/ (its `size`), else glibc's
+/// sysconf(_SC_LEVEL3_CACHE_SIZE), else an assumed 32 MiB (`source` says which).
+public struct LastLevelCache: Sendable, Codable, Equatable {
+    public var bytes: Int
+    public var level: Int
+    /// "sysfs", "sysconf" or "assumed".
+    public var source: String
 
-    /// Runs the probes. `arrayBytes` per array (default 5x the LLC), `repetitions` passes each.
-    public static func measure(pool: WorkerPool, arrayBytes: Int = 5 * lastLevelCacheBytes, repetitions: Int = 5) -> BandwidthProbeResult {
-        let arrays = StreamArrays(pool: pool, arrayBytes: arrayBytes)
+    public static let assumedBytes = 32 << 20
+
+    public static func detect(sysfsDirectory: String = "/sys/devices/system/cpu/cpu0/cache") -> LastLevelCache {
+        if let found = fromSysfs(sysfsDirectory) { return found }
+        let level3 = sysconf(Int32(_SC_LEVEL3_CACHE_SIZE)), level2 = sysconf(Int32(_SC_LEVEL2_CACHE_SIZE))
+        if level3 > 0 { return LastLevelCache(bytes: level3, level: 3, source: "sysconf") }
+        if level2 > 0 { return LastLevelCache(bytes: level2, level: 2, source: "sysconf") }
+        return LastLevelCache(bytes: assumedBytes, level: 0, source: "assumed")
+    }
+
+    /// The data or unified cache with the highest level (the largest size among equals).
+    static func fromSysfs(_ directory: String) -> LastLevelCache? {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return nil }
+        var best: LastLevelCache?
+        for entry in entries where entry.hasPrefix("index") {
+            func read(_ name: String) -> String? {
+                (try? String(contentsOfFile: directory + "/" + entry + "/" + name, encoding: .utf8))?
+                    .trimmingCharacters(in: .whitespacesAndNewlines)
+            }
+            guard let level = read("level").flatMap({ Int($0) }), let size = read("size").flatMap(parseSize),
+                  read("type") != "Instruction" else { continue }
+            if best.map({ (level, size) > ($0.level, $0.bytes) }) ?? true {
+                best = LastLevelCache(bytes: size, level: level, source: "sysfs")
+            }
+        }
+        return best
+    }
+
+    /// sysfs sizes: "266240K", "32M", "1G", or plain bytes.
+    static func parseSize(_ text: String) -> Int? {
+        let units: [Character: Int] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
+        if let last = text.last, let unit = units[last.uppercased().first!] {
+            return Int(text.dropLast()).map { $0 * unit }
+        }
+        return Int(text)
+    }
+}
+
+/// How big the probe's arrays are, and why.
+public struct ProbeSizing: Sendable, Codable, Equatable {
+    public var lastLevelCache: LastLevelCache
+    public var arrayBytes: Int
+    /// Every array is at least `cacheMultiple` x the last-level cache.
+    public var meetsCacheRule: Bool
+    /// Why the rule is not met (memory, or an explicit size); nil when it is.
+    public var shortfall: String?
+
+    /// STREAM's rule: each array at least 4x the largest cache.
+    public static let cacheMultiple = 4
+    /// The three arrays may take at most this share of the memory available.
+    public static let memoryShare = 0.5
+
+    /// 4x the cache, or as much as half the available memory allows for three arrays (then the
+    /// rule is not met, and `shortfall` says so).
+    public static func fromMachine(cache: LastLevelCache = .detect(),
+                                   availableMemoryBytes: Int? = ProbeSizing.availableMemoryBytes()) -> ProbeSizing {
+        let wanted = cacheMultiple * cache.bytes
+        guard let available = availableMemoryBytes else {
+            return ProbeSizing(lastLevelCache: cache, arrayBytes: wanted, meetsCacheRule: true, shortfall: nil)
+        }
+        let allowed = Int(Double(available) * memoryShare) / 3
+        if wanted <= allowed { return ProbeSizing(lastLevelCache: cache, arrayBytes: wanted, meetsCacheRule: true, shortfall: nil) }
+        let bytes = max(allowed, 1 << 20)
+        return ProbeSizing(lastLevelCache: cache, arrayBytes: bytes, meetsCacheRule: bytes >= wanted,
+                           shortfall: "memory allows \(bytes >> 20) MiB per array, below \(cacheMultiple)x the \(cache.bytes >> 20) MiB last-level cache: the peak may be a cache figure")
+    }
+
+    /// An explicit array size (tests, `--probe-bytes`), judged against the cache all the same.
+    public static func explicit(arrayBytes: Int, cache: LastLevelCache = .detect()) -> ProbeSizing {
+        let meets = arrayBytes >= cacheMultiple * cache.bytes
+        return ProbeSizing(lastLevelCache: cache, arrayBytes: arrayBytes, meetsCacheRule: meets,
+                           shortfall: meets ? nil : "arrays of \(arrayBytes >> 20) MiB chosen explicitly, below \(cacheMultiple)x the \(cache.bytes >> 20) MiB last-level cache: the peak may be a cache figure")
+    }
+
+    /// MemAvailable from /proc/meminfo, capped by the cgroup's memory.max; nil when neither is readable.
+    public static func availableMemoryBytes() -> Int? {
+        var result: Int?
+        if let text = try? String(contentsOfFile: "/proc/meminfo", encoding: .utf8),
+           let line = text.split(separator: "\n").first(where: { $0.hasPrefix("MemAvailable:") }) {
+            let fields = line.split(separator: " ")
+            if fields.count >= 2, let kib = Int(fields[1]) { result = kib * 1024 }
+        }
+        if let text = try? String(contentsOfFile: "/sys/fs/cgroup/memory.max", encoding: .utf8),
+           let limit = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+            result = min(result ?? limit, limit)
+        }
+        return result
+    }
+
+    /// Recorded with the probe's figures in trace metadata and `hitch bench decode` JSON.
+    public var metadata: [(key: String, value: String)] {
+        var pairs = [("lastLevelCacheBytes", String(lastLevelCache.bytes)), ("lastLevelCacheLevel", String(lastLevelCache.level)),
+                     ("lastLevelCacheSource", lastLevelCache.source),
+                     ("bandwidthProbeMeetsCacheRule", meetsCacheRule ? "true" : "false")]
+        if let shortfall { pairs.append(("bandwidthProbeShortfall", shortfall)) }
+        return pairs
+    }
+}
+
+public enum BandwidthProbe {
+    /// Runs the probes with arrays sized by `sizing` (from this machine by default), `repetitions`
+    /// passes each. When the arrays cannot be 4x the last-level cache, `sizing.shortfall` says so.
+    public static func measure(pool: WorkerPool, sizing: ProbeSizing = .fromMachine(), repetitions: Int = 5) -> BandwidthProbeResult {
+        let arrays = StreamArrays(pool: pool, sizing: sizing)
         var bestTriad = 0.0, bestRead = 0.0
         for _ in 0..<repetitions {
             bestTriad = max(bestTriad, arrays.triadPassGBps())
@@ -42,7 +155,7 @@ public enum BandwidthProbe {
         }
         return BandwidthProbeResult(triadGBps: bestTriad, readGBps: bestRead, peakBandwidthGBps: bestTriad,
                                     peakGFLOPS: measurePeakGFLOPS(pool: pool, repetitions: repetitions),
-                                    threads: pool.threadCount, arrayBytes: arrays.arrayBytes)
+                                    threads: pool.threadCount, arrayBytes: arrays.arrayBytes, sizing: arrays.sizing)
     }
 
     public static func measurePeakGFLOPS(pool: WorkerPool, repetitions: Int = 5) -> Double {
@@ -72,11 +185,13 @@ public final class StreamArrays {
     private let task: StreamTask
     private let pool: WorkerPool
     public let arrayBytes: Int
+    public let sizing: ProbeSizing
 
-    public init(pool: WorkerPool, arrayBytes: Int = 5 * BandwidthProbe.lastLevelCacheBytes) {
-        let count = max(arrayBytes / 4 / 1024 * 1024, 1024)
+    public init(pool: WorkerPool, sizing: ProbeSizing = .fromMachine()) {
+        let count = max((sizing.arrayBytes + 4095) / 4096 * 1024, 1024)
         self.pool = pool
         self.arrayBytes = count * 4
+        self.sizing = sizing
         // The same pages as the weights (2 MB where available), so the reference is not handicapped.
         func array() -> UnsafeMutablePointer<Float> {
             LargePages.allocate(byteCount: count * 4).bindMemory(to: Float.self, capacity: count)

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import HitchAnalysis
 
 // Wiring only: every subcommand lives in Commands/, one file each. Add yours to this list.
 let subcommands: [SubcommandEntry] = [
@@ -15,13 +16,21 @@ let subcommands: [SubcommandEntry] = [
     BenchCommand.entry,
     BudgetCommand.entry,
     DemoCommand.entry,
+    HistoryCommand.entry,
 ]
 
-@MainActor func printTopLevelHelp() {
+/// The version `hitch --version` prints.
+let hitchVersion = "0.1.0"
+
+@MainActor func topLevelHelp() -> String {
     var text = """
     hitch: find the frames your app shows late, and why.
 
     USAGE: hitch <subcommand> [options]
+
+    OPTIONS:
+      --version               Show the version.
+      -h, --help              Show this help.
 
     SUBCOMMANDS:
 
@@ -30,10 +39,9 @@ let subcommands: [SubcommandEntry] = [
     for command in subcommands {
         text += "  " + command.name + String(repeating: " ", count: width - command.name.count + 2) + command.summary + "\n"
     }
-    text += "\nSee 'hitch <subcommand> --help' for details."
-    print(text)
+    text += "\nSee 'hitch help <subcommand>' or 'hitch <subcommand> --help' for details."
+    return text
 }
-
 
 /// Exits with `code` once standard output is flushed; output that could not be written is exit 2.
 func finish(_ code: ExitCode) -> Never {
@@ -46,26 +54,54 @@ func finish(_ code: ExitCode) -> Never {
     exit(code.rawValue)
 }
 
+@MainActor func subcommand(named word: String) throws -> SubcommandEntry {
+    guard let command = subcommands.first(where: { $0.name == word }) else {
+        let closest = Spelling.closest(to: word, among: subcommands.map(\.name), limit: 1)
+        throw CLIError("unknown subcommand '\(word)'" + (closest.isEmpty ? "" : "; did you mean '\(closest[0])'?")
+                       + " (subcommands: \(subcommands.map(\.name).joined(separator: ", ")); see 'hitch --help')")
+    }
+    return command
+}
+
 let words = Array(CommandLine.arguments.dropFirst())
-guard let first = words.first else {
-    printTopLevelHelp()
-    finish(.usageOrInput)
-}
-if first == "--help" || first == "-h" || first == "help" {
-    printTopLevelHelp()
-    finish(.ok)
-}
-guard let command = subcommands.first(where: { $0.name == first }) else {
-    writeError("unknown subcommand '\(first)'; expected one of: \(subcommands.map(\.name).joined(separator: ", "))")
-    finish(.usageOrInput)
-}
-var arguments = Arguments(Array(words.dropFirst()))
-// `hitch bench analyze --help` is the nested benchmark's help, which `dispatch` prints.
-if !(command.hasNestedSubcommands && arguments.startsWithWord), arguments.wantsHelp() {
-    print(command.help)
-    finish(.ok)
-}
 do {
+    guard let first = words.first else {
+        // Bare `hitch` is a usage error: the usage goes to stderr, as swift-argument-parser does.
+        writeStandardError(topLevelHelp() + "\n")
+        finish(.usageOrInput)
+    }
+    switch first {
+    case "--help", "-h":
+        print(topLevelHelp())
+        finish(.ok)
+    case "--version":
+        print(hitchVersion)
+        finish(.ok)
+    case "help":
+        // `hitch help`, `hitch help analyze`, `hitch help record feed`.
+        let topic = Array(words.dropFirst())
+        guard let name = topic.first else { print(topLevelHelp()); finish(.ok) }
+        let command = try subcommand(named: name)
+        if topic.count >= 2 {
+            var nested = Arguments(Array(topic.dropFirst()) + ["--help"])
+            finish(try command.run(&nested))
+        }
+        print(command.help)
+        finish(.ok)
+    default:
+        break
+    }
+    if first.hasPrefix("-") {
+        let closest = Spelling.closest(to: first, among: ["--help", "--version"], limit: 1)
+        throw CLIError("unknown option '\(first)'" + (closest.isEmpty ? "" : "; did you mean '\(closest[0])'?") + " (see 'hitch --help')")
+    }
+    let command = try subcommand(named: first)
+    var arguments = Arguments(Array(words.dropFirst()))
+    // `hitch bench analyze --help` is the nested benchmark's help, which `dispatch` prints.
+    if !(command.hasNestedSubcommands && arguments.startsWithWord), arguments.wantsHelp() {
+        print(command.help)
+        finish(.ok)
+    }
     finish(try command.run(&arguments))
 } catch let error as CLIError {
     writeError(error.message)

@@ -22,12 +22,12 @@ private let period60: Int64 = 16_666_667
             let a = try stallTrace(stallFrame: stallFrame).analyze()
             let at120 = try #require(a.hitches["120"])
             let at60 = try #require(a.hitches["60"])
-            #expect(at120.source == "recorded")
+            #expect(at120.source == .recorded)
             #expect(at120.frameCount == 24)
             #expect(at120.hitchCount == 1)
             #expect(abs(at120.longestHitchMs - 8.333333) < 0.001)
             #expect(at120.commitHitchCount == 1)
-            #expect(at60.source == "replay")
+            #expect(at60.source == .replay)
             #expect(at60.hitchCount == 0)
             #expect(at60.frameCount == 13)   // frame 0 alone, then two 120 Hz frames per 60 Hz frame, frame 23 alone
         }
@@ -55,11 +55,11 @@ private let period60: Int64 = 16_666_667
         let at120 = try #require(a.hitches["120"])
         #expect(abs(at120.animatingSeconds - 0.5) < 1e-9)
         #expect(abs(at120.hitchTimeRatioMsPerS - 8.333333 / 0.5) < 0.001)   // 16.7 ms/s
-        #expect(at120.verdict == "critical")
-        #expect(at120.appleTestScale.grade == "critical")
-        #expect(at120.organizerScale.grade == "fair")
+        #expect(at120.verdict == .critical)
+        #expect(at120.appleTestScale.grade == .critical)
+        #expect(at120.organizerScale.grade == .fair)
         #expect(at120.appleTestScale.scale.contains("Apple"))
-        #expect(at120.animatingTimeSource == "interactions")
+        #expect(at120.animatingTimeSource == .interactions)
     }
 
     @Test func animatingTimeWithoutInteractionsIsFirstFrameToLastPresent() throws {
@@ -67,7 +67,7 @@ private let period60: Int64 = 16_666_667
         let at120 = try #require(a.hitches["120"])
         // First vsync 0; last frame 23 presents at its vsync + 2 periods (25 periods).
         #expect(abs(at120.animatingSeconds - Double(25 * period120) / 1e9) < 1e-6)
-        #expect(at120.animatingTimeSource == "frames")
+        #expect(at120.animatingTimeSource == .frames)
     }
 
     @Test func steadyTripleBufferingIsLatencyNotHitches() throws {
@@ -80,11 +80,11 @@ private let period60: Int64 = 16_666_667
         }
         let a = try b.analyze()
         let at60 = try #require(a.hitches["60"])
-        #expect(at60.source == "recorded")
+        #expect(at60.source == .recorded)
         #expect(at60.hitchCount == 1)                 // the change into triple buffering
         #expect(at60.tripleBufferedFrames == 9)       // frames 6...14 are latency
         #expect(abs(at60.addedLatencyMs - 9 * 16.666667) < 0.01)
-        #expect(a.frames.filter { $0.kind == "latency" }.count == 9)
+        #expect(a.frames.filter { $0.kind == .latency }.count == 9)
     }
 
     @Test func renderHitchIsToldApartFromCommitHitch() throws {
@@ -120,8 +120,8 @@ private let period60: Int64 = 16_666_667
         #expect(a.recorded.frameCount == 20)
         #expect(a.recorded.hitchCount == 1)
         #expect(abs(a.recorded.longestHitchMs - 8.333333) < 0.001)
-        #expect(a.hitches["60"]?.source == "replay")
-        #expect(a.hitches["120"]?.source == "replay")
+        #expect(a.hitches["60"]?.source == .replay)
+        #expect(a.hitches["120"]?.source == .replay)
     }
 
     @Test func percentilesAndWorstWindow() throws {

@@ -58,11 +58,11 @@ private let ms = TraceBuilder.ms
         #expect(abs(filter.inHitchingFramesMs - 19) < 0.001)
         let attribution = try #require(a.hitchAttributions.first)
         #expect(attribution.frameID == 3)
-        #expect(attribution.kind == "commit")
+        #expect(attribution.kind == .commit)
         #expect(attribution.stages.first?.name == "filter")
         #expect(attribution.bodies.first?.name == "FeedRow")
         #expect(a.offenders.first?.name == "filter")
-        #expect(a.offenders.first?.kind == "stage")
+        #expect(a.offenders.first?.kind == .stage)
     }
 
     /// Work on another thread during a hitching frame (a background decode) is listed beside the
@@ -204,7 +204,7 @@ private let ms = TraceBuilder.ms
         let qkv = try #require(d.ops.first { $0.name == "qkv" })
         #expect(qkv.count == 5)
         #expect(abs(qkv.totalMs - 10.2) < 1e-9)
-        #expect(qkv.bound == "bandwidth")
+        #expect(qkv.bound == .bandwidth)
         #expect(abs(qkv.flopsPerByte - 128.0 / 40) < 1e-9)
         #expect(abs(qkv.timeShare - 10.2 / 12) < 1e-9)
         #expect(d.memory.weightsBytes == 8_000_000)
@@ -231,7 +231,7 @@ private let ms = TraceBuilder.ms
         let s = try #require(try slow.analyze().decode)
         #expect(abs(s.bandwidthGBps - 1) < 1e-9)       // 10 MB per 10 ms step
         #expect(s.notBandwidthBound)                   // 5% of 20 GB/s
-        #expect(s.ops.first?.bound == "unknown")       // no FLOP peak: no roofline
+        #expect(s.ops.first?.bound == .unknown)       // no FLOP peak: no roofline
     }
 
     @Test func tokenDropsAndTokenToScreenLatency() throws {

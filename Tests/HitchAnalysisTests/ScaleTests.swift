@@ -130,7 +130,7 @@ struct ScaleTraceGenerator {
         #expect(merged.recorded.frameCount == one.recorded.frameCount)
         // At the recorded rate (120 Hz) every figure is equal.
         let a = try #require(one.hitches["120"]), b = try #require(merged.hitches["120"])
-        #expect(a.source == "recorded" && a.hitchCount > 0)
+        #expect(a.source == .recorded && a.hitchCount > 0)
         #expect(b.frameCount == a.frameCount)
         #expect(b.hitchCount == a.hitchCount)
         #expect(abs(b.totalHitchMs - a.totalHitchMs) < 1e-6 * max(1, a.totalHitchMs), "\(b.totalHitchMs) vs \(a.totalHitchMs)")
@@ -152,7 +152,7 @@ struct ScaleTraceGenerator {
         // At a replayed rate (60 Hz) each later piece starts after the previous one ended, so the
         // replay continues one vsync grid across the cuts and gives the figures of the whole trace.
         let r1 = try #require(one.hitches["60"]), r2 = try #require(merged.hitches["60"])
-        #expect(r1.source == "replay" && r1.hitchCount > 0)
+        #expect(r1.source == .replay && r1.hitchCount > 0)
         #expect(r2.frameCount == r1.frameCount, "60 Hz frames \(r2.frameCount) vs \(r1.frameCount)")
         #expect(r2.hitchCount == r1.hitchCount, "60 Hz hitches \(r2.hitchCount) vs \(r1.hitchCount)")
         #expect(r2.slowFrames == r1.slowFrames && r2.frozenFrames == r1.frozenFrames)

@@ -48,6 +48,23 @@ enum RoundTripTrace {
             add(vsync + 20_000, main, .invalidation(Invalidation(source: source, target: views[0], targetIdentity: UInt64(frame % 5), stack: StackID(rawValue: 1))))
             add(vsync + 30_000, main, .intervalBegin(category: stage, name: stageNames[2]))
             add(vsync + 40_000, main, .bodyEvaluation(BodyEvaluation(viewType: views[0], identity: UInt64(frame % 5), endNs: vsync + 40_000 + work / 4)))
+            if frame % 10 == 0 {
+                // A keystroke rebuilds rows 0-2 under new ids (each row and its Text): identity churn.
+                for position in 0..<3 {
+                    let old = UInt64(10_000 + (frame - 10) * 10 + position), new = UInt64(10_000 + frame * 10 + position)
+                    let at = vsync + 41_000 + Int64(position) * 100
+                    if frame > 0 {
+                        add(at, main, .viewLifetime(ViewLifetime(change: .tornDown, viewType: views[0], identity: old, parentIdentity: 777,
+                                                                 position: Int64(position), reason: .identityRemoved)))
+                        add(at + 10, main, .viewLifetime(ViewLifetime(change: .tornDown, viewType: views[1], identity: old << 8, parentIdentity: old,
+                                                                      position: 0, reason: .parentRemoved)))
+                    }
+                    add(at + 20, main, .viewLifetime(ViewLifetime(change: .built, viewType: views[0], identity: new, parentIdentity: 777,
+                                                                  position: Int64(position), reason: .newIdentity)))
+                    add(at + 30, main, .viewLifetime(ViewLifetime(change: .built, viewType: views[1], identity: new << 8, parentIdentity: new,
+                                                                  position: 0, reason: .parentBuilt)))
+                }
+            }
             add(vsync + 50_000 + work / 4, main, .layoutPass(endNs: vsync + 60_000 + work / 3, viewCount: 12))
             add(vsync + 70_000 + work / 3, main, .intervalEnd(category: stage, name: stageNames[2]))
             add(vsync + work / 2, main, .sample(stack: StackID(rawValue: frame % 2 == 0 ? 1 : 2)))
@@ -101,6 +118,7 @@ enum RoundTripTrace {
         #expect(expected.decode != nil)
         #expect(!expected.invalidations.isEmpty)
         #expect(!expected.samples.folded.isEmpty)
+        #expect(expected.identityChurn?.unstableIdentity.map(\.position) == [0, 1, 2])
 
         let json = try ChromeTraceExporter.exportToString(&original)
         // Valid JSON for any other reader.
@@ -138,6 +156,7 @@ enum RoundTripTrace {
         #expect(fromFile.stages == expected.stages)
         #expect(fromFile.views == expected.views)
         #expect(fromFile.invalidations == expected.invalidations)
+        #expect(fromFile.identityChurn == expected.identityChurn)
         #expect(fromFile.decode == expected.decode)
         #expect(fromFile.tokens == expected.tokens)
         #expect(fromFile.samples == expected.samples)
@@ -146,7 +165,7 @@ enum RoundTripTrace {
 
     /// The recorded traces in Traces/ (real recorder output: per-thread buffer order, many threads)
     /// analyze the same after FXT -> Chrome JSON -> FXT.
-    @Test(arguments: ["feed-tuned-120hz.fxt", "llm-q4_0-120hz.fxt"])
+    @Test(arguments: ["feed-naive-120hz.fxt", "feed-tuned-120hz.fxt", "llm-newest4-120hz.fxt", "llm-q4_0-120hz.fxt"])
     func recordedTracesRoundTrip(_ file: String) throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let original = root.appendingPathComponent("Traces").appendingPathComponent(file).path
@@ -179,5 +198,51 @@ enum RoundTripTrace {
     @Test func exportIsDeterministic() throws {
         var a = RoundTripTrace.make(frames: 30), b = RoundTripTrace.make(frames: 30)
         #expect(try ChromeTraceExporter.exportToString(&a) == ChromeTraceExporter.exportToString(&b))
+    }
+}
+
+/// The identity-churn section and the estimated-figure labels, as each renderer shows them.
+@Suite struct IdentityAndEstimateRenderingTests {
+    @Test func identityChurnIsShownInTextJSONAndHTML() throws {
+        let analysis = try Analyzer.analyze([RoundTripTrace.make(frames: 60)])
+        let text = try TextReport.render(ReportInput(analysis: analysis))
+        #expect(text.contains("Identity churn"))
+        #expect(text.contains("LIKELY UNSTABLE IDENTITY at 3 places"))
+        #expect(text.contains("FeedRow at position 0"))
+        let json = String(decoding: try JSONEncoder().encode(analysis), as: UTF8.self)
+        #expect(json.contains("\"unstableIdentity\""))
+        let html = HTMLReport.render(analysis, title: "churn")
+        #expect(html.contains("Identity churn"))
+        #expect(html.contains("Likely unstable identity"))
+    }
+
+    @Test func estimatedModelMemoryIsLabelledEstimated() throws {
+        let list = RoundTripTrace.make(frames: 30)
+        let measured = try Analyzer.analyze([list])
+        #expect(measured.decode?.memory.weightsBytesEstimated == false)
+        #expect(!(try TextReport.render(ReportInput(analysis: measured))).contains("estimated"))
+        // The same trace without the weightsBytes / kvCacheBytes metadata: the sizes are estimated.
+        var stripped = TraceEventList()
+        for event in list.events {
+            if case .metadata(let key, _) = event.payload, ["weightsBytes", "kvCacheBytes"].contains(list.strings[Int(key.rawValue)]) { continue }
+            stripped.append(event.timestampNs, event.thread, event.payload)
+        }
+        stripped.strings = list.strings
+        stripped.threadNames = list.threadNames
+        let estimated = try Analyzer.analyze([stripped])
+        let memory = try #require(estimated.decode?.memory)
+        #expect(memory.weightsBytesEstimated && memory.kvCacheBytesEstimated)
+        #expect(try TextReport.render(ReportInput(analysis: estimated)).contains("(estimated from op bytes)"))
+        #expect(HTMLReport.render(estimated, title: "estimated").contains("weights (estimated)"))
+    }
+
+    @Test func aPeakFromCacheSizedProbeArraysIsLabelled() throws {
+        var list = RoundTripTrace.make(frames: 30)
+        #expect(try !TextReport.render(ReportInput(analysis: Analyzer.analyze([list]))).contains("may be a cache figure"))
+        list.append(1_000_000_000, list.thread("main"), .metadata(key: list.intern("bandwidthProbeMeetsCacheRule"), value: list.intern("false")))
+        let analysis = try Analyzer.analyze([list])
+        #expect(analysis.decode?.peakBandwidthMayBeCacheBound == true)
+        #expect(try TextReport.render(ReportInput(analysis: analysis)).contains("the peak may be a cache figure"))
+        #expect(HTMLReport.render(analysis, title: "cache").contains("may be a cache figure"))
     }
 }

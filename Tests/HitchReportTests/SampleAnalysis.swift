@@ -38,14 +38,14 @@ enum SampleAnalysis {
             if index % hitchEvery == 5 {
                 frame.mainThreadMs = 20 + random.next() * 60
                 frame.hitchMs = frame.mainThreadMs - 6
-                frame.kind = "commit"
+                frame.kind = .commit
             }
             frame.frameTimeMs = frame.mainThreadMs + frame.renderMs
             analysis.frames.append(frame)
         }
         for (rate, ratio) in [(60.0, 7.5), (120.0, 18.2)] {
             var figures = HitchFigures()
-            figures.source = rate == 120 ? "recorded" : "replay"
+            figures.source = rate == 120 ? .recorded : .replay
             figures.rateHz = rate
             figures.periodMs = 1000 / rate
             figures.frameCount = rate == 120 ? frameCount : frameCount / 2
@@ -54,11 +54,11 @@ enum SampleAnalysis {
             figures.longestHitchMs = 74.2
             figures.hitchTimeRatioMsPerS = ratio
             figures.animatingSeconds = Double(frameCount) * 8.333 / 1000
-            figures.animatingTimeSource = "interactions"
-            figures.verdict = ratio >= 10 ? "critical" : "warning"
+            figures.animatingTimeSource = .interactions
+            figures.verdict = ratio >= 10 ? .critical : .warning
             figures.appleTestScale.grade = figures.verdict
             figures.appleTestScale.scale = "Apple test scale"
-            figures.organizerScale.grade = ratio > 10 ? "fair" : "good"
+            figures.organizerScale.grade = ratio > 10 ? .fair : .good
             figures.organizerScale.scale = "Xcode Organizer scale"
             figures.commitHitchCount = figures.hitchCount - 2
             figures.renderHitchCount = 2
@@ -140,7 +140,7 @@ enum SampleAnalysis {
             analysis.hitchAttributions.append(attribution)
         }
         analysis.hitchAttributions.sort { $0.hitchMs > $1.hitchMs }
-        for (kind, name, weight) in [("stage", "filter", 220.0), ("stage", "sort", 140.0), ("view", "FeedRow", 60.0), ("function", "FeedModel.filter(_:)", 180.0)] {
+        for (kind, name, weight) in [(OffenderKind.stage, "filter", 220.0), (.stage, "sort", 140.0), (.view, "FeedRow", 60.0), (.function, "FeedModel.filter(_:)", 180.0)] {
             var offender = Offender()
             offender.kind = kind; offender.name = names(name); offender.weightedHitchMs = weight; offender.hitchingFrames = 30
             analysis.offenders.append(offender)
@@ -171,7 +171,7 @@ enum SampleAnalysis {
             op.bytes = UInt64(9e8 / Double(index + 1)); op.flops = UInt64(2e9 / Double(index + 1))
             op.bandwidthGBps = 6 - Double(index) * 0.5; op.gflops = index == 5 ? 30 : 4 + Double(index)
             op.flopsPerByte = index == 5 ? 24 : 0.5 + Double(index) * 0.2
-            op.bound = index == 5 ? "compute" : "bandwidth"
+            op.bound = index == 5 ? .compute : .bandwidth
             op.rooflineEfficiency = 0.6
             decode.ops.append(op)
         }

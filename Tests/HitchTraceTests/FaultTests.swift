@@ -26,7 +26,7 @@ import Testing
     }
 
     @Test func diskFullOnDevFullIsReportedAndTheAppGoesOn() throws {
-        let recorder = try TraceRecorder.start(path: "/dev/full", configuration: .init(bufferBytesPerThread: 16 << 10, flushIntervalMs: 5))
+        let recorder = try TraceRecorder.start(path: "/dev/full", configuration: .init(bufferBytesPerThread: 16 << 10, flushIntervalMs: 5, waitForOtherRecordingSeconds: testRecordingWait))
         recorder.setMetadata("workload", "disk-full")
         // The app keeps recording while every write fails: no block, no crash.
         let seconds = Self.recordFlatOut(threads: 2, perThread: 200_000)
@@ -43,7 +43,7 @@ import Testing
         // The session is released: the app can record again.
         let path = FaultSupport.temporaryPath("after-full.fxt")
         defer { unlink(path) }
-        let next = try TraceRecorder.start(path: path, configuration: .init())
+        let next = try TraceRecorder.start(path: path, configuration: .init(waitForOtherRecordingSeconds: testRecordingWait))
         Trace.instant("after", category: "fault")
         try next.stop()
         #expect(FaultSupport.readAll(path).counts["fault/after"] == 1)
@@ -52,24 +52,25 @@ import Testing
     /// Regression: after a failed write, a second `stop()` (a deinit path, a second owner) must return
     /// like it does after a clean recording, not wait forever on the writer's semaphore.
     @Test func secondStopAfterWriteFailureReturns() throws {
-        let recorder = try TraceRecorder.start(path: "/dev/full", configuration: .init())
+        let recorder = try TraceRecorder.start(path: "/dev/full", configuration: .init(waitForOtherRecordingSeconds: testRecordingWait))
         _ = Self.recordFlatOut(threads: 1, perThread: 50_000)
         #expect(throws: TraceRecorderError.self) { try recorder.stop() }
         let returned = FaultSupport.finishes(within: 5) { _ = try? recorder.stop() }
         #expect(returned, "the second stop() after a write failure hangs (TraceRecorder.stop does not re-signal writerDone on the throwing path)")
     }
 
-    /// A real full file system (a 64 KB tmpfs, when the tests run as root and may mount): writes
-    /// fail part-way, the file ends mid-buffer, and it still reads cleanly up to its last whole record.
-    @Test(.enabled(if: getuid() == 0)) func diskFullOnTinyTmpfsLeavesAReadablePrefix() throws {
+    /// A real full file system (a 64 KB tmpfs; the test runs as root and mounts it): writes fail
+    /// part-way, the file ends mid-buffer, and it still reads cleanly up to its last whole record.
+    /// Where it cannot mount it is reported as skipped, with the reason, never as passed.
+    @Test(.enabled(if: getuid() == 0, "mounting a tmpfs needs root")) func diskFullOnTinyTmpfsLeavesAReadablePrefix() throws {
         let mountPoint = FaultSupport.temporaryPath("tmpfs")
         try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: mountPoint) }
         let mount = try FaultSupport.run("/bin/mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", mountPoint], timeout: 20)
-        guard mount.status == 0 else { return }   // no CAP_SYS_ADMIN here: /dev/full above covers the error path
+        if mount.status != 0 { try Test.cancel("cannot mount a tmpfs here (needs CAP_SYS_ADMIN): \(mount.stderr.prefix(200))") }
         defer { _ = try? FaultSupport.run("/bin/umount", [mountPoint], timeout: 20) }
         let path = mountPoint + "/full.fxt"
-        let recorder = try TraceRecorder.start(path: path, configuration: .init(bufferBytesPerThread: 16 << 10, flushIntervalMs: 5))
+        let recorder = try TraceRecorder.start(path: path, configuration: .init(bufferBytesPerThread: 16 << 10, flushIntervalMs: 5, waitForOtherRecordingSeconds: testRecordingWait))
         _ = Self.recordFlatOut(threads: 2, perThread: 50_000, name: "tmpfs-row")
         #expect(throws: TraceRecorderError.self) { try recorder.stop() }
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
@@ -77,6 +78,27 @@ import Testing
         let read = FaultSupport.readAll(path)
         #expect(read.error == nil, "\(String(describing: read.error))")
         #expect(read.counts["tmpfs-row", default: 0] > 0)
+        #expect(read.warnings.count <= 1, "\(read.warnings)")
+    }
+
+    /// The same without root: a recording child under RLIMIT_FSIZE (64 KB, SIGXFSZ ignored, so a write
+    /// past the limit fails with EFBIG as on a full disk) records flat out until killed; its file
+    /// stops at the limit and reads back cleanly up to its last whole record.
+    @Test(.enabled(if: FaultSupport.hitchExecutable != nil, "needs the hitch executable (swift build)"))
+    func diskFullUnderAFileSizeLimitLeavesAReadablePrefix() throws {
+        let hitch = try #require(FaultSupport.hitchExecutable)
+        let path = FaultSupport.temporaryPath("fsize-limited.fxt")
+        defer { unlink(path) }
+        let limitBytes = 64 << 10
+        // `ulimit -f` counts 512-byte blocks in POSIX sh (dash); the size check below allows bash's 1 KB too.
+        let script = "trap '' XFSZ; ulimit -f \(limitBytes / 512); exec \"$0\" \"$@\""
+        let run = try FaultSupport.run("/bin/sh", ["-c", script, hitch, "bench", "record", "--crash-test", path], timeout: 2)
+        #expect(run.timedOut, "the recording child exited by itself: \(run.status) \(run.stderr.prefix(200))")
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+        #expect(size > 0 && size <= 2 * limitBytes, "file size \(size)")
+        let read = FaultSupport.readAll(path)
+        #expect(read.error == nil, "\(String(describing: read.error))")
+        #expect(read.counts["CrashRow", default: 0] > 0)
         #expect(read.warnings.count <= 1, "\(read.warnings)")
     }
 
@@ -119,7 +141,7 @@ import Testing
     @Test func threadExitingWithAnUnflushedBufferLosesNothing() throws {
         let path = FaultSupport.temporaryPath("thread-exit.fxt")
         defer { unlink(path) }
-        let recorder = try TraceRecorder.start(path: path, configuration: .init(flushIntervalMs: 5))
+        let recorder = try TraceRecorder.start(path: path, configuration: .init(flushIntervalMs: 5, waitForOtherRecordingSeconds: testRecordingWait))
         // A plain pthread, joined: when pthread_join returns, the thread (and its TLS destructors) is gone.
         var thread = pthread_t()
         let created = pthread_create(&thread, nil, { _ in

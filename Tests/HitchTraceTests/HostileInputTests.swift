@@ -16,10 +16,14 @@ import Testing
 
     /// Runs hitch and checks the CLI contract: no signal, no hang, exit 0/1/2, and on exit 2 exactly
     /// one line on stderr starting "hitch: error:".
-    static func expectContract(_ arguments: [String], allowed: Set<Int32> = [0, 1, 2],
+    /// `noFileWrites` runs hitch with RLIMIT_FSIZE 0 and SIGXFSZ ignored: every write to a regular
+    /// file fails with EFBIG, as on a full disk (pipes are not limited).
+    static func expectContract(_ arguments: [String], allowed: Set<Int32> = [0, 1, 2], noFileWrites: Bool = false,
                                sourceLocation: SourceLocation = #_sourceLocation) throws -> (status: Int32, stderr: String) {
         let hitch = try #require(FaultSupport.hitchExecutable)
-        let run = try FaultSupport.run(hitch, arguments, timeout: 30)
+        let run = noFileWrites
+            ? try FaultSupport.run("/bin/sh", ["-c", "trap '' XFSZ; ulimit -f 0; exec \"$0\" \"$@\"", hitch] + arguments, timeout: 30)
+            : try FaultSupport.run(hitch, arguments, timeout: 30)
         let label = arguments.map { $0.replacingOccurrences(of: repository.path + "/", with: "") }.joined(separator: " ")
         #expect(!run.timedOut, "hitch \(label) did not finish in 30 s", sourceLocation: sourceLocation)
         #expect(allowed.contains(run.status), "hitch \(label) exited \(run.status): \(run.stderr.prefix(300))", sourceLocation: sourceLocation)
@@ -167,20 +171,23 @@ import Testing
 
     }
 
-    /// `-o` on a full file system (a 4 KB tmpfs the test fills, when it runs as root and may mount):
-    /// exit 2 with one line for every command that writes a file.
-    @Test(.enabled(if: getuid() == 0)) func outputOnAFullFileSystemIsAnError() throws {
+    /// `-o` on a full file system (a 4 KB tmpfs the test fills, where it may mount; else every file
+    /// write fails with EFBIG under RLIMIT_FSIZE 0): exit 2 with one line for every command that writes a file.
+    @Test func outputOnAFullFileSystemIsAnError() throws {
         let trace = Self.repository.appendingPathComponent("Tests/Fuzz/corpus/reader/every-kind.fxt").path
         let box = try Self.sandbox("full-fs")
         defer { try? FileManager.default.removeItem(atPath: box.parent) }
         let mountPoint = box.work + "/tiny"
         try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
-        guard try FaultSupport.run("/bin/mount", ["-t", "tmpfs", "-o", "size=4k", "tmpfs", mountPoint], timeout: 20).status == 0 else { return }
-        defer { _ = try? FaultSupport.run("/bin/umount", [mountPoint], timeout: 20) }
+        var mounted = false
+        if getuid() == 0 {
+            mounted = try FaultSupport.run("/bin/mount", ["-t", "tmpfs", "-o", "size=4k", "tmpfs", mountPoint], timeout: 20).status == 0
+        }
+        defer { if mounted { _ = try? FaultSupport.run("/bin/umount", [mountPoint], timeout: 20) } }
         let json = box.work + "/trace.json"
         _ = try Self.expectContract(["export", trace, "--format", "chrome", "-o", json], allowed: [0])
         // Fill the file system, so even a small output cannot be written.
-        _ = FileManager.default.createFile(atPath: mountPoint + "/filler", contents: Data(count: 4096))
+        if mounted { _ = FileManager.default.createFile(atPath: mountPoint + "/filler", contents: Data(count: 4096)) }
         for arguments in [
             ["analyze", trace, "--format", "json", "-o", mountPoint + "/a.json"],
             ["analyze", trace, "-o", mountPoint + "/a.txt"],
@@ -189,7 +196,7 @@ import Testing
             ["export", trace, "--format", "chrome", "-o", mountPoint + "/c.json"],
             ["import", "chrome", json, "-o", mountPoint + "/i.fxt"],
         ] {
-            _ = try Self.expectContract(arguments, allowed: [2])
+            _ = try Self.expectContract(arguments, allowed: [2], noFileWrites: !mounted)
             for name in (try? FileManager.default.contentsOfDirectory(atPath: mountPoint)) ?? [] where name != "filler" {
                 try? FileManager.default.removeItem(atPath: mountPoint + "/" + name)
             }

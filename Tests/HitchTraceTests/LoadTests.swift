@@ -18,7 +18,7 @@ import Testing
         defer { unlink(path) }
         let maxBufferedBytes = 16 << 20
         let rssBeforeKB = FaultSupport.statusKB("VmRSS")
-        let recorder = try TraceRecorder.start(path: path, configuration: .init(maxBufferedBytes: maxBufferedBytes))
+        let recorder = try TraceRecorder.start(path: path, configuration: .init(maxBufferedBytes: maxBufferedBytes, waitForOtherRecordingSeconds: testRecordingWait))
         recorder.setMetadata("workload", "load-test")
         let sampler = try FaultSupport.startSampler(.init(rateHz: 1000, threads: .registered), recorder: recorder)
 

@@ -20,7 +20,7 @@ func readAll(_ path: String) throws -> (events: [TraceEvent], reader: TraceReade
     @Test func everyKindRoundTripsThroughTheRecorder() throws {
         let path = temporaryTracePath("recorder-kinds")
         defer { unlink(path) }
-        let recorder = try TraceRecorder.start(path: path)
+        let recorder = try TraceRecorder.start(path: path, configuration: .init(waitForOtherRecordingSeconds: testRecordingWait))
         recorder.setMetadata("workload", "unit-test")
         Trace.setCurrentThreadName("test-main")
         let vsync = Trace.now()
@@ -181,7 +181,7 @@ func describe(_ event: TraceEvent, _ text: (StringID) -> String, _ thread: (Thre
     @Test func exitingThreadKeepsItsEvents() throws {
         let path = temporaryTracePath("thread-exit")
         defer { unlink(path) }
-        let recorder = try TraceRecorder.start(path: path)
+        let recorder = try TraceRecorder.start(path: path, configuration: .init(waitForOtherRecordingSeconds: testRecordingWait))
         let name = TraceName.intern("exit-\(UInt64.random(in: 0...UInt64.max))")
         let done = DispatchSemaphore(value: 0)
         Thread {
@@ -206,7 +206,7 @@ func describe(_ event: TraceEvent, _ text: (StringID) -> String, _ thread: (Thre
         defer { unlink(path) }
         let perThread = 1_000_000, threads = 8
         let name = TraceName.intern("load-\(UInt64.random(in: 0...UInt64.max))")
-        let recorder = try TraceRecorder.start(path: path, configuration: .init(bufferBytesPerThread: 64 << 10, maxBufferedBytes: 32 << 20))
+        let recorder = try TraceRecorder.start(path: path, configuration: .init(bufferBytesPerThread: 64 << 10, maxBufferedBytes: 32 << 20, waitForOtherRecordingSeconds: testRecordingWait))
         let group = DispatchGroup()
         for _ in 0..<threads {
             group.enter()
@@ -247,11 +247,18 @@ func describe(_ event: TraceEvent, _ text: (StringID) -> String, _ thread: (Thre
         #expect(TraceRecorder.current == nil || Trace.isRecording)
         let path = temporaryTracePath("exclusive")
         defer { unlink(path) }
-        let recorder = try TraceRecorder.start(path: path)
+        let recorder = try TraceRecorder.start(path: path, configuration: .init(waitForOtherRecordingSeconds: testRecordingWait))
         #expect(TraceRecorder.current === recorder)
-        #expect(throws: TraceRecorderError.self) {
-            try TraceRecorder.start(path: path + ".second", configuration: .init(waitForOtherRecordingSeconds: 0))
+        // A second start fails at once (no wait unless asked for) and names the active recording.
+        let started = Date()
+        do {
+            _ = try TraceRecorder.start(path: path + ".second")
+            Issue.record("a second start succeeded")
+        } catch {
+            #expect(error.description.contains(path))
+            #expect(error.description.contains("waitForOtherRecordingSeconds"))
         }
+        #expect(Date().timeIntervalSince(started) < 1)
         try recorder.stop()
         // Stopping twice returns the same summary.
         #expect(try recorder.stop().path == path)

@@ -60,11 +60,12 @@ final class SampleCollector: Sendable {
     func of(thread: Int32) -> [SampledStack] { samples.withLock { $0.filter { $0.threadID == thread } } }
 }
 
-// One sampling session per process at a time: these tests run one after another.
+// One sampling session per process at a time: these tests run one after another, and wait
+// (FaultSupport.startSampler) for a session of the fault and load suites, which run in parallel.
 @Suite(.serialized) struct SamplerTests {
     @Test func busyCallChainIsSampledAtTheRateAndNamedByFunction() throws {
         let collector = SampleCollector()
-        let sampler = try Sampler.start(.init(rateHz: 1000, threads: .registered), recorder: nil, onSample: collector.onSample)
+        let sampler = try FaultSupport.startSampler(.init(rateHz: 1000, threads: .registered), recorder: nil, onSample: collector.onSample)
         let run = onRegisteredThread { SamplerWorkload.outer(seconds: 0.5) }
         let statistics = sampler.stop()
         SamplerWorkload.sink &+= run.result
@@ -101,7 +102,7 @@ final class SampleCollector: Sendable {
         let (readEnd, writeEnd) = (fds[0], fds[1])
         defer { close(readEnd); close(writeEnd) }
         let collector = SampleCollector()
-        let sampler = try Sampler.start(.init(rateHz: 1000, threads: .registered), recorder: nil, onSample: collector.onSample)
+        let sampler = try FaultSupport.startSampler(.init(rateHz: 1000, threads: .registered), recorder: nil, onSample: collector.onSample)
         let writer = Thread {
             Thread.sleep(forTimeInterval: 0.3)
             let message = Array("sixty-four bytes of payload, written while the reader is sampled".utf8.prefix(64))
@@ -121,7 +122,7 @@ final class SampleCollector: Sendable {
     }
 
     @Test func samplingWhileAnotherThreadLoadsLibrariesDoesNotDeadlock() throws {
-        let sampler = try Sampler.start(.init(rateHz: 1000, threads: .all), recorder: nil)
+        let sampler = try FaultSupport.startSampler(.init(rateHz: 1000, threads: .all), recorder: nil)
         let stopLoading = Atomic<Bool>(false)
         let loads = Atomic<Int>(0)
         let loaderDone = DispatchSemaphore(value: 0)
@@ -149,9 +150,193 @@ final class SampleCollector: Sendable {
 
     @Test func badRateIsRejectedAndSecondSessionIsBusy() throws {
         #expect(throws: SamplerError.invalidRate(0)) { try Sampler.start(.init(rateHz: 0), recorder: nil) }
-        let sampler = try Sampler.start(.init(rateHz: 100), recorder: nil)
+        let sampler = try FaultSupport.startSampler(.init(rateHz: 100), recorder: nil)
         #expect(throws: SamplerError.alreadyRunning) { try Sampler.start(.init(rateHz: 100), recorder: nil) }
         let first = sampler.stop()
         #expect(sampler.stop() == first)
+    }
+}
+
+// MARK: - The loader storm (issue 19): a handler must never wait for anything the sampled thread holds
+
+/// Threads doing what used to hang or crash a signal-time unwinder, all sampled at 1 kHz: loading
+/// and unloading libraries (inside the loader's lock), walking the loader's list themselves
+/// (dl_iterate_phdr), running libgcc's own unwinder (`_Unwind_Backtrace`, and `_Unwind_RaiseException`
+/// of an exception nothing catches: its search phase walks the whole stack; Swift has no landing
+/// pads to catch one, so phase 2 is not exercised), churning malloc, blocked in read(2), and one
+/// that checks its errno survives every signal.
+final class SamplerStorm: Sendable {
+    typealias UnwindTrace = @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?) -> Int32
+    typealias UnwindBacktrace = @convention(c) (UnwindTrace, UnsafeMutableRawPointer?) -> Int32
+    typealias UnwindRaise = @convention(c) (UnsafeMutableRawPointer) -> Int32
+    typealias PhdrCallback = @convention(c) (OpaquePointer?, Int, UnsafeMutableRawPointer?) -> Int32
+    typealias IteratePhdr = @convention(c) (PhdrCallback, UnsafeMutableRawPointer?) -> Int32
+
+    let stop = Atomic<Bool>(false)
+    let loads = Atomic<Int>(0)
+    let loaderWalks = Atomic<Int>(0)
+    let unwinds = Atomic<Int>(0)
+    let errnoViolations = Atomic<Int>(0)
+    let readResult = Atomic<Int>(Int.min)
+    let finished = DispatchSemaphore(value: 0)
+    let threadCount = 8
+    let libraries: [String]
+    let pipeEnds: (read: Int32, write: Int32)
+
+    init() {
+        // Libraries the process has not loaded, so dlclose really unmaps them.
+        libraries = ["libz.so.1", "libbz2.so.1", "libexpat.so.1", "libuuid.so.1"].filter { name in
+            if let handle = dlopen(name, RTLD_NOW | RTLD_NOLOAD) { dlclose(handle); return false }
+            return true
+        }
+        var fds: [Int32] = [0, 0]
+        _ = pipe(&fds)
+        pipeEnds = (fds[0], fds[1])
+    }
+
+    deinit { close(pipeEnds.read); close(pipeEnds.write) }
+
+    func startThreads() {
+        let unwindBacktrace = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "_Unwind_Backtrace")
+            .map { unsafeBitCast($0, to: UnwindBacktrace.self) }
+        let unwindRaise = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "_Unwind_RaiseException")
+            .map { unsafeBitCast($0, to: UnwindRaise.self) }
+        // Not in the Glibc module (link.h): looked up like libgcc's entry points.
+        let iteratePhdr = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "dl_iterate_phdr")
+            .map { unsafeBitCast($0, to: IteratePhdr.self) }
+        let bodies: [@Sendable () -> Void] = [
+            { self.loadAndUnload(offset: 0) },
+            { self.loadAndUnload(offset: 1) },
+            {
+                guard let iteratePhdr else { return }
+                while !self.stop.load(ordering: .relaxed) {
+                    _ = iteratePhdr({ _, _, _ in 0 }, nil)
+                    self.loaderWalks.add(1, ordering: .relaxed)
+                }
+            },
+            {
+                guard let unwindBacktrace else { return }
+                while !self.stop.load(ordering: .relaxed) {
+                    _ = unwindBacktrace({ _, _ in 0 }, nil)
+                    self.unwinds.add(1, ordering: .relaxed)
+                }
+            },
+            {
+                guard let unwindRaise else { return }
+                // struct _Unwind_Exception: class, cleanup, two private words (16-byte aligned).
+                let exception = UnsafeMutableRawPointer.allocate(byteCount: 32, alignment: 16)
+                defer { exception.deallocate() }
+                while !self.stop.load(ordering: .relaxed) {
+                    exception.initializeMemory(as: UInt64.self, repeating: 0, count: 4)
+                    exception.storeBytes(of: 0x4849_5443_4800_0000, as: UInt64.self) // "HITCH"
+                    _ = unwindRaise(exception) // nothing catches it: returns _URC_END_OF_STACK
+                    self.unwinds.add(1, ordering: .relaxed)
+                }
+            },
+            {
+                while !self.stop.load(ordering: .relaxed) {
+                    var blocks: [UnsafeMutableRawPointer?] = []
+                    for size in stride(from: 16, to: 40_000, by: 997) { blocks.append(malloc(size)) }
+                    blocks.forEach { free($0) }
+                }
+            },
+            {
+                var byte: UInt8 = 0
+                let count = read(self.pipeEnds.read, &byte, 1)
+                self.readResult.store(count < 0 ? -Int(errno) : count, ordering: .relaxed)
+            },
+            {
+                errno = 4242
+                while !self.stop.load(ordering: .relaxed) {
+                    for _ in 0..<1000 where errno != 4242 { self.errnoViolations.add(1, ordering: .relaxed); errno = 4242 }
+                }
+            },
+        ]
+        for body in bodies {
+            Thread { body(); self.finished.signal() }.start()
+        }
+    }
+
+    private func loadAndUnload(offset: Int) {
+        var index = offset
+        while !stop.load(ordering: .relaxed) {
+            guard !libraries.isEmpty else { return }
+            if let handle = dlopen(libraries[index % libraries.count], RTLD_NOW | RTLD_LOCAL) {
+                dlclose(handle)
+                loads.add(1, ordering: .relaxed)
+            }
+            index += 1
+        }
+    }
+
+    /// Stops every thread; false if one did not finish within `timeout` seconds.
+    func stopThreads(timeout: Double) -> Bool {
+        stop.store(true, ordering: .relaxed)
+        var byte: UInt8 = 1
+        _ = write(pipeEnds.write, &byte, 1)
+        for _ in 0..<threadCount where finished.wait(timeout: .now() + timeout) == .timedOut { return false }
+        return true
+    }
+}
+
+/// Fails the run with evidence instead of hanging: if `done` is not signalled within `seconds`,
+/// prints every thread's kernel state (name, wait channel, syscall) and aborts the process.
+/// (scripts/check-asan-sampler.sh also runs under with-deadline.sh, which prints gdb backtraces.)
+func watchdog(seconds: Double, what: String) -> DispatchSemaphore {
+    let done = DispatchSemaphore(value: 0)
+    Thread {
+        guard done.wait(timeout: .now() + seconds) == .timedOut else { return }
+        var report = "watchdog: \(what) still running after \(seconds) s; threads:\n"
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        for task in tasks.sorted() {
+            func field(_ name: String) -> String {
+                ((try? String(contentsOfFile: "/proc/self/task/\(task)/\(name)", encoding: .utf8)) ?? "?")
+                    .trimmingCharacters(in: .whitespacesAndNewlines)
+            }
+            report += "  \(task) \(field("comm")) wchan=\(field("wchan")) syscall=\(field("syscall").prefix(40))\n"
+        }
+        FileHandle.standardError.write(Data(report.utf8))
+        abort()
+    }.start()
+    return done
+}
+
+extension SamplerTests {
+    /// Short sessions, many times over: HITCH_SAMPLER_STORM_ITERATIONS (default 3; the ASan check
+    /// runs 200). Each session samples every thread at 1 kHz for about 100 ms.
+    @Test func dlopenStormWithEveryThreadSampledNeverHangsOrCrashes() throws {
+        let iterations = Int(ProcessInfo.processInfo.environment["HITCH_SAMPLER_STORM_ITERATIONS"] ?? "") ?? 3
+        // A full ring (the drain thread starved on a loaded machine, under ASan) drops snapshots;
+        // that is counted, not checked: this test is about hangs, crashes and errno.
+        var totals = (taken: UInt64(0), complete: UInt64(0), dropped: UInt64(0), loads: 0, walks: 0, unwinds: 0)
+        var failures = UnwindFailures()
+        for iteration in 0..<iterations {
+            let done = watchdog(seconds: 60, what: "sampler storm iteration \(iteration)")
+            let storm = SamplerStorm()
+            storm.startThreads()
+            let sampler = try FaultSupport.startSampler(.init(rateHz: 1000, threads: .all), recorder: nil)
+            Thread.sleep(forTimeInterval: 0.1)
+            let statistics = sampler.stop()
+            let stopped = storm.stopThreads(timeout: 20)
+            done.signal()
+            #expect(stopped, "iteration \(iteration): a storm thread did not finish")
+            #expect(storm.errnoViolations.load(ordering: .relaxed) == 0, "iteration \(iteration): errno changed under a signal")
+            #expect(storm.readResult.load(ordering: .relaxed) == 1, "iteration \(iteration): read returned \(storm.readResult.load(ordering: .relaxed))")
+            // No silent loss: every snapshot became a sample or was counted as discarded.
+            #expect(statistics.samplesTaken == statistics.samplesRecorded + statistics.samplesDiscarded,
+                    "iteration \(iteration): \(statistics)")
+            guard stopped else { return }
+            totals.taken += statistics.samplesTaken
+            totals.complete += statistics.samplesUnwound - statistics.unwindFailures.total
+            totals.dropped += statistics.samplesDropped
+            failures.add(statistics.unwindFailures)
+            totals.loads += storm.loads.load(ordering: .relaxed)
+            totals.walks += storm.loaderWalks.load(ordering: .relaxed)
+            totals.unwinds += storm.unwinds.load(ordering: .relaxed)
+        }
+        // Every kind of thread made progress while being sampled.
+        #expect(totals.taken > 0 && totals.loads > 0 && totals.walks > 0 && totals.unwinds > 0, "\(totals)")
+        #expect(totals.complete > 0, "no unwind reached the outermost frame: \(failures)")
+        print("sampler storm: \(iterations) iterations, \(totals.taken) samples (\(totals.complete) unwound to the end, \(totals.dropped) dropped on full rings), \(totals.loads) dlopen/dlclose, \(totals.walks) dl_iterate_phdr walks, \(totals.unwinds) libgcc unwinds; unwinds stopped early: \(failures)")
     }
 }

@@ -51,9 +51,9 @@ extension SamplerTests {
     @Test func samplesLandInTheTraceWithStacksAndSymbols() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("sampling-\(getpid()).fxt").path
         defer { unlink(path) }
-        let recorder = try TraceRecorder.start(path: path)
+        let recorder = try TraceRecorder.start(path: path, configuration: .init(waitForOtherRecordingSeconds: testRecordingWait))
         defer { _ = try? recorder.stop() }
-        let sampler = try Sampler.start(.init(rateHz: 1000, threads: .registered), recorder: recorder)
+        let sampler = try FaultSupport.startSampler(.init(rateHz: 1000, threads: .registered), recorder: recorder)
         let run = onRegisteredThread { SamplerWorkload.outer(seconds: 0.3) }
         let statistics = sampler.stop()
         try recorder.stop()
@@ -74,7 +74,7 @@ extension SamplerTests {
     @Test func invalidationCarriesTheWritersStackWhenBacktracesAreOn() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("backtrace-\(getpid()).fxt").path
         defer { unlink(path) }
-        let recorder = try TraceRecorder.start(path: path)
+        let recorder = try TraceRecorder.start(path: path, configuration: .init(waitForOtherRecordingSeconds: testRecordingWait))
         defer { _ = try? recorder.stop() }
         Backtrace.isEnabled = true
         defer { Backtrace.isEnabled = false }

@@ -101,9 +101,17 @@ struct TraceReaderBadInputTests {
             let count = Int.random(in: 0...4096, using: &generator)
             var bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
             if round % 2 == 0 { bytes = fxtBytes(validPrefix) + bytes }   // past the magic check
+            let startsWithMagic = bytes.count >= 8 && fxtBytes([FXT.magic]) == Array(bytes.prefix(8))
             do {
                 let result = try readEverything(bytes)
-                #expect(result.count >= 0)
+                // Every event takes at least one 8-byte word; every warning points inside the input;
+                // a file without the magic is never read as a trace.
+                #expect(startsWithMagic, "round \(round): a file without the FXT magic read as a trace")
+                #expect(result.count <= bytes.count / 8, "round \(round): \(result.count) events from \(bytes.count) bytes")
+                #expect(result.warnings.allSatisfy { $0.offset < UInt64(bytes.count) }, "round \(round): \(result.warnings.prefix(3))")
+                // The same bytes read the same way twice.
+                let again = try readEverything(bytes)
+                #expect(again.count == result.count && again.warnings == result.warnings, "round \(round)")
             } catch {
                 #expect(!error.description.contains("\n"))
             }

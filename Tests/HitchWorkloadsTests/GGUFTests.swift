@@ -180,7 +180,7 @@ struct GGUFTests {
         let good = w.bytes()
         func check(_ bytes: [UInt8], _ name: String) -> GGUFError? {
             let path = NSTemporaryDirectory() + "hitch-gguf-\(getpid())-\(name).gguf"
-            FileManager.default.createFile(atPath: path, contents: Data(bytes))
+            _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
             defer { unlink(path) }
             do { _ = try GGUFFile(path: path); return nil } catch let error as GGUFError { return error } catch { return nil }
         }
@@ -204,7 +204,7 @@ struct GGUFTests {
         var array = good; array.replaceSubrange(arrayAt..<(arrayAt + 8), with: GGUFWriter.le(UInt64(1) << 60))
         #expect(check(array, "array") != nil)
         // A tensor past the end of the file, and a row length that is not a whole number of blocks.
-        var outside = w; outside.tensors[0].dimensions = [32, 4000]
+        var outside = w; outside.tensors[0].dimensions = [32, 20]
         #expect(check(outside.bytes(), "outside").map { if case .tensorOutsideFile = $0 { true } else { false } } == true)
         var shape = w; shape.tensors[0].dimensions = [33, 2]
         #expect(check(shape.bytes(), "shape") != nil)
@@ -257,7 +257,7 @@ struct GGUFTests {
         #expect(model.weights.output === model.weights.embedding)
         let tokenizer = model.tokenizer
         // " the" merges Ġ t -> Ġt, h e -> he, Ġt he -> Ġthe (id 261); "1" is a byte token.
-        #expect(tokenizer.encode(" the1") == [261, 3 + 0x31 - 33])
+        #expect(tokenizer.encode(" the1") == [261, 3 + 0x31])   // ids: 3 specials, then the 256 bytes in order
         #expect(tokenizer.encode("<|im_start|>", parseSpecial: true) == [1])
         #expect(tokenizer.encode("<|im_start|>", parseSpecial: false).count > 1)
         #expect(tokenizer.chatPrompt(user: "hi") == "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n")

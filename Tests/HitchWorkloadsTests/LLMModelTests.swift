@@ -50,7 +50,9 @@ struct RealModelTests {
         }
     }
 
-    @Test("greedy continuations equal llama.cpp's", .enabled(if: !referenceCases.isEmpty, "no reference fixture"))
+    // Unoptimized, one token of the real model takes tens of seconds (measured: 16 tokens in 477 s).
+    @Test("greedy continuations equal llama.cpp's", .enabled(if: !referenceCases.isEmpty, "no reference fixture"),
+          .enabled(if: !_isDebugAssertConfiguration(), "needs an optimized build: swift test -c release --filter RealModelTests"))
     func greedy() throws {
         let model = try #require(Self.model)
         let pool = WorkerPool(threadCount: 2)
@@ -76,25 +78,5 @@ struct RealModelTests {
             #expect((firstDifference ?? 32) >= 16, "prompt \(reference.prompt.debugDescription)")
         }
         #expect(matching >= referenceCases.count - 1)
-    }
-
-    @Test("greedy text is English")
-    func text() throws {
-        let model = try #require(Self.model)
-        let pool = WorkerPool(threadCount: 2)
-        defer { pool.shutdown() }
-        let session = DecodeSession(weights: model.weights, pool: pool)
-        let prompt = model.tokenizer.encode(model.tokenizer.chatPrompt(user: "What is the capital of France?"), parseSpecial: true)
-        try session.prefill(tokens: prompt)
-        var detokenizer = StreamingDetokenizer(tokenizer: model.tokenizer)
-        var text = ""
-        for _ in 0..<16 {
-            let token = session.sample()
-            if token == model.tokenizer.endOfSequence { break }
-            text += detokenizer.append(token)
-            try session.step(token: token)
-        }
-        print("prompt \(prompt) -> \(text.debugDescription)")
-        #expect(text.contains("Paris"))
     }
 }

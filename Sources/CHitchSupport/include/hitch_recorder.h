@@ -39,8 +39,10 @@ static inline hitch_record *hitch_reserve(uint32_t count) {
     return r;
 }
 
+/// Publishes the records up to `end`: a release store (a plain store on x86-64), so the writer
+/// thread, which reads the cursor with acquire, sees the records' contents before the new cursor.
 static inline void hitch_commit(hitch_record *end) {
-    hitch_tls_cursor.cursor = end;
+    __atomic_store_n(&hitch_tls_cursor.cursor, end, __ATOMIC_RELEASE);
 }
 
 /// One record: the common case, kept to a handful of instructions.
@@ -61,16 +63,32 @@ static inline void hitch_emit2(uint64_t w0, uint64_t w1, uint64_t w2, uint64_t w
     hitch_commit(r + 2);
 }
 
-/// A full buffer handed to the writer thread: `used` records of thread `tid`.
+/// Longest thread role ("main", "render", or an app's own) including the NUL.
+#define HITCH_ROLE_CAPACITY 16
+
+/// A full buffer handed to the writer thread: records [taken, used) of thread `tid` are still to
+/// be written (the writer took [0, taken) earlier, while the thread was still filling it).
 typedef struct hitch_buffer {
     struct hitch_buffer *next;
     hitch_record *records;
     uint64_t session;
     uint32_t capacity;
     uint32_t used;
+    uint32_t taken;            // written by the writer thread only (and reset when handed out)
     int32_t tid;
     char thread_name[64];
+    char thread_role[HITCH_ROLE_CAPACITY];
 } hitch_buffer;
+
+/// The committed, not yet written records of a thread's active buffer: [begin, end) of `records`.
+/// The thread keeps filling the buffer past `end`; it never rewrites what it committed.
+typedef struct hitch_partial {
+    hitch_record *records;
+    uint32_t begin, end;
+    int32_t tid;
+    char thread_name[64];
+    char thread_role[HITCH_ROLE_CAPACITY];
+} hitch_partial;
 
 /// Starts a session with `buffer_count` buffers of `buffer_records` records each.
 /// Returns 0, -1 if a session is already active, -2 if memory could not be reserved.
@@ -85,14 +103,35 @@ void hitch_recorder_release(void);
 hitch_buffer *hitch_writer_take(int timeout_ms, int *finished);
 /// Returns a written buffer to the free pool.
 void hitch_writer_give_back(hitch_buffer *buffer);
+/// Writer side: fills `out` (up to `capacity` threads) with each recording thread's committed
+/// records the writer has not taken yet, and marks them taken; returns how many were filled. The
+/// recording threads are never stopped: each publishes its cursor with a release store
+/// (`hitch_commit`) and the writer reads it with acquire (single producer, single consumer).
+/// `*more` is set to 1 when threads were left for another call, and to 2 (nothing taken) while
+/// full buffers wait in the queue: write those first, then call again.
+uint32_t hitch_writer_take_committed(hitch_partial *out, uint32_t capacity, int *more);
+/// Writer side: 1 (and clears it) when a fatal-signal handler asked for an immediate flush.
+int hitch_writer_flush_requested(void);
+/// Writer side: the flush a signal handler asked for is on disk.
+void hitch_writer_flush_done(void);
+
+/// Installs handlers for SIGTERM, SIGINT, SIGHUP, SIGSEGV, SIGBUS, SIGILL, SIGFPE and SIGABRT
+/// (once per process) that get the writer thread to put every committed event on disk before
+/// the previous disposition runs. Returns 0, or -1 if the helper thread could not start.
+/// See docs/FORMAT.md section 5 for what is safe and what is not.
+int hitch_recorder_install_signal_flush(void);
 
 /// Events dropped since the process started (monotonic; the writer records deltas).
 uint64_t hitch_dropped_total(void);
 
-/// The kernel thread id of the calling thread.
+/// The calling thread's id: the kernel thread id on Linux (what samples and /proc use), else a
+/// per-process counter (see hitch_platform.h).
 int32_t hitch_current_tid(void);
-/// Sets the calling thread's name for the trace (and its kernel name, truncated to 15 bytes).
+/// Sets the calling thread's name for the trace. Also sets its kernel name (truncated to 15 bytes),
+/// except on the process's initial thread, whose kernel name is the process's name in ps and top.
 void hitch_set_current_thread_name(const char *name);
+/// Sets the calling thread's role in the trace ("main", "render", ...); never renames the thread.
+void hitch_set_current_thread_role(const char *role);
 /// Copies the trace name of thread `tid` if it is registered (returns 1), else 0.
 int hitch_thread_name_of(int32_t tid, char *out, size_t capacity);
 

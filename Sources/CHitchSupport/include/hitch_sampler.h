@@ -3,10 +3,12 @@
 // The signal-driven sampling profiler and the explicit backtrace capture (sampler.c).
 //
 // Each sampled thread gets its own CLOCK_MONOTONIC timer (timer_create with SIGEV_THREAD_ID) that
-// sends SIGPROF to that thread. The C handler unwinds the interrupted stack with libunwind into the
-// thread's preallocated single-producer/single-consumer ring; one drain thread pops samples with
-// hitch_sampler_pop. Addresses are PCs inside their functions: the interrupted PC for frame 0, a
-// return address minus one for every caller, so each resolves to the function containing it.
+// sends SIGPROF to that thread. The C handler only copies: the interrupted registers and up to
+// stack_copy_bytes of the stack from SP up, into the thread's preallocated single-producer/
+// single-consumer ring. One drain thread pops samples with hitch_sampler_pop, which unwinds the
+// snapshots there (libunwind's remote API, sample_unwind.c), never in the handler. Addresses are
+// PCs inside their functions: the interrupted PC for frame 0, a return address minus one for every
+// caller, so each resolves to the function containing it.
 #include <stdint.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -18,6 +20,10 @@ extern "C" {
 /// The deepest stack the sampler and hitch_backtrace_capture keep (deeper frames are cut off).
 #define HITCH_MAX_FRAMES 128
 
+/// Stack bytes copied per sample when the configuration says 0 (chosen from `hitch record feed`,
+/// where deeper stacks ran off the end of the copy in under 1% of samples; docs/RELIABILITY.md).
+#define HITCH_DEFAULT_STACK_COPY_BYTES 32768
+
 /// Which threads a sampling session covers (bit flags).
 enum {
     HITCH_SAMPLE_MAIN_THREAD = 1,        ///< the process's initial thread (tid == pid)
@@ -28,15 +34,23 @@ enum {
 typedef struct {
     uint32_t rate_hz;            ///< samples per second per thread (1 ... 10000); 0 means 1000
     uint32_t scope;              ///< HITCH_SAMPLE_* flags; 0 means HITCH_SAMPLE_MAIN_THREAD
-    uint32_t ring_words_log2;    ///< per-thread ring size as log2 of 8-byte words; 0 means 16 (512 KiB)
+    uint32_t ring_words_log2;    ///< per-thread ring size as log2 of 8-byte words; 0 means 17 (1 MiB)
+    uint32_t stack_copy_bytes;   ///< stack bytes copied per sample, 256 ... 1 MiB (at most a quarter of the
+                                 ///< ring); 0 means HITCH_DEFAULT_STACK_COPY_BYTES
 } hitch_sampler_config;
 
 typedef struct {
-    uint64_t samples_taken;      ///< samples written into the rings
-    uint64_t samples_dropped;    ///< samples lost because a ring was full (the drain fell behind)
+    uint64_t samples_taken;      ///< snapshots written into the rings
+    uint64_t samples_dropped;    ///< snapshots lost because a ring was full (the drain fell behind)
     uint64_t timer_overruns;     ///< timer expirations merged by the kernel (thread not scheduled in time)
-    uint64_t unwind_failures;    ///< samples whose unwind stopped at frame 0 with an error
-    uint64_t samples_contended;  ///< signals skipped because another thread's handler was unwinding
+    // How each unwound snapshot ended (they sum to the snapshots unwound so far):
+    uint64_t unwound_complete;   ///< reached the outermost frame (or HITCH_MAX_FRAMES)
+    uint64_t unwind_stack_unknown;   ///< only the PC: the thread's stack bounds were not known yet
+    uint64_t unwind_off_copy_end;    ///< stopped needing stack bytes above the copied range
+    uint64_t unwind_modules_changed; ///< stopped at code of a module loaded after the sample (dropped if at frame 0)
+    uint64_t unwind_no_module;       ///< stopped at an address outside every loaded module
+    uint64_t unwind_errors;          ///< libunwind could not step (no unwind info, bad frame)
+    uint64_t samples_discarded;  ///< unwound to no frame at all (the PC's module changed, or PC 0): not popped
     uint32_t threads_sampled;    ///< threads with an armed timer right now
 } hitch_sampler_stats;
 
@@ -51,16 +65,20 @@ typedef struct {
 int hitch_sampler_start(const hitch_sampler_config *config);
 
 /// Stops the session: disarms every timer and waits for handlers in flight. Samples already in the
-/// rings stay there until popped. Returns 0 or EALREADY.
+/// rings stay there until popped. Returns 0 or EALREADY. No new session starts (EBUSY) until
+/// hitch_sampler_finish: the stopping session's drain pops what is left first.
 int hitch_sampler_stop(void);
+
+/// Ends a stopped session once its drain has popped everything; a new session may start.
+void hitch_sampler_finish(void);
 
 /// 1 while a session runs.
 int hitch_sampler_is_running(void);
 
 /// Makes the calling thread samplable under HITCH_SAMPLE_REGISTERED_THREADS (now, if a session
 /// runs, and in later sessions) until it exits or calls hitch_sampler_unregister_current_thread.
-/// Also warms libunwind's per-thread cache on this thread. Returns 0, ENOSPC (too many threads) or
-/// the errno of timer_create.
+/// Also records the thread's stack bounds (the handler copies no further). Returns 0, ENOSPC (too
+/// many threads) or the errno of timer_create.
 int hitch_sampler_register_current_thread(void);
 void hitch_sampler_unregister_current_thread(void);
 
@@ -68,9 +86,21 @@ void hitch_sampler_unregister_current_thread(void);
 /// Returns the number of threads newly armed.
 int hitch_sampler_rescan_threads(void);
 
-/// Pops the oldest sample of some thread (round robin over threads) into info/frames. Returns 1 if
-/// a sample was popped, 0 if every ring is empty. One consumer at a time (internally serialized).
+/// Pops the oldest sample of some thread (round robin over threads) into info/frames, unwinding
+/// snapshots in batches of up to 64 on the calling thread (inside dl_iterate_phdr: other threads'
+/// dlopen/dlclose wait for a batch). Returns 1 if a sample was popped, 0 if every ring is empty.
+/// One consumer at a time (internally serialized). Never call it from a signal handler.
 int hitch_sampler_pop(hitch_sample_info *info, uint64_t *frames, uint32_t capacity);
+
+/// The handler's duration at `quantile` (0 ... 1) over every sample since the last reset (each
+/// hitch_sampler_start resets), in
+/// hitch_now() ticks (16-tick resolution); 0 before any sample.
+uint64_t hitch_sampler_handler_ticks_percentile(double quantile);
+void hitch_sampler_reset_handler_times(void);
+
+/// The stack bytes (from SP) that complete unwinds since the last reset read, at `quantile`, as
+/// the power of two (256 ... 1 MiB) at or above it: the copy size that would have sufficed.
+uint64_t hitch_sampler_stack_bytes_needed_percentile(double quantile);
 
 void hitch_sampler_get_stats(hitch_sampler_stats *stats);
 

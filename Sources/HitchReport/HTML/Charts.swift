@@ -31,7 +31,7 @@ enum Charts {
         let longest = frames.map(\.durationMs).max() ?? 0
         // The scale shows the deadlines and the longest frame, but is capped so one frozen frame does not
         // flatten the rest; taller bars are clipped and marked.
-        let deadline = deadlinesMs.max() ?? 16.67
+        let deadline = deadlinesMs.max() ?? max(longest, 1)
         let capMs = min(max(longest * 1.1, deadline * 1.25), deadline * 8)
         let yScale = plotHeight / capMs
         let columns = Int(plotWidth * 2)

@@ -7,36 +7,33 @@ import HitchAnalysis
 struct ComparisonTable {
     let comparison: HitchAnalysis.Comparison
 
-    /// Display text for a value of the figure at `metric` (a metric path such as
-    /// `hitches.120.longestHitchMs` or `stages[filter].onMainThreadFraction`), by its unit suffix.
-    static func format(_ value: Double, metric: String) -> String {
-        let leaf = metric.split(separator: ".").last.map(String.init) ?? metric
-        if leaf.hasSuffix("Ms") || metric.contains("Ms.p") {
-            return Format.milliseconds(value)
-        }
-        if leaf.hasSuffix("Share") || leaf.hasSuffix("Fraction") || leaf == "utilization" { return Format.percent(value) }
-        if leaf == "bytesPerToken" { return Format.bytes(value) }
-        if leaf == "hitchTimeRatioMsPerS" { return Format.fixed(value, 2) + " ms/s" }
-        if leaf == "bandwidthGBps" { return Format.significant(value) + " GB/s" }
-        if leaf == "tokensPerSecond" { return Format.significant(value) + " tok/s" }
-        if value == value.rounded() && abs(value) < 1e15 { return Format.count(value) }
-        return Format.significant(value)
-    }
-
     func write(_ w: inout HTMLWriter) {
-        let regressions = comparison.changes.filter { $0.verdict == "regression" }
-        let improvements = comparison.changes.filter { $0.verdict == "improvement" }
-        let unchanged = comparison.changes.filter { $0.verdict != "regression" && $0.verdict != "improvement" }
+        // The same verdict line `hitch diff` prints first, computed once by the analyzer.
+        let outcome = comparison.verdict.outcome
+        w.element("p", [Attribute("class", "verdictline " + (outcome == .worse ? "bad" : outcome == .better ? "good" : "mute"))]) { w in
+            w.element("strong", text: ComparisonReport.verdictLine(comparison))
+        }
+        let regressions = comparison.regressions, improvements = comparison.improvements
+        let information = comparison.informationalChanges
+        let apart = comparison.onlyInBase + comparison.onlyInNew
+        let unchanged = comparison.unchanged
         Blocks.stats(&w, [("regressions", Format.count(regressions.count)), ("improvements", Format.count(improvements.count)),
-                          ("unchanged", Format.count(unchanged.count))])
-        Blocks.note(&w, "A change counts when it is beyond \(Format.number(comparison.thresholdPercent, decimals: 2))% of the base and beyond a small per-figure floor"
-                    + (comparison.baseRuns >= 2 && comparison.newRuns >= 2 ? ", and significant by Welch's t-test (p < \(Format.significant(comparison.alpha)))." : ".")
+                          ("changed, for information", Format.count(information.count)), ("unchanged", Format.count(unchanged.count))])
+        Blocks.note(&w, "Hitch and main-thread figures are judged; totals are per frame or per second. A change counts when it is beyond "
+                    + "\(Format.number(comparison.thresholdPercent, decimals: 2))% of the base and beyond a small per-figure floor"
+                    + (comparison.usesSignificanceTest ? ", and significant by Welch's t-test (p < \(Format.significant(comparison.alpha)))." : ".")
                     + " The same rules as hitch diff.")
-        if regressions.isEmpty && improvements.isEmpty {
+        if regressions.isEmpty && improvements.isEmpty && information.isEmpty {
             Blocks.note(&w, "No figure changed beyond the thresholds.")
         } else {
             // The analyzer's order (hitch figures first, then stages, views, decode), regressions highlighted.
-            table(&w, comparison.changes.filter { $0.verdict == "regression" || $0.verdict == "improvement" }, id: "changed")
+            table(&w, regressions + improvements + information, id: "changed")
+        }
+        if !apart.isEmpty {
+            w.element("details", [Attribute("class", "more")]) { w in
+                w.element("summary", text: "\(apart.count) figures only in one run")
+                table(&w, apart, id: "apart")
+            }
         }
         if !unchanged.isEmpty {
             w.element("details", [Attribute("class", "more")]) { w in
@@ -54,18 +51,21 @@ struct ComparisonTable {
             let percent: TableBuilder.Cell = change.changePercent.map { .number($0, Format.signedPercent($0 / 100)) }
                 ?? .text(change.newMean == change.baseMean ? "0" : "from 0")
             let verdict: TableBuilder.Cell
-            switch change.verdict {
-            case "regression": verdict = .badge("bad", "worse")
-            case "improvement": verdict = .badge("good", "better")
+            switch (change.presence, change.role, change.direction) {
+            case (.onlyInBase, _, _): verdict = .text("only in base")
+            case (.onlyInNew, _, _): verdict = .text("only in new")
+            case (_, .judged, .worse): verdict = .badge("bad", "worse")
+            case (_, .judged, .better): verdict = .badge("good", "better")
+            case (_, .informational, .worse), (_, .informational, .better): verdict = .text("changed (information)")
             default: verdict = .text("unchanged")
             }
-            table.add([.name(change.metric),
-                       .number(change.baseMean, ComparisonTable.format(change.baseMean, metric: change.metric)),
-                       .number(change.newMean, ComparisonTable.format(change.newMean, metric: change.metric)),
+            table.add([.name(change.label + " (" + change.unit + ")"),
+                       .number(change.baseMean, ComparisonReport.value(change.baseMean, change.unit)),
+                       .number(change.newMean, ComparisonReport.value(change.newMean, change.unit)),
                        percent]
                       + (tested ? [change.pValue.map { .number($0, Format.number($0, decimals: 4)) } ?? .text("—")] : [])
                       + [verdict],
-                      highlight: change.verdict == "regression")
+                      highlight: change.isRegression)
         }
         table.write(&w, fragment: Fragment("t-", id), filterable: true)
     }

@@ -81,6 +81,13 @@ public enum Format {
         return fixed(value, 0) + " B"
     }
 
+    /// A threshold given in milliseconds, as people write one: "500 µs", "1 ms", "8.33 ms".
+    public static func threshold(milliseconds ms: Double, space: Bool = true) -> String {
+        func plain(_ v: Double) -> String { v == v.rounded() && abs(v) < 1e15 ? String(Int64(v)) : fixed(v, 2) }
+        let gap = space ? " " : ""
+        return ms < 1 ? plain(ms * 1000) + gap + (space ? "µs" : "us") : plain(ms) + gap + "ms"
+    }
+
     /// A 0…1 share as a percentage.
     public static func percent(_ share: Double) -> String {
         guard share.isFinite else { return fixed(share, 0) }

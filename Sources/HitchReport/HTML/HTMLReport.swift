@@ -5,35 +5,41 @@ import HitchAnalysis
 // renderer only arranges, scales and formats them.
 
 public enum HTMLReport {
-    /// Deadline lines drawn on frame charts: one 120 Hz and one 60 Hz period.
-    static let deadlinesMs: [Double] = [1000.0 / 120, 1000.0 / 60]
+    /// The report's sections, in page order: the one table both layouts read. A section appears when
+    /// its analysis (either analysis, side by side) has its data.
+    struct Section: Sendable {
+        let id: String
+        let title: String
+        /// The title when two analyses share the page, if it differs.
+        var comparisonTitle: String? = nil
+        /// Side by side, the two analyses' bodies stack (wide charts) instead of sharing a row.
+        var stacked = false
+        let isPresent: @Sendable (Context) -> Bool
+        let body: @Sendable (Context, inout HTMLWriter) -> Void
+    }
+
+    static let sections: [Section] = [
+        Section(id: "verdict", title: "Verdict", isPresent: { $0.hasFrames }) { c, w in c.verdict(&w) },
+        Section(id: "timeline", title: "Frame timeline", stacked: true, isPresent: { $0.hasFrames }) { c, w in c.timeline(&w) },
+        Section(id: "frame-times", title: "Frame times", isPresent: { $0.hasFrames }) { c, w in c.frameTimes(&w) },
+        Section(id: "why", title: "Why frames were late",
+                isPresent: { !$0.analysis.offenders.isEmpty || !$0.analysis.hitchAttributions.isEmpty }) { c, w in c.offenders(&w) },
+        Section(id: "stages", title: "Pipeline stages", isPresent: { !$0.analysis.stages.isEmpty }) { c, w in c.stages(&w) },
+        Section(id: "views", title: "View updates",
+                isPresent: { !$0.analysis.views.isEmpty || !$0.analysis.invalidations.isEmpty || $0.analysis.identityChurn != nil }) { c, w in c.views(&w) },
+        Section(id: "samples", title: "Main thread samples", stacked: true,
+                isPresent: { !$0.analysis.samples.folded.isEmpty || !$0.analysis.samples.foldedInHitches.isEmpty }) { c, w in c.flameGraphs(&w) },
+        Section(id: "llm", title: "LLM decode", isPresent: { $0.analysis.decode != nil || $0.analysis.tokens != nil }) { c, w in c.llm(&w) },
+        Section(id: "trace", title: "Trace", comparisonTitle: "Traces", isPresent: { _ in true }) { c, w in c.traceInfo(&w) },
+    ]
 
     /// The report of one analysis (one or more runs merged).
     public static func render(_ analysis: Analysis, title: String) -> String {
-        var sections: [PageSection] = []
         let context = Context(analysis: analysis, prefix: "a")
-        if context.hasFrames {
-            sections.append(PageSection(fragment: Fragment("sec-", "verdict"), title: "Verdict") { w in context.verdict(&w) })
-            sections.append(PageSection(fragment: Fragment("sec-", "timeline"), title: "Frame timeline") { w in context.timeline(&w) })
-            sections.append(PageSection(fragment: Fragment("sec-", "frame-times"), title: "Frame times") { w in context.frameTimes(&w) })
+        let page = sections.filter { $0.isPresent(context) }.map { section in
+            PageSection(fragment: Fragment("sec-", section.id), title: section.title) { w in section.body(context, &w) }
         }
-        if !analysis.offenders.isEmpty || !analysis.hitchAttributions.isEmpty {
-            sections.append(PageSection(fragment: Fragment("sec-", "why"), title: "Why frames were late") { w in context.offenders(&w) })
-        }
-        if !analysis.stages.isEmpty {
-            sections.append(PageSection(fragment: Fragment("sec-", "stages"), title: "Pipeline stages") { w in context.stages(&w) })
-        }
-        if !analysis.views.isEmpty || !analysis.invalidations.isEmpty {
-            sections.append(PageSection(fragment: Fragment("sec-", "views"), title: "View updates") { w in context.views(&w) })
-        }
-        if !analysis.samples.folded.isEmpty || !analysis.samples.foldedInHitches.isEmpty {
-            sections.append(PageSection(fragment: Fragment("sec-", "samples"), title: "Main thread samples") { w in context.flameGraphs(&w) })
-        }
-        if analysis.decode != nil || analysis.tokens != nil {
-            sections.append(PageSection(fragment: Fragment("sec-", "llm"), title: "LLM decode") { w in context.llm(&w) })
-        }
-        sections.append(PageSection(fragment: Fragment("sec-", "trace"), title: "Trace") { w in context.traceInfo(&w) })
-        return Page.render(title: title, subtitle: context.subtitle, sections: sections, footer: footer)
+        return Page.render(title: title, subtitle: context.subtitle, sections: page, footer: footer)
     }
 
     /// Two analyses side by side (BASE left, NEW right), led by the analyzer's comparison of them
@@ -43,31 +49,20 @@ public enum HTMLReport {
         let baseContext = Context(analysis: base, prefix: "b")
         let newContext = Context(analysis: new, prefix: "n")
         let changes = ComparisonTable(comparison: comparison)
-        var sections: [PageSection] = []
-        sections.append(PageSection(fragment: Fragment("sec-", "changes"), title: "What changed") { w in changes.write(&w) })
-        func sideBySide(_ id: StaticString, _ title: String, stacked: Bool = false, when present: @escaping (Context) -> Bool,
-                        _ body: @escaping (Context, inout HTMLWriter) -> Void) {
-            guard present(baseContext) || present(newContext) else { return }
-            sections.append(PageSection(fragment: Fragment(id, ""), title: title) { w in
-                w.element("div", [Attribute("class", stacked ? "compare stacked" : "compare")]) { w in
+        var page = [PageSection(fragment: Fragment("sec-", "changes"), title: "What changed") { w in changes.write(&w) }]
+        for section in sections where section.isPresent(baseContext) || section.isPresent(newContext) {
+            page.append(PageSection(fragment: Fragment("sec-", section.id), title: section.comparisonTitle ?? section.title) { w in
+                w.element("div", [Attribute("class", section.stacked ? "compare stacked" : "compare")]) { w in
                     for (label, context) in [(baseLabel, baseContext), (newLabel, newContext)] {
                         w.element("div") { w in
                             w.element("p", [Attribute("class", "runlabel")]) { $0.name(label) }
-                            if present(context) { body(context, &w) } else { Blocks.note(&w, "No data in this run.") }
+                            if section.isPresent(context) { section.body(context, &w) } else { Blocks.note(&w, "No data in this run.") }
                         }
                     }
                 }
             })
         }
-        sideBySide("sec-verdict", "Verdict", when: { $0.hasFrames }) { c, w in c.verdict(&w) }
-        sideBySide("sec-timeline", "Frame timeline", stacked: true, when: { $0.hasFrames }) { c, w in c.timeline(&w) }
-        sideBySide("sec-frame-times", "Frame times", when: { $0.hasFrames }) { c, w in c.frameTimes(&w) }
-        sideBySide("sec-why", "Why frames were late", when: { !$0.analysis.offenders.isEmpty }) { c, w in c.offenders(&w) }
-        sideBySide("sec-views", "View updates", when: { !$0.analysis.views.isEmpty || !$0.analysis.invalidations.isEmpty }) { c, w in c.views(&w) }
-        sideBySide("sec-samples", "Main thread samples", stacked: true, when: { !$0.analysis.samples.folded.isEmpty }) { c, w in c.flameGraphs(&w) }
-        sideBySide("sec-llm", "LLM decode", when: { $0.analysis.decode != nil || $0.analysis.tokens != nil }) { c, w in c.llm(&w) }
-        sideBySide("sec-trace", "Traces", when: { _ in true }) { c, w in c.traceInfo(&w) }
-        return Page.render(title: title, subtitle: ["Base: " + baseLabel, "New: " + newLabel], sections: sections, footer: footer)
+        return Page.render(title: title, subtitle: ["Base: " + baseLabel, "New: " + newLabel], sections: page, footer: footer)
     }
 
     static let footer = "Generated by hitch report. Self-contained: no network, scripts only add interaction."
@@ -101,18 +96,17 @@ struct Context {
 
     func fragment(_ kind: StaticString, _ value: String) -> Fragment { Fragment(kind, prefix + "-" + value) }
 
-    static func gradeClass(_ grade: String) -> String {
+    static func gradeClass(_ grade: HitchGrade) -> String {
         switch grade {
-        case "good": return "good"
-        case "warning", "fair": return "warning"
-        case "poor", "critical": return "critical"
-        default: return "neutral"
+        case .good: "good"
+        case .warning, .fair: "warning"
+        case .poor, .critical: "critical"
         }
     }
 
     static func rateTitle(_ figures: HitchFigures) -> String {
         let rate = figures.rateHz > 0 ? Format.rate(figures.rateHz) : "mixed rates"
-        return figures.source == "recorded" ? rate + " · recorded" : rate + " · replayed"
+        return figures.source == .recorded ? rate + " · recorded" : rate + " · replayed"
     }
 
     // MARK: Verdict
@@ -135,7 +129,7 @@ struct Context {
                         ("Hitches", Format.count(figures.hitchCount) + " (" + Format.count(figures.commitHitchCount) + " commit, " + Format.count(figures.renderHitchCount) + " render)"),
                         ("Longest hitch", Format.milliseconds(figures.longestHitchMs)),
                         ("Total hitch time", Format.milliseconds(figures.totalHitchMs)),
-                        ("Animating time", Format.fixed(figures.animatingSeconds, 2) + " s (" + figures.animatingTimeSource + ")"),
+                        ("Animating time", Format.fixed(figures.animatingSeconds, 2) + " s (" + figures.animatingTimeSource.rawValue + ")"),
                         ("Slow / frozen frames", Format.count(figures.slowFrames) + " / " + Format.count(figures.frozenFrames)),
                     ] + (figures.tripleBufferedFrames > 0 ? [("Triple-buffered", Format.count(figures.tripleBufferedFrames) + " frames, +" + Format.milliseconds(figures.addedLatencyMs) + " latency")] : [])
                       + (figures.worstWindow.hitchMs > 0 ? [("Worst second", "from " + Format.fixed(figures.worstWindow.startMs / 1000, 2) + " s: " + Format.milliseconds(figures.worstWindow.hitchMs) + " in " + Format.count(figures.worstWindow.hitchCount) + " hitches")] : []))
@@ -162,7 +156,7 @@ struct Context {
     private func badge(_ w: inout HTMLWriter, _ verdict: HitchVerdict, fallbackScale shortName: String) {
         let scale = verdict.scale.isEmpty ? shortName : verdict.scale
         w.element("span", [Attribute("class", "badge " + Context.gradeClass(verdict.grade)), Attribute("title", scale)],
-                  text: verdict.grade + " · " + shortName)
+                  text: verdict.grade.rawValue + " · " + shortName)
     }
 
     // MARK: Timeline
@@ -170,7 +164,9 @@ struct Context {
     func timeline(_ w: inout HTMLWriter) {
         let attributed = Dictionary(analysis.hitchAttributions.map { ("\($0.run)-\($0.frameID)", $0) }, uniquingKeysWith: { a, _ in a })
         let runs = Array(Set(analysis.frames.map(\.run))).sorted()
-        Blocks.note(&w, "Each bar is a frame's time (main thread + render) at its start time; red = hitch. Dashed lines: 8.33 ms (120 Hz) and 16.67 ms (60 Hz). Click a red bar for the frame's stages, body evaluations and stacks." )
+        let deadlines = analysis.refreshRatesHz.sorted(by: >).map { Format.fixed(1000 / $0, 2) + " ms (" + Format.rate($0) + ")" }
+        Blocks.note(&w, "Each bar is a frame's time (main thread + render) at its start time; red = hitch. Dashed lines: "
+                    + deadlines.joined(separator: " and ") + ". Click a red bar for the frame's stages, body evaluations and stacks.")
         let inspectorID = fragment("insp-", "timeline")
         for run in runs {
             if runs.count > 1 {
@@ -181,12 +177,12 @@ struct Context {
                 let key = "\(frame.run)-\(frame.frameID)"
                 var tooltip = "frame \(frame.frameID) at \(Format.fixed(frame.startMs / 1000, 3)) s: \(Format.milliseconds(frame.frameTimeMs)) (main \(Format.milliseconds(frame.mainThreadMs)), render \(Format.milliseconds(frame.renderMs)))"
                 if frame.hitchMs > 0 { tooltip += ", \(frame.kind) hitch \(Format.milliseconds(frame.hitchMs))" }
-                else if frame.kind == "latency" { tooltip += ", triple-buffered" }
+                else if frame.kind == .latency { tooltip += ", triple-buffered" }
                 return TimelineFrame(startMs: frame.startMs, durationMs: frame.frameTimeMs, isHitch: frame.hitchMs > 0,
                                      tooltip: tooltip, detail: attributed[key] != nil ? fragment("f-", key) : nil)
             }
             w.element("div", [Attribute("class", "timeline-wrap"), Attribute("data-inspector", inspectorID.identifier)]) { w in
-                Charts.frameTimeline(&w, frames: frames, deadlinesMs: HTMLReport.deadlinesMs,
+                Charts.frameTimeline(&w, frames: frames, deadlinesMs: analysis.frameDeadlinesMs,
                                      title: "Frame timeline: \(frames.count) frames", fragment: fragment("tl-", String(run)))
             }
         }
@@ -258,7 +254,7 @@ struct Context {
         if !histogram.counts.isEmpty, histogram.binMs > 0 {
             // About 50 bins up to past the P99 (at least past the 60 Hz deadline), each a whole number
             // of the analysis' bins; the tail goes into the last bin.
-            let upper = min(max(p.p99.isFinite ? p.p99 * 1.25 : 0, HTMLReport.deadlinesMs[1] * 1.2),
+            let upper = min(max(p.p99.isFinite ? p.p99 * 1.25 : 0, (analysis.frameDeadlinesMs.max() ?? 0) * 1.2),
                             Double(histogram.counts.count) * histogram.binMs)
             let step = max(1, Int(((SVGCanvas.ticks(upTo: upper, count: 50).dropFirst().first ?? 1) / histogram.binMs).rounded()))
             let binMs = Double(step) * histogram.binMs
@@ -268,13 +264,13 @@ struct Context {
             let bins = counts.enumerated().map { Charts.Bin(lowerMs: Double($0.offset) * binMs, upperMs: Double($0.offset + 1) * binMs, count: $0.element) }
             Charts.histogram(&w, bins: bins,
                              markers: [Charts.Marker(label: "P50", valueMs: p.p50), Charts.Marker(label: "P95", valueMs: p.p95), Charts.Marker(label: "P99", valueMs: p.p99)],
-                             deadlinesMs: HTMLReport.deadlinesMs, title: "Frame-time histogram")
+                             deadlinesMs: analysis.frameDeadlinesMs, title: "Frame-time histogram")
             Blocks.note(&w, "Frame time of the recorded frames (last bin holds everything from \(Format.significant(Double(binCount - 1) * binMs)) ms up).")
         }
         var table = TableBuilder([("Rate", false), ("Frame P50", true), ("P90", true), ("P95", true), ("P99", true), ("Max", true),
                                   ("Overrun P95", true), ("Overrun P99", true), ("Slow", true), ("Frozen", true)])
         let rates = ratesInOrder
-        let recordedIsARate = rates.contains { $0.source == "recorded" && $0.rateHz == analysis.recorded.rateHz }
+        let recordedIsARate = rates.contains { $0.source == .recorded && $0.rateHz == analysis.recorded.rateHz }
         for figures in (recordedIsARate ? [] : [analysis.recorded]) + rates where figures.frameCount > 0 {
             let f = figures.frameTimeMs, o = figures.overrunMs
             table.add([.text(Context.rateTitle(figures)), ms(f.p50), ms(f.p90), ms(f.p95), ms(f.p99), ms(f.max), ms(o.p95), ms(o.p99),
@@ -291,9 +287,9 @@ struct Context {
     func offenders(_ w: inout HTMLWriter) {
         if !analysis.offenders.isEmpty {
             Blocks.note(&w, "What ran on the main thread during hitches, weighted by hitch time.")
-            let kinds = ["stage", "view", "function"]
+            let kinds = OffenderKind.allCases
             Charts.horizontalBars(&w, rows: analysis.offenders.prefix(15).map {
-                Charts.BarRow(label: $0.kind + ": " + $0.name, value: $0.weightedHitchMs,
+                Charts.BarRow(label: $0.kind.rawValue + ": " + $0.name, value: $0.weightedHitchMs,
                               valueText: Format.milliseconds($0.weightedHitchMs) + " in " + Format.count($0.hitchingFrames) + " frames",
                               series: kinds.firstIndex(of: $0.kind) ?? 3)
             }, title: "Top offenders")
@@ -315,7 +311,7 @@ struct Context {
             }
             w.element("h3", text: "Stages per hitching frame (in time order)")
             Charts.stackedBars(&w, columns: columns, series: series, unit: "ms", title: "Stage time in each hitching frame",
-                               referenceLines: HTMLReport.deadlinesMs)
+                               referenceLines: analysis.frameDeadlinesMs)
         }
     }
 
@@ -364,7 +360,7 @@ struct Context {
                 }
             }
             var table = TableBuilder([("View type", false), ("Evaluations", true), ("Per frame", true), ("Total", true), ("Max", true),
-                                      ("> 500 µs", true), ("> 1 ms", true)])
+                                      ("> " + Format.threshold(milliseconds: AnalysisThresholds.longUpdateMs), true), ("> " + Format.threshold(milliseconds: AnalysisThresholds.veryLongUpdateMs), true)])
             for view in analysis.views {
                 table.add([.name(view.type), .number(Double(view.bodyEvaluations), Format.count(view.bodyEvaluations)),
                            .number(view.evaluationsPerFrame, Format.significant(view.evaluationsPerFrame)), ms(view.totalMs), ms(view.maxMs),
@@ -373,7 +369,8 @@ struct Context {
                           highlight: view.longUpdatesOver1ms > 0)
             }
             table.write(&w, fragment: fragment("t-", "views"), filterable: true,
-                        caption: "Long updates: orange over 500 µs, red over 1 ms (Instruments' thresholds).")
+                        caption: "Long updates: orange over " + Format.threshold(milliseconds: AnalysisThresholds.longUpdateMs) + ", red over "
+                            + Format.threshold(milliseconds: AnalysisThresholds.veryLongUpdateMs) + " (Instruments' thresholds).")
         }
         if !analysis.invalidations.isEmpty {
             w.element("h3", text: "Invalidations: cause → effect")
@@ -390,6 +387,40 @@ struct Context {
                 }
                 table.write(&w, fragment: fragment("t-", "sources"))
             }
+        }
+        if let churn = analysis.identityChurn { identityChurn(&w, churn) }
+    }
+
+    /// Views torn down and rebuilt per update, and places flagged as likely unstable identity.
+    private func identityChurn(_ w: inout HTMLWriter, _ c: IdentityChurnFigures) {
+        w.element("h3", text: "Identity churn")
+        Blocks.facts(&w, [
+            ("Updates that built or tore down views", Format.count(c.updates)),
+            ("Views built / torn down", "\(Format.count(c.viewsBuilt)) / \(Format.count(c.viewsTornDown))"),
+            ("Replacements (same type, same place, new id)", Format.count(c.replacements)),
+            ("Views rebuilt by replacements", Format.count(c.rebuiltViews)),
+            ("Updates with replacements", Format.count(c.updatesWithReplacements)),
+            ("Most views rebuilt in one update", Format.count(c.maxRebuiltViewsPerUpdate)),
+            ("Likely unstable identity", c.unstableIdentitySlots == 0 ? "none" : "\(Format.count(c.unstableIdentitySlots)) places"),
+        ])
+        if !c.types.isEmpty {
+            var table = TableBuilder([("View type", false), ("Built", true), ("Torn down", true), ("Replaced", true)])
+            for t in c.types {
+                table.add([.name(t.type), .number(Double(t.built), Format.count(t.built)), .number(Double(t.tornDown), Format.count(t.tornDown)),
+                           t.replacements > 0 ? .badge("warning", Format.count(t.replacements)) : .number(0, "0")],
+                          highlight: t.replacements > 0)
+            }
+            table.write(&w, fragment: fragment("t-", "churn-types"),
+                        caption: "Built and torn down by type; replaced: torn down and rebuilt at the same place with a new id in one update.")
+        }
+        if !c.unstableIdentity.isEmpty {
+            var table = TableBuilder([("View type", false), ("Parent", false), ("Position", true), ("Updates replaced in", true)])
+            for u in c.unstableIdentity {
+                table.add([.name(u.type), .name(u.parentType), .number(Double(u.position), String(u.position)),
+                           .badge("critical", Format.count(u.replacements))], highlight: true)
+            }
+            table.write(&w, fragment: fragment("t-", "unstable-identity"),
+                        caption: "Likely unstable identity: the same type rebuilt at the same position with a new id in \(unstableIdentityMinimumUpdates) or more updates.")
         }
     }
 
@@ -426,10 +457,14 @@ struct Context {
                 ("bytes per token", Format.bytes(decode.bytesPerToken)),
                 ("achieved bandwidth", Format.significant(decode.bandwidthGBps) + " GB/s"),
             ] + (decode.peakBandwidthGBps > 0 ? [("of measured peak " + Format.significant(decode.peakBandwidthGBps) + " GB/s", Format.percent(decode.utilization))] : []))
+            if decode.peakBandwidthMayBeCacheBound {
+                Blocks.note(&w, "The bandwidth probe's arrays were below 4x the last-level cache (memory did not allow more): the measured peak may be a cache figure, and utilization is judged against it.")
+            }
             if decode.notBandwidthBound {
                 w.element("p") { w in
                     w.element("span", [Attribute("class", "badge critical")], text: "not bandwidth-bound")
-                    w.text("Decode uses under 30% of the measured peak bandwidth: time goes elsewhere than reading weights.")
+                    w.text("Decode uses under " + Format.percent(AnalysisThresholds.notBandwidthBoundUtilization)
+                           + " of the measured peak bandwidth: time goes elsewhere than reading weights.")
                 }
             }
             w.element("h3", text: "Bytes per token")
@@ -447,14 +482,14 @@ struct Context {
                         w.element("h3", text: "Bandwidth per op")
                         Charts.horizontalBars(&w, rows: decode.ops.map {
                             Charts.BarRow(label: $0.name, value: $0.bandwidthGBps, valueText: Format.significant($0.bandwidthGBps) + " GB/s",
-                                          highlight: $0.bound == "compute", series: 2)
+                                          highlight: $0.bound == .compute, series: 2)
                         }, title: "Achieved GB/s per op", maximum: decode.peakBandwidthGBps)
                     }
                 }
                 if decode.peakBandwidthGBps > 0 && decode.peakGFLOPS > 0 {
                     w.element("h3", text: "Roofline")
                     Charts.roofline(&w, peakBandwidthGBps: decode.peakBandwidthGBps, peakGflops: decode.peakGFLOPS,
-                                    points: decode.ops.map { Charts.RooflinePoint(label: $0.name, flopsPerByte: $0.flopsPerByte, achievedGflops: $0.gflops, boundBy: $0.bound + "-bound") },
+                                    points: decode.ops.map { Charts.RooflinePoint(label: $0.name, flopsPerByte: $0.flopsPerByte, achievedGflops: $0.gflops, boundBy: $0.bound.rawValue + "-bound") },
                                     title: "Roofline of decode ops")
                     Blocks.note(&w, "Ridge point at \(Format.significant(decode.ridgeFlopsPerByte)) FLOP/byte: ops left of it are bandwidth-bound, right of it compute-bound.")
                 }
@@ -464,7 +499,7 @@ struct Context {
                     table.add([.name(op.name), .name(op.computeUnit), .number(Double(op.count), Format.count(op.count)), ms(op.totalMs),
                                .number(op.timeShare, Format.percent(op.timeShare)), .number(op.bandwidthGBps, Format.significant(op.bandwidthGBps)),
                                .number(op.gflops, Format.significant(op.gflops)), .number(op.flopsPerByte, Format.significant(op.flopsPerByte)),
-                               .badge(op.bound == "compute" ? "warning" : "neutral", op.bound),
+                               .badge(op.bound == .compute ? "warning" : "neutral", op.bound.rawValue),
                                .number(op.rooflineEfficiency, Format.percent(op.rooflineEfficiency))])
                 }
                 table.write(&w, fragment: fragment("t-", "ops"))
@@ -472,7 +507,8 @@ struct Context {
             let memory = decode.memory
             if memory.totalBytes > 0 {
                 w.element("h3", text: "Memory budget")
-                Blocks.meter(&w, parts: [("weights", Double(memory.weightsBytes)), ("KV cache", Double(memory.kvCacheBytes)),
+                Blocks.meter(&w, parts: [(memory.weightsBytesEstimated ? "weights (estimated)" : "weights", Double(memory.weightsBytes)),
+                                         (memory.kvCacheBytesEstimated ? "KV cache (estimated)" : "KV cache", Double(memory.kvCacheBytes)),
                                          ("peak resident", Double(memory.peakResidentBytes))],
                              limit: Double(memory.deviceBudgetBytes), unitText: Format.bytes)
             }

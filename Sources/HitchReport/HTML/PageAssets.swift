@@ -31,6 +31,7 @@ enum PageAssets {
     .verdict .rate{font-weight:600;color:var(--mute);font-size:12px;text-transform:uppercase;letter-spacing:.05em}
     .verdict .big{font-size:30px;font-weight:700;line-height:1.1;margin:4px 0}
     .verdict .big small{font-size:14px;font-weight:500;color:var(--mute)}
+    .verdictline{font-size:17px;margin:4px 0 10px}.verdictline.good{color:var(--good)}.verdictline.bad{color:var(--bad)}.verdictline.mute{color:var(--mute)}
     .badge{display:inline-block;font-size:12px;font-weight:600;padding:1px 8px;border-radius:999px;margin:2px 4px 2px 0;border:1px solid currentColor}
     .badge.good{color:var(--good)}.badge.warning{color:var(--warn)}.badge.critical,.badge.bad{color:var(--bad)}.badge.neutral{color:var(--mute)}
     dl.facts{display:grid;grid-template-columns:auto 1fr;gap:2px 12px;margin:8px 0 0;font-size:13px}

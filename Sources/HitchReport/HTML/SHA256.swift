@@ -2,10 +2,10 @@ import Foundation
 
 // SHA-256 (FIPS 180-4), only so the report's Content-Security-Policy can allow its one inline script
 // by hash ('sha256-…') instead of 'unsafe-inline'. No crypto library is available on Linux without an
-// outside package, and this is forty lines.
+// outside package, and this is forty lines. `hitch history` also uses it for a trace's content hash.
 
-enum SHA256 {
-    private static let roundConstants: [UInt32] = [
+public enum SHA256 {
+    fileprivate static let roundConstants: [UInt32] = [
         0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
         0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
         0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
@@ -17,19 +17,49 @@ enum SHA256 {
     ]
 
     static func digest(_ message: [UInt8]) -> [UInt8] {
-        var state: [UInt32] = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                               0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]
-        var padded = message
-        padded.append(0x80)
-        while padded.count % 64 != 56 { padded.append(0) }
-        let bitLength = UInt64(message.count) &* 8
-        for shift in stride(from: 56, through: 0, by: -8) { padded.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
+        var hasher = Hasher()
+        hasher.update(message)
+        return hasher.finalize()
+    }
 
-        var words = [UInt32](repeating: 0, count: 64)
-        for blockStart in stride(from: 0, to: padded.count, by: 64) {
+    /// Incremental hashing, for inputs read in pieces (`hitch history` hashes whole traces this way).
+    public struct Hasher: Sendable {
+        private var state: [UInt32] = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                                       0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]
+        private var pending: [UInt8] = []
+        private var byteCount: UInt64 = 0
+
+        public init() {}
+
+        public mutating func update(_ bytes: some Collection<UInt8>) {
+            byteCount &+= UInt64(bytes.count)
+            pending.append(contentsOf: bytes)
+            let whole = pending.count - pending.count % 64
+            guard whole > 0 else { return }
+            pending.withUnsafeBufferPointer { buffer in
+                for blockStart in stride(from: 0, to: whole, by: 64) { compress(buffer, at: blockStart) }
+            }
+            pending.removeFirst(whole)
+        }
+
+        public mutating func finalize() -> [UInt8] {
+            let bitLength = byteCount &* 8
+            var tail: [UInt8] = [0x80]
+            while (pending.count + tail.count) % 64 != 56 { tail.append(0) }
+            for shift in stride(from: 56, through: 0, by: -8) { tail.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
+            pending.append(contentsOf: tail)
+            pending.withUnsafeBufferPointer { buffer in
+                for blockStart in stride(from: 0, to: buffer.count, by: 64) { compress(buffer, at: blockStart) }
+            }
+            pending = []
+            return state.flatMap { word in (0..<4).map { UInt8(truncatingIfNeeded: word >> UInt32(24 - $0 * 8)) } }
+        }
+
+        private mutating func compress(_ bytes: UnsafeBufferPointer<UInt8>, at blockStart: Int) {
+            var words = [UInt32](repeating: 0, count: 64)
             for i in 0..<16 {
                 let j = blockStart + i * 4
-                words[i] = UInt32(padded[j]) << 24 | UInt32(padded[j + 1]) << 16 | UInt32(padded[j + 2]) << 8 | UInt32(padded[j + 3])
+                words[i] = UInt32(bytes[j]) << 24 | UInt32(bytes[j + 1]) << 16 | UInt32(bytes[j + 2]) << 8 | UInt32(bytes[j + 3])
             }
             for i in 16..<64 {
                 let s0 = rotateRight(words[i - 15], 7) ^ rotateRight(words[i - 15], 18) ^ (words[i - 15] >> 3)
@@ -49,7 +79,6 @@ enum SHA256 {
             state[0] &+= a; state[1] &+= b; state[2] &+= c; state[3] &+= d
             state[4] &+= e; state[5] &+= f; state[6] &+= g; state[7] &+= h
         }
-        return state.flatMap { word in (0..<4).map { UInt8(truncatingIfNeeded: word >> UInt32(24 - $0 * 8)) } }
     }
 
     /// The CSP source expression for an inline script or style: `'sha256-<base64>'`.
@@ -57,7 +86,7 @@ enum SHA256 {
         "'sha256-" + Data(digest(Array(text.utf8))).base64EncodedString() + "'"
     }
 
-    private static func rotateRight(_ value: UInt32, _ count: UInt32) -> UInt32 {
+    fileprivate static func rotateRight(_ value: UInt32, _ count: UInt32) -> UInt32 {
         (value >> count) | (value << (32 - count))
     }
 }

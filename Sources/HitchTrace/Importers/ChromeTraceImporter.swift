@@ -38,6 +38,7 @@ public enum ChromeCategory {
     public static let token = "hitch.token"
     public static let interaction = "hitch.interaction"
     public static let invalidation = "hitch.invalidation"
+    public static let view = "hitch.view"
     public static let sample = "hitch.sample"
     public static let dropped = "hitch.dropped"
     /// `M` (metadata) event names that carry trace metadata, stack definitions and symbols.
@@ -279,6 +280,15 @@ public struct ChromeTraceImporter {
                 try append(ts, thread, .invalidation(Invalidation(
                     source: intern(args["source"]?.stringValue ?? name), target: intern(args["target"]?.stringValue ?? ""),
                     targetIdentity: args["targetIdentity"]?.uint64Value ?? 0, stack: stack)))
+            case ChromeCategory.view:
+                guard let change = ViewLifetime.Change.allCases.first(where: { $0.name == args["change"]?.stringValue }) else {
+                    skip("view lifetime events with an unknown change"); return
+                }
+                let reason = ViewLifetime.Reason.allCases.first { $0.name == args["reason"]?.stringValue } ?? .structuralChange
+                try append(ts, thread, .viewLifetime(ViewLifetime(
+                    change: change, viewType: intern(name), identity: args["identity"]?.uint64Value ?? 0,
+                    parentIdentity: args["parentIdentity"]?.uint64Value ?? 0, position: args["position"]?.int64Value ?? 0,
+                    reason: reason)))
             case ChromeCategory.dropped:
                 try append(ts, thread, .droppedEvents(count: args["count"]?.uint64Value ?? 0))
             default:

@@ -23,11 +23,14 @@ extension ImportedTrace {
             case var .invalidation(invalidation):
                 invalidation.source = s(invalidation.source); invalidation.target = s(invalidation.target)
                 mapped.payload = .invalidation(invalidation)
+            case var .viewLifetime(lifetime): lifetime.viewType = s(lifetime.viewType); mapped.payload = .viewLifetime(lifetime)
             case var .inferenceOp(op): op.name = s(op.name); op.computeUnit = s(op.computeUnit); mapped.payload = .inferenceOp(op)
             case let .interactionBegin(kind): mapped.payload = .interactionBegin(kind: s(kind))
             case let .interactionEnd(kind): mapped.payload = .interactionEnd(kind: s(kind))
             case var .symbol(symbol): symbol.function = s(symbol.function); symbol.image = s(symbol.image); mapped.payload = .symbol(symbol)
             case let .metadata(key, value): mapped.payload = .metadata(key: s(key), value: s(value))
+            case let .asyncIntervalBegin(category, name, id): mapped.payload = .asyncIntervalBegin(category: s(category), name: s(name), id: id)
+            case var .asyncIntervalEnd(end): end.category = s(end.category); end.name = s(end.name); mapped.payload = .asyncIntervalEnd(end)
             case .frameBegan, .frameCommitted, .frameRenderEnded, .framePresented, .layoutPass, .token, .sample,
                  .stackDefinition, .droppedEvents:
                 break

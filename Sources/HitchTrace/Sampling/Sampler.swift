@@ -15,14 +15,22 @@ public struct SampledThreads: OptionSet, Sendable, Hashable {
 }
 
 public struct SamplerConfiguration: Sendable {
+    /// The stack bytes copied per sample unless configured (docs/RELIABILITY.md says how it was chosen).
+    public static let defaultStackCopyBytes = Int(HITCH_DEFAULT_STACK_COPY_BYTES)
+
     /// Samples per second per sampled thread (1 ... 10,000).
     public var rateHz: Int
     public var threads: SampledThreads
-    /// How often the drain thread moves samples from the rings into the trace.
+    /// How often the drain thread unwinds the snapshots and moves the samples into the trace.
     public var drainIntervalMs: Int
+    /// Stack bytes the signal handler copies per sample (256 ... 256 KiB); deeper stacks are cut
+    /// off where the copy ends (counted in `UnwindFailures.offCopyEnd`).
+    public var stackCopyBytes: Int
 
-    public init(rateHz: Int = 1000, threads: SampledThreads = .main, drainIntervalMs: Int = 10) {
+    public init(rateHz: Int = 1000, threads: SampledThreads = .main, drainIntervalMs: Int = 10,
+                stackCopyBytes: Int = SamplerConfiguration.defaultStackCopyBytes) {
         self.rateHz = rateHz; self.threads = threads; self.drainIntervalMs = drainIntervalMs
+        self.stackCopyBytes = stackCopyBytes
     }
 }
 
@@ -35,41 +43,93 @@ public struct SampledStack: Sendable {
     public var addresses: [UInt64]
 }
 
+/// Unwinds that ended before the outermost frame, by cause. Each such sample is still recorded
+/// with the frames found before the stop, except `modulesChanged` at the interrupted PC itself.
+public struct UnwindFailures: Sendable, Equatable {
+    /// Only the PC was kept: the thread's stack bounds were not known yet (a thread found by the
+    /// all-threads scan, until its first sample) or its SP was outside them.
+    public var stackUnknown: UInt64 = 0
+    /// The unwind needed stack bytes above the copied range (`stackCopyBytes` too small).
+    public var offCopyEnd: UInt64 = 0
+    /// The unwind reached code of a module loaded after the sample was taken (never read as if
+    /// it were the old code).
+    public var modulesChanged: UInt64 = 0
+    /// The unwind reached an address outside every loaded module (JIT code, an unloaded library).
+    public var noModule: UInt64 = 0
+    /// libunwind could not step further (no unwind info and no usable frame pointer).
+    public var errors: UInt64 = 0
+
+    public init() {}
+
+    public var total: UInt64 { stackUnknown + offCopyEnd + modulesChanged + noModule + errors }
+
+    /// Adds another session's counts (for totals over several sessions).
+    public mutating func add(_ other: UnwindFailures) {
+        stackUnknown += other.stackUnknown
+        offCopyEnd += other.offCopyEnd
+        modulesChanged += other.modulesChanged
+        noModule += other.noModule
+        errors += other.errors
+    }
+}
+
 /// What a session did; every lost sample is counted in one of these.
 public struct SamplerStatistics: Sendable, Equatable {
-    /// Samples the signal handler wrote into the rings.
+    /// Stack snapshots the signal handler wrote into the rings.
     public var samplesTaken: UInt64
     /// Samples lost because a thread's ring was full (the drain thread fell behind).
     public var samplesDropped: UInt64
     /// Timer expirations the kernel merged because the thread was not scheduled in time.
     public var timerOverruns: UInt64
-    /// Signals whose stack could not be unwound at all.
-    public var unwindFailures: UInt64
-    /// Signals skipped because another thread's handler was unwinding at that moment (one unwind
-    /// runs at a time, so a thread holding the loader's lock is never waited on by a handler).
-    public var samplesContended: UInt64
+    /// Snapshots unwound on the drain thread (complete or not).
+    public var samplesUnwound: UInt64
+    /// Unwinds that stopped early, by cause.
+    public var unwindFailures: UnwindFailures
+    /// Unwound snapshots that kept no frame at all (the interrupted PC's module changed before the
+    /// unwind, or the PC was 0), so never became a sample: taken = recorded + discarded.
+    public var samplesDiscarded: UInt64
     /// Samples written into the trace (or counted, without a recorder).
     public var samplesRecorded: UInt64
+    /// Time spent in the signal handler per sample (median and 99th percentile), in nanoseconds.
+    public var handlerNsP50: Double
+    public var handlerNsP99: Double
+    /// Stack bytes (from SP) that 99% of complete unwinds read, rounded up to a power of two: the
+    /// copy size that would have sufficed for them.
+    public var stackBytesNeededP99: UInt64
+
+    /// The share of unwound samples whose unwind ran off the end of the copied stack.
+    public var offCopyEndShare: Double {
+        samplesUnwound == 0 ? 0 : Double(unwindFailures.offCopyEnd) / Double(samplesUnwound)
+    }
+}
+
+/// Where samples come from, written to the trace's metadata (`samplerSource`).
+public enum SampleSource: String, Sendable {
+    /// A per-thread POSIX timer sends SIGPROF; the handler copies registers and stack.
+    case timerSignal = "timer-signal"
 }
 
 public enum SamplerError: Error, CustomStringConvertible, Equatable {
     case alreadyRunning
     case invalidRate(Int)
+    case invalidStackCopySize(Int)
     case system(operation: String, errno: Int32)
 
     public var description: String {
         switch self {
         case .alreadyRunning: "a sampling session is already running"
         case .invalidRate(let rate): "sampling rate must be 1 to 10000 Hz; got \(rate)"
+        case .invalidStackCopySize(let bytes): "stack copy size must be 256 to 262144 bytes; got \(bytes)"
         case .system(let operation, let code): "\(operation) failed: \(String(cString: strerror(code)))"
         }
     }
 }
 
 /// The sampling profiler: a per-thread CLOCK_MONOTONIC timer interrupts each sampled thread
-/// `rateHz` times a second; a C signal handler unwinds its stack into a lock-free ring; a drain
-/// thread moves the samples into the recording (`TraceRecorder.defineStack`/`recordSample`) and names
-/// every new address once (`defineSymbol`).
+/// `rateHz` times a second; a C signal handler copies its registers and the top of its stack into
+/// a lock-free ring (nothing else: no unwinding, no loader call, no lock); a drain thread unwinds
+/// the snapshots, moves the samples into the recording (`TraceRecorder.defineStack`/`recordSample`)
+/// and names every new address once (`defineSymbol`).
 ///
 /// ```swift
 /// let sampler = try Sampler.start(.init(rateHz: 1000, threads: .main))
@@ -99,16 +159,22 @@ public final class Sampler: Sendable {
                              recorder: TraceRecorder? = TraceRecorder.current,
                              onSample: (@Sendable (SampledStack) -> Void)? = nil) throws(SamplerError) -> Sampler {
         guard (1...10_000).contains(configuration.rateHz) else { throw .invalidRate(configuration.rateHz) }
+        guard (256...(1 << 18)).contains(configuration.stackCopyBytes) else {
+            throw .invalidStackCopySize(configuration.stackCopyBytes)
+        }
         var baseline = hitch_sampler_stats()
         hitch_sampler_get_stats(&baseline)
         var config = hitch_sampler_config(rate_hz: UInt32(configuration.rateHz),
                                           scope: configuration.threads.isEmpty ? SampledThreads.main.rawValue : configuration.threads.rawValue,
-                                          ring_words_log2: 0)
+                                          ring_words_log2: 0, stack_copy_bytes: UInt32(configuration.stackCopyBytes))
         let result = hitch_sampler_start(&config)
         if result == EBUSY { throw .alreadyRunning }
         if result != 0 { throw .system(operation: "hitch_sampler_start", errno: result) }
         let sampler = Sampler(configuration: configuration, recorder: recorder, onSample: onSample, baseline: baseline)
         recorder?.setMetadata("samplerRateHz", String(configuration.rateHz))
+        recorder?.setMetadata("samplerSource", SampleSource.timerSignal.rawValue)
+        recorder?.setMetadata("samplerSourceReason", "perf_event_open sampling is not built yet; SIGPROF stack snapshots, unwound off the handler")
+        recorder?.setMetadata("samplerStackCopyBytes", String(configuration.stackCopyBytes))
         let thread = Thread { sampler.drainLoop() }
         thread.name = "hitch-sampler-drain"
         thread.start()
@@ -126,19 +192,41 @@ public final class Sampler: Sendable {
             drainFinished.wait()
             var now = hitch_sampler_stats()
             hitch_sampler_get_stats(&now)
+            // Only now may another session start: its drain would otherwise pop this one's samples.
+            defer { hitch_sampler_finish() }
+            var failures = UnwindFailures()
+            failures.stackUnknown = now.unwind_stack_unknown - baseline.unwind_stack_unknown
+            failures.offCopyEnd = now.unwind_off_copy_end - baseline.unwind_off_copy_end
+            failures.modulesChanged = now.unwind_modules_changed - baseline.unwind_modules_changed
+            failures.noModule = now.unwind_no_module - baseline.unwind_no_module
+            failures.errors = now.unwind_errors - baseline.unwind_errors
+            let nsPerTick = 1e9 / Double(TraceClock.ticksPerSecond)
             let statistics = SamplerStatistics(
                 samplesTaken: now.samples_taken - baseline.samples_taken,
                 samplesDropped: now.samples_dropped - baseline.samples_dropped,
                 timerOverruns: now.timer_overruns - baseline.timer_overruns,
-                unwindFailures: now.unwind_failures - baseline.unwind_failures,
-                samplesContended: now.samples_contended - baseline.samples_contended,
-                samplesRecorded: samplesRecorded.load(ordering: .relaxed))
+                samplesUnwound: now.unwound_complete - baseline.unwound_complete + failures.total,
+                unwindFailures: failures,
+                samplesDiscarded: now.samples_discarded - baseline.samples_discarded,
+                samplesRecorded: samplesRecorded.load(ordering: .relaxed),
+                handlerNsP50: Double(hitch_sampler_handler_ticks_percentile(0.5)) * nsPerTick,
+                handlerNsP99: Double(hitch_sampler_handler_ticks_percentile(0.99)) * nsPerTick,
+                stackBytesNeededP99: hitch_sampler_stack_bytes_needed_percentile(0.99))
             if let recorder {
                 recorder.setMetadata("samplerSamplesTaken", String(statistics.samplesTaken))
                 recorder.setMetadata("samplerSamplesDropped", String(statistics.samplesDropped))
                 recorder.setMetadata("samplerTimerOverruns", String(statistics.timerOverruns))
-                recorder.setMetadata("samplerUnwindFailures", String(statistics.unwindFailures))
-                recorder.setMetadata("samplerSamplesContended", String(statistics.samplesContended))
+                recorder.setMetadata("samplerSamplesUnwound", String(statistics.samplesUnwound))
+                recorder.setMetadata("samplerSamplesDiscarded", String(statistics.samplesDiscarded))
+                recorder.setMetadata("samplerUnwindFailures", String(failures.total))
+                recorder.setMetadata("samplerUnwindStackUnknown", String(failures.stackUnknown))
+                recorder.setMetadata("samplerUnwindOffCopyEnd", String(failures.offCopyEnd))
+                recorder.setMetadata("samplerUnwindModulesChanged", String(failures.modulesChanged))
+                recorder.setMetadata("samplerUnwindNoModule", String(failures.noModule))
+                recorder.setMetadata("samplerUnwindErrors", String(failures.errors))
+                recorder.setMetadata("samplerHandlerNsP50", String(Int(statistics.handlerNsP50.rounded())))
+                recorder.setMetadata("samplerHandlerNsP99", String(Int(statistics.handlerNsP99.rounded())))
+                recorder.setMetadata("samplerStackBytesNeededP99", String(statistics.stackBytesNeededP99))
             }
             result = statistics
             return statistics
@@ -146,7 +234,7 @@ public final class Sampler: Sendable {
     }
 
     /// Makes the calling thread samplable under `.registered` (now and in later sessions) until it
-    /// exits or unregisters; also warms the unwinder's per-thread cache on it.
+    /// exits or unregisters; also records its stack bounds (the handler copies no further).
     public static func registerCurrentThread() throws(SamplerError) {
         let result = hitch_sampler_register_current_thread()
         if result != 0 { throw .system(operation: "hitch_sampler_register_current_thread", errno: result) }

@@ -269,6 +269,7 @@ public enum LLMStreamingWorkload {
         let pool = WorkerPool(threadCount: configuration.decodeThreads, workersInBackground: true)
         defer { pool.shutdown() }
         let probe = BandwidthProbe.measure(pool: pool, repetitions: 3)
+        if let shortfall = probe.sizing.shortfall { FileHandle.standardError.write(Data("hitch: bandwidth probe: \(shortfall)\n".utf8)) }
         let weights = fileModel?.weights ?? TransformerWeights(shape: shape, format: configuration.format, seed: configuration.seed, pool: pool)
         let modelName = fileModel.map { "\($0.name) (\(($0.file.path as NSString).lastPathComponent))" }
             ?? "synthetic \(configuration.format.rawValue), \(String(format: "%.2f", Double(shape.parameterCount) / 1e9)) B parameters, seed \(configuration.seed)"

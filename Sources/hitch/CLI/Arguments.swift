@@ -1,8 +1,15 @@
+import HitchAnalysis
+
 // GNU-style argument parsing by hand: `--name value`, `--name=value`, boolean `--flag`,
-// `--` ends options. Each accessor names the flag in its error.
+// `--` ends options. Each accessor names the flag in its error. Every option a command asks for is
+// remembered, so a misspelled one is refused with the closest names the command knows.
 
 struct Arguments {
     private var remaining: [String]
+    /// Every option and flag name the command asked for: what it accepts.
+    private(set) var known: [String] = ["--help", "-h"]
+    /// The known names that are boolean flags (they take no value).
+    private var flags: [String] = []
 
     init(_ arguments: [String]) { remaining = arguments }
 
@@ -23,33 +30,48 @@ struct Arguments {
         flag("--help") || flag("-h")
     }
 
-    /// Removes and returns whether a boolean flag is present.
+    private mutating func note(_ name: String) {
+        if !known.contains(name) { known.append(name) }
+    }
+
+    /// Removes and returns whether a boolean flag is present (given once or more).
     mutating func flag(_ name: String) -> Bool {
-        let end = remaining.firstIndex(of: "--") ?? remaining.endIndex
-        guard let index = remaining[..<end].firstIndex(of: name) else { return false }
-        remaining.remove(at: index)
-        return true
+        note(name)
+        if !flags.contains(name) { flags.append(name) }
+        var found = false
+        while let index = remaining[..<(remaining.firstIndex(of: "--") ?? remaining.endIndex)].firstIndex(of: name) {
+            remaining.remove(at: index)
+            found = true
+        }
+        return found
     }
 
     /// Removes and returns the value of `--name VALUE` or `--name=VALUE`; the last one wins.
     mutating func option(_ name: String) throws -> String? {
         var value: String?
+        while let next = try optionFirst(name) { value = next }
+        return value
+    }
+
+    /// `-o FILE` or `--output FILE` (the last one wins); "-" means standard output.
+    mutating func output() throws -> String? {
+        note("-o"); note("--output")
+        var value: String?
         var index = 0
         while index < remaining.count, remaining[index] != "--" {
             let word = remaining[index]
-            if word == name {
-                guard index + 1 < remaining.count, remaining[index + 1] != "--" else {
-                    throw CLIError("option '\(name)' needs a value")
-                }
+            if word == "-o" || word == "--output" {
+                guard index + 1 < remaining.count, remaining[index + 1] != "--" else { throw CLIError("option '\(word)' needs a value (a file, or - for standard output)") }
                 value = remaining[index + 1]
                 remaining.removeSubrange(index...(index + 1))
-            } else if word.hasPrefix(name + "=") {
-                value = String(word.dropFirst(name.count + 1))
+            } else if word.hasPrefix("--output=") {
+                value = String(word.dropFirst("--output=".count))
                 remaining.remove(at: index)
             } else {
                 index += 1
             }
         }
+        if value?.isEmpty == true { throw CLIError("option '-o' needs a file name (or - for standard output)") }
         return value
     }
 
@@ -61,11 +83,12 @@ struct Arguments {
     }
 
     private mutating func optionFirst(_ name: String) throws -> String? {
+        note(name)
         var index = 0
         while index < remaining.count, remaining[index] != "--" {
             let word = remaining[index]
             if word == name {
-                guard index + 1 < remaining.count else { throw CLIError("option '\(name)' needs a value") }
+                guard index + 1 < remaining.count, remaining[index + 1] != "--" else { throw CLIError("option '\(name)' needs a value") }
                 let value = remaining[index + 1]
                 remaining.removeSubrange(index...(index + 1))
                 return value
@@ -82,34 +105,60 @@ struct Arguments {
     mutating func choice(_ name: String, _ accepted: [String], default fallback: String) throws -> String {
         guard let value = try option(name) else { return fallback }
         guard accepted.contains(value) else {
-            throw CLIError("option '\(name)' must be one of \(accepted.joined(separator: ", ")); got '\(value)'")
+            let closest = Spelling.closest(to: value, among: accepted, limit: 1)
+            throw CLIError("option '\(name)' must be one of \(accepted.joined(separator: ", ")); got '\(value)'"
+                           + (closest.isEmpty ? "" : " (did you mean '\(closest[0])'?)"))
         }
         return value
     }
 
-    /// An option parsed as a number within `range`.
+    /// An option parsed as a number within `range`: out of range is an error, never clamped.
     mutating func number<T: LosslessStringConvertible & Comparable>(_ name: String, in range: ClosedRange<T>, default fallback: T) throws -> T {
         guard let text = try option(name) else { return fallback }
-        guard let value = T(text), range.contains(value) else {
+        guard let value = T(text.trimmingSpaces), range.contains(value) else {
             throw CLIError("option '\(name)' must be a number from \(range.lowerBound) to \(range.upperBound); got '\(text)'")
         }
         return value
     }
 
     /// The positional arguments left once every option has been taken. Fails on any
-    /// unrecognised option, so a typo never passes silently.
+    /// unrecognised option, so a typo never passes silently, naming the closest known option.
     mutating func positionals() throws -> [String] {
         var result: [String] = []
         var afterDashes = false
         for word in remaining {
             if afterDashes { result.append(word); continue }
             if word == "--" { afterDashes = true; continue }
-            if word.hasPrefix("-") && word != "-" {
-                throw CLIError("unknown option '\(word)' (see --help)")
+            if word.hasPrefix("-") && word != "-" && Double(word) == nil {
+                let name = word.split(separator: "=", maxSplits: 1).first.map(String.init) ?? word
+                if flags.contains(name) { throw CLIError("option '\(name)' takes no value; got '\(word)'") }
+                let closest = Spelling.closest(to: name, among: known.filter { $0.hasPrefix("--") }, limit: 2)
+                throw CLIError("unknown option '\(name)'" + (closest.isEmpty ? "" : "; did you mean " + closest.map { "'\($0)'" }.joined(separator: " or ") + "?")
+                               + " (see --help)")
             }
             result.append(word)
         }
         remaining.removeAll()
         return result
+    }
+
+    /// The positionals, which must number within `count`; `what` names them for the error.
+    mutating func positionals(_ command: String, count: ClosedRange<Int>, what: String) throws -> [String] {
+        let words = try positionals()
+        if words.count > count.upperBound {
+            let extra = words[count.upperBound...].map { "'\($0)'" }.joined(separator: " ")
+            throw CLIError("'hitch \(command)' takes \(count.upperBound == 0 ? "no arguments" : what); unexpected \(extra) (see --help)")
+        }
+        if words.count < count.lowerBound { throw CLIError("'hitch \(command)' needs \(what) (see --help)") }
+        return words
+    }
+}
+
+extension String {
+    var trimmingSpaces: String {
+        var s = Substring(self)
+        while s.first == " " { s.removeFirst() }
+        while s.last == " " { s.removeLast() }
+        return String(s)
     }
 }

@@ -1,3 +1,5 @@
+import HitchAnalysis
+
 // The shape every subcommand shares, in the manner of swift-argument-parser:
 // `hitch <subcommand> --help` prints usage, arguments, options and an example.
 
@@ -59,7 +61,8 @@ func dispatch(_ arguments: inout Arguments, among children: [SubcommandEntry], p
         throw CLIError("'hitch \(parent)' needs one of: \(names)")
     }
     guard let child = children.first(where: { $0.name == word }) else {
-        throw CLIError("unknown \(parent) '\(word)'; expected one of: \(names)")
+        let closest = Spelling.closest(to: word, among: children.map(\.name), limit: 1)
+        throw CLIError("unknown \(parent) '\(word)'" + (closest.isEmpty ? "" : "; did you mean '\(closest[0])'?") + " (expected one of: \(names))")
     }
     if arguments.wantsHelp() {
         print(child.help)

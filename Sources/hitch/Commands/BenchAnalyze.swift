@@ -27,14 +27,19 @@ enum BenchAnalyze: Subcommand {
                       readerEventsPerSecondWall, analyzeEventsPerSecond, analyzeEventsPerSecondWall,
                       analyzeToReaderRatio, analyzeSeconds, analyzeCPUSeconds, peakResidentMB,
                       baselineResidentMB, targetEventsPerSecond, targetPeakResidentMB.
+      -h, --help      Show this help.
+
+    EXAMPLES:
+      hitch bench analyze --format json
+      hitch bench analyze --size 2GB --format json
     """
 
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
-        let size = try AnalysisCLI.parseBytes(try arguments.option("--size") ?? "512MB", flag: "--size")
+        let size = try Quantities.bytes(try arguments.option("--size") ?? "512MB", option: "--size")
         let keep = arguments.flag("--keep")
         let format = try arguments.choice("--format", ["text", "json"], default: "text")
         let path = try arguments.option("--trace") ?? NSTemporaryDirectory() + "hitch-bench-analyze-\(getpid()).fxt"
-        _ = try arguments.positionals()
+        _ = try arguments.positionals("bench analyze", count: 0...0, what: "no arguments")
         defer { if !keep { unlink(path) } }
 
         let generateStart = monotonicSeconds()
@@ -59,7 +64,7 @@ enum BenchAnalyze: Subcommand {
 
         ProcessMemory.resetPeak()
         let analyzeStart = monotonicSeconds(), analyzeCPUStart = threadCPUSeconds()
-        let analysis = try AnalysisCLI.analyze(paths: [path], options: AnalyzerOptions())
+        let analysis = try CommandContext(command: "bench analyze", options: AnalyzerOptions(), output: nil).analyze([path])
         let analyzeSeconds = monotonicSeconds() - analyzeStart, analyzeCPUSeconds = threadCPUSeconds() - analyzeCPUStart
         let peak = Double(ProcessMemory.peakResidentBytes) / 1_048_576
 

@@ -11,6 +11,13 @@ enum BenchCommand: Subcommand {
       sample    Sampling profiler overhead at 1 kHz on a busy loop.
       analyze   Analyzer throughput and resident memory on a generated trace.
       decode    LLM decode bandwidth per weight format against measured triad bandwidth.
+
+    OPTIONS:
+      -h, --help   Show this help ('hitch bench <benchmark> --help' for the benchmark's options).
+
+    EXAMPLES:
+      hitch bench analyze --format json
+      hitch bench record --format json
     """
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         let benchmarks: [SubcommandEntry] = [BenchRecord.entry, BenchSample.entry, BenchAnalyze.entry, BenchDecode.entry]

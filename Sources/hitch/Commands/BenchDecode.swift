@@ -1,8 +1,9 @@
 import Foundation
+import HitchAnalysis
 import HitchWorkloads
 
 // `hitch bench decode`: decode bandwidth per weight format against the triad measured in the same run,
-// on the same 2-thread pool.
+// on the same worker pool (every core by default, `--threads`).
 enum BenchDecode: Subcommand {
     static let name = "decode"
     static let summary = "LLM decode bandwidth against measured triad bandwidth."
@@ -13,7 +14,8 @@ enum BenchDecode: Subcommand {
     For each weight format: generates the model from the seed, prefills a short prompt, decodes
     --tokens tokens and reports tokens/s, bytes per token (every op's reads and writes, as recorded in
     traces), achieved bandwidth, and utilization: the bandwidth against the STREAM triad on the same
-    pool. The machine may be shared, so triad passes are interleaved with the decode steps (one before
+    pool. The triad's arrays are each at least 4x the last-level cache (read from sysfs; both sizes
+    are in the JSON, and the output says when memory does not allow it). The machine may be shared, so triad passes are interleaved with the decode steps (one before
     the first step and one after every step): each step is judged against the better of the two
     passes around it, and utilization is the median of those per-step ratios. triadGBps is the median
     of the per-step references, triadBestGBps the best single pass; the 1-minute load average is printed
@@ -30,8 +32,9 @@ enum BenchDecode: Subcommand {
       --seed N         Weight seed (default 1)
       --dim --layers --heads --kv-heads --ffn --vocab --context   Model shape (default the bundled 0.40 B model)
       --format text|json
+      -h, --help       Show this help.
 
-    EXAMPLE:
+    EXAMPLES:
       hitch bench decode --weights f32,q4_0 --format json
     """
 
@@ -59,6 +62,8 @@ enum BenchDecode: Subcommand {
         var threads: Int
         var tokens: Int
         var peakGFLOPS: Double
+        /// The last-level cache the triad arrays were sized against, and their size.
+        var probeSizing: ProbeSizing
         var results: [Result]
     }
 
@@ -73,7 +78,7 @@ enum BenchDecode: Subcommand {
         let seed = try arguments.number("--seed", in: UInt64(0)...UInt64.max, default: 1)
         let modelPath = try arguments.option("--model")
         var shape = try ModelShape.parse(&arguments)
-        _ = try arguments.positionals()
+        _ = try arguments.positionals("bench decode", count: 0...0, what: "no arguments")
         let fileModel = try modelPath.map { path in
             do { return try GGUFModel(path: path, context: max(shape.context, tokens + 16)) } catch { throw CLIError("\(error)") }
         }
@@ -87,6 +92,7 @@ enum BenchDecode: Subcommand {
         defer { pool.shutdown() }
         let flops = BandwidthProbe.measurePeakGFLOPS(pool: pool)
         let arrays = StreamArrays(pool: pool)
+        if let shortfall = arrays.sizing.shortfall { writeStandardError("hitch: bench decode: \(shortfall)\n") }
         var results: [Result] = []
         // The file's model, or each synthetic format in turn.
         let runs: [String] = fileModel.map { [$0.weights.formatName] } ?? formats.map(\.rawValue)
@@ -127,15 +133,16 @@ enum BenchDecode: Subcommand {
                                   generateSeconds: generateSeconds, weightsBytes: weights.byteCount, loadAverage: loadAverage))
         }
         let report = Report(shape: shape, parameterCount: shape.parameterCount, threads: pool.threadCount, tokens: tokens,
-                            peakGFLOPS: flops, results: results)
+                            peakGFLOPS: flops, probeSizing: arrays.sizing, results: results)
         if output == "json" {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try encoder.encode(report), as: UTF8.self))
+            print(try JSONOutput.text(report), terminator: "")
             return .ok
         }
         print("model \(String(format: "%.2f", Double(shape.parameterCount) / 1e9)) B params, \(pool.threadCount) threads, \(tokens) tokens, peak \(String(format: "%.1f", flops)) GFLOP/s")
         if let fileModel { print("model \(fileModel.name) (\((fileModel.file.path as NSString).lastPathComponent))") }
+        let cache = arrays.sizing.lastLevelCache
+        print("triad arrays \(arrays.arrayBytes >> 20) MiB each; last-level cache \(cache.bytes >> 20) MiB (L\(cache.level), \(cache.source))"
+              + (arrays.sizing.meetsCacheRule ? "" : "; below 4x the cache: \(arrays.sizing.shortfall ?? "")"))
         print("weights  tok/s   MB/token  GB/s   triad GB/s  read GB/s  utilization  load avg")
         for r in results {
             print(String(format: "%-7@ %6.1f  %8.1f  %5.1f  %10.1f  %9.1f  %10.1f%%  %8@", r.weights as NSString, r.tokensPerSecond,

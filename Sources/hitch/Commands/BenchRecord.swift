@@ -1,6 +1,7 @@
 import CHitchSupport
 import Dispatch
 import Foundation
+import HitchAnalysis
 import HitchTrace
 import Synchronization
 
@@ -25,7 +26,7 @@ enum BenchRecord: Subcommand {
       --events N            Intervals per round and thread (default: 300000).
       -h, --help            Show this help.
 
-    EXAMPLE:
+    EXAMPLES:
       hitch bench record --format json
     """
 
@@ -48,17 +49,15 @@ enum BenchRecord: Subcommand {
 
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         if let crashPath = try arguments.option("--crash-test") {
-            _ = try arguments.positionals()
+            _ = try arguments.positionals("bench record", count: 0...0, what: "no arguments")
             try recordUntilKilled(path: crashPath)
         }
         let format = try arguments.choice("--format", ["text", "json"], default: "text")
         let events = try arguments.number("--events", in: 1000...100_000_000, default: 300_000)
-        _ = try arguments.positionals()
+        _ = try arguments.positionals("bench record", count: 0...0, what: "no arguments")
         let result = try measure(events: events)
         if format == "json" {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try encoder.encode(result), as: UTF8.self))
+            print(try JSONOutput.text(result), terminator: "")
         } else {
             print(String(format: """
                 clock                       %@ (%llu ticks/s)

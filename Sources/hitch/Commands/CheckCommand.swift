@@ -1,58 +1,94 @@
-import Foundation
 import HitchAnalysis
 import HitchReport
 
 // `hitch check TRACE... --budget FILE`: the CI gate. Exit 0 when every budget holds, 1 naming each
-// broken budget, 2 for a bad budget file or an unreadable trace.
+// broken budget, 2 for a bad budget file, a figure the trace does not have (unless the budget is
+// optional), or an unreadable trace: a check never passes what it could not read.
 enum CheckCommand: Subcommand {
     static let name = "check"
     static let summary = "Gate CI: compare a trace's figures with JSON budgets (exit 1 on a broken budget)."
+    static let formats = ["text", "json", "markdown", "junit"]
     static let help = """
-    USAGE: hitch check TRACE... --budget FILE [--format text|json|markdown|junit] [--refresh 60,120] [--device-budget 1.2GB]
+    USAGE: hitch check TRACE... --budget FILE [options]
 
-    Analyzes the traces (several = merged runs) and checks each budget in FILE against the figure it
-    names. A figure the trace does not have (e.g. decode figures of a feed trace) is reported and skipped.
+    Analyzes the traces (several = runs of one workload, merged) and checks each budget in FILE
+    against the figure it names. A metric the analysis does not define, or a figure this trace does
+    not have, is an error naming the closest valid metrics, unless the budget says "optional": true
+    (then it is skipped, and reported as skipped). Refresh rates named by budgets
+    (hitches.90.…) are analyzed even when --refresh does not list them.
 
     BUDGET FILE (JSON; metrics are paths into the `hitch analyze --format json` output, docs/METRICS.md):
       {"budgets": [
         {"metric": "hitches.120.hitchTimeRatioMsPerS", "max": 5},
         {"metric": "stages[filter].p95Ms", "max": 4, "name": "filter stays fast"},
-        {"metric": "decode.tokensPerSecond", "min": 20}
+        {"metric": "decode.tokensPerSecond", "min": 20, "optional": true}
       ]}
+
+    ARGUMENTS:
+      TRACE                  FXT trace files (.fxt).
 
     OPTIONS:
       --budget FILE          The budget file (required).
-      --format FORMAT        text (default), json, markdown, junit (one test case per budget).
-      --refresh LIST         Refresh rates in Hz (default 60,120).
-      --device-budget SIZE   Device memory budget (default 1.2GB).
-      -o, --output FILE      Write the report to FILE instead of stdout.
+      --format FORMAT        text (default), json (the budgets and their values), markdown, junit (one test case per budget).
+      --merge                Merge traces of different workloads or refresh rates.
+    \(CommandContext.optionsHelp)
+      -o, --output FILE      Write the report to FILE (- for standard output, the default).
+      -h, --help             Show this help.
 
-    EXIT STATUS: 0 all budgets hold, 1 a budget is broken, 2 bad budget file or unreadable trace.
+    EXIT STATUS: 0 all budgets hold, 1 a budget is broken, 2 bad budget file, missing figure or unreadable trace.
 
-    EXAMPLE:
+    EXAMPLES:
+      hitch check Traces/feed-tuned-120hz.fxt --budget .ci/budgets.json
       hitch check Traces/feed-tuned-120hz.fxt --budget .ci/budgets.json --format junit -o budgets.xml
     """
 
+    /// What `check --format json` writes: the budgets and their values, not the whole analysis.
+    struct Report: Codable {
+        var traces: [String]
+        var passed: Int
+        var failed: Int
+        var skipped: Int
+        var budgets: [BudgetOutcome]
+    }
+
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         guard let budgetPath = try arguments.option("--budget") else { throw CLIError("'hitch check' needs --budget FILE (see --help)") }
-        let format = try arguments.choice("--format", Renderers.formats, default: "text")
-        let options = try AnalysisCLI.options(&arguments)
-        let output = try arguments.option("--output") ?? arguments.option("-o")
-        let paths = try arguments.positionals()
-        guard !paths.isEmpty else { throw CLIError("'hitch check' needs at least one TRACE (see --help)") }
+        let format = try arguments.choice("--format", formats + ["html"], default: "text")
+        if format == "html" {
+            throw CLIError("'hitch check' has no html format: for the HTML report run 'hitch report TRACE -o FILE.html'; check writes text, json, markdown or junit")
+        }
+        let merge = arguments.flag("--merge")
+        var context = try CommandContext.parse(&arguments, command: name)
+        let paths = try arguments.positionals(name, count: 1...Int.max, what: "at least one TRACE")
         // The budget file first: a typo in it fails fast, before a long analysis.
         let budgets = try loadBudgets(budgetPath)
-        let analysis = try AnalysisCLI.analyze(paths: paths, options: options)
+        for rate in BudgetFile.refreshRates(in: budgets) where !context.options.refreshRatesHz.contains(rate) {
+            context.options.refreshRatesHz.append(rate)
+        }
+        let analysis = try context.analyze(paths, merge: merge)
         let outcomes = try evaluate(budgets, analysis, budgetPath)
         let text: String
-        if format == "text" {
-            text = outcomes.map { "\($0.passed ? "pass" : "FAIL")  \($0.name): \($0.message)" }.joined(separator: "\n") + "\n"
-        } else {
+        switch format {
+        case "json":
+            text = try JSONOutput.text(Report(traces: paths, passed: outcomes.filter { $0.status == .passed }.count,
+                                              failed: outcomes.filter { $0.status == .failed }.count,
+                                              skipped: outcomes.filter { $0.status == .skipped }.count, budgets: outcomes))
+        case "markdown", "junit":
             guard let renderer = Renderers.named(format) else { throw CLIError("unknown format '\(format)'") }
             text = try renderer.render(ReportInput(analysis: analysis, title: "hitch check", budgets: outcomes))
+        default:
+            text = outcomes.map { "\(label($0.status))  \($0.name): \($0.message)" }.joined(separator: "\n") + "\n"
         }
-        try AnalysisCLI.emit(text, to: output)
+        try context.write(text, inputs: paths + [budgetPath])
         return exitCode(for: outcomes)
+    }
+
+    static func label(_ status: BudgetStatus) -> String {
+        switch status {
+        case .passed: "pass"
+        case .failed: "FAIL"
+        case .skipped: "skip"
+        }
     }
 
     static func loadBudgets(_ path: String) throws -> [Budget] {
@@ -65,7 +101,7 @@ enum CheckCommand: Subcommand {
 
     /// 1 naming every broken budget on stderr; 0 otherwise.
     static func exitCode(for outcomes: [BudgetOutcome]) -> ExitCode {
-        let broken = outcomes.filter { !$0.passed }
+        let broken = outcomes.filter { $0.status == .failed }
         guard !broken.isEmpty else { return .ok }
         writeError("\(broken.count) budget\(broken.count == 1 ? "" : "s") broken: " + broken.map { $0.message }.joined(separator: "; "))
         return .checkFailed

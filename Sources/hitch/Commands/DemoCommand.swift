@@ -28,7 +28,7 @@ enum DemoCommand: Subcommand {
       --reports-only        Do not record: regenerate the reports of DIR's traces (same bytes each time).
       -h, --help            Show this help.
 
-    EXAMPLE:
+    EXAMPLES:
       hitch demo
       open Reports/feed-compare.html
     """
@@ -70,8 +70,7 @@ enum DemoCommand: Subcommand {
         let reportsOnly = arguments.flag("--reports-only")
         let tracesDirectory = try arguments.option("--traces") ?? "Traces"
         let reportsDirectory = try arguments.option("--reports") ?? "Reports"
-        let extra = try arguments.positionals()
-        guard extra.isEmpty else { throw CLIError("unexpected argument '\(extra[0])' (see --help)") }
+        _ = try arguments.positionals(name, count: 0...0, what: "no arguments")
 
         if !reportsOnly {
             try FileManager.default.createDirectory(atPath: tracesDirectory, withIntermediateDirectories: true)

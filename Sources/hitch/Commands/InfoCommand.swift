@@ -1,4 +1,5 @@
 import Foundation
+import HitchAnalysis
 import HitchTrace
 
 // `hitch info TRACE`: what a trace holds, read in one streaming pass.
@@ -10,15 +11,18 @@ enum InfoCommand: Subcommand {
 
     Reads an FXT trace in one streaming pass and prints its duration, threads (by name), event
     counts by kind, dropped events, metadata and any warnings (skipped or truncated records).
+    Exits 2 when the trace holds no events.
 
     ARGUMENTS:
       TRACE                 An .fxt trace file.
 
     OPTIONS:
       --format text|json    Output format (default: text).
+      -o, --output FILE     Write to FILE (- for standard output, the default).
       -h, --help            Show this help.
 
-    EXAMPLE:
+    EXAMPLES:
+      hitch info Traces/feed-naive-120hz.fxt
       hitch info Traces/feed-naive-120hz.fxt --format json
     """
 
@@ -47,20 +51,19 @@ enum InfoCommand: Subcommand {
 
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         let format = try arguments.choice("--format", ["text", "json"], default: "text")
-        let paths = try arguments.positionals()
-        guard paths.count == 1 else { throw CLIError("'hitch info' takes exactly one TRACE (see --help)") }
+        let output = try arguments.output()
+        let path = try arguments.positionals(name, count: 1...1, what: "exactly one TRACE")[0]
+        try TraceFiles.check(path)
         let info: Info
         do {
-            info = try summarize(path: paths[0])
+            info = try summarize(path: path)
         } catch let error as TraceReadError {
-            throw CLIError("\(paths[0]): \(error)")
+            throw TraceFiles.error(error, path: path)
         }
-        if format == "json" {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try encoder.encode(info), as: UTF8.self))
-        } else {
-            print(text(info))
+        try writeOutput(format == "json" ? try JSONOutput.text(info) : text(info) + "\n", to: output, inputs: [path])
+        // A trace without events is what a recording that never reached its file leaves: say so.
+        if info.eventCount == 0 {
+            throw CLIError("\(path): the trace holds no events (its recording wrote nothing after the header)")
         }
         return .ok
     }

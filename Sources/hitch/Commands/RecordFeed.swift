@@ -30,7 +30,7 @@ enum RecordFeed: Subcommand {
       --sample-rate HZ       Sample the main thread's stack at HZ, 0 to 10000 (default 1000; 0: off).
       -h, --help             Show this help.
 
-    EXAMPLE:
+    EXAMPLES:
       hitch record feed --variant naive --refresh 120 -o Traces/feed-naive-120hz.fxt
       hitch analyze Traces/feed-naive-120hz.fxt --refresh 60,120
     """
@@ -52,10 +52,9 @@ enum RecordFeed: Subcommand {
         let seed = try arguments.number("--seed", in: UInt64.min...UInt64.max, default: 1)
         let backtraces = arguments.flag("--backtraces")
         let sampleRateHz = try arguments.number("--sample-rate", in: 0...10_000, default: 1000)
-        let output = try arguments.option("--output") ?? arguments.option("-o")
-        let extra = try arguments.positionals()
-        guard extra.isEmpty else { throw CLIError("unexpected argument '\(extra[0])' (see --help)") }
-        guard let output else { throw CLIError("option '-o' (the trace file to write) is required") }
+        let output = try arguments.output()
+        _ = try arguments.positionals("record feed", count: 0...0, what: "no arguments")
+        guard let output, output != "-" else { throw CLIError("option '-o' (the trace file to write) is required") }
 
         let configuration = FeedConfiguration(variant: variant, refreshRateHz: refresh, seconds: seconds, rows: rows,
                                               seed: seed, captureWriterStacks: backtraces)

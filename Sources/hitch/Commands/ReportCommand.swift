@@ -14,20 +14,21 @@ enum ReportCommand: Subcommand {
     view updates and invalidations, flame graphs of main-thread samples, and LLM decode figures,
     each section only where the trace has the data. The same traces always give the same bytes.
 
-    With exactly two traces the report compares them: BASE on the left, NEW on the right, changes
-    highlighted. Use --merge to analyze two or more traces together as runs of one report instead.
+    With exactly two traces the report compares them: BASE on the left, NEW on the right, opening
+    with the verdict hitch diff prints. Use --merge to analyze two or more traces together as runs
+    of one report instead.
 
     ARGUMENTS:
-      TRACE                 FXT trace files (from `hitch record`, the recorder, or `hitch import`).
+      TRACE                  FXT trace files (from `hitch record`, the recorder, or `hitch import`).
 
     OPTIONS:
-      -o, --output FILE     Where to write the report (required).
-      --refresh LIST        Refresh rates to judge at, in Hz (default 60,120).
-      --title TEXT          The page title (default: the trace names).
-      --merge               With two or more traces: one report of all runs, not a comparison.
-      --threshold PERCENT   Comparison: smallest change that counts (default 5, as hitch diff).
-      --device-budget-mb N  Device memory budget for the LLM memory bar (default 1200).
-      -h, --help            Show this help.
+      -o, --output FILE      Where to write the report (required; - for standard output).
+      --title TEXT           The page title (default: the trace names).
+      --merge                With two or more traces: one report of all runs, not a comparison
+                             (also when their workloads or refresh rates differ).
+      --threshold PERCENT    Comparison: smallest change that counts (default 5, as hitch diff).
+    \(CommandContext.optionsHelp)
+      -h, --help             Show this help.
 
     EXAMPLES:
       hitch report Traces/feed-naive-120hz.fxt -o Reports/feed-naive.html
@@ -35,62 +36,35 @@ enum ReportCommand: Subcommand {
     """
 
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
-        let output = try arguments.option("--output") ?? arguments.option("-o")
-        let options = try ReportOptions.parse(&arguments)
         let title = try arguments.option("--title")
         let merge = arguments.flag("--merge")
-        let threshold = try arguments.number("--threshold", in: 0.0...1000.0, default: 5.0)
-        let traces = try arguments.positionals()
-        guard !traces.isEmpty else { throw CLIError("'hitch report' needs at least one TRACE (see --help)") }
-        guard let output else { throw CLIError("'hitch report' needs -o FILE.html") }
+        let threshold = try arguments.number("--threshold", in: 0.0...10_000.0, default: 5.0)
+        let context = try CommandContext.parse(&arguments, command: name)
+        let traces = try arguments.positionals(name, count: 1...Int.max, what: "at least one TRACE")
+        guard let output = context.output else { throw CLIError("'hitch report' needs -o FILE.html") }
 
         let html: String
         if traces.count == 2 && !merge {
-            let base = try TraceAnalysis.analyze([traces[0]], options: options)
-            let new = try TraceAnalysis.analyze([traces[1]], options: options)
-            let comparison = RunComparison.compare(base: [base], new: [new], thresholdPercent: threshold)
-            html = HTMLReport.renderComparison(base: base, new: new, comparison: comparison, baseLabel: traces[0], newLabel: traces[1],
+            // Each side on its own: comparing a trace with itself is allowed (it shows no change).
+            let analyses = try traces.map { try context.analyzeEach([$0])[0] }
+            let comparison = RunComparison.compare(base: [analyses[0]], new: [analyses[1]], thresholdPercent: threshold)
+            html = HTMLReport.renderComparison(base: analyses[0], new: analyses[1], comparison: comparison, baseLabel: traces[0], newLabel: traces[1],
                                                title: title ?? "\(TraceAnalysis.displayName(traces[0])) vs \(TraceAnalysis.displayName(traces[1]))")
         } else {
-            let analysis = try TraceAnalysis.analyze(traces, options: options)
+            let analysis = try context.analyze(traces, merge: merge)
             html = HTMLReport.render(analysis, title: title ?? traces.map(TraceAnalysis.displayName).joined(separator: " + "))
         }
-        try TraceAnalysis.write(html, to: output)
-        writeStandardError("wrote \(output)\n")
+        try context.write(html, inputs: traces, createDirectories: true)
+        if !OutputFile.isStandardOutput(output) { writeStandardError("wrote \(output)\n") }
         return .ok
     }
 }
 
-/// The analyzer options the report and demo commands share.
-enum ReportOptions {
-    static func parse(_ arguments: inout Arguments) throws -> AnalyzerOptions {
-        var options = AnalyzerOptions()
-        if let list = try arguments.option("--refresh") {
-            let rates = list.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
-            guard !rates.isEmpty, rates.allSatisfy({ $0 != nil && $0! >= 1 && $0! <= 1000 }) else {
-                throw CLIError("option '--refresh' must be a comma-separated list of rates from 1 to 1000 Hz; got '\(list)'")
-            }
-            options.refreshRatesHz = rates.map { $0! }
-        }
-        let budgetMB = try arguments.number("--device-budget-mb", in: 1...1_000_000, default: 1200)
-        options.deviceBudgetBytes = UInt64(budgetMB) * 1_000_000
-        return options
-    }
-}
-
-/// Reading traces into the analyzer, for the commands that render its results.
+/// Naming and writing for the commands that render whole reports (report, demo).
 enum TraceAnalysis {
     /// One streaming pass over each trace (each trace is one run), errors as one CLI line.
     static func analyze(_ paths: [String], options: AnalyzerOptions) throws -> Analysis {
-        do {
-            return try Analyzer.analyze(paths: paths, options: options)
-        } catch let error as TraceReadError {
-            let chromeHint = paths.contains { $0.hasSuffix(".json") } && error.offset == 0
-                ? " (for Chrome trace JSON, convert first: hitch import chrome FILE.json -o FILE.fxt)" : ""
-            throw CLIError("\(error)" + chromeHint)
-        } catch {
-            throw CLIError("\(paths.joined(separator: ", ")): \(error)")
-        }
+        try CommandContext(command: "demo", options: options, output: nil).analyze(paths, merge: true)
     }
 
     /// "Traces/feed-naive-120hz.fxt" -> "feed-naive-120hz".
@@ -100,21 +74,8 @@ enum TraceAnalysis {
         return file
     }
 
-    /// Writes a report, creating its directory. A regular file (or a new one) is replaced
-    /// atomically, so a report is never left half-written; anything else at the path (a device, a
-    /// pipe) is written in place, never replaced by a renamed file (F6 in docs/RELIABILITY.md).
+    /// Writes a report through the checked writer, creating its directory.
     static func write(_ text: String, to path: String) throws {
-        let url = URL(fileURLWithPath: path)
-        var status = stat()
-        if stat(path, &status) == 0, status.st_mode & S_IFMT != S_IFREG {
-            try writeOutput(text, to: path)
-            return
-        }
-        do {
-            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try Data(text.utf8).write(to: url, options: .atomic)
-        } catch {
-            throw CLIError("cannot write '\(path)': \(error.localizedDescription)")
-        }
+        try writeOutput(text, to: path, createDirectories: true)
     }
 }

@@ -1,0 +1,2 @@
+// The system SQLite (Debian libsqlite3-dev): the history store's embedded default.
+#include <sqlite3.h>

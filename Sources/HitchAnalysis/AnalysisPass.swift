@@ -1,0 +1,179 @@
+import HitchTrace
+
+// The shape every analysis pass has (docs/METRICS.md "Passes"): it reads some kinds of events,
+// ends a run, and contributes its figures to the `Analysis`. Passes talk to each other only
+// through what they publish in `PassContext` (finished stage instances, body evaluations, judged
+// frames) and through the `Analysis` the earlier passes have filled. To add a pass: write a type
+// conforming to `AnalysisPass` and register it in `AnalysisPasses` (the one list).
+
+/// The payload kinds a pass reads (the dispatcher hands it only those).
+struct PayloadKinds: OptionSet, Sendable {
+    let rawValue: UInt32
+
+    static let intervals = PayloadKinds(rawValue: 1 << 0)   // begin, end, complete; async begin, end
+    static let instant = PayloadKinds(rawValue: 1 << 1)
+    static let counter = PayloadKinds(rawValue: 1 << 2)
+    static let frames = PayloadKinds(rawValue: 1 << 3)      // began, committed, render ended, presented
+    static let body = PayloadKinds(rawValue: 1 << 4)
+    static let invalidation = PayloadKinds(rawValue: 1 << 5)
+    static let layoutPass = PayloadKinds(rawValue: 1 << 6)
+    static let inferenceOp = PayloadKinds(rawValue: 1 << 7)
+    static let token = PayloadKinds(rawValue: 1 << 8)
+    static let interaction = PayloadKinds(rawValue: 1 << 9)  // begin, end
+    static let sample = PayloadKinds(rawValue: 1 << 10)
+    static let viewLifetime = PayloadKinds(rawValue: 1 << 12)   // view built, torn down
+    /// Passes that read what others publish (`PassContext.finishedStages`, `.judgedFrames`, `.body`)
+    /// are called after every event that may have published something.
+    static let published = PayloadKinds(rawValue: 1 << 11)
+}
+
+extension TraceEvent.Payload {
+    /// The one kind bit of this payload (0 for records the dispatcher keeps to itself).
+    @inline(__always)
+    var passKind: PayloadKinds {
+        switch self {
+        case .intervalBegin, .intervalEnd, .intervalComplete, .asyncIntervalBegin, .asyncIntervalEnd: .intervals
+        case .instant: .instant
+        case .counter: .counter
+        case .frameBegan, .frameCommitted, .frameRenderEnded, .framePresented: .frames
+        case .bodyEvaluation: .body
+        case .invalidation: .invalidation
+        case .layoutPass: .layoutPass
+        case .inferenceOp: .inferenceOp
+        case .token: .token
+        case .interactionBegin, .interactionEnd: .interaction
+        case .sample: .sample
+        case .viewLifetime: .viewLifetime
+        case .stackDefinition, .symbol, .metadata, .droppedEvents: []
+        }
+    }
+}
+
+/// One event as the dispatcher hands it to passes: times clamped (docs/METRICS.md "Hostile
+/// timestamps"), the thread's role known, the payload's names resolved to `NameTable` indexes.
+struct PassEvent: Sendable {
+    var startNs: Int64
+    /// The end of a payload that spans time, else `startNs`.
+    var endNs: Int64
+    var thread: ThreadID
+    var role: ThreadRole
+    /// The payload's first name (interval, instant category, counter, body view type, op, invalidation
+    /// source), -1 when it has none.
+    var name: Int32
+    /// The payload's second name (op compute unit, invalidation target), -1 when it has none.
+    var secondName: Int32
+}
+
+/// What passes share: the run's tables, and what passes publish for the ones after them.
+struct PassContext: Sendable {
+    let options: AnalyzerOptions
+    /// Strings interned across runs.
+    var names = NameTable()
+    var threadNames = NameTable()
+    /// Dense thread name index per ThreadID (this run).
+    var threadNameIndex: [Int32] = []
+    var roles = ThreadRoles()
+    /// This run's stack definitions and symbols (prepared before passes end the run).
+    var stacks = StackStore()
+    var run = -1
+    /// The run's first and last event times (final only at `endRun`).
+    var runStartNs: Int64 = .max
+    var runLastNs: Int64 = .min
+    var runMetadata: [String: String] = [:]
+
+    // Published during one event (emptied by the dispatcher after every pass has seen them).
+    var finishedStages: [StageInstance] = []
+    var body: BodyInstance?
+    var judgedFrames: [(FrameRecord, JudgedFrame)] = []
+
+    init(options: AnalyzerOptions) { self.options = options }
+
+    var hasPublished: Bool { !finishedStages.isEmpty || body != nil || !judgedFrames.isEmpty }
+
+    mutating func clearPublished() {
+        finishedStages.removeAll(keepingCapacity: true)
+        body = nil
+        judgedFrames.removeAll(keepingCapacity: true)
+    }
+}
+
+protocol AnalysisPass: Sendable {
+    /// The payload kinds `consume` is called for.
+    static var reads: PayloadKinds { get }
+    mutating func beginRun(_ context: inout PassContext)
+    /// `event` is inout only so it is passed by address: read, never changed.
+    mutating func consume(_ event: inout TraceEvent, _ resolved: PassEvent, _ context: inout PassContext)
+    mutating func endRun(_ context: inout PassContext)
+    /// Adds this pass's figures (and warnings) to `analysis`; earlier passes' figures are already in.
+    func contribute(to analysis: inout Analysis, _ context: PassContext)
+}
+
+extension AnalysisPass {
+    mutating func beginRun(_ context: inout PassContext) {}
+    mutating func endRun(_ context: inout PassContext) {}
+}
+
+/// An operation applied to every registered pass, in registration order.
+protocol PassVisitor {
+    mutating func visit<Pass: AnalysisPass>(_ pass: inout Pass)
+}
+
+/// Every pass, in the order they see each event and contribute (a pass reads what the passes before
+/// it published or contributed). The one place to register a pass.
+struct AnalysisPasses: Sendable {
+    var stages = StageCost()
+    var frames: FramePass
+    var views = ViewUpdates()
+    var identityChurn = IdentityChurn()
+    var invalidations = InvalidationGraph()
+    var decode = DecodeBandwidth()
+    var tokens = TokenDelivery()
+    var samples = SampleProfile()
+    var attribution = HitchAttributionPass()
+
+    init(options: AnalyzerOptions) { frames = FramePass(options: options) }
+
+    @inline(__always)
+    mutating func visit<Visitor: PassVisitor>(_ visitor: inout Visitor) {
+        visitor.visit(&stages)
+        visitor.visit(&frames)
+        visitor.visit(&views)
+        visitor.visit(&identityChurn)
+        visitor.visit(&invalidations)
+        visitor.visit(&decode)
+        visitor.visit(&tokens)
+        visitor.visit(&samples)
+        visitor.visit(&attribution)
+    }
+}
+
+// The dispatcher's operations over every pass.
+
+struct BeginRun: PassVisitor {
+    var context: PassContext
+    mutating func visit<Pass: AnalysisPass>(_ pass: inout Pass) { pass.beginRun(&context) }
+}
+
+struct Consume: PassVisitor {
+    let event: UnsafeMutablePointer<TraceEvent>
+    let context: UnsafeMutablePointer<PassContext>
+    let resolved: PassEvent
+    let kind: PayloadKinds
+    @inline(__always)
+    mutating func visit<Pass: AnalysisPass>(_ pass: inout Pass) {
+        if Pass.reads.contains(kind) || (Pass.reads.contains(.published) && context.pointee.hasPublished) {
+            pass.consume(&event.pointee, resolved, &context.pointee)
+        }
+    }
+}
+
+struct EndRun: PassVisitor {
+    var context: PassContext
+    mutating func visit<Pass: AnalysisPass>(_ pass: inout Pass) { pass.endRun(&context) }
+}
+
+struct Contribute: PassVisitor {
+    var analysis: Analysis
+    let context: PassContext
+    mutating func visit<Pass: AnalysisPass>(_ pass: inout Pass) { pass.contribute(to: &analysis, context) }
+}

@@ -1,0 +1,408 @@
+import HitchTrace
+
+// Hitch attribution (docs/METRICS.md "Hitch attribution"): why one hitching frame was late.
+//
+// A frame's windows come from its own timestamps: the main thread's from the frame's begin to its
+// commit, the render thread's from the commit to the render end, other threads' from the begin to
+// the later of the two. What ran in those windows is read from what the other passes publish:
+// finished stage instances (StageCost), body evaluations and main-thread samples. Those reach the
+// file in per-thread order only, so they may come before the frame is judged (kept in per-thread
+// histories, each in its thread's own order) or after (added to the windows still open). Either
+// way every instance overlapping a window is counted once, whatever the interleaving of threads.
+// Times are summed in integer nanoseconds, weights in integer picoseconds: the same events in any
+// order give bit-identical figures.
+
+/// What a thread does for frames: the windows its work is measured in.
+enum ThreadRole: UInt8, Sendable {
+    case unknown, main, render, other
+}
+
+/// Thread roles of one run, by dense thread id (the analyzer classifies; passes read).
+struct ThreadRoles: Sendable {
+    private var roles: [ThreadRole] = []
+
+    mutating func removeAll() { roles.removeAll(keepingCapacity: true) }
+
+    @inline(__always)
+    subscript(thread: UInt32) -> ThreadRole {
+        get { Int(thread) < roles.count ? roles[Int(thread)] : .unknown }
+        set {
+            let raw = Int(thread)
+            if raw >= roles.count { roles.append(contentsOf: repeatElement(.unknown, count: raw + 1 - roles.count)) }
+            roles[raw] = newValue
+        }
+    }
+}
+
+/// A finished body evaluation, kept briefly for hitch attribution.
+struct BodyInstance: Sendable {
+    var viewType: Int32
+    var thread: UInt32
+    var startNs: Int64
+    var endNs: Int64
+}
+
+/// A main-thread sample, kept briefly for hitch attribution.
+struct SampleInstance: Sendable {
+    var atNs: Int64
+    var stack: UInt32
+}
+
+/// An order-independent sum of weights `hitchNs * part / whole`, in integer picoseconds.
+struct WeightedHitch: Sendable, Equatable {
+    private(set) var picoseconds: Int64 = 0
+    var frames = 0
+
+    mutating func add(hitchNs: Int64, part: Int64, whole: Int64) {
+        let ps = Double(hitchNs) * Double(part) / Double(max(1, whole)) * 1000
+        picoseconds +|= Int64(clampingDouble: ps.rounded())
+        frames += 1
+    }
+
+    mutating func merge(_ other: WeightedHitch) {
+        picoseconds +|= other.picoseconds
+        frames += other.frames
+    }
+
+    var ms: Double { Double(picoseconds) / 1e9 }
+}
+
+/// Per-thread histories of one kind of instance, each a ring in its thread's own order.
+struct ThreadHistories<Element: Sendable>: Sendable {
+    /// Threads beyond this dense id share one history (a hostile trace's thread count stays bounded).
+    static var denseThreads: Int { 4096 }
+    let capacity: Int
+    private(set) var rings: [Ring<Element>] = []
+    private(set) var threadOfRing: [UInt32] = []
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    mutating func removeAll() { rings.removeAll(); threadOfRing.removeAll() }
+
+    @inline(__always)
+    mutating func append(_ element: Element, thread: UInt32) {
+        let index = min(Int(thread), Self.denseThreads)
+        if index >= rings.count {
+            for i in rings.count...index {
+                rings.append(Ring(capacity: capacity))
+                threadOfRing.append(UInt32(i))
+            }
+        }
+        rings[index].append(element)
+    }
+}
+
+struct HitchAttributionPass: Sendable {
+    /// Instances kept per thread for frames judged after their work reached the file.
+    static let historyCapacity = 65_536
+    /// A thread's instances are in its own finish order: nearly end-time order, out by at most the
+    /// nesting of its stages. The scan stops after this many consecutive instances that ended before a window.
+    static let scanSlack = 64
+    /// Windows kept open for late arrivals; the oldest retires past this.
+    static let openWindowLimit = 256
+
+    /// A hitching frame's windows, open to late arrivals.
+    private struct OpenWindow: Sendable {
+        var main: Range<Int64>
+        var render: Range<Int64>
+        var other: Range<Int64>
+        /// The latest end of this window and of every window opened before it (never decreasing).
+        var reachNs: Int64
+        var hitchNs: Int64
+        var attribution: HitchAttribution
+        /// The frame's vsync: `startMs` is relative to the run's first event, known at the end of the run.
+        var vsyncNs: Int64
+        var stageTimes: [Int32: (count: Int, ns: Int64)] = [:]          // main and render threads
+        var concurrentStageTimes: [Int32: (count: Int, ns: Int64)] = [:] // every other thread
+        var mainStageTimes: [Int32: Int64] = [:]
+        var bodyTimes: [Int32: (count: Int, ns: Int64)] = [:]
+        var stackCounts: [UInt32: Int] = [:]
+
+        func window(for role: ThreadRole) -> Range<Int64> {
+            switch role {
+            case .main: main
+            case .render: render
+            case .unknown, .other: other
+            }
+        }
+
+        /// Overlap of [start, end] with `window`, or nil when they do not meet (an instant counts
+        /// inside [start, end)).
+        static func overlap(_ window: Range<Int64>, _ startNs: Int64, _ endNs: Int64) -> Int64? {
+            let overlap = min(window.upperBound, endNs) - max(window.lowerBound, startNs)
+            if overlap > 0 { return overlap }
+            if startNs == endNs && window.contains(startNs) { return 0 }
+            return nil
+        }
+
+        mutating func addStage(_ s: StageInstance, role: ThreadRole) {
+            guard let overlap = Self.overlap(window(for: role), s.startNs, s.endNs) else { return }
+            let duration = s.endNs - s.startNs
+            // Integer share of the self time (full width: overlap * self may pass Int64).
+            let selfOverlap = duration > 0 ? Int64(truncatingIfNeeded: Int64(duration).dividingFullWidth(overlap.multipliedFullWidth(by: s.selfNs)).quotient) : 0
+            switch role {
+            case .main, .render:
+                stageTimes[s.name, default: (0, 0)].count += 1
+                stageTimes[s.name, default: (0, 0)].ns +|= selfOverlap
+            case .unknown, .other:
+                concurrentStageTimes[s.name, default: (0, 0)].count += 1
+                concurrentStageTimes[s.name, default: (0, 0)].ns +|= selfOverlap
+            }
+            if role == .main { mainStageTimes[s.name, default: 0] +|= selfOverlap }
+        }
+
+        mutating func addBody(_ b: BodyInstance, role: ThreadRole) {
+            guard let overlap = Self.overlap(window(for: role == .render ? .render : .main), b.startNs, b.endNs) else { return }
+            bodyTimes[b.viewType, default: (0, 0)].count += 1
+            bodyTimes[b.viewType, default: (0, 0)].ns +|= overlap
+        }
+
+        mutating func addSample(_ s: SampleInstance) {
+            if main.contains(s.atNs) { stackCounts[s.stack, default: 0] += 1 }
+        }
+    }
+
+    private var stages = ThreadHistories<StageInstance>(capacity: historyCapacity)
+    private var bodies = ThreadHistories<BodyInstance>(capacity: historyCapacity)
+    private var samples = Ring<SampleInstance>(capacity: historyCapacity)
+    private var open: [OpenWindow] = []
+    /// Instances starting before this may overlap an open window.
+    private var lateBeforeNs: Int64 = .min
+    private var lastMainEndNs: Int64 = .min
+    private var lastRenderEndNs: Int64 = .min
+    private var lastOtherEndNs: Int64 = .min
+    private var run = 0
+
+    // Published results, over every run.
+    private(set) var inHitchNsByStage: [Int32: Int64] = [:]
+    private(set) var stageOffenders: [Int32: WeightedHitch] = [:]
+    private(set) var viewOffenders: [Int32: WeightedHitch] = [:]
+    private(set) var functionOffenders: [String: WeightedHitch] = [:]
+    private(set) var samplesInHitches = 0
+    private(set) var foldedInHitches: [String: Int] = [:]
+    /// Hitching frames whose windows began before the oldest instance a history still held.
+    private(set) var framesWithShortHistory = 0
+    private(set) var attributions: [HitchAttribution] = []
+    // This run's in-hitch samples per stack (symbolized at the end of the run).
+    private var runInHitches: [UInt32: Int] = [:]
+    private var runFunctionOffenders: [UInt32: WeightedHitch] = [:]
+    private var pending: [(HitchAttribution, vsyncNs: Int64, stacks: [(UInt32, Int)])] = []
+
+    mutating func beginRun(_ run: Int) {
+        self.run = run
+        stages.removeAll(); bodies.removeAll(); samples.removeAll()
+        lastMainEndNs = .min; lastRenderEndNs = .min; lastOtherEndNs = .min
+        lateBeforeNs = .min
+    }
+
+    // MARK: What the other passes publish
+
+    mutating func stageFinished(_ s: StageInstance, roles: ThreadRoles) {
+        stages.append(s, thread: s.thread)
+        guard s.startNs < lateBeforeNs else { return }
+        let role = roles[s.thread]
+        for i in open.indices.reversed() {
+            if open[i].reachNs < s.startNs { break }
+            open[i].addStage(s, role: role)
+        }
+    }
+
+    mutating func bodyFinished(_ b: BodyInstance, roles: ThreadRoles) {
+        bodies.append(b, thread: b.thread)
+        guard b.startNs < lateBeforeNs else { return }
+        let role = roles[b.thread]
+        for i in open.indices.reversed() {
+            if open[i].reachNs < b.startNs { break }
+            open[i].addBody(b, role: role)
+        }
+    }
+
+    mutating func mainThreadSample(_ s: SampleInstance) {
+        samples.append(s)
+        guard s.atNs < lateBeforeNs else { return }
+        for i in open.indices.reversed() {
+            if open[i].reachNs <= s.atNs { break }
+            open[i].addSample(s)
+        }
+    }
+
+    // MARK: A hitching frame
+
+    /// Opens a hitching frame's windows and adds what already reached the file.
+    mutating func hitch(_ frame: FrameRecord, _ judged: JudgedFrame, roles: ThreadRoles, names: NameTable) {
+        let began = min(frame.beganNs, judged.commitNs)
+        let frameEnd = max(judged.commitNs, judged.renderEndNs)
+        let main = Self.range(max(began, lastMainEndNs), judged.commitNs)
+        let render = Self.range(max(judged.commitNs, lastRenderEndNs), judged.renderEndNs)
+        let other = Self.range(max(began, lastOtherEndNs), frameEnd)
+        lastMainEndNs = max(lastMainEndNs, main.upperBound)
+        lastRenderEndNs = max(lastRenderEndNs, render.upperBound)
+        lastOtherEndNs = max(lastOtherEndNs, other.upperBound)
+        var a = HitchAttribution()
+        a.run = run
+        a.frameID = frame.frameID
+        a.hitchMs = milliseconds(judged.hitchNs)
+        a.kind = judged.kind
+        a.mainThreadMs = milliseconds(judged.mainWorkNs)
+        a.renderMs = milliseconds(judged.renderNs)
+        let reach = max(open.last?.reachNs ?? .min, main.upperBound, render.upperBound, other.upperBound)
+        var window = OpenWindow(main: main, render: render, other: other, reachNs: reach, hitchNs: judged.hitchNs, attribution: a,
+                                vsyncNs: frame.vsyncNs)
+        var short = false
+        for (index, ring) in stages.rings.enumerated() {
+            let role = roles[stages.threadOfRing[index]]
+            short = Self.scan(ring, from: window.window(for: role).lowerBound, end: \.endNs) { window.addStage($0, role: role) } || short
+        }
+        for (index, ring) in bodies.rings.enumerated() {
+            let role = roles[bodies.threadOfRing[index]]
+            short = Self.scan(ring, from: window.window(for: role == .render ? .render : .main).lowerBound, end: \.endNs) {
+                window.addBody($0, role: role)
+            } || short
+        }
+        short = Self.scan(samples, from: main.lowerBound, end: \.atNs) { window.addSample($0) } || short
+        if short { framesWithShortHistory += 1 }
+        open.append(window)
+        lateBeforeNs = reach
+        if open.count > Self.openWindowLimit { retire(open.removeFirst(), names: names) }
+    }
+
+    private static func range(_ start: Int64, _ end: Int64) -> Range<Int64> { start..<max(start, end) }
+
+    /// Walks `ring` newest first, handing over every instance until `scanSlack` consecutive ones
+    /// ended before `startNs`. True when the ring ran out first while full: older instances that
+    /// might have been in the window were already overwritten.
+    private static func scan<Element>(_ ring: Ring<Element>, from startNs: Int64, end: (Element) -> Int64,
+                                      _ add: (Element) -> Void) -> Bool {
+        var before = 0, walked = 0
+        ring.forEachNewestFirst { element in
+            walked += 1
+            if end(element) < startNs { before += 1; return before < scanSlack }
+            before = 0
+            add(element)
+            return true
+        }
+        return walked == ring.capacity && before < scanSlack
+    }
+
+    // MARK: Closing windows
+
+    /// Folds a closed window into the figures (stage in-hitch time, offenders, the worst frames' detail).
+    private mutating func retire(_ window: OpenWindow, names: NameTable) {
+        let hitchNs = window.hitchNs, mainWindowNs = window.main.upperBound - window.main.lowerBound
+        for (name, value) in window.stageTimes { inHitchNsByStage[name, default: 0] +|= value.ns }
+        for (name, ns) in window.mainStageTimes where ns > 0 {
+            stageOffenders[name, default: WeightedHitch()].add(hitchNs: hitchNs, part: ns, whole: mainWindowNs)
+        }
+        for (name, value) in window.bodyTimes where value.ns > 0 {
+            viewOffenders[name, default: WeightedHitch()].add(hitchNs: hitchNs, part: value.ns, whole: mainWindowNs)
+        }
+        let sampleCount = window.stackCounts.values.reduce(0, +)
+        if sampleCount > 0 {
+            samplesInHitches += sampleCount
+            for (stack, count) in window.stackCounts {
+                runInHitches[stack, default: 0] += count
+                runFunctionOffenders[stack, default: WeightedHitch()].add(hitchNs: hitchNs, part: Int64(count), whole: Int64(sampleCount))
+            }
+        }
+
+        // Keep the worst `limit` hitching frames in detail.
+        let hitchMs = window.attribution.hitchMs
+        let worstKept = pending.map(\.0.hitchMs).min() ?? .infinity
+        guard attributions.count + pending.count < HitchAttribution.limit * 2 || hitchMs > worstKept else { return }
+        var a = window.attribution
+        a.stages = Self.topNamed(window.stageTimes, names: names, limit: 10)
+        a.concurrentStages = Self.topNamed(window.concurrentStageTimes, names: names, limit: 5)
+        a.bodies = Self.topNamed(window.bodyTimes, names: names, limit: 10)
+        let topStacks = window.stackCounts.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(5).map { ($0.key, $0.value) }
+        pending.append((a, window.vsyncNs, Array(topStacks)))
+        if pending.count > HitchAttribution.limit * 2 {
+            pending.sort { ($0.0.hitchMs, $1.0.frameID) > ($1.0.hitchMs, $0.0.frameID) }
+            pending.removeLast(pending.count - HitchAttribution.limit)
+        }
+    }
+
+    private static func topNamed(_ times: [Int32: (count: Int, ns: Int64)], names: NameTable, limit: Int) -> [NamedDuration] {
+        times.map { key, value -> NamedDuration in
+            var d = NamedDuration(); d.name = names[key]; d.count = value.count; d.ms = milliseconds(value.ns); return d
+        }
+        .sorted { ($0.ms, $0.count, $1.name) > ($1.ms, $1.count, $0.name) }
+        .prefix(limit).map { $0 }
+    }
+
+    /// Closes every window of the run and resolves its stacks and names.
+    mutating func endRun(runStartNs: Int64, stacks: StackStore, names: NameTable) {
+        for window in open { retire(window, names: names) }
+        open.removeAll()
+        lateBeforeNs = .min
+        for (stack, count) in runInHitches {
+            foldedInHitches[stacks.frames(stack, names: names).reversed().joined(separator: ";"), default: 0] += count
+        }
+        for (stack, weight) in runFunctionOffenders {
+            functionOffenders[stacks.frames(stack, names: names).first ?? "?", default: WeightedHitch()].merge(weight)
+        }
+        runInHitches.removeAll(); runFunctionOffenders.removeAll()
+        if foldedInHitches.count > 20_000 { foldedInHitches = SampleProfile.top(foldedInHitches, 10_000) }
+        for (attribution, vsyncNs, stackCounts) in pending {
+            var a = attribution
+            a.startMs = milliseconds(vsyncNs.subtractingSaturated(runStartNs))
+            a.stacks = stackCounts.map { stack, count in
+                var s = SampledStack(); s.frames = stacks.frames(stack, names: names); s.samples = count; return s
+            }
+            attributions.append(a)
+        }
+        pending.removeAll()
+        attributions.sort { ($0.hitchMs, $1.run, $1.startMs) > ($1.hitchMs, $0.run, $0.startMs) }
+        if attributions.count > HitchAttribution.limit { attributions.removeLast(attributions.count - HitchAttribution.limit) }
+    }
+
+    /// Offenders: stages, views and sampled functions, weighted by the hitches they sat in.
+    func offenders(names: NameTable) -> [Offender] {
+        var offenders: [Offender] = []
+        func add(_ kind: OffenderKind, _ name: String, _ weight: WeightedHitch) {
+            var o = Offender(); o.kind = kind; o.name = name; o.weightedHitchMs = weight.ms; o.hitchingFrames = weight.frames
+            offenders.append(o)
+        }
+        for (name, weight) in stageOffenders { add(.stage, names[name], weight) }
+        for (name, weight) in viewOffenders { add(.view, names[name], weight) }
+        for (name, weight) in functionOffenders { add(.function, name, weight) }
+        return Array(offenders.sorted { ($0.weightedHitchMs, $1.kind.rawValue, $1.name) > ($1.weightedHitchMs, $0.kind.rawValue, $0.name) }.prefix(30))
+    }
+}
+
+extension HitchAttributionPass: AnalysisPass {
+    static var reads: PayloadKinds { [.sample, .published] }
+
+    mutating func beginRun(_ context: inout PassContext) { beginRun(context.run) }
+
+    mutating func consume(_ event: inout TraceEvent, _ resolved: PassEvent, _ context: inout PassContext) {
+        if resolved.role == .main, case .sample(let stack) = event.payload {
+            mainThreadSample(SampleInstance(atNs: resolved.startNs, stack: stack.rawValue))
+        }
+        takePublished(context)
+    }
+
+    /// What the passes before this one published for the current event.
+    private mutating func takePublished(_ context: PassContext) {
+        for instance in context.finishedStages { stageFinished(instance, roles: context.roles) }
+        if let body = context.body { bodyFinished(body, roles: context.roles) }
+        for (frame, judged) in context.judgedFrames { hitch(frame, judged, roles: context.roles, names: context.names) }
+    }
+
+    mutating func endRun(_ context: inout PassContext) {
+        takePublished(context)
+        endRun(runStartNs: context.runStartNs == .max ? 0 : context.runStartNs, stacks: context.stacks, names: context.names)
+    }
+
+    func contribute(to a: inout Analysis, _ context: PassContext) {
+        a.hitchAttributions = attributions
+        a.offenders = offenders(names: context.names)
+        a.samples.samplesInHitches = samplesInHitches
+        a.samples.foldedInHitches = SampleProfile.list(foldedInHitches)
+        var inHitchNsByName: [String: Int64] = [:]
+        for (name, ns) in inHitchNsByStage { inHitchNsByName[context.names[name]] = ns }
+        for i in a.stages.indices { a.stages[i].inHitchingFramesMs = milliseconds(inHitchNsByName[a.stages[i].name] ?? 0) }
+        if framesWithShortHistory > 0 {
+            a.warnings.append("\(framesWithShortHistory) hitching frames were judged after part of their work left the attribution history (their attribution may be short)")
+        }
+    }
+}

@@ -1,0 +1,189 @@
+import HitchTrace
+
+/// Frames and hitches as a pass: assembles frames from their events (any thread interleaving),
+/// judges each on its recorded grid and on every replayed refresh rate, and publishes the hitching
+/// ones (`PassContext.judgedFrames`) for attribution. Inputs and interactions are read here: they
+/// release replayed frames and measure the animating time.
+struct FramePass: AnalysisPass {
+    static let reads: PayloadKinds = [.frames, .instant, .interaction]
+
+    private let refreshRatesHz: [Double]
+    private var recorded = HitchAccumulator(source: .recorded, rateHz: 0)
+    private var replays: [ReplayTimeline]
+    private var recordedJudge = LatenessJudge()
+    private var rateCounts: [Double: Int] = [:]
+    /// Frames at the same rate as the previous one, not yet in `rateCounts` (no hashing per frame).
+    private var lastRateHz: Double = .nan
+    private var lastRateRepeats = 0
+    private var refreshChanges: [RefreshRateChange] = []
+    private var frameSamples: [FrameSample] = []
+    private var framesTruncated = false
+
+    // Per run.
+    private var run = 0
+    private var interactions = InteractionUnion()
+    private var inputs = InputArrivals()
+    private var inputCategory: Int32 = -1
+    /// Frames being assembled from events in per-thread (not global) time order.
+    private var frames = FrameAssembler()
+    private var previousPeriodNs: Int64 = 0
+    /// This run's frame samples and refresh-rate changes (from these indexes on) hold absolute times
+    /// until the run's first event is known, at its end.
+    private var runFirstFrameSample = 0
+    private var runFirstRefreshChange = 0
+    private(set) var runFrames = 0
+
+    init(options: AnalyzerOptions) {
+        refreshRatesHz = options.refreshRatesHz
+        replays = options.refreshRatesHz.map { ReplayTimeline(rateHz: $0) }
+    }
+
+    mutating func beginRun(_ context: inout PassContext) {
+        run = context.run
+        interactions.reset()
+        inputs.reset()
+        frames.reset()
+        previousPeriodNs = 0
+        runFrames = 0
+        runFirstFrameSample = frameSamples.count
+        runFirstRefreshChange = refreshChanges.count
+        recordedJudge.reset()
+        recorded.beginRun(run)
+        for i in replays.indices { replays[i].beginRun(run) }
+    }
+
+    mutating func consume(_ event: inout TraceEvent, _ resolved: PassEvent, _ context: inout PassContext) {
+        let t = resolved.startNs
+        switch event.payload {
+        case .frameBegan(let began):
+            frames.update(began.frameID, began: true) { frame in
+                frame.beganNs = t
+                frame.vsyncNs = clampedTime(began.vsyncNs)
+                frame.targetNs = clampedTime(began.targetNs)
+                frame.periodNs = sanePeriod(began.periodNs)
+            }
+            drainFrames(&context)
+        case .frameCommitted(let id):
+            frames.update(id) { $0.commitNs = t }
+        case .frameRenderEnded(let id):
+            frames.update(id) { $0.renderEndNs = t }
+        case .framePresented(let id):
+            frames.update(id) { $0.presentNs = t }
+            drainFrames(&context)
+        case .instant:
+            if inputCategory < 0 { inputCategory = context.names.index(of: MetadataKey.inputCategory) }
+            if resolved.name == inputCategory { inputs.add(t) }
+        case .interactionBegin:
+            interactions.add(t, isBegin: true)
+        case .interactionEnd:
+            interactions.add(t, isBegin: false)
+        default:
+            break
+        }
+    }
+
+    /// Judges every frame that is final, in the order frames began.
+    private mutating func drainFrames(_ context: inout PassContext, all: Bool = false) {
+        while var frame = frames.nextReady(all: all) {
+            if frame.hasBegan { frame.inputArrivalNs = inputs.take(beganNs: frame.beganNs) }
+            finalize(frame, &context)
+        }
+    }
+
+    private mutating func finalize(_ frame: FrameRecord, _ context: inout PassContext) {
+        guard frame.hasBegan else { return }   // events of a frame whose begin is not in this trace
+        runFrames += 1
+        guard let judged = judgeRecorded(frame, judge: &recordedJudge) else {
+            recorded.addUnjudged()
+            return
+        }
+        recorded.add(judged)
+        let hz = (1e10 / Double(frame.periodNs)).rounded() / 10
+        if hz == lastRateHz { lastRateRepeats += 1 } else { flushRateCount(); lastRateHz = hz; lastRateRepeats = 1 }
+        if previousPeriodNs > 0, abs(Double(frame.periodNs - previousPeriodNs)) > periodTolerance * Double(previousPeriodNs) {
+            if refreshChanges.count < 100 {
+                var change = RefreshRateChange()
+                change.run = run
+                change.atMs = Double(frame.vsyncNs)   // absolute until the run ends (`resolveRunTimes`)
+                change.fromHz = (1e10 / Double(previousPeriodNs)).rounded() / 10
+                change.toHz = hz
+                refreshChanges.append(change)
+            }
+        }
+        previousPeriodNs = frame.periodNs
+        if frameSamples.count < FrameSample.limit {
+            var s = FrameSample()
+            s.run = run
+            s.frameID = frame.frameID
+            s.startMs = Double(frame.vsyncNs)   // absolute until the run ends (`resolveRunTimes`)
+            s.periodMs = milliseconds(frame.periodNs)
+            s.mainThreadMs = milliseconds(judged.mainWorkNs)
+            s.renderMs = milliseconds(judged.renderNs)
+            s.frameTimeMs = milliseconds(judged.frameTimeNs)
+            s.overrunMs = milliseconds(judged.overrunNs)
+            s.hitchMs = milliseconds(judged.hitchNs)
+            s.kind = judged.kind
+            frameSamples.append(s)
+        } else {
+            framesTruncated = true
+        }
+        // Replay: input frames are released when their input arrived (never later than their vsync).
+        let isInput = frame.inputArrivalNs != .min
+        let release = isInput ? min(frame.inputArrivalNs, frame.vsyncNs) : frame.vsyncNs
+        for i in replays.indices {
+            replays[i].add(frameID: frame.frameID, releaseNs: release, isInput: isInput,
+                           mainWorkNs: judged.mainWorkNs, renderNs: judged.renderNs)
+        }
+        if judged.hitchNs > 0 { context.judgedFrames.append((frame, judged)) }
+    }
+
+    private mutating func flushRateCount() {
+        if lastRateRepeats > 0 { rateCounts[lastRateHz, default: 0] += lastRateRepeats }
+        lastRateRepeats = 0
+    }
+
+    mutating func endRun(_ context: inout PassContext) {
+        drainFrames(&context, all: true)
+        flushRateCount()
+        lastRateHz = .nan
+        resolveRunTimes(runStartNs: context.runStartNs == .max ? 0 : context.runStartNs)
+        let union = interactions.unionNs(runEndNs: context.runLastNs)
+        recorded.endRun(interactionUnionNs: union)
+        for i in replays.indices { replays[i].endRun(interactionUnionNs: union) }
+    }
+
+    /// Makes this run's frame times relative to its first event, which is known only now: an
+    /// earlier event may reach the file after any frame (per-thread order).
+    private mutating func resolveRunTimes(runStartNs start: Int64) {
+        func relative(_ absolute: Double) -> Double { milliseconds(Int64(clampingDouble: absolute).subtractingSaturated(start)) }
+        for i in runFirstFrameSample..<frameSamples.count { frameSamples[i].startMs = relative(frameSamples[i].startMs) }
+        for i in runFirstRefreshChange..<refreshChanges.count { refreshChanges[i].atMs = relative(refreshChanges[i].atMs) }
+        recorded.resolveRunStart(run, runStartNs: start)
+        for i in replays.indices { replays[i].resolveRunStart(run, runStartNs: start) }
+    }
+
+    func contribute(to a: inout Analysis, _ context: PassContext) {
+        a.refreshRatesHz = refreshRatesHz
+        a.recordedRates = rateCounts.map { rate, count in var r = RecordedRate(); r.rateHz = rate; r.frameCount = count; return r }
+            .sorted { ($0.frameCount, $1.rateHz) > ($1.frameCount, $0.rateHz) }
+        let dominantPeriodMs = a.recordedRates.first.map { 1000 / $0.rateHz } ?? 0
+        a.recorded = recorded.figures(periodMs: a.recordedRates.count == 1 ? dominantPeriodMs : 0)
+        if a.recordedRates.count == 1 { a.recorded.rateHz = a.recordedRates[0].rateHz }
+        a.refreshRateChanges = refreshChanges
+        for (i, rate) in refreshRatesHz.enumerated() {
+            let key = Analyzer.rateKey(rate)
+            let everyFrameAtRate = !rateCounts.isEmpty && rateCounts.keys.allSatisfy { abs($0 - rate) <= periodTolerance * rate }
+            if everyFrameAtRate {
+                var figures = a.recorded
+                figures.rateHz = rate
+                figures.periodMs = 1000 / rate
+                a.hitches[key] = figures
+            } else {
+                a.hitches[key] = replays[i].figures(periodMs: 1000 / rate)
+            }
+        }
+        a.frames = frameSamples
+        a.framesTruncated = framesTruncated
+        if a.recorded.unjudgedFrames > 0 { a.warnings.append("\(a.recorded.unjudgedFrames) frames had no commit and were not judged") }
+    }
+}

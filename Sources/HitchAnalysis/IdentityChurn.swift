@@ -1,0 +1,261 @@
+import HitchTrace
+
+// Identity churn (docs/METRICS.md "Identity churn"): which views an update tore down and built,
+// and which of those were the same view type rebuilt at the same place under a new identity (the
+// mark of ids regenerated per update: the view loses its state and is built from scratch).
+//
+// An update is the run of view builds and teardowns on one thread up to its next layout pass or
+// frame begin (HeadlessUI reconciles children during the update and lazy rows during layout, and
+// records the layout pass when layout ends).
+
+/// Identity churn figures, present when the trace has view lifetime events.
+public struct IdentityChurnFigures: Codable, Sendable, Equatable {
+    /// Updates that built or tore down at least one view.
+    public var updates: Int = 0
+    public var viewsBuilt: Int = 0
+    public var viewsTornDown: Int = 0
+    /// Views built / torn down, by reason (`newIdentity`, `structuralChange`, `parentBuilt`;
+    /// `identityRemoved`, `structuralChange`, `parentRemoved`).
+    public var builtByReason: [String: Int] = [:]
+    public var tornDownByReason: [String: Int] = [:]
+    /// A view torn down and another of the same type built in the same update, under the same
+    /// parent at the same position, with a different identity.
+    public var replacements: Int = 0
+    /// Views built by replacements: each replacing view and everything built under it.
+    public var rebuiltViews: Int = 0
+    /// Updates with at least one replacement.
+    public var updatesWithReplacements: Int = 0
+    /// The most views one update rebuilt by replacement.
+    public var maxRebuiltViewsPerUpdate: Int = 0
+    /// rebuiltViews / updatesWithReplacements (0 without any).
+    public var meanRebuiltViewsPerReplacingUpdate: Double = 0
+    /// Per view type, most rebuilt first (top 20).
+    public var types: [IdentityChurnType] = []
+    /// Places (parent, position, type) replaced in `unstableIdentityMinimumUpdates` or more
+    /// updates: likely unstable identity (most replacements first, top 20).
+    public var unstableIdentity: [UnstableIdentitySlot] = []
+    /// Places flagged in all (`unstableIdentity` keeps the top 20).
+    public var unstableIdentitySlots: Int = 0
+    /// The updates that rebuilt the most views (top 10).
+    public var worstUpdates: [ChurnUpdate] = []
+    public init() {}
+}
+
+public struct IdentityChurnType: Codable, Sendable, Equatable {
+    public var type: String = ""
+    public var built: Int = 0
+    public var tornDown: Int = 0
+    /// Replacements whose replacing view is of this type.
+    public var replacements: Int = 0
+    public init() {}
+}
+
+public struct UnstableIdentitySlot: Codable, Sendable, Equatable {
+    public var type: String = ""
+    /// The parent's view type ("" when its build is not in the trace).
+    public var parentType: String = ""
+    /// Index among the parent's children; a lazy list row's index in the data.
+    public var position: Int64 = 0
+    /// Updates in which a view of `type` was replaced at this place.
+    public var replacements: Int = 0
+    public var run: Int = 0
+    public var firstAtMs: Double = 0
+    public init() {}
+}
+
+public struct ChurnUpdate: Codable, Sendable, Equatable {
+    public var run: Int = 0
+    /// When the update's first build or teardown happened.
+    public var atMs: Double = 0
+    public var built: Int = 0
+    public var tornDown: Int = 0
+    public var replacements: Int = 0
+    public var rebuiltViews: Int = 0
+    public init() {}
+}
+
+/// A place must be replaced in this many updates before it is flagged as unstable identity. The
+/// analyzer cannot see content: a replacement can be a real change (a search whose new results put
+/// other items at the top: the tuned feed's session does that in 2 of its 11 keystrokes); the same
+/// place replaced again and again is ids that do not survive updates (the naive feed: every one).
+public let unstableIdentityMinimumUpdates = 3
+
+struct IdentityChurn: Sendable {
+    private struct Slot: Hashable, Sendable {
+        var parent: UInt64
+        var position: Int64
+        var type: Int32
+    }
+    private struct Pending: Sendable {
+        var lifetime: ViewLifetime
+        var type: Int32
+    }
+    private struct SlotCount: Sendable {
+        var replacements = 0
+        var run = 0
+        var firstAtMs = 0.0
+        var parentType: Int32 = -1
+    }
+    private struct TypeCount: Sendable {
+        var built = 0, tornDown = 0, replacements = 0
+    }
+
+    private var pending: [Pending] = []
+    private var pendingThread = ThreadID(rawValue: 0)
+    private var pendingAtMs = 0.0
+    private var run = 0
+    private var sawEvents = false
+
+    private var figuresSoFar = IdentityChurnFigures()
+    private var types: [Int32: TypeCount] = [:]
+    private var slots: [Slot: SlotCount] = [:]
+    /// View type of every live view by identity, for the flagged places' parent type.
+    private var liveTypes: [UInt64: Int32] = [:]
+    static let slotLimit = 100_000
+    static let liveLimit = 1 << 20
+    static let pendingLimit = 1 << 18
+
+    mutating func beginRun(_ run: Int) {
+        self.run = run
+        liveTypes.removeAll()
+    }
+
+    mutating func lifetime(_ lifetime: ViewLifetime, type: Int32, thread: ThreadID, atMs: Double) {
+        // Another thread's events, or an update past the limit (a hostile trace without layout
+        // passes), close the update: memory stays bounded.
+        if !pending.isEmpty && (thread != pendingThread || pending.count >= Self.pendingLimit) { endUpdate() }
+        if pending.isEmpty { pendingThread = thread; pendingAtMs = atMs }
+        sawEvents = true
+        pending.append(Pending(lifetime: lifetime, type: type))
+    }
+
+    /// A layout pass or frame begin on `thread` ends that thread's update.
+    mutating func boundary(thread: ThreadID) {
+        if !pending.isEmpty && thread == pendingThread { endUpdate() }
+    }
+
+    mutating func endRun() { endUpdate() }
+
+    private mutating func endUpdate() {
+        guard !pending.isEmpty else { return }
+        defer { pending.removeAll(keepingCapacity: true) }
+        var update = ChurnUpdate()
+        update.run = run
+        update.atMs = pendingAtMs
+        // Subtree roots of this update's builds and teardowns; descendants join their root's count.
+        var tornDownRoots: [Slot: UInt64] = [:]
+        var builtRootOf: [UInt64: UInt64] = [:]
+        var builtSize: [UInt64: Int] = [:]
+        var builtRoots: [(slot: Slot, identity: UInt64)] = []
+        for item in pending {
+            let v = item.lifetime
+            let slot = Slot(parent: v.parentIdentity, position: v.position, type: item.type)
+            switch v.change {
+            case .built:
+                update.built += 1
+                figuresSoFar.builtByReason[v.reason.name, default: 0] += 1
+                types[item.type, default: TypeCount()].built += 1
+                if liveTypes.count < Self.liveLimit { liveTypes[v.identity] = item.type }
+                if v.reason == .parentBuilt {
+                    if let root = builtRootOf[v.parentIdentity] {
+                        builtRootOf[v.identity] = root
+                        builtSize[root, default: 0] += 1
+                    }
+                } else {
+                    builtRootOf[v.identity] = v.identity
+                    builtSize[v.identity] = 1
+                    builtRoots.append((slot, v.identity))
+                }
+            case .tornDown:
+                update.tornDown += 1
+                figuresSoFar.tornDownByReason[v.reason.name, default: 0] += 1
+                types[item.type, default: TypeCount()].tornDown += 1
+                if v.reason != .parentRemoved { tornDownRoots[slot] = v.identity }
+            }
+        }
+        for (slot, identity) in builtRoots {
+            guard let old = tornDownRoots[slot], old != identity else { continue }
+            update.replacements += 1
+            update.rebuiltViews += builtSize[identity] ?? 1
+            types[slot.type, default: TypeCount()].replacements += 1
+            if var count = slots[slot] {
+                count.replacements += 1
+                slots[slot] = count
+            } else if slots.count < Self.slotLimit {
+                slots[slot] = SlotCount(replacements: 1, run: run, firstAtMs: pendingAtMs, parentType: liveTypes[slot.parent] ?? -1)
+            }
+        }
+        for item in pending where item.lifetime.change == .tornDown { liveTypes[item.lifetime.identity] = nil }
+
+        figuresSoFar.updates += 1
+        figuresSoFar.viewsBuilt += update.built
+        figuresSoFar.viewsTornDown += update.tornDown
+        figuresSoFar.replacements += update.replacements
+        figuresSoFar.rebuiltViews += update.rebuiltViews
+        if update.replacements > 0 { figuresSoFar.updatesWithReplacements += 1 }
+        figuresSoFar.maxRebuiltViewsPerUpdate = max(figuresSoFar.maxRebuiltViewsPerUpdate, update.rebuiltViews)
+        figuresSoFar.worstUpdates.append(update)
+        if figuresSoFar.worstUpdates.count > 40 { keepWorstUpdates(10) }
+    }
+
+    private mutating func keepWorstUpdates(_ limit: Int) {
+        figuresSoFar.worstUpdates.sort {
+            ($0.rebuiltViews, $0.built + $0.tornDown, $1.run, $1.atMs) > ($1.rebuiltViews, $1.built + $1.tornDown, $0.run, $0.atMs)
+        }
+        if figuresSoFar.worstUpdates.count > limit { figuresSoFar.worstUpdates.removeLast(figuresSoFar.worstUpdates.count - limit) }
+    }
+
+    /// Nil when no view was built or torn down in any run.
+    func figures(names: NameTable) -> IdentityChurnFigures? {
+        guard sawEvents else { return nil }
+        var copy = self
+        copy.keepWorstUpdates(10)
+        var f = copy.figuresSoFar
+        f.meanRebuiltViewsPerReplacingUpdate = f.updatesWithReplacements > 0 ? Double(f.rebuiltViews) / Double(f.updatesWithReplacements) : 0
+        f.types = types.map { index, count in
+            var t = IdentityChurnType()
+            t.type = names[index]; t.built = count.built; t.tornDown = count.tornDown; t.replacements = count.replacements
+            return t
+        }
+        .sorted { ($0.replacements, $0.built + $0.tornDown, $1.type) > ($1.replacements, $1.built + $1.tornDown, $0.type) }
+        .prefix(20).map { $0 }
+        let flagged = slots.filter { $0.value.replacements >= unstableIdentityMinimumUpdates }
+        f.unstableIdentitySlots = flagged.count
+        f.unstableIdentity = flagged.map { slot, count in
+            var u = UnstableIdentitySlot()
+            u.type = names[slot.type]
+            u.parentType = count.parentType >= 0 ? names[count.parentType] : ""
+            u.position = slot.position
+            u.replacements = count.replacements
+            u.run = count.run
+            u.firstAtMs = count.firstAtMs
+            return u
+        }
+        .sorted { ($0.replacements, $1.run, $1.position, $1.type) > ($1.replacements, $0.run, $0.position, $0.type) }
+        .prefix(20).map { $0 }
+        return f
+    }
+}
+
+extension IdentityChurn: AnalysisPass {
+    /// View lifetimes, and the frame begins and layout passes that end a thread's update.
+    static var reads: PayloadKinds { [.viewLifetime, .frames, .layoutPass] }
+
+    mutating func beginRun(_ context: inout PassContext) { beginRun(context.run) }
+
+    mutating func consume(_ event: inout TraceEvent, _ resolved: PassEvent, _ context: inout PassContext) {
+        switch event.payload {
+        case .viewLifetime(let lifetime):
+            self.lifetime(lifetime, type: resolved.name, thread: resolved.thread,
+                          atMs: milliseconds(resolved.startNs.subtractingSaturated(context.runStartNs)))
+        case .frameBegan, .layoutPass:
+            boundary(thread: resolved.thread)
+        default:
+            break
+        }
+    }
+
+    mutating func endRun(_ context: inout PassContext) { endRun() }
+
+    func contribute(to a: inout Analysis, _ context: PassContext) { a.identityChurn = figures(names: context.names) }
+}

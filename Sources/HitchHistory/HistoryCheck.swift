@@ -1,0 +1,86 @@
+import Dispatch
+import Foundation
+
+// `hitch history check`: change points over each metric's series along a branch, and a verdict on
+// the newest one. A regression is a change for the worse beyond the relative threshold and beyond
+// the metric's absolute floor (the same floors `hitch diff` uses).
+
+/// One change point, named by the runs either side of it.
+public struct ChangePointReport: Sendable, Equatable, Codable {
+    /// Position of the first run at the new level, in the checked runs (oldest = 0).
+    public var runIndex: Int
+    /// The first run at the new level.
+    public var runID: String
+    /// The commit range that holds the cause: the last run before the change .. the first after.
+    public var lastGoodCommit: String
+    public var firstChangedCommit: String
+    public var meanBefore: Double
+    public var meanAfter: Double
+    public var changePercent: Double?
+    public var pValue: Double
+    /// "regression", "improvement" or "unchanged" (a change below the threshold or the floor).
+    public var verdict: String
+    public var commitRange: String { "\(Self.short(lastGoodCommit))..\(Self.short(firstChangedCommit))" }
+    static func short(_ commit: String) -> String { commit.count > 12 && commit.allSatisfy(\.isHexDigit) ? String(commit.prefix(12)) : commit }
+}
+
+public struct MetricCheck: Sendable, Equatable, Codable {
+    public var metric: String
+    public var higherIsBetter: Bool
+    /// Runs with a value for this metric.
+    public var points: Int
+    public var changePoints: [ChangePointReport]
+    /// The verdict of the newest change point beyond the threshold and floor ("regression" or
+    /// "improvement"), or "unchanged" when there is none.
+    public var verdict: String
+    /// That change point (smaller significant shifts after it do not hide it).
+    public var newest: ChangePointReport? { changePoints.last { $0.verdict != "unchanged" } }
+}
+
+public struct HistoryCheckResult: Sendable, Equatable, Codable {
+    public var branch: String
+    public var runs: Int
+    public var thresholdPercent: Double
+    public var maxPValue: Double
+    public var metrics: [MetricCheck]
+    /// Metrics whose newest change point is a regression.
+    public var regressions: [MetricCheck] { metrics.filter { $0.verdict == "regression" } }
+}
+
+public enum HistoryCheck {
+    public static func check(_ history: HistorySeries, branch: String, thresholdPercent: Double,
+                             options: ChangePointOptions = ChangePointOptions()) -> HistoryCheckResult {
+        // Metrics are independent: detect on every core (a 100,000-run branch costs ~25 ms each).
+        // NSLock rather than Synchronization.Mutex: ThreadSanitizer sees its pthread mutex (docs/RELIABILITY.md F8).
+        let lock = NSLock()
+        // nonisolated(unsafe): every access is under `lock`, and all are done when concurrentPerform returns.
+        nonisolated(unsafe) var results = [MetricCheck?](repeating: nil, count: history.metrics.count)
+        DispatchQueue.concurrentPerform(iterations: history.metrics.count) { index in
+            let result = check(history.metrics[index], runs: history.runs, thresholdPercent: thresholdPercent, options: options)
+            lock.withLock { results[index] = result }
+        }
+        let metrics = results.compactMap { $0 }
+        return HistoryCheckResult(branch: branch, runs: history.runs.count, thresholdPercent: thresholdPercent,
+                                  maxPValue: options.maxPValue, metrics: metrics)
+    }
+
+    static func check(_ series: MetricSeries, runs: [RunRecord], thresholdPercent: Double, options: ChangePointOptions) -> MetricCheck {
+        // Runs without the figure are skipped; positions map back to runs.
+        var values: [Double] = [], positions: [Int] = []
+        values.reserveCapacity(series.values.count)
+        for (index, value) in series.values.enumerated() { if let value { values.append(value); positions.append(index) } }
+        let points = ChangePointDetector.changePoints(in: values, options: options)
+        let reports = points.map { point -> ChangePointReport in
+            let after = positions[point.index], before = positions[point.index - 1]
+            let delta = point.meanAfter - point.meanBefore
+            let worse = series.higherIsBetter ? delta < 0 : delta > 0
+            let beyond = abs(delta) > series.absoluteFloor && (point.changePercent.map { abs($0) > thresholdPercent } ?? true)
+            return ChangePointReport(runIndex: after, runID: runs[after].id, lastGoodCommit: runs[before].commit,
+                                     firstChangedCommit: runs[after].commit, meanBefore: point.meanBefore,
+                                     meanAfter: point.meanAfter, changePercent: point.changePercent, pValue: point.pValue,
+                                     verdict: beyond ? (worse ? "regression" : "improvement") : "unchanged")
+        }
+        return MetricCheck(metric: series.metric, higherIsBetter: series.higherIsBetter, points: values.count,
+                           changePoints: reports, verdict: reports.last { $0.verdict != "unchanged" }?.verdict ?? "unchanged")
+    }
+}

@@ -1,1 +1,0 @@
-// HitchReport module; see ../../docs and ARCHITECTURE notes in the README.

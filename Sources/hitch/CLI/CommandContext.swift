@@ -1,0 +1,221 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import HitchAnalysis
+import HitchTrace
+
+// The one path for each CLI chore the analysis commands share (analyze, check, diff, report):
+// the common options, loading inputs (checked before anything is read, errors naming the file and
+// the next step), and writing output (through `OutputFile`).
+
+struct CommandContext {
+    /// The subcommand's name, for messages ("analyze").
+    let command: String
+    var options: AnalyzerOptions
+    /// `-o FILE`; nil or "-" is standard output.
+    var output: String?
+
+    /// The options' help lines, the same in every command that takes them.
+    static let optionsHelp = """
+      --refresh LIST         Refresh rates in Hz to judge at, comma separated (default 60,120).
+      --device-budget SIZE   Device memory budget for the LLM memory figures: 1.2GB, 800MB, 6GiB (default 1.2GB).
+      --full-names           Show Swift functions with their full demangled names (default: simplified,
+                             as Instruments shows them: module, type and function, no specialization noise).
+    """
+
+    /// Parses `--refresh`, `--device-budget`, `--full-names` and (when `takesOutput`) `-o`.
+    static func parse(_ arguments: inout Arguments, command: String, takesOutput: Bool = true) throws -> CommandContext {
+        var options = AnalyzerOptions()
+        if let list = try arguments.option("--refresh") {
+            options.refreshRatesHz = try Quantities.rates(list, option: "--refresh")
+        }
+        if let size = try arguments.option("--device-budget") {
+            options.deviceBudgetBytes = try Quantities.bytes(size, option: "--device-budget")
+        }
+        if let old = try arguments.option("--device-budget-mb") {
+            throw CLIError("option '--device-budget-mb' is now '--device-budget SIZE' in every command: use --device-budget \(old)MB")
+        }
+        options.fullSymbolNames = arguments.flag("--full-names")
+        let output = takesOutput ? try arguments.output() : nil
+        return CommandContext(command: command, options: options, output: output)
+    }
+
+    // MARK: Inputs
+
+    /// Checks every trace path before any is read: it exists, is a readable regular file, is an
+    /// FXT trace (a Chrome JSON file gets the import command to run), and is not given twice.
+    func checkTraces(_ paths: [String]) throws {
+        var seen: [(String, FileIdentity)] = []
+        for path in paths {
+            try TraceFiles.check(path)
+            if let identity = FileIdentity(path) {
+                if let earlier = seen.first(where: { $0.1 == identity }) {
+                    throw CLIError("'\(path)' is the same file as '\(earlier.0)': each trace counts once; give each run once")
+                }
+                seen.append((path, identity))
+            }
+        }
+    }
+
+    /// Analyzes traces as runs of one analysis (several traces = merged runs). Runs of different
+    /// workloads or refresh rates are refused unless `merge` is set.
+    func analyze(_ paths: [String], merge: Bool = false) throws -> Analysis {
+        try checkTraces(paths)
+        if paths.count > 1, !merge {
+            let identities = try paths.map { ($0, try TraceFiles.workloadIdentity($0)) }
+            if let different = identities.first(where: { $0.1 != identities[0].1 }) {
+                throw CLIError("'\(identities[0].0)' (\(identities[0].1)) and '\(different.0)' (\(different.1)) are not runs of one workload: "
+                               + "compare them with 'hitch diff \(identities[0].0) \(different.0)', or pass --merge to merge them anyway")
+            }
+        }
+        return try analyzeMerged(paths)
+    }
+
+    /// One analysis per trace (what `diff` compares).
+    func analyzeEach(_ paths: [String]) throws -> [Analysis] {
+        try checkTraces(paths)
+        return try paths.map { try analyzeMerged([$0]) }
+    }
+
+    private func analyzeMerged(_ paths: [String]) throws -> Analysis {
+        let progress = ProgressBar(label: "analyzing", runs: paths.count)
+        defer { progress.finish() }
+        var analyzer = Analyzer(options: options)
+        for (index, path) in paths.enumerated() {
+            do {
+                var reader = try TraceReader(path: path)
+                try analyzer.add(&reader, path: path) { progress.update(run: index, fraction: $0) }
+                if reader.warningCount > 0 {
+                    analyzer.addWarning("\(path): \(reader.warningCount) records skipped (first: \(reader.warnings.first?.description ?? "?"))")
+                }
+            } catch let error as TraceReadError {
+                throw TraceFiles.error(error, path: path)
+            }
+        }
+        return analyzer.finish()
+    }
+
+    // MARK: Output
+
+    /// Writes the command's output to `-o` (or standard output), refusing to overwrite an input.
+    func write(_ text: String, inputs: [String], createDirectories: Bool = false) throws {
+        try writeOutput(text, to: output, inputs: inputs, createDirectories: createDirectories)
+    }
+}
+
+/// Checks and errors for trace files, shared by every command that reads one.
+enum TraceFiles {
+    /// One line naming the file and what to do, for a path that cannot be a trace.
+    static func check(_ path: String) throws {
+        if path == "-" { throw CLIError("'-': traces are read from files, not standard input; save it to a file first") }
+        var status = stat()
+        guard stat(path, &status) == 0 else {
+            let code = errno
+            throw CLIError(code == ENOENT ? "'\(path)': no such file" : "'\(path)': cannot read it (\(String(cString: strerror(code))))")
+        }
+        switch status.st_mode & S_IFMT {
+        case S_IFDIR:
+            throw CLIError("'\(path)' is a directory: give the trace files in it (e.g. \(path.hasSuffix("/") ? path : path + "/")*.fxt)")
+        case S_IFREG:
+            break
+        default:
+            throw CLIError("'\(path)' is not a regular file (a device, pipe or socket): give a trace file (.fxt)")
+        }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw CLIError("'\(path)': cannot read it (\(String(cString: strerror(errno))))") }
+        defer { close(fd) }
+        var head = [UInt8](repeating: 0, count: 64)
+        let count = read(fd, &head, head.count)
+        guard count > 0 else {
+            // /proc and /sys files report size 0 and hold text, not traces.
+            throw CLIError(path.hasPrefix("/proc/") || path.hasPrefix("/sys/")
+                           ? "'\(path)' is a kernel file, not a trace: give a trace file (.fxt)"
+                           : "'\(path)' is empty: not a trace (record one with 'hitch record' or the HitchTrace library)")
+        }
+        if looksLikeJSON(head.prefix(count)) {
+            throw CLIError("'\(path)' is Chrome JSON, not an FXT trace: run 'hitch import chrome \(path) -o \(fxtName(path))' and use that file")
+        }
+    }
+
+    /// A JSON document (Chrome's array or object form): first non-space byte is '[' or '{'.
+    static func looksLikeJSON(_ bytes: ArraySlice<UInt8>) -> Bool {
+        var bytes = bytes
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }   // UTF-8 byte order mark
+        guard let first = bytes.first(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }) else { return false }
+        return first == UInt8(ascii: "[") || first == UInt8(ascii: "{")
+    }
+
+    /// "trace.json" -> "trace.fxt".
+    static func fxtName(_ path: String) -> String {
+        (path.hasSuffix(".json") ? String(path.dropLast(5)) : path) + ".fxt"
+    }
+
+    /// The reader's error as one line naming the file.
+    static func error(_ error: TraceReadError, path: String) -> CLIError {
+        switch error {
+        case .cannotOpen: CLIError(error.description)
+        case .badMagic(_, let found) where error.offset == 0:
+            CLIError("'\(path)' is not an FXT trace (its first 8 bytes are 0x\(String(found, radix: 16)), not the FXT magic record); traces come from 'hitch record' or the HitchTrace library, Chrome JSON from 'hitch import chrome'")
+        default: CLIError("'\(path)': \(error.description)")
+        }
+    }
+
+    /// The metadata keys that make two recordings runs of one workload (docs/METRICS.md "Merging runs").
+    static let identityKeys = ["workload", "variant", "weights", "buffering", "parameterCount", "refreshRateHz"]
+
+    /// What workload a trace recorded, from the metadata at its start: "workload=feed, variant=naive, refreshRateHz=120".
+    static func workloadIdentity(_ path: String) throws -> String {
+        var metadata: [String: String] = [:]
+        do {
+            var reader = try TraceReader(path: path)
+            var events = 0
+            // The recorder writes metadata first; stop at the first frame (or after a bounded scan).
+            while events < 200_000, let event = try reader.next() {
+                events += 1
+                if case .frameBegan = event.payload { break }
+            }
+            metadata = reader.metadata
+        } catch {
+            throw TraceFiles.error(error, path: path)
+        }
+        let parts = identityKeys.compactMap { key -> String? in
+            guard var value = metadata[key] else { return nil }
+            if key == "refreshRateHz", let rate = Double(value) { value = rate == rate.rounded() ? String(Int(rate)) : String(rate) }
+            return "\(key)=\(value)"
+        }
+        return parts.isEmpty ? "no workload metadata" : parts.joined(separator: ", ")
+    }
+}
+
+/// A progress bar on stderr, drawn only when stderr is a terminal (never in CI logs).
+final class ProgressBar {
+    private let label: String
+    private let runs: Int
+    private let enabled: Bool
+    private var lastDrawn = -1
+    private var drew = false
+
+    init(label: String, runs: Int) {
+        self.label = label
+        self.runs = max(1, runs)
+        enabled = standardErrorIsTerminal
+    }
+
+    func update(run: Int, fraction: Double) {
+        guard enabled else { return }
+        let overall = (Double(run) + min(max(fraction, 0), 1)) / Double(runs)
+        let percent = Int(overall * 100)
+        guard percent != lastDrawn else { return }
+        lastDrawn = percent
+        let width = 30
+        let filled = Int(overall * Double(width))
+        let bar = String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled)
+        let which = runs > 1 ? " trace \(run + 1)/\(runs)" : ""
+        writeStandardError("\r\(label)\(which) [\(bar)] \(percent)%")
+        drew = true
+    }
+
+    func finish() {
+        if drew { writeStandardError("\r" + String(repeating: " ", count: 60) + "\r") }
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import HitchReport
+import Testing
+@testable import HitchHistory
+
+// `hitch history` end to end (the built executable): bad input is one line and exit 2 with nothing
+// written; a regression is exit 1 naming the commit range; the trend page is self-contained,
+// escaped, deterministic, and keeps change points when it down-samples.
+@Suite struct HistoryCommandTests {
+    static func temporary(_ name: String) -> String {
+        NSTemporaryDirectory() + "hitch-history-\(getpid())-\(UInt32.random(in: 0 ... .max))-\(name)"
+    }
+
+    static func expectOneLineExit2(_ arguments: [String], mentioning word: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let (status, _, error) = try HistoryTestSupport.hitch(arguments)
+        #expect(status == 2, "exit \(status) for \(arguments): \(error)", sourceLocation: sourceLocation)
+        #expect(error.hasPrefix("hitch: error: ") && error.hasSuffix("\n") && error.dropLast().split(separator: "\n").count == 1,
+                "one line: \(error)", sourceLocation: sourceLocation)
+        #expect(error.contains(word), "'\(word)' in: \(error)", sourceLocation: sourceLocation)
+    }
+
+    @Test func badDatabasesAreOneLineExit2AndNothingIsWritten() throws {
+        let trace = Self.temporary("small.fxt")
+        try HistoryTestSupport.writeSmallTrace(trace)
+        defer { unlink(trace) }
+        let add = ["history", "add", trace, "--commit", "abc", "--db"]
+        try Self.expectOneLineExit2(add + ["mysql://localhost/x"], mentioning: "unsupported scheme")
+        try Self.expectOneLineExit2(add + ["postgres://x/y?badoption=1"], mentioning: "bad history database")
+        try Self.expectOneLineExit2(add + ["postgresql://%zz@/x"], mentioning: "bad history database")
+        // A server that refuses (nothing listens on port 1).
+        try Self.expectOneLineExit2(add + ["postgres://hitch@127.0.0.1:1/hitch"], mentioning: "cannot open")
+
+        // Not a database: refused, and the file is left as it was (no journal beside it either).
+        let garbage = Self.temporary("garbage.sqlite")
+        let bytes = Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+        try bytes.write(to: URL(fileURLWithPath: garbage))
+        defer { for suffix in ["", "-wal", "-shm", "-journal"] { unlink(garbage + suffix) } }
+        try Self.expectOneLineExit2(add + [garbage], mentioning: "damaged or not a database")
+        try Self.expectOneLineExit2(["history", "check", "--db", garbage], mentioning: "damaged or not a database")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: garbage)) == bytes)
+        #expect(!FileManager.default.fileExists(atPath: garbage + "-wal"))
+
+        // A real database whose pages were overwritten past the header.
+        let damaged = Self.temporary("damaged.sqlite")
+        defer { for suffix in ["", "-wal", "-shm"] { unlink(damaged + suffix) } }
+        let store = try HistoryStore(location: damaged)
+        _ = try store.add((1...200).map { StoreContract.run($0) })
+        store.close()
+        let handle = try #require(FileHandle(forUpdatingAtPath: damaged))
+        try handle.seek(toOffset: 4096)
+        try handle.write(contentsOf: Data(repeating: 0xA5, count: 16384))
+        try handle.close()
+        let (status, _, error) = try HistoryTestSupport.hitch(["history", "check", "--db", damaged])
+        #expect(status == 2 && error.split(separator: "\n").count == 1, "exit \(status): \(error)")
+
+        // A schema from a newer hitch: refused before anything is written.
+        let newer = Self.temporary("newer.sqlite")
+        defer { for suffix in ["", "-wal", "-shm"] { unlink(newer + suffix) } }
+        try HistoryStore(location: newer).close()
+        let raw = try SQLiteConnection(path: newer)
+        try raw.execute("UPDATE hitch_schema SET version = 7", [])
+        raw.close()
+        try Self.expectOneLineExit2(add + [newer], mentioning: "schema version 7")
+        let check = try SQLiteConnection(path: newer)
+        #expect(try check.rows("SELECT COUNT(*) FROM runs").first?.first?.integer == 0)
+        check.close()
+    }
+
+    @Test func addTwiceStoresOnceAndCheckNamesTheRegressionsCommits() throws {
+        let db = Self.temporary("cli.sqlite")
+        defer { for suffix in ["", "-wal", "-shm"] { unlink(db + suffix) } }
+        let trace = Self.temporary("small.fxt")
+        try HistoryTestSupport.writeSmallTrace(trace)
+        defer { unlink(trace) }
+        let first = try HistoryTestSupport.hitch(["history", "add", trace, "--commit", "c0", "--branch", "side", "--tag", "runner=ci-1", "--db", db])
+        #expect(first.0 == 0 && first.1.hasPrefix("added run"), "\(first)")
+        let again = try HistoryTestSupport.hitch(["history", "add", trace, "--commit", "c0", "--branch", "side", "--db", db])
+        #expect(again.0 == 0 && again.1.contains("already stored"), "\(again)")
+        let listed = try HistoryTestSupport.hitch(["history", "list", "--format", "json"], environment: ["HITCH_DB": db])
+        #expect(listed.0 == 0 && listed.1.contains("\"runner\" : \"ci-1\""), "\(listed)")
+
+        // 60 runs on main: the hitch ratio steps from ~3 to ~6 ms/s at commit c40.
+        let store = try HistoryStore(location: db)
+        _ = try store.add((0..<60).map { StoreContract.run($0, value: ($0 >= 40 ? 6 : 3) + Double(($0 * 7) % 10) / 10 - 0.45) })
+        store.close()
+        let (status, output, error) = try HistoryTestSupport.hitch(["history", "check", "--metric", "hitches.120.hitchTimeRatioMsPerS", "--db", db])
+        #expect(status == 1, "exit \(status): \(output) \(error)")
+        #expect(error.contains("hitches.120.hitchTimeRatioMsPerS") && error.contains("commit39..commit40"), "\(error)")
+        // stages[filter].selfMs rises steadily (2 ms per run), decode.tokensPerSecond is flat: neither steps.
+        let json = try HistoryTestSupport.hitch(["history", "check", "--format", "json", "--metric", "decode.tokensPerSecond", "--db", db])
+        #expect(json.0 == 0 && json.1.contains("\"verdict\" : \"unchanged\""), "\(json)")
+        let shown = try HistoryTestSupport.hitch(["history", "show", "hitches.120.hitchTimeRatioMsPerS", "--format", "markdown", "--db", db])
+        #expect(shown.0 == 0 && shown.1.contains("regression") && shown.1.split(separator: "\n").count == 62, "\(shown.1.prefix(300))")
+        let unknown = try HistoryTestSupport.hitch(["history", "show", "no.such", "--db", db])
+        #expect(unknown.0 == 2 && unknown.2.contains("no stored metric"), "\(unknown)")
+    }
+
+    @Test func reportIsSelfContainedEscapedAndDeterministic() throws {
+        let db = Self.temporary("report.sqlite")
+        defer { for suffix in ["", "-wal", "-shm"] { unlink(db + suffix) } }
+        let hostile = "<script>alert(1)</script>"
+        let store = try HistoryStore(location: db)
+        _ = try store.add((0..<30).map { index in
+            var run = StoreContract.run(index, tags: ["note": "\"><img src=x onerror=alert(1)>"])
+            run.commit = index == 20 ? hostile : "commit\(index)"
+            run.metrics.append(MetricValue(metric: "stages[\(hostile)].selfMs", value: index >= 20 ? 9 : 1))
+            return run
+        })
+        store.close()
+        let a = Self.temporary("a.html"), b = Self.temporary("b.html")
+        defer { unlink(a); unlink(b) }
+        for output in [a, b] {
+            let (status, _, error) = try HistoryTestSupport.hitch(["history", "report", "-o", output, "--db", db])
+            #expect(status == 0, "\(error)")
+        }
+        let page = try String(contentsOfFile: a, encoding: .utf8)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: a)) == Data(contentsOf: URL(fileURLWithPath: b)), "same history, same bytes")
+        #expect(!page.contains(hostile) && !page.contains("<img"), "names are escaped")
+        #expect(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
+        #expect(!page.contains("http://") && !page.contains("https://") && !page.contains(" src=\""), "nothing loads from anywhere")
+        #expect(page.contains("Content-Security-Policy"))
+        // The step in the hostile stage is a change point, linked to its run's row.
+        #expect(page.contains("href=\"#run-21\"") && page.contains("id=\"run-21\""))
+        #expect(page.contains("commit19..&lt;script&gt;"))
+    }
+
+    @Test func downSamplingKeepsEveryChangePoint() {
+        let count = 20_000
+        let runs = (0..<count).map { TrendReportInput.Run(id: "r\($0)", commit: "c\($0)", branch: "main", time: "t", machine: "m", tags: [], traces: []) }
+        let changes = [1234, 1235, 7777, 19_999].map { TrendReportInput.Change(runIndex: $0, verdict: "regression", summary: "s") }
+        let metric = TrendReportInput.Metric(name: "m", values: (0..<count).map { Double($0 % 13) }, changes: changes)
+        let page = TrendReport.render(TrendReportInput(title: "t", subtitle: [], runs: runs, metrics: [metric]))
+        for change in changes { #expect(page.contains("id=\"run-\(change.runIndex + 1)\""), "change at \(change.runIndex) drawn and listed") }
+        let points = page.components(separatedBy: "<circle").count - 1
+        #expect(points <= 150 + changes.count && points >= 150, "\(points) points for \(count) runs")
+        #expect(page.utf8.count < 200_000, "\(page.utf8.count) bytes")
+    }
+}
