@@ -378,18 +378,19 @@ extension HitchAttributionPass: AnalysisPass {
         if resolved.role == .main, case .sample(let stack) = event.payload {
             mainThreadSample(SampleInstance(atNs: resolved.startNs, stack: stack.rawValue))
         }
-        takePublished(context)
+        if context.hasPublished { takePublished(&context) }
     }
 
-    /// What the passes before this one published for the current event.
-    private mutating func takePublished(_ context: PassContext) {
+    /// What the passes before this one published for the current event. `context` is inout only
+    /// so it is passed by address (a by-value argument copied the whole context per event).
+    private mutating func takePublished(_ context: inout PassContext) {
         for instance in context.finishedStages { stageFinished(instance, roles: context.roles) }
         if let body = context.body { bodyFinished(body, roles: context.roles) }
         for (frame, judged) in context.judgedFrames { hitch(frame, judged, roles: context.roles, names: context.names) }
     }
 
     mutating func endRun(_ context: inout PassContext) {
-        takePublished(context)
+        takePublished(&context)
         endRun(runStartNs: context.runStartNs == .max ? 0 : context.runStartNs, stacks: context.stacks, names: context.names)
     }
 

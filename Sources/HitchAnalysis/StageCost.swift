@@ -46,11 +46,11 @@ struct StageCost: Sendable {
     private(set) var unmatchedEnds = 0
     private(set) var unclosedBegins = 0
     /// Instances finished by the last event (published for hitch attribution; the analyzer empties it).
-    var finished: [StageInstance] = []
+    var finished = EventScratch<StageInstance>()
 
     mutating func beginRun() {
         threads.removeAll(keepingCapacity: true)
-        finished.removeAll(keepingCapacity: true)
+        finished.removeAll()
     }
 
     @inline(__always)
@@ -251,8 +251,8 @@ extension StageCost: AnalysisPass {
     @inline(__always)
     private mutating func publish(_ context: inout PassContext) {
         guard !finished.isEmpty else { return }
-        if context.finishedStages.isEmpty { swap(&finished, &context.finishedStages) } else { context.finishedStages += finished }
-        finished.removeAll(keepingCapacity: true)
+        if context.finishedStages.isEmpty { swap(&finished, &context.finishedStages) } else { context.finishedStages.append(contentsOf: finished) }
+        finished.removeAll()
     }
 
     mutating func endRun(_ context: inout PassContext) {
