@@ -374,6 +374,7 @@ extension HitchAttributionPass: AnalysisPass {
 
     mutating func beginRun(_ context: inout PassContext) { beginRun(context.run) }
 
+    @inline(__always)
     mutating func consume(_ event: inout TraceEvent, _ resolved: PassEvent, _ context: inout PassContext) {
         if resolved.role == .main, case .sample(let stack) = event.payload {
             mainThreadSample(SampleInstance(atNs: resolved.startNs, stack: stack.rawValue))
@@ -383,6 +384,7 @@ extension HitchAttributionPass: AnalysisPass {
 
     /// What the passes before this one published for the current event. `context` is inout only
     /// so it is passed by address (a by-value argument copied the whole context per event).
+    @inline(__always)
     private mutating func takePublished(_ context: inout PassContext) {
         for instance in context.finishedStages { stageFinished(instance, roles: context.roles) }
         if let body = context.body { bodyFinished(body, roles: context.roles) }
