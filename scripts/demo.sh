@@ -5,4 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 swift build -c release --product hitch
+# The real model for the LLM recording (scripts/fetch-model.sh); without it the synthetic model runs.
+if HITCH_MODEL="$(bash scripts/fetch-model.sh 2>/dev/null)"; then export HITCH_MODEL
+else echo "demo: could not fetch the SmolLM2 model; the LLM demo uses the synthetic model" >&2; fi
 exec .build/release/hitch demo "$@"

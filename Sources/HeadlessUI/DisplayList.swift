@@ -28,43 +28,45 @@ public struct DisplayList: Sendable {
 }
 
 extension ViewGraph {
+    /// The commit: the visible items in tree order. Reserves what the last list held, so a frame
+    /// like the last allocates the list once.
     func buildDisplayList(viewport: Size) -> DisplayList {
         var list = DisplayList(viewport: viewport)
-        let screen = Rect(origin: .zero, size: viewport)
-        func visit(_ node: ViewNode, clip: Rect) {
-            let visible = node.frame.intersection(clip)
-            var clip = clip
-            if let primitive = node.primitive {
-                switch primitive {
-                case .text(let text):
-                    guard !visible.isEmpty else { return }
-                    let width = node.frame.size.width
-                    let lines: [String]
-                    if let cached = node.textLines, cached.width == width {
-                        lines = cached.lines
-                    } else {
-                        let utf8 = Array(text.string.utf8)
-                        lines = TextMetrics.lines(text.string, fontSize: text.fontSize, width: width + 0.5, lineLimit: text.lineLimit)
-                            .map { String(decoding: utf8[$0.utf8Range], as: UTF8.self) }
-                        node.textLines = (width, lines)
-                    }
-                    list.items.append(.text(node.frame, lines: lines, fontSize: text.fontSize, color: text.color))
-                case .image(let image):
-                    if !visible.isEmpty { list.items.append(.image(node.frame, image.pixels)) }
-                case .color(let color, _):
-                    if !visible.isEmpty { list.items.append(.fill(visible, color)) }
-                case .background(let color, _):
-                    if !visible.isEmpty { list.items.append(.fill(visible, color)) }
-                case .lazyList:
-                    clip = visible
-                default:
-                    break
-                }
-            }
-            for child in node.children { visit(child, clip: clip) }
-        }
-        visit(root, clip: screen)
+        list.items.reserveCapacity(lastDisplayItemCount)
+        appendItems(of: root, clip: Rect(origin: .zero, size: viewport), to: &list.items)
+        lastDisplayItemCount = list.items.count
         return list
+    }
+
+    private func appendItems(of node: ViewNode, clip: Rect, to items: inout [DisplayItem]) {
+        let visible = node.frame.intersection(clip)
+        var clip = clip
+        switch node.kind {
+        case .text(let text):
+            guard !visible.isEmpty else { return }
+            items.append(.text(node.frame, lines: textLines(of: node, text), fontSize: text.fontSize, color: text.color))
+        case .image(let image):
+            if !visible.isEmpty { items.append(.image(node.frame, image.pixels)) }
+        case .color(let color, _), .background(let color):
+            if !visible.isEmpty { items.append(.fill(visible, color)) }
+        case .lazyList:
+            clip = visible
+        default:
+            break
+        }
+        for child in node.children { appendItems(of: child, clip: clip, to: &items) }
+    }
+
+    /// A Text's lines at its placed width, wrapped once and kept until the node updates or moves
+    /// to another width.
+    private func textLines(of node: ViewNode, _ text: Text) -> [String] {
+        let width = node.frame.size.width
+        if let cached = node.textLines, cached.width == width { return cached.lines }
+        let utf8 = Array(text.string.utf8)
+        let lines = TextMetrics.lines(text.string, fontSize: text.fontSize, width: width + 0.5, lineLimit: text.lineLimit)
+            .map { String(decoding: utf8[$0.utf8Range], as: UTF8.self) }
+        node.textLines = (width, lines)
+        return lines
     }
 }
 

@@ -36,6 +36,26 @@ public struct FrameLoopSummary: Sendable {
     public var durationSeconds: Double
 }
 
+/// One `update()`'s main-thread time by step, in nanoseconds. Diffing (children matched by
+/// identity, in the update pass or when layout materializes lazy rows) is counted in `diffNs`
+/// only, not in the step it ran in.
+public struct FrameCost: Sendable, Equatable {
+    /// Applying invalidations and re-evaluating invalid bodies.
+    public var updateNs: Int64 = 0
+    /// Measuring and placing.
+    public var layoutNs: Int64 = 0
+    public var diffNs: Int64 = 0
+    /// The commit: building the display list.
+    public var displayListNs: Int64 = 0
+    public init(updateNs: Int64 = 0, layoutNs: Int64 = 0, diffNs: Int64 = 0, displayListNs: Int64 = 0) {
+        self.updateNs = updateNs
+        self.layoutNs = layoutNs
+        self.diffNs = diffNs
+        self.displayListNs = displayListNs
+    }
+    public var totalNs: Int64 { updateNs + layoutNs + diffNs + displayListNs }
+}
+
 @MainActor
 public final class ViewHost {
     public let configuration: HostConfiguration
@@ -81,15 +101,25 @@ public final class ViewHost {
     /// Applies invalidations, updates invalid bodies, lays out and builds the display list,
     /// recording each step. Usable without the frame loop (tests, offline rendering).
     public func update() -> DisplayList {
+        let start = MonotonicClock.nowNs()
         _ = graph.applyPendingInvalidations()
         graph.updateInvalidNodes()
+        let updated = MonotonicClock.nowNs()
+        let updateDiffNs = graph.takeDiffNs()
         Instrument.stage("layout") {
-            let views = graph.nodeCount
-            Instrument.layoutPass(viewCount: views) { graph.layout(viewport: configuration.viewport) }
+            Instrument.layoutPass(viewCount: graph.nodeCount) { graph.layout(viewport: configuration.viewport) }
         }
-        // Rows measured for the first time can change the estimate the lazy list used.
-        return Instrument.stage("commit") { graph.buildDisplayList(viewport: configuration.viewport) }
+        let laidOut = MonotonicClock.nowNs()
+        let layoutDiffNs = graph.takeDiffNs()
+        let list = Instrument.stage("commit") { graph.buildDisplayList(viewport: configuration.viewport) }
+        let committed = MonotonicClock.nowNs()
+        lastFrameCost = FrameCost(updateNs: updated - start - updateDiffNs, layoutNs: laidOut - updated - layoutDiffNs,
+                                  diffNs: updateDiffNs + layoutDiffNs, displayListNs: committed - laidOut)
+        return list
     }
+
+    /// Where the last `update()`'s main-thread time went.
+    public private(set) var lastFrameCost = FrameCost()
 
     /// Runs the display link for `seconds` of wall time, then drains the render thread.
     /// The main queue keeps running between frames (so `MainActor` tasks and results posted

@@ -29,15 +29,47 @@ struct ViewTypeName: Sendable {
     var string: String { traceName.string }
 }
 
+/// What the runtime needs to know about a view type, found once per type: its trace name, how to
+/// read its `Primitive` and how to compare two of its values. The runtime's conformance checks
+/// (`as? any PrimitiveView`, `as? any Equatable`) are slow when they miss its cache; these
+/// readers cast to the concrete type instead.
+@MainActor
+struct ViewTypeInfo {
+    let name: ViewTypeName
+    /// Nil for a composite view (one with a body).
+    let primitive: ((any View) -> Primitive)?
+    /// Nil for a view type that is not Equatable (its values always count as changed).
+    let equals: ((any View, any View) -> Bool)?
+}
+
 @MainActor
 enum ViewTypeNames {
-    private static var cache: [ObjectIdentifier: ViewTypeName] = [:]
-    static func name(of view: any View) -> ViewTypeName {
+    private static var cache: [ObjectIdentifier: ViewTypeInfo] = [:]
+
+    static func name(of view: any View) -> ViewTypeName { info(of: view).name }
+
+    static func info(of view: any View) -> ViewTypeInfo {
         let type = type(of: view)
-        if let name = cache[ObjectIdentifier(type)] { return name }
-        let name = ViewTypeName(traceName: TraceName.intern(shortTypeName(type)))
-        cache[ObjectIdentifier(type)] = name
-        return name
+        if let info = cache[ObjectIdentifier(type)] { return info }
+        var primitive: ((any View) -> Primitive)?
+        if let view = view as? any PrimitiveView { primitive = primitiveReader(view) }
+        var equals: ((any View, any View) -> Bool)?
+        if let view = view as? any Equatable { equals = equalityChecker(view) }
+        let info = ViewTypeInfo(name: ViewTypeName(traceName: TraceName.intern(shortTypeName(type))),
+                                primitive: primitive, equals: equals)
+        cache[ObjectIdentifier(type)] = info
+        return info
+    }
+
+    private static func primitiveReader<P: PrimitiveView>(_: P) -> (any View) -> Primitive {
+        { ($0 as! P).primitive }
+    }
+
+    private static func equalityChecker<E: Equatable>(_: E) -> (any View, any View) -> Bool {
+        { a, b in
+            guard let a = a as? E, let b = b as? E else { return false }
+            return a == b
+        }
     }
 
     /// `FeedRow` rather than `HitchWorkloads.FeedRow`; generic arguments dropped.

@@ -102,10 +102,9 @@ extension ViewGraph {
     }
 
     private func computeSize(_ node: ViewNode, _ proposal: ProposedSize) -> Size {
-        guard let primitive = node.primitive else {
+        switch node.kind {
+        case .composite:
             return node.children.first.map { sizeThatFits($0, proposal) } ?? .zero
-        }
-        switch primitive {
         case .empty:
             return .zero
         case .text(let text):
@@ -120,16 +119,16 @@ extension ViewGraph {
             }
             return Size(width: 0, height: max(minLength, proposal.height ?? minLength))
         case .group:
-            return stackSizes(node, StackLayout(axis: .vertical, spacing: 0), proposal).size
-        case .stack(let layout, _):
-            return stackSizes(node, layout, proposal).size
-        case .padding(let insets, _):
+            return stackSize(node, StackLayout(axis: .vertical, spacing: 0), proposal)
+        case .stack(let layout):
+            return stackSize(node, layout, proposal)
+        case .padding(let insets):
             guard let child = node.children.first else { return .zero }
             let inner = ProposedSize(width: proposal.width.map { max(0, $0 - insets.leading - insets.trailing) },
                                      height: proposal.height.map { max(0, $0 - insets.top - insets.bottom) })
             let size = sizeThatFits(child, inner)
             return Size(width: size.width + insets.leading + insets.trailing, height: size.height + insets.top + insets.bottom)
-        case .frame(let width, let height, _):
+        case .frame(let width, let height):
             guard let child = node.children.first else { return Size(width: width ?? 0, height: height ?? 0) }
             let size = sizeThatFits(child, ProposedSize(width: width ?? proposal.width, height: height ?? proposal.height))
             return Size(width: width ?? size.width, height: height ?? size.height)
@@ -141,106 +140,153 @@ extension ViewGraph {
     }
 
     private func parentAxis(of node: ViewNode) -> Axis? {
-        guard let parent = node.parent, case .stack(let layout, _)? = parent.primitive else { return nil }
+        guard let parent = node.parent, case .stack(let layout) = parent.kind else { return nil }
         return layout.axis
+    }
+
+    private func stackSize(_ node: ViewNode, _ layout: StackLayout, _ proposal: ProposedSize) -> Size {
+        withStackSizes(node, layout, proposal) { size, _ in size }
     }
 
     /// A stack's child sizes and its own. Vertical: each child gets the full width and its ideal
     /// height; spacers share what is left. Horizontal: SwiftUI's rule: the least flexible child is
-    /// offered its share of the remaining width first, then the next.
-    private func stackSizes(_ node: ViewNode, _ layout: StackLayout, _ proposal: ProposedSize) -> (size: Size, children: [Size]) {
+    /// offered its share of the remaining width first, then the next. The child sizes live in
+    /// `sizeScratch[base...]` for the duration of `body` (a stack nested in a child pushes its own
+    /// above them), so no stack allocates per pass; `body` reads them by index.
+    private func withStackSizes<T>(_ node: ViewNode, _ layout: StackLayout, _ proposal: ProposedSize,
+                                   _ body: (_ size: Size, _ base: Int) -> T) -> T {
         let children = node.children
-        guard !children.isEmpty else { return (.zero, []) }
-        let totalSpacing = layout.spacing * Double(children.count - 1)
-        var sizes = [Size](repeating: .zero, count: children.count)
-        let isSpacer = children.map { if case .spacer? = $0.primitive { true } else { false } }
+        guard !children.isEmpty else { return body(.zero, sizeScratch.count) }
+        let count = children.count
+        let base = sizeScratch.count
+        sizeScratch.append(contentsOf: repeatElement(.zero, count: count))
+        defer { sizeScratch.removeLast(count) }
+        let totalSpacing = layout.spacing * Double(count - 1)
+        let own: Size
         switch layout.axis {
         case .vertical:
             var used = totalSpacing
-            for (index, child) in children.enumerated() where !isSpacer[index] {
-                sizes[index] = sizeThatFits(child, ProposedSize(width: proposal.width, height: nil))
-                used += sizes[index].height
+            var spacerCount = 0
+            for (index, child) in children.enumerated() {
+                if child.kind.isSpacer { spacerCount += 1; continue }
+                let size = sizeThatFits(child, ProposedSize(width: proposal.width, height: nil))
+                sizeScratch[base + index] = size
+                used += size.height
             }
-            let spacerCount = isSpacer.filter { $0 }.count
             if spacerCount > 0 {
                 let share = proposal.height.map { max(0, $0 - used) / Double(spacerCount) }
-                for (index, child) in children.enumerated() where isSpacer[index] {
-                    sizes[index] = sizeThatFits(child, ProposedSize(width: 0, height: share))
+                for (index, child) in children.enumerated() where child.kind.isSpacer {
+                    sizeScratch[base + index] = sizeThatFits(child, ProposedSize(width: 0, height: share))
                 }
             }
-            let width = sizes.reduce(0) { max($0, $1.width) }
-            let height = sizes.reduce(totalSpacing) { $0 + $1.height }
-            return (Size(width: width, height: height), sizes)
+            var width = 0.0, height = totalSpacing
+            for size in sizeScratch[base...] { width = max(width, size.width); height += size.height }
+            own = Size(width: width, height: height)
         case .horizontal:
-            guard let available = proposal.width else {
-                for (index, child) in children.enumerated() {
-                    sizes[index] = sizeThatFits(child, ProposedSize(width: nil, height: proposal.height))
+            if let available = proposal.width {
+                let flexibilityBase = flexibilityScratch.count
+                for child in children {
+                    let smallest = sizeThatFits(child, ProposedSize(width: 0, height: proposal.height)).width
+                    let largest = sizeThatFits(child, ProposedSize(width: .greatestFiniteMagnitude, height: proposal.height)).width
+                    flexibilityScratch.append(largest - smallest)
                 }
-                let width = sizes.reduce(totalSpacing) { $0 + $1.width }
-                return (Size(width: width, height: sizes.reduce(0) { max($0, $1.height) }), sizes)
+                defer { flexibilityScratch.removeLast(count) }
+                var remaining = max(0, available - totalSpacing)
+                var left = count
+                // Least flexible first (ties in child order); a stack has few children, so picking
+                // the next one by a scan costs less than sorting into a new array.
+                var done = 0
+                while done < count {
+                    var next = -1
+                    for index in 0..<count where !flexibilityScratch[flexibilityBase + index].isNaN {
+                        if next < 0 || flexibilityScratch[flexibilityBase + index] < flexibilityScratch[flexibilityBase + next] { next = index }
+                    }
+                    if next < 0 { break }
+                    flexibilityScratch[flexibilityBase + next] = .nan   // placed
+                    let share = remaining / Double(left)
+                    let size = sizeThatFits(children[next], ProposedSize(width: share, height: proposal.height))
+                    sizeScratch[base + next] = size
+                    remaining = max(0, remaining - size.width)
+                    left -= 1
+                    done += 1
+                }
+            } else {
+                for (index, child) in children.enumerated() {
+                    sizeScratch[base + index] = sizeThatFits(child, ProposedSize(width: nil, height: proposal.height))
+                }
             }
-            let flexibility = children.map { child -> Double in
-                let smallest = sizeThatFits(child, ProposedSize(width: 0, height: proposal.height)).width
-                let largest = sizeThatFits(child, ProposedSize(width: .greatestFiniteMagnitude, height: proposal.height)).width
-                return largest - smallest
-            }
-            var remaining = max(0, available - totalSpacing)
-            var left = children.count
-            for index in children.indices.sorted(by: { flexibility[$0] < flexibility[$1] }) {
-                let share = remaining / Double(left)
-                sizes[index] = sizeThatFits(children[index], ProposedSize(width: share, height: proposal.height))
-                remaining = max(0, remaining - sizes[index].width)
-                left -= 1
-            }
-            let width = sizes.reduce(totalSpacing) { $0 + $1.width }
-            return (Size(width: width, height: sizes.reduce(0) { max($0, $1.height) }), sizes)
+            var width = totalSpacing, height = 0.0
+            for size in sizeScratch[base...] { width += size.width; height = max(height, size.height) }
+            own = Size(width: width, height: height)
         }
+        return body(own, base)
     }
 
-    /// Places a node at an absolute rect and its children inside it.
+    /// Places a node at an absolute rect and its children inside it. A node whose subtree is
+    /// unchanged since it was placed at this size is only moved (lazy lists in it re-place rows).
     func place(_ node: ViewNode, in rect: Rect) {
-        node.frame = rect
-        guard let primitive = node.primitive else {
-            if let child = node.children.first { place(child, in: rect) }
+        if node.placementIsCurrent, node.frame.size == rect.size {
+            move(node, by: rect.minX - node.frame.minX, rect.minY - node.frame.minY)
             return
         }
-        switch primitive {
+        node.frame = rect
+        switch node.kind {
+        case .composite:
+            if let child = node.children.first { place(child, in: rect) }
         case .empty, .text, .image, .color, .spacer:
-            return
+            break
         case .group:
             placeStack(node, StackLayout(axis: .vertical, spacing: 0), rect)
-        case .stack(let layout, _):
+        case .stack(let layout):
             placeStack(node, layout, rect)
-        case .padding(let insets, _):
-            guard let child = node.children.first else { return }
-            place(child, in: Rect(x: rect.minX + insets.leading, y: rect.minY + insets.top,
-                                  width: max(0, rect.size.width - insets.leading - insets.trailing),
-                                  height: max(0, rect.size.height - insets.top - insets.bottom)))
+        case .padding(let insets):
+            if let child = node.children.first {
+                place(child, in: Rect(x: rect.minX + insets.leading, y: rect.minY + insets.top,
+                                      width: max(0, rect.size.width - insets.leading - insets.trailing),
+                                      height: max(0, rect.size.height - insets.top - insets.bottom)))
+            }
         case .frame:
-            guard let child = node.children.first else { return }
-            let size = sizeThatFits(child, ProposedSize(width: rect.size.width, height: rect.size.height))
-            place(child, in: Rect(x: rect.minX + (rect.size.width - size.width) / 2,
-                                  y: rect.minY + (rect.size.height - size.height) / 2,
-                                  width: size.width, height: size.height))
+            if let child = node.children.first {
+                let size = sizeThatFits(child, ProposedSize(width: rect.size.width, height: rect.size.height))
+                place(child, in: Rect(x: rect.minX + (rect.size.width - size.width) / 2,
+                                      y: rect.minY + (rect.size.height - size.height) / 2,
+                                      width: size.width, height: size.height))
+            }
         case .background:
             if let child = node.children.first { place(child, in: rect) }
         case .lazyList:
+            // Its rows follow the scroll position, which no invalidation reports: placed every pass.
             placeLazyList(node, in: rect)
+            return
         }
+        node.placementIsCurrent = true
+    }
+
+    /// Moves a placed subtree; lazy lists in it place their rows for their new frame.
+    private func move(_ node: ViewNode, by dx: Double, _ dy: Double) {
+        node.frame.origin.x += dx
+        node.frame.origin.y += dy
+        if case .lazyList = node.kind {
+            placeLazyList(node, in: node.frame)
+            return
+        }
+        for child in node.children { move(child, by: dx, dy) }
     }
 
     private func placeStack(_ node: ViewNode, _ layout: StackLayout, _ rect: Rect) {
-        let (_, sizes) = stackSizes(node, layout, ProposedSize(width: rect.size.width, height: rect.size.height))
-        var cursor = layout.axis == .vertical ? rect.minY : rect.minX
-        for (child, size) in zip(node.children, sizes) {
-            switch layout.axis {
-            case .vertical:
-                place(child, in: Rect(x: rect.minX, y: cursor, width: size.width, height: size.height))
-                cursor += size.height + layout.spacing
-            case .horizontal:
-                place(child, in: Rect(x: cursor, y: rect.minY + (rect.size.height - size.height) / 2,
-                                      width: size.width, height: size.height))
-                cursor += size.width + layout.spacing
+        withStackSizes(node, layout, ProposedSize(width: rect.size.width, height: rect.size.height)) { _, base in
+            var cursor = layout.axis == .vertical ? rect.minY : rect.minX
+            for (index, child) in node.children.enumerated() {
+                let size = sizeScratch[base + index]
+                switch layout.axis {
+                case .vertical:
+                    place(child, in: Rect(x: rect.minX, y: cursor, width: size.width, height: size.height))
+                    cursor += size.height + layout.spacing
+                case .horizontal:
+                    place(child, in: Rect(x: cursor, y: rect.minY + (rect.size.height - size.height) / 2,
+                                          width: size.width, height: size.height))
+                    cursor += size.width + layout.spacing
+                }
             }
         }
     }

@@ -1,5 +1,6 @@
-// The lazy list's state: row ids for the current data, measured heights by id (unmeasured rows
-// use the mean measured height), and the rows materialized for the current viewport.
+// The lazy list's state: the rows materialized for the current viewport, and heights measured
+// for the current content by row index (unmeasured rows use the mean measured height).
+import HitchTrace
 
 /// Where a lazy list is scrolled to, and what its last layout found. Owned by the app (a scroll
 /// controller writes `offset`); layout clamps it to the content and reports the geometry back.
@@ -23,80 +24,197 @@ public final class ScrollPosition {
     }
 }
 
-struct LazyListState {
-    var content: LazyListContent?
-    var ids: [AnyHashable] = []
-    /// Heights by row index for the current data; negative means not measured yet.
-    var heights: [Double] = []
-    var measuredHeightByID: [AnyHashable: Double] = [:]
-    var measuredTotal = 0.0
-    var measuredCount = 0
+/// A lazy list's rows: heights measured for the current content (by row index), sums kept as rows
+/// are measured so the content height is O(1), and the rows materialized by the last layout.
+/// After new content, only the materialized rows are matched against it (by id, in the data's own
+/// id type), and only rows that become visible are measured.
+@MainActor
+final class LazyListState {
+    private(set) var content: LazyListContent?
+    /// The content the materialized rows (the node's children, in order) were made from, while it
+    /// differs from `content` (new content arrived and layout has not matched the rows yet).
+    private(set) var materializedContent: LazyListContent?
+    /// Indices, in `materializedContent ?? content`, of the node's children.
+    var materialized: Range<Int> = 0..<0
 
-    @MainActor
-    mutating func setContent(_ content: LazyListContent) {
-        self.content = content
-        // The id index is rebuilt for the new data; heights follow their rows by id.
-        ids = (0..<content.count).map(content.id)
-        heights = ids.map { measuredHeightByID[$0] ?? -1 }
+    /// Heights by row index for the current content; negative means not measured yet.
+    private(set) var heights: [Double] = []
+    /// Sum and count of the measured heights in `heights`.
+    private var measuredSum = 0.0
+    private var measuredCount = 0
+    /// Every height measured so far, over all contents: the estimate for unmeasured rows.
+    private var estimateSum = 0.0
+    private var estimateCount = 0
+
+    /// Where the first-row search starts: a row index and the measured heights above it, so a
+    /// frame that scrolls a few rows walks a few rows.
+    private var anchor = 0
+    private var anchorMeasuredSum = 0.0
+    private var anchorMeasuredCount = 0
+
+    var hasUnmatchedContent: Bool { materializedContent != nil }
+
+    func setContent(_ newContent: LazyListContent) {
+        if materializedContent == nil, let content { materializedContent = content }
+        content = newContent
+        // Heights follow the rows that stay on screen (layout records them again from their
+        // nodes' size caches); the rest start from the estimate. Reuses the buffer.
+        heights.removeAll(keepingCapacity: true)
+        heights.append(contentsOf: repeatElement(-1, count: newContent.count))
+        measuredSum = 0
+        measuredCount = 0
+        anchor = 0
+        anchorMeasuredSum = 0
+        anchorMeasuredCount = 0
     }
 
-    var estimatedRowHeight: Double { measuredCount > 0 ? measuredTotal / Double(measuredCount) : 44 }
+    /// The rows now match `content`.
+    func didMatchContent() { materializedContent = nil }
 
-    mutating func recordHeight(_ height: Double, at index: Int) {
-        let id = ids[index]
-        if let old = measuredHeightByID.updateValue(height, forKey: id) {
-            measuredTotal += height - old
-        } else {
-            measuredTotal += height
+    var estimatedRowHeight: Double { estimateCount > 0 ? estimateSum / Double(estimateCount) : 44 }
+
+    func height(at index: Int, estimate: Double) -> Double {
+        let height = heights[index]
+        return height < 0 ? estimate : height
+    }
+
+    /// The content height with unmeasured rows at the current estimate.
+    func contentHeight(spacing: Double) -> Double {
+        let count = heights.count
+        guard count > 0 else { return 0 }
+        return measuredSum + Double(count - measuredCount) * estimatedRowHeight + spacing * Double(count - 1)
+    }
+
+    func recordHeight(_ height: Double, at index: Int) {
+        let old = heights[index]
+        if old < 0 {
+            measuredSum += height
             measuredCount += 1
+            estimateSum += height
+            estimateCount += 1
+            if index < anchor {
+                anchorMeasuredSum += height
+                anchorMeasuredCount += 1
+            }
+        } else {
+            measuredSum += height - old
+            estimateSum += height - old
+            if index < anchor { anchorMeasuredSum += height - old }
         }
         heights[index] = height
+    }
+
+    /// The top of row `anchor` with unmeasured rows at `estimate`.
+    private func anchorTop(estimate: Double, spacing: Double) -> Double {
+        Double(anchor) * (estimate + spacing) + anchorMeasuredSum - estimate * Double(anchorMeasuredCount)
+    }
+
+    /// The first row whose extent reaches `low`, and its top (rows at their measured or estimated
+    /// heights). Walks from where the last search ended.
+    func firstRow(reaching low: Double, estimate: Double, spacing: Double) -> (index: Int, top: Double) {
+        // Back while the row above still reaches `low` (its bottom is this row's top less spacing).
+        while anchor > 0, anchorTop(estimate: estimate, spacing: spacing) - spacing >= low {
+            anchor -= 1
+            let height = heights[anchor]
+            if height >= 0 {
+                anchorMeasuredSum -= height
+                anchorMeasuredCount -= 1
+            }
+        }
+        // Forward while this row ends above `low`.
+        while anchor < heights.count,
+              anchorTop(estimate: estimate, spacing: spacing) + self.height(at: anchor, estimate: estimate) < low {
+            let height = heights[anchor]
+            if height >= 0 {
+                anchorMeasuredSum += height
+                anchorMeasuredCount += 1
+            }
+            anchor += 1
+        }
+        return (anchor, anchorTop(estimate: estimate, spacing: spacing))
     }
 }
 
 extension ViewGraph {
     func placeLazyList(_ node: ViewNode, in rect: Rect) {
-        guard var state = node.lazy, let content = state.content else { return }
+        guard let state = node.lazy, let content = state.content else { return }
         let position = content.position
         if let override = content.offsetOverride { position.offset = override }
         let spacing = content.spacing
         let estimate = state.estimatedRowHeight
-        var total = 0.0
-        for height in state.heights { total += (height < 0 ? estimate : height) + spacing }
-        total = max(0, total - spacing)
+        let total = state.contentHeight(spacing: spacing)
         let viewport = rect.size.height
         let offset = min(max(0, position.offset), max(0, total - viewport))
         let low = offset - content.overscan, high = offset + viewport + content.overscan
 
         // Rows whose extent meets [low, high], by their (estimated) tops.
-        var first = 0, top = 0.0
-        while first < state.heights.count {
-            let height = state.heights[first] < 0 ? estimate : state.heights[first]
-            if top + height >= low { break }
-            top += height + spacing
-            first += 1
-        }
+        let (first, top) = state.firstRow(reaching: low, estimate: estimate, spacing: spacing)
         var last = first, bottom = top
         while last < state.heights.count, bottom <= high {
-            bottom += (state.heights[last] < 0 ? estimate : state.heights[last]) + spacing
+            bottom += state.height(at: last, estimate: estimate) + spacing
             last += 1
         }
         let range = first..<last
-        let rows = range.map { index in (key: ChildKey.explicit(group: 0, id: state.ids[index]), view: content.view(index)) }
-        Instrument.stage("diff") { reconcile(node, with: rows, firstPosition: range.lowerBound) }
+        if state.hasUnmatchedContent || range != state.materialized {
+            measuringDiff { materializeRows(node, state: state, content: content, range: range) }
+        }
 
         var y = top
         for (index, child) in zip(range, node.children) {
+            // Rows already materialized answer from their size cache: only new rows are measured.
             let size = sizeThatFits(child, ProposedSize(width: rect.size.width, height: nil))
             if state.heights[index] != size.height { state.recordHeight(size.height, at: index) }
             place(child, in: Rect(x: rect.minX, y: rect.minY + y - offset, width: rect.size.width, height: size.height))
             y += size.height + spacing
         }
         // Rows measured just now refine the estimate for the rest.
-        let refined = state.estimatedRowHeight
-        var contentHeight = 0.0
-        for height in state.heights { contentHeight += (height < 0 ? refined : height) + spacing }
-        position.update(contentHeight: max(0, contentHeight - spacing), viewportHeight: viewport, materialized: range)
-        node.lazy = state
+        position.update(contentHeight: state.contentHeight(spacing: spacing), viewportHeight: viewport, materialized: range)
+    }
+
+    /// Makes the node's children the rows of `range`: rows kept from the last layout stay (matched
+    /// by id when the content changed), rows that came into range are built, the rest torn down.
+    private func materializeRows(_ node: ViewNode, state: LazyListState, content: LazyListContent, range: Range<Int>) {
+        var rows = rowScratch
+        rowScratch = []
+        rows.removeAll(keepingCapacity: true)
+        let old = state.materialized
+        // Rows built with the list itself, or scrolled (or brought) into view: new identities.
+        let reason: ViewLifetime.Reason = node.isNewlyBuilt ? .parentBuilt : .newIdentity
+        node.isNewlyBuilt = false
+        func build(_ index: Int) -> ViewNode {
+            buildNode(key: content.rows.key(at: index), view: content.rows.view(at: index), parent: node,
+                      position: index, reason: reason)
+        }
+        if let previous = state.materializedContent {
+            // New content: match the materialized rows by id; a kept row gets its new view value.
+            let matches = content.rows.matchRows(range, previous: previous.rows, previousRange: old)
+            var kept = [Bool](repeating: false, count: node.children.count)
+            for (index, match) in zip(range, matches) {
+                if let match {
+                    kept[match] = true
+                    let existing = node.children[match]
+                    reuse(existing, with: content.rows.view(at: index), position: index)
+                    rows.append(existing)
+                } else {
+                    rows.append(build(index))
+                }
+            }
+            for (child, isKept) in zip(node.children, kept) where !isKept { tearDown(child, reason: .identityRemoved) }
+            state.didMatchContent()
+        } else {
+            // Same content, scrolled: rows in both ranges are the same rows with the same values.
+            for index in range {
+                if old.contains(index) {
+                    rows.append(node.children[index - old.lowerBound])
+                } else {
+                    rows.append(build(index))
+                }
+            }
+            for (index, child) in zip(old, node.children) where !range.contains(index) { tearDown(child, reason: .identityRemoved) }
+        }
+        state.materialized = range
+        swap(&node.children, &rows)
+        rows.removeAll(keepingCapacity: true)
+        rowScratch = rows
     }
 }

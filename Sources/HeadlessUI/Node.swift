@@ -8,7 +8,14 @@ import Synchronization
 @MainActor
 final class ViewNode {
     let key: ChildKey
-    var view: any View
+    /// The view value; set through `setView` so `typeInfo` follows a change of type.
+    private(set) var view: any View
+    private var viewType: ObjectIdentifier
+    /// How to read the view's primitive and compare its values, found once per view type.
+    private var typeInfo: ViewTypeInfo
+    /// What this node is for layout and commit, resolved by each update from the view's
+    /// `Primitive` (a stored enum, so the per-frame passes neither cast nor rebuild child lists).
+    var kind: NodeKind = .composite
     let typeName: ViewTypeName
     /// A stable number for this node's identity path, written to the trace with its events.
     let identity: UInt64
@@ -21,6 +28,9 @@ final class ViewNode {
     var trackingGeneration: UInt64 = 0
     var frame = Rect(x: 0, y: 0, width: 0, height: 0)
     var layoutCache = LayoutCache()
+    /// True when `frame` and every descendant's frame were placed for the node's current subtree
+    /// (cleared with the layout cache): placing it again at the same size only moves it.
+    var placementIsCurrent = false
     /// A Text's wrapped lines for the width it was placed at (the commit reuses them).
     var textLines: (width: Double, lines: [String])?
     var lazy: LazyListState?
@@ -33,15 +43,69 @@ final class ViewNode {
         self.key = key
         self.position = position
         self.view = view
+        self.viewType = typeIdentity(of: view)
+        self.typeInfo = ViewTypeNames.info(of: view)
         self.parent = parent
-        self.typeName = ViewTypeNames.name(of: view)
+        self.typeName = typeInfo.name
         var hasher = Hasher()
         hasher.combine(parent?.identity ?? 0)
         hasher.combine(key)
         self.identity = UInt64(bitPattern: Int64(hasher.finalize()))
     }
 
-    var primitive: Primitive? { (view as? any PrimitiveView)?.primitive }
+    func setView(_ newView: any View) {
+        let newType = typeIdentity(of: newView)
+        if newType != viewType {
+            viewType = newType
+            typeInfo = ViewTypeNames.info(of: newView)
+        }
+        view = newView
+    }
+
+    /// The primitive's description, built from the view: only when the node updates.
+    var primitive: Primitive? { typeInfo.primitive?(view) }
+
+    /// Equal values need no update (SwiftUI compares view fields the same way); values of a
+    /// non-Equatable type, or of another type, always count as changed.
+    func viewIsEqual(to other: any View) -> Bool {
+        guard let equals = typeInfo.equals, typeIdentity(of: other) == viewType else { return false }
+        return equals(view, other)
+    }
+}
+
+/// A node's kind with the fields layout and commit read; children are the node's own.
+@MainActor
+enum NodeKind {
+    case composite
+    case empty
+    case text(Text)
+    case image(Image)
+    case color(Color, Size?)
+    case spacer(minLength: Double)
+    case group
+    case stack(StackLayout)
+    case padding(EdgeInsets)
+    case frame(width: Double?, height: Double?)
+    case background(Color)
+    case lazyList
+
+    init(_ primitive: Primitive) {
+        switch primitive {
+        case .empty: self = .empty
+        case .text(let text): self = .text(text)
+        case .image(let image): self = .image(image)
+        case .color(let color, let size): self = .color(color, size)
+        case .spacer(let minLength): self = .spacer(minLength: minLength)
+        case .group: self = .group
+        case .stack(let layout, _): self = .stack(layout)
+        case .padding(let insets, _): self = .padding(insets)
+        case .frame(let width, let height, _): self = .frame(width: width, height: height)
+        case .background(let color, _): self = .background(color)
+        case .lazyList: self = .lazyList
+        }
+    }
+
+    var isSpacer: Bool { if case .spacer = self { true } else { false } }
 }
 
 /// What an onChange callback needs to find its node again, and nothing it may not touch off-main.
@@ -75,11 +139,25 @@ final class ViewGraph {
     var statistics = RuntimeStatistics()
     var recordsInvalidationList = false
     let captureWriterStacks: Bool
+    /// Mounted nodes, kept as they are built and torn down (the layout pass reports it every frame).
+    private(set) var nodeCount = 0
+    /// Nanoseconds spent diffing children by identity since the host last took it (`takeDiffNs`).
+    private var diffNs: Int64 = 0
     private let inbox: Mutex<[InvalidationTarget]>
     private let inboxRecords: Mutex<[InvalidationRecord]>
+    /// The inbox's other buffer: swapped in under the lock so draining allocates nothing.
+    private var drainedTargets: [InvalidationTarget] = []
+    /// Reused by the lazy list's row diff, so a frame that scrolls a row in allocates no array.
+    var rowScratch: [ViewNode] = []
+    /// Reused by stack layout for child sizes (a stack nested in a stack takes the next slice).
+    var sizeScratch: [Size] = []
+    var flexibilityScratch: [Double] = []
+    /// The last display list's length, reserved for the next.
+    var lastDisplayItemCount = 0
 
     init(root: any View, captureWriterStacks: Bool) {
         self.root = ViewNode(key: .structural(position: 0, type: typeIdentity(of: root)), view: root, parent: nil)
+        nodeCount = 1
         self.captureWriterStacks = captureWriterStacks
         inbox = Mutex([])
         inboxRecords = Mutex([])
@@ -100,19 +178,22 @@ final class ViewGraph {
 
     /// Moves invalidations from the inbox onto their nodes; true if any node became invalid.
     func applyPendingInvalidations() -> Bool {
-        let targets = inbox.withLock { inbox in
-            defer { inbox.removeAll(keepingCapacity: true) }
-            return inbox
+        var targets = drainedTargets
+        drainedTargets = []
+        inbox.withLock { swap(&$0, &targets) }
+        if recordsInvalidationList {
+            statistics.invalidations.append(contentsOf: inboxRecords.withLock { records in
+                defer { records.removeAll() }
+                return records
+            })
         }
-        statistics.invalidations.append(contentsOf: inboxRecords.withLock { records in
-            defer { records.removeAll() }
-            return records
-        })
         var any = false
         for target in targets where target.node.isMounted && target.node.trackingGeneration == target.generation {
             target.node.needsUpdate = true
             any = true
         }
+        targets.removeAll(keepingCapacity: true)
+        drainedTargets = targets
         return any
     }
 
@@ -123,7 +204,7 @@ final class ViewGraph {
         updateIfNeeded(root)
     }
 
-    private func updateIfNeeded(_ node: ViewNode) {
+    func updateIfNeeded(_ node: ViewNode) {
         if node.needsUpdate {
             update(node)
         } else {
@@ -135,30 +216,35 @@ final class ViewGraph {
     func update(_ node: ViewNode) {
         node.needsUpdate = false
         node.textLines = nil
+        // This node's size and placement, and every ancestor's, may change.
         var ancestor: ViewNode? = node
-        while let current = ancestor, !(current.layoutCache.entries.isEmpty && current !== node) {
+        while let current = ancestor {
             current.layoutCache.invalidate()
+            current.placementIsCurrent = false
             ancestor = current.parent
         }
         guard let primitive = node.primitive else {
+            node.kind = .composite
             let child = evaluateBody(of: node)
             reconcile(node, with: [(.structural(position: 0, type: typeIdentity(of: child)), child)])
             return
         }
+        node.kind = NodeKind(primitive)
         switch primitive {
         case .empty, .text, .image, .color, .spacer:
             reconcile(node, with: [])
         case .group(let list), .stack(_, let list):
             let hasExplicitIdentity = list.children.contains { if case .explicit = $0.key { true } else { false } }
             if hasExplicitIdentity {
-                Instrument.stage("diff") { reconcile(node, with: list.children) }
+                measuringDiff { reconcile(node, with: list.children) }
             } else {
                 reconcile(node, with: list.children)
             }
         case .padding(_, let content), .frame(_, _, let content), .background(_, let content):
             reconcile(node, with: [(.structural(position: 0, type: typeIdentity(of: content)), content)])
         case .lazyList(let content):
-            // Rows are materialized by layout, which knows the viewport; keep the ones we have.
+            // Rows are materialized by layout, which knows the viewport; it matches the rows it
+            // has against the new content by id, over the materialized rows only.
             if node.lazy == nil { node.lazy = LazyListState() }
             node.lazy!.setContent(content)
             for child in node.children { updateIfNeeded(child) }
@@ -186,6 +272,12 @@ final class ViewGraph {
     func reconcile(_ node: ViewNode, with newChildren: [(key: ChildKey, view: any View)], firstPosition: Int = 0) {
         let parentIsNew = node.isNewlyBuilt
         node.isNewlyBuilt = false
+        // One child of the same identity (a composite's body, a modifier's content) is the common
+        // case: no table needed.
+        if newChildren.count == 1, node.children.count == 1, node.children[0].key == newChildren[0].key {
+            reuse(node.children[0], with: newChildren[0].view, position: firstPosition)
+            return
+        }
         var old: [ChildKey: ViewNode] = [:]
         old.reserveCapacity(node.children.count)
         for child in node.children { old[child.key] = child }
@@ -193,42 +285,64 @@ final class ViewGraph {
         result.reserveCapacity(newChildren.count)
         for (offset, (key, view)) in newChildren.enumerated() {
             if let existing = old.removeValue(forKey: key) {
-                let unchanged = !existing.needsUpdate && viewsEqual(existing.view, view)
-                existing.view = view
-                existing.position = firstPosition + offset
-                statistics.nodesReused += 1
-                if unchanged {
-                    updateIfNeeded(existing)
-                } else {
-                    update(existing)
-                }
+                reuse(existing, with: view, position: firstPosition + offset)
                 result.append(existing)
             } else {
-                let child = ViewNode(key: key, view: view, parent: node, position: firstPosition + offset)
-                statistics.nodesBuilt += 1
-                Instrument.viewLifetime(.built, child, reason: parentIsNew ? .parentBuilt : key.isExplicit ? .newIdentity : .structuralChange)
-                update(child)
-                result.append(child)
+                let reason: ViewLifetime.Reason = parentIsNew ? .parentBuilt : key.isExplicit ? .newIdentity : .structuralChange
+                result.append(buildNode(key: key, view: view, parent: node, position: firstPosition + offset, reason: reason))
             }
         }
         for (key, removed) in old { tearDown(removed, reason: key.isExplicit ? .identityRemoved : .structuralChange) }
         node.children = result
     }
 
+    /// Gives a kept node its new view value; updates it unless the value is equal and it is valid.
+    func reuse(_ existing: ViewNode, with view: any View, position: Int) {
+        let unchanged = !existing.needsUpdate && existing.viewIsEqual(to: view)
+        existing.setView(view)
+        existing.position = position
+        statistics.nodesReused += 1
+        if unchanged {
+            updateIfNeeded(existing)
+        } else {
+            update(existing)
+        }
+    }
+
+    /// Every node is made here: it is counted and recorded with why, then updated (its body or
+    /// children built).
+    func buildNode(key: ChildKey, view: any View, parent: ViewNode, position: Int, reason: ViewLifetime.Reason) -> ViewNode {
+        let child = ViewNode(key: key, view: view, parent: parent, position: position)
+        statistics.nodesBuilt += 1
+        nodeCount += 1
+        Instrument.viewLifetime(.built, child, reason: reason)
+        update(child)
+        return child
+    }
+
+    /// Every node leaves here: unmounted (late invalidations for it are ignored), recorded with
+    /// why, with its subtree.
     func tearDown(_ node: ViewNode, reason: ViewLifetime.Reason) {
         node.isMounted = false
         node.trackingGeneration &+= 1
         statistics.nodesTornDown += 1
+        nodeCount -= 1
         Instrument.viewLifetime(.tornDown, node, reason: reason)
         for child in node.children { tearDown(child, reason: .parentRemoved) }
         node.children = []
     }
 
-    var nodeCount: Int {
-        var count = 0
-        func visit(_ node: ViewNode) { count += 1; node.children.forEach(visit) }
-        visit(root)
-        return count
+    /// Runs a diff, recorded as the `diff` stage and added to the frame's diff time.
+    func measuringDiff<T>(_ body: () -> T) -> T {
+        let start = MonotonicClock.nowNs()
+        defer { diffNs += MonotonicClock.nowNs() - start }
+        return Instrument.stage("diff", body)
+    }
+
+    /// The diff time since the last call.
+    func takeDiffNs() -> Int64 {
+        defer { diffNs = 0 }
+        return diffNs
     }
 }
 
@@ -243,14 +357,3 @@ func unwrapSingle(_ view: any View) -> any View {
     return view
 }
 
-/// Equal view values need no update (SwiftUI compares view fields the same way); non-Equatable
-/// views always update when their parent re-evaluates.
-func viewsEqual(_ a: any View, _ b: any View) -> Bool {
-    guard let a = a as? any Equatable else { return false }
-    return isEqual(a, b)
-}
-
-private func isEqual<T: Equatable>(_ a: T, _ b: Any) -> Bool {
-    guard let b = b as? T else { return false }
-    return a == b
-}

@@ -107,7 +107,7 @@ public struct LazyList<Data: RandomAccessCollection, ID: Hashable, Row: View>: P
     }
 
     public var primitive: Primitive {
-        var content = rows.lazyContent
+        var content = LazyListContent(rows: ForEachRows(data: rows.data, id: rows.id, content: rows.content))
         content.position = position
         content.offsetOverride = offset
         content.spacing = spacing
@@ -116,16 +116,64 @@ public struct LazyList<Data: RandomAccessCollection, ID: Hashable, Row: View>: P
     }
 }
 
-/// A lazy list's rows, erased: count, the id at an index, and the row view at an index.
+/// A lazy list's rows, erased to what the runtime asks of them: the count, a row's view, and
+/// ids compared in their own type (only for the rows that are materialized).
 @MainActor
 public struct LazyListContent {
-    public var count: Int
-    public var id: (Int) -> AnyHashable
-    public var view: (Int) -> any View
+    let rows: any LazyRowSource
+    public var count: Int { rows.count }
     public var position = ScrollPosition()
     public var offsetOverride: Double?
     public var spacing: Double = 0
     public var overscan: Double = 120
+}
+
+/// A lazy list's data, typed: the runtime reaches ids through these methods, so no row's id is
+/// boxed unless its row is built.
+@MainActor
+protocol LazyRowSource {
+    var count: Int { get }
+    func view(at index: Int) -> any View
+    /// The row's id as a child key, for a node being built.
+    func key(at index: Int) -> ChildKey
+    /// For each row of `range`, the position in `previousRange` of the row of `previous` with the
+    /// same id, or nil (also when `previous` holds another type of data).
+    func matchRows(_ range: Range<Int>, previous: any LazyRowSource, previousRange: Range<Int>) -> [Int?]
+}
+
+/// `ForEach` as a lazy list's rows.
+struct ForEachRows<Data: RandomAccessCollection, ID: Hashable, Content: View>: LazyRowSource where Data.Index == Int {
+    let data: Data
+    let id: KeyPath<Data.Element, ID>
+    let content: (Data.Element) -> Content
+
+    var count: Int { data.count }
+
+    func id(at index: Int) -> ID { data[data.startIndex + index][keyPath: id] }
+
+    func view(at index: Int) -> any View { unwrapSingle(content(data[data.startIndex + index])) }
+
+    func key(at index: Int) -> ChildKey { .explicit(group: 0, id: AnyHashable(id(at: index))) }
+
+    func matchRows(_ range: Range<Int>, previous: any LazyRowSource, previousRange: Range<Int>) -> [Int?] {
+        guard let previous = previous as? Self else { return Array(repeating: nil, count: range.count) }
+        let oldIDs = previousRange.map(previous.id(at:))
+        var used = [Bool](repeating: false, count: oldIDs.count)
+        // Rows usually keep their order: look right after the last match first.
+        var next = 0
+        return range.map { index in
+            let id = self.id(at: index)
+            if next < oldIDs.count, !used[next], oldIDs[next] == id {
+                used[next] = true
+                next += 1
+                return next - 1
+            }
+            guard let found = oldIDs.indices.first(where: { !used[$0] && oldIDs[$0] == id }) else { return nil }
+            used[found] = true
+            next = found + 1
+            return found
+        }
+    }
 }
 
 /// Flattens a stack's content into keyed children: ViewBuilder groups keep positions, ForEach
@@ -137,7 +185,7 @@ func flattenChildren(_ content: any View) -> ChildList {
     // `path` encodes where a view sits in the tree of groups, so a structural child keeps its
     // identity when a ForEach or an `if` before it changes how many children it contributes.
     func visit(_ view: any View, key: ChildKey, path: Int) {
-        if let primitive = view as? any PrimitiveView, case .group(let list) = primitive.primitive {
+        if let primitive = ViewTypeNames.info(of: view).primitive?(view), case .group(let list) = primitive {
             let group = groupIndex
             groupIndex += 1
             for child in list.children {

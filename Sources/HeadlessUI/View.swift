@@ -107,13 +107,6 @@ public struct ForEach<Data: RandomAccessCollection, ID: Hashable, Content: View>
     public var primitive: Primitive {
         .group(ChildList(data.map { (.explicit(group: 0, id: AnyHashable($0[keyPath: id])), content($0)) }))
     }
-
-    var lazyContent: LazyListContent {
-        let data = self.data, id = self.id, content = self.content
-        return LazyListContent(count: data.count,
-                               id: { AnyHashable(data[data.startIndex + $0][keyPath: id]) },
-                               view: { unwrapSingle(content(data[data.startIndex + $0])) })
-    }
 }
 
 extension ForEach where Data.Element: Identifiable, ID == Data.Element.ID {

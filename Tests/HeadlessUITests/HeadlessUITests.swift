@@ -282,3 +282,102 @@ struct NumberList: View {
         #expect(renderer.framesInFlight(atNs: MonotonicClock.nowNs()) == 0)
     }
 }
+
+struct HeightRow: View, Equatable {
+    var number: Int
+    var body: some View { Text("row \(number)", fontSize: 10).frame(height: number % 3 == 0 ? 80 : 50) }
+}
+
+struct HeightList: View {
+    let model: ListModel
+    let position: ScrollPosition
+    var body: some View {
+        LazyList(position: position, spacing: 2, overscan: 0, rows: ForEach(model.items) { HeightRow(number: $0.id) })
+    }
+}
+
+/// New data and scrolling cost what changes on screen: rows are matched by id only among the
+/// materialized ones, only rows that come into view are built and measured, and the content
+/// height kept as rows are measured equals the full sum.
+@MainActor
+@Suite struct LazyListWorkTests {
+    func makeHost(count: Int) -> (ViewHost, ListModel, ScrollPosition) {
+        let model = ListModel()
+        model.items = (0..<count).map { Item(id: $0, title: "") }
+        let position = ScrollPosition()
+        let host = ViewHost(root: HeightList(model: model, position: position),
+                            configuration: HostConfiguration(viewport: Size(width: 300, height: 400)))
+        // The first frame materializes rows at the default estimate; the second at measured heights.
+        _ = host.update()
+        _ = host.update()
+        host.resetStatistics()
+        return (host, model, position)
+    }
+
+    @Test func newDataKeepsVisibleRowsByIDAndBuildsOnlyNewOnes() {
+        let (host, model, position) = makeHost(count: 10_000)
+        let visible = position.materializedRows
+        // A new snapshot: one row inserted at the top, everything else the same rows by id.
+        model.items.insert(Item(id: 50_000, title: ""), at: 0)
+        _ = host.update()
+        #expect(host.statistics.bodyEvaluations["HeightRow"] == 1)
+        #expect(host.statistics.nodesBuilt == 3)   // the new row, its frame and its Text
+        // The row pushed out at the bottom (if any) is torn down with its two children.
+        #expect(host.statistics.nodesTornDown % 3 == 0)
+        #expect(position.materializedRows.lowerBound == 0)
+        #expect(!visible.isEmpty)
+    }
+
+    @Test func newDataWithOtherIDsReplacesOnlyTheVisibleRows() {
+        let (host, model, position) = makeHost(count: 10_000)
+        model.items = (0..<10_000).map { Item(id: $0 + 100_000, title: "") }
+        _ = host.update()
+        let rows = position.materializedRows.count
+        #expect(host.statistics.bodyEvaluations["HeightRow"] == rows)
+        #expect(host.statistics.nodesBuilt == 3 * rows)
+        #expect(host.nodeCount < 3 * rows + 10)
+    }
+
+    @Test func scrollingBuildsOnlyRowsThatComeIntoView() {
+        let (host, _, position) = makeHost(count: 10_000)
+        let before = position.materializedRows
+        position.offset = 300   // a few rows
+        _ = host.update()
+        let after = position.materializedRows
+        let entered = after.filter { !before.contains($0) }.count
+        let left = before.filter { !after.contains($0) }.count
+        #expect(entered > 0)
+        #expect(host.statistics.bodyEvaluations["HeightRow"] == entered)
+        #expect(host.statistics.nodesBuilt == 3 * entered)
+        #expect(host.statistics.nodesTornDown == 3 * left)
+        // Once the new rows' measured heights have settled the range, a frame with nothing new
+        // does no diff and evaluates nothing.
+        _ = host.update()
+        host.resetStatistics()
+        _ = host.update()
+        #expect(host.statistics.bodyEvaluations.isEmpty)
+        #expect(host.statistics.nodesBuilt == 0 && host.statistics.nodesTornDown == 0)
+        #expect(host.lastFrameCost.diffNs == 0)
+    }
+
+    @Test func contentHeightFollowsMeasuredRowsAndRowsStayContiguous() {
+        let (host, _, position) = makeHost(count: 300)
+        // Scroll down in steps and back: every row gets measured once.
+        var offset = 0.0
+        while offset < 30_000 {
+            offset += 350
+            position.offset = offset
+            _ = host.update()
+            let frames = host.layoutFrames().filter { $0.type == "HeightRow" }.map(\.frame)
+            for (upper, lower) in zip(frames, frames.dropFirst()) { #expect(abs(lower.minY - (upper.maxY + 2)) < 1e-6) }
+        }
+        let rowHeights: Double = (0..<300).reduce(0.0) { sum, row in sum + (row % 3 == 0 ? 80.0 : 50.0) }
+        let exact: Double = rowHeights + 2.0 * 299
+        #expect(position.contentHeight == exact)
+        #expect(position.offset == exact - 400)
+        position.offset = 1_000
+        _ = host.update()
+        let first = host.layoutFrames().first { $0.type == "HeightRow" }!.frame
+        #expect(first.minY <= 0 && first.maxY >= 0)
+    }
+}

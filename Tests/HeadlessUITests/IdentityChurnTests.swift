@@ -10,7 +10,8 @@ import Testing
     @Test func aRowWhoseIDFlipsEveryUpdateIsFlaggedByTypeAndPosition() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("churn-\(UUID().uuidString).fxt").path
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let recorder = try TraceRecorder.start(path: path)
+        // Suites run in parallel in one process and a recording is process-wide: wait for another's.
+        let recorder = try TraceRecorder.start(path: path, configuration: .init(waitForOtherRecordingSeconds: 300))
         let model = ListModel()
         model.items = (0..<5).map { Item(id: $0, title: "row \($0)") }
         let host = ViewHost(root: ItemList(model: model), configuration: HostConfiguration(viewport: Size(width: 200, height: 2000)))

@@ -235,12 +235,12 @@ func describe(_ event: TraceEvent, _ text: (StringID) -> String, _ thread: (Thre
         let recorded = perThread * threads
         #expect(droppedInFile == summary.droppedEventCount)
         #expect(reader.warningCount == 0)
-        if foreign == 0 {
-            #expect(UInt64(mine) + droppedInFile == UInt64(recorded))
-        } else {
-            // Another test recorded at the same moment: its drops are counted in the same total.
-            #expect(mine <= recorded && UInt64(mine) + droppedInFile >= UInt64(recorded))
-        }
+        // Nothing written twice, nothing lost uncounted. The drop count is the session's, and other
+        // suites running in this process may emit events into it (whose drops count too, even when
+        // none of their events reach the file), so it can only exceed this test's own drops.
+        #expect(mine <= recorded)
+        #expect(UInt64(mine) + droppedInFile >= UInt64(recorded))
+        if foreign == 0 && droppedInFile == 0 { #expect(mine == recorded) }
     }
 
     @Test func disabledPathRecordsNothingAndStartIsExclusive() throws {

@@ -33,6 +33,17 @@ import Testing
         #expect(Set(first.rows.map(\.id)).isDisjoint(with: second.rows.map(\.id)))
     }
 
+    @Test func anIndexFindsWhatNormalizingEveryRowFinds() throws {
+        let items = FeedDataGenerator.makeItems(count: 1_500, seed: 8, thumbnailPoolSize: 2, thumbnailSide: 8)
+        let index = SearchIndex(items: items)
+        for query in ["swift", "Café la", "zzz"] {
+            let plain = try #require(FeedPipeline.run(query: query, items: items, generation: 1, identity: .stable))
+            let indexed = try #require(FeedPipeline.run(query: query, items: items, index: index, generation: 1, identity: .stable))
+            #expect(plain.rows == indexed.rows)
+            #expect(plain.sectionCount == indexed.sectionCount)
+        }
+    }
+
     @Test func normalizeFoldsCaseAndDiacritics() {
         #expect(String(decoding: FeedPipeline.normalize("  Résumé,  NAÏVE café "), as: UTF8.self) == "resume naive cafe")
     }
@@ -149,5 +160,56 @@ final class ManualSearchRunner: SearchRunner, @unchecked Sendable {
         #expect(rowInvalidations.count == rows)
         #expect(Set(rowInvalidations.map(\.source)) == ["NaiveFeedModel.state"])
         #expect(host.statistics.bodyEvaluations["FeedRow"] == rows)
+    }
+}
+
+/// The runtime's work after a new snapshot and a decoded thumbnail is what changed on screen.
+@MainActor
+@Suite struct FeedRuntimeWorkTests {
+    func makeTunedScreen(rows: Int) throws -> (ViewHost, TunedFeedModel, ThumbnailCache, ScrollPosition, [FeedItem]) {
+        let items = FeedDataGenerator.makeItems(count: rows, seed: 3, thumbnailPoolSize: 2, thumbnailSide: 16)
+        let model = TunedFeedModel()
+        model.snapshot = try #require(FeedPipeline.run(query: "", items: items, generation: 0, identity: .stable))
+        let thumbnails = ThumbnailCache(deferredDecode: { _ in ImagePixels(width: 1, height: 1, rgba: [0, 0, 0, 255]) })
+        let position = ScrollPosition()
+        let host = ViewHost(root: TunedFeedScreen(model: model, thumbnails: thumbnails, position: position),
+                            configuration: HostConfiguration(viewport: Size(width: 390, height: 600)))
+        _ = host.update()
+        host.resetStatistics()
+        return (host, model, thumbnails, position, items)
+    }
+
+    @Test func aSnapshotEvaluatesOnlyTheVisibleRows() throws {
+        let (host, model, _, position, items) = try makeTunedScreen(rows: 3_000)
+        model.snapshot = try #require(FeedPipeline.run(query: "swift", items: items, generation: 1, identity: .stable))
+        _ = host.update()
+        let visible = position.materializedRows.count
+        #expect(visible > 3)
+        #expect((host.statistics.bodyEvaluations["FeedRow"] ?? 0) <= visible)
+        #expect(host.nodeCount < 40 * visible)
+    }
+
+    @Test func aDeliveredThumbnailInvalidatesOnlyItsRow() throws {
+        let (host, _, thumbnails, position, _) = try makeTunedScreen(rows: 500)
+        let delivered = thumbnails.deliverPending()
+        #expect(delivered == position.materializedRows.count)
+        _ = host.update()
+        #expect(host.statistics.bodyEvaluations["FeedRow"] == delivered)
+        host.resetStatistics()
+        #expect(thumbnails.deliverPending() == 0)
+        _ = host.update()
+        #expect(host.statistics.bodyEvaluations.isEmpty)
+    }
+
+    @Test func aSteppedSessionTypesTheQueryAndScrolls() {
+        let workload = FeedWorkload(configuration: FeedConfiguration(variant: .tuned, seconds: 6, rows: 600))
+        let session = workload.makeSession(hostConfiguration: HostConfiguration(), searchRunner: ManualSearchRunner(items: workload.items),
+                                           thumbnails: ThumbnailCache(deferredDecode: { _ in nil }))
+        for frame in 0..<(6 * 120) {
+            session.beginFrame(elapsedSeconds: Double(frame) / 120)
+            _ = session.host.update()
+        }
+        #expect(session.keystrokes == FeedScript.defaultQuery.count)
+        #expect(session.summary.query == FeedScript.defaultQuery)
     }
 }

@@ -34,15 +34,14 @@ public enum FeedPipeline {
     public enum Identity: Sendable { case stable, regeneratedPerSnapshot }
 
     /// Runs every stage for `query`. `isStale` is polled between stages (and inside the long
-    /// ones) so a superseded request stops early; it returns nil then.
-    public static func run(query: String, items: [FeedItem], generation: UInt64, identity: Identity,
-                           isStale: () -> Bool = { false }) -> FeedSnapshot? {
+    /// ones) so a superseded request stops early; it returns nil then. Without an `index` every
+    /// row is normalized again for this query (the naive way); with one, only the query is.
+    public static func run(query: String, items: [FeedItem], index: SearchIndex? = nil, generation: UInt64,
+                           identity: Identity, isStale: () -> Bool = { false }) -> FeedSnapshot? {
         let tokens = Trace.interval("normalize", category: .stage) {
             normalize(query).split(separator: UInt8(ascii: " ")).map(Array.init)
         }
-        let documents: [SearchDocument] = Trace.interval("normalize", category: .stage) {
-            items.map(SearchDocument.init)
-        }
+        let documents: [SearchDocument] = index?.documents ?? SearchIndex(items: items).documents
         if isStale() { return nil }
         let matches: [(index: Int, score: Int)] = Trace.interval("filter", category: .stage) {
             var matches: [(Int, Int)] = []
@@ -138,8 +137,18 @@ public enum FeedPipeline {
     }
 }
 
+/// Every row's searchable fields, normalized once (recorded as a `normalize` stage) and reused by
+/// each search over the same items.
+public struct SearchIndex: Sendable {
+    let documents: [SearchDocument]
+
+    public init(items: [FeedItem]) {
+        documents = Trace.interval("normalize", category: .stage) { items.map(SearchDocument.init) }
+    }
+}
+
 /// A row's searchable fields, normalized.
-struct SearchDocument {
+struct SearchDocument: Sendable {
     var title: [UInt8]
     var author: [UInt8]
     var tags: [UInt8]

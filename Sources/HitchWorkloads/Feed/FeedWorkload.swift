@@ -60,99 +60,135 @@ public final class FeedWorkload {
     public func run() -> FeedRunSummary {
         let hostConfiguration = HostConfiguration(refreshRateHz: configuration.refreshRateHz,
                                                   captureWriterStacks: configuration.captureWriterStacks)
+        let session = makeSession(hostConfiguration: hostConfiguration,
+                                  searchRunner: BackgroundSearchRunner(items: items), thumbnails: ThumbnailCache())
+        session.host.onFrame = { session.beginFrame(elapsedSeconds: $0.elapsedSeconds) }
+        let loop = session.host.run(seconds: configuration.seconds)
+        session.endInteractions()
+        let state = session.summaryState()
+        return FeedRunSummary(frames: loop.frames, presentedFrames: loop.presentedFrames, keystrokes: session.keystrokes,
+                              publishedSnapshots: state.published, staleResultsDropped: state.dropped,
+                              finalQuery: state.query, finalResultCount: state.results, durationSeconds: loop.durationSeconds)
+    }
+
+    /// The session without a frame loop: the host, and the input for a frame at a given time.
+    /// `run()` drives it from the display link; `hitch bench ui` steps it on a fixed frame clock.
+    /// `searchRunner` and `thumbnails` are the tuned variant's (the naive one does both inline).
+    public func makeSession(hostConfiguration: HostConfiguration, searchRunner: any SearchRunner,
+                            thumbnails: ThumbnailCache) -> FeedSession {
         let position = ScrollPosition()
-        var physics = ScrollPhysics()
-        var nextEvent = 0
-        var keystrokes = 0
-        var typing: InteractionToken?
-        var scrolling: InteractionToken?
-        var lastFrameSeconds = 0.0
-
-        // The variant's answers to: what does a keystroke do, and where does the scroll offset go.
-        let host: ViewHost
-        let typeCharacter: (Character) -> Void
-        let setScrollOffset: (Double) -> Void
-        var summaryState: () -> (query: String, results: Int, published: Int, dropped: Int)
-
+        let session: FeedSession
         switch configuration.variant {
         case .naive:
             let model = NaiveFeedModel()
             let items = self.items
             var published = 0
             model.state.snapshot = initialSnapshot
-            host = ViewHost(root: NaiveFeedScreen(model: model, position: position), configuration: hostConfiguration)
+            let host = ViewHost(root: NaiveFeedScreen(model: model, position: position), configuration: hostConfiguration)
             var generation: UInt64 = 0
-            typeCharacter = { character in
+            session = FeedSession(host: host, position: position, script: script, typeCharacter: { character in
                 // Naive: the whole pipeline, synchronously, on the main actor, for every keystroke.
                 model.state.query.append(character)
                 generation += 1
                 model.state.snapshot = FeedPipeline.run(query: model.state.query, items: items, generation: generation,
                                                         identity: .regeneratedPerSnapshot)!
                 published += 1
-            }
-            setScrollOffset = { offset in
+            }, setScrollOffset: { offset in
                 if model.state.scrollOffset != offset { model.state.scrollOffset = offset }
-            }
-            summaryState = { (model.state.query, model.state.snapshot.rows.count, published, 0) }
+            }, summaryState: { (model.state.query, model.state.snapshot.rows.count, published, 0) })
         case .tuned:
             let model = TunedFeedModel()
-            let thumbnails = ThumbnailCache()
             model.snapshot = initialSnapshot
-            let coordinator = SearchCoordinator(runner: BackgroundSearchRunner(items: items)) { snapshot in
+            let coordinator = SearchCoordinator(runner: searchRunner) { snapshot in
                 model.snapshot = snapshot
                 model.isSearching = false
             }
-            host = ViewHost(root: TunedFeedScreen(model: model, thumbnails: thumbnails, position: position),
-                            configuration: hostConfiguration)
-            typeCharacter = { character in
+            let host = ViewHost(root: TunedFeedScreen(model: model, thumbnails: thumbnails, position: position),
+                                configuration: hostConfiguration)
+            session = FeedSession(host: host, position: position, script: script, typeCharacter: { character in
                 model.query.append(character)
                 if !model.isSearching { model.isSearching = true }
                 coordinator.search(model.query)
-            }
-            setScrollOffset = { offset in position.offset = offset }
-            summaryState = { (model.query, model.snapshot.rows.count, coordinator.publishedCount, coordinator.droppedStaleCount) }
+            }, setScrollOffset: { offset in position.offset = offset },
+               summaryState: { (model.query, model.snapshot.rows.count, coordinator.publishedCount, coordinator.droppedStaleCount) })
         }
+        return session
+    }
+}
 
-        let script = self.script
-        host.onFrame = { timing in
-            let now = timing.elapsedSeconds
-            let frameSeconds = now - lastFrameSeconds
-            lastFrameSeconds = now
-            if typing == nil, now >= script.typingInterval.lowerBound, now < script.typingInterval.upperBound {
-                typing = Trace.beginInteraction("typing")
-            } else if let token = typing, now >= script.typingInterval.upperBound {
-                Trace.endInteraction(token)
-                typing = nil
-            }
-            // Input that arrived since the last frame is handled now, in order.
-            while nextEvent < script.events.count, script.events[nextEvent].seconds <= now {
-                let event = script.events[nextEvent]
-                nextEvent += 1
-                switch event.action {
-                case .type(let character):
-                    Trace.instant("keystroke", category: "input")
-                    keystrokes += 1
-                    typeCharacter(character)
-                case .drag(let delta):
-                    if scrolling == nil { scrolling = Trace.beginInteraction("scroll") }
-                    physics.drag(delta, maxOffset: position.maxOffset)
-                case .release(let velocity):
-                    physics.release(velocity: velocity)
-                }
-            }
-            physics.advance(seconds: frameSeconds, maxOffset: position.maxOffset)
-            setScrollOffset(physics.offset)
-            if let token = scrolling, !physics.isMoving {
-                Trace.endInteraction(token)
-                scrolling = nil
+/// One feed session's input side: scripted keystrokes and scroll physics, delivered at the start
+/// of the frame they arrive in, with the typing and scroll interactions marked in the trace.
+@MainActor
+public final class FeedSession {
+    public let host: ViewHost
+    let position: ScrollPosition
+    let script: FeedScript
+    /// The variant's answers to: what does a keystroke do, and where does the scroll offset go.
+    let typeCharacter: (Character) -> Void
+    let setScrollOffset: (Double) -> Void
+    let summaryState: () -> (query: String, results: Int, published: Int, dropped: Int)
+    private var physics = ScrollPhysics()
+    private var nextEvent = 0
+    public private(set) var keystrokes = 0
+    private var typing: InteractionToken?
+    private var scrolling: InteractionToken?
+    private var lastFrameSeconds = 0.0
+
+    init(host: ViewHost, position: ScrollPosition, script: FeedScript, typeCharacter: @escaping (Character) -> Void,
+         setScrollOffset: @escaping (Double) -> Void,
+         summaryState: @escaping () -> (query: String, results: Int, published: Int, dropped: Int)) {
+        self.host = host
+        self.position = position
+        self.script = script
+        self.typeCharacter = typeCharacter
+        self.setScrollOffset = setScrollOffset
+        self.summaryState = summaryState
+    }
+
+    /// True once every scripted event has been delivered and the scroll has come to rest.
+    public var isFinished: Bool { nextEvent >= script.events.count && !physics.isMoving }
+
+    /// The input for the frame starting `elapsedSeconds` into the session (the host's `onFrame`).
+    public func beginFrame(elapsedSeconds now: Double) {
+        let frameSeconds = now - lastFrameSeconds
+        lastFrameSeconds = now
+        if typing == nil, now >= script.typingInterval.lowerBound, now < script.typingInterval.upperBound {
+            typing = Trace.beginInteraction("typing")
+        } else if let token = typing, now >= script.typingInterval.upperBound {
+            Trace.endInteraction(token)
+            typing = nil
+        }
+        // Input that arrived since the last frame is handled now, in order.
+        while nextEvent < script.events.count, script.events[nextEvent].seconds <= now {
+            let event = script.events[nextEvent]
+            nextEvent += 1
+            switch event.action {
+            case .type(let character):
+                Trace.instant("keystroke", category: "input")
+                keystrokes += 1
+                typeCharacter(character)
+            case .drag(let delta):
+                if scrolling == nil { scrolling = Trace.beginInteraction("scroll") }
+                physics.drag(delta, maxOffset: position.maxOffset)
+            case .release(let velocity):
+                physics.release(velocity: velocity)
             }
         }
-        let loop = host.run(seconds: configuration.seconds)
+        physics.advance(seconds: frameSeconds, maxOffset: position.maxOffset)
+        setScrollOffset(physics.offset)
+        if let token = scrolling, !physics.isMoving {
+            Trace.endInteraction(token)
+            scrolling = nil
+        }
+    }
+
+    func endInteractions() {
         if let typing { Trace.endInteraction(typing) }
         if let scrolling { Trace.endInteraction(scrolling) }
-        let state = summaryState()
-        return FeedRunSummary(frames: loop.frames, presentedFrames: loop.presentedFrames, keystrokes: keystrokes,
-                              publishedSnapshots: state.published, staleResultsDropped: state.dropped,
-                              finalQuery: state.query, finalResultCount: state.results, durationSeconds: loop.durationSeconds)
+        typing = nil
+        scrolling = nil
     }
+
+    /// The query typed so far, the rows it found, snapshots published and stale results dropped.
+    public var summary: (query: String, results: Int, published: Int, dropped: Int) { summaryState() }
 }

@@ -55,10 +55,12 @@ final class LatestGeneration: Sendable {
     let value = Atomic<UInt64>(0)
 }
 
-/// Runs the pipeline on one background queue (user-initiated QoS), requests in order.
+/// Runs the pipeline on one background queue (user-initiated QoS), requests in order. The rows
+/// are normalized for search once, by the first request, and reused by the rest.
 public struct BackgroundSearchRunner: SearchRunner {
     let items: [FeedItem]
     let queue: DispatchQueue
+    private let index = LazySearchIndex()
 
     public init(items: [FeedItem]) {
         self.items = items
@@ -67,10 +69,26 @@ public struct BackgroundSearchRunner: SearchRunner {
 
     public func run(query: String, generation: UInt64, isStale: @escaping @Sendable () -> Bool,
                     completion: @escaping @Sendable (FeedSnapshot?) -> Void) {
-        let items = self.items
+        let items = self.items, index = self.index
         queue.async {
             if isStale() { return completion(nil) }
-            completion(FeedPipeline.run(query: query, items: items, generation: generation, identity: .stable, isStale: isStale))
+            let searchIndex = index.index(for: items)
+            completion(FeedPipeline.run(query: query, items: items, index: searchIndex, generation: generation,
+                                        identity: .stable, isStale: isStale))
+        }
+    }
+}
+
+/// The runner's search index, built on first use.
+private final class LazySearchIndex: Sendable {
+    private let built = Mutex<SearchIndex?>(nil)
+
+    func index(for items: [FeedItem]) -> SearchIndex {
+        built.withLock { index in
+            if let index { return index }
+            let made = SearchIndex(items: items)
+            index = made
+            return made
         }
     }
 }

@@ -24,10 +24,25 @@ public enum ThumbnailDecoder {
 /// queue and published to the row's slot on the main actor.
 @MainActor
 public final class ThumbnailCache {
-    private var slots: [Int: ThumbnailSlot] = [:]
-    private let queue = DispatchQueue(label: "feed.thumbnails", qos: .userInitiated)
+    private enum Delivery {
+        case background(DispatchQueue)
+        /// Decoded when asked, delivered by `deliverPending()` (a benchmark's fixed frame clock).
+        case deferred(decode: ([UInt8]) -> ImagePixels?)
+    }
 
-    public init() {}
+    private var slots: [Int: ThumbnailSlot] = [:]
+    private let delivery: Delivery
+    private var pending: [(slot: ThumbnailSlot, pixels: ImagePixels?)] = []
+
+    public init() {
+        delivery = .background(DispatchQueue(label: "feed.thumbnails", qos: .userInitiated))
+    }
+
+    /// A cache that decodes with `decode` at once but publishes only when `deliverPending()` is
+    /// called, so the rows still get their image in a later frame, at a time the caller chooses.
+    public init(deferredDecode decode: @escaping ([UInt8]) -> ImagePixels?) {
+        delivery = .deferred(decode: decode)
+    }
 
     public var cachedCount: Int { slots.values.filter { $0.pixels != nil }.count }
 
@@ -36,10 +51,24 @@ public final class ThumbnailCache {
         if let slot = slots[itemID] { return slot }
         let slot = ThumbnailSlot()
         slots[itemID] = slot
-        queue.async {
-            let pixels = ThumbnailDecoder.decodeForDisplay(png)
-            Task { @MainActor in slot.pixels = pixels }
+        switch delivery {
+        case .background(let queue):
+            queue.async {
+                let pixels = ThumbnailDecoder.decodeForDisplay(png)
+                Task { @MainActor in slot.pixels = pixels }
+            }
+        case .deferred(let decode):
+            pending.append((slot, decode(png)))
         }
         return slot
+    }
+
+    /// Publishes the images decoded since the last call (deferred caches only); returns how many.
+    @discardableResult
+    public func deliverPending() -> Int {
+        let ready = pending
+        pending.removeAll()
+        for (slot, pixels) in ready { slot.pixels = pixels }
+        return ready.count
     }
 }

@@ -5,14 +5,20 @@
 import Foundation
 import HitchTrace
 
+/// How the next token is picked: greedy (top-k 1 or temperature 0), or, as llama.cpp's sampler chain
+/// orders them, the k best logits, then the smallest prefix of those whose probability (softmax of
+/// the logits) reaches top-p, then a draw at `temperature` from a generator seeded with `seed`.
 public struct SamplingOptions: Sendable, Equatable {
     /// 1 = greedy (argmax).
     public var topK: Int
     public var temperature: Float
     public var seed: UInt64
-    public init(topK: Int = 1, temperature: Float = 0.8, seed: UInt64 = 1) {
-        self.topK = topK; self.temperature = temperature; self.seed = seed
+    /// 1 = off.
+    public var topP: Float
+    public init(topK: Int = 1, temperature: Float = 0.8, seed: UInt64 = 1, topP: Float = 1) {
+        self.topK = topK; self.temperature = temperature; self.seed = seed; self.topP = topP
     }
+    public var isGreedy: Bool { topK <= 1 || temperature <= 0 }
     public static let greedy = SamplingOptions()
     public static let maxTopK = 64
 }
@@ -96,7 +102,7 @@ public final class DecodeSession {
         self.allocations = allocations
         for position in 0..<s.context {
             for pair in 0..<(s.headDim / 2) {
-                let frequency = pow(10_000, -2 * Double(pair) / Double(s.headDim))
+                let frequency = pow(weights.ropeBase, -2 * Double(pair) / Double(s.headDim))
                 let angle = Double(position) * frequency
                 cosines[position * s.headDim / 2 + pair] = Float(cos(angle))
                 sines[position * s.headDim / 2 + pair] = Float(sin(angle))
@@ -143,8 +149,9 @@ public final class DecodeSession {
 
     // MARK: Decode
 
-    /// Runs `token` at the next position; the logits are left in `logits`.
-    public func step(token: Int) throws {
+    /// Runs `token` at the next position; the logits are left in `logits` (unless `computeLogits` is
+    /// false: a prompt token whose successor is known needs no output head).
+    public func step(token: Int, computeLogits: Bool = true) throws {
         let s = shape
         guard position < s.context else { throw DecodeError.contextFull(context: s.context) }
         guard token >= 0 && token < s.vocab else { throw DecodeError.tokenOutOfRange(token: token, vocab: s.vocab) }
@@ -152,7 +159,7 @@ public final class DecodeSession {
         recordingToken = Int32(truncatingIfNeeded: position)
         let dim = s.dim, f = 4
         let w = weights
-        let rowBytes = w.format.bytes(rows: 1, columns: dim)
+        let rowBytes = w.embedding.rowByteCount
         op("embed", layer: -1, read: rowBytes, written: dim * f, flops: 0, weightBytes: rowBytes) {
             w.embedding.dequantizeRow(token, into: x)
         }
@@ -160,7 +167,7 @@ public final class DecodeSession {
         let ropeTable = position * s.headDim / 2
         for (l, layer) in w.layers.enumerated() {
             op("rmsnorm", layer: l, read: 2 * dim * f, written: dim * f, flops: 4 * dim, weightBytes: dim * f) {
-                rmsNorm(x, gain: layer.attentionNorm, count: dim, into: normed)
+                rmsNorm(x, gain: layer.attentionNorm, count: dim, epsilon: w.normEpsilon, into: normed)
             }
             op("qkv", layer: l, read: layer.qkv.byteCount + dim * f, written: s.qkvRows * f,
                flops: 2 * s.qkvRows * dim, weightBytes: layer.qkv.byteCount) {
@@ -170,6 +177,7 @@ public final class DecodeSession {
                flops: 3 * (dim + s.kvDim)) {
                 applyRoPE(qkv, heads: s.heads, headDim: s.headDim, cosines: cosines + ropeTable, sines: sines + ropeTable)
                 applyRoPE(qkv + dim, heads: s.kvHeads, headDim: s.headDim, cosines: cosines + ropeTable, sines: sines + ropeTable)
+                if w.ggmlNumerics { roundToHalf(qkv, count: s.qkvRows) }
                 kvRow(keyCache, layer: l, position: position).update(from: qkv + dim, count: s.kvDim)
                 kvRow(valueCache, layer: l, position: position).update(from: qkv + dim + s.kvDim, count: s.kvDim)
             }
@@ -189,7 +197,7 @@ public final class DecodeSession {
                 addInPlace(x, projected, count: dim)
             }
             op("rmsnorm", layer: l, read: 2 * dim * f, written: dim * f, flops: 4 * dim, weightBytes: dim * f) {
-                rmsNorm(x, gain: layer.ffnNorm, count: dim, into: normed)
+                rmsNorm(x, gain: layer.ffnNorm, count: dim, epsilon: w.normEpsilon, into: normed)
             }
             op("gate/up", layer: l, read: layer.gateUp.byteCount + dim * f, written: s.ffn * f,
                flops: 4 * s.ffn * dim + 6 * s.ffn, weightBytes: layer.gateUp.byteCount) {
@@ -202,20 +210,21 @@ public final class DecodeSession {
                 addInPlace(x, projected, count: dim)
             }
         }
+        position += 1
+        guard computeLogits else { return }
         op("rmsnorm", layer: -1, read: 2 * dim * f, written: dim * f, flops: 4 * dim, weightBytes: dim * f) {
-            rmsNorm(x, gain: w.finalNorm, count: dim, into: normed)
+            rmsNorm(x, gain: w.finalNorm, count: dim, epsilon: w.normEpsilon, into: normed)
         }
         op("output head", layer: -1, read: w.output.byteCount + dim * f, written: s.vocab * f,
            flops: 2 * s.vocab * dim, weightBytes: w.output.byteCount) {
             matvec.run(w.output, x: normed, y: logits, pool: pool)
         }
-        position += 1
     }
 
     /// Picks the next token from `logits` (greedy, or top-k with temperature), recorded as the `sample` op.
     public func sample() -> Int {
         let vocab = shape.vocab
-        let k = min(max(1, sampling.topK), SamplingOptions.maxTopK, vocab)
+        let k = sampling.isGreedy ? 1 : min(max(1, sampling.topK), SamplingOptions.maxTopK, vocab)
         return op("sample", layer: -1, read: vocab * 4, written: 4, flops: vocab * (k == 1 ? 1 : 2)) {
             if k == 1 { return argmax(logits, count: vocab) }
             return sampleTopK(k)
@@ -234,6 +243,16 @@ public final class DecodeSession {
             }
             topValues[j] = v; topIndices[j] = i
             if filled < k { filled += 1 }
+        }
+        if sampling.topP < 1 {
+            // Keep the smallest prefix (by descending logit) whose probability reaches top-p.
+            var mass: Float = 0
+            for j in 0..<filled { mass += expf(topValues[j] - topValues[0]) }
+            var kept: Float = 0
+            for j in 0..<filled {
+                kept += expf(topValues[j] - topValues[0]) / mass
+                if kept >= sampling.topP { filled = j + 1; break }
+            }
         }
         let temperature = max(sampling.temperature, 1e-3)
         var total: Float = 0
@@ -260,6 +279,11 @@ public final class DecodeSession {
         if let bad = tokens.first(where: { $0 < 0 || $0 >= s.vocab }) {
             throw DecodeError.tokenOutOfRange(token: bad, vocab: s.vocab)
         }
+        if weights.ggmlNumerics {
+            // As llama.cpp computes the prompt: every product through the int8-activation kernels.
+            for (index, token) in tokens.enumerated() { try step(token: token, computeLogits: index == tokens.count - 1) }
+            return
+        }
         var start = 0
         lastStep = StepAccounting()
         while start < tokens.count {
@@ -274,13 +298,13 @@ public final class DecodeSession {
         let w = weights
         let first = position
         recordingToken = Int32(truncatingIfNeeded: first + n - 1)
-        let rowBytes = w.format.bytes(rows: 1, columns: dim)
+        let rowBytes = w.embedding.rowByteCount
         op("embed", layer: -1, read: n * rowBytes, written: n * dim * f, flops: 0, weightBytes: n * rowBytes) {
             for (t, token) in tokens.enumerated() { w.embedding.dequantizeRow(token, into: batchX + t * dim) }
         }
         for (l, layer) in w.layers.enumerated() {
             op("rmsnorm", layer: l, read: (n + 1) * dim * f, written: n * dim * f, flops: 4 * n * dim, weightBytes: dim * f) {
-                for t in 0..<n { rmsNorm(batchX + t * dim, gain: layer.attentionNorm, count: dim, into: batchNormed + t * dim) }
+                for t in 0..<n { rmsNorm(batchX + t * dim, gain: layer.attentionNorm, count: dim, epsilon: w.normEpsilon, into: batchNormed + t * dim) }
             }
             op("qkv", layer: l, read: layer.qkv.byteCount + n * dim * f, written: n * s.qkvRows * f,
                flops: 2 * n * s.qkvRows * dim, weightBytes: layer.qkv.byteCount) {
@@ -316,7 +340,7 @@ public final class DecodeSession {
                 addInPlace(batchX, batchProjected, count: n * dim)
             }
             op("rmsnorm", layer: l, read: (n + 1) * dim * f, written: n * dim * f, flops: 4 * n * dim, weightBytes: dim * f) {
-                for t in 0..<n { rmsNorm(batchX + t * dim, gain: layer.ffnNorm, count: dim, into: batchNormed + t * dim) }
+                for t in 0..<n { rmsNorm(batchX + t * dim, gain: layer.ffnNorm, count: dim, epsilon: w.normEpsilon, into: batchNormed + t * dim) }
             }
             op("gate/up", layer: l, read: layer.gateUp.byteCount + n * dim * f, written: n * s.ffn * f,
                flops: n * (4 * s.ffn * dim + 6 * s.ffn), weightBytes: layer.gateUp.byteCount) {
@@ -337,7 +361,7 @@ public final class DecodeSession {
         // Only the last prompt token's logits are needed to pick the first generated token.
         x.update(from: batchX + (n - 1) * dim, count: dim)
         op("rmsnorm", layer: -1, read: 2 * dim * f, written: dim * f, flops: 4 * dim, weightBytes: dim * f) {
-            rmsNorm(x, gain: w.finalNorm, count: dim, into: normed)
+            rmsNorm(x, gain: w.finalNorm, count: dim, epsilon: w.normEpsilon, into: normed)
         }
         op("output head", layer: -1, read: w.output.byteCount + dim * f, written: s.vocab * f,
            flops: 2 * s.vocab * dim, weightBytes: w.output.byteCount) {
@@ -346,7 +370,14 @@ public final class DecodeSession {
     }
 }
 
-@inline(__always)
+/// Rounds each value to the nearest f16 (llama.cpp keeps the KV cache, and the queries it multiplies,
+/// in f16).
+@_optimize(speed)
+func roundToHalf(_ values: UnsafeMutablePointer<Float>, count: Int) {
+    for i in 0..<count { values[i] = Float(Float16(values[i])) }
+}
+
+@_optimize(speed)   // 49152 logits per token; the real-model tests run in debug builds
 func argmax(_ values: UnsafePointer<Float>, count: Int) -> Int {
     var best = 0
     var bestValue = values[0]

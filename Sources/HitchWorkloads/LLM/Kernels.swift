@@ -15,20 +15,24 @@ import Foundation
 final class MatvecTask: ParallelTask, @unchecked Sendable {
     // @unchecked: fields are set by the dispatching thread before `WorkerPool.run` publishes the op;
     // chunks write disjoint rows of `y`.
-    unowned(unsafe) var matrix: WeightMatrix
+    unowned(unsafe) var matrix: any DecodeMatrix
     var x: UnsafePointer<Float>
     var y: UnsafeMutablePointer<Float>
     var chunkRows = 16
     let quantizedX: QuantizedVector
 
-    init(placeholder: WeightMatrix, x: UnsafePointer<Float>, y: UnsafeMutablePointer<Float>, maxColumns: Int) {
+    init(placeholder: any DecodeMatrix, x: UnsafePointer<Float>, y: UnsafeMutablePointer<Float>, maxColumns: Int) {
         matrix = placeholder; self.x = x; self.y = y
         quantizedX = QuantizedVector(capacity: maxColumns)
     }
 
-    func run(_ matrix: WeightMatrix, x: UnsafePointer<Float>, y: UnsafeMutablePointer<Float>, pool: WorkerPool) {
+    func run(_ matrix: any DecodeMatrix, x: UnsafePointer<Float>, y: UnsafeMutablePointer<Float>, pool: WorkerPool) {
         self.matrix = matrix; self.x = x; self.y = y
-        if matrix.usesQuantizedInput { quantizedX.quantize(x, count: matrix.columns) }
+        switch matrix.activationQuantization {
+        case .none: break
+        case .int16: quantizedX.quantize(x, count: matrix.columns)
+        case .ggml8: quantizedX.quantize8(x, count: matrix.columns)
+        }
         chunkRows = rowsPerChunk(matrix.rows)
         pool.run(self, chunkCount: (matrix.rows + chunkRows - 1) / chunkRows)
     }
@@ -43,7 +47,7 @@ final class MatvecTask: ParallelTask, @unchecked Sendable {
 /// buffer, then dotted with every token, so weights are read once per batch instead of once per token.
 final class BatchMatmulTask: ParallelTask, @unchecked Sendable {
     // @unchecked: as MatvecTask; chunks write disjoint rows of every token's output.
-    unowned(unsafe) var matrix: WeightMatrix
+    unowned(unsafe) var matrix: any DecodeMatrix
     var x: UnsafePointer<Float>
     var y: UnsafeMutablePointer<Float>
     var tokens = 0
@@ -51,11 +55,11 @@ final class BatchMatmulTask: ParallelTask, @unchecked Sendable {
     var outputStride = 0
     var chunkRows = 16
 
-    init(placeholder: WeightMatrix, x: UnsafePointer<Float>, y: UnsafeMutablePointer<Float>) {
+    init(placeholder: any DecodeMatrix, x: UnsafePointer<Float>, y: UnsafeMutablePointer<Float>) {
         matrix = placeholder; self.x = x; self.y = y
     }
 
-    func run(_ matrix: WeightMatrix, x: UnsafePointer<Float>, tokens: Int, y: UnsafeMutablePointer<Float>, outputStride: Int, pool: WorkerPool) {
+    func run(_ matrix: any DecodeMatrix, x: UnsafePointer<Float>, tokens: Int, y: UnsafeMutablePointer<Float>, outputStride: Int, pool: WorkerPool) {
         self.matrix = matrix; self.x = x; self.y = y; self.tokens = tokens; self.outputStride = outputStride
         chunkRows = rowsPerChunk(matrix.rows)
         pool.run(self, chunkCount: (matrix.rows + chunkRows - 1) / chunkRows)
@@ -92,6 +96,7 @@ final class AttentionTask: ParallelTask, @unchecked Sendable {
         query = UnsafePointer(placeholder); keys = UnsafePointer(placeholder); values = UnsafePointer(placeholder); output = placeholder
     }
 
+    @_optimize(speed)   // as MappedMatrix.multiply: the real-model tests run in debug builds
     func execute(chunk head: Int) {
         attendHead(head: head, shape: shape, query: query, keys: keys, values: values, positions: positions,
                    scores: scores + head * shape.context, output: output)
@@ -151,14 +156,14 @@ func attendHead(head: Int, shape: ModelShape, query: UnsafePointer<Float>, keys:
 
 /// out = x / rms(x) * gain.
 @inline(__always)
-func rmsNorm(_ x: UnsafePointer<Float>, gain: UnsafePointer<Float>, count: Int, into out: UnsafeMutablePointer<Float>) {
+func rmsNorm(_ x: UnsafePointer<Float>, gain: UnsafePointer<Float>, count: Int, epsilon: Float = 1e-5, into out: UnsafeMutablePointer<Float>) {
     var acc = SIMD16<Float>()
     var i = 0
     while i < count { let v = load16(x + i); acc += v * v; i &+= 16 }
-    let inverse = 1 / (acc.sum() / Float(count) + 1e-5).squareRoot()
+    let inverse = 1 / (acc.sum() / Float(count) + epsilon).squareRoot()
     i = 0
     while i < count {
-        UnsafeMutableRawPointer(out + i).storeBytes(of: load16(x + i) * load16(gain + i) * inverse, as: SIMD16<Float>.self)
+        UnsafeMutableRawPointer(out + i).storeBytes(of: load16(x + i) * inverse * load16(gain + i), as: SIMD16<Float>.self)
         i &+= 16
     }
 }

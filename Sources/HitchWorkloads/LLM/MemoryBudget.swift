@@ -40,6 +40,17 @@ public struct LLMMemoryBudget: Sendable, Codable, Equatable {
         withinLimit = totalBytes <= deviceLimitBytes
     }
 
+    /// A model read from a file: its real weight bytes, tensor types and parameter count replace the
+    /// ones the shape and a single format imply.
+    public mutating func useFileWeights(bytes: Int, types: String, parameters: Int) {
+        weightsBytes = bytes
+        weights = types
+        parameterCount = parameters
+        totalBytes = weightsBytes + kvCacheBytes + runtimeOverheadBytes
+        headroomBytes = deviceLimitBytes - totalBytes
+        withinLimit = totalBytes <= deviceLimitBytes
+    }
+
     /// A Llama-family shape for a parameter count: published shapes (Llama 3.2 1B/3B, Llama 2 7B,
     /// Llama 3 8B, Llama 2 13B) picked by nearest size, with the bundled shape below 0.7 B.
     public static func llamaShape(parameters: Double, context: Int) -> ModelShape {

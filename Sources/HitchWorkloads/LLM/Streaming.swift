@@ -40,6 +40,9 @@ public struct LLMStreamingConfiguration: Sendable {
     /// Threads that decode (and run the bandwidth probe). Default: all cores but one, left for the
     /// main and render threads (see `defaultDecodeThreads`).
     public var decodeThreads: Int
+    /// A GGUF model to run instead of the synthetic one (shape, format and seed are then ignored; the
+    /// prompt is put in the file's chat template).
+    public var modelPath: String?
     public init(shape: ModelShape, format: WeightFormat, seed: UInt64, prompt: String, tokens: Int,
                 sampling: SamplingOptions, buffering: TokenBuffering, refreshRateHz: Double,
                 decodeThreads: Int = LLMStreamingConfiguration.defaultDecodeThreads) {
@@ -62,6 +65,8 @@ public struct LLMStreamingOutcome: Sendable {
     public var frames = 0
     public var decodeTokensPerSecond = 0.0
     public var text = ""
+    /// The model that ran: "synthetic q4_0 0.40 B" or the GGUF file's name.
+    public var model = ""
 }
 
 public enum LLMWorkloadError: Error, CustomStringConvertible {
@@ -117,20 +122,27 @@ final class DedicatedThreadExecutor: SerialExecutor, @unchecked Sendable {
 /// Owns the model and its KV cache; generates tokens into a stream.
 public actor LLMInference {
     private let session: DecodeSession
-    private let tokenizer: BPETokenizer
+    private let tokenizer: any TextTokenizer
     private let executor: DedicatedThreadExecutor
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
-    public init(weights: TransformerWeights, pool: WorkerPool, tokenizer: BPETokenizer, sampling: SamplingOptions, inBackground: Bool) {
+    public init(weights: TransformerWeights, pool: WorkerPool, tokenizer: any TextTokenizer, sampling: SamplingOptions, inBackground: Bool) {
         session = DecodeSession(weights: weights, pool: pool, sampling: sampling)
         self.tokenizer = tokenizer
         executor = DedicatedThreadExecutor(name: "inference", inBackground: inBackground)
     }
 
-    /// Tokenizes, prefills and decodes `count` tokens, yielding each; returns decode tokens/s.
-    public func generate(prompt: String, count: Int, into continuation: AsyncStream<StreamedToken>.Continuation) throws -> Double {
+    /// Tokenizes, prefills and decodes up to `count` tokens (a file's model stops at its end-of-turn
+    /// token), yielding each; returns decode tokens/s and the tokens produced.
+    public func generate(prompt: String, count: Int, into continuation: AsyncStream<StreamedToken>.Continuation) throws
+        -> (tokensPerSecond: Double, produced: Int) {
         defer { continuation.finish() }
-        let promptTokens = Trace.interval("tokenize", category: .stage) { tokenizer.encode(prompt).map { $0 % session.shape.vocab } }
+        let promptTokens = Trace.interval("tokenize", category: .stage) { () -> [Int] in
+            // A file's tokenizer: the prompt goes in its chat template, whose special tokens are parsed.
+            if let file = tokenizer as? GGUFTokenizer { return file.encode(file.chatPrompt(user: prompt), parseSpecial: true) }
+            return tokenizer.encode(prompt).map { $0 % session.shape.vocab }
+        }
+        let endOfTurn = (tokenizer as? GGUFTokenizer)?.endOfSequence
         guard promptTokens.count + count <= session.shape.context else {
             throw LLMWorkloadError.promptTooLong(tokens: promptTokens.count, context: session.shape.context)
         }
@@ -143,8 +155,11 @@ public actor LLMInference {
         let decode = Trace.beginInterval("decode", category: .stage)
         defer { Trace.endInterval(decode) }
         var firstNs: UInt64 = 0
+        var produced = 0
         for index in 0..<count {
             let token = session.sample()
+            if token == endOfTurn { break }
+            produced += 1
             Trace.token(.produced, index: Int64(index))
             if index == 0 { firstNs = DispatchTime.now().uptimeNanoseconds }
             let text = Trace.interval("detokenize", category: .stage) { detokenizer.append(token) }
@@ -156,7 +171,7 @@ public actor LLMInference {
             if index % 16 == 15 { ProcessMemory.recordResident() }   // ~20 us of /proc reading
         }
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - firstNs) / 1e9
-        return count > 1 && seconds > 0 ? Double(count - 1) / seconds : 0
+        return (produced > 1 && seconds > 0 ? Double(produced - 1) / seconds : 0, produced)
     }
 }
 
@@ -241,8 +256,10 @@ public enum LLMStreamingWorkload {
     /// tokens to a headless view. Call on the main thread.
     @MainActor
     public static func run(_ configuration: LLMStreamingConfiguration, recorder: TraceRecorder?) throws -> LLMStreamingOutcome {
-        let shape = configuration.shape
-        let needed = shape.weightBytes(configuration.format) + shape.kvCacheBytes(positions: shape.context) * 2
+        // A file's model is mapped (and checked) before anything else runs.
+        let fileModel = try configuration.modelPath.map { try GGUFModel(path: $0, context: configuration.shape.context) }
+        let shape = fileModel?.weights.shape ?? configuration.shape
+        let needed = (fileModel?.weights.byteCount ?? shape.weightBytes(configuration.format)) + shape.kvCacheBytes(positions: shape.context) * 2
         let available = Int(ProcessInfo.processInfo.physicalMemory / 10 * 7)
         guard needed < available else { throw LLMWorkloadError.tooLarge(bytes: needed, available: available) }
         Trace.setCurrentThreadName("main") // the analyzer's main thread
@@ -253,12 +270,15 @@ public enum LLMStreamingWorkload {
         defer { pool.shutdown() }
         let probe = BandwidthProbe.measure(pool: pool, repetitions: 3)
         if let shortfall = probe.sizing.shortfall { FileHandle.standardError.write(Data("hitch: bandwidth probe: \(shortfall)\n".utf8)) }
-        let weights = TransformerWeights(shape: shape, format: configuration.format, seed: configuration.seed, pool: pool)
+        let weights = fileModel?.weights ?? TransformerWeights(shape: shape, format: configuration.format, seed: configuration.seed, pool: pool)
+        let modelName = fileModel.map { "\($0.name) (\(($0.file.path as NSString).lastPathComponent))" }
+            ?? "synthetic \(configuration.format.rawValue), \(String(format: "%.2f", Double(shape.parameterCount) / 1e9)) B parameters, seed \(configuration.seed)"
         if let recorder {
             BandwidthProbe.record(probe)
             let metadata: [(String, String)] = [
                 ("workload", "llm"), ("refreshRateHz", String(configuration.refreshRateHz)),
-                ("weights", configuration.format.rawValue), ("parameterCount", String(shape.parameterCount)),
+                ("model", modelName), ("prompt", configuration.prompt),
+                ("weights", weights.formatName), ("parameterCount", String(shape.parameterCount)),
                 ("weightsBytes", String(weights.byteCount)), ("kvCacheBytes", String(shape.kvCacheBytes(positions: shape.context))),
                 ("dim", String(shape.dim)), ("layers", String(shape.layers)), ("heads", String(shape.heads)),
                 ("kvHeads", String(shape.kvHeads)), ("ffn", String(shape.ffn)), ("vocab", String(shape.vocab)),
@@ -268,7 +288,7 @@ public enum LLMStreamingWorkload {
             ]
             for (key, value) in metadata { recorder.setMetadata(key, value) }
         }
-        let tokenizer = BPETokenizer()
+        let tokenizer: any TextTokenizer = fileModel?.tokenizer ?? BPETokenizer()
         let inference = LLMInference(weights: weights, pool: pool, tokenizer: tokenizer, sampling: configuration.sampling, inBackground: true)
         let policy: AsyncStream<StreamedToken>.Continuation.BufferingPolicy
         switch configuration.buffering {
@@ -297,12 +317,16 @@ public enum LLMStreamingWorkload {
         var outcome = consumer.outcome
         outcome.frames = frames
         outcome.text = consumer.transcript.text
-        let result = Mutex<Result<Double, any Error>?>(nil)
+        let result = Mutex<Result<(tokensPerSecond: Double, produced: Int), any Error>?>(nil)
         Task { let r = await producer.result; result.withLock { $0 = r } }
         while result.withLock({ $0 == nil }) { _ = RunLoop.main.run(mode: .default, before: Date(timeIntervalSinceNow: 0.01)) }
-        outcome.decodeTokensPerSecond = try result.withLock { $0! }.get()
-        outcome.produced = configuration.tokens
-        outcome.dropped = configuration.tokens - outcome.delivered
+        let generated = try result.withLock { $0! }.get()
+        outcome.decodeTokensPerSecond = generated.tokensPerSecond
+        outcome.produced = generated.produced
+        outcome.dropped = outcome.produced - outcome.delivered
+        outcome.model = modelName
+        // The first tokens as text, in the report's metadata (escaped: a synthetic model's bytes are noise).
+        recorder?.setMetadata("output", escapedForDisplay(String(outcome.text.prefix(200))))
         return outcome
     }
 
@@ -310,4 +334,25 @@ public enum LLMStreamingWorkload {
         if case .newest(let n) = buffering { return n }
         return 0
     }
+}
+
+
+/// Text for a terminal or a report: control characters and the replacement character (invalid UTF-8
+/// from a synthetic model) are escaped, so no raw bytes reach the screen.
+public func escapedForDisplay(_ text: String) -> String {
+    var out = ""
+    for scalar in text.unicodeScalars {
+        switch scalar {
+        case "\n": out += "\\n"
+        case "\t": out += "\\t"
+        case "\u{FFFD}": out += "\\u{FFFD}"
+        default:
+            if scalar.properties.generalCategory == .control || scalar.properties.generalCategory == .format {
+                out += "\\u{" + String(scalar.value, radix: 16) + "}"
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+    }
+    return out
 }

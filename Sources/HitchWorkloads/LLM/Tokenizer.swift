@@ -127,9 +127,9 @@ public struct BPETokenizer: Sendable {
 
 /// Turns token ids into text as they stream, holding back bytes of an unfinished UTF-8 sequence.
 public struct StreamingDetokenizer: Sendable {
-    private let tokenizer: BPETokenizer
+    private let tokenizer: any TextTokenizer
     private var pending: [UInt8] = []
-    public init(tokenizer: BPETokenizer) { self.tokenizer = tokenizer }
+    public init(tokenizer: any TextTokenizer) { self.tokenizer = tokenizer }
 
     /// The text that `token` completes (possibly empty while a multi-byte character is unfinished).
     public mutating func append(_ token: Int) -> String {

@@ -1,6 +1,5 @@
-// The Llama-style decoder: weights (generated from a seed, in one storage format) and the decode state
-// (activation buffers and the KV cache, allocated once). `step` runs one token through every layer,
-// records each op with its exact byte and FLOP counts, and leaves the logits in `logits`.
+// The Llama-style decoder's weights: generated from a seed in one storage format (the synthetic model),
+// or read from a GGUF file (GGUFModel.swift). The decode state lives in DecodeSession.
 
 import Foundation
 
@@ -8,28 +7,49 @@ import Foundation
 public final class TransformerWeights: @unchecked Sendable {
     // @unchecked: every field is written during init only.
     public let shape: ModelShape
-    public let format: WeightFormat
-    public let seed: UInt64
-    let embedding: WeightMatrix
+    /// The synthetic model's format and seed (nil for a model read from a file).
+    public let format: WeightFormat?
+    public let seed: UInt64?
+    /// What the weights are, for reports: "q4_0", or a GGUF model's tensor types ("q4_1+q8_0+f32").
+    public let formatName: String
+    /// RoPE base frequency and RMSNorm epsilon (Llama's defaults for the synthetic model).
+    public let ropeBase: Double
+    public let normEpsilon: Float
+    /// GGUF models compute as llama.cpp does: queries, keys and values rounded to f16 (its f16 KV
+    /// cache), and the prompt run token by token through the int8-activation kernels.
+    let ggmlNumerics: Bool
+    let embedding: any DecodeMatrix
     let layers: [LayerWeights]
     let finalNorm: UnsafeMutablePointer<Float>
-    let output: WeightMatrix
+    let output: any DecodeMatrix
+    /// Norm gains this object allocated (a GGUF model's gains point into the mapping).
+    private let ownsGains: Bool
 
     struct LayerWeights {
         let attentionNorm: UnsafeMutablePointer<Float>
-        let qkv: WeightMatrix
-        let attentionOutput: WeightMatrix
+        let qkv: any DecodeMatrix
+        let attentionOutput: any DecodeMatrix
         let ffnNorm: UnsafeMutablePointer<Float>
         /// Gate rows first, then up rows (one pass over the input for both).
-        let gateUp: WeightMatrix
-        let down: WeightMatrix
+        let gateUp: any DecodeMatrix
+        let down: any DecodeMatrix
+    }
+
+    /// A model read from a file: the matrices and gains point into its mapping.
+    init(shape: ModelShape, formatName: String, ropeBase: Double, normEpsilon: Float, embedding: any DecodeMatrix,
+         layers: [LayerWeights], finalNorm: UnsafeMutablePointer<Float>, output: any DecodeMatrix) {
+        self.shape = shape; format = nil; seed = nil; self.formatName = formatName
+        self.ropeBase = ropeBase; self.normEpsilon = normEpsilon; ggmlNumerics = true
+        self.embedding = embedding; self.layers = layers; self.finalNorm = finalNorm; self.output = output
+        ownsGains = false
     }
 
     /// Generates every weight from `seed` (a matrix's values depend only on the seed, its index and the
     /// row, so the result is the same for any thread count). The same seed gives the same underlying
     /// f32 model in every format.
     public init(shape: ModelShape, format: WeightFormat, seed: UInt64, pool: WorkerPool) {
-        self.shape = shape; self.format = format; self.seed = seed
+        self.shape = shape; self.format = format; self.seed = seed; formatName = format.rawValue
+        ropeBase = 10_000; normEpsilon = 1e-5; ggmlNumerics = false; ownsGains = true
         var matrixIndex: UInt64 = 0
         func matrix(_ rows: Int, _ columns: Int, amplitude: Float) -> WeightMatrix {
             matrixIndex += 1
@@ -63,13 +83,15 @@ public final class TransformerWeights: @unchecked Sendable {
     }
 
     deinit {
+        guard ownsGains else { return }
         finalNorm.deallocate()
         for layer in layers { layer.attentionNorm.deallocate(); layer.ffnNorm.deallocate() }
     }
 
-    /// Bytes of all weights as stored (equals `shape.weightBytes(format)`).
+    /// Bytes of all weights as stored (equals `shape.weightBytes(format)` for the synthetic model; a
+    /// tied output head is counted once).
     public var byteCount: Int {
-        var total = embedding.byteCount + output.byteCount + shape.dim * 4
+        var total = embedding.byteCount + (output === embedding ? 0 : output.byteCount) + shape.dim * 4
         for layer in layers {
             total += layer.qkv.byteCount + layer.attentionOutput.byteCount + layer.gateUp.byteCount + layer.down.byteCount
             total += 2 * shape.dim * 4

@@ -21,7 +21,32 @@ import Glibc
     return (a0 + a1).sum()
 }
 
-public final class WeightMatrix: @unchecked Sendable {
+/// A matrix the decode ops can multiply: the synthetic model's `WeightMatrix` (planes it owns) or a
+/// GGUF file's `MappedMatrix` (ggml blocks read in place from the mapping).
+protocol DecodeMatrix: AnyObject, Sendable {
+    var rows: Int { get }
+    var columns: Int { get }
+    /// Bytes a full matrix-vector product reads.
+    var byteCount: Int { get }
+    /// Bytes of one row (the embedding lookup reads one).
+    var rowByteCount: Int { get }
+    /// How `multiply` wants the activations quantized (`QuantizedVector`).
+    var activationQuantization: ActivationQuantization { get }
+    func multiply(rows range: Range<Int>, x: UnsafePointer<Float>, quantizedX: QuantizedVector, y: UnsafeMutablePointer<Float>)
+    func dequantizeRow(_ row: Int, into out: UnsafeMutablePointer<Float>)
+}
+
+enum ActivationQuantization {
+    /// The kernel reads f32 activations.
+    case none
+    /// int16 blocks of 32 with a float scale (the synthetic q8_0/q4_0 kernels, 15-bit precision).
+    case int16
+    /// int8 blocks of 32 with an f16 scale (and f16 sum), as ggml's q8_0/q8_1, so GGUF models see
+    /// the activations llama.cpp's quantized matmuls see.
+    case ggml8
+}
+
+public final class WeightMatrix: DecodeMatrix, @unchecked Sendable {
     // @unchecked: the planes are written only while the matrix is being built (before it is shared)
     // and read-only afterwards.
     public let format: WeightFormat
@@ -33,6 +58,8 @@ public final class WeightMatrix: @unchecked Sendable {
     let valueBytes: Int
 
     public var byteCount: Int { format.bytes(rows: rows, columns: columns) }
+    var rowByteCount: Int { format.bytes(rows: 1, columns: columns) }
+    var activationQuantization: ActivationQuantization { usesQuantizedInput ? .int16 : .none }
     var blocksPerRow: Int { columns / WeightFormat.blockSize }
 
     public init(format: WeightFormat, rows: Int, columns: Int) {
@@ -458,6 +485,8 @@ public final class QuantizedVector: @unchecked Sendable {
     /// Per block: -8 times the pairwise sums of its values, in the lane layout of the q4_0 kernel's
     /// vpmaddwd results (`multiplyAddPairs(splat(-8), low half) + ... (high half)`).
     let offsets: UnsafeMutablePointer<SIMD8<Int32>>
+    /// ggml8 only: per block, f16(scale * sum of the int8 values) as a float (ggml's q8_1 `s`).
+    let sums: UnsafeMutablePointer<Float>
     let capacity: Int
     /// See `Q4Products.nibbleMask` (stored, so the kernels read them as run-time values).
     var nibbleMask: Int16 = 15
@@ -468,8 +497,36 @@ public final class QuantizedVector: @unchecked Sendable {
         values = .allocate(capacity: max(capacity, 32))
         scales = .allocate(capacity: max(capacity / 32, 1))
         offsets = .allocate(capacity: max(capacity / 32, 1))
+        sums = .allocate(capacity: max(capacity / 32, 1))
     }
-    deinit { values.deallocate(); scales.deallocate(); offsets.deallocate() }
+    deinit { values.deallocate(); scales.deallocate(); offsets.deallocate(); sums.deallocate() }
+
+    /// As ggml's quantize_row_q8_1: per block d = max|x| / 127, q = round(x / d) (to nearest even, as
+    /// its AVX code rounds), the scale kept as f16; `sums` = f16(d * sum q). Values are stored widened
+    /// to int16 so the kernels' vpmaddwd products are shared with the int16 mode.
+    @_optimize(speed)   // as MappedMatrix.multiply: the real-model tests run in debug builds
+    func quantize8(_ x: UnsafePointer<Float>, count: Int) {
+        precondition(count <= capacity && count % 32 == 0)
+        for block in 0..<(count / 32) {
+            let xb = x + block * 32
+            var amax = SIMD16<Float>()
+            amax = pointwiseMax(amax, abs16(load16(xb)))
+            amax = pointwiseMax(amax, abs16(load16(xb + 16)))
+            let d = amax.max() / 127
+            let inverse: Float = d == 0 ? 0 : 1 / d
+            var sum: Int32 = 0
+            for j in 0..<32 {
+                let q = Int16((xb[j] * inverse).rounded(.toNearestOrEven))
+                values[block * 32 + j] = q
+                sum += Int32(q)
+            }
+            scales[block] = halfToFloat(floatToHalf(d))
+            sums[block] = halfToFloat(floatToHalf(d * Float(sum)))
+            let stored = UnsafeRawPointer(values + block * 32), minusEight = SIMD16<Int16>(repeating: -8)
+            offsets[block] = multiplyAddPairs(minusEight, stored.loadUnaligned(as: SIMD16<Int16>.self))
+                &+ multiplyAddPairs(minusEight, (stored + 32).loadUnaligned(as: SIMD16<Int16>.self))
+        }
+    }
 
     func quantize(_ x: UnsafePointer<Float>, count: Int) {
         precondition(count <= capacity && count % 32 == 0)

@@ -11,6 +11,7 @@ enum BenchCommand: Subcommand {
       sample    Sampling profiler overhead at 1 kHz on a busy loop.
       analyze   Analyzer throughput and resident memory on a generated trace.
       decode    LLM decode bandwidth per weight format against measured triad bandwidth.
+      ui        Headless UI runtime cost per frame (update, diff, layout, display list, allocations).
 
     OPTIONS:
       -h, --help   Show this help ('hitch bench <benchmark> --help' for the benchmark's options).
@@ -20,7 +21,7 @@ enum BenchCommand: Subcommand {
       hitch bench record --format json
     """
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
-        let benchmarks: [SubcommandEntry] = [BenchRecord.entry, BenchSample.entry, BenchAnalyze.entry, BenchDecode.entry]
+        let benchmarks: [SubcommandEntry] = [BenchRecord.entry, BenchSample.entry, BenchAnalyze.entry, BenchDecode.entry, BenchUI.entry]
         return try dispatch(&arguments, among: benchmarks, parent: "bench")
     }
 }

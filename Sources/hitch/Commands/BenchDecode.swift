@@ -9,6 +9,7 @@ enum BenchDecode: Subcommand {
     static let summary = "LLM decode bandwidth against measured triad bandwidth."
     static let help = """
     USAGE: hitch bench decode [--weights f32,f16,q8_0,q4_0,pal4] [--tokens N] [--threads N] [shape options] [--format text|json]
+           hitch bench decode --model FILE.gguf [--tokens N] [--threads N] [--format text|json]
 
     For each weight format: generates the model from the seed, prefills a short prompt, decodes
     --tokens tokens and reports tokens/s, bytes per token (every op's reads and writes, as recorded in
@@ -20,7 +21,11 @@ enum BenchDecode: Subcommand {
     of the per-step references, triadBestGBps the best single pass; the 1-minute load average is printed
     with each format.
 
+    With --model, the GGUF file's model (mapped, its own tensor types) is measured instead of the
+    generated ones; bytes per token follow from its real tensor sizes.
+
     OPTIONS:
+      --model FILE.gguf  A llama-architecture GGUF model to measure instead of the synthetic formats
       --weights LIST   Formats to run (default all)
       --tokens N       Decode steps per format (default 32)
       --threads N      Pool threads (default: every core)
@@ -71,8 +76,13 @@ enum BenchDecode: Subcommand {
         let tokens = try arguments.number("--tokens", in: 2...4096, default: 32)
         let threads = try arguments.number("--threads", in: 1...256, default: ProcessInfo.processInfo.activeProcessorCount)
         let seed = try arguments.number("--seed", in: UInt64(0)...UInt64.max, default: 1)
-        let shape = try ModelShape.parse(&arguments)
+        let modelPath = try arguments.option("--model")
+        var shape = try ModelShape.parse(&arguments)
         _ = try arguments.positionals("bench decode", count: 0...0, what: "no arguments")
+        let fileModel = try modelPath.map { path in
+            do { return try GGUFModel(path: path, context: max(shape.context, tokens + 16)) } catch { throw CLIError("\(error)") }
+        }
+        if let fileModel { shape = fileModel.weights.shape }
         let prompt = Array(1...8)
         guard shape.context >= prompt.count + tokens else {
             throw CLIError("option '--context' (\(shape.context)) must hold the \(prompt.count)-token prompt plus --tokens (\(tokens))")
@@ -84,10 +94,12 @@ enum BenchDecode: Subcommand {
         let arrays = StreamArrays(pool: pool)
         if let shortfall = arrays.sizing.shortfall { writeStandardError("hitch: bench decode: \(shortfall)\n") }
         var results: [Result] = []
-        for format in formats {
-            if output == "text" { writeStandardError("decode \(format.rawValue): generating weights...\n") }
+        // The file's model, or each synthetic format in turn.
+        let runs: [String] = fileModel.map { [$0.weights.formatName] } ?? formats.map(\.rawValue)
+        for (index, name) in runs.enumerated() {
+            if output == "text" && fileModel == nil { writeStandardError("decode \(name): generating weights...\n") }
             let start = DispatchTime.now().uptimeNanoseconds
-            let weights = TransformerWeights(shape: shape, format: format, seed: seed, pool: pool)
+            let weights = fileModel?.weights ?? TransformerWeights(shape: shape, format: formats[index], seed: seed, pool: pool)
             let generateSeconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
             let session = DecodeSession(weights: weights, pool: pool)
             let read = (0..<3).map { _ in arrays.readPassGBps() }.max()!
@@ -113,7 +125,7 @@ enum BenchDecode: Subcommand {
             let bytesPerToken = stepBytes.reduce(0, +) / Double(tokens)
             let medianStep = median(stepNs) / 1e9
             let bandwidth = bytesPerToken / medianStep / 1e9
-            results.append(Result(weights: format.rawValue, tokensPerSecond: 1 / medianStep, bestTokensPerSecond: 1e9 / stepNs.min()!,
+            results.append(Result(weights: name, tokensPerSecond: 1 / medianStep, bestTokensPerSecond: 1e9 / stepNs.min()!,
                                   bytesPerToken: bytesPerToken, weightBytesPerToken: weightBytes / Double(tokens),
                                   kvCacheBytesPerToken: kvBytes / Double(tokens), bandwidthGBps: bandwidth,
                                   triadGBps: median(references), triadBestGBps: triads.max()!, readGBps: read,
@@ -127,6 +139,7 @@ enum BenchDecode: Subcommand {
             return .ok
         }
         print("model \(String(format: "%.2f", Double(shape.parameterCount) / 1e9)) B params, \(pool.threadCount) threads, \(tokens) tokens, peak \(String(format: "%.1f", flops)) GFLOP/s")
+        if let fileModel { print("model \(fileModel.name) (\((fileModel.file.path as NSString).lastPathComponent))") }
         let cache = arrays.sizing.lastLevelCache
         print("triad arrays \(arrays.arrayBytes >> 20) MiB each; last-level cache \(cache.bytes >> 20) MiB (L\(cache.level), \(cache.source))"
               + (arrays.sizing.meetsCacheRule ? "" : "; below 4x the cache: \(arrays.sizing.shortfall ?? "")"))

