@@ -82,19 +82,46 @@ struct PassContext: Sendable {
     var runMetadata: [String: String] = [:]
 
     // Published during one event (emptied by the dispatcher after every pass has seen them).
-    var finishedStages: [StageInstance] = []
+    var finishedStages = EventScratch<StageInstance>()
     var body: BodyInstance?
-    var judgedFrames: [(FrameRecord, JudgedFrame)] = []
+    var judgedFrames = EventScratch<(FrameRecord, JudgedFrame)>()
 
     init(options: AnalyzerOptions) { self.options = options }
 
+    @inline(__always)
     var hasPublished: Bool { !finishedStages.isEmpty || body != nil || !judgedFrames.isEmpty }
 
+    @inline(__always)
     mutating func clearPublished() {
-        finishedStages.removeAll(keepingCapacity: true)
+        finishedStages.removeAll()
         body = nil
-        judgedFrames.removeAll(keepingCapacity: true)
+        judgedFrames.removeAll()
     }
+}
+
+/// A list refilled for every event: emptying it only resets its count (the storage stays and is
+/// overwritten), where `Array.removeAll(keepingCapacity:)` cost more than the attribution it fed.
+/// Elements past the count are kept until overwritten: at most one event's worth.
+struct EventScratch<Element: Sendable>: Sendable, RandomAccessCollection {
+    private var storage: [Element] = []
+    private(set) var endIndex = 0
+    var startIndex: Int { 0 }
+
+    @inline(__always)
+    subscript(index: Int) -> Element { storage[index] }
+
+    @inline(__always)
+    mutating func append(_ element: Element) {
+        if endIndex < storage.count { storage[endIndex] = element } else { storage.append(element) }
+        endIndex += 1
+    }
+
+    mutating func append(contentsOf other: EventScratch<Element>) {
+        for element in other { append(element) }
+    }
+
+    @inline(__always)
+    mutating func removeAll() { endIndex = 0 }
 }
 
 protocol AnalysisPass: Sendable {

@@ -82,13 +82,17 @@ struct ThreadHistories<Element: Sendable>: Sendable {
     @inline(__always)
     mutating func append(_ element: Element, thread: UInt32) {
         let index = min(Int(thread), Self.denseThreads)
-        if index >= rings.count {
-            for i in rings.count...index {
-                rings.append(Ring(capacity: capacity))
-                threadOfRing.append(UInt32(i))
-            }
-        }
+        if index >= rings.count { addRings(through: index) }
         rings[index].append(element)
+    }
+
+    /// Out of the per-instance path: a new thread is rare.
+    @inline(never)
+    private mutating func addRings(through index: Int) {
+        for i in rings.count...index {
+            rings.append(Ring(capacity: capacity))
+            threadOfRing.append(UInt32(i))
+        }
     }
 }
 
@@ -197,9 +201,15 @@ struct HitchAttributionPass: Sendable {
 
     // MARK: What the other passes publish
 
+    @inline(__always)
     mutating func stageFinished(_ s: StageInstance, roles: ThreadRoles) {
         stages.append(s, thread: s.thread)
-        guard s.startNs < lateBeforeNs else { return }
+        if s.startNs < lateBeforeNs { lateStage(s, roles: roles) }
+    }
+
+    /// An instance that may overlap an open window (rare: out of the per-instance path).
+    @inline(never)
+    private mutating func lateStage(_ s: StageInstance, roles: ThreadRoles) {
         let role = roles[s.thread]
         for i in open.indices.reversed() {
             if open[i].reachNs < s.startNs { break }
@@ -207,9 +217,14 @@ struct HitchAttributionPass: Sendable {
         }
     }
 
+    @inline(__always)
     mutating func bodyFinished(_ b: BodyInstance, roles: ThreadRoles) {
         bodies.append(b, thread: b.thread)
-        guard b.startNs < lateBeforeNs else { return }
+        if b.startNs < lateBeforeNs { lateBody(b, roles: roles) }
+    }
+
+    @inline(never)
+    private mutating func lateBody(_ b: BodyInstance, roles: ThreadRoles) {
         let role = roles[b.thread]
         for i in open.indices.reversed() {
             if open[i].reachNs < b.startNs { break }
@@ -374,22 +389,25 @@ extension HitchAttributionPass: AnalysisPass {
 
     mutating func beginRun(_ context: inout PassContext) { beginRun(context.run) }
 
+    @inline(__always)
     mutating func consume(_ event: inout TraceEvent, _ resolved: PassEvent, _ context: inout PassContext) {
         if resolved.role == .main, case .sample(let stack) = event.payload {
             mainThreadSample(SampleInstance(atNs: resolved.startNs, stack: stack.rawValue))
         }
-        takePublished(context)
+        if context.hasPublished { takePublished(&context) }
     }
 
-    /// What the passes before this one published for the current event.
-    private mutating func takePublished(_ context: PassContext) {
+    /// What the passes before this one published for the current event. `context` is inout only
+    /// so it is passed by address (a by-value argument copied the whole context per event).
+    @inline(__always)
+    private mutating func takePublished(_ context: inout PassContext) {
         for instance in context.finishedStages { stageFinished(instance, roles: context.roles) }
         if let body = context.body { bodyFinished(body, roles: context.roles) }
         for (frame, judged) in context.judgedFrames { hitch(frame, judged, roles: context.roles, names: context.names) }
     }
 
     mutating func endRun(_ context: inout PassContext) {
-        takePublished(context)
+        takePublished(&context)
         endRun(runStartNs: context.runStartNs == .max ? 0 : context.runStartNs, stacks: context.stacks, names: context.names)
     }
 

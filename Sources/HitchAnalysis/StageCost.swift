@@ -46,11 +46,11 @@ struct StageCost: Sendable {
     private(set) var unmatchedEnds = 0
     private(set) var unclosedBegins = 0
     /// Instances finished by the last event (published for hitch attribution; the analyzer empties it).
-    var finished: [StageInstance] = []
+    var finished = EventScratch<StageInstance>()
 
     mutating func beginRun() {
         threads.removeAll(keepingCapacity: true)
-        finished.removeAll(keepingCapacity: true)
+        finished.removeAll()
     }
 
     @inline(__always)
@@ -70,29 +70,34 @@ struct StageCost: Sendable {
         }
     }
 
+    /// A thread's role and name as the dispatcher knows them now, applied before an event's work.
+    typealias ThreadNote = (isMain: Bool, name: Int32)
+
     /// Runs `body` on a thread's state moved out of `threads` (swapped with an empty one), so its
-    /// arrays are mutated without a uniqueness check on `threads` per access.
+    /// arrays are mutated without a uniqueness check on `threads` per access. `note`, when given,
+    /// updates the thread's role and name first (what `noteThread` does, without a second access).
     @inline(__always)
-    private mutating func withThread(_ thread: ThreadID, _ body: (inout StageCost, inout ThreadState) -> Void) {
+    private mutating func withThread(_ thread: ThreadID, note: ThreadNote?, _ body: (inout StageCost, inout ThreadState) -> Void) {
         let raw = Int(thread.rawValue)
         ensureThread(raw)
         var state = ThreadState()
         swap(&state, &threads[raw])
         state.thread = UInt32(raw)
+        if let note { state.isMain = note.isMain; state.threadName = note.name }
         body(&self, &state)
         swap(&state, &threads[raw])
     }
 
-    mutating func begin(name: Int32, thread: ThreadID, atNs: Int64) {
-        withThread(thread) { cost, state in
+    mutating func begin(name: Int32, thread: ThreadID, atNs: Int64, note: ThreadNote? = nil) {
+        withThread(thread, note: note) { cost, state in
             cost.closeFinished(&state, before: atNs)
             state.open.append(Open(name: name, startNs: atNs, endNs: .max))
             state.lastNs = max(state.lastNs, atNs)
         }
     }
 
-    mutating func end(name: Int32, thread: ThreadID, atNs: Int64) {
-        withThread(thread) { cost, state in
+    mutating func end(name: Int32, thread: ThreadID, atNs: Int64, note: ThreadNote? = nil) {
+        withThread(thread, note: note) { cost, state in
             cost.closeFinished(&state, before: atNs)
             state.lastNs = max(state.lastNs, atNs)
             guard let index = state.open.lastIndex(where: { $0.endNs == .max && $0.name == name }) else {
@@ -111,8 +116,8 @@ struct StageCost: Sendable {
         }
     }
 
-    mutating func complete(name: Int32, thread: ThreadID, startNs: Int64, endNs: Int64) {
-        withThread(thread) { cost, state in
+    mutating func complete(name: Int32, thread: ThreadID, startNs: Int64, endNs: Int64, note: ThreadNote? = nil) {
+        withThread(thread, note: note) { cost, state in
             let end = max(startNs, endNs)
             cost.closeFinished(&state, before: startNs)
             var entry = Open(name: name, startNs: startNs, endNs: end)
@@ -178,8 +183,8 @@ struct StageCost: Sendable {
     /// An async interval (`Trace.interval` with an `async` body): it may have begun on another
     /// thread, so it does not nest with this thread's stages; its self time was measured per task
     /// by the recorder (docs/METRICS.md "Stages").
-    mutating func asyncInterval(name: Int32, thread: ThreadID, startNs: Int64, endNs: Int64, selfNs: Int64) {
-        withThread(thread) { cost, state in
+    mutating func asyncInterval(name: Int32, thread: ThreadID, startNs: Int64, endNs: Int64, selfNs: Int64, note: ThreadNote? = nil) {
+        withThread(thread, note: note) { cost, state in
             let index = Int(name)
             if index >= cost.totals.count { cost.totals.append(contentsOf: repeatElement(Totals(), count: index + 1 - cost.totals.count)) }
             if state.isMain { cost.mainThreadSelfNs +|= selfNs }
@@ -191,7 +196,7 @@ struct StageCost: Sendable {
     /// Closes everything still open at the end of a run (begins without an end end at the thread's last event).
     mutating func endRun() {
         for raw in threads.indices {
-            withThread(ThreadID(rawValue: UInt32(raw))) { cost, state in
+            withThread(ThreadID(rawValue: UInt32(raw)), note: nil) { cost, state in
                 while var entry = state.open.popLast() {
                     if entry.endNs == .max { entry.endNs = max(entry.startNs, state.lastNs); cost.unclosedBegins += 1 }
                     cost.finish(entry, &state)
@@ -232,17 +237,18 @@ extension StageCost: AnalysisPass {
 
     mutating func consume(_ event: inout TraceEvent, _ resolved: PassEvent, _ context: inout PassContext) {
         let raw = Int(resolved.thread.rawValue)
-        noteThread(resolved.thread, isMain: resolved.role == .main,
-                   name: raw < context.threadNameIndex.count ? context.threadNameIndex[raw] : -1)
+        // The thread's role and name are applied inside the operation's one access to its state.
+        let note: ThreadNote = (resolved.role == .main, raw < context.threadNameIndex.count ? context.threadNameIndex[raw] : -1)
         switch event.payload {
-        case .intervalComplete: complete(name: resolved.name, thread: resolved.thread, startNs: resolved.startNs, endNs: resolved.endNs)
-        case .intervalBegin: begin(name: resolved.name, thread: resolved.thread, atNs: resolved.startNs)
-        case .intervalEnd: end(name: resolved.name, thread: resolved.thread, atNs: resolved.startNs)
+        case .intervalComplete: complete(name: resolved.name, thread: resolved.thread, startNs: resolved.startNs, endNs: resolved.endNs, note: note)
+        case .intervalBegin: begin(name: resolved.name, thread: resolved.thread, atNs: resolved.startNs, note: note)
+        case .intervalEnd: end(name: resolved.name, thread: resolved.thread, atNs: resolved.startNs, note: note)
         case .asyncIntervalEnd(let interval) where interval.durationNs >= 0:
             // Only the recorder's async intervals carry their duration and per-task self time.
             asyncInterval(name: resolved.name, thread: resolved.thread, startNs: resolved.startNs, endNs: resolved.endNs,
-                          selfNs: min(max(0, interval.selfNs), resolved.endNs - resolved.startNs))
-        default: break
+                          selfNs: min(max(0, interval.selfNs), resolved.endNs - resolved.startNs), note: note)
+        default:
+            noteThread(resolved.thread, isMain: note.isMain, name: note.name)
         }
         publish(&context)
     }
@@ -251,8 +257,8 @@ extension StageCost: AnalysisPass {
     @inline(__always)
     private mutating func publish(_ context: inout PassContext) {
         guard !finished.isEmpty else { return }
-        if context.finishedStages.isEmpty { swap(&finished, &context.finishedStages) } else { context.finishedStages += finished }
-        finished.removeAll(keepingCapacity: true)
+        if context.finishedStages.isEmpty { swap(&finished, &context.finishedStages) } else { context.finishedStages.append(contentsOf: finished) }
+        finished.removeAll()
     }
 
     mutating func endRun(_ context: inout PassContext) {
