@@ -22,7 +22,8 @@ zero_warning_build() {
     local log
     log=$(mktemp)
     swift build --build-tests 2>&1 | tee "$log" | grep -E "error|warning:"
-    if grep -q "error:" "$log"; then echo "build failed"; return 1; fi
+    local status=${PIPESTATUS[0]}
+    if [ "$status" != 0 ] || grep -q "error:" "$log"; then echo "build failed (exit $status)"; return 1; fi
     local warnings
     warnings=$(grep -c "warning:" "$log")
     [ "$warnings" = 0 ] || { echo "build printed $warnings warnings"; return 1; }
