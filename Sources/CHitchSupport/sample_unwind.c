@@ -293,7 +293,10 @@ static int access_mem(unw_addr_space_t as, unw_word_t address, unw_word_t *value
     if (write) return -UNW_EINVAL;
     const sample_snapshot *snapshot = context->snapshot;
     uint64_t base = snapshot->stack_base;
-    if (address >= base && address + sizeof *value <= context->copied_end) {
+    // Compared as an offset into the copy: a garbage address near 2^64 must not wrap `address + 8`
+    // below the copy's end (a TSan run read far outside the copy that way).
+    if (address >= base && context->copied_end - base >= sizeof *value &&
+        address - base <= context->copied_end - base - sizeof *value) {
         memcpy(value, (const uint8_t *)context->stack + (address - base), sizeof *value);
         if (address + sizeof *value > context->highest_read) context->highest_read = address + sizeof *value;
         return 0;
