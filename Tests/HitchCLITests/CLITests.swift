@@ -116,7 +116,8 @@ private let llm = HitchCLI.trace("llm-q4_0-120hz.fxt")
     }
 
     @Test func jsonHoldsTheBudgetsOnlyAndHTMLIsRefused() throws {
-        let r = try check(#"{"budgets":[{"metric":"hitches.120.hitchTimeRatioMsPerS","max":5}]}"#, ["--format", "json"])
+        // A budget the trace meets whatever its recording (this test is about the output's shape).
+        let r = try check(#"{"budgets":[{"metric":"hitches.120.hitchTimeRatioMsPerS","max":1000}]}"#, ["--format", "json"])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.utf8.count < 2000, "\(r.stdout.utf8.count) bytes")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
