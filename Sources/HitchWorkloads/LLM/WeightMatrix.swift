@@ -516,7 +516,7 @@ public final class QuantizedVector: @unchecked Sendable {
             let inverse: Float = d == 0 ? 0 : 1 / d
             var sum: Int32 = 0
             for j in 0..<32 {
-                let q = Int16((xb[j] * inverse).rounded(.toNearestOrEven))
+                let q = saturatingInt16((xb[j] * inverse).rounded(.toNearestOrEven))
                 values[block * 32 + j] = q
                 sum += Int32(q)
             }
@@ -539,12 +539,18 @@ public final class QuantizedVector: @unchecked Sendable {
             let scale = largest / 32767
             scales[block] = scale
             let inverse: Float = largest == 0 ? 0 : 1 / scale
-            for j in 0..<32 { values[block * 32 + j] = Int16((xb[j] * inverse).rounded()) }
+            for j in 0..<32 { values[block * 32 + j] = saturatingInt16((xb[j] * inverse).rounded()) }
             let stored = UnsafeRawPointer(values + block * 32), minusEight = SIMD16<Int16>(repeating: -8)
             offsets[block] = multiplyAddPairs(minusEight, stored.loadUnaligned(as: SIMD16<Int16>.self))
                 &+ multiplyAddPairs(minusEight, (stored + 32).loadUnaligned(as: SIMD16<Int16>.self))
         }
     }
+}
+
+/// A rounded quantized value as int16, never trapping: a non-finite activation (a model file whose
+/// weights hold NaN or infinity) becomes 0 or the nearest bound, as garbage in, not a crash.
+@inline(__always) func saturatingInt16(_ value: Float) -> Int16 {
+    value.isNaN ? 0 : Int16(max(-32767, min(32767, value)))
 }
 
 @inline(__always) func abs16(_ v: SIMD16<Float>) -> SIMD16<Float> {

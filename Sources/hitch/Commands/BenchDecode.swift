@@ -10,6 +10,7 @@ enum BenchDecode: Subcommand {
     static let help = """
     USAGE: hitch bench decode [--weights f32,f16,q8_0,q4_0,pal4] [--tokens N] [--threads N] [shape options] [--format text|json]
            hitch bench decode --model FILE.gguf [--tokens N] [--threads N] [--format text|json]
+           hitch bench decode --write-gguf FILE.gguf --weights f32|f16|q8_0|q4_0|q4_1 [--seed N] [shape options]
 
     For each weight format: generates the model from the seed, prefills a short prompt, decodes
     --tokens tokens and reports tokens/s, bytes per token (every op's reads and writes, as recorded in
@@ -24,8 +25,13 @@ enum BenchDecode: Subcommand {
     With --model, the GGUF file's model (mapped, its own tensor types) is measured instead of the
     generated ones; bytes per token follow from its real tensor sizes.
 
+    With --write-gguf, nothing is measured: the synthetic model of --seed and the shape options is
+    written as a llama-architecture GGUF file with its matrices in the one --weights type (q4_1 too),
+    so llama.cpp (llama-bench) and --model run the same weights (scripts/llama-compare.sh does).
+
     OPTIONS:
       --model FILE.gguf  A llama-architecture GGUF model to measure instead of the synthetic formats
+      --write-gguf FILE  Write the synthetic model as GGUF (matrices in --weights) and exit
       --weights LIST   Formats to run (default all)
       --tokens N       Decode steps per format (default 32)
       --threads N      Pool threads (default: every core)
@@ -42,6 +48,8 @@ enum BenchDecode: Subcommand {
         var weights: String
         var tokensPerSecond: Double
         var bestTokensPerSecond: Double
+        /// Tokens over the summed step times (the mean rate, as llama-bench's avg_ts).
+        var meanTokensPerSecond: Double
         var bytesPerToken: Double
         var weightBytesPerToken: Double
         var kvCacheBytesPerToken: Double
@@ -69,6 +77,7 @@ enum BenchDecode: Subcommand {
 
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         let output = try arguments.choice("--format", ["text", "json"], default: "text")
+        if let path = try arguments.option("--write-gguf") { return try writeGGUF(path, &arguments) }
         let weightsText = try arguments.option("--weights") ?? WeightFormat.allCases.map(\.rawValue).joined(separator: ",")
         guard let formats = WeightFormat.parseList(weightsText) else {
             throw CLIError("option '--weights' must list formats from \(WeightFormat.allCases.map(\.rawValue).joined(separator: ", ")); got '\(weightsText)'")
@@ -126,6 +135,7 @@ enum BenchDecode: Subcommand {
             let medianStep = median(stepNs) / 1e9
             let bandwidth = bytesPerToken / medianStep / 1e9
             results.append(Result(weights: name, tokensPerSecond: 1 / medianStep, bestTokensPerSecond: 1e9 / stepNs.min()!,
+                                  meanTokensPerSecond: Double(tokens) / (stepNs.reduce(0, +) / 1e9),
                                   bytesPerToken: bytesPerToken, weightBytesPerToken: weightBytes / Double(tokens),
                                   kvCacheBytesPerToken: kvBytes / Double(tokens), bandwidthGBps: bandwidth,
                                   triadGBps: median(references), triadBestGBps: triads.max()!, readGBps: read,
@@ -148,6 +158,20 @@ enum BenchDecode: Subcommand {
             print(String(format: "%-7@ %6.1f  %8.1f  %5.1f  %10.1f  %9.1f  %10.1f%%  %8@", r.weights as NSString, r.tokensPerSecond,
                          r.bytesPerToken / 1e6, r.bandwidthGBps, r.triadGBps, r.readGBps, r.utilization * 100,
                          (r.loadAverage.map { String(format: "%.2f", $0) } ?? "-") as NSString))
+        }
+        return .ok
+    }
+
+    static func writeGGUF(_ path: String, _ arguments: inout Arguments) throws -> ExitCode {
+        let typeText = try arguments.option("--weights") ?? "q4_0"
+        guard let type = GGMLType(name: typeText) else {
+            throw CLIError("option '--weights' with --write-gguf must be one of \(GGMLType.allCases.map(\.name).joined(separator: ", ")); got '\(typeText)'")
+        }
+        let seed = try arguments.number("--seed", in: UInt64(0)...UInt64.max, default: 1)
+        let shape = try ModelShape.parse(&arguments)
+        _ = try arguments.positionals("bench decode", count: 0...0, what: "no arguments")
+        do { try TransformerWeights.writeGGUF(shape: shape, type: type, seed: seed, to: path) } catch {
+            throw CLIError("cannot write \(path): \(error)")
         }
         return .ok
     }
