@@ -71,7 +71,10 @@ int main(int argc, char **argv) {
     for (int i = 0; i < n; i++) printf(" %d", tokens[i]);
     printf("\n");
     struct llama_context_params cp = llama_context_default_params();
-    cp.n_ctx = 512; cp.n_batch = 512; cp.n_threads = 2; cp.n_threads_batch = 2;
+    cp.n_ctx = 512; cp.n_batch = 512;
+    // One thread: ggml splits a product by whole rows, so the ids do not depend on it, and on a
+    // loaded machine two spinning threads wait for each other at every op.
+    cp.n_threads = 1; cp.n_threads_batch = 1;
     struct llama_context *ctx = llama_init_from_model(model, cp);
     if (!ctx) { fprintf(stderr, "cannot make a context\n"); return 1; }
     struct llama_batch batch = llama_batch_get_one(tokens, n);
