@@ -163,12 +163,27 @@ struct GGUFTests {
         var y = [Float](repeating: 0, count: rows)
         let pool = WorkerPool(threadCount: 2)
         defer { pool.shutdown() }
-        x.withUnsafeBufferPointer { xb in
-            y.withUnsafeMutableBufferPointer { yb in
-                let task = MatvecTask(placeholder: matrix, x: xb.baseAddress!, y: yb.baseAddress!, maxColumns: columns)
-                task.run(matrix, x: xb.baseAddress!, y: yb.baseAddress!, pool: pool)
+        func product() -> [Float] {
+            var y = [Float](repeating: 0, count: rows)
+            x.withUnsafeBufferPointer { xb in
+                y.withUnsafeMutableBufferPointer { yb in
+                    let task = MatvecTask(placeholder: matrix, x: xb.baseAddress!, y: yb.baseAddress!, maxColumns: columns)
+                    task.run(matrix, x: xb.baseAddress!, y: yb.baseAddress!, pool: pool)
+                }
             }
+            return y
         }
+        // Every kernel version this CPU runs gives the portable version's products (up to the order
+        // of the float additions); the best one is left selected.
+        let best = QuantizedKernels.instructionSet
+        #expect(QuantizedKernels.select("portable"))
+        let portable = product()
+        for isa in QuantizedKernels.all where QuantizedKernels.select(isa) {
+            let y = product()
+            #expect(zip(y, portable).allSatisfy { abs($0 - $1) <= 1e-4 * max(1, abs($1)) }, "\(isa): \(y) vs \(portable)")
+        }
+        #expect(QuantizedKernels.select(best))
+        y = product()
         var row = [Float](repeating: 0, count: columns)
         for r in 0..<rows {
             row.withUnsafeMutableBufferPointer { matrix.dequantizeRow(r, into: $0.baseAddress!) }

@@ -70,6 +70,8 @@ enum BenchDecode: Subcommand {
         var threads: Int
         var tokens: Int
         var peakGFLOPS: Double
+        /// The instruction set of the quantized GGUF kernels (QuantizedKernels).
+        var quantizedKernels: String
         /// The last-level cache the triad arrays were sized against, and their size.
         var probeSizing: ProbeSizing
         var results: [Result]
@@ -143,7 +145,7 @@ enum BenchDecode: Subcommand {
                                   generateSeconds: generateSeconds, weightsBytes: weights.byteCount, loadAverage: loadAverage))
         }
         let report = Report(shape: shape, parameterCount: shape.parameterCount, threads: pool.threadCount, tokens: tokens,
-                            peakGFLOPS: flops, probeSizing: arrays.sizing, results: results)
+                            peakGFLOPS: flops, quantizedKernels: QuantizedKernels.instructionSet, probeSizing: arrays.sizing, results: results)
         if output == "json" {
             print(try JSONOutput.text(report), terminator: "")
             return .ok
