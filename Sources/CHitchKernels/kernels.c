@@ -77,6 +77,48 @@ void hitch_quantize_q8(const float *x, long count, const hitch_q8_activations *o
     }
 }
 
+// MARK: SwiGLU as llama.cpp's AVX-512 build computes it
+
+/// ggml_v_expf of ggml's AVX-512 build, one lane: exp(x) = 2^n * p(b) with n = round(x / ln 2) and
+/// b = x - n ln 2 (in two parts), p a degree-5 polynomial; |n| > 192 gives infinity or 0. Each
+/// operation as the vector code does it (fmaf for its fused multiply-adds), so the bits are the same.
+/// Included twice: with hardware FMA (fmaf is one instruction) and portable (fmaf is libm's).
+/// j * 2^n rounded once, as vscalefps: a multiplication by the power of two where it is a normal
+/// float (exact but for the one rounding of a subnormal result), libm's ldexpf beyond.
+static inline float scale_by_power_of_two(float j, int n) {
+    if (n < -126 || n > 127) return ldexpf(j, n);
+    const uint32_t bits = (uint32_t)(n + 127) << 23;
+    float power;
+    memcpy(&power, &bits, 4);
+    return j * power;
+}
+
+#define SWIGLU_BODY                                                                                       \
+    for (long i = 0; i < count; i++) {                                                                    \
+        const float x = 0.0f - gate[i];                                                                   \
+        const float r = 0x1.8p23f;                                                                        \
+        const float z = fmaf(x, 0x1.715476p+0f, r);                                                       \
+        const float n = z - r;                                                                            \
+        const float b = fmaf(-n, 0x1.7f7d1cp-20f, fmaf(-n, 0x1.62e4p-1f, x));                             \
+        const float u = b * b;                                                                            \
+        const float j = fmaf(fmaf(fmaf(0x1.0e4020p-7f, b, 0x1.573e2ep-5f), u, fmaf(0x1.555e66p-3f, b, 0x1.fffdb6p-2f)), \
+                             u, fmaf(0x1.ffffecp-1f, b, 1.0f));                                           \
+        const float e = fabsf(n) > 192 ? (n <= 0 ? 0.0f : INFINITY) : scale_by_power_of_two(j, (int)n);   \
+        const float d = 1.0f + e;                                                                         \
+        const float silu = gate[i] / d;                                                                   \
+        out[i] = silu * up[i];                                                                            \
+    }
+
+static void portable_swiglu(const float *gate, const float *up, long count, float *out) { SWIGLU_BODY }
+
+#if defined(__x86_64__) && defined(__clang__)
+__attribute__((target("fma"))) static void fma_swiglu(const float *gate, const float *up, long count, float *out) { SWIGLU_BODY }
+#endif
+
+static void (*chosen_swiglu)(const float *, const float *, long, float *) = portable_swiglu;
+
+void hitch_swiglu_ggml(const float *gate, const float *up, long count, float *out) { chosen_swiglu(gate, up, count, out); }
+
 // MARK: Portable kernels
 
 static void portable_q4(const uint8_t *w, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y,
@@ -190,6 +232,10 @@ int hitch_kernels_select(const char *isa) {
 /// hitch_kernels_select, which tests call between products).
 __attribute__((constructor)) static void choose_kernels(void) {
     if (!hitch_kernels_select("avx512vnni") && !hitch_kernels_select("avxvnni")) (void)hitch_kernels_select("avx2");
+#if defined(__x86_64__) && defined(__clang__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("fma")) chosen_swiglu = fma_swiglu;
+#endif
 }
 
 void hitch_matvec_q4_0(const void *w, size_t rb, long rows, long blocks, const hitch_q8_activations *x, float *y) {

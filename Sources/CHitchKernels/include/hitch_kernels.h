@@ -38,6 +38,10 @@ void hitch_matvec_q4_0(const void *weights, size_t row_bytes, long rows, long bl
 void hitch_matvec_q4_1(const void *weights, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y);
 void hitch_matvec_q8_0(const void *weights, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y);
 
+/// out[i] = silu(gate[i]) * up[i] with silu(x) = x / (1 + exp(-x)) and exp as ggml's AVX-512 build
+/// approximates it (ggml_v_expf), bit for bit, so a GGUF model's feed-forward matches llama.cpp's.
+void hitch_swiglu_ggml(const float *gate, const float *up, long count, float *out);
+
 /// Which version runs: "avx512vnni", "avxvnni", "avx2" or "portable".
 const char *hitch_kernels_isa(void);
 

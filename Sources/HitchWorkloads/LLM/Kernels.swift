@@ -2,6 +2,7 @@
 // softmax, SwiGLU). Task objects are created once per session and re-pointed at each op's buffers,
 // so dispatching an op allocates nothing.
 
+import CHitchKernels
 import Foundation
 
 /// Rows per chunk: a multiple of the pal4 group, about 32 chunks per matrix so a busy core only
@@ -219,21 +220,15 @@ func dotAsGGML(_ x: UnsafePointer<Float>, _ y: UnsafePointer<Float>, count: Int)
 }
 
 /// out = x / rms(x) * gain, the sum of squares in double and the scaling in the order ggml's
-/// rms_norm and mul use.
+/// rms_norm and mul use (bit for bit: checked against llama.cpp's tensors).
 @inline(__always)
 func rmsNorm(_ x: UnsafePointer<Float>, gain: UnsafePointer<Float>, count: Int, epsilon: Float = 1e-5, into out: UnsafeMutablePointer<Float>) {
-    var acc = SIMD8<Double>()
-    var i = 0
-    while i < count {
-        let v = UnsafeRawPointer(x + i).loadUnaligned(as: SIMD8<Float>.self), square = v * v
-        var wide = SIMD8<Double>()
-        for lane in 0..<8 { wide[lane] = Double(square[lane]) }
-        acc += wide
-        i &+= 8
-    }
-    let mean = Float(acc.sum() / Double(count))
+    // In order, as ggml's loop (a compiler may not reorder it): a few hundred dependent adds.
+    var sum: Double = 0
+    for i in 0..<count { sum += Double(x[i] * x[i]) }
+    let mean = Float(sum / Double(count))
     let inverse = 1 / (mean + epsilon).squareRoot()
-    i = 0
+    var i = 0
     while i < count {
         UnsafeMutableRawPointer(out + i).storeBytes(of: load16(x + i) * inverse * load16(gain + i), as: SIMD16<Float>.self)
         i &+= 16
@@ -248,20 +243,20 @@ func applyRoPE(_ vector: UnsafeMutablePointer<Float>, heads: Int, headDim: Int,
     for head in 0..<heads {
         let v = vector + head * headDim
         for pair in 0..<(headDim / 2) {
-            let a = v[2 * pair], b = v[2 * pair + 1]
-            v[2 * pair] = a * cosines[pair] - b * sines[pair]
-            v[2 * pair + 1] = a * sines[pair] + b * cosines[pair]
+            let a = v[2 * pair], b = v[2 * pair + 1], c = cosines[pair], s = sines[pair]
+            // Fused as GCC contracts ggml's `x0*cos - x1*sin` and `x0*sin + x1*cos` (the first
+            // product of each into the multiply-add), so the rotation is llama.cpp's to the bit.
+            v[2 * pair] = (-(b * s)).addingProduct(a, c)
+            v[2 * pair + 1] = (b * c).addingProduct(a, s)
         }
     }
 }
 
-/// out[i] = silu(gate[i]) * up[i].
+/// out[i] = silu(gate[i]) * up[i], exp as ggml's AVX-512 build approximates it (CHitchKernels), so a
+/// GGUF model's feed-forward is llama.cpp's to the bit.
 @inline(__always)
 func swiGLU(gate: UnsafePointer<Float>, up: UnsafePointer<Float>, count: Int, into out: UnsafeMutablePointer<Float>) {
-    for i in 0..<count {
-        let g = gate[i]
-        out[i] = g / (1 + expf(-g)) * up[i]
-    }
+    hitch_swiglu_ggml(gate, up, count, out)
 }
 
 @inline(__always)
