@@ -140,7 +140,7 @@ func attendHeadAsGGML(head: Int, shape: ModelShape, query: UnsafePointer<Float>,
         }
         // V += v * weight, fused and rounded to f16 per element (ggml_vec_mad_f16).
         for i in 0..<headDim { out[i] = Float(Float16(out[i].addingProduct(v[i], weight))) }
-        total = total * rescale + weight
+        total = weight.addingProduct(total, rescale)   // S = S * ms + vs, fused as GCC contracts it
     }
     let inverse = total == 0 ? 0 : 1 / total
     for i in 0..<headDim { out[i] *= inverse }
