@@ -49,7 +49,7 @@ public struct Analyzer: Sendable {
     // MARK: One run
 
     /// Streams one trace (one run) through every pass. A run whose main thread is known only at
-    /// its end (docs/METRICS.md "Trace inputs") is read a second time with it fixed.
+    /// its end (docs/METRICS.md "Choosing the main thread") is read a second time with it fixed.
     public mutating func add<Input: AnalysisInput>(_ input: inout Input, path: String,
                                                    progress: ((Double) -> Void)? = nil) throws {
         let beforeRun = self
@@ -59,9 +59,7 @@ public struct Analyzer: Sendable {
             addWarning("\(path): the main thread was guessed while reading (the input cannot be read twice); main-thread figures may depend on file order")
             return
         }
-        let warnings = self.warnings
         self = beforeRun
-        self.warnings = warnings
         try read(&input, path: path, progress: progress, mainThreads: chosen)
     }
 

@@ -1,7 +1,7 @@
 import HitchTrace
 
-/// Which threads of a run are its main thread (docs/METRICS.md "Trace inputs"), decided from the
-/// whole run so that file order never matters:
+/// Which threads of a run are its main thread (docs/METRICS.md "Choosing the main thread"),
+/// decided from the whole run so that file order never matters:
 ///
 /// 1. every thread whose recorded role is `main`;
 /// 2. else, among threads without a role named `main`, or (without one) among threads without a
