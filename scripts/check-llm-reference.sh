@@ -6,7 +6,7 @@
 # that one the first difference must come at token 16 or later and be a near tie (both runtimes'
 # top-2 logit gaps at that position are printed; a gap above 0.5 fails).
 # Skips (exit 0, with the reason) only when the model cannot be fetched (scripts/fetch-model.sh).
-#   HITCH=path/to/hitch to use a built binary; otherwise the release build is built (incrementally).
+#   HITCH=path/to/hitch to use a built binary; otherwise scripts/release-hitch.sh builds the release one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fixture=Tests/Fixtures/llm/smollm2-reference.json
@@ -15,10 +15,7 @@ if ! model="$(bash scripts/fetch-model.sh 2>&1)"; then
   echo "check-llm-reference: skipped: the model cannot be fetched ($model)"
   exit 0
 fi
-if [[ -z "${HITCH:-}" ]]; then
-  swift build -c release --product hitch >&2
-  HITCH=.build/release/hitch
-fi
+HITCH=$(bash scripts/release-hitch.sh)
 python3 - "$HITCH" "$model" "$fixture" <<'PY'
 import json, subprocess, sys
 hitch, model, fixture = sys.argv[1:]

@@ -10,8 +10,10 @@
 # Each round runs llama.cpp then hitch on every file (defaults: 3 rounds, 128 tokens, 2 threads). A
 # round's ratio is hitch's mean tokens/s (tokens over summed step times, as llama-bench's avg_ts)
 # over llama.cpp's; the JSON gives every round, the median ratio, and the load averages seen.
-# llama.cpp comes from scripts/llama-reference.sh --build (built once, cached). HITCH=path/to/hitch
-# to use a built binary; otherwise the release build is built (incrementally).
+# hitch runs with --speed-only: steps back to back as llama-bench runs them (its bandwidth passes
+# between steps would evict the model from the cache). llama.cpp comes from
+# scripts/llama-reference.sh --build (built once, cached). HITCH=path/to/hitch to use a built
+# binary; otherwise scripts/release-hitch.sh builds the release one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=3 tokens=128 threads=2
@@ -28,10 +30,7 @@ mode=${1:-}
 [[ "$mode" == model || "$mode" == formats ]] || { echo "llama-compare: say 'model' or 'formats'" >&2; exit 2; }
 cache="${HITCH_MODEL_CACHE:-$HOME/.cache/hitch}"
 bin="$(bash scripts/llama-reference.sh --build)" || { echo "llama-compare: no llama.cpp build" >&2; exit 2; }
-if [[ -z "${HITCH:-}" ]]; then
-  swift build -c release --product hitch >&2
-  HITCH=.build/release/hitch
-fi
+HITCH=$(bash scripts/release-hitch.sh)
 
 files=()
 if [[ "$mode" == model ]]; then
@@ -59,7 +58,7 @@ for ((round = 0; round < rounds; round++)); do
     # -r 1: one timed repetition per round (after llama-bench's own warm-up run).
     "$bin/llama-bench" -m "$file" -p 0 -n "$tokens" -t "$threads" -r 1 -o json >"$out/llama-$round-$index.json" 2>"$out/llama-$round-$index.log" \
       || { echo "llama-compare: llama-bench failed on $file: $(tail -n 3 "$out/llama-$round-$index.log")" >&2; exit 1; }
-    "$HITCH" bench decode --model "$file" --tokens "$tokens" --threads "$threads" --format json >"$out/hitch-$round-$index.json" 2>"$out/hitch-$round-$index.log" \
+    "$HITCH" bench decode --model "$file" --tokens "$tokens" --threads "$threads" --speed-only --format json >"$out/hitch-$round-$index.json" 2>"$out/hitch-$round-$index.log" \
       || { echo "llama-compare: hitch bench decode failed on $file: $(tail -n 3 "$out/hitch-$round-$index.log")" >&2; exit 1; }
   done
 done
