@@ -160,8 +160,12 @@ enum BenchDecode: Subcommand {
         print("model \(String(format: "%.2f", Double(shape.parameterCount) / 1e9)) B params, \(pool.threadCount) threads, \(tokens) tokens, peak \(String(format: "%.1f", flops)) GFLOP/s")
         if let fileModel { print("model \(fileModel.name) (\((fileModel.file.path as NSString).lastPathComponent))") }
         let cache = sizing.lastLevelCache
-        print("triad arrays \((arrays?.arrayBytes ?? 0) >> 20) MiB each; last-level cache \(cache.bytes >> 20) MiB (L\(cache.level), \(cache.source))"
-              + (sizing.meetsCacheRule || speedOnly ? "" : "; below 4x the cache: \(sizing.shortfall ?? "")"))
+        if let arrays {
+            print("triad arrays \(arrays.arrayBytes >> 20) MiB each; last-level cache \(cache.bytes >> 20) MiB (L\(cache.level), \(cache.source))"
+                  + (sizing.meetsCacheRule ? "" : "; below 4x the cache: \(sizing.shortfall ?? "")"))
+        } else {
+            print("--speed-only: no bandwidth probes; last-level cache \(cache.bytes >> 20) MiB (L\(cache.level), \(cache.source))")
+        }
         print("weights  tok/s   MB/token  GB/s   triad GB/s  read GB/s  utilization  load avg")
         for r in results {
             print(String(format: "%-7@ %6.1f  %8.1f  %5.1f  %10.1f  %9.1f  %10.1f%%  %8@", r.weights as NSString, r.tokensPerSecond,
