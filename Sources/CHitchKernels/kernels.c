@@ -208,30 +208,36 @@ static int cpu_has(const char *isa) {
 }
 #endif
 
-int hitch_kernels_select(const char *isa) {
-    if (strcmp(isa, "portable") == 0) {
-        chosen_q4_0 = portable_q4_0; chosen_q4_1 = portable_q4_1; chosen_q8_0 = portable_q8_0; chosen_isa = "portable";
-        return 1;
-    }
+/// The three kernels of `isa` if the CPU runs it (returns 1).
+static int kernels_for(const char *isa, matvec_fn *q4_0, matvec_fn *q4_1, matvec_fn *q8_0) {
+    if (strcmp(isa, "portable") == 0) { *q4_0 = portable_q4_0; *q4_1 = portable_q4_1; *q8_0 = portable_q8_0; return 1; }
 #if defined(__x86_64__) && defined(__clang__)
     if (!cpu_has(isa)) return 0;
-    if (strcmp(isa, "avx512vnni") == 0) {
-        chosen_q4_0 = avx512vnni_q4_0; chosen_q4_1 = avx512vnni_q4_1; chosen_q8_0 = avx512vnni_q8_0; chosen_isa = "avx512vnni";
-    } else if (strcmp(isa, "avxvnni") == 0) {
-        chosen_q4_0 = avxvnni_q4_0; chosen_q4_1 = avxvnni_q4_1; chosen_q8_0 = avxvnni_q8_0; chosen_isa = "avxvnni";
-    } else {
-        chosen_q4_0 = avx2_q4_0; chosen_q4_1 = avx2_q4_1; chosen_q8_0 = avx2_q8_0; chosen_isa = "avx2";
-    }
+    if (strcmp(isa, "avx512vnni") == 0) { *q4_0 = avx512vnni_q4_0; *q4_1 = avx512vnni_q4_1; *q8_0 = avx512vnni_q8_0; return 1; }
+    if (strcmp(isa, "avxvnni") == 0) { *q4_0 = avxvnni_q4_0; *q4_1 = avxvnni_q4_1; *q8_0 = avxvnni_q8_0; return 1; }
+    *q4_0 = avx2_q4_0; *q4_1 = avx2_q4_1; *q8_0 = avx2_q8_0;
     return 1;
 #else
     return 0;
 #endif
 }
 
-/// The best version the CPU runs, chosen before main (the pointers are not written again except by
-/// hitch_kernels_select, which tests call between products).
+static int select_kernels(const char *isa) {
+    if (!kernels_for(isa, &chosen_q4_0, &chosen_q4_1, &chosen_q8_0)) return 0;
+    chosen_isa = isa;
+    return 1;
+}
+
+hitch_matvec_fn hitch_kernel(const char *isa, int type) {
+    matvec_fn q4_0, q4_1, q8_0;
+    if (!kernels_for(isa, &q4_0, &q4_1, &q8_0)) return NULL;
+    matvec_fn chosen = type == 2 ? q4_0 : type == 3 ? q4_1 : type == 8 ? q8_0 : NULL;
+    return chosen;
+}
+
+/// The best version the CPU runs, chosen before main; never written again.
 __attribute__((constructor)) static void choose_kernels(void) {
-    if (!hitch_kernels_select("avx512vnni") && !hitch_kernels_select("avxvnni")) (void)hitch_kernels_select("avx2");
+    if (!select_kernels("avx512vnni") && !select_kernels("avxvnni")) (void)select_kernels("avx2");
 #if defined(__x86_64__) && defined(__clang__)
     __builtin_cpu_init();
     if (__builtin_cpu_supports("fma")) chosen_swiglu = fma_swiglu;

@@ -45,10 +45,12 @@ void hitch_swiglu_ggml(const float *gate, const float *up, long count, float *ou
 /// Which version runs: "avx512vnni", "avxvnni", "avx2" or "portable".
 const char *hitch_kernels_isa(void);
 
-/// Runs `isa` from now on if the CPU has it (returns 1), else changes nothing (returns 0). The best
-/// one is chosen at load time; tests use this to check every version against the portable one. Not
-/// to be called while a product runs.
-int hitch_kernels_select(const char *isa);
+typedef void (*hitch_matvec_fn)(const uint8_t *weights, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y);
+
+/// The `isa` version ("avx512vnni", "avxvnni", "avx2", "portable") of the kernel for ggml type
+/// `type` (2 = q4_0, 3 = q4_1, 8 = q8_0), or NULL when the CPU lacks it: tests compare every
+/// version with the portable one without changing which one runs.
+hitch_matvec_fn hitch_kernel(const char *isa, int type);
 
 #ifdef __cplusplus
 }

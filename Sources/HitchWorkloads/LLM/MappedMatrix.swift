@@ -137,6 +137,6 @@ public enum QuantizedKernels {
     public static var instructionSet: String { String(cString: hitch_kernels_isa()) }
     /// Every version, best first.
     static let all = ["avx512vnni", "avxvnni", "avx2", "portable"]
-    /// Switches to `name` if the CPU runs it (tests compare every version); not while a product runs.
-    static func select(_ name: String) -> Bool { hitch_kernels_select(name) != 0 }
+    /// The `name` version of `type`'s kernel, nil when the CPU lacks it (tests compare every version).
+    static func kernel(_ name: String, for type: GGMLType) -> hitch_matvec_fn? { hitch_kernel(name, Int32(type.rawValue)) }
 }
