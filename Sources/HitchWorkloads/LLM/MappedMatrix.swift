@@ -64,36 +64,13 @@ final class MappedMatrix: DecodeMatrix, @unchecked Sendable {
             let local = (lower - segment.firstRow)..<(upper - segment.firstRow)
             let out = y + segment.firstRow
             switch segment.type {
-            case .f32: multiplyFloat(segment, local, x, out, half: false)
-            case .f16: multiplyFloat(segment, local, x, out, half: true)
+            case .f32: multiplyRowsF32(segment.base, columns: columns, local, UnsafeRawPointer(x), out)
+            case .f16: multiplyRowsF16(segment.base, columns: columns, local, UnsafeRawPointer(x), out)
             case .q8_0, .q4_0, .q4_1:
                 let rows = segment.base + local.lowerBound * segment.rowBytes, blocks = columns / 32
                 let kernel = segment.type == .q8_0 ? hitch_matvec_q8_0 : segment.type == .q4_0 ? hitch_matvec_q4_0 : hitch_matvec_q4_1
                 kernel(rows, segment.rowBytes, local.count, blocks, quantizedX.ggml, out + local.lowerBound)
             }
-        }
-    }
-
-    private func multiplyFloat(_ segment: MappedSegment, _ range: Range<Int>, _ x: UnsafePointer<Float>, _ y: UnsafeMutablePointer<Float>, half: Bool) {
-        let xr = UnsafeRawPointer(x)
-        for row in range {
-            let w = segment.base + row &* segment.rowBytes
-            var a0 = SIMD8<Float>(), a1 = SIMD8<Float>()
-            var i = 0
-            if half {
-                while i < columns {
-                    a0 = a0.addingProduct(loadHalves8(w + i &* 2), load8(xr + i &* 4))
-                    a1 = a1.addingProduct(loadHalves8(w + (i &+ 8) &* 2), load8(xr + (i &+ 8) &* 4))
-                    i &+= 16
-                }
-            } else {
-                while i < columns {
-                    a0 = a0.addingProduct(load8(w + i &* 4), load8(xr + i &* 4))
-                    a1 = a1.addingProduct(load8(w + (i &+ 8) &* 4), load8(xr + (i &+ 8) &* 4))
-                    i &+= 16
-                }
-            }
-            y[row] = (a0 + a1).sum()
         }
     }
 
