@@ -5,7 +5,7 @@ import HitchTrace
 /// ones (`PassContext.judgedFrames`) for attribution. Inputs and interactions are read here: they
 /// release replayed frames and measure the animating time.
 struct FramePass: AnalysisPass {
-    static let reads: PayloadKinds = [.frames, .instant, .interaction]
+    static let reads: PayloadKinds = [.frames, .instant, .interaction, .threadState]
 
     private let refreshRatesHz: [Double]
     private var recorded = HitchAccumulator(source: .recorded, rateHz: 0)
@@ -18,6 +18,9 @@ struct FramePass: AnalysisPass {
     private var refreshChanges: [RefreshRateChange] = []
     private var frameSamples: [FrameSample] = []
     private var framesTruncated = false
+    /// The main thread's frame windows by state, over every judged recorded frame with readings.
+    private var mainStates = StateSplit()
+    private var framesWithStates = 0
 
     // Per run.
     private var run = 0
@@ -70,6 +73,11 @@ struct FramePass: AnalysisPass {
         case .framePresented(let id):
             frames.update(id) { $0.presentNs = t }
             drainFrames(&context)
+        case .threadState(let reading):
+            // Kept with the frame: the main thread's readings precede its next frame's begin, the
+            // render thread's its present, so they are in before the frame is judged.
+            let phase = PhaseReading(atNs: t, reading)
+            frames.update(reading.frameID) { $0.readings.set(reading.phase, phase) }
         case .instant:
             if inputCategory < 0 { inputCategory = context.names.index(of: MetadataKey.inputCategory) }
             if resolved.name == inputCategory { inputs.add(t) }
@@ -111,6 +119,7 @@ struct FramePass: AnalysisPass {
             }
         }
         previousPeriodNs = frame.periodNs
+        if let main = judged.mainStates { mainStates.add(main); framesWithStates += 1 }
         if frameSamples.count < FrameSample.limit {
             var s = FrameSample()
             s.run = run
@@ -123,6 +132,8 @@ struct FramePass: AnalysisPass {
             s.overrunMs = milliseconds(judged.overrunNs)
             s.hitchMs = milliseconds(judged.hitchNs)
             s.kind = judged.kind
+            if judged.hitchNs > 0 { s.cause = judged.cause }
+            s.mainThreadStates = judged.mainStates?.figures
             frameSamples.append(s)
         } else {
             framesTruncated = true
@@ -132,7 +143,7 @@ struct FramePass: AnalysisPass {
         let release = isInput ? min(frame.inputArrivalNs, frame.vsyncNs) : frame.vsyncNs
         for i in replays.indices {
             replays[i].add(frameID: frame.frameID, releaseNs: release, isInput: isInput,
-                           mainWorkNs: judged.mainWorkNs, renderNs: judged.renderNs)
+                           mainWorkNs: judged.mainWorkNs, renderNs: judged.renderNs, states: judged.states)
         }
         if judged.hitchNs > 0 { context.judgedFrames.append((frame, judged)) }
     }
@@ -181,6 +192,12 @@ struct FramePass: AnalysisPass {
             } else {
                 a.hitches[key] = replays[i].figures(periodMs: 1000 / rate)
             }
+        }
+        if framesWithStates > 0 {
+            // The rest of the thread-state figures are the ThreadStatePass's (registered later).
+            var t = ThreadStateFigures()
+            t.mainThread = mainStates.figures
+            a.threadStates = t
         }
         a.frames = frameSamples
         a.framesTruncated = framesTruncated
