@@ -51,6 +51,7 @@ extension TraceEvent.Payload {
         case .machineState: .machineState
         case .schedSwitch: .schedSwitch
         case .stackDefinition, .symbol, .metadata, .droppedEvents: []
+        case .threadState, .machineState, .schedSwitch: []
         }
     }
 }

@@ -43,6 +43,7 @@ enum HitchNames {
     static let sampleCategory: TraceName = "hitch.sample"
     static let metaCategory: TraceName = "hitch.meta"
     static let viewCategory: TraceName = "hitch.view"
+    static let schedCategory: TraceName = "hitch.sched"
 
     static let frameBegan: TraceName = "frameBegan"
     static let frameCommitted: TraceName = "frameCommitted"
@@ -52,6 +53,12 @@ enum HitchNames {
     static let sample: TraceName = "sample"
     static let metadata: TraceName = "metadata"
     static let droppedEvents: TraceName = "droppedEvents"
+    static let threadState: TraceName = "threadState"
+    static let machineState: TraceName = "machineState"
+    static let schedSwitch: TraceName = "schedSwitch"
+    /// By `ThreadStateReading.Phase` and `SchedSwitch.Direction` raw value.
+    static let threadStatePhases: [TraceName] = ThreadStateReading.Phase.allCases.map { TraceName.intern($0.name) }
+    static let switchDirections: [TraceName] = SchedSwitch.Direction.allCases.map { TraceName.intern($0.name) }
     static let stackBlob: TraceName = "hitch.stack"
     static let symbolBlob: TraceName = "hitch.symbol"
     static let tokenStages: [TraceName] = ["produced", "delivered", "shown", "dropped"]
@@ -84,6 +91,17 @@ enum HitchNames {
     static let positionArg: TraceName = "position"
     static let reasonArg: TraceName = "reason"
     static let roleArg: TraceName = "role"
+    static let phaseArg: TraceName = "phase"
+    static let cpuNsArg: TraceName = "cpuNs"
+    static let runnableWaitNsArg: TraceName = "runnableWaitNs"
+    static let voluntarySwitchesArg: TraceName = "voluntarySwitches"
+    static let involuntarySwitchesArg: TraceName = "involuntarySwitches"
+    static let stealNsArg: TraceName = "stealNs"
+    static let cpuPressureSomeUsArg: TraceName = "cpuPressureSomeUs"
+    static let cgroupThrottledUsArg: TraceName = "cgroupThrottledUs"
+    static let onlineCPUsArg: TraceName = "onlineCPUs"
+    static let directionArg: TraceName = "direction"
+    static let preemptedArg: TraceName = "preempted"
 }
 
 /// A file (or memory) sink that only ever receives whole records.
@@ -422,6 +440,14 @@ final class FXTEncoder {
         p[0] = FXT.ArgType.double.rawValue | 2 << 4 | UInt64(name) << 16
         p[1] = value.bitPattern
         eventWords += 2
+        eventArgs += 1
+    }
+
+    @inline(__always)
+    func argBool(_ name: UInt16, _ value: Bool) {
+        let p = eventStart! + eventWords
+        p[0] = FXT.ArgType.bool.rawValue | 1 << 4 | UInt64(name) << 16 | (value ? 1 : 0) << 32
+        eventWords += 1
         eventArgs += 1
     }
 

@@ -144,6 +144,46 @@ extension FXTEncoder {
         endEvent()
     }
 
+    /// Category `hitch.sched`, name `threadState`; absent readings are absent arguments.
+    func threadState(thread: UInt8, ticks: UInt64, _ r: ThreadStateReading) {
+        let category = stringRef(N.schedCategory), name = stringRef(N.threadState)
+        let idArg = stringRef(N.frameIDArg), phaseArg = stringRef(N.phaseArg), phase = stringRef(N.threadStatePhases[Int(r.phase.rawValue)])
+        let cpuArg = stringRef(N.cpuNsArg), waitArg = stringRef(N.runnableWaitNsArg)
+        let voluntaryArg = stringRef(N.voluntarySwitchesArg), involuntaryArg = stringRef(N.involuntarySwitchesArg)
+        beginEvent(.instant, thread: thread, category: category, name: name, ticks: ticks)
+        argUnsigned(idArg, r.frameID)
+        argString(phaseArg, phase)
+        argSigned(cpuArg, r.cpuNs)
+        if let wait = r.runnableWaitNs { argSigned(waitArg, wait) }
+        if let voluntary = r.voluntarySwitches { argSigned(voluntaryArg, voluntary) }
+        if let involuntary = r.involuntarySwitches { argSigned(involuntaryArg, involuntary) }
+        endEvent()
+    }
+
+    /// Category `hitch.sched`, name `machineState`; absent readings are absent arguments.
+    func machineState(thread: UInt8, ticks: UInt64, _ r: MachineStateReading) {
+        let category = stringRef(N.schedCategory), name = stringRef(N.machineState)
+        let stealArg = stringRef(N.stealNsArg), pressureArg = stringRef(N.cpuPressureSomeUsArg)
+        let throttledArg = stringRef(N.cgroupThrottledUsArg), cpusArg = stringRef(N.onlineCPUsArg)
+        beginEvent(.instant, thread: thread, category: category, name: name, ticks: ticks)
+        if let steal = r.stealNs { argSigned(stealArg, steal) }
+        if let pressure = r.cpuPressureSomeUs { argSigned(pressureArg, pressure) }
+        if let throttled = r.cgroupThrottledUs { argSigned(throttledArg, throttled) }
+        argSigned(cpusArg, Int64(r.onlineCPUs))
+        endEvent()
+    }
+
+    /// Category `hitch.sched`, name `schedSwitch`: `direction` (string) and `preempted` (bool).
+    func schedSwitch(thread: UInt8, ticks: UInt64, _ s: SchedSwitch) {
+        let category = stringRef(N.schedCategory), name = stringRef(N.schedSwitch)
+        let directionArg = stringRef(N.directionArg), direction = stringRef(N.switchDirections[Int(s.direction.rawValue)])
+        let preemptedArg = stringRef(N.preemptedArg)
+        beginEvent(.instant, thread: thread, category: category, name: name, ticks: ticks)
+        argString(directionArg, direction)
+        argBool(preemptedArg, s.preempted)
+        endEvent()
+    }
+
     /// Frames a stack definition blob holds at most (one record).
     static let maxStackFrames = 4000
 

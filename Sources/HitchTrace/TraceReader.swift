@@ -67,11 +67,15 @@ private let knownArgumentNames = [
     "frameID", "vsyncTicks", "targetTicks", "periodNs", "identity", "target", "targetIdentity", "stack",
     "viewCount", "layer", "computeUnit", "tokenIndex", "bytesRead", "bytesWritten", "flops", "index",
     "value", "key", "count", "process", "change", "parentIdentity", "position", "reason", "durationNs", "selfNs",
+    "phase", "cpuNs", "runnableWaitNs", "voluntarySwitches", "involuntarySwitches", "stealNs", "cpuPressureSomeUs",
+    "cgroupThrottledUs", "onlineCPUs", "direction", "preempted",
 ]
 private enum Slot: Int {
     case frameID, vsyncTicks, targetTicks, periodNs, identity, target, targetIdentity, stack
     case viewCount, layer, computeUnit, tokenIndex, bytesRead, bytesWritten, flops, index
     case value, key, count, process, change, parentIdentity, position, reason, durationNs, selfNs
+    case phase, cpuNs, runnableWaitNs, voluntarySwitches, involuntarySwitches, stealNs, cpuPressureSomeUs
+    case cgroupThrottledUs, onlineCPUs, direction, preempted
 }
 /// Categories and names with fixed ids right after the argument names.
 private let knownNames = [
@@ -80,6 +84,9 @@ private let knownNames = [
     "frameBegan", "frameCommitted", "frameRenderEnded", "framePresented", "sample", "metadata", "droppedEvents",
     "hitch.stack", "hitch.symbol", "produced", "delivered", "shown", "dropped",
     "hitch.view", "built", "tornDown", "newIdentity", "identityRemoved", "structuralChange", "parentBuilt", "parentRemoved",
+    "hitch.sched", "threadState", "machineState", "schedSwitch", "switchedOut", "switchedIn",
+    // Thread-state phases after the first (`frameBegan`, already above).
+    "committed", "renderBegan", "renderEnded", "presented",
 ]
 
 private enum ArgKind: UInt8 { case integer, unsigned, double, string }
@@ -102,7 +109,7 @@ final class ReaderCore {
         var finished = false
         var converter = TickConverter(ticksPerSecond: 1_000_000_000)
         var clock = DecodeClock(ticksPerSecond: 1_000_000_000)
-        var argMask: UInt32 = 0
+        var argMask: UInt64 = 0
         var firstNumericBits: UInt64 = 0
         var firstNumericKind: ArgKind?
         var lastTimestampNs: Int64 = 0
@@ -120,7 +127,7 @@ final class ReaderCore {
     private var finished: Bool { get { hot.pointee.finished } set { hot.pointee.finished = newValue } }
     var converter: TickConverter { get { hot.pointee.converter } set { hot.pointee.converter = newValue } }
     private var clock: DecodeClock { hot.pointee.clock }
-    private var argMask: UInt32 { get { hot.pointee.argMask } set { hot.pointee.argMask = newValue } }
+    private var argMask: UInt64 { get { hot.pointee.argMask } set { hot.pointee.argMask = newValue } }
     private var firstNumericBits: UInt64 { get { hot.pointee.firstNumericBits } set { hot.pointee.firstNumericBits = newValue } }
     private var firstNumericKind: ArgKind? { get { hot.pointee.firstNumericKind } set { hot.pointee.firstNumericKind = newValue } }
     private var lastTimestampNs: Int64 { get { hot.pointee.lastTimestampNs } set { hot.pointee.lastTimestampNs = newValue } }
@@ -183,6 +190,14 @@ final class ReaderCore {
     /// `ViewLifetime.Change` names, then `ViewLifetime.Reason` names, in raw-value order.
     private var viewChangeBase: UInt32 { nameBase + 23 }
     private var viewReasonBase: UInt32 { nameBase + 25 }
+    private var schedCategory: UInt32 { nameBase + 30 }
+    private var threadStateName: UInt32 { nameBase + 31 }
+    private var machineStateName: UInt32 { nameBase + 32 }
+    private var schedSwitchName: UInt32 { nameBase + 33 }
+    /// `SchedSwitch.Direction` names in raw-value order.
+    private var switchDirectionBase: UInt32 { nameBase + 34 }
+    /// `ThreadStateReading.Phase` names from `committed` on, in raw-value order.
+    private var laterPhaseBase: UInt32 { nameBase + 36 }
 
     convenience init(path: String) throws(TraceReadError) {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
@@ -554,7 +569,7 @@ final class ReaderCore {
         return true
     }
 
-    @inline(__always) private func has(_ slot: Slot) -> Bool { argMask & (1 << UInt32(slot.rawValue)) != 0 }
+    @inline(__always) private func has(_ slot: Slot) -> Bool { argMask & (1 << UInt64(slot.rawValue)) != 0 }
 
     @inline(__always) private func unsigned(_ slot: Slot) -> UInt64 {
         let bits = argBits[slot.rawValue]
@@ -584,7 +599,7 @@ final class ReaderCore {
     /// The project's typed events (docs/FORMAT.md); nil when the event is not one of them.
     @inline(__always)
     private func hitchPayload(eventType: UInt64, category: UInt32, name: UInt32, trailing: UInt64, into payload: inout TraceEvent.Payload) -> Bool {
-        guard category >= frameCategory && category <= metaCategory || category == viewCategory else { return false }
+        guard category >= frameCategory && category <= metaCategory || category == viewCategory || category == schedCategory else { return false }
         let isInstant = eventType == FXT.EventType.instant.rawValue
         let isComplete = eventType == FXT.EventType.durationComplete.rawValue
         switch category {
@@ -655,6 +670,24 @@ final class ReaderCore {
             let value = UInt32(truncatingIfNeeded: argBits[Slot.value.rawValue])
             cold.pointee.metadata[cold.pointee.strings[Int(key)]] = cold.pointee.strings[Int(value)]
             payload = .metadata(key: StringID(rawValue: key), value: StringID(rawValue: value))
+        case schedCategory where isInstant && name == threadStateName && has(.frameID) && has(.cpuNs):
+            guard let phase = threadStatePhase() else { return false }
+            payload = .threadState(ThreadStateReading(
+                frameID: unsigned(.frameID), phase: phase, cpuNs: signed(.cpuNs),
+                runnableWaitNs: has(.runnableWaitNs) ? signed(.runnableWaitNs) : nil,
+                voluntarySwitches: has(.voluntarySwitches) ? signed(.voluntarySwitches) : nil,
+                involuntarySwitches: has(.involuntarySwitches) ? signed(.involuntarySwitches) : nil))
+        case schedCategory where isInstant && name == machineStateName:
+            payload = .machineState(MachineStateReading(
+                stealNs: has(.stealNs) ? signed(.stealNs) : nil,
+                cpuPressureSomeUs: has(.cpuPressureSomeUs) ? signed(.cpuPressureSomeUs) : nil,
+                cgroupThrottledUs: has(.cgroupThrottledUs) ? signed(.cgroupThrottledUs) : nil,
+                onlineCPUs: has(.onlineCPUs) ? Int32(clamping: signed(.onlineCPUs)) : 0))
+        case schedCategory where isInstant && name == schedSwitchName && has(.direction):
+            guard argKinds[Slot.direction.rawValue] == ArgKind.string.rawValue,
+                  let direction = SchedSwitch.Direction(rawValue: UInt8(clamping: UInt32(truncatingIfNeeded: argBits[Slot.direction.rawValue]) &- switchDirectionBase))
+            else { return false }
+            payload = .schedSwitch(SchedSwitch(direction: direction, preempted: has(.preempted) && unsigned(.preempted) != 0))
         case metaCategory where isInstant && name == droppedName && has(.count):
             let count = unsigned(.count)
             droppedEventCount &+= count
@@ -663,6 +696,16 @@ final class ReaderCore {
             return false
         }
         return true
+    }
+
+    /// The `phase` string argument of a threadState event as a phase, or nil.
+    @inline(__always)
+    private func threadStatePhase() -> ThreadStateReading.Phase? {
+        guard has(.phase), argKinds[Slot.phase.rawValue] == ArgKind.string.rawValue else { return nil }
+        let id = UInt32(truncatingIfNeeded: argBits[Slot.phase.rawValue])
+        if id == frameBeganName { return .frameBegan }
+        let later = id &- laterPhaseBase
+        return later < 4 ? ThreadStateReading.Phase(rawValue: UInt8(later + 1)) : nil
     }
 
     /// Reads `count` arguments into the known slots. False (with a warning) if they are malformed.
@@ -713,7 +756,7 @@ final class ReaderCore {
             if slot >= 0 && slot < knownArgumentNames.count {
                 argBits[slot] = bits
                 argKinds[slot] = kind.rawValue
-                argMask |= 1 << UInt32(slot)
+                argMask |= 1 << UInt64(slot)
             }
             cursor = argEnd
         }
