@@ -51,7 +51,6 @@ extension TraceEvent.Payload {
         case .machineState: .machineState
         case .schedSwitch: .schedSwitch
         case .stackDefinition, .symbol, .metadata, .droppedEvents: []
-        case .threadState, .machineState, .schedSwitch: []
         }
     }
 }
