@@ -3,7 +3,8 @@
 # same machine) and prints one JSON object: for every recording the hitch time ratio at 120 and
 # 60 Hz (`hitch analyze`), and for tuned ones the main thread's work per frame (frame start to
 # commit, from the exported trace) at P99 and in the worst keystroke frame; then the issue-14
-# checks over all runs. The load average before and after is included: judge figures with it.
+# checks over all runs; with thread-state readings (issue 13), the 120 Hz ratio by cause and the
+# app-work ratio per recording. The load average before and after is included: judge figures with it.
 #
 # usage: scripts/feed-ten-runs.sh [RUNS]     (HITCH=path/to/hitch, default .build/release/hitch)
 # exit: 0 all checks pass, 1 a check failed, 2 bad usage.
@@ -65,6 +66,10 @@ for i in range(1, runs + 1):
             entry.update({"mainThreadP99Ms": round(p99, 3) if p99 is not None else None,
                           "worstKeystrokeFrameMs": round(worst, 3) if worst is not None else None,
                           "keystrokes": keys, "keystrokeFrames": key_frames})
+        # Issue 13: the 120 Hz hitch time ratio by cause (null without thread-state readings).
+        h120 = analysis["hitches"]["120"]
+        entry["appMsPerS120"] = round(h120["appHitchTimeRatioMsPerS"], 2) if h120.get("appHitchTimeRatioMsPerS") is not None else None
+        entry["byCause120"] = {cause: round(figures["hitchTimeRatioMsPerS"], 2) for cause, figures in sorted(h120.get("byCause", {}).items())}
         results.append(entry)
 tuned = [r for r in results if r["variant"] == "tuned"]
 naive = [r for r in results if r["variant"] == "naive"]
@@ -75,6 +80,9 @@ checks = {
     "naiveAtLeast10At120": sum(r["msPerS120"] >= 10 for r in naive),
     "tunedMainThreadP99AtMost2Ms": sum((r["mainThreadP99Ms"] or 1e9) <= 2 for r in tuned),
     "tunedWorstKeystrokeFrameAtMost4Ms": sum((r["worstKeystrokeFrameMs"] or 1e9) <= 4 for r in tuned),
+    # Issue 13 (informational here): the app-work ratio, tuned < 5 in 9 of 10, naive >= 10 in all.
+    "tunedAppUnder5At120": sum(r["appMsPerS120"] is not None and r["appMsPerS120"] < 5 for r in tuned),
+    "naiveAppAtLeast10At120": sum(r["appMsPerS120"] is not None and r["appMsPerS120"] >= 10 for r in naive),
 }
 passed = (checks["tunedUnder5At120"] >= need and checks["tunedUnder5At60"] >= need
           and checks["naiveAtLeast10At120"] == runs

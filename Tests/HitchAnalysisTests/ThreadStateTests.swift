@@ -262,6 +262,25 @@ import Testing
         #expect(a.threadStates?.source == .procfs)
     }
 
+    /// A generated session with readings written to a file and read back: every cause the generator
+    /// plants is found, and random interleavings of its threads give the same figures, bit for bit.
+    @Test func generatedSessionWithReadingsInAnyOrder() throws {
+        let session = try AttributionOrderTests.generated(frames: 700, seed: 11, threadStates: true)
+        let expected = try Analyzer.analyze([session])
+        let causes = expected.recorded.byCause
+        #expect(causes.appWork.hitchCount > 0 && causes.waitingForCPU.hitchCount > 0 && causes.blocked.hitchCount > 0)
+        #expect(causes.unknown.hitchCount == 0)
+        #expect(expected.threadStates?.framesWithoutReadings == 0)
+        #expect(expected.threadStates?.machine.stealMs ?? 0 > 0)
+        for seed in UInt64(1)...4 {
+            let order = seed % 2 == 0 ? AttributionOrderTests.interleaved(session, seed: seed, maxRun: 1 + Int(seed) * 7)
+                                      : AttributionOrderTests.buffersShuffled(session, seed: seed)
+            let a = try Analyzer.analyze([order])
+            #expect(a.hitches == expected.hitches && a.recorded == expected.recorded && a.frames == expected.frames)
+            #expect(a.hitchAttributions == expected.hitchAttributions && a.threadStates == expected.threadStates)
+        }
+    }
+
     /// The same events in any interleaving of the threads' buffers give identical figures.
     @Test func orderIndependent() throws {
         var t = StateTrace()
