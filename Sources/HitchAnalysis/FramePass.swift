@@ -27,6 +27,9 @@ struct FramePass: AnalysisPass {
     private var interactions = InteractionUnion()
     private var inputs = InputArrivals()
     private var inputCategory: Int32 = -1
+    /// Each thread's latest thread-state reading (file order is per-thread order, so "the reading
+    /// before" is the same in any interleaving of threads).
+    private var lastReadings: [UInt32: PhaseReading] = [:]
     /// Frames being assembled from events in per-thread (not global) time order.
     private var frames = FrameAssembler()
     private var previousPeriodNs: Int64 = 0
@@ -46,6 +49,7 @@ struct FramePass: AnalysisPass {
         interactions.reset()
         inputs.reset()
         frames.reset()
+        lastReadings.removeAll(keepingCapacity: true)
         previousPeriodNs = 0
         runFrames = 0
         runFirstFrameSample = frameSamples.count
@@ -77,7 +81,11 @@ struct FramePass: AnalysisPass {
             // Kept with the frame: the main thread's readings precede its next frame's begin, the
             // render thread's its present, so they are in before the frame is judged.
             let phase = PhaseReading(atNs: t, reading)
-            frames.update(reading.frameID) { $0.readings.set(reading.phase, phase) }
+            let before = lastReadings.updateValue(phase, forKey: resolved.thread.rawValue)
+            frames.update(reading.frameID) { frame in
+                frame.readings.set(reading.phase, phase)
+                if reading.phase == .committed, let before { frame.readings.beforeCommit = before }
+            }
         case .instant:
             if inputCategory < 0 { inputCategory = context.names.index(of: MetadataKey.inputCategory) }
             if resolved.name == inputCategory { inputs.add(t) }

@@ -35,6 +35,10 @@ struct PhaseReading: Sendable, Equatable {
 struct FrameReadings: Sendable {
     var mainBegan = PhaseReading()
     var mainCommitted = PhaseReading()
+    /// The committing thread's reading before its commit reading: the frame's begin when the
+    /// recorder took none for it (`FrameMarker` takes one reading per mark, which ends one frame
+    /// and begins the next).
+    var beforeCommit = PhaseReading()
     var renderBegan = PhaseReading()
     var renderEnded = PhaseReading()
 
@@ -48,7 +52,13 @@ struct FrameReadings: Sendable {
         }
     }
 
-    var main: StateSplit? { StateSplit.between(mainBegan, mainCommitted) }
+    /// The main thread's split from its begin reading, else from its reading before the commit
+    /// when that was taken no earlier than the frame began (never across idle time between frames).
+    func main(beganNs: Int64) -> StateSplit? {
+        if mainBegan.isPresent { return StateSplit.between(mainBegan, mainCommitted) }
+        guard beforeCommit.isPresent, beforeCommit.atNs >= beganNs else { return nil }
+        return StateSplit.between(beforeCommit, mainCommitted)
+    }
     var render: StateSplit? { StateSplit.between(renderBegan, renderEnded) }
 }
 

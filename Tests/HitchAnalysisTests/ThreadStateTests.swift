@@ -262,6 +262,31 @@ import Testing
         #expect(a.threadStates?.source == .procfs)
     }
 
+    /// `FrameMarker` loops take one reading per mark: it ends one frame (its `committed` reading)
+    /// and begins the next, so a frame's begin is the main thread's reading before its commit.
+    @Test func markedFramesSplitFromTheReadingBeforeTheCommit() throws {
+        var b = TraceBuilder()
+        let main = b.main
+        var counters = Counters()
+        var mark: Int64 = 10 * Self.ms
+        b.list.append(mark, main, counters.reading(0, .frameBegan))
+        for id in UInt64(0)..<40 {
+            let window: Window = id == 12 ? .work(20 * Self.ms) : id == 25 ? Window(running: 8 * Self.ms, runnable: 12 * Self.ms) : .work(5 * Self.ms)
+            let commit = mark + window.total
+            b.list.append(mark, main, .frameBegan(FrameBegan(frameID: id, vsyncNs: mark, targetNs: mark + Self.period, periodNs: Self.period)))
+            b.list.append(commit, main, .frameCommitted(frameID: id))
+            b.list.append(commit, main, .frameRenderEnded(frameID: id))
+            b.list.append(commit, main, .framePresented(frameID: id))
+            counters.spend(window)
+            b.list.append(commit, main, counters.reading(id, .committed))
+            mark = commit
+        }
+        let a = try b.analyze(rates: [120])
+        #expect(a.recorded.hitchCount == 2)
+        #expect(a.recorded.byCause.appWork.hitchCount == 1 && a.recorded.byCause.waitingForCPU.hitchCount == 1)
+        #expect(a.threadStates?.framesWithoutReadings == 0)
+    }
+
     /// A generated session with readings written to a file and read back: every cause the generator
     /// plants is found, and random interleavings of its threads give the same figures, bit for bit.
     @Test func generatedSessionWithReadingsInAnyOrder() throws {
