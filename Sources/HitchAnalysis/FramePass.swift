@@ -85,6 +85,7 @@ struct FramePass: AnalysisPass {
             frames.update(reading.frameID) { frame in
                 frame.readings.set(reading.phase, phase)
                 if reading.phase == .committed, let before { frame.readings.beforeCommit = before }
+                if reading.phase == .frameBegan, let before { frame.readings.beforeBegan = before }
             }
         case .instant:
             if inputCategory < 0 { inputCategory = context.names.index(of: MetadataKey.inputCategory) }
@@ -151,7 +152,8 @@ struct FramePass: AnalysisPass {
         let release = isInput ? min(frame.inputArrivalNs, frame.vsyncNs) : frame.vsyncNs
         for i in replays.indices {
             replays[i].add(frameID: frame.frameID, releaseNs: release, isInput: isInput,
-                           mainWorkNs: judged.mainWorkNs, renderNs: judged.renderNs, states: judged.states)
+                           mainWorkNs: judged.mainWorkNs, renderNs: judged.renderNs,
+                           states: FrameStates(main: judged.mainStates, render: judged.renderStates))   // the replay starts on its grid: no late start
         }
         if judged.hitchNs > 0 { context.judgedFrames.append((frame, judged)) }
     }

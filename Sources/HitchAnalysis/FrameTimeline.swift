@@ -122,7 +122,8 @@ func judgeRecorded(_ frame: FrameRecord, judge: inout LatenessJudge) -> JudgedFr
                              mainWorkNs: max(0, frame.commitNs - frame.beganNs), renderNs: renderNs,
                              commitNs: frame.commitNs, renderEndNs: renderEnd,
                              expectedNs: expected, actualNs: actual, hitchNs: hitch, latencyNs: latency, kind: kind)
-    judged.states = FrameStates(main: frame.readings.main(beganNs: frame.beganNs), render: frame.readings.render)
+    judged.states = FrameStates(main: frame.readings.main(beganNs: frame.beganNs), render: frame.readings.render,
+                                lateStart: FrameStates.lateStart(frame.beganNs - frame.vsyncNs, gap: frame.readings.beforeFrame))
     judged.cause = HitchCauseRule.cause(hitchNs: hitch, periodNs: period, anchorNs: frame.vsyncNs, commitNs: frame.commitNs,
                                         renderNs: renderNs, states: judged.states)
     return judged

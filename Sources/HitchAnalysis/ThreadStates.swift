@@ -35,6 +35,8 @@ struct PhaseReading: Sendable, Equatable {
 struct FrameReadings: Sendable {
     var mainBegan = PhaseReading()
     var mainCommitted = PhaseReading()
+    /// The main thread's reading before its begin reading (the gap before the frame).
+    var beforeBegan = PhaseReading()
     /// The committing thread's reading before its commit reading: the frame's begin when the
     /// recorder took none for it (`FrameMarker` takes one reading per mark, which ends one frame
     /// and begins the next).
@@ -60,6 +62,8 @@ struct FrameReadings: Sendable {
         return StateSplit.between(beforeCommit, mainCommitted)
     }
     var render: StateSplit? { StateSplit.between(renderBegan, renderEnded) }
+    /// The gap from the main thread's previous reading to the frame's begin.
+    var beforeFrame: StateSplit? { StateSplit.between(beforeBegan, mainBegan) }
 }
 
 /// Where one thread's time in a window went, in integer ns (sums are order independent).
@@ -139,8 +143,22 @@ struct StateSplit: Sendable, Equatable {
 struct FrameStates: Sendable, Equatable {
     var main: StateSplit?
     var render: StateSplit?
+    /// A recorded frame that began after its vsync: the part of that late start the main thread
+    /// spent runnable or stolen (its wake-up waited for a CPU), from its readings before the frame.
+    /// Not in replayed frames: the replay starts each frame on its own grid.
+    var lateStart: StateSplit? = nil
 
     static let unknown = FrameStates(main: nil, render: nil)
+
+    /// The late start's waiting and stolen parts: up to `lateStartNs` of the gap's runnable time,
+    /// then of its machine time (the end of the gap, after the thread woke, is where they are).
+    static func lateStart(_ lateStartNs: Int64, gap: StateSplit?) -> StateSplit? {
+        guard lateStartNs > 0, let gap else { return nil }
+        var split = StateSplit()
+        split.runnableNs = min(lateStartNs, gap.runnableNs)
+        split.machineNs = min(lateStartNs - split.runnableNs, gap.machineNs)
+        return split.notRunningNs > 0 ? split : nil
+    }
 }
 
 /// Classifies one hitch (docs/METRICS.md "Hitch causes"). The counterfactual frame starts when the
@@ -155,7 +173,7 @@ enum HitchCauseRule {
                       renderNs: Int64, states: FrameStates) -> HitchCause {
         guard hitchNs > 0, periodNs > 0, let main = states.main else { return .unknown }
         let renderStart = vsyncAtOrAfter(max(commitNs, renderFreeNs), anchor: anchorNs, period: periodNs)
-        let counterfactualCommit = commitNs.subtractingSaturated(main.notRunningNs)
+        let counterfactualCommit = commitNs.subtractingSaturated(main.notRunningNs).subtractingSaturated(states.lateStart?.notRunningNs ?? 0)
         let counterfactualStart = vsyncAtOrAfter(max(counterfactualCommit, renderFreeNs), anchor: anchorNs, period: periodNs)
         let renderNotRunning = states.render?.notRunningNs ?? 0
         func periods(_ ns: Int64) -> Int64 { max(1, (max(0, ns) + periodNs - 1) / periodNs) }
@@ -163,6 +181,7 @@ enum HitchCauseRule {
         if hitchNs - savedNs > 0 { return .appWork }
         var notRunning = main
         if let render = states.render { notRunning.add(render) }
+        if let lateStart = states.lateStart { notRunning.add(lateStart) }
         return notRunning.largestNotRunning
     }
 }

@@ -262,6 +262,37 @@ import Testing
         #expect(a.threadStates?.source == .procfs)
     }
 
+    /// A frame that began 12 ms after its vsync because its wake-up waited for a CPU: the late
+    /// start's runnable time is the scheduler's, so 5 ms of work is not app work.
+    @Test func aLateStartThatWaitedForTheCPUIsWaiting() throws {
+        func session(gapRunnable: Int64) throws -> Analysis {
+            var b = TraceBuilder()
+            let main = b.main
+            var counters = Counters()
+            for id in UInt64(0)..<12 {
+                let vsync = Int64(id) * 3 * Self.period
+                let late: Int64 = id == 6 ? 12 * Self.ms : 0
+                // Before the frame: asleep until the vsync, then runnable for `gapRunnable` of the late start.
+                counters.spend(Window(runnable: id == 6 ? gapRunnable : 0, asleep: Self.ms))
+                b.list.append(vsync + late, main, counters.reading(id, .frameBegan))
+                b.list.append(vsync + late, main, .frameBegan(FrameBegan(frameID: id, vsyncNs: vsync, targetNs: vsync + Self.period, periodNs: Self.period)))
+                counters.spend(.work(5 * Self.ms))
+                let commit = vsync + late + 5 * Self.ms
+                b.list.append(commit, main, counters.reading(id, .committed))
+                b.list.append(commit, main, .frameCommitted(frameID: id))
+                let renderStart = vsyncAtOrAfter(commit, anchor: vsync, period: Self.period)
+                b.list.append(renderStart + Self.ms, b.render, .frameRenderEnded(frameID: id))
+                b.list.append(renderStart + Self.period, b.render, .framePresented(frameID: id))
+            }
+            return try b.analyze(rates: [120])
+        }
+        let waited = try session(gapRunnable: 12 * Self.ms)
+        #expect(waited.recorded.hitchCount == 1 && waited.recorded.byCause.waitingForCPU.hitchCount == 1)
+        // The same late start without runnable time (the thread slept past its vsync) stays in the frame: the app's.
+        let worked = try session(gapRunnable: 0)
+        #expect(worked.recorded.hitchCount == 1 && worked.recorded.byCause.appWork.hitchCount == 1)
+    }
+
     /// `FrameMarker` loops take one reading per mark: it ends one frame (its `committed` reading)
     /// and begins the next, so a frame's begin is the main thread's reading before its commit.
     @Test func markedFramesSplitFromTheReadingBeforeTheCommit() throws {
