@@ -21,6 +21,11 @@ enum FXT {
         case null = 0, int32 = 1, uint32 = 2, int64 = 3, uint64 = 4, double = 5, string = 6
         case pointer = 7, koid = 8, bool = 9
     }
+    /// Thread states of context switch records (ZX_THREAD_STATE_*).
+    enum ThreadState {
+        static let running: UInt64 = 1
+        static let blocked: UInt64 = 3
+    }
     static let blobTypeData: UInt64 = 1
     static let objectTypeProcess: UInt64 = 1
     static let objectTypeThread: UInt64 = 2
@@ -55,10 +60,8 @@ enum HitchNames {
     static let droppedEvents: TraceName = "droppedEvents"
     static let threadState: TraceName = "threadState"
     static let machineState: TraceName = "machineState"
-    static let schedSwitch: TraceName = "schedSwitch"
-    /// By `ThreadStateReading.Phase` and `SchedSwitch.Direction` raw value.
+    /// By `ThreadStateReading.Phase` raw value.
     static let threadStatePhases: [TraceName] = ThreadStateReading.Phase.allCases.map { TraceName.intern($0.name) }
-    static let switchDirections: [TraceName] = SchedSwitch.Direction.allCases.map { TraceName.intern($0.name) }
     static let stackBlob: TraceName = "hitch.stack"
     static let symbolBlob: TraceName = "hitch.symbol"
     static let tokenStages: [TraceName] = ["produced", "delivered", "shown", "dropped"]
@@ -100,8 +103,6 @@ enum HitchNames {
     static let cpuPressureSomeUsArg: TraceName = "cpuPressureSomeUs"
     static let cgroupThrottledUsArg: TraceName = "cgroupThrottledUs"
     static let onlineCPUsArg: TraceName = "onlineCPUs"
-    static let directionArg: TraceName = "direction"
-    static let preemptedArg: TraceName = "preempted"
 }
 
 /// A file (or memory) sink that only ever receives whole records.
@@ -444,14 +445,6 @@ final class FXTEncoder {
     }
 
     @inline(__always)
-    func argBool(_ name: UInt16, _ value: Bool) {
-        let p = eventStart! + eventWords
-        p[0] = FXT.ArgType.bool.rawValue | 1 << 4 | UInt64(name) << 16 | (value ? 1 : 0) << 32
-        eventWords += 1
-        eventArgs += 1
-    }
-
-    @inline(__always)
     func argString(_ name: UInt16, _ value: UInt16) {
         let p = eventStart! + eventWords
         p[0] = FXT.ArgType.string.rawValue | 1 << 4 | UInt64(name) << 16 | UInt64(value) << 32
@@ -472,6 +465,9 @@ final class FXTEncoder {
         eventStart = nil
         eventCount += 1
     }
+
+    /// Counts a record written outside beginEvent/endEvent (a context switch) as an event.
+    func countEvent() { eventCount += 1 }
 
     // MARK: Blobs
 
