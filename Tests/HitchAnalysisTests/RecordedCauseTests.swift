@@ -18,7 +18,9 @@ import Testing
     /// frame, `planted` frames doing `work`. Each frame begins at its vsync and is presented one
     /// period after the first vsync at or after its commit (a display with one frame in flight).
     /// Returns the analysis and the planted frames' ids.
-    static func record(_ name: String, planted: Int = 3, ordinary: Int = 4, work: () -> Void) throws -> (Analysis, [UInt64]) {
+    /// `prepare` runs before a planted frame begins (outside its window).
+    static func record(_ name: String, planted: Int = 3, ordinary: Int = 4, prepare: () -> Void = {},
+                       work: () -> Void) throws -> (Analysis, [UInt64]) {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("hitch-cause-\(name)-\(getpid()).fxt").path
         defer { try? FileManager.default.removeItem(atPath: path) }
         let recorder = try TraceRecorder.start(path: path, configuration: .init(waitForOtherRecordingSeconds: 300))
@@ -28,6 +30,7 @@ import Testing
         for round in 0...planted {
             for f in 0..<(ordinary + (round == planted ? 0 : 1)) {
                 let isPlanted = round < planted && f == ordinary
+                if isPlanted { prepare() }
                 sleep(untilNs: vsync)
                 Trace.frameBegan(frameID: id, vsync: TraceTimestamp(nanoseconds: vsync), target: TraceTimestamp(nanoseconds: vsync + periodNs), periodNs: periodNs)
                 if isPlanted { work(); plantedIDs.append(id) } else { spin(cpuNs: ms) }
@@ -86,17 +89,21 @@ import Testing
 
     @Test func aFrameWaitingOnAMutexAnotherThreadHoldsIsBlocked() throws {
         let lock = NSLock()
-        let held = StopFlag()
-        let (a, planted) = try Self.record("blocked") {
-            held.reset()
+        let held = StopFlag(), go = StopFlag()
+        let (a, planted) = try Self.record("blocked", prepare: {
+            // Before the frame: another thread takes the lock and waits for the frame's signal.
+            held.reset(); go.reset()
             let holder = Thread {
                 lock.lock()
                 held.set()
+                while !go.isSet { usleep(100) }
                 usleep(20_000)
                 lock.unlock()
             }
             holder.start()
-            while !held.isSet { sched_yield() }
+            while !held.isSet { usleep(100) }
+        }) {
+            go.set()
             lock.lock()    // asleep ~20 ms until the holder lets go
             lock.unlock()
         }
