@@ -27,9 +27,8 @@ struct FramePass: AnalysisPass {
     private var interactions = InteractionUnion()
     private var inputs = InputArrivals()
     private var inputCategory: Int32 = -1
-    /// Each thread's latest thread-state reading (file order is per-thread order, so "the reading
-    /// before" is the same in any interleaving of threads).
-    private var lastReadings: [UInt32: PhaseReading] = [:]
+    /// The frame threads' recent thread-state readings.
+    private var readingHistory = ReadingHistory()
     /// Frames being assembled from events in per-thread (not global) time order.
     private var frames = FrameAssembler()
     private var previousPeriodNs: Int64 = 0
@@ -49,7 +48,7 @@ struct FramePass: AnalysisPass {
         interactions.reset()
         inputs.reset()
         frames.reset()
-        lastReadings.removeAll(keepingCapacity: true)
+        readingHistory.removeAll()
         previousPeriodNs = 0
         runFrames = 0
         runFirstFrameSample = frameSamples.count
@@ -81,11 +80,13 @@ struct FramePass: AnalysisPass {
             // Kept with the frame: the main thread's readings precede its next frame's begin, the
             // render thread's its present, so they are in before the frame is judged.
             let phase = PhaseReading(atNs: t, reading)
-            let before = lastReadings.updateValue(phase, forKey: resolved.thread.rawValue)
+            let thread = resolved.thread.rawValue
+            let before = readingHistory.add(phase, thread: thread)
             frames.update(reading.frameID) { frame in
                 frame.readings.set(reading.phase, phase)
                 if reading.phase == .committed, let before { frame.readings.beforeCommit = before }
-                if reading.phase == .frameBegan, let before { frame.readings.beforeBegan = before }
+                if reading.phase == .frameBegan || reading.phase == .committed { frame.readings.mainThread = thread }
+                if reading.phase == .renderBegan { frame.readings.renderThread = thread }
             }
         case .instant:
             if inputCategory < 0 { inputCategory = context.names.index(of: MetadataKey.inputCategory) }
@@ -107,8 +108,19 @@ struct FramePass: AnalysisPass {
         }
     }
 
-    private mutating func finalize(_ frame: FrameRecord, _ context: inout PassContext) {
-        guard frame.hasBegan else { return }   // events of a frame whose begin is not in this trace
+    private mutating func finalize(_ record: FrameRecord, _ context: inout PassContext) {
+        guard record.hasBegan else { return }   // events of a frame whose begin is not in this trace
+        var frame = record
+        // Late starts: what the main thread did from the vsync to its begin, the render thread from
+        // the first vsync after the commit to its render began (their readings before are in).
+        if frame.readings.mainBegan.isPresent {
+            frame.readings.mainLateStart = readingHistory.lateStart(thread: frame.readings.mainThread, from: frame.vsyncNs, to: frame.beganNs)
+        }
+        if frame.readings.renderBegan.isPresent, frame.hasCommit, frame.periodNs > 0 {
+            let renderStart = vsyncAtOrAfter(frame.commitNs, anchor: frame.vsyncNs, period: frame.periodNs)
+            frame.readings.renderLateStart = readingHistory.lateStart(thread: frame.readings.renderThread, from: renderStart,
+                                                                      to: frame.readings.renderBegan.atNs)
+        }
         runFrames += 1
         guard let judged = judgeRecorded(frame, judge: &recordedJudge) else {
             recorded.addUnjudged()

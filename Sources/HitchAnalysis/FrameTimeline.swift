@@ -123,7 +123,7 @@ func judgeRecorded(_ frame: FrameRecord, judge: inout LatenessJudge) -> JudgedFr
                              commitNs: frame.commitNs, renderEndNs: renderEnd,
                              expectedNs: expected, actualNs: actual, hitchNs: hitch, latencyNs: latency, kind: kind)
     judged.states = FrameStates(main: frame.readings.main(beganNs: frame.beganNs), render: frame.readings.render,
-                                lateStart: FrameStates.lateStart(frame.beganNs - frame.vsyncNs, gap: frame.readings.beforeFrame))
+                                lateStart: frame.readings.mainLateStart)
     judged.cause = HitchCauseRule.cause(hitchNs: hitch, periodNs: period, anchorNs: frame.vsyncNs, commitNs: frame.commitNs,
                                         renderNs: renderNs, states: judged.states)
     return judged

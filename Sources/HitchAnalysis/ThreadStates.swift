@@ -35,8 +35,14 @@ struct PhaseReading: Sendable, Equatable {
 struct FrameReadings: Sendable {
     var mainBegan = PhaseReading()
     var mainCommitted = PhaseReading()
-    /// The main thread's reading before its begin reading (the gap before the frame).
-    var beforeBegan = PhaseReading()
+    /// The waiting and stolen parts of the frame's late starts (`ReadingHistory.lateStart`): the
+    /// main thread's from the vsync to its begin, the render thread's from the first vsync after
+    /// the commit to its render began. Filled when the frame is judged.
+    var mainLateStart: StateSplit? = nil
+    var renderLateStart: StateSplit? = nil
+    /// The threads the main and render readings came from.
+    var mainThread: UInt32 = .max
+    var renderThread: UInt32 = .max
     /// The committing thread's reading before its commit reading: the frame's begin when the
     /// recorder took none for it (`FrameMarker` takes one reading per mark, which ends one frame
     /// and begins the next).
@@ -61,9 +67,15 @@ struct FrameReadings: Sendable {
         guard beforeCommit.isPresent, beforeCommit.atNs >= beganNs else { return nil }
         return StateSplit.between(beforeCommit, mainCommitted)
     }
-    var render: StateSplit? { StateSplit.between(renderBegan, renderEnded) }
-    /// The gap from the main thread's previous reading to the frame's begin.
-    var beforeFrame: StateSplit? { StateSplit.between(beforeBegan, mainBegan) }
+    /// The render thread's split of its render. The judged render duration runs from the first
+    /// vsync after the commit, so a render that began later adds the runnable and stolen part of
+    /// that late start (a render thread busy or waiting for a CPU before it could begin).
+    var render: StateSplit? {
+        guard var split = StateSplit.between(renderBegan, renderEnded) else { return nil }
+        if let late = renderLateStart { split.add(late) }
+        return split
+    }
+
 }
 
 /// Where one thread's time in a window went, in integer ns (sums are order independent).
@@ -150,14 +162,52 @@ struct FrameStates: Sendable, Equatable {
 
     static let unknown = FrameStates(main: nil, render: nil)
 
-    /// The late start's waiting and stolen parts: up to `lateStartNs` of the gap's runnable time,
-    /// then of its machine time (the end of the gap, after the thread woke, is where they are).
-    static func lateStart(_ lateStartNs: Int64, gap: StateSplit?) -> StateSplit? {
-        guard lateStartNs > 0, let gap else { return nil }
-        var split = StateSplit()
-        split.runnableNs = min(lateStartNs, gap.runnableNs)
-        split.machineNs = min(lateStartNs - split.runnableNs, gap.machineNs)
-        return split.notRunningNs > 0 ? split : nil
+}
+
+/// Each frame thread's recent readings in its own order (file order is per-thread order, so the
+/// same in any interleaving of threads): the thread's state over any recent interval.
+struct ReadingHistory: Sendable {
+    /// Enough for a thread's buffer to reach the file a few thousand frames ahead of the frames
+    /// being judged (3 readings a frame), like `FrameAssembler.window`.
+    static let perThread = 12_288
+    static let threads = 16
+    private var rings: [UInt32: Ring<PhaseReading>] = [:]
+
+    mutating func removeAll() { rings.removeAll(keepingCapacity: true) }
+
+    /// Adds a reading; returns the thread's previous one.
+    mutating func add(_ reading: PhaseReading, thread: UInt32) -> PhaseReading? {
+        if rings[thread] == nil {
+            guard rings.count < Self.threads else { return nil }
+            rings[thread] = Ring(capacity: Self.perThread)
+        }
+        var previous: PhaseReading?
+        rings[thread]?.forEachNewestFirst { previous = $0; return false }
+        rings[thread]?.append(reading)
+        return previous
+    }
+
+    /// The runnable and stolen time of `thread` in [start, end), from each pair of consecutive
+    /// readings overlapping it: a pair's runnable time, then its stolen time, are taken as lying at
+    /// its end, up to the overlap (a thread that slept, woke and waited for a CPU waits last). Nil
+    /// when the readings kept do not reach back to `start`, or there was no such time.
+    func lateStart(thread: UInt32, from start: Int64, to end: Int64) -> StateSplit? {
+        guard end > start, let ring = rings[thread] else { return nil }
+        var result = StateSplit(), later: PhaseReading? = nil, covered = false
+        ring.forEachNewestFirst { earlier in
+            defer { later = earlier }
+            guard let later else { return true }
+            if later.atNs <= start { return false }
+            if earlier.atNs <= start { covered = true }
+            let overlap = min(end, later.atNs) - max(start, earlier.atNs)
+            let span = later.atNs - earlier.atNs
+            guard overlap > 0, span > 0, let split = StateSplit.between(earlier, later) else { return !covered }
+            let runnable = min(overlap, split.runnableNs)
+            result.runnableNs +|= runnable
+            result.machineNs +|= min(overlap - runnable, split.machineNs)
+            return !covered
+        }
+        return covered && result.notRunningNs > 0 ? result : nil
     }
 }
 
