@@ -313,6 +313,11 @@ struct ReplayModel: Sendable {
     private var groupInputStates: StateSplit? = StateSplit()
     private var groupAnimationStates: StateSplit? = nil
     private var groupRenderStates: StateSplit? = nil
+    private var groupReleaseNs: Int64 = 0
+    // The counterfactual timeline (docs/METRICS.md "Hitch causes"): the same frames doing only their
+    // on-CPU work, so a backlog that waits built up is not carried into later frames' causes.
+    private var counterfactualMainFreeNs: Int64 = .min
+    private var counterfactualRenderFreeNs: Int64 = .min
 
     init(rateHz: Double) {
         // The CLI accepts 1...1000 Hz; anything else (a library caller) is clamped to a usable period.
@@ -326,6 +331,7 @@ struct ReplayModel: Sendable {
     mutating func reset() {
         anchorNs = .min; mainFreeNs = .min; renderFreeNs = .min; groupOpen = false; judge.reset()
         lastReleaseNs = .min
+        counterfactualMainFreeNs = .min; counterfactualRenderFreeNs = .min
     }
 
     /// Feeds one recorded frame (in begin order); returns a replayed frame when one completes.
@@ -342,6 +348,7 @@ struct ReplayModel: Sendable {
             groupStartNs = vsyncAtOrAfter(max(releaseNs, mainFreeNs), anchor: anchorNs, period: periodNs)
             groupInputWorkNs = 0; groupHasInput = false; groupAnimationWorkNs = 0; groupRenderNs = 0
             groupFrameID = frameID
+            groupReleaseNs = releaseNs
             groupInputStates = StateSplit(); groupAnimationStates = states.main; groupRenderStates = states.render
         }
         if isInput {
@@ -367,7 +374,6 @@ struct ReplayModel: Sendable {
         let inputLeads = groupHasInput && groupInputWorkNs >= groupAnimationWorkNs
         let work = min(inputLeads ? groupInputWorkNs : groupAnimationWorkNs, analyzerTimeLimitNs)
         let states = FrameStates(main: inputLeads ? groupInputStates : groupAnimationStates, render: groupRenderStates)
-        let previousRenderFreeNs = renderFreeNs
         let start = groupStartNs
         let target = start + periodNs
         let commit = clampedTime(start + work)
@@ -384,9 +390,18 @@ struct ReplayModel: Sendable {
                                  renderNs: groupRenderNs, commitNs: commit, renderEndNs: renderEnd,
                                  expectedNs: expected, actualNs: actual, hitchNs: hitch, latencyNs: latency, kind: kind)
         judged.states = states
-        judged.cause = HitchCauseRule.cause(hitchNs: hitch, periodNs: periodNs, anchorNs: anchorNs, commitNs: commit,
-                                            renderFreeNs: previousRenderFreeNs, renderNs: min(groupRenderNs, analyzerTimeLimitNs),
-                                            states: states)
+        // The counterfactual frame: released as this one, started when the counterfactual main
+        // thread is free, doing only its on-CPU work on both threads.
+        let cfStart = vsyncAtOrAfter(max(groupReleaseNs, counterfactualMainFreeNs), anchor: anchorNs, period: periodNs)
+        let cfCommit = clampedTime(cfStart + max(0, work - (states.main?.notRunningNs ?? 0)))
+        let cfRenderNs = max(0, min(groupRenderNs, analyzerTimeLimitNs) - (states.render?.notRunningNs ?? 0))
+        let cfRenderStart = vsyncAtOrAfter(max(cfCommit, counterfactualRenderFreeNs), anchor: anchorNs, period: periodNs)
+        counterfactualMainFreeNs = cfCommit
+        counterfactualRenderFreeNs = clampedTime(cfRenderStart + cfRenderNs)
+        let cfActual = cfRenderStart + max(1, (cfRenderNs + periodNs - 1) / periodNs) * periodNs
+        // Judged with the real frame's triple-buffering allowance (lateness - hitch).
+        let cfHitch = (cfActual - (cfStart + 2 * periodNs)) - ((actual - expected) - hitch)
+        judged.cause = HitchCauseRule.cause(hitchNs: hitch, counterfactualHitchNs: cfHitch, states: states)
         return judged
     }
 }
