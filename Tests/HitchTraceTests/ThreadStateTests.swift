@@ -63,16 +63,23 @@ import Testing
                 Trace.framePresented(frameID: frame, at: Trace.now())
             }
         }
+        Self.onThread("ts-present") {
+            // A render thread that does not mark render begins: its presents carry readings.
+            Trace.frameRenderEnded(frameID: 1)
+            Trace.framePresented(frameID: 1, at: Trace.now())
+        }
         try recorder.stop()
         let (events, reader) = try readAll(path)
         #expect(reader.warnings.isEmpty, "\(reader.warnings)")
+        #expect(Self.readings(events, reader, thread: "ts-present").map(\.r.phase) == [.renderEnded, .presented])
         let source = reader.metadata["schedSource"]
         #expect(source == "procfs" || source == "perf-context-switch", "schedSource \(String(describing: source)) \(reader.metadata["schedSourceReason"] ?? "")")
 
         let main = Self.readings(events, reader, thread: "ts-main")
         #expect(main.map(\.r.phase) == Array(repeating: [ThreadStateReading.Phase.frameBegan, .committed], count: 4).flatMap { $0 })
         let render = Self.readings(events, reader, thread: "ts-render")
-        #expect(render.map(\.r.phase) == Array(repeating: [ThreadStateReading.Phase.renderBegan, .renderEnded, .presented], count: 4).flatMap { $0 })
+        // A thread that marks render begins gets no reading at present (its render is bracketed).
+        #expect(render.map(\.r.phase) == Array(repeating: [ThreadStateReading.Phase.renderBegan, .renderEnded], count: 4).flatMap { $0 })
         for thread in [main, render] {
             for (a, b) in zip(thread, thread.dropFirst()) {
                 #expect(a.r.cpuNs <= b.r.cpuNs)
