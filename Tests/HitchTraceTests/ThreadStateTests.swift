@@ -159,4 +159,31 @@ import Testing
         #expect(!events.contains { ["threadState", "machineState", "schedSwitch"].contains($0.payload.kindName) })
         #expect(reader.metadata["schedSource"] == "none")
     }
+
+    /// A context switch record that names both threads (another producer's, e.g. a Fuchsia system
+    /// trace) reads as the outgoing thread's switch out, then the incoming thread's switch in.
+    @Test func contextSwitchRecordNamingBothThreadsReadsAsTwoSwitches() throws {
+        let path = temporaryTracePath("context-switch")
+        defer { unlink(path) }
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        #expect(fd >= 0)
+        let output = FXTOutput(fd: fd, ownsDescriptor: true)
+        let encoder = FXTEncoder(output: output, ticksPerSecond: 1_000_000_000)
+        let a = encoder.threadRef(pid: 7, tid: 70, name: "a"), b = encoder.threadRef(pid: 7, tid: 71, name: "b")
+        let p = output.reserve(2)
+        p[0] = FXT.RecordType.scheduling.rawValue | 2 << 4 | 1 << 16 | FXT.ThreadState.running << 24
+            | UInt64(a) << 28 | UInt64(b) << 36
+        p[1] = 500
+        output.commit(2)
+        encoder.contextSwitch(cpu: 1, ticks: 600, thread: a, SchedSwitch(direction: .switchedIn, preempted: false))
+        output.flush()
+        let (events, reader) = try readAll(path)
+        #expect(reader.warnings.isEmpty, "\(reader.warnings)")
+        let described = events.map { "\($0.timestampNs)@\(reader.threadName($0.thread)) \($0.payload)" }
+        #expect(described == [
+            "500@a schedSwitch(HitchTrace.SchedSwitch(direction: HitchTrace.SchedSwitch.Direction.switchedOut, preempted: true))",
+            "500@b schedSwitch(HitchTrace.SchedSwitch(direction: HitchTrace.SchedSwitch.Direction.switchedIn, preempted: false))",
+            "600@a schedSwitch(HitchTrace.SchedSwitch(direction: HitchTrace.SchedSwitch.Direction.switchedIn, preempted: false))",
+        ])
+    }
 }
