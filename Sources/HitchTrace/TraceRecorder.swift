@@ -35,10 +35,14 @@ public final class TraceRecorder: Sendable {
         /// it off whatever this says.
         public var threadStates: Bool
         public var machineStateIntervalMs: Int
+        /// With thread states: also exact context switches from perf_event_open where permitted
+        /// (each switch of a recorded thread then costs the kernel a ring record). HITCH_SCHED_PERF=0
+        /// turns it off whatever this says.
+        public var contextSwitchEvents: Bool
 
         public init(bufferBytesPerThread: Int = 64 << 10, maxBufferedBytes: Int = 64 << 20,
                     flushIntervalMs: Int = 100, waitForOtherRecordingSeconds: Double = 0, flushOnSignals: Bool = true,
-                    threadStates: Bool = true, machineStateIntervalMs: Int = 50) {
+                    threadStates: Bool = true, machineStateIntervalMs: Int = 50, contextSwitchEvents: Bool = true) {
             self.bufferBytesPerThread = bufferBytesPerThread
             self.maxBufferedBytes = maxBufferedBytes
             self.flushIntervalMs = flushIntervalMs
@@ -46,11 +50,16 @@ public final class TraceRecorder: Sendable {
             self.flushOnSignals = flushOnSignals
             self.threadStates = threadStates
             self.machineStateIntervalMs = machineStateIntervalMs
+            self.contextSwitchEvents = contextSwitchEvents
         }
 
         /// `threadStates` unless the environment turns them off.
         var threadStatesInEffect: Bool {
             threadStates && ProcessInfo.processInfo.environment["HITCH_THREAD_STATES"] != "0"
+        }
+
+        var contextSwitchEventsInEffect: Bool {
+            contextSwitchEvents && ProcessInfo.processInfo.environment["HITCH_SCHED_PERF"] != "0"
         }
     }
 
@@ -149,7 +158,8 @@ public final class TraceRecorder: Sendable {
     /// Which scheduler source this session uses, said in the trace's metadata (`schedSource`, `schedSourceReason`).
     private func beginSchedReadings() {
         var reason = [CChar](repeating: 0, count: 512)
-        let source = hitch_sched_begin(configuration.threadStatesInEffect ? 1 : 0, 1, &reason, reason.count)
+        let source = hitch_sched_begin(configuration.threadStatesInEffect ? 1 : 0,
+                                       configuration.contextSwitchEventsInEffect ? 1 : 0, &reason, reason.count)
         setMetadata("schedSource", SchedSource(rawValue: Int(source))?.name ?? "none")
         let text = String(decoding: reason.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
         if !text.isEmpty { setMetadata("schedSourceReason", text) }

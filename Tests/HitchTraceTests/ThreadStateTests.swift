@@ -63,16 +63,23 @@ import Testing
                 Trace.framePresented(frameID: frame, at: Trace.now())
             }
         }
+        Self.onThread("ts-present") {
+            // A render thread that does not mark render begins: its presents carry readings.
+            Trace.frameRenderEnded(frameID: 1)
+            Trace.framePresented(frameID: 1, at: Trace.now())
+        }
         try recorder.stop()
         let (events, reader) = try readAll(path)
         #expect(reader.warnings.isEmpty, "\(reader.warnings)")
+        #expect(Self.readings(events, reader, thread: "ts-present").map(\.r.phase) == [.renderEnded, .presented])
         let source = reader.metadata["schedSource"]
         #expect(source == "procfs" || source == "perf-context-switch", "schedSource \(String(describing: source)) \(reader.metadata["schedSourceReason"] ?? "")")
 
         let main = Self.readings(events, reader, thread: "ts-main")
         #expect(main.map(\.r.phase) == Array(repeating: [ThreadStateReading.Phase.frameBegan, .committed], count: 4).flatMap { $0 })
         let render = Self.readings(events, reader, thread: "ts-render")
-        #expect(render.map(\.r.phase) == Array(repeating: [ThreadStateReading.Phase.renderBegan, .renderEnded, .presented], count: 4).flatMap { $0 })
+        // A thread that marks render begins gets no reading at present (its render is bracketed).
+        #expect(render.map(\.r.phase) == Array(repeating: [ThreadStateReading.Phase.renderBegan, .renderEnded], count: 4).flatMap { $0 })
         for thread in [main, render] {
             for (a, b) in zip(thread, thread.dropFirst()) {
                 #expect(a.r.cpuNs <= b.r.cpuNs)
@@ -151,5 +158,32 @@ import Testing
         let (events, reader) = try readAll(path)
         #expect(!events.contains { ["threadState", "machineState", "schedSwitch"].contains($0.payload.kindName) })
         #expect(reader.metadata["schedSource"] == "none")
+    }
+
+    /// A context switch record that names both threads (another producer's, e.g. a Fuchsia system
+    /// trace) reads as the outgoing thread's switch out, then the incoming thread's switch in.
+    @Test func contextSwitchRecordNamingBothThreadsReadsAsTwoSwitches() throws {
+        let path = temporaryTracePath("context-switch")
+        defer { unlink(path) }
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        #expect(fd >= 0)
+        let output = FXTOutput(fd: fd, ownsDescriptor: true)
+        let encoder = FXTEncoder(output: output, ticksPerSecond: 1_000_000_000)
+        let a = encoder.threadRef(pid: 7, tid: 70, name: "a"), b = encoder.threadRef(pid: 7, tid: 71, name: "b")
+        let p = output.reserve(2)
+        p[0] = FXT.RecordType.scheduling.rawValue | 2 << 4 | 1 << 16 | FXT.ThreadState.running << 24
+            | UInt64(a) << 28 | UInt64(b) << 36
+        p[1] = 500
+        output.commit(2)
+        encoder.contextSwitch(cpu: 1, ticks: 600, thread: a, SchedSwitch(direction: .switchedIn, preempted: false))
+        output.flush()
+        let (events, reader) = try readAll(path)
+        #expect(reader.warnings.isEmpty, "\(reader.warnings)")
+        let described = events.map { "\($0.timestampNs)@\(reader.threadName($0.thread)) \($0.payload)" }
+        #expect(described == [
+            "500@a schedSwitch(HitchTrace.SchedSwitch(direction: HitchTrace.SchedSwitch.Direction.switchedOut, preempted: true))",
+            "500@b schedSwitch(HitchTrace.SchedSwitch(direction: HitchTrace.SchedSwitch.Direction.switchedIn, preempted: false))",
+            "600@a schedSwitch(HitchTrace.SchedSwitch(direction: HitchTrace.SchedSwitch.Direction.switchedIn, preempted: false))",
+        ])
     }
 }
