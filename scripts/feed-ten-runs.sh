@@ -6,12 +6,12 @@
 # checks over all runs. The load average before and after is included: judge figures with it.
 # A table with one line per run (both variants side by side) goes to stderr.
 #
-# usage: scripts/feed-ten-runs.sh [RUNS]     (HITCH=path/to/hitch, default .build/release/hitch)
+# usage: scripts/feed-ten-runs.sh [RUNS]     (HITCH=path/to/hitch, else builds .build/release/hitch)
 # exit: 0 all checks pass, 1 a check failed, 2 bad usage.
 set -euo pipefail
 runs=${1:-10}
-hitch=${HITCH:-.build/release/hitch}
 if ! [[ "$runs" =~ ^[1-9][0-9]*$ ]]; then echo "usage: $0 [RUNS]" >&2; exit 2; fi
+hitch=$(bash "$(dirname "$0")/release-hitch.sh")
 if [[ ! -x "$hitch" ]]; then echo "no hitch binary at $hitch (swift build -c release, or set HITCH)" >&2; exit 2; fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
