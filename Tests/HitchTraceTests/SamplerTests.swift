@@ -29,17 +29,20 @@ enum SamplerWorkload {
 }
 
 /// Runs `body` on a new thread registered with the sampler and returns its result.
-func onRegisteredThread<T: Sendable>(_ body: @escaping @Sendable () -> T) -> (result: T, threadID: Int32, cpuSeconds: Double) {
-    let box = Mutex<(T, Int32, Double)?>(nil)
+func onRegisteredThread<T: Sendable>(_ body: @escaping @Sendable () -> T)
+    -> (result: T, threadID: Int32, cpuSeconds: Double, start: TraceTimestamp, end: TraceTimestamp) {
+    let box = Mutex<(T, Int32, Double, TraceTimestamp, TraceTimestamp)?>(nil)
     let done = DispatchSemaphore(value: 0)
     let thread = Thread {
         try? Sampler.registerCurrentThread()
         let tid = Trace.currentThreadID
         let cpuStart = threadCPUSeconds()
+        let start = TraceTimestamp.now
         let result = body()
+        let end = TraceTimestamp.now
         let cpu = threadCPUSeconds() - cpuStart
         Sampler.unregisterCurrentThread()
-        box.withLock { $0 = (result, tid, cpu) }
+        box.withLock { $0 = (result, tid, cpu, start, end) }
         done.signal()
     }
     thread.start()
@@ -63,9 +66,20 @@ final class SampleCollector: Sendable {
 // One sampling session per process at a time: these tests run one after another, and wait
 // (FaultSupport.startSampler) for a session of the fault and load suites, which run in parallel.
 @Suite(.serialized) struct SamplerTests {
-    @Test func busyCallChainIsSampledAtTheRateAndNamedByFunction() throws {
+    /// The sources this machine can run: the timer signal always, perf events where the kernel permits them.
+    static let availableSources: [SampleSource] = perfEventsPermitted ? [.timerSignal, .perfEvent] : [.timerSignal]
+
+    static let perfEventsPermitted: Bool = {
+        guard let sampler = try? FaultSupport.startSampler(.init(rateHz: 100, source: .perfEvent), recorder: nil) else { return false }
+        sampler.stop()
+        return true
+    }()
+
+    @Test(arguments: SamplerTests.availableSources)
+    func busyCallChainIsSampledAtTheRateAndNamedByFunction(source: SampleSource) throws {
         let collector = SampleCollector()
-        let sampler = try FaultSupport.startSampler(.init(rateHz: 1000, threads: .registered), recorder: nil, onSample: collector.onSample)
+        let sampler = try FaultSupport.startSampler(.init(rateHz: 1000, threads: .registered, source: source), recorder: nil, onSample: collector.onSample)
+        #expect(sampler.source == source)
         let run = onRegisteredThread { SamplerWorkload.outer(seconds: 0.5) }
         let statistics = sampler.stop()
         SamplerWorkload.sink &+= run.result
@@ -77,6 +91,14 @@ final class SampleCollector: Sendable {
         let expected = 1000 * run.cpuSeconds
         #expect(Double(samples.count) >= 0.8 * expected, "\(samples.count) samples for \(expected) expected; \(statistics)")
         #expect(statistics.samplesDropped == 0)
+        #expect(statistics.source == source && statistics.perfFallbackThreads == 0)
+        // Timestamps are on the trace's clock, inside the run (perf records are converted from
+        // CLOCK_MONOTONIC), and in order per thread.
+        let times = samples.map(\.timestamp)
+        #expect(times == times.sorted(), "sample times out of order")
+        if let first = times.first, let last = times.last {
+            #expect(first >= run.start && last <= run.end, "samples at \(first)...\(last), run \(run.start)...\(run.end)")
+        }
 
         var names: [UInt64: String] = [:]
         func name(_ address: UInt64) -> String {
@@ -100,13 +122,15 @@ final class SampleCollector: Sendable {
                 "middle and outer below hot in \(intact.count) of \(withHot.count); first: \(withHot.first.map { $0.addresses.map(name) } ?? []); \(statistics)")
     }
 
+    /// The timer signal reaches a thread blocked in a system call (perf events, which sample CPU
+    /// time, do not: that thread gets no samples there).
     @Test func threadBlockedInReadCompletesItsSyscall() throws {
         var fds: [Int32] = [0, 0]
         #expect(pipe(&fds) == 0)
         let (readEnd, writeEnd) = (fds[0], fds[1])
         defer { close(readEnd); close(writeEnd) }
         let collector = SampleCollector()
-        let sampler = try FaultSupport.startSampler(.init(rateHz: 1000, threads: .registered), recorder: nil, onSample: collector.onSample)
+        let sampler = try FaultSupport.startSampler(.init(rateHz: 1000, threads: .registered, source: .timerSignal), recorder: nil, onSample: collector.onSample)
         let writer = Thread {
             Thread.sleep(forTimeInterval: 0.3)
             let message = Array("sixty-four bytes of payload, written while the reader is sampled".utf8.prefix(64))
@@ -150,6 +174,36 @@ final class SampleCollector: Sendable {
         #expect(finished == .success)
         #expect(loads.load(ordering: .relaxed) > 0)
         #expect(statistics.samplesTaken > 0)
+    }
+
+    @Test func sourceAndReasonAreReported() throws {
+        let path = FaultSupport.temporaryPath("source.fxt")
+        defer { unlink(path) }
+        let recorder = try TraceRecorder.start(path: path, configuration: .init(waitForOtherRecordingSeconds: testRecordingWait))
+        defer { _ = try? recorder.stop() }
+        // Automatic: perf events where permitted, else the signal with the refusal in words.
+        let sampler = try FaultSupport.startSampler(.init(rateHz: 100), recorder: recorder)
+        let statistics = sampler.stop()
+        try recorder.stop()
+        #expect(sampler.source == (Self.perfEventsPermitted ? .perfEvent : .timerSignal))
+        #expect(statistics.source == sampler.source)
+        let metadata = try DecodedStacks(path: path).metadata
+        #expect(metadata["samplerSource"] == sampler.source.rawValue)
+        #expect(metadata["samplerSourceReason"] == sampler.sourceReason && !sampler.sourceReason.isEmpty)
+        if !Self.perfEventsPermitted { #expect(sampler.sourceReason.contains("perf_event")) }
+        // Forced: the signal always; perf events either run or fail loudly, never silently fall back.
+        let forced = try FaultSupport.startSampler(.init(rateHz: 100, source: .timerSignal), recorder: nil)
+        #expect(forced.source == .timerSignal && forced.sourceReason.contains("asked for the timer signal"))
+        forced.stop()
+        // A stack copy larger than a perf record holds samples with the signal and says why.
+        let big = try FaultSupport.startSampler(.init(rateHz: 100, stackCopyBytes: 1 << 17), recorder: nil)
+        #expect(big.source == .timerSignal && big.sourceReason.contains("perf record holds"), "\(big.sourceReason)")
+        big.stop()
+        if Self.perfEventsPermitted {
+            #expect(throws: SamplerError.perfEventsRefused(errno: EMSGSIZE)) {
+                try Sampler.start(.init(rateHz: 100, stackCopyBytes: 1 << 17, source: .perfEvent), recorder: nil)
+            }
+        }
     }
 
     @Test func badRateIsRejectedAndSecondSessionIsBusy() throws {
@@ -318,7 +372,10 @@ extension SamplerTests {
             let done = watchdog(seconds: 60, what: "sampler storm iteration \(iteration)")
             let storm = SamplerStorm()
             storm.startThreads()
-            let sampler = try FaultSupport.startSampler(.init(rateHz: 1000, threads: .all), recorder: nil)
+            // Both sources in turn where perf events are permitted: the signal lands inside the loader,
+            // malloc and libgcc's unwinder; the kernel's samples meet the same unwinder mid-dlclose.
+            let source = Self.availableSources[iteration % Self.availableSources.count]
+            let sampler = try FaultSupport.startSampler(.init(rateHz: 1000, threads: .all, source: source), recorder: nil)
             Thread.sleep(forTimeInterval: 0.1)
             let statistics = sampler.stop()
             let stopped = storm.stopThreads(timeout: 20)
