@@ -505,10 +505,13 @@ int hitch_sampler_start(const hitch_sampler_config *config) {
     // perf events where the kernel permits them (a probe on this thread says), else the timer.
     if (source != HITCH_SAMPLER_SOURCE_SIGNAL) {
         int refusal = copy_bytes > PERF_SOURCE_MAX_STACK_BYTES ? EMSGSIZE : 0;
-        if (refusal == 0) {
+        // Probed once per process once it passes (a thread refused later falls back on its own).
+        static int perf_probe_passed;
+        if (refusal == 0 && !perf_probe_passed) {
             perf_source probe;
             refusal = perf_source_open(&probe, 0, (uint64_t)session_interval_ns, copy_bytes, 4096, 4096);
             if (refusal == 0) perf_source_close(&probe);
+            perf_probe_passed = refusal == 0;
         }
         if (refusal != 0 && source == HITCH_SAMPLER_SOURCE_PERF) error = refusal;
         atomic_store(&perf_refusal, refusal);

@@ -1,4 +1,5 @@
 import CHitchSupport
+import CxxExceptionSupport
 import Foundation
 import Synchronization
 import Testing
@@ -220,9 +221,10 @@ final class SampleCollector: Sendable {
 /// Threads doing what used to hang or crash a signal-time unwinder, all sampled at 1 kHz: loading
 /// and unloading libraries (inside the loader's lock), walking the loader's list themselves
 /// (dl_iterate_phdr), running libgcc's own unwinder (`_Unwind_Backtrace`, and `_Unwind_RaiseException`
-/// of an exception nothing catches: its search phase walks the whole stack; Swift has no landing
-/// pads to catch one, so phase 2 is not exercised), churning malloc, blocked in read(2), and one
-/// that checks its errno survives every signal.
+/// of an exception nothing catches: its search phase walks the whole stack), throwing and catching
+/// C++ exceptions (both phases: destructors run as cleanups, then the catch's landing pad; the
+/// CxxExceptionSupport target), churning malloc, blocked in read(2), and one that checks its errno
+/// survives every signal.
 final class SamplerStorm: Sendable {
     typealias UnwindTrace = @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?) -> Int32
     typealias UnwindBacktrace = @convention(c) (UnwindTrace, UnsafeMutableRawPointer?) -> Int32
@@ -235,9 +237,11 @@ final class SamplerStorm: Sendable {
     let loaderWalks = Atomic<Int>(0)
     let unwinds = Atomic<Int>(0)
     let errnoViolations = Atomic<Int>(0)
+    let exceptionsCaught = Atomic<Int>(0)
+    let exceptionsMissed = Atomic<Int>(0)
     let readResult = Atomic<Int>(Int.min)
     let finished = DispatchSemaphore(value: 0)
-    let threadCount = 8
+    let threadCount = 9
     let libraries: [String]
     let pipeEnds: (read: Int32, write: Int32)
 
@@ -293,6 +297,13 @@ final class SamplerStorm: Sendable {
             },
             {
                 while !self.stop.load(ordering: .relaxed) {
+                    let caught = Int(hitch_test_throw_and_catch(20))
+                    self.exceptionsCaught.add(caught, ordering: .relaxed)
+                    self.exceptionsMissed.add(20 - caught, ordering: .relaxed)
+                }
+            },
+            {
+                while !self.stop.load(ordering: .relaxed) {
                     var blocks: [UnsafeMutableRawPointer?] = []
                     for size in stride(from: 16, to: 40_000, by: 997) { blocks.append(malloc(size)) }
                     blocks.forEach { free($0) }
@@ -310,6 +321,7 @@ final class SamplerStorm: Sendable {
                 }
             },
         ]
+        precondition(bodies.count == threadCount)
         for body in bodies {
             Thread { body(); self.finished.signal() }.start()
         }
@@ -366,7 +378,7 @@ extension SamplerTests {
         let iterations = Int(ProcessInfo.processInfo.environment["HITCH_SAMPLER_STORM_ITERATIONS"] ?? "") ?? 3
         // A full ring (the drain thread starved on a loaded machine, under ASan) drops snapshots;
         // that is counted, not checked: this test is about hangs, crashes and errno.
-        var totals = (taken: UInt64(0), complete: UInt64(0), dropped: UInt64(0), loads: 0, walks: 0, unwinds: 0)
+        var totals = (taken: UInt64(0), complete: UInt64(0), dropped: UInt64(0), loads: 0, walks: 0, unwinds: 0, catches: 0)
         var failures = UnwindFailures()
         for iteration in 0..<iterations {
             let done = watchdog(seconds: 60, what: "sampler storm iteration \(iteration)")
@@ -382,6 +394,7 @@ extension SamplerTests {
             done.signal()
             #expect(stopped, "iteration \(iteration): a storm thread did not finish")
             #expect(storm.errnoViolations.load(ordering: .relaxed) == 0, "iteration \(iteration): errno changed under a signal")
+            #expect(storm.exceptionsMissed.load(ordering: .relaxed) == 0, "iteration \(iteration): a C++ exception was not caught as thrown")
             #expect(storm.readResult.load(ordering: .relaxed) == 1, "iteration \(iteration): read returned \(storm.readResult.load(ordering: .relaxed))")
             // No silent loss: every snapshot became a sample or was counted as discarded.
             #expect(statistics.samplesTaken == statistics.samplesRecorded + statistics.samplesDiscarded,
@@ -394,10 +407,11 @@ extension SamplerTests {
             totals.loads += storm.loads.load(ordering: .relaxed)
             totals.walks += storm.loaderWalks.load(ordering: .relaxed)
             totals.unwinds += storm.unwinds.load(ordering: .relaxed)
+            totals.catches += storm.exceptionsCaught.load(ordering: .relaxed)
         }
         // Every kind of thread made progress while being sampled.
-        #expect(totals.taken > 0 && totals.loads > 0 && totals.walks > 0 && totals.unwinds > 0, "\(totals)")
+        #expect(totals.taken > 0 && totals.loads > 0 && totals.walks > 0 && totals.unwinds > 0 && totals.catches > 0, "\(totals)")
         #expect(totals.complete > 0, "no unwind reached the outermost frame: \(failures)")
-        print("sampler storm: \(iterations) iterations, \(totals.taken) samples (\(totals.complete) unwound to the end, \(totals.dropped) dropped on full rings), \(totals.loads) dlopen/dlclose, \(totals.walks) dl_iterate_phdr walks, \(totals.unwinds) libgcc unwinds; unwinds stopped early: \(failures)")
+        print("sampler storm: \(iterations) iterations, \(totals.taken) samples (\(totals.complete) unwound to the end, \(totals.dropped) dropped on full rings), \(totals.loads) dlopen/dlclose, \(totals.walks) dl_iterate_phdr walks, \(totals.unwinds) libgcc unwinds, \(totals.catches) C++ exceptions caught; unwinds stopped early: \(failures)")
     }
 }
