@@ -100,7 +100,8 @@ void perf_source_close(perf_source *source) {
 int perf_source_pending(const perf_source *source) {
     if (source->page == NULL) return 0;
     const struct perf_event_mmap_page *page = source->page;
-    return __atomic_load_n(&page->data_head, __ATOMIC_ACQUIRE) != page->data_tail;
+    // Atomic: the control path asks this while the drain may be advancing the tail.
+    return __atomic_load_n(&page->data_head, __ATOMIC_ACQUIRE) != __atomic_load_n(&page->data_tail, __ATOMIC_RELAXED);
 }
 
 /// Copies `count` bytes at ring offset `offset` (wrapping at the end of the data area).

@@ -57,8 +57,10 @@
 #define DEFAULT_RING_WORDS_LOG2 17
 // At most this many snapshots are unwound per batch, i.e. per hold of the loader's lock.
 #define BATCH_SAMPLES 64
-// Handler durations: buckets of 2^HANDLER_BUCKET_SHIFT ticks; the last bucket takes the rest.
+// Handler durations: buckets of 2^HANDLER_BUCKET_SHIFT ticks; the last bucket takes the rest. The
+// drain's per-sample times are longer (tens of microseconds in a debug build): coarser buckets.
 #define HANDLER_BUCKET_SHIFT 4
+#define UNWIND_BUCKET_SHIFT 8
 #define HANDLER_BUCKETS 4096
 
 enum slot_state { SLOT_IDLE = 0, SLOT_ARMED = 1, SLOT_SAMPLING = 2 };
@@ -188,8 +190,8 @@ static void take_snapshot(sampler_slot *slot, const ucontext_t *context, uint64_
 }
 
 /// Counts one duration in a histogram of HANDLER_BUCKETS buckets (atomic add: signal-safe).
-static void record_duration(_Atomic uint64_t *histogram, uint64_t ticks) {
-    uint64_t bucket = ticks >> HANDLER_BUCKET_SHIFT;
+static void record_duration(_Atomic uint64_t *histogram, unsigned shift, uint64_t ticks) {
+    uint64_t bucket = ticks >> shift;
     if (bucket >= HANDLER_BUCKETS) bucket = HANDLER_BUCKETS - 1;
     atomic_fetch_add_explicit(&histogram[bucket], 1, memory_order_relaxed);
 }
@@ -210,7 +212,7 @@ static void on_sample_signal(int signo, siginfo_t *info, void *context) {
                 if (info->si_overrun > 0)
                     atomic_fetch_add_explicit(&timer_overruns, (uint64_t)info->si_overrun, memory_order_relaxed);
                 take_snapshot(slot, (const ucontext_t *)context, entered);
-                record_duration(handler_ticks_histogram, hitch_now() - entered);
+                record_duration(handler_ticks_histogram, HANDLER_BUCKET_SHIFT, hitch_now() - entered);
             }
             atomic_store_explicit(&slot->state, SLOT_ARMED, memory_order_release);
         }
@@ -779,7 +781,7 @@ static int unwind_batch_callback(struct dl_phdr_info *info, size_t size, void *d
         unwind_end end = UNWIND_COMPLETE;
         uint64_t needed = 0;
         uint32_t depth = hitch_unwind_snapshot(&snapshot, scratch, out->frames, HITCH_MAX_FRAMES, &end, &needed);
-        record_duration(unwind_ticks_histogram, hitch_now() - started);
+        record_duration(unwind_ticks_histogram, UNWIND_BUCKET_SHIFT, hitch_now() - started);
         atomic_fetch_add_explicit(&unwind_ends[end], 1, memory_order_relaxed);
         if (end == UNWIND_COMPLETE) {
             uint32_t bucket = 0;
@@ -841,7 +843,7 @@ int hitch_sampler_pop(hitch_sample_info *info, uint64_t *frames, uint32_t capaci
     return found;
 }
 
-static uint64_t duration_percentile(_Atomic uint64_t *histogram, double quantile) {
+static uint64_t duration_percentile(_Atomic uint64_t *histogram, unsigned shift, double quantile) {
     uint64_t counts[HANDLER_BUCKETS];
     uint64_t total = 0;
     for (uint32_t i = 0; i < HANDLER_BUCKETS; i++) {
@@ -852,17 +854,17 @@ static uint64_t duration_percentile(_Atomic uint64_t *histogram, double quantile
     uint64_t rank = (uint64_t)(quantile * (double)(total - 1)), seen = 0;
     for (uint32_t i = 0; i < HANDLER_BUCKETS; i++) {
         seen += counts[i];
-        if (seen > rank) return ((uint64_t)i << HANDLER_BUCKET_SHIFT) + (1u << HANDLER_BUCKET_SHIFT) / 2;
+        if (seen > rank) return ((uint64_t)i << shift) + (1u << shift) / 2;
     }
-    return (uint64_t)HANDLER_BUCKETS << HANDLER_BUCKET_SHIFT;
+    return (uint64_t)HANDLER_BUCKETS << shift;
 }
 
 uint64_t hitch_sampler_handler_ticks_percentile(double quantile) {
-    return duration_percentile(handler_ticks_histogram, quantile);
+    return duration_percentile(handler_ticks_histogram, HANDLER_BUCKET_SHIFT, quantile);
 }
 
 uint64_t hitch_sampler_unwind_ticks_percentile(double quantile) {
-    return duration_percentile(unwind_ticks_histogram, quantile);
+    return duration_percentile(unwind_ticks_histogram, UNWIND_BUCKET_SHIFT, quantile);
 }
 
 void hitch_sampler_reset_handler_times(void) {

@@ -126,7 +126,7 @@ uint64_t hitch_sampler_handler_ticks_percentile(double quantile);
 void hitch_sampler_reset_handler_times(void);
 
 /// The drain's time per sample (read the snapshot or perf record, unwind it) at `quantile`, in
-/// ticks like the handler's; reset with it.
+/// ticks (256-tick resolution, up to 2^20 ticks); reset with the handler's.
 uint64_t hitch_sampler_unwind_ticks_percentile(double quantile);
 
 /// The stack bytes (from SP) that complete unwinds since the last reset read, at `quantile`, as
