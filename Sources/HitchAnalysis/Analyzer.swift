@@ -19,6 +19,9 @@ public struct Analyzer: Sendable {
     // Per-run state of the dispatcher itself.
     private var nameIndex = DenseIndex()
     private var hasMainThread = false
+    private var mainThreads = MainThreadChoice()
+    /// Set at the end of a read whose main-thread guess was not the rule's choice (`MainThreadChoice`).
+    private var rereadMainThreads: Set<UInt32>?
     private var runEvents: UInt64 = 0
     private var runDropped: UInt64 = 0
 
@@ -45,10 +48,24 @@ public struct Analyzer: Sendable {
 
     // MARK: One run
 
-    /// Streams one trace (one run) through every pass.
+    /// Streams one trace (one run) through every pass. A run whose main thread is known only at
+    /// its end (docs/METRICS.md "Choosing the main thread") is read a second time with it fixed.
     public mutating func add<Input: AnalysisInput>(_ input: inout Input, path: String,
                                                    progress: ((Double) -> Void)? = nil) throws {
-        beginRun()
+        let beforeRun = self
+        try read(&input, path: path, progress: progress, mainThreads: nil)
+        guard let chosen = rereadMainThreads else { return }
+        guard try input.rewind() else {
+            addWarning("\(path): the main thread was guessed while reading (the input cannot be read twice); main-thread figures may depend on file order")
+            return
+        }
+        self = beforeRun
+        try read(&input, path: path, progress: progress, mainThreads: chosen)
+    }
+
+    private mutating func read<Input: AnalysisInput>(_ input: inout Input, path: String, progress: ((Double) -> Void)?,
+                                                     mainThreads forced: Set<UInt32>?) throws {
+        beginRun(mainThreads: forced)
         var sinceProgress = 0
         // One event value, decoded into in place: no per-event copy of the payload enum.
         var event = TraceEvent(timestampNs: 0, thread: ThreadID(rawValue: 0), payload: .droppedEvents(count: 0))
@@ -65,7 +82,7 @@ public struct Analyzer: Sendable {
         endRun(path: path)
     }
 
-    private mutating func beginRun() {
+    private mutating func beginRun(mainThreads forced: Set<UInt32>?) {
         context.run += 1
         nameIndex.removeAll()
         context.roles.removeAll()
@@ -74,6 +91,8 @@ public struct Analyzer: Sendable {
         context.runStartNs = .max; context.runLastNs = .min
         context.runMetadata = [:]
         hasMainThread = false
+        mainThreads = MainThreadChoice(forced: forced)
+        rereadMainThreads = nil
         runEvents = 0; runDropped = 0
         var visitor = BeginRun(context: context)
         passes.visit(&visitor)
@@ -103,10 +122,16 @@ public struct Analyzer: Sendable {
         }
         let text = input.threadName(thread)
         // A role (Trace.setThreadRole) decides; a thread without one falls back to its name. Both
-        // are known before the thread's first event, so neither depends on file order.
+        // are known before the thread's first event; whether another thread has the role is known
+        // only at the end of the run (`MainThreadChoice` checks the guess made here).
         let recordedRole = input.threadRole(thread)
-        let isMain = recordedRole == MetadataKey.mainThreadName || (recordedRole == nil && text == MetadataKey.mainThreadName && !hasMainThread)
-        if isMain { hasMainThread = true }
+        mainThreads.saw(thread.rawValue, key: input.threadKoids(thread) ?? (0, UInt64(thread.rawValue)), role: recordedRole, name: text)
+        let isMain = mainThreads.forced.map { $0.contains(thread.rawValue) }
+            ?? (recordedRole == MetadataKey.mainThreadName || (recordedRole == nil && text == MetadataKey.mainThreadName && !hasMainThread))
+        if isMain {
+            hasMainThread = true
+            mainThreads.becameMain(thread.rawValue, fromFirstEvent: true)
+        }
         let isRender = recordedRole.map { $0 == MetadataKey.renderThreadName } ?? (text == MetadataKey.renderThreadName)
         let role: ThreadRole = isMain ? .main : (isRender ? .render : .other)
         context.roles[thread.rawValue] = role
@@ -139,8 +164,15 @@ public struct Analyzer: Sendable {
         case .layoutPass(let endNs, _):
             resolved.endNs = clampedTime(endNs)
         case .frameBegan:
-            // Without a thread named "main", the first thread that begins a frame is the main thread.
-            if role(of: event.thread, input) != .main && !hasMainThread { hasMainThread = true; context.roles[event.thread.rawValue] = .main }
+            let firstEvent = context.roles[event.thread.rawValue] == .unknown
+            let role = role(of: event.thread, input)
+            mainThreads.frameBegan(on: event.thread.rawValue)
+            // The guess without a main role or name: the first thread that begins a frame.
+            if role != .main && !hasMainThread && mainThreads.forced == nil {
+                hasMainThread = true
+                context.roles[event.thread.rawValue] = .main
+                mainThreads.becameMain(event.thread.rawValue, fromFirstEvent: firstEvent)
+            }
         case .frameRenderEnded, .framePresented:
             // A thread that ends or presents frames renders them.
             if role(of: event.thread, input) != .main { context.roles[event.thread.rawValue] = .render }
@@ -189,6 +221,7 @@ public struct Analyzer: Sendable {
     // MARK: End of a run, end of the analysis
 
     private mutating func endRun(path: String) {
+        rereadMainThreads = mainThreads.reread()
         context.stacks.prepare()   // every symbol is in: passes resolve stacks at their end of run
         var visitor = EndRun(context: context)
         passes.visit(&visitor)

@@ -7,6 +7,10 @@ extension TraceReader: AnalysisInput {
     @inline(__always)
     public mutating func nextEvent(into event: inout TraceEvent) throws -> Bool { try next(into: &event) }
     public var progress: Double? { fileSize > 0 ? Double(bytesConsumed) / Double(fileSize) : nil }
+    public mutating func rewind() throws -> Bool {
+        self = try reopened()
+        return true
+    }
 }
 
 extension Analyzer {
