@@ -162,11 +162,13 @@ public enum SamplerError: Error, CustomStringConvertible, Equatable {
     }
 }
 
-/// The sampling profiler: a per-thread CLOCK_MONOTONIC timer interrupts each sampled thread
-/// `rateHz` times a second; a C signal handler copies its registers and the top of its stack into
-/// a lock-free ring (nothing else: no unwinding, no loader call, no lock); a drain thread unwinds
-/// the snapshots, moves the samples into the recording (`TraceRecorder.defineStack`/`recordSample`)
-/// and names every new address once (`defineSymbol`).
+/// The sampling profiler. Each sampled thread's registers and the top of its stack are copied
+/// `rateHz` times a second, by the kernel (a perf_event_open task-clock event per thread, where
+/// permitted: `SampleSource.perfEvent`, no signals) or by a C SIGPROF handler driven by a per-thread
+/// CLOCK_MONOTONIC timer (`SampleSource.timerSignal`: it copies into a lock-free ring and does
+/// nothing else: no unwinding, no loader call, no lock). A drain thread unwinds the snapshots of
+/// either source, moves the samples into the recording (`TraceRecorder.defineStack`/`recordSample`)
+/// and names every new address once (`defineSymbol`). `source` and `sourceReason` say which ran.
 ///
 /// ```swift
 /// let sampler = try Sampler.start(.init(rateHz: 1000, threads: .main))
