@@ -206,7 +206,11 @@ enum BenchSample: Subcommand {
         probe.stop()
         let defaultSource = (probe.source, probe.sourceReason)
         var sources: [SampleSource] = which == "signal" ? [.timerSignal] : which == "perf" ? [.perfEvent] : [.timerSignal, .perfEvent]
-        if which == "both" && defaultSource.0 != .perfEvent { sources = [.timerSignal] } // perf events refused here
+        if which == "both" {
+            // Perf events refused here (not merely unchosen: HITCH_SAMPLER_SOURCE may force the signal).
+            let perf = try? startSampler(rateHz: rateHz, stackCopyBytes: stackCopyBytes, source: .perfEvent, recorder: nil, collected: nil)
+            if let perf { perf.stop() } else { sources = [.timerSignal] }
+        }
 
         // Size one repetition to about 250 ms of the thread's CPU time (not wall time: on a loaded
         // machine a wall-time budget shrinks the work until each session's fixed start/stop cost,
