@@ -57,6 +57,9 @@ public struct Analysis: Codable, Sendable, Equatable {
 
     /// The refresh rates analyzed (Hz), in the order asked for.
     public var refreshRatesHz: [Double] = []
+    /// What the scheduler did to the threads that make frames (docs/METRICS.md "Thread states");
+    /// nil when the trace has no thread-state records (older traces, Chrome imports).
+    public var threadStates: ThreadStateFigures? = nil
     /// Warnings from the analysis (unmatched interval ends, frames without commit...).
     public var warnings: [String] = []
 
@@ -138,6 +141,106 @@ public struct HitchFigures: Codable, Sendable, Equatable {
     public var worstWindow: WorstWindow = WorstWindow()
     /// Frames recorded without a commit (not judged).
     public var unjudgedFrames: Int = 0
+    /// Hitch time split by cause (docs/METRICS.md "Hitch causes"): each hitch counts whole under
+    /// one cause, so the five parts sum to the totals above.
+    public var byCause: HitchCauseFigures = HitchCauseFigures()
+    /// `byCause.appWork.hitchTimeRatioMsPerS`: the hitch time the app's own work caused, the figure
+    /// a CI gate holds the app to. Absent (null) when no frame carried thread-state readings, so a
+    /// budget on it never passes a trace that cannot tell.
+    public var appHitchTimeRatioMsPerS: Double? = nil
+    /// Judged frames whose main thread had thread-state readings (the rest are `unknown` if they hitch).
+    public var framesWithThreadStates: Int = 0
+    public init() {}
+}
+
+/// One cause's share of the hitches at one rate.
+public struct CauseFigures: Codable, Sendable, Equatable {
+    public var hitchCount: Int = 0
+    public var totalHitchMs: Double = 0
+    /// This cause's hitch ms per second of animating time (the same denominator as the total).
+    public var hitchTimeRatioMsPerS: Double = 0
+    public init() {}
+}
+
+/// Hitches by cause, one field per `HitchCause`.
+public struct HitchCauseFigures: Codable, Sendable, Equatable {
+    public var appWork: CauseFigures = CauseFigures()
+    public var waitingForCPU: CauseFigures = CauseFigures()
+    public var blocked: CauseFigures = CauseFigures()
+    public var machineStall: CauseFigures = CauseFigures()
+    public var unknown: CauseFigures = CauseFigures()
+    public init() {}
+
+    public subscript(cause: HitchCause) -> CauseFigures {
+        get {
+            switch cause {
+            case .appWork: appWork
+            case .waitingForCPU: waitingForCPU
+            case .blocked: blocked
+            case .machineStall: machineStall
+            case .unknown: unknown
+            }
+        }
+        set {
+            switch cause {
+            case .appWork: appWork = newValue
+            case .waitingForCPU: waitingForCPU = newValue
+            case .blocked: blocked = newValue
+            case .machineStall: machineStall = newValue
+            case .unknown: unknown = newValue
+            }
+        }
+    }
+}
+
+/// Where one thread's time in a window went (docs/METRICS.md "Thread states"); the parts sum to
+/// the window's wall time.
+public struct ThreadStateSplit: Codable, Sendable, Equatable {
+    /// On a CPU (the thread's CPU clock).
+    public var runningMs: Double = 0
+    /// Runnable, waiting for a CPU (schedstat run delay, or preempted switch-out to switch-in).
+    public var runnableMs: Double = 0
+    /// Asleep: a lock, I/O, a wait on another thread (voluntary switches, or a not-preempted switch-out).
+    public var blockedMs: Double = 0
+    /// Neither running, waiting nor asleep by the thread's own counters: the machine took the CPU
+    /// (steal in a VM with steal accounting).
+    public var machineMs: Double = 0
+    /// Not told apart (a counter unavailable on this machine).
+    public var unknownMs: Double = 0
+    public init() {}
+}
+
+/// Machine-wide counters over a window (deltas of the `machineState` readings, prorated to the window).
+public struct MachineWindow: Codable, Sendable, Equatable {
+    /// Steal time summed over CPUs, divided by the online CPUs: the average CPU's stolen time.
+    public var stealMs: Double = 0
+    /// /proc/pressure/cpu "some": time at least one runnable task waited for a CPU.
+    public var cpuPressureSomeMs: Double = 0
+    /// cgroup CPU throttling, divided by the online CPUs.
+    public var cgroupThrottledMs: Double = 0
+    public init() {}
+}
+
+/// The trace's thread states as a whole (docs/METRICS.md "Thread states").
+public struct ThreadStateFigures: Codable, Sendable, Equatable {
+    /// Where the thread states came from (metadata `schedSource`); `none` when unsaid.
+    public var source: ThreadStateSource = .none
+    /// Why perf was refused or reads were unavailable (metadata `schedSourceReason`).
+    public var sourceReason: String = ""
+    /// Recorded frames whose main thread had readings at begin and commit, and those without.
+    public var framesWithReadings: Int = 0
+    public var framesWithoutReadings: Int = 0
+    /// Exact context switches recorded (perf_event_open).
+    public var contextSwitches: Int = 0
+    /// The main thread's frame windows (begin to commit), summed over every recorded frame with readings.
+    public var mainThread: ThreadStateSplit = ThreadStateSplit()
+    /// ... over the hitching recorded frames only.
+    public var mainThreadInHitches: ThreadStateSplit = ThreadStateSplit()
+    /// The render thread's render windows of the hitching recorded frames.
+    public var renderThreadInHitches: ThreadStateSplit = ThreadStateSplit()
+    /// Machine counters over the whole recording (first to last reading), and over the hitching frames.
+    public var machine: MachineWindow = MachineWindow()
+    public var machineInHitches: MachineWindow = MachineWindow()
     public init() {}
 }
 
@@ -190,6 +293,10 @@ public struct FrameSample: Codable, Sendable, Equatable {
     public var hitchMs: Double = 0
     /// "none", "commit", "render" or "latency" (triple-buffered).
     public var kind: FrameKind = .none
+    /// Why the frame hitched; nil when it did not.
+    public var cause: HitchCause? = nil
+    /// The main thread's begin-to-commit window by state; nil without readings.
+    public var mainThreadStates: ThreadStateSplit? = nil
     public init() {}
 }
 
@@ -278,6 +385,16 @@ public struct HitchAttribution: Codable, Sendable, Equatable {
     public var bodies: [NamedDuration] = []
     /// Top main-thread stacks sampled in the window (top 5), innermost frame first.
     public var stacks: [SampledStack] = []
+    /// Why the frame was late (docs/METRICS.md "Hitch causes").
+    public var cause: HitchCause = .unknown
+    /// The main thread's begin-to-commit window and the render thread's render window by state
+    /// (from the readings); nil without readings.
+    public var mainThreadStates: ThreadStateSplit? = nil
+    public var renderThreadStates: ThreadStateSplit? = nil
+    /// The main thread's window from exact context switches, when the trace has them.
+    public var mainThreadSwitches: ThreadStateSplit? = nil
+    /// Machine counters over the frame (begin to the later of commit and render end); nil without readings.
+    public var machine: MachineWindow? = nil
     public init() {}
 }
 
@@ -313,6 +430,12 @@ public struct SampleFigures: Codable, Sendable, Equatable {
     public var folded: [FoldedStack] = []
     /// Folded stacks of main-thread samples inside hitching frames (top 500).
     public var foldedInHitches: [FoldedStack] = []
+    /// Samples inside hitching frames that caught the main thread asleep (innermost frame a blocking
+    /// call, `BlockingCalls`): blocked time, never a hot function among the offenders.
+    public var samplesAsleepInHitches: Int = 0
+    /// Where the main thread slept in hitching frames: the first frame above the blocking call,
+    /// weighted like offenders (top 10).
+    public var waitingInHitches: [Offender] = []
     public init() {}
 }
 

@@ -22,6 +22,9 @@ struct PayloadKinds: OptionSet, Sendable {
     static let interaction = PayloadKinds(rawValue: 1 << 9)  // begin, end
     static let sample = PayloadKinds(rawValue: 1 << 10)
     static let viewLifetime = PayloadKinds(rawValue: 1 << 12)   // view built, torn down
+    static let threadState = PayloadKinds(rawValue: 1 << 13)    // a thread's scheduler counters at a frame phase
+    static let machineState = PayloadKinds(rawValue: 1 << 14)   // machine-wide scheduler counters
+    static let schedSwitch = PayloadKinds(rawValue: 1 << 15)    // an exact context switch
     /// Passes that read what others publish (`PassContext.finishedStages`, `.judgedFrames`, `.body`)
     /// are called after every event that may have published something.
     static let published = PayloadKinds(rawValue: 1 << 11)
@@ -44,6 +47,9 @@ extension TraceEvent.Payload {
         case .interactionBegin, .interactionEnd: .interaction
         case .sample: .sample
         case .viewLifetime: .viewLifetime
+        case .threadState: .threadState
+        case .machineState: .machineState
+        case .schedSwitch: .schedSwitch
         case .stackDefinition, .symbol, .metadata, .droppedEvents: []
         }
     }
@@ -157,6 +163,7 @@ struct AnalysisPasses: Sendable {
     var tokens = TokenDelivery()
     var samples = SampleProfile()
     var attribution = HitchAttributionPass()
+    var threadStates = ThreadStatePass()
 
     init(options: AnalyzerOptions) { frames = FramePass(options: options) }
 
@@ -171,6 +178,7 @@ struct AnalysisPasses: Sendable {
         visitor.visit(&tokens)
         visitor.visit(&samples)
         visitor.visit(&attribution)
+        visitor.visit(&threadStates)
     }
 }
 

@@ -46,3 +46,18 @@ public enum OffenderKind: String, AnalysisWord {
 public enum OpBound: String, AnalysisWord {
     case unknown, bandwidth, compute
 }
+
+/// Why a hitching frame was late (docs/METRICS.md "Hitch causes"): the app's own on-CPU work, the
+/// thread waiting runnable for a CPU, the thread asleep (a lock, I/O, a wait on another thread),
+/// the machine taking the CPU away (steal), or unknown (no thread-state readings).
+public enum HitchCause: String, AnalysisWord {
+    case appWork, waitingForCPU, blocked, machineStall, unknown
+}
+
+/// Where a trace's thread states came from (metadata `schedSource`): exact context switches from
+/// perf_event_open, counters read from procfs at frame phases, or nothing.
+public enum ThreadStateSource: String, AnalysisWord {
+    case perfContextSwitch = "perf-context-switch"
+    case procfs
+    case none
+}

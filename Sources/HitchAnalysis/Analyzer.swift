@@ -184,6 +184,8 @@ public struct Analyzer: Sendable {
             if interval.durationNs >= 0 { resolved.startNs = clampedTime(t - min(interval.durationNs, 1 << 60)) }
         case .token, .interactionBegin, .interactionEnd, .frameCommitted, .sample:
             break
+        case .threadState, .machineState, .schedSwitch:
+            break   // read by FramePass (readings) and ThreadStatePass
         case .stackDefinition(let stack, let addresses):
             context.stacks.define(stack, addresses: addresses)
             return

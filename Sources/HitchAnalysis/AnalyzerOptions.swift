@@ -17,6 +17,10 @@ public enum MetadataKey {
     public static let renderThreadName = "render"
     /// The thread with this name is the main thread.
     public static let mainThreadName = "main"
+    /// Where the thread states came from: `perf-context-switch`, `procfs` or `none` (`ThreadStateSource`).
+    public static let schedSource = "schedSource"
+    /// Why perf was refused, or why the reads are unavailable.
+    public static let schedSourceReason = "schedSourceReason"
 }
 
 public struct AnalyzerOptions: Sendable, Equatable {

@@ -190,6 +190,9 @@ struct HitchAttributionPass: Sendable {
     private(set) var stageOffenders: [Int32: WeightedHitch] = [:]
     private(set) var viewOffenders: [Int32: WeightedHitch] = [:]
     private(set) var functionOffenders: [String: WeightedHitch] = [:]
+    /// Samples that caught the main thread asleep (`BlockingCalls`), by the function that waited.
+    private(set) var waitingFunctions: [String: WeightedHitch] = [:]
+    private(set) var samplesAsleepInHitches = 0
     private(set) var samplesInHitches = 0
     private(set) var foldedInHitches: [String: Int] = [:]
     /// Hitching frames whose windows began before the oldest instance a history still held.
@@ -272,6 +275,9 @@ struct HitchAttributionPass: Sendable {
         a.kind = judged.kind
         a.mainThreadMs = milliseconds(judged.mainWorkNs)
         a.renderMs = milliseconds(judged.renderNs)
+        a.cause = judged.cause
+        a.mainThreadStates = judged.mainStates?.figures
+        a.renderThreadStates = judged.renderStates?.figures
         let reach = max(open.last?.reachNs ?? .min, main.upperBound, render.upperBound, other.upperBound)
         var window = OpenWindow(main: main, render: render, other: other, reachNs: reach, hitchNs: judged.hitchNs, attribution: a,
                                 vsyncNs: frame.vsyncNs)
@@ -366,13 +372,26 @@ struct HitchAttributionPass: Sendable {
             foldedInHitches[stacks.frames(stack, names: names).reversed().joined(separator: ";"), default: 0] += count
         }
         var innermost: [UInt32: String] = [:]
+        var asleep: Set<UInt32> = []
         for (stack, weight) in runFunctionOffenders {
-            let function = stacks.frames(stack, names: names).first ?? "?"
-            innermost[stack] = function
-            functionOffenders[function, default: WeightedHitch()].merge(weight)
+            let frames = stacks.frames(stack, names: names)
+            // A sample asleep in the kernel is the thread's blocked time, never a hot function:
+            // it is kept apart under the first function above the blocking calls (the one that waited).
+            if let leaf = frames.first, BlockingCalls.isBlocking(leaf) {
+                let waiter = frames.first { !BlockingCalls.isBlocking($0) } ?? leaf
+                innermost[stack] = waiter
+                asleep.insert(stack)
+                waitingFunctions[waiter, default: WeightedHitch()].merge(weight)
+                samplesAsleepInHitches += runInHitches[stack] ?? 0
+            } else {
+                let function = frames.first ?? "?"
+                innermost[stack] = function
+                functionOffenders[function, default: WeightedHitch()].merge(weight)
+            }
         }
         for frameStacks in runHitchStacks {
-            for function in Set(frameStacks.map { innermost[$0] ?? "?" }) { functionOffenders[function, default: WeightedHitch()].frames += 1 }
+            for function in Set(frameStacks.filter { !asleep.contains($0) }.map { innermost[$0] ?? "?" }) { functionOffenders[function, default: WeightedHitch()].frames += 1 }
+            for waiter in Set(frameStacks.filter { asleep.contains($0) }.map { innermost[$0] ?? "?" }) { waitingFunctions[waiter, default: WeightedHitch()].frames += 1 }
         }
         runInHitches.removeAll(); runFunctionOffenders.removeAll(); runHitchStacks.removeAll()
         if foldedInHitches.count > 20_000 { foldedInHitches = SampleProfile.top(foldedInHitches, 10_000) }
@@ -434,6 +453,10 @@ extension HitchAttributionPass: AnalysisPass {
         a.hitchAttributions = attributions
         a.offenders = offenders(names: context.names)
         a.samples.samplesInHitches = samplesInHitches
+        a.samples.samplesAsleepInHitches = samplesAsleepInHitches
+        a.samples.waitingInHitches = Array(waitingFunctions.map { name, weight -> Offender in
+            var o = Offender(); o.kind = .function; o.name = name; o.weightedHitchMs = weight.ms; o.hitchingFrames = weight.frames; return o
+        }.sorted { ($0.weightedHitchMs, $1.name) > ($1.weightedHitchMs, $0.name) }.prefix(10))
         a.samples.foldedInHitches = SampleProfile.list(foldedInHitches)
         var inHitchNsByName: [String: Int64] = [:]
         for (name, ns) in inHitchNsByStage { inHitchNsByName[context.names[name]] = ns }

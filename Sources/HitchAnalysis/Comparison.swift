@@ -144,6 +144,15 @@ extension Analysis {
             guard let h = hitches[key], h.frameCount > 0 else { continue }
             let p = "hitches.\(key).", at = " at \(key) Hz"
             add(p + "hitchTimeRatioMsPerS", "hitch time ratio" + at, "ms/s", h.hitchTimeRatioMsPerS, .judged, floor: 0.5)
+            // The app's share is judged (what a change to the app moves); the other causes are the
+            // machine's and the scheduler's: shown, never a regression.
+            if let app = h.appHitchTimeRatioMsPerS {
+                add(p + "appHitchTimeRatioMsPerS", "app-work hitch time ratio" + at, "ms/s", app, .judged, floor: 0.5)
+                for cause in HitchCause.allCases where cause != .appWork {
+                    add(p + "byCause.\(cause).hitchTimeRatioMsPerS", "\(cause) hitch time ratio" + at, "ms/s",
+                        h.byCause[cause].hitchTimeRatioMsPerS, .informational, floor: 0.5)
+                }
+            }
             add(p + "hitchCount", "hitches" + at, "per s", Double(h.hitchCount), .judged, scale: .perSecond, floor: 0.2)
             add(p + "longestHitchMs", "longest hitch" + at, "ms", h.longestHitchMs, .judged, floor: 1)
             add(p + "frameTimeMs.p95", "p95 frame time" + at, "ms", h.frameTimeMs.p95, .judged, floor: 0.25)

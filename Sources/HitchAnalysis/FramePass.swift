@@ -5,7 +5,7 @@ import HitchTrace
 /// ones (`PassContext.judgedFrames`) for attribution. Inputs and interactions are read here: they
 /// release replayed frames and measure the animating time.
 struct FramePass: AnalysisPass {
-    static let reads: PayloadKinds = [.frames, .instant, .interaction]
+    static let reads: PayloadKinds = [.frames, .instant, .interaction, .threadState]
 
     private let refreshRatesHz: [Double]
     private var recorded = HitchAccumulator(source: .recorded, rateHz: 0)
@@ -18,12 +18,17 @@ struct FramePass: AnalysisPass {
     private var refreshChanges: [RefreshRateChange] = []
     private var frameSamples: [FrameSample] = []
     private var framesTruncated = false
+    /// The main thread's frame windows by state, over every judged recorded frame with readings.
+    private var mainStates = StateSplit()
+    private var framesWithStates = 0
 
     // Per run.
     private var run = 0
     private var interactions = InteractionUnion()
     private var inputs = InputArrivals()
     private var inputCategory: Int32 = -1
+    /// The frame threads' recent thread-state readings.
+    private var readingHistory = ReadingHistory()
     /// Frames being assembled from events in per-thread (not global) time order.
     private var frames = FrameAssembler()
     private var previousPeriodNs: Int64 = 0
@@ -43,6 +48,7 @@ struct FramePass: AnalysisPass {
         interactions.reset()
         inputs.reset()
         frames.reset()
+        readingHistory.removeAll()
         previousPeriodNs = 0
         runFrames = 0
         runFirstFrameSample = frameSamples.count
@@ -70,6 +76,18 @@ struct FramePass: AnalysisPass {
         case .framePresented(let id):
             frames.update(id) { $0.presentNs = t }
             drainFrames(&context)
+        case .threadState(let reading):
+            // Kept with the frame: the main thread's readings precede its next frame's begin, the
+            // render thread's its present, so they are in before the frame is judged.
+            let phase = PhaseReading(atNs: t, reading)
+            let thread = resolved.thread.rawValue
+            let before = readingHistory.add(phase, thread: thread)
+            frames.update(reading.frameID) { frame in
+                frame.readings.set(reading.phase, phase)
+                if reading.phase == .committed, let before { frame.readings.beforeCommit = before }
+                if reading.phase == .frameBegan || reading.phase == .committed { frame.readings.mainThread = thread }
+                if reading.phase == .renderBegan { frame.readings.renderThread = thread }
+            }
         case .instant:
             if inputCategory < 0 { inputCategory = context.names.index(of: MetadataKey.inputCategory) }
             if resolved.name == inputCategory { inputs.add(t) }
@@ -90,8 +108,19 @@ struct FramePass: AnalysisPass {
         }
     }
 
-    private mutating func finalize(_ frame: FrameRecord, _ context: inout PassContext) {
-        guard frame.hasBegan else { return }   // events of a frame whose begin is not in this trace
+    private mutating func finalize(_ record: FrameRecord, _ context: inout PassContext) {
+        guard record.hasBegan else { return }   // events of a frame whose begin is not in this trace
+        var frame = record
+        // Late starts: what the main thread did from the vsync to its begin, the render thread from
+        // the first vsync after the commit to its render began (their readings before are in).
+        if frame.readings.mainBegan.isPresent {
+            frame.readings.mainLateStart = readingHistory.lateStart(thread: frame.readings.mainThread, from: frame.vsyncNs, to: frame.beganNs)
+        }
+        if frame.readings.renderBegan.isPresent, frame.hasCommit, frame.periodNs > 0 {
+            let renderStart = vsyncAtOrAfter(frame.commitNs, anchor: frame.vsyncNs, period: frame.periodNs)
+            frame.readings.renderLateStart = readingHistory.lateStart(thread: frame.readings.renderThread, from: renderStart,
+                                                                      to: frame.readings.renderBegan.atNs)
+        }
         runFrames += 1
         guard let judged = judgeRecorded(frame, judge: &recordedJudge) else {
             recorded.addUnjudged()
@@ -111,6 +140,7 @@ struct FramePass: AnalysisPass {
             }
         }
         previousPeriodNs = frame.periodNs
+        if let main = judged.mainStates { mainStates.add(main); framesWithStates += 1 }
         if frameSamples.count < FrameSample.limit {
             var s = FrameSample()
             s.run = run
@@ -123,6 +153,8 @@ struct FramePass: AnalysisPass {
             s.overrunMs = milliseconds(judged.overrunNs)
             s.hitchMs = milliseconds(judged.hitchNs)
             s.kind = judged.kind
+            if judged.hitchNs > 0 { s.cause = judged.cause }
+            s.mainThreadStates = judged.mainStates?.figures
             frameSamples.append(s)
         } else {
             framesTruncated = true
@@ -132,7 +164,8 @@ struct FramePass: AnalysisPass {
         let release = isInput ? min(frame.inputArrivalNs, frame.vsyncNs) : frame.vsyncNs
         for i in replays.indices {
             replays[i].add(frameID: frame.frameID, releaseNs: release, isInput: isInput,
-                           mainWorkNs: judged.mainWorkNs, renderNs: judged.renderNs)
+                           mainWorkNs: judged.mainWorkNs, renderNs: judged.renderNs,
+                           states: FrameStates(main: judged.mainStates, render: judged.renderStates))   // the replay starts on its grid: no late start
         }
         if judged.hitchNs > 0 { context.judgedFrames.append((frame, judged)) }
     }
@@ -181,6 +214,12 @@ struct FramePass: AnalysisPass {
             } else {
                 a.hitches[key] = replays[i].figures(periodMs: 1000 / rate)
             }
+        }
+        if framesWithStates > 0 {
+            // The rest of the thread-state figures are the ThreadStatePass's (registered later).
+            var t = ThreadStateFigures()
+            t.mainThread = mainStates.figures
+            a.threadStates = t
         }
         a.frames = frameSamples
         a.framesTruncated = framesTruncated

@@ -18,6 +18,8 @@ struct FrameRecord: Sendable {
     var presentNs: Int64 = .min
     /// The earliest input that arrived since the previous frame began (release time in the replay).
     var inputArrivalNs: Int64 = .min
+    /// The main and render threads' scheduler counters at the frame's phases (ThreadStates.swift).
+    var readings = FrameReadings()
 
     var hasBegan: Bool { beganNs != .min }
     var hasCommit: Bool { commitNs != .min }
@@ -38,6 +40,12 @@ struct JudgedFrame: Sendable {
     var hitchNs: Int64
     var latencyNs: Int64
     var kind: Kind
+    /// Why the frame hitched (`HitchCauseRule`); `.unknown` when it did not or without readings.
+    var cause: HitchCause = .unknown
+    /// The main thread's frame work and the render thread's render by state (nil without readings).
+    var states = FrameStates.unknown
+    var mainStates: StateSplit? { states.main }
+    var renderStates: StateSplit? { states.render }
     var frameTimeNs: Int64 { mainWorkNs + renderNs }
     var overrunNs: Int64 { actualNs - expectedNs }
 }
@@ -110,10 +118,15 @@ func judgeRecorded(_ frame: FrameRecord, judge: inout LatenessJudge) -> JudgedFr
     if hitch > 0 { kind = frame.commitNs > frame.targetNs ? .commit : .render }
     else if latency > 0 { kind = .latency }
     else { kind = .none }
-    return JudgedFrame(frameID: frame.frameID, startNs: frame.vsyncNs, periodNs: period,
-                       mainWorkNs: max(0, frame.commitNs - frame.beganNs), renderNs: renderNs,
-                       commitNs: frame.commitNs, renderEndNs: renderEnd,
-                       expectedNs: expected, actualNs: actual, hitchNs: hitch, latencyNs: latency, kind: kind)
+    var judged = JudgedFrame(frameID: frame.frameID, startNs: frame.vsyncNs, periodNs: period,
+                             mainWorkNs: max(0, frame.commitNs - frame.beganNs), renderNs: renderNs,
+                             commitNs: frame.commitNs, renderEndNs: renderEnd,
+                             expectedNs: expected, actualNs: actual, hitchNs: hitch, latencyNs: latency, kind: kind)
+    judged.states = FrameStates(main: frame.readings.main(beganNs: frame.beganNs), render: frame.readings.render,
+                                lateStart: frame.readings.mainLateStart)
+    judged.cause = HitchCauseRule.cause(hitchNs: hitch, periodNs: period, anchorNs: frame.vsyncNs, commitNs: frame.commitNs,
+                                        renderNs: renderNs, states: judged.states)
+    return judged
 }
 
 /// Accumulates judged frames into `HitchFigures` (one per rate, plus one for the recorded frames).
@@ -132,6 +145,9 @@ struct HitchAccumulator: Sendable {
     private var overruns = QuantileSketch()
     private var slowFrames = 0, frozenFrames = 0
     private var unjudged = 0
+    private var causeCounts = [Int](repeating: 0, count: HitchCause.allCases.count)
+    private var causeNs = [Int64](repeating: 0, count: HitchCause.allCases.count)
+    private var framesWithStates = 0
     private var animatingNs: Int64 = 0
     private var animatingFromInteractions = false
     private var animatingFromFrames = false
@@ -186,6 +202,7 @@ struct HitchAccumulator: Sendable {
         overruns.add(frame.overrunNs)
         if frame.frameTimeNs > frame.periodNs { slowFrames += 1 }
         if frame.frameTimeNs > frozenFrameThresholdNs { frozenFrames += 1 }
+        if frame.states.main != nil { framesWithStates += 1 }
         if frame.kind == .latency || frame.latencyNs > 0 {
             if frame.kind == .latency { tripleBuffered += 1 }
             latencyNs +|= frame.latencyNs
@@ -196,6 +213,9 @@ struct HitchAccumulator: Sendable {
         longestHitchNs = max(longestHitchNs, frame.hitchNs)
         if frame.kind == .commit { commitHitchCount += 1; commitHitchNs +|= frame.hitchNs }
         else { renderHitchCount += 1; renderHitchNs +|= frame.hitchNs }
+        let cause = HitchCause.allCases.firstIndex(of: frame.cause) ?? 0
+        causeCounts[cause] += 1
+        causeNs[cause] +|= frame.hitchNs
         // Sliding one-second window ending at this hitch's present.
         window.append((frame.actualNs, frame.hitchNs))
         windowSumNs +|= frame.hitchNs
@@ -255,6 +275,15 @@ struct HitchAccumulator: Sendable {
             f.worstWindow.startMs = milliseconds(max(start, worstStartNs).subtractingSaturated(start))
         }
         f.unjudgedFrames = unjudged
+        for (index, cause) in HitchCause.allCases.enumerated() {
+            var c = CauseFigures()
+            c.hitchCount = causeCounts[index]
+            c.totalHitchMs = milliseconds(causeNs[index])
+            c.hitchTimeRatioMsPerS = animatingNs > 0 ? c.totalHitchMs / f.animatingSeconds : 0
+            f.byCause[cause] = c
+        }
+        f.framesWithThreadStates = framesWithStates
+        if framesWithStates > 0 { f.appHitchTimeRatioMsPerS = f.byCause.appWork.hitchTimeRatioMsPerS }
         HitchGrading.apply(to: &f)
         return f
     }
@@ -279,6 +308,16 @@ struct ReplayModel: Sendable {
     private var groupAnimationWorkNs: Int64 = 0
     private var groupRenderNs: Int64 = 0
     private var groupFrameID: UInt64 = 0
+    // The group's thread states, combined like its work: the input frames' summed, the animation
+    // frame with the most work, the frame with the longest render (nil once a member has none).
+    private var groupInputStates: StateSplit? = StateSplit()
+    private var groupAnimationStates: StateSplit? = nil
+    private var groupRenderStates: StateSplit? = nil
+    private var groupReleaseNs: Int64 = 0
+    // The counterfactual timeline (docs/METRICS.md "Hitch causes"): the same frames doing only their
+    // on-CPU work, so a backlog that waits built up is not carried into later frames' causes.
+    private var counterfactualMainFreeNs: Int64 = .min
+    private var counterfactualRenderFreeNs: Int64 = .min
 
     init(rateHz: Double) {
         // The CLI accepts 1...1000 Hz; anything else (a library caller) is clamped to a usable period.
@@ -292,10 +331,12 @@ struct ReplayModel: Sendable {
     mutating func reset() {
         anchorNs = .min; mainFreeNs = .min; renderFreeNs = .min; groupOpen = false; judge.reset()
         lastReleaseNs = .min
+        counterfactualMainFreeNs = .min; counterfactualRenderFreeNs = .min
     }
 
     /// Feeds one recorded frame (in begin order); returns a replayed frame when one completes.
-    mutating func add(frameID: UInt64, releaseNs: Int64, isInput: Bool, mainWorkNs: Int64, renderNs: Int64) -> JudgedFrame? {
+    mutating func add(frameID: UInt64, releaseNs: Int64, isInput: Bool, mainWorkNs: Int64, renderNs: Int64,
+                      states: FrameStates = .unknown) -> JudgedFrame? {
         if anchorNs == .min { anchorNs = releaseNs }
         lastReleaseNs = max(lastReleaseNs, releaseNs)
         var emitted: JudgedFrame?
@@ -307,10 +348,20 @@ struct ReplayModel: Sendable {
             groupStartNs = vsyncAtOrAfter(max(releaseNs, mainFreeNs), anchor: anchorNs, period: periodNs)
             groupInputWorkNs = 0; groupHasInput = false; groupAnimationWorkNs = 0; groupRenderNs = 0
             groupFrameID = frameID
+            groupReleaseNs = releaseNs
+            groupInputStates = StateSplit(); groupAnimationStates = states.main; groupRenderStates = states.render
         }
-        if isInput { groupInputWorkNs +|= mainWorkNs; groupHasInput = true }
-        else { groupAnimationWorkNs = max(groupAnimationWorkNs, mainWorkNs) }
-        groupRenderNs = max(groupRenderNs, renderNs)
+        if isInput {
+            groupInputWorkNs +|= mainWorkNs; groupHasInput = true
+            if let main = states.main { groupInputStates?.add(main) } else { groupInputStates = nil }
+        } else if mainWorkNs >= groupAnimationWorkNs {
+            groupAnimationWorkNs = mainWorkNs
+            groupAnimationStates = states.main
+        }
+        if renderNs >= groupRenderNs {
+            groupRenderNs = renderNs
+            groupRenderStates = states.render
+        }
         return emitted
     }
 
@@ -320,7 +371,9 @@ struct ReplayModel: Sendable {
     private mutating func closeGroup() -> JudgedFrame {
         groupOpen = false
         // Clamped so a hostile trace's absurd work cannot push the grid past Int64 over many groups.
-        let work = min(groupHasInput ? max(groupInputWorkNs, groupAnimationWorkNs) : groupAnimationWorkNs, analyzerTimeLimitNs)
+        let inputLeads = groupHasInput && groupInputWorkNs >= groupAnimationWorkNs
+        let work = min(inputLeads ? groupInputWorkNs : groupAnimationWorkNs, analyzerTimeLimitNs)
+        let states = FrameStates(main: inputLeads ? groupInputStates : groupAnimationStates, render: groupRenderStates)
         let start = groupStartNs
         let target = start + periodNs
         let commit = clampedTime(start + work)
@@ -333,9 +386,23 @@ struct ReplayModel: Sendable {
         let expected = target + periodNs
         let (hitch, latency) = judge.judge(latenessNs: actual - expected, periodNs: periodNs)
         let kind: JudgedFrame.Kind = hitch > 0 ? (commit > target ? .commit : .render) : (latency > 0 ? .latency : .none)
-        return JudgedFrame(frameID: groupFrameID, startNs: start, periodNs: periodNs, mainWorkNs: work,
-                           renderNs: groupRenderNs, commitNs: commit, renderEndNs: renderEnd,
-                           expectedNs: expected, actualNs: actual, hitchNs: hitch, latencyNs: latency, kind: kind)
+        var judged = JudgedFrame(frameID: groupFrameID, startNs: start, periodNs: periodNs, mainWorkNs: work,
+                                 renderNs: groupRenderNs, commitNs: commit, renderEndNs: renderEnd,
+                                 expectedNs: expected, actualNs: actual, hitchNs: hitch, latencyNs: latency, kind: kind)
+        judged.states = states
+        // The counterfactual frame: released as this one, started when the counterfactual main
+        // thread is free, doing only its on-CPU work on both threads.
+        let cfStart = vsyncAtOrAfter(max(groupReleaseNs, counterfactualMainFreeNs), anchor: anchorNs, period: periodNs)
+        let cfCommit = clampedTime(cfStart + max(0, work - (states.main?.notRunningNs ?? 0)))
+        let cfRenderNs = max(0, min(groupRenderNs, analyzerTimeLimitNs) - (states.render?.notRunningNs ?? 0))
+        let cfRenderStart = vsyncAtOrAfter(max(cfCommit, counterfactualRenderFreeNs), anchor: anchorNs, period: periodNs)
+        counterfactualMainFreeNs = cfCommit
+        counterfactualRenderFreeNs = clampedTime(cfRenderStart + cfRenderNs)
+        let cfActual = cfRenderStart + max(1, (cfRenderNs + periodNs - 1) / periodNs) * periodNs
+        // Judged with the real frame's triple-buffering allowance (lateness - hitch).
+        let cfHitch = (cfActual - (cfStart + 2 * periodNs)) - ((actual - expected) - hitch)
+        judged.cause = HitchCauseRule.cause(hitchNs: hitch, counterfactualHitchNs: cfHitch, states: states)
+        return judged
     }
 }
 
@@ -366,7 +433,7 @@ struct ReplayTimeline: Sendable {
 
     mutating func resolveRunStart(_ run: Int, runStartNs: Int64) { figures.resolveRunStart(run, runStartNs: runStartNs) }
 
-    mutating func add(frameID: UInt64, releaseNs: Int64, isInput: Bool, mainWorkNs: Int64, renderNs: Int64) {
+    mutating func add(frameID: UInt64, releaseNs: Int64, isInput: Bool, mainWorkNs: Int64, renderNs: Int64, states: FrameStates) {
         if !runHasFrames {
             runHasFrames = true
             if let pending = pendingRun {
@@ -381,7 +448,8 @@ struct ReplayTimeline: Sendable {
                 figures.beginRun(run)
             }
         }
-        if let frame = model.add(frameID: frameID, releaseNs: releaseNs, isInput: isInput, mainWorkNs: mainWorkNs, renderNs: renderNs) {
+        if let frame = model.add(frameID: frameID, releaseNs: releaseNs, isInput: isInput, mainWorkNs: mainWorkNs, renderNs: renderNs,
+                                 states: states) {
             figures.add(frame)
         }
     }

@@ -233,8 +233,13 @@ extension Analysis {
         a.runs = [RunSummary()]
         a.recordedRates = [RecordedRate()]
         a.refreshRateChanges = [RefreshRateChange()]
-        a.hitches = [anyKey: HitchFigures()]
-        a.frames = [FrameSample()]
+        var figures = HitchFigures()
+        figures.appHitchTimeRatioMsPerS = 0
+        a.hitches = [anyKey: figures]
+        a.recorded = figures
+        var frame = FrameSample()
+        frame.cause = .unknown; frame.mainThreadStates = ThreadStateSplit()
+        a.frames = [frame]
         a.stages = [StageFigures()]
         a.views = [ViewFigures()]
         var edge = InvalidationEdge(); edge.writer = ""
@@ -242,9 +247,12 @@ extension Analysis {
         a.invalidationSources = [InvalidationSource()]
         var attribution = HitchAttribution()
         attribution.stages = [NamedDuration()]; attribution.bodies = [NamedDuration()]; attribution.stacks = [SampledStack()]
+        attribution.mainThreadStates = ThreadStateSplit(); attribution.renderThreadStates = ThreadStateSplit()
+        attribution.mainThreadSwitches = ThreadStateSplit(); attribution.machine = MachineWindow()
         a.hitchAttributions = [attribution]
         a.offenders = [Offender()]
-        a.samples.folded = [FoldedStack()]; a.samples.foldedInHitches = [FoldedStack()]
+        a.samples.folded = [FoldedStack()]; a.samples.foldedInHitches = [FoldedStack()]; a.samples.waitingInHitches = [Offender()]
+        a.threadStates = ThreadStateFigures()
         var decode = DecodeFigures(); decode.ops = [OpFigures()]
         a.decode = decode
         a.tokens = TokenFigures()

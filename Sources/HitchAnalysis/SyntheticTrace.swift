@@ -9,6 +9,10 @@ public struct SyntheticTrace {
     /// About one frame in this many runs long (6-16 ms of extra main-thread work): halve it for
     /// twice the hitch time (the planted regression `hitch diff` is tested on).
     public var slowFrameOneIn: Int64 = 97
+    /// Writes the main and render threads' scheduler readings at each frame's phases, and machine
+    /// readings every 8 frames (issue 13's records): a slow frame's extra time is then on the CPU,
+    /// runnable, or asleep, a third of the slow frames each.
+    public var threadStates = false
     private var state: UInt64
 
     public init(seed: UInt64 = 1) { self.seed = seed; state = seed | 1 }
@@ -33,6 +37,13 @@ public struct SyntheticTrace {
         var events = 16
         var frame: UInt64 = 0
         var t: Int64 = 1_000_000
+        // Cumulative counters of the main and render threads, and the machine's steal (2 CPUs).
+        var mainCPU: Int64 = 0, mainWait: Int64 = 0, mainVoluntary: Int64 = 0, mainInvoluntary: Int64 = 0
+        var renderCPU: Int64 = 0, steal: Int64 = 0
+        func reading(_ id: UInt64, _ phase: ThreadStateReading.Phase, cpu: Int64, wait: Int64, voluntary: Int64, involuntary: Int64) -> TraceEvent.Payload {
+            .threadState(ThreadStateReading(frameID: id, phase: phase, cpuNs: cpu, runnableWaitNs: wait,
+                                            voluntarySwitches: voluntary, involuntarySwitches: involuntary))
+        }
         writer.write(TraceEvent(timestampNs: t, thread: main, payload: .interactionBegin(kind: scroll)))
         while writer.byteCount < targetBytes && Int(frame) < maxFrames {
             let vsync = t
@@ -56,10 +67,34 @@ public struct SyntheticTrace {
             writer.write(TraceEvent(timestampNs: parentStart, thread: main, payload: .intervalComplete(category: stage, name: stageNames[4], endNs: cursor)))
             writer.write(TraceEvent(timestampNs: cursor, thread: main, payload: .invalidation(Invalidation(source: source, target: views[0], targetIdentity: frame % 50, stack: nil))))
             writer.write(TraceEvent(timestampNs: cursor, thread: main, payload: .frameCommitted(frameID: frame)))
+            if threadStates {
+                writer.write(TraceEvent(timestampNs: vsync, thread: main, payload: reading(frame, .frameBegan, cpu: mainCPU, wait: mainWait,
+                                                                                           voluntary: mainVoluntary, involuntary: mainInvoluntary)))
+                // The slow part: on the CPU, runnable, or asleep.
+                let kind = slow > 0 ? random(3) : 0
+                let notRunning = kind == 0 ? 0 : slow * 3 / 4
+                let asleep = kind == 2
+                mainCPU += (cursor - vsync) - notRunning
+                if asleep { mainVoluntary += 1 } else if notRunning > 0 { mainWait += notRunning; mainInvoluntary += 1 }
+                writer.write(TraceEvent(timestampNs: cursor, thread: main, payload: reading(frame, .committed, cpu: mainCPU, wait: mainWait,
+                                                                                            voluntary: mainVoluntary, involuntary: mainInvoluntary)))
+                if frame % 8 == 0 {
+                    steal += random(200_000)
+                    writer.write(TraceEvent(timestampNs: vsync, thread: main, payload: .machineState(MachineStateReading(
+                        stealNs: steal, cpuPressureSomeUs: steal / 2_000, cgroupThrottledUs: nil, onlineCPUs: 2))))
+                }
+                events += 2
+            }
             let workerStart = vsync + 200_000
             writer.write(TraceEvent(timestampNs: workerStart, thread: worker, payload: .intervalComplete(category: stage, name: stageNames[5], endNs: workerStart + 2_000_000)))
             let renderStart = vsyncAtOrAfter(cursor, anchor: vsync, period: periodNs)
             let renderEnd = renderStart + 1_000_000 + random(2_000_000)
+            if threadStates {
+                writer.write(TraceEvent(timestampNs: renderStart, thread: render, payload: reading(frame, .renderBegan, cpu: renderCPU, wait: 0, voluntary: 0, involuntary: 0)))
+                renderCPU += renderEnd - renderStart
+                writer.write(TraceEvent(timestampNs: renderEnd, thread: render, payload: reading(frame, .renderEnded, cpu: renderCPU, wait: 0, voluntary: 0, involuntary: 0)))
+                events += 2
+            }
             writer.write(TraceEvent(timestampNs: renderEnd, thread: render, payload: .frameRenderEnded(frameID: frame)))
             writer.write(TraceEvent(timestampNs: renderStart + periodNs, thread: render, payload: .framePresented(frameID: frame)))
             events += 8

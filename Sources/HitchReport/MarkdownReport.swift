@@ -17,6 +17,12 @@ public enum MarkdownReport: AnalysisRenderer {
                 out.append("| \(key) Hz | \(h.source) | \(Format.fixed(h.hitchTimeRatioMsPerS, 2)) ms/s | \(icon(h.verdict)) \(h.verdict) | \(h.organizerScale.grade) | \(h.frameCount) | \(h.hitchCount) | \(ReportText.ms(h.longestHitchMs)) | \(ReportText.ms(h.frameTimeMs.p95)) |")
             }
             out.append("")
+            if a.threadStates != nil {
+                out.append("**Hitch causes** (ms/s): " + ReportText.rateKeys(a).compactMap { key in
+                    a.hitches[key].map { "\(key) Hz: \(ReportText.causeRatios($0))" }
+                }.joined(separator: "; "))
+                out.append("")
+            }
         }
         if !a.offenders.isEmpty {
             out.append("**Top offenders in hitches:** " + a.offenders.prefix(5).map { "\(escape($0.name)) (\($0.kind), \(Format.fixed($0.weightedHitchMs, 1)) ms)" }.joined(separator: ", "))

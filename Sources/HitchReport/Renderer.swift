@@ -38,6 +38,29 @@ enum ReportText {
         while abs(v) >= 1000 && i < units.count - 1 { v /= 1000; i += 1 }
         return Format.significant(v) + " " + units[i]
     }
+    /// A hitch cause in words.
+    static func cause(_ cause: HitchCause) -> String {
+        switch cause {
+        case .appWork: "app work"
+        case .waitingForCPU: "waiting for a CPU"
+        case .blocked: "blocked"
+        case .machineStall: "machine stall"
+        case .unknown: "unknown"
+        }
+    }
+    /// "app work 3.1 · waiting for a CPU 0.4 · …" (ms/s), causes without hitches left out.
+    static func causeRatios(_ h: HitchFigures) -> String {
+        let parts = HitchCause.allCases.filter { h.byCause[$0].hitchCount > 0 }.map {
+            "\(cause($0)) \(Format.fixed(h.byCause[$0].hitchTimeRatioMsPerS, 2))"
+        }
+        return parts.isEmpty ? "no hitches" : parts.joined(separator: " · ") + " ms/s"
+    }
+    /// "running 5.1 · runnable 0.3 · blocked 2 · machine 0 · unknown 0 ms" (parts with time only).
+    static func split(_ s: ThreadStateSplit) -> String {
+        let parts = [("running", s.runningMs), ("runnable", s.runnableMs), ("blocked", s.blockedMs), ("machine", s.machineMs), ("unknown", s.unknownMs)]
+            .filter { $0.1 > 0 }.map { "\($0.0) \(Format.significant($0.1))" }
+        return parts.isEmpty ? "no time" : parts.joined(separator: " · ") + " ms"
+    }
     static func rateKeys(_ analysis: Analysis) -> [String] {
         let asked = analysis.refreshRatesHz.map { Analyzer.rateKey($0) }
         return asked.filter { analysis.hitches[$0] != nil } + analysis.hitches.keys.sorted().filter { !asked.contains($0) }

@@ -24,6 +24,7 @@ public enum TextReport: AnalysisRenderer {
                 out.append(row(key + " Hz", h))
             }
             if a.recordedRates.count > 1 { out.append(row("recorded", a.recorded)) }
+            out.append(contentsOf: Self.causeLines(a))
             let h = a.recorded
             if h.tripleBufferedFrames > 0 {
                 out.append("  \(h.tripleBufferedFrames) frames triple-buffered: \(ReportText.ms(h.addedLatencyMs)) of added latency (not hitches)")
@@ -107,6 +108,27 @@ public enum TextReport: AnalysisRenderer {
     }
 
     static let columnWidths = [9, 9, 11, 11, 10, 8, 8, 9, 10, 6, 7, 0]
+
+    /// Hitch time by cause per rate, and where the main thread's time went (docs/METRICS.md "Hitch causes").
+    static func causeLines(_ a: Analysis) -> [String] {
+        guard let t = a.threadStates else { return [] }
+        var out = ["", "Hitch causes (thread states from \(t.source)\(t.sourceReason.isEmpty ? "" : ": " + t.sourceReason))"]
+        for key in ReportText.rateKeys(a) {
+            guard let h = a.hitches[key], h.hitchCount > 0 else { continue }
+            out.append("  \((key + " Hz").padded(9))\(ReportText.causeRatios(h))"
+                       + (h.appHitchTimeRatioMsPerS.map { "   (app \(Format.fixed($0, 2)) of \(Format.fixed(h.hitchTimeRatioMsPerS, 2)) ms/s)" } ?? ""))
+        }
+        out.append("  main thread in hitching frames: \(ReportText.split(t.mainThreadInHitches))")
+        if t.renderThreadInHitches != ThreadStateSplit() { out.append("  render thread in hitching frames: \(ReportText.split(t.renderThreadInHitches))") }
+        if t.machineInHitches != MachineWindow() {
+            out.append("  machine over hitching frames: steal \(ReportText.ms(t.machineInHitches.stealMs)) per CPU, CPU pressure \(ReportText.ms(t.machineInHitches.cpuPressureSomeMs)), throttled \(ReportText.ms(t.machineInHitches.cgroupThrottledMs))")
+        }
+        if a.samples.samplesAsleepInHitches > 0 {
+            out.append("  \(a.samples.samplesAsleepInHitches) samples caught the main thread asleep in hitching frames (blocked time, not offenders); waiting in: "
+                       + a.samples.waitingInHitches.prefix(3).map { "\($0.name) (\(Format.fixed($0.weightedHitchMs, 1)) ms)" }.joined(separator: ", "))
+        }
+        return out
+    }
 
     /// The identity-churn section: totals, types, flagged places, worst updates.
     static func identityChurnLines(_ c: IdentityChurnFigures) -> [String] {

@@ -21,6 +21,11 @@ enum FXT {
         case null = 0, int32 = 1, uint32 = 2, int64 = 3, uint64 = 4, double = 5, string = 6
         case pointer = 7, koid = 8, bool = 9
     }
+    /// Thread states of context switch records (ZX_THREAD_STATE_*).
+    enum ThreadState {
+        static let running: UInt64 = 1
+        static let blocked: UInt64 = 3
+    }
     static let blobTypeData: UInt64 = 1
     static let objectTypeProcess: UInt64 = 1
     static let objectTypeThread: UInt64 = 2
@@ -43,6 +48,7 @@ enum HitchNames {
     static let sampleCategory: TraceName = "hitch.sample"
     static let metaCategory: TraceName = "hitch.meta"
     static let viewCategory: TraceName = "hitch.view"
+    static let schedCategory: TraceName = "hitch.sched"
 
     static let frameBegan: TraceName = "frameBegan"
     static let frameCommitted: TraceName = "frameCommitted"
@@ -52,6 +58,10 @@ enum HitchNames {
     static let sample: TraceName = "sample"
     static let metadata: TraceName = "metadata"
     static let droppedEvents: TraceName = "droppedEvents"
+    static let threadState: TraceName = "threadState"
+    static let machineState: TraceName = "machineState"
+    /// By `ThreadStateReading.Phase` raw value.
+    static let threadStatePhases: [TraceName] = ThreadStateReading.Phase.allCases.map { TraceName.intern($0.name) }
     static let stackBlob: TraceName = "hitch.stack"
     static let symbolBlob: TraceName = "hitch.symbol"
     static let tokenStages: [TraceName] = ["produced", "delivered", "shown", "dropped"]
@@ -84,6 +94,15 @@ enum HitchNames {
     static let positionArg: TraceName = "position"
     static let reasonArg: TraceName = "reason"
     static let roleArg: TraceName = "role"
+    static let phaseArg: TraceName = "phase"
+    static let cpuNsArg: TraceName = "cpuNs"
+    static let runnableWaitNsArg: TraceName = "runnableWaitNs"
+    static let voluntarySwitchesArg: TraceName = "voluntarySwitches"
+    static let involuntarySwitchesArg: TraceName = "involuntarySwitches"
+    static let stealNsArg: TraceName = "stealNs"
+    static let cpuPressureSomeUsArg: TraceName = "cpuPressureSomeUs"
+    static let cgroupThrottledUsArg: TraceName = "cgroupThrottledUs"
+    static let onlineCPUsArg: TraceName = "onlineCPUs"
 }
 
 /// A file (or memory) sink that only ever receives whole records.
@@ -446,6 +465,9 @@ final class FXTEncoder {
         eventStart = nil
         eventCount += 1
     }
+
+    /// Counts a record written outside beginEvent/endEvent (a context switch) as an event.
+    func countEvent() { eventCount += 1 }
 
     // MARK: Blobs
 

@@ -144,6 +144,54 @@ extension FXTEncoder {
         endEvent()
     }
 
+    /// Category `hitch.sched`, name `threadState`; absent readings are absent arguments.
+    func threadState(thread: UInt8, ticks: UInt64, _ r: ThreadStateReading) {
+        let category = stringRef(N.schedCategory), name = stringRef(N.threadState)
+        let idArg = stringRef(N.frameIDArg), phaseArg = stringRef(N.phaseArg), phase = stringRef(N.threadStatePhases[Int(r.phase.rawValue)])
+        let cpuArg = stringRef(N.cpuNsArg), waitArg = stringRef(N.runnableWaitNsArg)
+        let voluntaryArg = stringRef(N.voluntarySwitchesArg), involuntaryArg = stringRef(N.involuntarySwitchesArg)
+        beginEvent(.instant, thread: thread, category: category, name: name, ticks: ticks)
+        argUnsigned(idArg, r.frameID)
+        argString(phaseArg, phase)
+        argSigned(cpuArg, r.cpuNs)
+        if let wait = r.runnableWaitNs { argSigned(waitArg, wait) }
+        if let voluntary = r.voluntarySwitches { argSigned(voluntaryArg, voluntary) }
+        if let involuntary = r.involuntarySwitches { argSigned(involuntaryArg, involuntary) }
+        endEvent()
+    }
+
+    /// Category `hitch.sched`, name `machineState`; absent readings are absent arguments.
+    func machineState(thread: UInt8, ticks: UInt64, _ r: MachineStateReading) {
+        let category = stringRef(N.schedCategory), name = stringRef(N.machineState)
+        let stealArg = stringRef(N.stealNsArg), pressureArg = stringRef(N.cpuPressureSomeUsArg)
+        let throttledArg = stringRef(N.cgroupThrottledUsArg), cpusArg = stringRef(N.onlineCPUsArg)
+        beginEvent(.instant, thread: thread, category: category, name: name, ticks: ticks)
+        if let steal = r.stealNs { argSigned(stealArg, steal) }
+        if let pressure = r.cpuPressureSomeUs { argSigned(pressureArg, pressure) }
+        if let throttled = r.cgroupThrottledUs { argSigned(throttledArg, throttled) }
+        argSigned(cpusArg, Int64(r.onlineCPUs))
+        endEvent()
+    }
+
+    /// A context switch of `thread` as an FXT context switch record (record type 8, scheduling
+    /// type 0): switched out, it is the outgoing thread, in state "running" when preempted (so
+    /// viewers show it runnable) or "blocked" when it slept; switched in, it is the incoming thread.
+    /// The other side of the switch is unknown to a per-thread source: the inline thread koid 0.
+    func contextSwitch(cpu: UInt16, ticks: UInt64, thread: UInt8, _ s: SchedSwitch) {
+        let isOut = s.direction == .switchedOut
+        let state: UInt64 = isOut ? (s.preempted ? FXT.ThreadState.running : FXT.ThreadState.blocked) : FXT.ThreadState.running
+        let outgoing: UInt64 = isOut ? UInt64(thread) : 0, incoming: UInt64 = isOut ? 0 : UInt64(thread)
+        let words = 4
+        let p = output.reserve(words)
+        p[0] = FXT.RecordType.scheduling.rawValue | UInt64(words) << 4 | UInt64(cpu & 0xFF) << 16 | state << 24
+            | outgoing << 28 | incoming << 36
+        p[1] = ticks
+        p[2] = 0   // the inline thread: process koid 0, thread koid 0
+        p[3] = 0
+        output.commit(words)
+        countEvent()
+    }
+
     /// Frames a stack definition blob holds at most (one record).
     static let maxStackFrames = 4000
 

@@ -75,11 +75,15 @@ private let knownArgumentNames = [
     "frameID", "vsyncTicks", "targetTicks", "periodNs", "identity", "target", "targetIdentity", "stack",
     "viewCount", "layer", "computeUnit", "tokenIndex", "bytesRead", "bytesWritten", "flops", "index",
     "value", "key", "count", "process", "change", "parentIdentity", "position", "reason", "durationNs", "selfNs",
+    "phase", "cpuNs", "runnableWaitNs", "voluntarySwitches", "involuntarySwitches", "stealNs", "cpuPressureSomeUs",
+    "cgroupThrottledUs", "onlineCPUs",
 ]
 private enum Slot: Int {
     case frameID, vsyncTicks, targetTicks, periodNs, identity, target, targetIdentity, stack
     case viewCount, layer, computeUnit, tokenIndex, bytesRead, bytesWritten, flops, index
     case value, key, count, process, change, parentIdentity, position, reason, durationNs, selfNs
+    case phase, cpuNs, runnableWaitNs, voluntarySwitches, involuntarySwitches, stealNs, cpuPressureSomeUs
+    case cgroupThrottledUs, onlineCPUs
 }
 /// Categories and names with fixed ids right after the argument names.
 private let knownNames = [
@@ -88,6 +92,9 @@ private let knownNames = [
     "frameBegan", "frameCommitted", "frameRenderEnded", "framePresented", "sample", "metadata", "droppedEvents",
     "hitch.stack", "hitch.symbol", "produced", "delivered", "shown", "dropped",
     "hitch.view", "built", "tornDown", "newIdentity", "identityRemoved", "structuralChange", "parentBuilt", "parentRemoved",
+    "hitch.sched", "threadState", "machineState",
+    // Thread-state phases after the first (`frameBegan`, already above).
+    "committed", "renderBegan", "renderEnded", "presented",
 ]
 
 private enum ArgKind: UInt8 { case integer, unsigned, double, string }
@@ -110,11 +117,13 @@ final class ReaderCore {
         var finished = false
         var converter = TickConverter(ticksPerSecond: 1_000_000_000)
         var clock = DecodeClock(ticksPerSecond: 1_000_000_000)
-        var argMask: UInt32 = 0
+        var argMask: UInt64 = 0
         var firstNumericBits: UInt64 = 0
         var firstNumericKind: ArgKind?
         var lastTimestampNs: Int64 = 0
         var droppedEventCount: UInt64 = 0
+        /// The incoming side of a context switch record that named both threads (returned next).
+        var pendingSwitchIn: TraceEvent?
     }
     private let hot: UnsafeMutablePointer<Hot> = {
         let pointer = UnsafeMutablePointer<Hot>.allocate(capacity: 1)
@@ -128,7 +137,7 @@ final class ReaderCore {
     private var finished: Bool { get { hot.pointee.finished } set { hot.pointee.finished = newValue } }
     var converter: TickConverter { get { hot.pointee.converter } set { hot.pointee.converter = newValue } }
     private var clock: DecodeClock { hot.pointee.clock }
-    private var argMask: UInt32 { get { hot.pointee.argMask } set { hot.pointee.argMask = newValue } }
+    private var argMask: UInt64 { get { hot.pointee.argMask } set { hot.pointee.argMask = newValue } }
     private var firstNumericBits: UInt64 { get { hot.pointee.firstNumericBits } set { hot.pointee.firstNumericBits = newValue } }
     private var firstNumericKind: ArgKind? { get { hot.pointee.firstNumericKind } set { hot.pointee.firstNumericKind = newValue } }
     private var lastTimestampNs: Int64 { get { hot.pointee.lastTimestampNs } set { hot.pointee.lastTimestampNs = newValue } }
@@ -191,6 +200,11 @@ final class ReaderCore {
     /// `ViewLifetime.Change` names, then `ViewLifetime.Reason` names, in raw-value order.
     private var viewChangeBase: UInt32 { nameBase + 23 }
     private var viewReasonBase: UInt32 { nameBase + 25 }
+    private var schedCategory: UInt32 { nameBase + 30 }
+    private var threadStateName: UInt32 { nameBase + 31 }
+    private var machineStateName: UInt32 { nameBase + 32 }
+    /// `ThreadStateReading.Phase` names from `committed` on, in raw-value order.
+    private var laterPhaseBase: UInt32 { nameBase + 33 }
 
     convenience init(path: String) throws(TraceReadError) {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
@@ -382,6 +396,11 @@ final class ReaderCore {
 
     @usableFromInline
     func next(into event: inout TraceEvent) throws(TraceReadError) -> Bool {
+        if let pending = hot.pointee.pendingSwitchIn {
+            hot.pointee.pendingSwitchIn = nil
+            event = pending
+            return true
+        }
         while !finished {
             guard try ensure(8) else {
                 if end - pos > 0 { warn(base + UInt64(pos), "truncated record: the trace ends \(end - pos) bytes into a record header") }
@@ -437,13 +456,56 @@ final class ReaderCore {
                 if metadataType == 4, (header >> 20) & 0xF == 0, header != FXT.magic {
                     warn(offset, "magic number record with a wrong magic number; skipped")
                 }
-            case FXT.RecordType.userspaceObject.rawValue, FXT.RecordType.scheduling.rawValue, FXT.RecordType.log.rawValue:
+            case FXT.RecordType.scheduling.rawValue:
+                if try decodeContextSwitch(header: header, at: recordStart, size: size, offset: offset, into: &event) { return true }
+            case FXT.RecordType.userspaceObject.rawValue, FXT.RecordType.log.rawValue:
                 continue   // valid FXT the project does not use
             default:
                 warn(offset, "unknown record type \(type) (\(size) bytes) skipped")
             }
         }
         return false
+    }
+
+    /// A legacy context switch record (scheduling type 0, docs/FORMAT.md "Thread states") as
+    /// `schedSwitch` events: the outgoing thread switched out (preempted when its new state is
+    /// "running"), the incoming one switched in; koid 0 (the unknown side) yields no event.
+    private func decodeContextSwitch(header: UInt64, at start: Int, size: Int, offset: UInt64, into event: inout TraceEvent) throws(TraceReadError) -> Bool {
+        guard header >> 60 == 0 else { return false }   // newer scheduling records: not used here
+        guard size >= 16 else { warn(offset, "context switch record too short; skipped"); return false }
+        let state = (header >> 24) & 0xF
+        let outgoingRef = Int((header >> 28) & 0xFF), incomingRef = Int((header >> 36) & 0xFF)
+        let timestampNs = clock.nanoseconds(load(start + 8))
+        var cursor = start + 16
+        func side(_ ref: Int) throws(TraceReadError) -> UInt32?? {
+            if ref != 0 {
+                let id = fxtThreads[ref]
+                return id == ReaderCore.undefined ? .some(nil) : id
+            }
+            guard cursor + 16 <= start + size else { return .some(nil) }
+            let pid = load(cursor), tid = load(cursor + 8)
+            cursor += 16
+            if pid == 0 && tid == 0 { return nil }
+            return try threadID(pid: pid, tid: tid, offset: offset)
+        }
+        let outgoing = try side(outgoingRef), incoming = try side(incomingRef)
+        if outgoing == .some(nil) || incoming == .some(nil) {
+            warn(offset, "context switch record with an undefined thread; skipped")
+            return false
+        }
+        lastTimestampNs = timestampNs
+        let switchIn = (incoming ?? nil).map {
+            TraceEvent(timestampNs: timestampNs, thread: ThreadID(rawValue: $0), payload: .schedSwitch(SchedSwitch(direction: .switchedIn, preempted: false)))
+        }
+        guard let thread = outgoing ?? nil else {
+            guard let switchIn else { return false }
+            event = switchIn
+            return true
+        }
+        event = TraceEvent(timestampNs: timestampNs, thread: ThreadID(rawValue: thread), payload: .schedSwitch(
+            SchedSwitch(direction: .switchedOut, preempted: state == FXT.ThreadState.running)))
+        hot.pointee.pendingSwitchIn = switchIn
+        return true
     }
 
     private func decodeString(header: UInt64, at start: Int, size: Int, offset: UInt64) throws(TraceReadError) {
@@ -579,7 +641,7 @@ final class ReaderCore {
         return true
     }
 
-    @inline(__always) private func has(_ slot: Slot) -> Bool { argMask & (1 << UInt32(slot.rawValue)) != 0 }
+    @inline(__always) private func has(_ slot: Slot) -> Bool { argMask & (1 << UInt64(slot.rawValue)) != 0 }
 
     @inline(__always) private func unsigned(_ slot: Slot) -> UInt64 {
         let bits = argBits[slot.rawValue]
@@ -609,7 +671,7 @@ final class ReaderCore {
     /// The project's typed events (docs/FORMAT.md); nil when the event is not one of them.
     @inline(__always)
     private func hitchPayload(eventType: UInt64, category: UInt32, name: UInt32, trailing: UInt64, into payload: inout TraceEvent.Payload) -> Bool {
-        guard category >= frameCategory && category <= metaCategory || category == viewCategory else { return false }
+        guard category >= frameCategory && category <= metaCategory || category == viewCategory || category == schedCategory else { return false }
         let isInstant = eventType == FXT.EventType.instant.rawValue
         let isComplete = eventType == FXT.EventType.durationComplete.rawValue
         switch category {
@@ -680,6 +742,19 @@ final class ReaderCore {
             let value = UInt32(truncatingIfNeeded: argBits[Slot.value.rawValue])
             cold.pointee.metadata[cold.pointee.strings[Int(key)]] = cold.pointee.strings[Int(value)]
             payload = .metadata(key: StringID(rawValue: key), value: StringID(rawValue: value))
+        case schedCategory where isInstant && name == threadStateName && has(.frameID) && has(.cpuNs):
+            guard let phase = threadStatePhase() else { return false }
+            payload = .threadState(ThreadStateReading(
+                frameID: unsigned(.frameID), phase: phase, cpuNs: signed(.cpuNs),
+                runnableWaitNs: has(.runnableWaitNs) ? signed(.runnableWaitNs) : nil,
+                voluntarySwitches: has(.voluntarySwitches) ? signed(.voluntarySwitches) : nil,
+                involuntarySwitches: has(.involuntarySwitches) ? signed(.involuntarySwitches) : nil))
+        case schedCategory where isInstant && name == machineStateName:
+            payload = .machineState(MachineStateReading(
+                stealNs: has(.stealNs) ? signed(.stealNs) : nil,
+                cpuPressureSomeUs: has(.cpuPressureSomeUs) ? signed(.cpuPressureSomeUs) : nil,
+                cgroupThrottledUs: has(.cgroupThrottledUs) ? signed(.cgroupThrottledUs) : nil,
+                onlineCPUs: has(.onlineCPUs) ? Int32(clamping: signed(.onlineCPUs)) : 0))
         case metaCategory where isInstant && name == droppedName && has(.count):
             let count = unsigned(.count)
             droppedEventCount &+= count
@@ -688,6 +763,16 @@ final class ReaderCore {
             return false
         }
         return true
+    }
+
+    /// The `phase` string argument of a threadState event as a phase, or nil.
+    @inline(__always)
+    private func threadStatePhase() -> ThreadStateReading.Phase? {
+        guard has(.phase), argKinds[Slot.phase.rawValue] == ArgKind.string.rawValue else { return nil }
+        let id = UInt32(truncatingIfNeeded: argBits[Slot.phase.rawValue])
+        if id == frameBeganName { return .frameBegan }
+        let later = id &- laterPhaseBase
+        return later < 4 ? ThreadStateReading.Phase(rawValue: UInt8(later + 1)) : nil
     }
 
     /// Reads `count` arguments into the known slots. False (with a warning) if they are malformed.
@@ -738,7 +823,7 @@ final class ReaderCore {
             if slot >= 0 && slot < knownArgumentNames.count {
                 argBits[slot] = bits
                 argKinds[slot] = kind.rawValue
-                argMask |= 1 << UInt32(slot)
+                argMask |= 1 << UInt64(slot)
             }
             cursor = argEnd
         }

@@ -174,11 +174,12 @@ import Testing
 
     /// A generated feed-like session (frames, nested stages, bodies, samples, a worker, input) with
     /// its events in the order the generator wrote them.
-    static func generated(frames: Int, seed: UInt64) throws -> TraceEventList {
+    static func generated(frames: Int, seed: UInt64, threadStates: Bool = false) throws -> TraceEventList {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("hitch-order-\(getpid())-\(seed).fxt").path
         defer { try? FileManager.default.removeItem(atPath: path) }
         let writer = try TraceFileWriter(path: path)
         var generator = SyntheticTrace(seed: seed)
+        generator.threadStates = threadStates
         _ = generator.write(to: writer, targetBytes: .max, maxFrames: frames)
         _ = try writer.close()
         return try load(path)

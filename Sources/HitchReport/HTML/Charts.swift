@@ -95,6 +95,47 @@ enum Charts {
         }
     }
 
+    // MARK: Thread-state lane
+
+    /// A frame's main-thread window split by state (ms per state, in `stateLane`'s series order).
+    struct LaneFrame { var startMs: Double; var parts: [Double] }
+
+    /// A lane under the frame timeline, on its time axis (`startMs`...`endMs`, the same plot width):
+    /// each pixel column shows the share of the main thread's frame time in each state for the
+    /// frames that start in it (running, runnable, blocked, machine, unknown).
+    static func stateLane(_ w: inout HTMLWriter, frames: [LaneFrame], startMs: Double, endMs: Double, series: [String], title: String) {
+        let width = 1000.0, height = 46.0, left = 44.0, top = 4.0, plotHeight = 34.0
+        let plotWidth = width - left - 8
+        let spanMs = max(1, endMs - startMs)
+        let columns = Int(plotWidth)
+        var sums: [Int: [Double]] = [:]
+        for frame in frames where frame.startMs.isFinite && abs(frame.startMs) < 1e12 {
+            let column = min(Int(min(max((frame.startMs - startMs) / spanMs, 0), 1) * Double(columns)), columns - 1)
+            var sum = sums[column] ?? [Double](repeating: 0, count: series.count)
+            for (i, part) in frame.parts.prefix(series.count).enumerated() where part.isFinite && part > 0 { sum[i] += part }
+            sums[column] = sum
+        }
+        legend(&w, series)
+        SVGCanvas.draw(&w, width: width, height: height, title: title, classes: "chart lane") { w in
+            SVGCanvas.text(&w, x: left - 4, y: top + plotHeight / 2 + 3, "main", class: "axis", anchor: .end)
+            let slot = plotWidth / Double(columns)
+            for column in sums.keys.sorted() {
+                guard let parts = sums[column] else { continue }
+                let total = parts.reduce(0, +)
+                guard total > 0 else { continue }
+                var y = top
+                let tooltip = zip(series, parts).filter { $0.1 > 0 }.map { "\($0.0) \(Format.milliseconds($0.1))" }.joined(separator: ", ")
+                for (index, part) in parts.enumerated() where part > 0 {
+                    let segment = part / total * plotHeight
+                    SVGCanvas.rect(&w, x: left + Double(column) * slot, y: y, width: max(slot, 1), height: segment,
+                                   class: "seg s\(index % palette)", tooltip: tooltip)
+                    y += segment
+                }
+            }
+            SVGCanvas.line(&w, x1: left, y1: top + plotHeight, x2: width - 8, y2: top + plotHeight, class: "axisline")
+        }
+    }
+
     // MARK: Histogram
 
     struct Bin { var lowerMs: Double; var upperMs: Double; var count: Int }

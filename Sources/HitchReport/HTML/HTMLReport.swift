@@ -132,7 +132,8 @@ struct Context {
                         ("Animating time", Format.fixed(figures.animatingSeconds, 2) + " s (" + figures.animatingTimeSource.rawValue + ")"),
                         ("Slow / frozen frames", Format.count(figures.slowFrames) + " / " + Format.count(figures.frozenFrames)),
                     ] + (figures.tripleBufferedFrames > 0 ? [("Triple-buffered", Format.count(figures.tripleBufferedFrames) + " frames, +" + Format.milliseconds(figures.addedLatencyMs) + " latency")] : [])
-                      + (figures.worstWindow.hitchMs > 0 ? [("Worst second", "from " + Format.fixed(figures.worstWindow.startMs / 1000, 2) + " s: " + Format.milliseconds(figures.worstWindow.hitchMs) + " in " + Format.count(figures.worstWindow.hitchCount) + " hitches")] : []))
+                      + (figures.worstWindow.hitchMs > 0 ? [("Worst second", "from " + Format.fixed(figures.worstWindow.startMs / 1000, 2) + " s: " + Format.milliseconds(figures.worstWindow.hitchMs) + " in " + Format.count(figures.worstWindow.hitchCount) + " hitches")] : [])
+                      + causeFacts(figures))
                 }
             }
         }
@@ -149,6 +150,15 @@ struct Context {
         if analysis.droppedEvents > 0 {
             Blocks.note(&w, "The recorder dropped events: figures may undercount.")
         }
+    }
+
+    /// The verdict card's split by cause (when the trace has thread states): the app's share first.
+    private func causeFacts(_ figures: HitchFigures) -> [(String, String)] {
+        guard analysis.threadStates != nil, figures.hitchCount > 0 else { return [] }
+        var facts: [(String, String)] = []
+        if let app = figures.appHitchTimeRatioMsPerS { facts.append(("App work", Format.fixed(app, 1) + " ms/s")) }
+        facts.append(("By cause", ReportText.causeRatios(figures)))
+        return facts
     }
 
     /// A grade badge: the grade and the scale's short name; the analyzer's full scale text (with its
@@ -185,6 +195,7 @@ struct Context {
                 Charts.frameTimeline(&w, frames: frames, deadlinesMs: analysis.frameDeadlinesMs,
                                      title: "Frame timeline: \(frames.count) frames", fragment: fragment("tl-", String(run)))
             }
+            threadStateLane(&w, run: run, timeline: frames)
         }
         if analysis.framesTruncated { Blocks.note(&w, "The timeline shows the first \(Format.count(analysis.frames.count)) frames.") }
         w.element("div", [Attribute("class", "inspector"), Attribute.id(inspectorID), Attribute("aria-live", "polite")])
@@ -205,13 +216,36 @@ struct Context {
         }
     }
 
+    /// The main thread's states per frame window, on the timeline's time axis (when the trace has readings).
+    private func threadStateLane(_ w: inout HTMLWriter, run: Int, timeline: [TimelineFrame]) {
+        let lane = analysis.frames.filter { $0.run == run }.compactMap { frame -> Charts.LaneFrame? in
+            guard let s = frame.mainThreadStates else { return nil }
+            return Charts.LaneFrame(startMs: frame.startMs, parts: [s.runningMs, s.runnableMs, s.blockedMs, s.machineMs, s.unknownMs])
+        }
+        let shown = timeline.filter { $0.startMs.isFinite && $0.durationMs.isFinite && abs($0.startMs) < 1e12 && abs($0.durationMs) < 1e12 }
+        guard !lane.isEmpty, let start = shown.map(\.startMs).min(), let end = shown.map({ $0.startMs + $0.durationMs }).max() else { return }
+        Charts.stateLane(&w, frames: lane, startMs: start, endMs: end, series: Self.stateSeries,
+                         title: "Main thread states in frame windows (begin to commit)")
+    }
+
+    static let stateSeries = ["running", "runnable (waiting for a CPU)", "blocked (asleep)", "machine (stolen)", "unknown"]
+
     private func hitchDetails(_ w: inout HTMLWriter, _ a: HitchAttribution) {
         w.element("details", [Attribute("class", "frame")]) { w in
             w.element("summary") { w in
                 w.element("strong", text: "Frame \(a.frameID)")
-                w.text(" at \(Format.fixed(a.startMs / 1000, 3)) s — \(a.kind) hitch \(Format.milliseconds(a.hitchMs)); main thread \(Format.milliseconds(a.mainThreadMs)), render \(Format.milliseconds(a.renderMs))")
+                w.text(" at \(Format.fixed(a.startMs / 1000, 3)) s — \(a.kind) hitch \(Format.milliseconds(a.hitchMs)) (\(ReportText.cause(a.cause))); main thread \(Format.milliseconds(a.mainThreadMs)), render \(Format.milliseconds(a.renderMs))")
             }
             w.element("div", [Attribute("class", "target"), Attribute.id(fragment("f-", "\(a.run)-\(a.frameID)"))]) { w in
+                var states: [(String, String)] = []
+                if let s = a.mainThreadStates { states.append(("Main thread (begin → commit)", ReportText.split(s))) }
+                if let s = a.mainThreadSwitches { states.append(("Main thread, exact switches", ReportText.split(s))) }
+                if let s = a.renderThreadStates { states.append(("Render thread (render)", ReportText.split(s))) }
+                if let m = a.machine {
+                    states.append(("Machine over the frame", "steal " + Format.milliseconds(m.stealMs) + " per CPU, CPU pressure "
+                                   + Format.milliseconds(m.cpuPressureSomeMs) + ", throttled " + Format.milliseconds(m.cgroupThrottledMs)))
+                }
+                if !states.isEmpty { Blocks.facts(&w, [("Cause", ReportText.cause(a.cause))] + states) }
                 w.element("div", [Attribute("class", "grid2")]) { w in
                     if !a.stages.isEmpty {
                         w.element("div") { w in
@@ -293,6 +327,11 @@ struct Context {
                               valueText: Format.milliseconds($0.weightedHitchMs) + " in " + Format.count($0.hitchingFrames) + " frames",
                               series: kinds.firstIndex(of: $0.kind) ?? 3)
             }, title: "Top offenders")
+        }
+        if analysis.samples.samplesAsleepInHitches > 0 {
+            Blocks.note(&w, Format.count(analysis.samples.samplesAsleepInHitches) + " samples caught the main thread asleep in hitching frames: "
+                        + "blocked time, not offenders. Where it waited: "
+                        + analysis.samples.waitingInHitches.prefix(5).map { $0.name + " (" + Format.milliseconds($0.weightedHitchMs) + ")" }.joined(separator: ", "))
         }
         let attributions = analysis.hitchAttributions.sorted { ($0.run, $0.startMs, $0.frameID) < ($1.run, $1.startMs, $1.frameID) }
         let withStages = attributions.filter { !$0.stages.isEmpty }

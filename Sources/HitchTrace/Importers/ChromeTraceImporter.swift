@@ -41,6 +41,8 @@ public enum ChromeCategory {
     public static let view = "hitch.view"
     public static let sample = "hitch.sample"
     public static let dropped = "hitch.dropped"
+    /// Instants named `threadState`, `machineState` and `schedSwitch` (docs/FORMAT.md).
+    public static let sched = "hitch.sched"
     /// `M` (metadata) event names that carry trace metadata, stack definitions and symbols.
     public static let metadataEvent = "hitch_metadata"
     public static let stackEvent = "hitch_stack"
@@ -211,6 +213,31 @@ public struct ChromeTraceImporter {
 
     // MARK: Events
 
+    /// A `hitch.sched` instant as the exporter writes it (args named as the FXT arguments), or nil.
+    private func schedPayload(name: String, args: JSONValue) -> TraceEvent.Payload? {
+        switch name {
+        case "threadState":
+            guard let phase = ThreadStateReading.Phase.allCases.first(where: { $0.name == args["phase"]?.stringValue }),
+                  let cpuNs = args["cpuNs"]?.int64Value else { return nil }
+            return .threadState(ThreadStateReading(
+                frameID: args["frameID"]?.uint64Value ?? 0, phase: phase, cpuNs: cpuNs,
+                runnableWaitNs: args["runnableWaitNs"]?.int64Value, voluntarySwitches: args["voluntarySwitches"]?.int64Value,
+                involuntarySwitches: args["involuntarySwitches"]?.int64Value))
+        case "machineState":
+            return .machineState(MachineStateReading(
+                stealNs: args["stealNs"]?.int64Value, cpuPressureSomeUs: args["cpuPressureSomeUs"]?.int64Value,
+                cgroupThrottledUs: args["cgroupThrottledUs"]?.int64Value,
+                onlineCPUs: Int32(clamping: args["onlineCPUs"]?.int64Value ?? 0)))
+        case "schedSwitch":
+            guard let direction = SchedSwitch.Direction.allCases.first(where: { $0.name == args["direction"]?.stringValue }) else { return nil }
+            var preempted = false
+            if case .bool(let flag)? = args["preempted"] { preempted = flag }
+            return .schedSwitch(SchedSwitch(direction: direction, preempted: preempted))
+        default:
+            return nil
+        }
+    }
+
     private mutating func convert(_ event: JSONValue) throws {
         eventIndex += 1
         guard case .object = event else { throw ChromeImportError(message: "event \(eventIndex) is not an object") }
@@ -291,6 +318,9 @@ public struct ChromeTraceImporter {
                     reason: reason)))
             case ChromeCategory.dropped:
                 try append(ts, thread, .droppedEvents(count: args["count"]?.uint64Value ?? 0))
+            case ChromeCategory.sched:
+                guard let payload = schedPayload(name: name, args: args) else { skip("hitch.sched events that are malformed"); return }
+                try append(ts, thread, payload)
             default:
                 try append(ts, thread, .instant(category: intern(category), name: intern(name)))
             }

@@ -1,0 +1,489 @@
+import HitchTrace
+
+// Thread states and hitch causes (docs/METRICS.md "Thread states", "Hitch causes").
+//
+// The recorder reads each frame-making thread's scheduler counters at the frame's phases (CPU clock,
+// schedstat run delay, voluntary and involuntary switches). Differencing two readings of the same
+// thread splits the wall time between them into running, runnable, blocked, machine and unknown
+// (`StateSplit.between`). FramePass keeps the readings with the frame they belong to, so every judged
+// frame, recorded or replayed, carries its split, and `HitchCauseRule` classifies each hitch with one
+// counterfactual: the same frame doing only its on-CPU work. This file's pass adds what needs the
+// whole run: machine counters over each hitch, exact context switches, the trace-level summary.
+
+/// One thread's counters at one frame phase, compact (-1 = unavailable; `atNs == .min` = no reading).
+struct PhaseReading: Sendable, Equatable {
+    var atNs: Int64 = .min
+    var cpuNs: Int64 = 0
+    var runnableWaitNs: Int64 = -1
+    var voluntarySwitches: Int64 = -1
+    var involuntarySwitches: Int64 = -1
+
+    init() {}
+
+    init(atNs: Int64, _ r: ThreadStateReading) {
+        self.atNs = atNs
+        cpuNs = r.cpuNs
+        runnableWaitNs = r.runnableWaitNs.map { max(0, $0) } ?? -1
+        voluntarySwitches = r.voluntarySwitches.map { max(0, $0) } ?? -1
+        involuntarySwitches = r.involuntarySwitches.map { max(0, $0) } ?? -1
+    }
+
+    var isPresent: Bool { atNs != .min }
+}
+
+/// A frame's readings: the main thread's at begin and commit, the render thread's around its render.
+struct FrameReadings: Sendable {
+    var mainBegan = PhaseReading()
+    var mainCommitted = PhaseReading()
+    /// The waiting and stolen parts of the frame's late starts (`ReadingHistory.lateStart`): the
+    /// main thread's from the vsync to its begin, the render thread's from the first vsync after
+    /// the commit to its render began. Filled when the frame is judged.
+    var mainLateStart: StateSplit? = nil
+    var renderLateStart: StateSplit? = nil
+    /// The threads the main and render readings came from.
+    var mainThread: UInt32 = .max
+    var renderThread: UInt32 = .max
+    /// The committing thread's reading before its commit reading: the frame's begin when the
+    /// recorder took none for it (`FrameMarker` takes one reading per mark, which ends one frame
+    /// and begins the next).
+    var beforeCommit = PhaseReading()
+    var renderBegan = PhaseReading()
+    var renderEnded = PhaseReading()
+
+    mutating func set(_ phase: ThreadStateReading.Phase, _ reading: PhaseReading) {
+        switch phase {
+        case .frameBegan: mainBegan = reading
+        case .committed: mainCommitted = reading
+        case .renderBegan: renderBegan = reading
+        case .renderEnded: renderEnded = reading
+        case .presented: break   // after the frame's work: not part of a window the analysis splits
+        }
+    }
+
+    /// The main thread's split from its begin reading, else from its reading before the commit
+    /// when that was taken no earlier than the frame began (never across idle time between frames).
+    func main(beganNs: Int64) -> StateSplit? {
+        if mainBegan.isPresent { return StateSplit.between(mainBegan, mainCommitted) }
+        guard beforeCommit.isPresent, beforeCommit.atNs >= beganNs else { return nil }
+        return StateSplit.between(beforeCommit, mainCommitted)
+    }
+    /// The render thread's split of its render. The judged render duration runs from the first
+    /// vsync after the commit, so a render that began later adds the runnable and stolen part of
+    /// that late start (a render thread busy or waiting for a CPU before it could begin).
+    var render: StateSplit? {
+        guard var split = StateSplit.between(renderBegan, renderEnded) else { return nil }
+        if let late = renderLateStart { split.add(late) }
+        return split
+    }
+
+}
+
+/// Where one thread's time in a window went, in integer ns (sums are order independent).
+struct StateSplit: Sendable, Equatable {
+    var runningNs: Int64 = 0
+    var runnableNs: Int64 = 0
+    var blockedNs: Int64 = 0
+    var machineNs: Int64 = 0
+    var unknownNs: Int64 = 0
+
+    var wallNs: Int64 { runningNs.addingSaturated(notRunningNs) }
+    /// Everything but running: what the counterfactual frame leaves out.
+    var notRunningNs: Int64 { runnableNs.addingSaturated(blockedNs).addingSaturated(machineNs).addingSaturated(unknownNs) }
+
+    /// The split of the wall time between two readings of one thread (docs/METRICS.md "Thread states"):
+    /// - running = the CPU clock's advance;
+    /// - runnable = the schedstat run delay's advance (a thread waiting on a run queue);
+    /// - the rest, with a voluntary switch in the window, is blocked (the thread went to sleep);
+    ///   with no voluntary switch it is machine time: the thread neither ran, waited nor slept by its
+    ///   own counters, which in a VM with steal accounting is the time stolen while it held the CPU
+    ///   (its CPU clock excludes steal);
+    /// - without the run delay, the rest is machine time only when the thread did not switch at all,
+    ///   else unknown; without the switch counts it is unknown.
+    /// Each part is clamped to what the window has left (readings are taken a few µs apart).
+    static func between(_ a: PhaseReading, _ b: PhaseReading) -> StateSplit? {
+        guard a.isPresent, b.isPresent, b.atNs >= a.atNs else { return nil }
+        var split = StateSplit()
+        var rest = b.atNs - a.atNs
+        split.runningNs = min(max(0, b.cpuNs.subtractingSaturated(a.cpuNs)), rest)
+        rest -= split.runningNs
+        let hasSwitches = a.voluntarySwitches >= 0 && b.voluntarySwitches >= 0 && a.involuntarySwitches >= 0 && b.involuntarySwitches >= 0
+        let slept = hasSwitches && b.voluntarySwitches > a.voluntarySwitches
+        let switched = hasSwitches && (slept || b.involuntarySwitches > a.involuntarySwitches)
+        if a.runnableWaitNs >= 0 && b.runnableWaitNs >= 0 {
+            split.runnableNs = min(max(0, b.runnableWaitNs - a.runnableWaitNs), rest)
+            rest -= split.runnableNs
+            if !hasSwitches { split.unknownNs = rest }
+            else if slept { split.blockedNs = rest }
+            else { split.machineNs = rest }
+        } else if hasSwitches && !switched {
+            split.machineNs = rest
+        } else {
+            split.unknownNs = rest
+        }
+        return split
+    }
+
+    mutating func add(_ other: StateSplit) {
+        runningNs +|= other.runningNs
+        runnableNs +|= other.runnableNs
+        blockedNs +|= other.blockedNs
+        machineNs +|= other.machineNs
+        unknownNs +|= other.unknownNs
+    }
+
+    /// The non-running cause with the most time; ties go to the machine, then waiting, then blocked.
+    var largestNotRunning: HitchCause {
+        var cause = HitchCause.machineStall, most = machineNs
+        if runnableNs > most { cause = .waitingForCPU; most = runnableNs }
+        if blockedNs > most { cause = .blocked; most = blockedNs }
+        if unknownNs > most { cause = .unknown; most = unknownNs }
+        return cause
+    }
+
+    var figures: ThreadStateSplit {
+        var s = ThreadStateSplit()
+        s.runningMs = milliseconds(runningNs)
+        s.runnableMs = milliseconds(runnableNs)
+        s.blockedMs = milliseconds(blockedNs)
+        s.machineMs = milliseconds(machineNs)
+        s.unknownMs = milliseconds(unknownNs)
+        return s
+    }
+}
+
+/// A judged frame's thread states: the main thread's frame work and the render thread's render.
+struct FrameStates: Sendable, Equatable {
+    var main: StateSplit?
+    var render: StateSplit?
+    /// A recorded frame that began after its vsync: the part of that late start the main thread
+    /// spent runnable or stolen (its wake-up waited for a CPU), from its readings before the frame.
+    /// Not in replayed frames: the replay starts each frame on its own grid.
+    var lateStart: StateSplit? = nil
+
+    static let unknown = FrameStates(main: nil, render: nil)
+
+}
+
+/// Each frame thread's recent readings in its own order (file order is per-thread order, so the
+/// same in any interleaving of threads): the thread's state over any recent interval.
+struct ReadingHistory: Sendable {
+    /// Enough for a thread's buffer to reach the file a few thousand frames ahead of the frames
+    /// being judged (3 readings a frame), like `FrameAssembler.window`.
+    static let perThread = 12_288
+    static let threads = 16
+    private var rings: [UInt32: Ring<PhaseReading>] = [:]
+
+    mutating func removeAll() { rings.removeAll(keepingCapacity: true) }
+
+    /// Adds a reading; returns the thread's previous one.
+    mutating func add(_ reading: PhaseReading, thread: UInt32) -> PhaseReading? {
+        if rings[thread] == nil {
+            guard rings.count < Self.threads else { return nil }
+            rings[thread] = Ring(capacity: Self.perThread)
+        }
+        var previous: PhaseReading?
+        rings[thread]?.forEachNewestFirst { previous = $0; return false }
+        rings[thread]?.append(reading)
+        return previous
+    }
+
+    /// The runnable and stolen time of `thread` in [start, end), from each pair of consecutive
+    /// readings overlapping it: a pair's runnable time, then its stolen time, are taken as lying at
+    /// its end, up to the overlap (a thread that slept, woke and waited for a CPU waits last). Nil
+    /// when the readings kept do not reach back to `start`, or there was no such time.
+    func lateStart(thread: UInt32, from start: Int64, to end: Int64) -> StateSplit? {
+        guard end > start, let ring = rings[thread] else { return nil }
+        var result = StateSplit(), later: PhaseReading? = nil, covered = false
+        ring.forEachNewestFirst { earlier in
+            defer { later = earlier }
+            guard let later else { return true }
+            if later.atNs <= start { return false }
+            if earlier.atNs <= start { covered = true }
+            let overlap = min(end, later.atNs) - max(start, earlier.atNs)
+            let span = later.atNs - earlier.atNs
+            guard overlap > 0, span > 0, let split = StateSplit.between(earlier, later) else { return !covered }
+            let runnable = min(overlap, split.runnableNs)
+            result.runnableNs +|= runnable
+            result.machineNs +|= min(overlap - runnable, split.machineNs)
+            return !covered
+        }
+        return covered && result.notRunningNs > 0 ? result : nil
+    }
+}
+
+/// Classifies one hitch (docs/METRICS.md "Hitch causes"). The counterfactual frame starts when the
+/// frame started and does only its on-CPU work: its commit moves earlier by the main thread's time
+/// not running, its render shrinks by the render thread's. Where that saves whole periods, the
+/// frame would have been shown that much earlier; if it would still hitch, the hitch is the app's
+/// work. Otherwise the hitch is the largest part of the time not running: the machine, waiting for
+/// a CPU, blocked, or unknown. The same rule judges recorded frames and replayed ones (at a replayed
+/// rate a frame's work is the recorded wall time, waits included, so the waits are removed the same way).
+enum HitchCauseRule {
+    /// A recorded frame: the counterfactual moves its commit and render earlier in place (the
+    /// recorded timeline's later frames are what was recorded).
+    static func cause(hitchNs: Int64, periodNs: Int64, anchorNs: Int64, commitNs: Int64,
+                      renderNs: Int64, states: FrameStates) -> HitchCause {
+        guard hitchNs > 0, periodNs > 0, let main = states.main else { return .unknown }
+        let renderStart = vsyncAtOrAfter(commitNs, anchor: anchorNs, period: periodNs)
+        let counterfactualCommit = commitNs.subtractingSaturated(main.notRunningNs).subtractingSaturated(states.lateStart?.notRunningNs ?? 0)
+        let counterfactualStart = vsyncAtOrAfter(counterfactualCommit, anchor: anchorNs, period: periodNs)
+        let renderNotRunning = states.render?.notRunningNs ?? 0
+        func periods(_ ns: Int64) -> Int64 { max(1, (max(0, ns) + periodNs - 1) / periodNs) }
+        let savedNs = (renderStart - counterfactualStart).addingSaturated((periods(renderNs) - periods(renderNs - renderNotRunning)) * periodNs)
+        return cause(hitchNs: hitchNs, counterfactualHitchNs: hitchNs - savedNs, states: states)
+    }
+
+    /// App work when the counterfactual frame still hitches; otherwise the largest part of the time
+    /// not running (ties: machine, waiting, blocked, unknown).
+    static func cause(hitchNs: Int64, counterfactualHitchNs: Int64, states: FrameStates) -> HitchCause {
+        guard hitchNs > 0, let main = states.main else { return .unknown }
+        if counterfactualHitchNs > 0 { return .appWork }
+        var notRunning = main
+        if let render = states.render { notRunning.add(render) }
+        if let lateStart = states.lateStart { notRunning.add(lateStart) }
+        return notRunning.largestNotRunning
+    }
+}
+
+/// Leaf functions that mean a sample caught its thread asleep in the kernel (the sampler's timer
+/// runs on wall time): a poll, a futex wait, a blocking read, a sleep. One list, used by the hitch
+/// attribution to count such samples as blocked time, never as a hot function.
+enum BlockingCalls {
+    static let names: Set<String> = [
+        "poll", "__poll", "ppoll", "__ppoll", "__GI___poll", "__GI_ppoll", "select", "__select", "pselect", "pselect6",
+        "epoll_wait", "epoll_pwait", "epoll_pwait2", "__epoll_wait",
+        "futex", "futex_wait", "__futex_abstimed_wait_common", "__futex_abstimed_wait_common64",
+        "__futex_abstimed_wait_cancelable64", "do_futex_wait", "__lll_lock_wait", "__lll_lock_wait_private",
+        "pthread_cond_wait", "__pthread_cond_wait", "pthread_cond_timedwait", "__pthread_cond_timedwait",
+        "pthread_cond_clockwait", "__pthread_clockjoin_ex", "pthread_join", "__pthread_join",
+        "sem_wait", "__new_sem_wait", "__new_sem_wait_slow64", "__new_sem_wait_slow", "sem_timedwait", "sem_clockwait",
+        "read", "__read", "__libc_read", "__read_nocancel", "pread", "pread64", "__libc_pread", "__pread64",
+        "recv", "__libc_recv", "recvfrom", "__libc_recvfrom", "recvmsg", "__libc_recvmsg", "accept", "accept4",
+        "nanosleep", "__nanosleep", "clock_nanosleep", "__clock_nanosleep", "__GI___clock_nanosleep", "usleep", "sleep",
+        "wait4", "waitpid", "__waitpid", "waitid", "pause", "sigsuspend", "sigwaitinfo", "sigtimedwait", "__sigtimedwait",
+        "fsync", "fdatasync", "msgrcv", "flock",
+    ]
+
+    /// `symbol` without a symbol version (`pthread_cond_wait@@GLIBC_2.3.2`) names a blocking call.
+    static func isBlocking(_ symbol: String) -> Bool {
+        if let at = symbol.firstIndex(of: "@") { return names.contains(String(symbol[..<at])) }
+        return names.contains(symbol)
+    }
+}
+
+/// Cumulative machine counters at one time (-1 = unavailable).
+private struct MachinePoint: Sendable {
+    var atNs: Int64
+    var stealNs: Int64
+    var pressureUs: Int64
+    var throttledUs: Int64
+    var cpus: Int64
+}
+
+/// The pass: machine readings over each hitch and the run, exact context switches of the main
+/// thread, and the trace-level summary. Per-frame splits and causes come with the judged frames.
+struct ThreadStatePass: AnalysisPass {
+    static let reads: PayloadKinds = [.threadState, .machineState, .schedSwitch, .published]
+    /// Bounds for a hostile trace: machine readings and switches kept per run, hitches kept per run.
+    static let machineLimit = 1 << 20
+    static let switchLimit = 1 << 21
+    static let hitchLimit = 1 << 16
+
+    private struct Hitch: Sendable {
+        var frameID: UInt64
+        var mainStart: Int64, mainEnd: Int64
+        var frameEnd: Int64
+        var states: FrameStates
+    }
+    private struct Switch: Sendable {
+        var atNs: Int64
+        var out: Bool
+        var preempted: Bool
+    }
+    /// Per-hitch figures the attribution is patched with, by (run, frameID).
+    private struct HitchDetail: Sendable {
+        var machine: MachineWindow?
+        var switches: ThreadStateSplit?
+    }
+
+    // Per run.
+    private var machine: [MachinePoint] = []
+    private var mainSwitches: [Switch] = []
+    private var hitches: [Hitch] = []
+    private var run = 0
+
+    // Over every run.
+    private var readings = 0
+    private var contextSwitches = 0
+    private var details: [Int: [UInt64: HitchDetail]] = [:]
+    private var machineTotal = MachineAccumulator()
+    private var machineInHitches = MachineAccumulator()
+    private var mainInHitches = StateSplit()
+    private var renderInHitches = StateSplit()
+    private var source: ThreadStateSource?
+    private var sourceReason = ""
+
+    mutating func beginRun(_ context: inout PassContext) {
+        run = context.run
+        machine.removeAll(keepingCapacity: true)
+        mainSwitches.removeAll(keepingCapacity: true)
+        hitches.removeAll(keepingCapacity: true)
+    }
+
+    mutating func consume(_ event: inout TraceEvent, _ resolved: PassEvent, _ context: inout PassContext) {
+        switch event.payload {
+        case .threadState:
+            readings += 1
+        case .machineState(let m):
+            guard machine.count < Self.machineLimit else { break }
+            machine.append(MachinePoint(atNs: resolved.startNs, stealNs: m.stealNs ?? -1, pressureUs: m.cpuPressureSomeUs ?? -1,
+                                        throttledUs: m.cgroupThrottledUs ?? -1, cpus: Int64(max(1, m.onlineCPUs))))
+        case .schedSwitch(let s):
+            contextSwitches += 1
+            if resolved.role == .main, mainSwitches.count < Self.switchLimit {
+                mainSwitches.append(Switch(atNs: resolved.startNs, out: s.direction == .switchedOut, preempted: s.preempted))
+            }
+        default:
+            break
+        }
+        for (frame, judged) in context.judgedFrames where hitches.count < Self.hitchLimit {
+            let states = FrameStates(main: judged.mainStates, render: judged.renderStates)
+            hitches.append(Hitch(frameID: frame.frameID, mainStart: min(frame.beganNs, judged.commitNs), mainEnd: judged.commitNs,
+                                 frameEnd: max(judged.commitNs, judged.renderEndNs), states: states))
+        }
+    }
+
+    mutating func endRun(_ context: inout PassContext) {
+        for (frame, judged) in context.judgedFrames where hitches.count < Self.hitchLimit {
+            hitches.append(Hitch(frameID: frame.frameID, mainStart: min(frame.beganNs, judged.commitNs), mainEnd: judged.commitNs,
+                                 frameEnd: max(judged.commitNs, judged.renderEndNs),
+                                 states: FrameStates(main: judged.mainStates, render: judged.renderStates)))
+        }
+        if source == nil, let word = context.runMetadata[MetadataKey.schedSource] {
+            source = ThreadStateSource(rawValue: word) ?? ThreadStateSource.none
+            sourceReason = context.runMetadata[MetadataKey.schedSourceReason] ?? ""
+        }
+        // File order is per-thread order only: sort by time (ties keep the file order: a stable sort).
+        machine = machine.enumerated().sorted { ($0.element.atNs, $0.offset) < ($1.element.atNs, $1.offset) }.map(\.element)
+        mainSwitches = mainSwitches.enumerated().sorted { ($0.element.atNs, $0.offset) < ($1.element.atNs, $1.offset) }.map(\.element)
+        if let first = machine.first, let last = machine.last { machineTotal.add(window(first.atNs, last.atNs)) }
+        var runDetails: [UInt64: HitchDetail] = [:]
+        for hitch in hitches {
+            if let main = hitch.states.main { mainInHitches.add(main) }
+            if let render = hitch.states.render { renderInHitches.add(render) }
+            var detail = HitchDetail()
+            if machine.count >= 2 {
+                let w = window(hitch.mainStart, hitch.frameEnd)
+                machineInHitches.add(w)
+                detail.machine = w.figures
+            }
+            detail.switches = switchSplit(hitch.mainStart, hitch.mainEnd)
+            runDetails[hitch.frameID] = detail
+        }
+        details[run] = runDetails
+    }
+
+    /// Machine counters over [start, end): each reading interval's deltas prorated by its overlap.
+    private func window(_ start: Int64, _ end: Int64) -> MachineAccumulator {
+        var w = MachineAccumulator()
+        guard end > start, machine.count >= 2 else { return w }
+        // First interval that may overlap: binary search on the readings' times.
+        var low = 0, high = machine.count - 1
+        while low < high { let mid = (low + high) / 2; if machine[mid + 1].atNs <= start { low = mid + 1 } else { high = mid } }
+        var i = max(0, low)
+        while i + 1 < machine.count, machine[i].atNs < end {
+            let a = machine[i], b = machine[i + 1]
+            let span = b.atNs - a.atNs
+            let overlap = min(end, b.atNs) - max(start, a.atNs)
+            if span > 0 && overlap > 0 {
+                func share(_ delta: Int64) -> Int64 {
+                    Int64(truncatingIfNeeded: span.dividingFullWidth(overlap.multipliedFullWidth(by: max(0, delta))).quotient)
+                }
+                let cpus = max(1, b.cpus)
+                if a.stealNs >= 0 && b.stealNs >= 0 { w.stealNs +|= share(b.stealNs - a.stealNs) / cpus }
+                if a.pressureUs >= 0 && b.pressureUs >= 0 { w.pressureNs +|= share(b.pressureUs - a.pressureUs) * 1000 }
+                if a.throttledUs >= 0 && b.throttledUs >= 0 { w.throttledNs +|= share(b.throttledUs - a.throttledUs) * 1000 / cpus }
+            }
+            i += 1
+        }
+        return w
+    }
+
+    /// The main thread's window split by exact switches: time switched out after a preempting
+    /// switch-out is runnable, after any other switch-out blocked, the rest running. Nil without switches.
+    private func switchSplit(_ start: Int64, _ end: Int64) -> ThreadStateSplit? {
+        guard end > start, !mainSwitches.isEmpty else { return nil }
+        var low = 0, high = mainSwitches.count
+        while low < high { let mid = (low + high) / 2; if mainSwitches[mid].atNs < start { low = mid + 1 } else { high = mid } }
+        // The state at `start`: the last switch before it.
+        var outSince: Int64? = nil, preempted = false
+        if low > 0, mainSwitches[low - 1].out { outSince = start; preempted = mainSwitches[low - 1].preempted }
+        var split = StateSplit()
+        func close(_ t: Int64) {
+            guard let since = outSince else { return }
+            if preempted { split.runnableNs +|= t - since } else { split.blockedNs +|= t - since }
+            outSince = nil
+        }
+        var i = low
+        while i < mainSwitches.count, mainSwitches[i].atNs < end {
+            let s = mainSwitches[i]
+            if s.out { if outSince == nil { outSince = s.atNs; preempted = s.preempted } } else { close(s.atNs) }
+            i += 1
+        }
+        close(end)
+        split.runningNs = max(0, (end - start) - split.runnableNs - split.blockedNs)
+        return split.figures
+    }
+
+    func contribute(to a: inout Analysis, _ context: PassContext) {
+        let withReadings = a.recorded.framesWithThreadStates
+        let hitchesUnknown = a.recorded.byCause.unknown.hitchCount
+        guard readings > 0 || contextSwitches > 0 || source != nil else {
+            if a.recorded.hitchCount > 0 {
+                a.warnings.append("the trace has no thread-state records (an older trace or an import): the cause of every hitch is unknown")
+            }
+            return
+        }
+        var t = ThreadStateFigures()
+        t.source = source ?? (readings > 0 ? .procfs : .none)
+        t.sourceReason = sourceReason
+        t.framesWithReadings = withReadings
+        t.framesWithoutReadings = max(0, a.recorded.frameCount - withReadings)
+        t.contextSwitches = contextSwitches
+        t.mainThread = a.threadStates?.mainThread ?? ThreadStateSplit()
+        t.mainThreadInHitches = mainInHitches.figures
+        t.renderThreadInHitches = renderInHitches.figures
+        t.machine = machineTotal.figures
+        t.machineInHitches = machineInHitches.figures
+        a.threadStates = t
+        if hitchesUnknown > 0 {
+            a.warnings.append("\(hitchesUnknown) hitching frames had no thread-state readings on the main thread: their cause is unknown")
+        }
+        for i in a.hitchAttributions.indices {
+            guard let detail = details[a.hitchAttributions[i].run]?[a.hitchAttributions[i].frameID] else { continue }
+            a.hitchAttributions[i].machine = detail.machine
+            a.hitchAttributions[i].mainThreadSwitches = detail.switches
+        }
+    }
+}
+
+/// Machine counter deltas, in integer ns (order independent).
+struct MachineAccumulator: Sendable {
+    var stealNs: Int64 = 0
+    var pressureNs: Int64 = 0
+    var throttledNs: Int64 = 0
+
+    mutating func add(_ other: MachineAccumulator) {
+        stealNs +|= other.stealNs
+        pressureNs +|= other.pressureNs
+        throttledNs +|= other.throttledNs
+    }
+
+    var figures: MachineWindow {
+        var m = MachineWindow()
+        m.stealMs = milliseconds(stealNs)
+        m.cpuPressureSomeMs = milliseconds(pressureNs)
+        m.cgroupThrottledMs = milliseconds(throttledNs)
+        return m
+    }
+}
