@@ -35,9 +35,6 @@ void hitch_clock_pair(uint64_t *ticks, uint64_t *ns);
 /// True if the CPU reports an invariant TSC (CPUID leaf 0x80000007, EDX bit 8).
 int hitch_cpu_has_invariant_tsc(void);
 
-/// One (ticks, CLOCK_MONOTONIC ns) pair read as close together as a few tries allow.
-void hitch_clock_pair(uint64_t *ticks, uint64_t *ns);
-
 /// Measures ticks per second of `hitch_now` against CLOCK_MONOTONIC over about `window_ns`
 /// (the caller pays that wall time once). Returns 1e9 when the clock is CLOCK_MONOTONIC.
 double hitch_clock_calibrate(uint64_t window_ns);
