@@ -40,9 +40,11 @@ func onRegisteredThread<T: Sendable>(_ body: @escaping @Sendable () -> T)
         let cpuStart = threadCPUSeconds()
         let start = TraceTimestamp.now
         let result = body()
-        let end = TraceTimestamp.now
         let cpu = threadCPUSeconds() - cpuStart
         Sampler.unregisterCurrentThread()
+        // After unregistering: the thread's timer or perf event is disarmed, so every sample of
+        // it was taken before this moment.
+        let end = TraceTimestamp.now
         box.withLock { $0 = (result, tid, cpu, start, end) }
         done.signal()
     }
