@@ -52,7 +52,9 @@ let package = Package(
         .executableTarget(name: "hitch", dependencies: ["CHitchSupport", "HitchTrace", "HitchAnalysis", "HitchReport", "HeadlessUI", "HitchWorkloads", "HitchHistory"]),
         // The child process of the recorder's exit and crash tests (Tests/HitchTraceTests/TraceExitTests).
         .executableTarget(name: "hitch-record-probe", dependencies: ["HitchTrace"], path: "Tests/RecordProbe"),
-        .testTarget(name: "HitchTraceTests", dependencies: ["HitchTrace", "CHitchSupport"]),
+        // C++ exceptions thrown and caught under sampling (the sampler storm test); tests only.
+        .target(name: "CxxExceptionSupport", path: "Tests/CxxExceptionSupport"),
+        .testTarget(name: "HitchTraceTests", dependencies: ["HitchTrace", "CHitchSupport", "CxxExceptionSupport"]),
         .testTarget(name: "HitchAnalysisTests", dependencies: ["HitchAnalysis", "HitchTrace"]),
         .testTarget(name: "HitchReportTests", dependencies: ["HitchReport", "HitchAnalysis", "HitchTrace"]),
         .testTarget(name: "HitchHistoryTests", dependencies: ["HitchHistory", "HitchAnalysis", "HitchReport", "HitchTrace", "HitchWorkloads"]),

@@ -22,9 +22,11 @@
 // dlopen, dlsym, dladdr or the symbolicator (dladdr takes dl_load_lock, which a thread in dlopen
 // holds while it waits for the write lock we hold).
 #define _GNU_SOURCE
+#if defined(__linux__) // dl_iterate_phdr's lock semantics and libunwind-x86_64: the sampler is Linux-only
 // The remote (generic) API: unw_* map to _Ux86_64_*, in libunwind-x86_64.
 #include <libunwind.h>
 
+#include "hitch_clock.h"
 #include "sample_snapshot.h"
 
 #include <elf.h>
@@ -70,9 +72,26 @@ static unsigned long long table_adds = ~0ull, table_subs = ~0ull; // the loader'
 static unsigned long long listed_adds, listed_subs;
 static _Atomic uint32_t module_generation;
 static unw_addr_space_t address_space;
+// When each recent generation's table was built (CLOCK_MONOTONIC ns), newest at history_next - 1:
+// samples the kernel took carry a time, and this gives the generation current at that time.
+#define GENERATION_HISTORY 64
+typedef struct { uint32_t generation; uint64_t built_ns; } generation_start;
+static generation_start generation_history[GENERATION_HISTORY];
+static uint32_t history_count, history_next;
+static uint64_t refresh_started_ns;
 
 uint32_t hitch_unwind_module_generation(void) {
     return atomic_load_explicit(&module_generation, memory_order_acquire);
+}
+
+uint32_t hitch_unwind_module_generation_at(uint64_t monotonic_ns) {
+    if (history_count == 0) return hitch_unwind_module_generation();
+    for (uint32_t back = 1; back <= history_count; back++) {
+        uint32_t index = (history_next + GENERATION_HISTORY - back) % GENERATION_HISTORY;
+        if (generation_history[index].built_ns <= monotonic_ns) return generation_history[index].generation;
+    }
+    uint32_t oldest = (history_next + GENERATION_HISTORY - history_count) % GENERATION_HISTORY;
+    return generation_history[oldest].generation - 1;
 }
 
 // MARK: - Module table
@@ -224,6 +243,11 @@ static void rebuild_table(void) {
     module_count = count;
     if (address_space != NULL) unw_flush_cache(address_space, 0, 0);
     atomic_store_explicit(&module_generation, generation, memory_order_release);
+    // The list has been frozen (we hold the loader's lock) since the refresh began: a sample taken
+    // after that moment ran with exactly these modules.
+    generation_history[history_next] = (generation_start){generation, refresh_started_ns};
+    history_next = (history_next + 1) % GENERATION_HISTORY;
+    if (history_count < GENERATION_HISTORY) history_count += 1;
 }
 
 static int table_matches_list(void) {
@@ -356,6 +380,7 @@ void hitch_unwind_refresh_modules(void) {
         // with two sigprocmask calls per frame around its lock.
         if (address_space != NULL) unw_set_caching_policy(address_space, UNW_CACHE_PER_THREAD);
     }
+    refresh_started_ns = hitch_monotonic_ns();
     listed_count = 0;
     dl_iterate_phdr(collect_object, NULL); // recursive: the caller already holds the loader's lock
     if (module_count > 0 && table_matches_list()) return;
@@ -413,3 +438,4 @@ uint32_t hitch_unwind_snapshot(const sample_snapshot *snapshot, const uint64_t *
     if (context.highest_read > snapshot->stack_base) *stack_bytes_read = context.highest_read - snapshot->stack_base;
     return depth;
 }
+#endif

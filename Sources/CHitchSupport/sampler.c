@@ -1,5 +1,12 @@
-// The sampling profiler's signal side, kept in one file: everything the SIGPROF handler touches is
-// here. The handler only copies: the interrupted thread's registers (from the ucontext) and a
+// The sampling profiler's control path, its two sample sources' per-thread state, and the drain.
+//
+// Two sources feed one path. Where perf_event_open is permitted, the kernel samples each thread
+// (a task-clock event, sample_perf.c) and writes registers and a stack copy into a ring mapped per
+// thread; the drain reads those records as snapshots. Elsewhere (or when a thread's event is
+// refused) a per-thread timer sends SIGPROF and the handler here copies the same snapshot into the
+// thread's own ring. Either way the drain unwinds the snapshots off any handler (sample_unwind.c).
+//
+// Everything the SIGPROF handler touches is in this file. The handler only copies: the interrupted thread's registers (from the ucontext) and a
 // bounded copy of its stack from SP up, into that thread's preallocated ring, with a timestamp and
 // the unwinder's module-table generation. No libunwind, no dl_*, no lock, no allocation, errno
 // preserved. The unwinding happens later on the drain thread (hitch_sampler_pop -> sample_unwind.c),
@@ -13,16 +20,19 @@
 //     └────────disarm (CAS, waits while SAMPLING)
 //
 // Only the handler running on the slot's own thread can move ARMED -> SAMPLING, and only the control
-// path (serialized by control_lock) moves IDLE <-> ARMED. Each arm bumps the slot's generation and
+// path (serialized by control_lock) moves IDLE <-> ARMED. A slot armed with a perf event goes
+// through the same states (no handler ever samples it: its generation matches no timer). Each arm bumps the slot's generation and
 // the timer's signal carries (generation, slot index), so a signal still queued from an older timer
 // is recognised and ignored. The ring is single-producer (the handler on that thread) and
 // single-consumer (the drain's batch, serialized by pop_lock).
 #define _GNU_SOURCE
+#include "hitch_sampler.h"
+
+#if defined(__linux__)
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
 #include "hitch_clock.h"
-#include "hitch_sampler.h"
 #include "sample_snapshot.h"
 
 #include <dirent.h>
@@ -35,6 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -46,8 +57,10 @@
 #define DEFAULT_RING_WORDS_LOG2 17
 // At most this many snapshots are unwound per batch, i.e. per hold of the loader's lock.
 #define BATCH_SAMPLES 64
-// Handler durations: buckets of 2^HANDLER_BUCKET_SHIFT ticks; the last bucket takes the rest.
+// Handler durations: buckets of 2^HANDLER_BUCKET_SHIFT ticks; the last bucket takes the rest. The
+// drain's per-sample times are longer (tens of microseconds in a debug build): coarser buckets.
 #define HANDLER_BUCKET_SHIFT 4
+#define UNWIND_BUCKET_SHIFT 8
 #define HANDLER_BUCKETS 4096
 
 enum slot_state { SLOT_IDLE = 0, SLOT_ARMED = 1, SLOT_SAMPLING = 2 };
@@ -60,13 +73,16 @@ typedef struct {
     _Atomic uint32_t generation;
     _Atomic pid_t tid;         // written by the control path; read by the handler and the drain
     int registered;            // the thread asked to be sampled (control path only)
-    int has_timer;             // control path only
+    int armed_with;            // HITCH_SAMPLER_SOURCE_SIGNAL or _PERF while armed, else 0 (control path only)
     timer_t timer;
+    // The thread's perf event and ring (fd -1 when none). Written by the control path under
+    // pop_lock, read by the drain under pop_lock; kept after disarm until the drain has read it.
+    perf_source perf;
     // The thread's stack, [stack_low, stack_high): set when the thread registers or is armed, or
     // learned by the drain thread from /proc/self/maps; high == 0 means unknown (no copy).
     _Atomic uint64_t stack_low;
     _Atomic uint64_t stack_high;
-    uint64_t *ring;
+    uint64_t *ring;            // the signal source's ring: allocated when first armed with a timer
     uint64_t mask;
     _Atomic uint64_t head;     // advanced by the producer (handler)
     _Atomic uint64_t tail;     // advanced by the consumer (pop)
@@ -78,6 +94,11 @@ static uint32_t session_scope;
 static long session_interval_ns;
 static uint32_t ring_words_log2 = DEFAULT_RING_WORDS_LOG2;
 static _Atomic uint64_t stack_copy_bytes = HITCH_DEFAULT_STACK_COPY_BYTES;
+static uint32_t session_source;      // what threads are armed with (control path)
+static double ticks_per_ns = 1.0;    // the trace clock's rate, for perf records' CLOCK_MONOTONIC times
+static _Atomic int32_t perf_refusal; // errno that kept the session (or a thread) off perf events
+static _Atomic uint32_t perf_fallback_threads;
+static _Atomic uint64_t perf_samples_lost;
 
 static _Atomic uint64_t samples_taken;
 static _Atomic uint64_t samples_dropped;
@@ -88,6 +109,8 @@ static _Atomic uint64_t samples_discarded;
 #define NEEDED_BUCKETS 13
 static _Atomic uint64_t stack_needed_histogram[NEEDED_BUCKETS];
 static _Atomic uint64_t handler_ticks_histogram[HANDLER_BUCKETS];
+// The drain's time per sample (read the record, unwind it), in the same buckets.
+static _Atomic uint64_t unwind_ticks_histogram[HANDLER_BUCKETS];
 
 static pthread_mutex_t control_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t pop_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -166,6 +189,13 @@ static void take_snapshot(sampler_slot *slot, const ucontext_t *context, uint64_
     atomic_fetch_add_explicit(&samples_taken, 1, memory_order_relaxed);
 }
 
+/// Counts one duration in a histogram of HANDLER_BUCKETS buckets (atomic add: signal-safe).
+static void record_duration(_Atomic uint64_t *histogram, unsigned shift, uint64_t ticks) {
+    uint64_t bucket = ticks >> shift;
+    if (bucket >= HANDLER_BUCKETS) bucket = HANDLER_BUCKETS - 1;
+    atomic_fetch_add_explicit(&histogram[bucket], 1, memory_order_relaxed);
+}
+
 static void on_sample_signal(int signo, siginfo_t *info, void *context) {
     (void)signo;
     int saved_errno = errno;
@@ -182,9 +212,7 @@ static void on_sample_signal(int signo, siginfo_t *info, void *context) {
                 if (info->si_overrun > 0)
                     atomic_fetch_add_explicit(&timer_overruns, (uint64_t)info->si_overrun, memory_order_relaxed);
                 take_snapshot(slot, (const ucontext_t *)context, entered);
-                uint64_t bucket = (hitch_now() - entered) >> HANDLER_BUCKET_SHIFT;
-                if (bucket >= HANDLER_BUCKETS) bucket = HANDLER_BUCKETS - 1;
-                atomic_fetch_add_explicit(&handler_ticks_histogram[bucket], 1, memory_order_relaxed);
+                record_duration(handler_ticks_histogram, HANDLER_BUCKET_SHIFT, hitch_now() - entered);
             }
             atomic_store_explicit(&slot->state, SLOT_ARMED, memory_order_release);
         }
@@ -268,6 +296,22 @@ static int install_handler(void) {
     return 0;
 }
 
+/// Closes a slot's perf event and unmaps its ring. Control path; takes pop_lock (the drain may be
+/// reading the ring). Records still unread are counted as dropped.
+static void release_perf(sampler_slot *slot) {
+    if (slot->perf.fd < 0 && slot->perf.page == NULL) return;
+    pthread_mutex_lock(&pop_lock);
+    sample_snapshot ignored;
+    uint64_t time_ns = 0, lost = 0, unread = 0, word = 0;
+    while (perf_source_read(&slot->perf, &ignored, &word, 0, &time_ns, &lost)) unread += 1;
+    if (unread + lost > 0) {
+        atomic_fetch_add_explicit(&samples_dropped, unread + lost, memory_order_relaxed);
+        atomic_fetch_add_explicit(&perf_samples_lost, unread + lost, memory_order_relaxed);
+    }
+    perf_source_close(&slot->perf);
+    pthread_mutex_unlock(&pop_lock);
+}
+
 /// The slot already bound to `tid`, or a reusable one (idle, unregistered, drained), or a new one.
 static int slot_for_thread(pid_t tid, uint32_t *index_out) {
     int reusable = -1;
@@ -277,10 +321,11 @@ static int slot_for_thread(pid_t tid, uint32_t *index_out) {
             if (reusable < 0) reusable = (int)i;
             continue;
         }
-        if (slot->tid == tid && (slot->registered || slot->has_timer)) { *index_out = i; return 0; }
-        if (reusable < 0 && !slot->registered && !slot->has_timer &&
+        if (slot->tid == tid && (slot->registered || slot->armed_with)) { *index_out = i; return 0; }
+        if (reusable < 0 && !slot->registered && !slot->armed_with &&
             atomic_load_explicit(&slot->state, memory_order_acquire) == SLOT_IDLE &&
-            atomic_load_explicit(&slot->head, memory_order_acquire) == atomic_load_explicit(&slot->tail, memory_order_acquire))
+            atomic_load_explicit(&slot->head, memory_order_acquire) == atomic_load_explicit(&slot->tail, memory_order_acquire) &&
+            !perf_source_pending(&slot->perf))
             reusable = (int)i;
     }
     if (reusable < 0) return ENOSPC;
@@ -288,12 +333,7 @@ static int slot_for_thread(pid_t tid, uint32_t *index_out) {
     if (slot == NULL) {
         slot = calloc(1, sizeof *slot);
         if (slot == NULL) return ENOMEM;
-        size_t words = (size_t)1 << ring_words_log2;
-        slot->ring = calloc(words, sizeof(uint64_t));
-        if (slot->ring == NULL) { free(slot); return ENOMEM; }
-        // Touch every page now: a first write in the handler would page-fault (microseconds each).
-        memset(slot->ring, 0, words * sizeof(uint64_t));
-        slot->mask = words - 1;
+        slot->perf.fd = -1;
         atomic_store_explicit(&slots[reusable], slot, memory_order_release);
     }
     if (slot->tid != tid) {
@@ -305,12 +345,24 @@ static int slot_for_thread(pid_t tid, uint32_t *index_out) {
     return 0;
 }
 
-static int arm(uint32_t index) {
-    sampler_slot *slot = atomic_load_explicit(&slots[index], memory_order_acquire);
-    if (slot->has_timer) return 0;
+/// A new generation for the slot: a signal still queued from an older timer carries the old one.
+static uint32_t next_generation(sampler_slot *slot) {
     uint32_t generation = (atomic_load_explicit(&slot->generation, memory_order_relaxed) + 1) & 0x7fffffffu;
     atomic_store_explicit(&slot->generation, generation, memory_order_relaxed);
+    return generation;
+}
 
+static int arm_timer(uint32_t index, sampler_slot *slot) {
+    if (slot->ring == NULL) {
+        size_t words = (size_t)1 << ring_words_log2;
+        uint64_t *ring = calloc(words, sizeof(uint64_t));
+        if (ring == NULL) return ENOMEM;
+        // Touch every page now: a first write in the handler would page-fault (microseconds each).
+        memset(ring, 0, words * sizeof(uint64_t));
+        slot->mask = words - 1;
+        slot->ring = ring; // published to the handler by the state's release store below
+    }
+    uint32_t generation = next_generation(slot);
     struct sigevent event;
     memset(&event, 0, sizeof event);
     event.sigev_notify = SIGEV_THREAD_ID;
@@ -318,7 +370,7 @@ static int arm(uint32_t index) {
     event._sigev_un._tid = slot->tid;
     event.sigev_value.sival_ptr = (void *)(((uintptr_t)generation << 16) | index);
     if (timer_create(CLOCK_MONOTONIC, &event, &slot->timer) != 0) return errno;
-    slot->has_timer = 1;
+    slot->armed_with = HITCH_SAMPLER_SOURCE_SIGNAL;
     atomic_store_explicit(&slot->state, SLOT_ARMED, memory_order_release);
 
     // Stagger first expiries so the threads' signals don't all land on the same tick.
@@ -331,14 +383,62 @@ static int arm(uint32_t index) {
         int error = errno;
         atomic_store_explicit(&slot->state, SLOT_IDLE, memory_order_release);
         timer_delete(slot->timer);
-        slot->has_timer = 0;
+        slot->armed_with = 0;
         return error;
     }
     return 0;
 }
 
+/// The ring's data area: the configured ring size, at least 8 full records (a ring the kernel must
+/// wrap within one drain interval loses records).
+static uint64_t perf_ring_bytes(uint64_t record_bytes, int minimum) {
+    uint64_t wanted = minimum ? 4 * record_bytes : (uint64_t)8 << ring_words_log2;
+    if (!minimum && wanted < 8 * record_bytes) wanted = 8 * record_bytes;
+    uint64_t bytes = 4096;
+    while (bytes < wanted) bytes *= 2;
+    return bytes;
+}
+
+static int arm_perf(sampler_slot *slot) {
+    release_perf(slot); // a previous session's ring, already drained (slot_for_thread, finish)
+    uint32_t copy = (uint32_t)atomic_load_explicit(&stack_copy_bytes, memory_order_relaxed);
+    uint64_t record = (uint64_t)copy + 512; // the stack copy plus the header, registers and sizes
+    perf_source source;
+    int error = perf_source_open(&source, slot->tid, (uint64_t)session_interval_ns, copy,
+                                 perf_ring_bytes(record, 0), perf_ring_bytes(record, 1));
+    if (error == ESRCH) return EINVAL; // the thread exited (as timer_create reports it)
+    if (error != 0) return error;
+    pthread_mutex_lock(&pop_lock);
+    slot->perf = source;
+    pthread_mutex_unlock(&pop_lock);
+    (void)next_generation(slot); // no queued signal of an older timer may sample this slot
+    slot->armed_with = HITCH_SAMPLER_SOURCE_PERF;
+    atomic_store_explicit(&slot->state, SLOT_ARMED, memory_order_release);
+    error = perf_source_enable(&slot->perf);
+    if (error != 0) {
+        atomic_store_explicit(&slot->state, SLOT_IDLE, memory_order_release);
+        slot->armed_with = 0;
+        release_perf(slot);
+    }
+    return error;
+}
+
+static int arm(uint32_t index) {
+    sampler_slot *slot = atomic_load_explicit(&slots[index], memory_order_acquire);
+    if (slot->armed_with) return 0;
+    if (session_source == HITCH_SAMPLER_SOURCE_PERF) {
+        int error = arm_perf(slot);
+        if (error == 0 || error == EINVAL) return error;
+        // This thread's event was refused (its ring did not fit the locked-memory budget, say):
+        // it is sampled by the timer signal instead, counted and reported.
+        atomic_fetch_add_explicit(&perf_fallback_threads, 1, memory_order_relaxed);
+        atomic_store_explicit(&perf_refusal, error, memory_order_relaxed);
+    }
+    return arm_timer(index, slot);
+}
+
 static void disarm(sampler_slot *slot) {
-    if (!slot->has_timer) return;
+    if (!slot->armed_with) return;
     // Close the gate first, waiting out a handler in flight on the sampled thread.
     for (;;) {
         uint32_t expected = SLOT_ARMED;
@@ -347,8 +447,9 @@ static void disarm(sampler_slot *slot) {
         if (expected == SLOT_IDLE) break;
         sched_yield();
     }
-    timer_delete(slot->timer);
-    slot->has_timer = 0;
+    if (slot->armed_with == HITCH_SAMPLER_SOURCE_SIGNAL) timer_delete(slot->timer);
+    else perf_source_disable(&slot->perf); // the ring stays for the drain; released at finish or reuse
+    slot->armed_with = 0;
 }
 
 static int arm_thread(pid_t tid, int registered) {
@@ -372,7 +473,7 @@ static int scan_all_threads(int *armed) {
         int already = 0;
         for (index = 0; index < MAX_THREADS; index++) {
             sampler_slot *slot = atomic_load_explicit(&slots[index], memory_order_acquire);
-            if (slot != NULL && slot->tid == tid && slot->has_timer) { already = 1; break; }
+            if (slot != NULL && slot->tid == tid && slot->armed_with) { already = 1; break; }
         }
         if (already) continue;
         int result = arm_thread(tid, 0);
@@ -388,7 +489,10 @@ int hitch_sampler_start(const hitch_sampler_config *config) {
     uint32_t scope = config && config->scope ? config->scope : HITCH_SAMPLE_MAIN_THREAD;
     uint32_t words_log2 = config && config->ring_words_log2 ? config->ring_words_log2 : DEFAULT_RING_WORDS_LOG2;
     uint32_t copy_bytes = config && config->stack_copy_bytes ? config->stack_copy_bytes : HITCH_DEFAULT_STACK_COPY_BYTES;
+    uint32_t source = config ? config->source : HITCH_SAMPLER_SOURCE_AUTOMATIC;
+    copy_bytes &= ~7u; // whole words (the kernel requires it of perf's stack copies)
     if (rate > 10000 || words_log2 < 10 || words_log2 > 24 || copy_bytes < 256 || copy_bytes > (1u << 20) ||
+        source > HITCH_SAMPLER_SOURCE_PERF ||
         ((uint64_t)copy_bytes / 8 + SNAPSHOT_HEADER_WORDS) * 4 > (1ull << words_log2) ||
         (scope & ~(uint32_t)(HITCH_SAMPLE_MAIN_THREAD | HITCH_SAMPLE_REGISTERED_THREADS | HITCH_SAMPLE_ALL_THREADS)))
         return EINVAL;
@@ -396,10 +500,34 @@ int hitch_sampler_start(const hitch_sampler_config *config) {
     pthread_mutex_lock(&control_lock);
     if (atomic_load(&session) != SESSION_STOPPED) { pthread_mutex_unlock(&control_lock); return EBUSY; }
     hitch_sampler_reset_handler_times(); // the figures describe one session
-    int error = install_handler();
+    session_interval_ns = 1000000000L / (long)rate;
+    atomic_store(&perf_fallback_threads, 0);
+    atomic_store(&perf_refusal, 0);
+    int error = 0;
+    // perf events where the kernel permits them (a probe on this thread says), else the timer.
+    if (source != HITCH_SAMPLER_SOURCE_SIGNAL) {
+        int refusal = copy_bytes > PERF_SOURCE_MAX_STACK_BYTES ? EMSGSIZE : 0;
+        // Probed once per process once it passes (a thread refused later falls back on its own).
+        static int perf_probe_passed;
+        if (refusal == 0 && !perf_probe_passed) {
+            perf_source probe;
+            refusal = perf_source_open(&probe, 0, (uint64_t)session_interval_ns, copy_bytes, 4096, 4096);
+            if (refusal == 0) perf_source_close(&probe);
+            perf_probe_passed = refusal == 0;
+        }
+        if (refusal != 0 && source == HITCH_SAMPLER_SOURCE_PERF) error = refusal;
+        atomic_store(&perf_refusal, refusal);
+        source = refusal == 0 ? HITCH_SAMPLER_SOURCE_PERF : HITCH_SAMPLER_SOURCE_SIGNAL;
+    }
+    if (error == 0 && source == HITCH_SAMPLER_SOURCE_PERF) {
+        double tps = config && config->ticks_per_second ? (double)config->ticks_per_second : hitch_clock_calibrate(20000000);
+        ticks_per_ns = tps / 1e9;
+    }
+    // The handler is installed for perf sessions too: a thread whose event is refused falls back.
+    if (error == 0) error = install_handler();
     if (error == 0) error = prepare_unwinder(copy_bytes);
     if (error == 0) {
-        session_interval_ns = 1000000000L / (long)rate;
+        session_source = source;
         session_scope = scope;
         ring_words_log2 = words_log2; // applies to slots allocated from now on
         atomic_store(&session, SESSION_RUNNING);
@@ -418,7 +546,7 @@ int hitch_sampler_start(const hitch_sampler_config *config) {
         if (error != 0) {
             for (uint32_t i = 0; i < MAX_THREADS; i++) {
                 sampler_slot *slot = atomic_load_explicit(&slots[i], memory_order_acquire);
-                if (slot != NULL) disarm(slot);
+                if (slot != NULL) { disarm(slot); release_perf(slot); }
             }
             atomic_store(&session, SESSION_STOPPED);
         }
@@ -441,8 +569,22 @@ int hitch_sampler_stop(void) {
 
 void hitch_sampler_finish(void) {
     pthread_mutex_lock(&control_lock);
-    if (atomic_load(&session) == SESSION_STOPPING) atomic_store(&session, SESSION_STOPPED);
+    if (atomic_load(&session) == SESSION_STOPPING) {
+        // The drain has read every ring: the perf events and their locked memory go now.
+        for (uint32_t i = 0; i < MAX_THREADS; i++) {
+            sampler_slot *slot = atomic_load_explicit(&slots[i], memory_order_acquire);
+            if (slot != NULL && !slot->armed_with) release_perf(slot);
+        }
+        atomic_store(&session, SESSION_STOPPED);
+    }
     pthread_mutex_unlock(&control_lock);
+}
+
+uint32_t hitch_sampler_source(void) {
+    pthread_mutex_lock(&control_lock);
+    uint32_t source = session_source;
+    pthread_mutex_unlock(&control_lock);
+    return source;
 }
 
 int hitch_sampler_is_running(void) { return atomic_load(&session) == SESSION_RUNNING; }
@@ -491,7 +633,7 @@ int hitch_sampler_rescan_threads(void) {
         // Timers aimed at exited threads no longer fire; release their slots for reuse.
         for (uint32_t i = 0; i < MAX_THREADS; i++) {
             sampler_slot *slot = atomic_load_explicit(&slots[i], memory_order_acquire);
-            if (slot != NULL && slot->has_timer && !slot->registered &&
+            if (slot != NULL && slot->armed_with && !slot->registered &&
                 syscall(SYS_tgkill, getpid(), slot->tid, 0) != 0 && errno == ESRCH)
                 disarm(slot);
         }
@@ -548,28 +690,72 @@ static int prepare_unwinder(uint32_t copy_bytes) {
     return error;
 }
 
-/// Moves the oldest raw snapshot of some slot (round robin) into `snapshot` and `scratch`.
+// The trace clock and CLOCK_MONOTONIC read together at the start of each batch: a perf record's
+// time converts through this pair, so the rate's calibration error scales with the record's age
+// (milliseconds), not with the session's length.
+static uint64_t batch_ticks, batch_ns;
+
+static uint64_t ticks_from_monotonic(uint64_t ns) {
+    if (!hitch_clock_is_tsc()) return ns; // the trace clock is CLOCK_MONOTONIC itself
+    double delta = (double)(int64_t)(ns - batch_ns) * ticks_per_ns;
+    return batch_ticks + (uint64_t)(int64_t)delta;
+}
+
+/// Reads the next sample of the slot's perf ring into `snapshot` and `scratch`, on the trace's clock
+/// and with the module generation of its time. Counts what the kernel lost.
+static int pop_perf_record(sampler_slot *slot, sample_snapshot *snapshot) {
+    uint64_t time_ns = 0, lost = 0;
+    int found = perf_source_read(&slot->perf, snapshot, scratch, scratch_words, &time_ns, &lost);
+    if (lost > 0) {
+        atomic_fetch_add_explicit(&samples_dropped, lost, memory_order_relaxed);
+        atomic_fetch_add_explicit(&perf_samples_lost, lost, memory_order_relaxed);
+    }
+    if (!found) return 0;
+    atomic_fetch_add_explicit(&samples_taken, 1, memory_order_relaxed);
+    snapshot->timestamp_ticks = ticks_from_monotonic(time_ns);
+    snapshot->module_generation = hitch_unwind_module_generation_at(time_ns);
+    // The kernel copied from SP without knowing where the stack ends: the known top bounds it.
+    uint64_t copied_end = snapshot->stack_base + (uint64_t)snapshot->stack_words * 8;
+    uint64_t high = atomic_load_explicit(&slot->stack_high, memory_order_acquire);
+    uint64_t low = atomic_load_explicit(&slot->stack_low, memory_order_relaxed);
+    if (high != 0 && snapshot->stack_base >= low && snapshot->stack_base < high) {
+        if (copied_end > high) snapshot->stack_words = (uint32_t)((high - snapshot->stack_base) / 8);
+        snapshot->stack_limit = high;
+    } else {
+        snapshot->stack_limit = copied_end;
+    }
+    return 1;
+}
+
+/// Moves the signal ring's oldest raw snapshot into `snapshot` and `scratch`.
+static int pop_signal_record(sampler_slot *slot, sample_snapshot *snapshot) {
+    uint64_t head = atomic_load_explicit(&slot->head, memory_order_acquire);
+    uint64_t tail = atomic_load_explicit(&slot->tail, memory_order_relaxed);
+    if (head == tail) return 0;
+    const uint64_t *ring = slot->ring;
+    uint64_t mask = slot->mask;
+    uint64_t *header = (uint64_t *)snapshot;
+    for (uint64_t i = 0; i < SNAPSHOT_HEADER_WORDS; i++) header[i] = ring[(tail + i) & mask];
+    uint64_t words = snapshot->stack_words;
+    uint64_t kept = words <= scratch_words ? words : scratch_words;
+    uint64_t start = (tail + SNAPSHOT_HEADER_WORDS) & mask;
+    uint64_t first = mask + 1 - start;
+    if (first > kept) first = kept;
+    memcpy(scratch, ring + start, first * sizeof(uint64_t));
+    if (kept > first) memcpy(scratch + first, ring, (kept - first) * sizeof(uint64_t));
+    snapshot->stack_words = (uint32_t)kept;
+    atomic_store_explicit(&slot->tail, tail + SNAPSHOT_HEADER_WORDS + words, memory_order_release);
+    return 1;
+}
+
+/// Moves the oldest snapshot of some slot (round robin; a slot's perf ring first) into `snapshot`
+/// and `scratch`.
 static sampler_slot *pop_snapshot(sample_snapshot *snapshot, uint32_t *slot_index) {
     for (uint32_t step = 0; step < MAX_THREADS; step++) {
         uint32_t index = (next_slot + step) % MAX_THREADS;
         sampler_slot *slot = atomic_load_explicit(&slots[index], memory_order_acquire);
         if (slot == NULL) continue;
-        uint64_t head = atomic_load_explicit(&slot->head, memory_order_acquire);
-        uint64_t tail = atomic_load_explicit(&slot->tail, memory_order_relaxed);
-        if (head == tail) continue;
-        const uint64_t *ring = slot->ring;
-        uint64_t mask = slot->mask;
-        uint64_t *header = (uint64_t *)snapshot;
-        for (uint64_t i = 0; i < SNAPSHOT_HEADER_WORDS; i++) header[i] = ring[(tail + i) & mask];
-        uint64_t words = snapshot->stack_words;
-        uint64_t kept = words <= scratch_words ? words : scratch_words;
-        uint64_t start = (tail + SNAPSHOT_HEADER_WORDS) & mask;
-        uint64_t first = mask + 1 - start;
-        if (first > kept) first = kept;
-        memcpy(scratch, ring + start, first * sizeof(uint64_t));
-        if (kept > first) memcpy(scratch + first, ring, (kept - first) * sizeof(uint64_t));
-        snapshot->stack_words = (uint32_t)kept;
-        atomic_store_explicit(&slot->tail, tail + SNAPSHOT_HEADER_WORDS + words, memory_order_release);
+        if (!pop_perf_record(slot, snapshot) && !pop_signal_record(slot, snapshot)) continue;
         next_slot = index + 1;
         *slot_index = index;
         return slot;
@@ -582,18 +768,20 @@ static sampler_slot *pop_snapshot(sample_snapshot *snapshot, uint32_t *slot_inde
 static int unwind_batch_callback(struct dl_phdr_info *info, size_t size, void *data) {
     (void)info; (void)size; (void)data;
     hitch_unwind_refresh_modules();
+    hitch_clock_pair(&batch_ticks, &batch_ns);
     sample_snapshot snapshot;
     uint32_t index = 0;
     while (ready_count < BATCH_SAMPLES) {
+        uint64_t started = hitch_now();
         sampler_slot *slot = pop_snapshot(&snapshot, &index);
         if (slot == NULL) break;
-        if ((snapshot.flags & SNAPSHOT_STACK_UNKNOWN) && request_count < BATCH_SAMPLES &&
-            atomic_load_explicit(&slot->stack_high, memory_order_relaxed) == 0)
+        if (request_count < BATCH_SAMPLES && atomic_load_explicit(&slot->stack_high, memory_order_relaxed) == 0)
             requests[request_count++] = (bounds_request){index, (pid_t)snapshot.tid, snapshot.registers[SNAPSHOT_REG_RSP]};
         unwound_sample *out = &ready[ready_count];
         unwind_end end = UNWIND_COMPLETE;
         uint64_t needed = 0;
         uint32_t depth = hitch_unwind_snapshot(&snapshot, scratch, out->frames, HITCH_MAX_FRAMES, &end, &needed);
+        record_duration(unwind_ticks_histogram, UNWIND_BUCKET_SHIFT, hitch_now() - started);
         atomic_fetch_add_explicit(&unwind_ends[end], 1, memory_order_relaxed);
         if (end == UNWIND_COMPLETE) {
             uint32_t bucket = 0;
@@ -625,8 +813,9 @@ static void learn_requested_stacks(void) {
 static int any_snapshot_pending(void) {
     for (uint32_t i = 0; i < MAX_THREADS; i++) {
         sampler_slot *slot = atomic_load_explicit(&slots[i], memory_order_acquire);
-        if (slot != NULL && atomic_load_explicit(&slot->head, memory_order_acquire) !=
-                                atomic_load_explicit(&slot->tail, memory_order_relaxed))
+        if (slot != NULL && (atomic_load_explicit(&slot->head, memory_order_acquire) !=
+                                 atomic_load_explicit(&slot->tail, memory_order_relaxed) ||
+                             perf_source_pending(&slot->perf)))
             return 1;
     }
     return 0;
@@ -654,24 +843,35 @@ int hitch_sampler_pop(hitch_sample_info *info, uint64_t *frames, uint32_t capaci
     return found;
 }
 
-uint64_t hitch_sampler_handler_ticks_percentile(double quantile) {
+static uint64_t duration_percentile(_Atomic uint64_t *histogram, unsigned shift, double quantile) {
     uint64_t counts[HANDLER_BUCKETS];
     uint64_t total = 0;
     for (uint32_t i = 0; i < HANDLER_BUCKETS; i++) {
-        counts[i] = atomic_load_explicit(&handler_ticks_histogram[i], memory_order_relaxed);
+        counts[i] = atomic_load_explicit(&histogram[i], memory_order_relaxed);
         total += counts[i];
     }
     if (total == 0) return 0;
     uint64_t rank = (uint64_t)(quantile * (double)(total - 1)), seen = 0;
     for (uint32_t i = 0; i < HANDLER_BUCKETS; i++) {
         seen += counts[i];
-        if (seen > rank) return ((uint64_t)i << HANDLER_BUCKET_SHIFT) + (1u << HANDLER_BUCKET_SHIFT) / 2;
+        if (seen > rank) return ((uint64_t)i << shift) + (1u << shift) / 2;
     }
-    return (uint64_t)HANDLER_BUCKETS << HANDLER_BUCKET_SHIFT;
+    return (uint64_t)HANDLER_BUCKETS << shift;
+}
+
+uint64_t hitch_sampler_handler_ticks_percentile(double quantile) {
+    return duration_percentile(handler_ticks_histogram, HANDLER_BUCKET_SHIFT, quantile);
+}
+
+uint64_t hitch_sampler_unwind_ticks_percentile(double quantile) {
+    return duration_percentile(unwind_ticks_histogram, UNWIND_BUCKET_SHIFT, quantile);
 }
 
 void hitch_sampler_reset_handler_times(void) {
-    for (uint32_t i = 0; i < HANDLER_BUCKETS; i++) atomic_store_explicit(&handler_ticks_histogram[i], 0, memory_order_relaxed);
+    for (uint32_t i = 0; i < HANDLER_BUCKETS; i++) {
+        atomic_store_explicit(&handler_ticks_histogram[i], 0, memory_order_relaxed);
+        atomic_store_explicit(&unwind_ticks_histogram[i], 0, memory_order_relaxed);
+    }
     for (uint32_t i = 0; i < NEEDED_BUCKETS; i++) atomic_store_explicit(&stack_needed_histogram[i], 0, memory_order_relaxed);
 }
 
@@ -701,6 +901,9 @@ void hitch_sampler_get_stats(hitch_sampler_stats *stats) {
     stats->unwind_no_module = atomic_load_explicit(&unwind_ends[UNWIND_NO_MODULE], memory_order_relaxed);
     stats->unwind_errors = atomic_load_explicit(&unwind_ends[UNWIND_ERROR], memory_order_relaxed);
     stats->samples_discarded = atomic_load_explicit(&samples_discarded, memory_order_relaxed);
+    stats->perf_samples_lost = atomic_load_explicit(&perf_samples_lost, memory_order_relaxed);
+    stats->perf_refusal = atomic_load_explicit(&perf_refusal, memory_order_relaxed);
+    stats->perf_fallback_threads = atomic_load_explicit(&perf_fallback_threads, memory_order_relaxed);
     uint32_t armed = 0;
     for (uint32_t i = 0; i < MAX_THREADS; i++) {
         sampler_slot *slot = atomic_load_explicit(&slots[i], memory_order_acquire);
@@ -729,3 +932,47 @@ __attribute__((noinline)) int hitch_backtrace_capture(uint64_t *frames, int capa
     }
     return written;
 }
+
+#else // !__linux__: no sample source (per-thread signal timers and perf events are Linux's)
+
+#include <errno.h>
+#include <execinfo.h>
+#include <string.h>
+
+int hitch_sampler_start(const hitch_sampler_config *config) { (void)config; return ENOSYS; }
+int hitch_sampler_stop(void) { return EALREADY; }
+void hitch_sampler_finish(void) {}
+int hitch_sampler_is_running(void) { return 0; }
+uint32_t hitch_sampler_source(void) { return HITCH_SAMPLER_SOURCE_AUTOMATIC; }
+int hitch_sampler_register_current_thread(void) { return ENOSYS; }
+void hitch_sampler_unregister_current_thread(void) {}
+int hitch_sampler_rescan_threads(void) { return 0; }
+int hitch_sampler_pop(hitch_sample_info *info, uint64_t *frames, uint32_t capacity) {
+    (void)info; (void)frames; (void)capacity;
+    return 0;
+}
+uint64_t hitch_sampler_handler_ticks_percentile(double quantile) { (void)quantile; return 0; }
+uint64_t hitch_sampler_unwind_ticks_percentile(double quantile) { (void)quantile; return 0; }
+void hitch_sampler_reset_handler_times(void) {}
+uint64_t hitch_sampler_stack_bytes_needed_percentile(double quantile) { (void)quantile; return 0; }
+void hitch_sampler_get_stats(hitch_sampler_stats *stats) { memset(stats, 0, sizeof *stats); }
+
+// The system's frame-pointer backtrace (execinfo) where libunwind is not linked.
+__attribute__((noinline)) int hitch_backtrace_capture(uint64_t *frames, int capacity, int skip) {
+    enum { extra = 16 };
+    void *raw[HITCH_MAX_FRAMES + extra];
+    if (capacity <= 0) return 0;
+    if (skip < 0) skip = 0;
+    if (skip > extra - 1) skip = extra - 1;
+    int wanted = capacity + skip + 1;
+    if (wanted > HITCH_MAX_FRAMES + extra) wanted = HITCH_MAX_FRAMES + extra;
+    int count = backtrace(raw, wanted);
+    int written = 0;
+    for (int i = 1 + skip; i < count && written < capacity; i++) {
+        uintptr_t address = (uintptr_t)raw[i];
+        if (address == 0) break;
+        frames[written++] = (uint64_t)address - 1;
+    }
+    return written;
+}
+#endif

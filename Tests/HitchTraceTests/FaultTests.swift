@@ -178,7 +178,7 @@ import Testing
         defer { close(readEnd); close(writeEnd) }
         let payload = 1 << 20
         let collector = SampleCounts()
-        let sampler = try FaultSupport.startSampler(.init(rateHz: 1000, threads: .registered), recorder: nil, onSample: collector.onSample)
+        let sampler = try FaultSupport.startSampler(.init(rateHz: 1000, threads: .registered, source: .timerSignal), recorder: nil, onSample: collector.onSample)
         // The reader drains slowly, so the sampled writer blocks in write() many times.
         let received = CapturedBytes()
         let drainer = Thread {

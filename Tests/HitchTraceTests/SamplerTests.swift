@@ -1,4 +1,5 @@
 import CHitchSupport
+import CxxExceptionSupport
 import Foundation
 import Synchronization
 import Testing
@@ -29,17 +30,22 @@ enum SamplerWorkload {
 }
 
 /// Runs `body` on a new thread registered with the sampler and returns its result.
-func onRegisteredThread<T: Sendable>(_ body: @escaping @Sendable () -> T) -> (result: T, threadID: Int32, cpuSeconds: Double) {
-    let box = Mutex<(T, Int32, Double)?>(nil)
+func onRegisteredThread<T: Sendable>(_ body: @escaping @Sendable () -> T)
+    -> (result: T, threadID: Int32, cpuSeconds: Double, start: TraceTimestamp, end: TraceTimestamp) {
+    let box = Mutex<(T, Int32, Double, TraceTimestamp, TraceTimestamp)?>(nil)
     let done = DispatchSemaphore(value: 0)
     let thread = Thread {
         try? Sampler.registerCurrentThread()
         let tid = Trace.currentThreadID
         let cpuStart = threadCPUSeconds()
+        let start = TraceTimestamp.now
         let result = body()
         let cpu = threadCPUSeconds() - cpuStart
         Sampler.unregisterCurrentThread()
-        box.withLock { $0 = (result, tid, cpu) }
+        // After unregistering: the thread's timer or perf event is disarmed, so every sample of
+        // it was taken before this moment.
+        let end = TraceTimestamp.now
+        box.withLock { $0 = (result, tid, cpu, start, end) }
         done.signal()
     }
     thread.start()
@@ -63,9 +69,20 @@ final class SampleCollector: Sendable {
 // One sampling session per process at a time: these tests run one after another, and wait
 // (FaultSupport.startSampler) for a session of the fault and load suites, which run in parallel.
 @Suite(.serialized) struct SamplerTests {
-    @Test func busyCallChainIsSampledAtTheRateAndNamedByFunction() throws {
+    /// The sources this machine can run: the timer signal always, perf events where the kernel permits them.
+    static let availableSources: [SampleSource] = perfEventsPermitted ? [.timerSignal, .perfEvent] : [.timerSignal]
+
+    static let perfEventsPermitted: Bool = {
+        guard let sampler = try? FaultSupport.startSampler(.init(rateHz: 100, source: .perfEvent), recorder: nil) else { return false }
+        sampler.stop()
+        return true
+    }()
+
+    @Test(arguments: SamplerTests.availableSources)
+    func busyCallChainIsSampledAtTheRateAndNamedByFunction(source: SampleSource) throws {
         let collector = SampleCollector()
-        let sampler = try FaultSupport.startSampler(.init(rateHz: 1000, threads: .registered), recorder: nil, onSample: collector.onSample)
+        let sampler = try FaultSupport.startSampler(.init(rateHz: 1000, threads: .registered, source: source), recorder: nil, onSample: collector.onSample)
+        #expect(sampler.source == source)
         let run = onRegisteredThread { SamplerWorkload.outer(seconds: 0.5) }
         let statistics = sampler.stop()
         SamplerWorkload.sink &+= run.result
@@ -77,6 +94,14 @@ final class SampleCollector: Sendable {
         let expected = 1000 * run.cpuSeconds
         #expect(Double(samples.count) >= 0.8 * expected, "\(samples.count) samples for \(expected) expected; \(statistics)")
         #expect(statistics.samplesDropped == 0)
+        #expect(statistics.source == source && statistics.perfFallbackThreads == 0)
+        // Timestamps are on the trace's clock, inside the run (perf records are converted from
+        // CLOCK_MONOTONIC), and in order per thread.
+        let times = samples.map(\.timestamp)
+        #expect(times == times.sorted(), "sample times out of order")
+        if let first = times.first, let last = times.last {
+            #expect(first >= run.start && last <= run.end, "samples at \(first)...\(last), run \(run.start)...\(run.end)")
+        }
 
         var names: [UInt64: String] = [:]
         func name(_ address: UInt64) -> String {
@@ -100,13 +125,15 @@ final class SampleCollector: Sendable {
                 "middle and outer below hot in \(intact.count) of \(withHot.count); first: \(withHot.first.map { $0.addresses.map(name) } ?? []); \(statistics)")
     }
 
+    /// The timer signal reaches a thread blocked in a system call (perf events, which sample CPU
+    /// time, do not: that thread gets no samples there).
     @Test func threadBlockedInReadCompletesItsSyscall() throws {
         var fds: [Int32] = [0, 0]
         #expect(pipe(&fds) == 0)
         let (readEnd, writeEnd) = (fds[0], fds[1])
         defer { close(readEnd); close(writeEnd) }
         let collector = SampleCollector()
-        let sampler = try FaultSupport.startSampler(.init(rateHz: 1000, threads: .registered), recorder: nil, onSample: collector.onSample)
+        let sampler = try FaultSupport.startSampler(.init(rateHz: 1000, threads: .registered, source: .timerSignal), recorder: nil, onSample: collector.onSample)
         let writer = Thread {
             Thread.sleep(forTimeInterval: 0.3)
             let message = Array("sixty-four bytes of payload, written while the reader is sampled".utf8.prefix(64))
@@ -152,6 +179,36 @@ final class SampleCollector: Sendable {
         #expect(statistics.samplesTaken > 0)
     }
 
+    @Test func sourceAndReasonAreReported() throws {
+        let path = FaultSupport.temporaryPath("source.fxt")
+        defer { unlink(path) }
+        let recorder = try TraceRecorder.start(path: path, configuration: .init(waitForOtherRecordingSeconds: testRecordingWait))
+        defer { _ = try? recorder.stop() }
+        // Automatic: perf events where permitted, else the signal with the refusal in words.
+        let sampler = try FaultSupport.startSampler(.init(rateHz: 100), recorder: recorder)
+        let statistics = sampler.stop()
+        try recorder.stop()
+        #expect(sampler.source == (Self.perfEventsPermitted ? .perfEvent : .timerSignal))
+        #expect(statistics.source == sampler.source)
+        let metadata = try DecodedStacks(path: path).metadata
+        #expect(metadata["samplerSource"] == sampler.source.rawValue)
+        #expect(metadata["samplerSourceReason"] == sampler.sourceReason && !sampler.sourceReason.isEmpty)
+        if !Self.perfEventsPermitted { #expect(sampler.sourceReason.contains("perf_event")) }
+        // Forced: the signal always; perf events either run or fail loudly, never silently fall back.
+        let forced = try FaultSupport.startSampler(.init(rateHz: 100, source: .timerSignal), recorder: nil)
+        #expect(forced.source == .timerSignal && forced.sourceReason.contains("asked for the timer signal"))
+        forced.stop()
+        // A stack copy larger than a perf record holds samples with the signal and says why.
+        let big = try FaultSupport.startSampler(.init(rateHz: 100, stackCopyBytes: 1 << 17), recorder: nil)
+        #expect(big.source == .timerSignal && big.sourceReason.contains("perf record holds"), "\(big.sourceReason)")
+        big.stop()
+        if Self.perfEventsPermitted {
+            #expect(throws: SamplerError.perfEventsRefused(errno: EMSGSIZE)) {
+                try Sampler.start(.init(rateHz: 100, stackCopyBytes: 1 << 17, source: .perfEvent), recorder: nil)
+            }
+        }
+    }
+
     @Test func badRateIsRejectedAndSecondSessionIsBusy() throws {
         #expect(throws: SamplerError.invalidRate(0)) { try Sampler.start(.init(rateHz: 0), recorder: nil) }
         let sampler = try FaultSupport.startSampler(.init(rateHz: 100), recorder: nil)
@@ -166,9 +223,10 @@ final class SampleCollector: Sendable {
 /// Threads doing what used to hang or crash a signal-time unwinder, all sampled at 1 kHz: loading
 /// and unloading libraries (inside the loader's lock), walking the loader's list themselves
 /// (dl_iterate_phdr), running libgcc's own unwinder (`_Unwind_Backtrace`, and `_Unwind_RaiseException`
-/// of an exception nothing catches: its search phase walks the whole stack; Swift has no landing
-/// pads to catch one, so phase 2 is not exercised), churning malloc, blocked in read(2), and one
-/// that checks its errno survives every signal.
+/// of an exception nothing catches: its search phase walks the whole stack), throwing and catching
+/// C++ exceptions (both phases: destructors run as cleanups, then the catch's landing pad; the
+/// CxxExceptionSupport target), churning malloc, blocked in read(2), and one that checks its errno
+/// survives every signal.
 final class SamplerStorm: Sendable {
     typealias UnwindTrace = @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?) -> Int32
     typealias UnwindBacktrace = @convention(c) (UnwindTrace, UnsafeMutableRawPointer?) -> Int32
@@ -181,9 +239,11 @@ final class SamplerStorm: Sendable {
     let loaderWalks = Atomic<Int>(0)
     let unwinds = Atomic<Int>(0)
     let errnoViolations = Atomic<Int>(0)
+    let exceptionsCaught = Atomic<Int>(0)
+    let exceptionsMissed = Atomic<Int>(0)
     let readResult = Atomic<Int>(Int.min)
     let finished = DispatchSemaphore(value: 0)
-    let threadCount = 8
+    let threadCount = 9
     let libraries: [String]
     let pipeEnds: (read: Int32, write: Int32)
 
@@ -239,6 +299,13 @@ final class SamplerStorm: Sendable {
             },
             {
                 while !self.stop.load(ordering: .relaxed) {
+                    let caught = Int(hitch_test_throw_and_catch(20))
+                    self.exceptionsCaught.add(caught, ordering: .relaxed)
+                    self.exceptionsMissed.add(20 - caught, ordering: .relaxed)
+                }
+            },
+            {
+                while !self.stop.load(ordering: .relaxed) {
                     var blocks: [UnsafeMutableRawPointer?] = []
                     for size in stride(from: 16, to: 40_000, by: 997) { blocks.append(malloc(size)) }
                     blocks.forEach { free($0) }
@@ -256,6 +323,7 @@ final class SamplerStorm: Sendable {
                 }
             },
         ]
+        precondition(bodies.count == threadCount)
         for body in bodies {
             Thread { body(); self.finished.signal() }.start()
         }
@@ -312,19 +380,23 @@ extension SamplerTests {
         let iterations = Int(ProcessInfo.processInfo.environment["HITCH_SAMPLER_STORM_ITERATIONS"] ?? "") ?? 3
         // A full ring (the drain thread starved on a loaded machine, under ASan) drops snapshots;
         // that is counted, not checked: this test is about hangs, crashes and errno.
-        var totals = (taken: UInt64(0), complete: UInt64(0), dropped: UInt64(0), loads: 0, walks: 0, unwinds: 0)
+        var totals = (taken: UInt64(0), complete: UInt64(0), dropped: UInt64(0), loads: 0, walks: 0, unwinds: 0, catches: 0)
         var failures = UnwindFailures()
         for iteration in 0..<iterations {
             let done = watchdog(seconds: 60, what: "sampler storm iteration \(iteration)")
             let storm = SamplerStorm()
             storm.startThreads()
-            let sampler = try FaultSupport.startSampler(.init(rateHz: 1000, threads: .all), recorder: nil)
+            // Both sources in turn where perf events are permitted: the signal lands inside the loader,
+            // malloc and libgcc's unwinder; the kernel's samples meet the same unwinder mid-dlclose.
+            let source = Self.availableSources[iteration % Self.availableSources.count]
+            let sampler = try FaultSupport.startSampler(.init(rateHz: 1000, threads: .all, source: source), recorder: nil)
             Thread.sleep(forTimeInterval: 0.1)
             let statistics = sampler.stop()
             let stopped = storm.stopThreads(timeout: 20)
             done.signal()
             #expect(stopped, "iteration \(iteration): a storm thread did not finish")
             #expect(storm.errnoViolations.load(ordering: .relaxed) == 0, "iteration \(iteration): errno changed under a signal")
+            #expect(storm.exceptionsMissed.load(ordering: .relaxed) == 0, "iteration \(iteration): a C++ exception was not caught as thrown")
             #expect(storm.readResult.load(ordering: .relaxed) == 1, "iteration \(iteration): read returned \(storm.readResult.load(ordering: .relaxed))")
             // No silent loss: every snapshot became a sample or was counted as discarded.
             #expect(statistics.samplesTaken == statistics.samplesRecorded + statistics.samplesDiscarded,
@@ -337,10 +409,11 @@ extension SamplerTests {
             totals.loads += storm.loads.load(ordering: .relaxed)
             totals.walks += storm.loaderWalks.load(ordering: .relaxed)
             totals.unwinds += storm.unwinds.load(ordering: .relaxed)
+            totals.catches += storm.exceptionsCaught.load(ordering: .relaxed)
         }
         // Every kind of thread made progress while being sampled.
-        #expect(totals.taken > 0 && totals.loads > 0 && totals.walks > 0 && totals.unwinds > 0, "\(totals)")
+        #expect(totals.taken > 0 && totals.loads > 0 && totals.walks > 0 && totals.unwinds > 0 && totals.catches > 0, "\(totals)")
         #expect(totals.complete > 0, "no unwind reached the outermost frame: \(failures)")
-        print("sampler storm: \(iterations) iterations, \(totals.taken) samples (\(totals.complete) unwound to the end, \(totals.dropped) dropped on full rings), \(totals.loads) dlopen/dlclose, \(totals.walks) dl_iterate_phdr walks, \(totals.unwinds) libgcc unwinds; unwinds stopped early: \(failures)")
+        print("sampler storm: \(iterations) iterations, \(totals.taken) samples (\(totals.complete) unwound to the end, \(totals.dropped) dropped on full rings), \(totals.loads) dlopen/dlclose, \(totals.walks) dl_iterate_phdr walks, \(totals.unwinds) libgcc unwinds, \(totals.catches) C++ exceptions caught; unwinds stopped early: \(failures)")
     }
 }

@@ -1,12 +1,17 @@
 #ifndef HITCH_SAMPLER_H
 #define HITCH_SAMPLER_H
-// The signal-driven sampling profiler and the explicit backtrace capture (sampler.c).
+// The sampling profiler and the explicit backtrace capture (sampler.c, sample_perf.c).
 //
-// Each sampled thread gets its own CLOCK_MONOTONIC timer (timer_create with SIGEV_THREAD_ID) that
-// sends SIGPROF to that thread. The C handler only copies: the interrupted registers and up to
-// stack_copy_bytes of the stack from SP up, into the thread's preallocated single-producer/
-// single-consumer ring. One drain thread pops samples with hitch_sampler_pop, which unwinds the
-// snapshots there (libunwind's remote API, sample_unwind.c), never in the handler. Addresses are
+// Two sample sources, one per session (HITCH_SAMPLER_SOURCE_*):
+// - perf events (Linux, where perf_event_open is permitted): a task-clock event per sampled thread;
+//   the kernel copies the thread's user registers and up to stack_copy_bytes of its stack into a
+//   ring mapped per thread, every 1/rate of the thread's CPU time. No signal reaches the thread.
+// - the timer signal: a CLOCK_MONOTONIC timer per thread (timer_create with SIGEV_THREAD_ID) sends
+//   SIGPROF to that thread; the C handler only copies the same registers and stack bytes into the
+//   thread's preallocated single-producer/single-consumer ring.
+// One drain thread pops samples with hitch_sampler_pop, which unwinds the snapshots of either
+// source there (libunwind's remote API, sample_unwind.c), never in a handler. Off Linux no source
+// exists: hitch_sampler_start returns ENOSYS. Addresses are
 // PCs inside their functions: the interrupted PC for frame 0, a return address minus one for every
 // caller, so each resolves to the function containing it.
 #include <stdint.h>
@@ -24,11 +29,22 @@ extern "C" {
 /// where deeper stacks ran off the end of the copy in under 1% of samples; docs/RELIABILITY.md).
 #define HITCH_DEFAULT_STACK_COPY_BYTES 32768
 
+/// The largest stack copy the perf source takes (a perf record, header included, fits in 64 KiB);
+/// a session asking for more samples with the timer signal.
+#define HITCH_PERF_MAX_STACK_COPY_BYTES 65528
+
 /// Which threads a sampling session covers (bit flags).
 enum {
     HITCH_SAMPLE_MAIN_THREAD = 1,        ///< the process's initial thread (tid == pid)
     HITCH_SAMPLE_REGISTERED_THREADS = 2, ///< threads that called hitch_sampler_register_current_thread
     HITCH_SAMPLE_ALL_THREADS = 4,        ///< every thread in /proc/self/task (rescanned by hitch_sampler_rescan_threads)
+};
+
+/// Where samples come from.
+enum {
+    HITCH_SAMPLER_SOURCE_AUTOMATIC = 0, ///< perf events where permitted, else the timer signal
+    HITCH_SAMPLER_SOURCE_SIGNAL = 1,    ///< the per-thread timer and SIGPROF handler
+    HITCH_SAMPLER_SOURCE_PERF = 2,      ///< perf_event_open (a session fails if it is refused)
 };
 
 typedef struct {
@@ -37,11 +53,14 @@ typedef struct {
     uint32_t ring_words_log2;    ///< per-thread ring size as log2 of 8-byte words; 0 means 17 (1 MiB)
     uint32_t stack_copy_bytes;   ///< stack bytes copied per sample, 256 ... 1 MiB (at most a quarter of the
                                  ///< ring); 0 means HITCH_DEFAULT_STACK_COPY_BYTES
+    uint32_t source;             ///< HITCH_SAMPLER_SOURCE_*
+    uint64_t ticks_per_second;   ///< hitch_now()'s rate (converts perf records' times); 0: measured at start
 } hitch_sampler_config;
 
 typedef struct {
-    uint64_t samples_taken;      ///< snapshots written into the rings
-    uint64_t samples_dropped;    ///< snapshots lost because a ring was full (the drain fell behind)
+    uint64_t samples_taken;      ///< snapshots written into the rings (perf: records read from them)
+    uint64_t samples_dropped;    ///< snapshots lost because a ring was full (the drain fell behind),
+                                 ///< perf_samples_lost included
     uint64_t timer_overruns;     ///< timer expirations merged by the kernel (thread not scheduled in time)
     // How each unwound snapshot ended (they sum to the snapshots unwound so far):
     uint64_t unwound_complete;   ///< reached the outermost frame (or HITCH_MAX_FRAMES)
@@ -51,7 +70,11 @@ typedef struct {
     uint64_t unwind_no_module;       ///< stopped at an address outside every loaded module
     uint64_t unwind_errors;          ///< libunwind could not step (no unwind info, bad frame)
     uint64_t samples_discarded;  ///< unwound to no frame at all (the PC's module changed, or PC 0): not popped
-    uint32_t threads_sampled;    ///< threads with an armed timer right now
+    uint64_t perf_samples_lost;  ///< samples the kernel could not write (PERF_RECORD_LOST: ring full)
+    int32_t perf_refusal;        ///< the errno that kept this session (or perf_fallback_threads of its
+                                 ///< threads) off perf events; EMSGSIZE: the stack copy exceeds a record
+    uint32_t perf_fallback_threads; ///< threads of a perf session sampled by the timer signal instead
+    uint32_t threads_sampled;    ///< threads armed (timer or perf event) right now
 } hitch_sampler_stats;
 
 typedef struct {
@@ -60,9 +83,13 @@ typedef struct {
     uint64_t timestamp_ticks;    ///< hitch_now() (the trace clock) when the signal was handled
 } hitch_sample_info;
 
-/// Starts a session. Returns 0, EBUSY if one is running, EINVAL for a bad configuration, or the
-/// errno of the failing sigaction/timer_create.
+/// Starts a session. Returns 0, EBUSY if one is running, EINVAL for a bad configuration, ENOSYS off
+/// Linux, the errno of perf_event_open when HITCH_SAMPLER_SOURCE_PERF is refused, or the errno of
+/// the failing sigaction/timer_create.
 int hitch_sampler_start(const hitch_sampler_config *config);
+
+/// The source the current (or last) session samples with: HITCH_SAMPLER_SOURCE_SIGNAL or _PERF.
+uint32_t hitch_sampler_source(void);
 
 /// Stops the session: disarms every timer and waits for handlers in flight. Samples already in the
 /// rings stay there until popped. Returns 0 or EALREADY. No new session starts (EBUSY) until
@@ -97,6 +124,10 @@ int hitch_sampler_pop(hitch_sample_info *info, uint64_t *frames, uint32_t capaci
 /// hitch_now() ticks (16-tick resolution); 0 before any sample.
 uint64_t hitch_sampler_handler_ticks_percentile(double quantile);
 void hitch_sampler_reset_handler_times(void);
+
+/// The drain's time per sample (read the snapshot or perf record, unwind it) at `quantile`, in
+/// ticks (256-tick resolution, up to 2^20 ticks); reset with the handler's.
+uint64_t hitch_sampler_unwind_ticks_percentile(double quantile);
 
 /// The stack bytes (from SP) that complete unwinds since the last reset read, at `quantile`, as
 /// the power of two (256 ... 1 MiB) at or above it: the copy size that would have sufficed.

@@ -23,14 +23,17 @@ public struct SamplerConfiguration: Sendable {
     public var threads: SampledThreads
     /// How often the drain thread unwinds the snapshots and moves the samples into the trace.
     public var drainIntervalMs: Int
-    /// Stack bytes the signal handler copies per sample (256 ... 256 KiB); deeper stacks are cut
-    /// off where the copy ends (counted in `UnwindFailures.offCopyEnd`).
+    /// Stack bytes copied per sample (256 ... 256 KiB; perf events copy at most 65,528); deeper
+    /// stacks are cut off where the copy ends (counted in `UnwindFailures.offCopyEnd`).
     public var stackCopyBytes: Int
+    /// Where samples come from; nil picks perf events where the kernel permits them, else the timer
+    /// signal, unless the environment variable HITCH_SAMPLER_SOURCE says `signal` or `perf`.
+    public var source: SampleSource?
 
     public init(rateHz: Int = 1000, threads: SampledThreads = .main, drainIntervalMs: Int = 10,
-                stackCopyBytes: Int = SamplerConfiguration.defaultStackCopyBytes) {
+                stackCopyBytes: Int = SamplerConfiguration.defaultStackCopyBytes, source: SampleSource? = nil) {
         self.rateHz = rateHz; self.threads = threads; self.drainIntervalMs = drainIntervalMs
-        self.stackCopyBytes = stackCopyBytes
+        self.stackCopyBytes = stackCopyBytes; self.source = source
     }
 }
 
@@ -75,10 +78,17 @@ public struct UnwindFailures: Sendable, Equatable {
 
 /// What a session did; every lost sample is counted in one of these.
 public struct SamplerStatistics: Sendable, Equatable {
-    /// Stack snapshots the signal handler wrote into the rings.
+    /// Where this session's samples came from.
+    public var source: SampleSource
+    /// Stack snapshots taken: written by the signal handler, or read from the kernel's perf rings.
     public var samplesTaken: UInt64
-    /// Samples lost because a thread's ring was full (the drain thread fell behind).
+    /// Samples lost because a thread's ring was full (the drain thread fell behind), the kernel's
+    /// lost perf records included.
     public var samplesDropped: UInt64
+    /// Of `samplesDropped`: samples the kernel could not write into a full perf ring.
+    public var perfSamplesLost: UInt64
+    /// Threads of a perf-event session whose event was refused, sampled by the timer signal instead.
+    public var perfFallbackThreads: Int
     /// Timer expirations the kernel merged because the thread was not scheduled in time.
     public var timerOverruns: UInt64
     /// Snapshots unwound on the drain thread (complete or not).
@@ -90,9 +100,13 @@ public struct SamplerStatistics: Sendable, Equatable {
     public var samplesDiscarded: UInt64
     /// Samples written into the trace (or counted, without a recorder).
     public var samplesRecorded: UInt64
-    /// Time spent in the signal handler per sample (median and 99th percentile), in nanoseconds.
+    /// Time spent in the signal handler per sample (median and 99th percentile), in nanoseconds;
+    /// 0 when no signal was handled (perf events: the kernel takes the sample).
     public var handlerNsP50: Double
     public var handlerNsP99: Double
+    /// The drain thread's time per sample: read the snapshot or perf record and unwind it, in ns.
+    public var unwindNsP50: Double
+    public var unwindNsP99: Double
     /// Stack bytes (from SP) that 99% of complete unwinds read, rounded up to a power of two: the
     /// copy size that would have sufficed for them.
     public var stackBytesNeededP99: UInt64
@@ -104,15 +118,35 @@ public struct SamplerStatistics: Sendable, Equatable {
 }
 
 /// Where samples come from, written to the trace's metadata (`samplerSource`).
-public enum SampleSource: String, Sendable {
+public enum SampleSource: String, Sendable, CaseIterable {
     /// A per-thread POSIX timer sends SIGPROF; the handler copies registers and stack.
     case timerSignal = "timer-signal"
+    /// A per-thread perf_event_open task-clock event: the kernel copies registers and stack into a
+    /// ring the drain thread reads; no signal reaches the sampled thread. Samples on-CPU user time
+    /// only (a thread blocked or in a system call is not sampled).
+    case perfEvent = "perf-event"
+
+    /// The source HITCH_SAMPLER_SOURCE names (`signal` or `perf`); nil when unset or empty.
+    public static func fromEnvironment() throws(SamplerError) -> SampleSource? {
+        guard let value = ProcessInfo.processInfo.environment["HITCH_SAMPLER_SOURCE"], !value.isEmpty else { return nil }
+        switch value {
+        case "signal", timerSignal.rawValue: return .timerSignal
+        case "perf", perfEvent.rawValue: return .perfEvent
+        default: throw .invalidSourceSetting(value)
+        }
+    }
 }
 
 public enum SamplerError: Error, CustomStringConvertible, Equatable {
     case alreadyRunning
     case invalidRate(Int)
     case invalidStackCopySize(Int)
+    /// HITCH_SAMPLER_SOURCE holds something other than `signal` or `perf`.
+    case invalidSourceSetting(String)
+    /// No sample source exists on this platform (the sampler is Linux-only).
+    case unavailableOnThisPlatform
+    /// Perf events were asked for and the kernel refused them.
+    case perfEventsRefused(errno: Int32)
     case system(operation: String, errno: Int32)
 
     public var description: String {
@@ -120,16 +154,21 @@ public enum SamplerError: Error, CustomStringConvertible, Equatable {
         case .alreadyRunning: "a sampling session is already running"
         case .invalidRate(let rate): "sampling rate must be 1 to 10000 Hz; got \(rate)"
         case .invalidStackCopySize(let bytes): "stack copy size must be 256 to 262144 bytes; got \(bytes)"
+        case .invalidSourceSetting(let value): "HITCH_SAMPLER_SOURCE must be 'signal' or 'perf'; got '\(value)'"
+        case .unavailableOnThisPlatform: "the sampling profiler is not available on this platform (it needs Linux)"
+        case .perfEventsRefused(let code): "perf events were asked for and refused: \(Sampler.describePerfRefusal(code))"
         case .system(let operation, let code): "\(operation) failed: \(String(cString: strerror(code)))"
         }
     }
 }
 
-/// The sampling profiler: a per-thread CLOCK_MONOTONIC timer interrupts each sampled thread
-/// `rateHz` times a second; a C signal handler copies its registers and the top of its stack into
-/// a lock-free ring (nothing else: no unwinding, no loader call, no lock); a drain thread unwinds
-/// the snapshots, moves the samples into the recording (`TraceRecorder.defineStack`/`recordSample`)
-/// and names every new address once (`defineSymbol`).
+/// The sampling profiler. Each sampled thread's registers and the top of its stack are copied
+/// `rateHz` times a second, by the kernel (a perf_event_open task-clock event per thread, where
+/// permitted: `SampleSource.perfEvent`, no signals) or by a C SIGPROF handler driven by a per-thread
+/// CLOCK_MONOTONIC timer (`SampleSource.timerSignal`: it copies into a lock-free ring and does
+/// nothing else: no unwinding, no loader call, no lock). A drain thread unwinds the snapshots of
+/// either source, moves the samples into the recording (`TraceRecorder.defineStack`/`recordSample`)
+/// and names every new address once (`defineSymbol`). `source` and `sourceReason` say which ran.
 ///
 /// ```swift
 /// let sampler = try Sampler.start(.init(rateHz: 1000, threads: .main))
@@ -144,13 +183,37 @@ public final class Sampler: Sendable {
     private let samplesRecorded = Atomic<UInt64>(0)
     private let drainFinished = DispatchSemaphore(value: 0)
     private let baseline: hitch_sampler_stats
+    /// Where this session's samples come from, and why (also the trace's `samplerSource` and
+    /// `samplerSourceReason`).
+    public let source: SampleSource
+    public let sourceReason: String
 
     private init(configuration: SamplerConfiguration, recorder: TraceRecorder?,
-                 onSample: (@Sendable (SampledStack) -> Void)?, baseline: hitch_sampler_stats) {
+                 onSample: (@Sendable (SampledStack) -> Void)?, baseline: hitch_sampler_stats,
+                 source: SampleSource, sourceReason: String) {
         self.configuration = configuration
         self.recorder = recorder
         self.onSample = onSample
         self.baseline = baseline
+        self.source = source
+        self.sourceReason = sourceReason
+    }
+
+    /// The kernel's perf_event_paranoid setting, nil where there is none.
+    static var perfEventParanoid: Int? {
+        (try? String(contentsOfFile: "/proc/sys/kernel/perf_event_paranoid", encoding: .utf8))
+            .flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+    }
+
+    /// Why perf events could not be used, in words, from the refusing errno.
+    static func describePerfRefusal(_ code: Int32) -> String {
+        let paranoid = perfEventParanoid.map { "perf_event_paranoid \($0)" } ?? "no perf_event_paranoid"
+        switch code {
+        case EMSGSIZE: return "the stack copy is larger than the \(HITCH_PERF_MAX_STACK_COPY_BYTES) bytes a perf record holds"
+        case EACCES, EPERM: return "perf_event_open not permitted (\(String(cString: strerror(code))); \(paranoid), or a seccomp filter, or the locked-memory budget for its rings)"
+        case ENOSYS, ENOENT, EOPNOTSUPP, ENODEV: return "perf_event_open not supported here (\(String(cString: strerror(code))))"
+        default: return "perf_event_open failed (\(String(cString: strerror(code))); \(paranoid))"
+        }
     }
 
     /// Starts sampling into `recorder` (the active recording by default; with none, samples are
@@ -162,18 +225,41 @@ public final class Sampler: Sendable {
         guard (256...(1 << 18)).contains(configuration.stackCopyBytes) else {
             throw .invalidStackCopySize(configuration.stackCopyBytes)
         }
+        let fromEnvironment = configuration.source == nil ? try SampleSource.fromEnvironment() : nil
+        let requested = configuration.source ?? fromEnvironment
         var baseline = hitch_sampler_stats()
         hitch_sampler_get_stats(&baseline)
+        let sourceCode: UInt32 = switch requested {
+        case nil: UInt32(HITCH_SAMPLER_SOURCE_AUTOMATIC)
+        case .timerSignal: UInt32(HITCH_SAMPLER_SOURCE_SIGNAL)
+        case .perfEvent: UInt32(HITCH_SAMPLER_SOURCE_PERF)
+        }
         var config = hitch_sampler_config(rate_hz: UInt32(configuration.rateHz),
                                           scope: configuration.threads.isEmpty ? SampledThreads.main.rawValue : configuration.threads.rawValue,
-                                          ring_words_log2: 0, stack_copy_bytes: UInt32(configuration.stackCopyBytes))
+                                          ring_words_log2: 0, stack_copy_bytes: UInt32(configuration.stackCopyBytes),
+                                          source: sourceCode, ticks_per_second: TraceClock.ticksPerSecond)
         let result = hitch_sampler_start(&config)
         if result == EBUSY { throw .alreadyRunning }
+        #if !os(Linux)
+        if result == ENOSYS { throw .unavailableOnThisPlatform }
+        #endif
+        if result != 0 && requested == .perfEvent { throw .perfEventsRefused(errno: result) }
         if result != 0 { throw .system(operation: "hitch_sampler_start", errno: result) }
-        let sampler = Sampler(configuration: configuration, recorder: recorder, onSample: onSample, baseline: baseline)
+        var started = hitch_sampler_stats()
+        hitch_sampler_get_stats(&started)
+        let source: SampleSource = hitch_sampler_source() == UInt32(HITCH_SAMPLER_SOURCE_PERF) ? .perfEvent : .timerSignal
+        let asked = configuration.source != nil ? "the sampler's configuration" : "HITCH_SAMPLER_SOURCE"
+        let reason: String = switch (source, requested) {
+        case (.perfEvent, .some): "\(asked) asked for perf events"
+        case (.perfEvent, nil): "perf_event_open permitted (\(perfEventParanoid.map { "perf_event_paranoid \($0)" } ?? "")): the kernel copies each thread's registers and stack, no signals"
+        case (.timerSignal, .some): "\(asked) asked for the timer signal"
+        case (.timerSignal, nil): "timer signal: " + describePerfRefusal(started.perf_refusal)
+        }
+        let sampler = Sampler(configuration: configuration, recorder: recorder, onSample: onSample, baseline: baseline,
+                              source: source, sourceReason: reason)
         recorder?.setMetadata("samplerRateHz", String(configuration.rateHz))
-        recorder?.setMetadata("samplerSource", SampleSource.timerSignal.rawValue)
-        recorder?.setMetadata("samplerSourceReason", "perf_event_open sampling is not built yet; SIGPROF stack snapshots, unwound off the handler")
+        recorder?.setMetadata("samplerSource", source.rawValue)
+        recorder?.setMetadata("samplerSourceReason", reason)
         recorder?.setMetadata("samplerStackCopyBytes", String(configuration.stackCopyBytes))
         let thread = Thread { sampler.drainLoop() }
         thread.name = "hitch-sampler-drain"
@@ -202,8 +288,11 @@ public final class Sampler: Sendable {
             failures.errors = now.unwind_errors - baseline.unwind_errors
             let nsPerTick = 1e9 / Double(TraceClock.ticksPerSecond)
             let statistics = SamplerStatistics(
+                source: source,
                 samplesTaken: now.samples_taken - baseline.samples_taken,
                 samplesDropped: now.samples_dropped - baseline.samples_dropped,
+                perfSamplesLost: now.perf_samples_lost - baseline.perf_samples_lost,
+                perfFallbackThreads: Int(now.perf_fallback_threads),
                 timerOverruns: now.timer_overruns - baseline.timer_overruns,
                 samplesUnwound: now.unwound_complete - baseline.unwound_complete + failures.total,
                 unwindFailures: failures,
@@ -211,10 +300,17 @@ public final class Sampler: Sendable {
                 samplesRecorded: samplesRecorded.load(ordering: .relaxed),
                 handlerNsP50: Double(hitch_sampler_handler_ticks_percentile(0.5)) * nsPerTick,
                 handlerNsP99: Double(hitch_sampler_handler_ticks_percentile(0.99)) * nsPerTick,
+                unwindNsP50: Double(hitch_sampler_unwind_ticks_percentile(0.5)) * nsPerTick,
+                unwindNsP99: Double(hitch_sampler_unwind_ticks_percentile(0.99)) * nsPerTick,
                 stackBytesNeededP99: hitch_sampler_stack_bytes_needed_percentile(0.99))
             if let recorder {
                 recorder.setMetadata("samplerSamplesTaken", String(statistics.samplesTaken))
                 recorder.setMetadata("samplerSamplesDropped", String(statistics.samplesDropped))
+                recorder.setMetadata("samplerPerfSamplesLost", String(statistics.perfSamplesLost))
+                if statistics.perfFallbackThreads > 0 {
+                    recorder.setMetadata("samplerPerfFallbackThreads", String(statistics.perfFallbackThreads))
+                    recorder.setMetadata("samplerPerfFallbackReason", Self.describePerfRefusal(now.perf_refusal))
+                }
                 recorder.setMetadata("samplerTimerOverruns", String(statistics.timerOverruns))
                 recorder.setMetadata("samplerSamplesUnwound", String(statistics.samplesUnwound))
                 recorder.setMetadata("samplerSamplesDiscarded", String(statistics.samplesDiscarded))
@@ -226,6 +322,8 @@ public final class Sampler: Sendable {
                 recorder.setMetadata("samplerUnwindErrors", String(failures.errors))
                 recorder.setMetadata("samplerHandlerNsP50", String(Int(statistics.handlerNsP50.rounded())))
                 recorder.setMetadata("samplerHandlerNsP99", String(Int(statistics.handlerNsP99.rounded())))
+                recorder.setMetadata("samplerUnwindNsP50", String(Int(statistics.unwindNsP50.rounded())))
+                recorder.setMetadata("samplerUnwindNsP99", String(Int(statistics.unwindNsP99.rounded())))
                 recorder.setMetadata("samplerStackBytesNeededP99", String(statistics.stackBytesNeededP99))
             }
             result = statistics

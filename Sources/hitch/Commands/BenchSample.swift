@@ -2,31 +2,37 @@ import Foundation
 import HitchTrace
 import Synchronization
 
-// `hitch bench sample`: the sampling profiler's cost, measured side by side in one run. The same
-// fixed amount of busy work runs in interleaved repetitions without and with sampling of the main
-// thread (each sampled repetition records into a real trace, so the drain thread's unwinding and the
-// writer run as in use). Cost is CPU time of the whole process (getrusage: every thread, the drain
-// thread included), so time the work spends descheduled on a busy machine does not count; the
-// overhead is the median over pairs of (sampled / unsampled - 1), with a distribution-free 95%
-// interval for that median.
+// `hitch bench sample`: the sampling profiler's cost, per sample source, measured side by side in
+// one run. The same fixed amount of busy work runs in interleaved rounds: once unsampled and once
+// under each source (the order rotating every round), each sampled repetition recording into a
+// real trace, so the drain thread's unwinding and the writer run as in use. Cost is CPU time of the
+// whole process (getrusage: every thread, the drain thread included; the kernel's own sampling work
+// is charged to the sampled thread), so time the work spends descheduled on a busy machine does not
+// count; a source's overhead is the median over rounds of (sampled / unsampled - 1), with a
+// distribution-free 95% interval for that median.
 enum BenchSample: Subcommand {
     static let name = "sample"
-    static let summary = "Sampling profiler overhead at 1 kHz."
+    static let summary = "Sampling profiler overhead at 1 kHz, per sample source."
     static let help = """
-    USAGE: hitch bench sample [--rate HZ] [--seconds S] [--stack-copy-bytes N] [--format text|json]
+    USAGE: hitch bench sample [--rate HZ] [--seconds S] [--stack-copy-bytes N] [--source both|signal|perf] [--format text|json]
 
     Runs a busy call chain (outer -> middle -> hot) on the main thread for a fixed amount of work,
-    in interleaved repetitions without and with the sampler running at HZ (at least 10 of each),
-    for about S seconds in all. Reports the overhead in process CPU time (every thread, the
-    sampler's drain thread and its unwinding included) as the median over pairs with a 95%
-    interval, the samples taken against the samples expected (HZ x the main thread's CPU time),
-    the share of samples whose stack names the hot function, the signal handler's time per sample
-    (P50/P99), how unwinds ended, and the machine's load average.
+    in interleaved rounds (at least 10): once without the sampler and once under each sample source
+    at HZ, the order rotating every round, for about S seconds of CPU time in all. Reports, per source, the
+    overhead in process CPU time (every thread, the sampler's drain thread and its unwinding
+    included) as the median over rounds with a 95% interval, the samples taken against the samples
+    expected (HZ x the main thread's CPU time), the share of samples whose stack names the hot
+    function, the time per sample in the signal handler and on the drain (P50/P99), how unwinds
+    ended, and the machine's load average. `defaultSource` is the source a sampler picks here
+    unless told (perf events where the kernel permits them).
 
     OPTIONS:
       --rate HZ             Samples per second (default: 1000).
-      --seconds S           Total benchmark time, 1 to 600 (default: 6).
+      --seconds S           Total CPU time of the work, 1 to 600 (default: 15; each repetition is
+                            about 250 ms of CPU time, so wall time is longer on a busy machine).
       --stack-copy-bytes N  Stack bytes copied per sample, 256 to 262144 (default: \(SamplerConfiguration.defaultStackCopyBytes)).
+      --source both|signal|perf
+                            The sources to measure (default: both; perf events only where permitted).
       --format text|json    Output format (default: text).
       -h, --help            Show this help.
 
@@ -34,16 +40,11 @@ enum BenchSample: Subcommand {
       hitch bench sample --format json
     """
 
-    struct Result: Codable {
-        var rateHz: Int
-        var stackCopyBytes: Int
+    struct SourceResult: Codable {
         var sampleSource: String
-        var pairs: Int
-        var loadAverageBefore: String
-        var loadAverageAfter: String
-        var unsampledCPUSeconds: Double
+        var sourceReason: String
         var sampledCPUSeconds: Double
-        /// Median over pairs of (sampled CPU / unsampled CPU - 1), in percent.
+        /// Median over rounds of (sampled CPU / unsampled CPU - 1), in percent.
         var overheadPercent: Double
         var overheadPercentCI95Low: Double
         var overheadPercentCI95High: Double
@@ -52,6 +53,7 @@ enum BenchSample: Subcommand {
         var samplesExpected: Int
         var samplesTaken: UInt64
         var samplesDropped: UInt64
+        var perfSamplesLost: UInt64
         var timerOverruns: UInt64
         var samplesUnwound: UInt64
         var unwoundComplete: UInt64
@@ -63,34 +65,64 @@ enum BenchSample: Subcommand {
         var offCopyEndShare: Double
         /// Stack bytes 99% of complete unwinds read (a power of two): the copy size that sufficed.
         var stackBytesNeededP99: UInt64
+        /// In the signal handler per sample (0 for perf events: the kernel takes the sample).
         var handlerNsP50: Double
         var handlerNsP99: Double
+        /// On the drain thread per sample: read the snapshot or record, unwind it.
+        var unwindNsP50: Double
+        var unwindNsP99: Double
         var hotFunctionShare: Double
+        /// Process CPU time of one `Sampler.start` and one `stop` (median over rounds; stop includes
+        /// unwinding the samples still in the rings): the per-session cost inside each repetition.
+        var startCPUMicroseconds: Double
+        var stopCPUMicroseconds: Double
+    }
+
+    struct Result: Codable {
+        var rateHz: Int
+        var stackCopyBytes: Int
+        var rounds: Int
+        var loadAverageBefore: String
+        var loadAverageAfter: String
+        var unsampledCPUSeconds: Double
+        /// The source a sampler uses here unless told, and why.
+        var defaultSource: String
+        var defaultSourceReason: String
+        var sources: [SourceResult]
     }
 
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         let format = try arguments.choice("--format", ["text", "json"], default: "text")
         let rate = try arguments.number("--rate", in: 1...10_000, default: 1000)
-        let seconds = try arguments.number("--seconds", in: 1.0...600.0, default: 6.0)
+        let seconds = try arguments.number("--seconds", in: 1.0...600.0, default: 15.0)
         let copyBytes = try arguments.number("--stack-copy-bytes", in: 256...262_144, default: Int(SamplerConfiguration.defaultStackCopyBytes))
+        let which = try arguments.choice("--source", ["both", "signal", "perf"], default: "both")
         guard try arguments.positionals().isEmpty else { throw CLIError("'hitch bench sample' takes no arguments (see --help)") }
-        let result = try measure(rateHz: rate, seconds: seconds, stackCopyBytes: copyBytes)
+        let result = try measure(rateHz: rate, seconds: seconds, stackCopyBytes: copyBytes, which: which)
         if format == "json" {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
             print(String(decoding: try encoder.encode(result), as: UTF8.self))
         } else {
             func f(_ value: Double, _ digits: Int = 2) -> String { String(format: "%.\(digits)f", value) }
-            print("""
-            rate          \(result.rateHz) Hz (\(result.sampleSource)), \(result.pairs) repetitions each way, \(result.stackCopyBytes)-byte stack copies
+            var lines = ["""
+            rate          \(result.rateHz) Hz, \(result.rounds) rounds (unsampled and each source, interleaved), \(result.stackCopyBytes)-byte stack copies
             load average  \(result.loadAverageBefore) before, \(result.loadAverageAfter) after
-            CPU time      \(f(result.unsampledCPUSeconds, 3)) s unsampled, \(f(result.sampledCPUSeconds, 3)) s sampled (all threads)
-            overhead      \(f(result.overheadPercent))% of CPU time (median of pairs; 95% interval \(f(result.overheadPercentCI95Low)) ... \(f(result.overheadPercentCI95High))%); wall time \(f(result.wallOverheadPercent))%
-            samples       \(result.samplesTaken) taken of \(result.samplesExpected) expected (\(result.samplesDropped) dropped, \(result.timerOverruns) timer overruns)
-            unwinds       \(result.unwoundComplete) complete of \(result.samplesUnwound); stopped early: \(result.unwindOffCopyEnd) off the copy's end (\(f(result.offCopyEndShare * 100))%; 99% needed at most \(result.stackBytesNeededP99) bytes), \(result.unwindStackUnknown) stack unknown, \(result.unwindModulesChanged) modules changed, \(result.unwindNoModule) outside modules, \(result.unwindErrors) errors
-            handler       \(f(result.handlerNsP50, 0)) ns P50, \(f(result.handlerNsP99, 0)) ns P99
-            hot function  \(f(result.hotFunctionShare * 100, 1))% of samples
-            """)
+            default       \(result.defaultSource): \(result.defaultSourceReason)
+            unsampled     \(f(result.unsampledCPUSeconds, 3)) s CPU
+            """]
+            for source in result.sources {
+                lines.append("""
+                \(source.sampleSource):
+                  overhead      \(f(source.overheadPercent))% of CPU time (median of rounds; 95% interval \(f(source.overheadPercentCI95Low)) ... \(f(source.overheadPercentCI95High))%); wall time \(f(source.wallOverheadPercent))%; \(f(source.sampledCPUSeconds, 3)) s CPU sampled
+                  samples       \(source.samplesTaken) taken of \(source.samplesExpected) expected (\(source.samplesDropped) dropped, \(source.perfSamplesLost) of them lost by the kernel; \(source.timerOverruns) timer overruns)
+                  unwinds       \(source.unwoundComplete) complete of \(source.samplesUnwound); stopped early: \(source.unwindOffCopyEnd) off the copy's end (\(f(source.offCopyEndShare * 100))%; 99% needed at most \(source.stackBytesNeededP99) bytes), \(source.unwindStackUnknown) stack unknown, \(source.unwindModulesChanged) modules changed, \(source.unwindNoModule) outside modules, \(source.unwindErrors) errors
+                  per sample    handler \(f(source.handlerNsP50, 0)) ns P50, \(f(source.handlerNsP99, 0)) ns P99; drain \(f(source.unwindNsP50, 0)) ns P50, \(f(source.unwindNsP99, 0)) ns P99
+                  hot function  \(f(source.hotFunctionShare * 100, 1))% of samples
+                  per session   start \(f(source.startCPUMicroseconds, 0)) us, stop \(f(source.stopCPUMicroseconds, 0)) us of CPU
+                """)
+            }
+            print(lines.joined(separator: "\n"))
         }
         return .ok
     }
@@ -131,89 +163,128 @@ enum BenchSample: Subcommand {
         return (median, sorted[max(k - 1, 0)], sorted[min(n - k, n - 1)])
     }
 
-    static func measure(rateHz: Int, seconds: Double, stackCopyBytes: Int) throws -> Result {
-        // Size one repetition of work to about 150 ms.
-        let probeStart = DispatchTime.now().uptimeNanoseconds
+    /// One source's repetitions, summed over rounds.
+    private final class SourceRuns {
+        let source: SampleSource
+        let collected = CollectedStacks()
+        var reason = ""
+        var cpuRatios: [Double] = [], wallRatios: [Double] = []
+        var cpu = 0.0, threadCPU = 0.0
+        var startCPU: [Double] = [], stopCPU: [Double] = []
+        var statistics: [SamplerStatistics] = []
+        init(source: SampleSource) { self.source = source }
+
+        func result(rateHz: Int) -> SourceResult {
+            let overhead = BenchSample.medianWithInterval(cpuRatios)
+            var failures = UnwindFailures()
+            statistics.forEach { failures.add($0.unwindFailures) }
+            func sum(_ value: (SamplerStatistics) -> UInt64) -> UInt64 { statistics.reduce(0) { $0 + value($1) } }
+            func median(_ value: (SamplerStatistics) -> Double) -> Double { BenchSample.medianWithInterval(statistics.map(value)).median }
+            let unwound = sum(\.samplesUnwound)
+            return SourceResult(
+                sampleSource: source.rawValue, sourceReason: reason, sampledCPUSeconds: cpu,
+                overheadPercent: overhead.median, overheadPercentCI95Low: overhead.low, overheadPercentCI95High: overhead.high,
+                wallOverheadPercent: BenchSample.medianWithInterval(wallRatios).median,
+                samplesExpected: Int((threadCPU * Double(rateHz)).rounded()),
+                samplesTaken: sum(\.samplesTaken), samplesDropped: sum(\.samplesDropped), perfSamplesLost: sum(\.perfSamplesLost),
+                timerOverruns: sum(\.timerOverruns), samplesUnwound: unwound, unwoundComplete: unwound - failures.total,
+                unwindStackUnknown: failures.stackUnknown, unwindOffCopyEnd: failures.offCopyEnd,
+                unwindModulesChanged: failures.modulesChanged, unwindNoModule: failures.noModule, unwindErrors: failures.errors,
+                offCopyEndShare: unwound == 0 ? 0 : Double(failures.offCopyEnd) / Double(unwound),
+                stackBytesNeededP99: statistics.map(\.stackBytesNeededP99).max() ?? 0,
+                handlerNsP50: median(\.handlerNsP50), handlerNsP99: median(\.handlerNsP99),
+                unwindNsP50: median(\.unwindNsP50), unwindNsP99: median(\.unwindNsP99),
+                hotFunctionShare: collected.share(containing: "BenchSampleWorkload.hot("),
+                startCPUMicroseconds: BenchSample.medianWithInterval(startCPU).median * 1e6,
+                stopCPUMicroseconds: BenchSample.medianWithInterval(stopCPU).median * 1e6)
+        }
+    }
+
+    static func measure(rateHz: Int, seconds: Double, stackCopyBytes: Int, which: String) throws -> Result {
+        // The source a sampler picks unless told (one short session finds out).
+        let probe = try startSampler(rateHz: rateHz, stackCopyBytes: stackCopyBytes, source: nil, recorder: nil, collected: nil)
+        probe.stop()
+        let defaultSource = (probe.source, probe.sourceReason)
+        var sources: [SampleSource] = which == "signal" ? [.timerSignal] : which == "perf" ? [.perfEvent] : [.timerSignal, .perfEvent]
+        if which == "both" {
+            // Perf events refused here (not merely unchosen: HITCH_SAMPLER_SOURCE may force the signal).
+            let perf = try? startSampler(rateHz: rateHz, stackCopyBytes: stackCopyBytes, source: .perfEvent, recorder: nil, collected: nil)
+            if let perf { perf.stop() } else { sources = [.timerSignal] }
+        }
+
+        // Size one repetition to about 250 ms of the thread's CPU time (not wall time: on a loaded
+        // machine a wall-time budget shrinks the work until each session's fixed start/stop cost,
+        // reported separately, dominates the ratio).
+        let probeStart = threadCPUSeconds()
         var probeIterations = 0
-        while DispatchTime.now().uptimeNanoseconds - probeStart < 50_000_000 {
+        while threadCPUSeconds() - probeStart < 0.05 {
             BenchSampleWorkload.consume(BenchSampleWorkload.outer(iterations: 10, seed: probeIterations))
             probeIterations += 10
         }
-        let iterationsPerRound = max(probeIterations * 3, 10)
-        let pairs = max(Int(seconds / 0.3), 10)
+        let iterationsPerRound = max(probeIterations * 5, 10)
+        let rounds = max(Int(seconds / (0.25 * Double(sources.count + 1))), 10)
 
         let tracePath = FileManager.default.temporaryDirectory.appendingPathComponent("hitch-bench-sample-\(getpid()).fxt").path
         defer { unlink(tracePath) }
         let recorder: TraceRecorder
         do { recorder = try TraceRecorder.start(path: tracePath) } catch { throw CLIError("cannot record to \(tracePath): \(error)") }
-        let collected = CollectedStacks()
         let loadBefore = loadAverage()
 
-        // One untimed sampled round first: the first samples load each image's symbol table and
-        // fill the unwinder's caches, a one-time cost that is not the sampler's steady-state overhead.
-        let warmUp = try startSampler(rateHz: rateHz, stackCopyBytes: stackCopyBytes, recorder: recorder, collected: CollectedStacks())
-        BenchSampleWorkload.consume(BenchSampleWorkload.outer(iterations: iterationsPerRound, seed: -1))
-        warmUp.stop()
+        // One untimed sampled repetition per source first: the first samples load each image's
+        // symbol table and fill the unwinder's caches, a one-time cost that is not the sampler's
+        // steady-state overhead.
+        let runs = sources.map(SourceRuns.init)
+        for run in runs {
+            let warmUp = try startSampler(rateHz: rateHz, stackCopyBytes: stackCopyBytes, source: run.source, recorder: recorder, collected: CollectedStacks())
+            run.reason = warmUp.sourceReason
+            BenchSampleWorkload.consume(BenchSampleWorkload.outer(iterations: iterationsPerRound, seed: -1))
+            warmUp.stop()
+        }
 
-        var cpuRatios: [Double] = [], wallRatios: [Double] = []
-        var unsampledCPU = 0.0, sampledCPU = 0.0, sampledThreadCPU = 0.0
-        var totals = (samplesTaken: UInt64(0), samplesDropped: UInt64(0), timerOverruns: UInt64(0), samplesUnwound: UInt64(0),
-                      unwindFailures: UnwindFailures())
-        var handlerP50: [Double] = [], handlerP99: [Double] = []
-        var stackNeeded: UInt64 = 0
-        for round in 0..<pairs {
-            var cost: [Bool: (cpu: Double, wall: Double)] = [:]
-            // Alternate the order (A B, B A, ...) so drift in the machine's speed falls on both sides.
-            for sampled in (round % 2 == 0 ? [false, true] : [true, false]) {
+        var unsampledCPU = 0.0
+        let variants: [SourceRuns?] = [nil] + runs
+        for round in 0..<rounds {
+            var cost: [(cpu: Double, wall: Double)] = Array(repeating: (0, 0), count: variants.count)
+            // Rotate the order every round so drift in the machine's speed falls on every variant.
+            for step in 0..<variants.count {
+                let index = (step + round) % variants.count
+                let run = variants[index]
                 let before = clocks()
                 let threadBefore = threadCPUSeconds()
-                let sampler = sampled ? try startSampler(rateHz: rateHz, stackCopyBytes: stackCopyBytes, recorder: recorder, collected: collected) : nil
+                let sampler = try run.map { try startSampler(rateHz: rateHz, stackCopyBytes: stackCopyBytes, source: $0.source, recorder: recorder, collected: $0.collected) }
+                let started = clocks()
                 BenchSampleWorkload.consume(BenchSampleWorkload.outer(iterations: iterationsPerRound, seed: round))
                 let threadCPU = threadCPUSeconds() - threadBefore
-                if let sampler {
-                    let statistics = sampler.stop() // waits for the drain thread to unwind the rest
-                    totals.samplesTaken += statistics.samplesTaken
-                    totals.samplesDropped += statistics.samplesDropped
-                    totals.timerOverruns += statistics.timerOverruns
-                    totals.samplesUnwound += statistics.samplesUnwound
-                    totals.unwindFailures.add(statistics.unwindFailures)
-                    handlerP50.append(statistics.handlerNsP50)
-                    handlerP99.append(statistics.handlerNsP99)
-                    stackNeeded = max(stackNeeded, statistics.stackBytesNeededP99)
-                    sampledThreadCPU += threadCPU
+                if let sampler, let run {
+                    let stopping = clocks()
+                    run.statistics.append(sampler.stop()) // waits for the drain thread to unwind the rest
+                    run.stopCPU.append(clocks().cpu - stopping.cpu)
+                    run.startCPU.append(started.cpu - before.cpu)
+                    run.threadCPU += threadCPU
                 }
                 let after = clocks()
-                cost[sampled] = (after.cpu - before.cpu, after.wall - before.wall)
+                cost[index] = (after.cpu - before.cpu, after.wall - before.wall)
             }
-            let (plain, withSampler) = (cost[false]!, cost[true]!)
-            unsampledCPU += plain.cpu
-            sampledCPU += withSampler.cpu
-            cpuRatios.append((withSampler.cpu / plain.cpu - 1) * 100)
-            wallRatios.append((withSampler.wall / plain.wall - 1) * 100)
+            unsampledCPU += cost[0].cpu
+            for (index, run) in runs.enumerated() {
+                let sampled = cost[index + 1]
+                run.cpu += sampled.cpu
+                run.cpuRatios.append((sampled.cpu / cost[0].cpu - 1) * 100)
+                run.wallRatios.append((sampled.wall / cost[0].wall - 1) * 100)
+            }
         }
         _ = try? recorder.stop()
-        let overhead = medianWithInterval(cpuRatios)
-        let failures = totals.unwindFailures
-        return Result(rateHz: rateHz, stackCopyBytes: stackCopyBytes, sampleSource: SampleSource.timerSignal.rawValue,
-                      pairs: pairs, loadAverageBefore: loadBefore, loadAverageAfter: loadAverage(),
-                      unsampledCPUSeconds: unsampledCPU, sampledCPUSeconds: sampledCPU,
-                      overheadPercent: overhead.median, overheadPercentCI95Low: overhead.low, overheadPercentCI95High: overhead.high,
-                      wallOverheadPercent: medianWithInterval(wallRatios).median,
-                      samplesExpected: Int((sampledThreadCPU * Double(rateHz)).rounded()),
-                      samplesTaken: totals.samplesTaken, samplesDropped: totals.samplesDropped, timerOverruns: totals.timerOverruns,
-                      samplesUnwound: totals.samplesUnwound, unwoundComplete: totals.samplesUnwound - failures.total,
-                      unwindStackUnknown: failures.stackUnknown, unwindOffCopyEnd: failures.offCopyEnd,
-                      unwindModulesChanged: failures.modulesChanged, unwindNoModule: failures.noModule, unwindErrors: failures.errors,
-                      offCopyEndShare: totals.samplesUnwound == 0 ? 0 : Double(failures.offCopyEnd) / Double(totals.samplesUnwound),
-                      stackBytesNeededP99: stackNeeded,
-                      handlerNsP50: medianWithInterval(handlerP50).median, handlerNsP99: medianWithInterval(handlerP99).median,
-                      hotFunctionShare: collected.share(containing: "BenchSampleWorkload.hot("))
+        return Result(rateHz: rateHz, stackCopyBytes: stackCopyBytes, rounds: rounds,
+                      loadAverageBefore: loadBefore, loadAverageAfter: loadAverage(), unsampledCPUSeconds: unsampledCPU,
+                      defaultSource: defaultSource.0.rawValue, defaultSourceReason: defaultSource.1,
+                      sources: runs.map { $0.result(rateHz: rateHz) })
     }
 
-    private static func startSampler(rateHz: Int, stackCopyBytes: Int, recorder: TraceRecorder, collected: CollectedStacks) throws -> Sampler {
+    private static func startSampler(rateHz: Int, stackCopyBytes: Int, source: SampleSource?, recorder: TraceRecorder?,
+                                     collected: CollectedStacks?) throws -> Sampler {
         do {
-            return try Sampler.start(.init(rateHz: rateHz, threads: .main, stackCopyBytes: stackCopyBytes),
-                                     recorder: recorder, onSample: collected.add)
+            return try Sampler.start(.init(rateHz: rateHz, threads: .main, stackCopyBytes: stackCopyBytes, source: source),
+                                     recorder: recorder, onSample: collected?.add)
         } catch {
             throw CLIError("cannot start the sampler: \(error)")
         }

@@ -10,7 +10,8 @@ enum InfoCommand: Subcommand {
     USAGE: hitch info TRACE [--format text|json]
 
     Reads an FXT trace in one streaming pass and prints its duration, threads (by name), event
-    counts by kind, dropped events, metadata and any warnings (skipped or truncated records).
+    counts by kind, dropped events, the sample source of a sampled recording and why it was used,
+    metadata and any warnings (skipped or truncated records).
     Exits 2 when the trace holds no events.
 
     ARGUMENTS:
@@ -108,6 +109,15 @@ enum InfoCommand: Subcommand {
         for thread in info.threads {
             lines.append("  " + "\(thread.name) [\(thread.processID)/\(thread.threadID)]".padding(toLength: 36, withPad: " ", startingAt: 0)
                          + "\(thread.eventCount) events")
+        }
+        if let source = info.metadata["samplerSource"] {
+            // Which sample source ran and why (the same entries are in the metadata below).
+            let rate = info.metadata["samplerRateHz"].map { " at \($0) Hz" } ?? ""
+            let reason = info.metadata["samplerSourceReason"].map { ": \($0)" } ?? ""
+            lines.append("sampler    \(source)\(rate)\(reason)")
+            if let fallback = info.metadata["samplerPerfFallbackThreads"] {
+                lines.append("           \(fallback) threads on the timer signal instead: \(info.metadata["samplerPerfFallbackReason"] ?? "")")
+            }
         }
         if !info.metadata.isEmpty {
             lines.append("metadata")
