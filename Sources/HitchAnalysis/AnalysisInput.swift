@@ -16,10 +16,14 @@ public protocol AnalysisInput {
     /// Decodes the next event into `event`; false at the end. Inputs that can write the event in
     /// place (the FXT reader) implement this; the default goes through `nextEvent()`.
     mutating func nextEvent(into event: inout TraceEvent) throws -> Bool
+    /// The app arguments of the last event returned, when it is an interval or instant that has
+    /// any (docs/FORMAT.md §5 "Arguments"); empty otherwise. Inputs without arguments keep the default.
+    var arguments: EventArguments { get }
 }
 
 extension AnalysisInput {
     public func threadRole(_ thread: ThreadID) -> String? { nil }
+    public var arguments: EventArguments { EventArguments() }
 
     public mutating func nextEvent(into event: inout TraceEvent) throws -> Bool {
         guard let next = try nextEvent() else { return false }
