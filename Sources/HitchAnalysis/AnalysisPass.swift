@@ -45,6 +45,7 @@ extension TraceEvent.Payload {
         case .sample: .sample
         case .viewLifetime: .viewLifetime
         case .stackDefinition, .symbol, .metadata, .droppedEvents: []
+        case .threadState, .machineState, .schedSwitch: []
         }
     }
 }

@@ -167,6 +167,8 @@ public struct Analyzer: Sendable {
         case .droppedEvents(let count):
             runDropped &+= count
             return
+        case .threadState, .machineState, .schedSwitch:
+            return   // no pass reads scheduler records yet (issue 13's analysis half)
         }
         if resolved.startNs < context.runStartNs { context.runStartNs = resolved.startNs }
         if resolved.endNs > context.runLastNs { context.runLastNs = resolved.endNs }

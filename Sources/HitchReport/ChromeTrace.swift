@@ -110,6 +110,7 @@ public struct ChromeTraceExporter {
             case .string(let text): appendString(text)
             case .integer(let value): buffer += value
             case .double(let value): buffer += value.isFinite ? String(value) : "null"
+            case .bool(let flag): buffer += flag ? "true" : "false"
             case .hexArray(let values):
                 buffer += "[" + values.map { "\"0x" + String($0, radix: 16) + "\"" }.joined(separator: ",") + "]"
             }
@@ -121,6 +122,7 @@ public struct ChromeTraceExporter {
         case string(String)
         case integer(String)
         case double(Double)
+        case bool(Bool)
         case hexArray([UInt64])
         static func int(_ value: some BinaryInteger) -> ArgValue { .integer(String(value)) }
         static func hex(_ value: UInt64) -> ArgValue { .string("0x" + String(value, radix: 16)) }
@@ -245,6 +247,24 @@ public struct ChromeTraceExporter {
         case let .droppedEvents(count):
             begin("i", thread, ts, category: ChromeWord.droppedCategory, name: ChromeWord.droppedName); buffer += ",\"s\":\"g\""
             args([(.count, .int(count))]); end()
+        case let .threadState(reading):
+            begin("i", thread, ts, category: HitchCategory.sched.name, name: HitchEventName.threadState.name); buffer += ",\"s\":\"t\""
+            var fields: [(HitchArgument, ArgValue)] = [(.frameID, .int(reading.frameID)), (.phase, .string(reading.phase.name)), (.cpuNs, .int(reading.cpuNs))]
+            if let wait = reading.runnableWaitNs { fields.append((.runnableWaitNs, .int(wait))) }
+            if let voluntary = reading.voluntarySwitches { fields.append((.voluntarySwitches, .int(voluntary))) }
+            if let involuntary = reading.involuntarySwitches { fields.append((.involuntarySwitches, .int(involuntary))) }
+            args(fields); end()
+        case let .machineState(reading):
+            begin("i", thread, ts, category: HitchCategory.sched.name, name: HitchEventName.machineState.name); buffer += ",\"s\":\"g\""
+            var fields: [(HitchArgument, ArgValue)] = []
+            if let steal = reading.stealNs { fields.append((.stealNs, .int(steal))) }
+            if let pressure = reading.cpuPressureSomeUs { fields.append((.cpuPressureSomeUs, .int(pressure))) }
+            if let throttled = reading.cgroupThrottledUs { fields.append((.cgroupThrottledUs, .int(throttled))) }
+            fields.append((.onlineCPUs, .int(reading.onlineCPUs)))
+            args(fields); end()
+        case let .schedSwitch(change):
+            begin("i", thread, ts, category: HitchCategory.sched.name, name: HitchEventName.schedSwitch.name); buffer += ",\"s\":\"t\""
+            args([(.direction, .string(change.direction.name)), (.preempted, .bool(change.preempted))]); end()
         }
     }
 

@@ -42,6 +42,8 @@ enum VocabularyNames {
     static let viewChanges = ViewLifetime.Change.allCases.map { TraceName.intern($0.name) }
     static let viewReasons = ViewLifetime.Reason.allCases.map { TraceName.intern($0.name) }
     static let byteKinds = InferenceOp.ByteKind.allCases.map { TraceName.intern($0.name) }
+    static let threadStatePhases = ThreadStateReading.Phase.allCases.map { TraceName.intern($0.name) }
+    static let switchDirections = SchedSwitch.Direction.allCases.map { TraceName.intern($0.name) }
 }
 
 /// A file (or memory) sink that only ever receives whole records.
@@ -380,6 +382,14 @@ final class FXTEncoder {
         p[0] = FXT.ArgType.double.rawValue | 2 << 4 | UInt64(name) << 16
         p[1] = value.bitPattern
         eventWords += 2
+        eventArgs += 1
+    }
+
+    @inline(__always)
+    func argBool(_ name: UInt16, _ value: Bool) {
+        let p = eventStart! + eventWords
+        p[0] = FXT.ArgType.bool.rawValue | 1 << 4 | UInt64(name) << 16 | (value ? 1 : 0) << 32
+        eventWords += 1
         eventArgs += 1
     }
 

@@ -152,6 +152,46 @@ extension FXTEncoder {
         endEvent()
     }
 
+    /// Category `hitch.sched`, name `threadState`; absent readings are absent arguments.
+    func threadState(thread: UInt8, ticks: UInt64, _ r: ThreadStateReading) {
+        let category = stringRef(HitchCategory.sched), name = stringRef(HitchEventName.threadState)
+        let idArg = stringRef(HitchArgument.frameID), phaseArg = stringRef(HitchArgument.phase), phase = stringRef(VocabularyNames.threadStatePhases[Int(r.phase.rawValue)])
+        let cpuArg = stringRef(HitchArgument.cpuNs), waitArg = stringRef(HitchArgument.runnableWaitNs)
+        let voluntaryArg = stringRef(HitchArgument.voluntarySwitches), involuntaryArg = stringRef(HitchArgument.involuntarySwitches)
+        beginEvent(.instant, thread: thread, category: category, name: name, ticks: ticks)
+        argUnsigned(idArg, r.frameID)
+        argString(phaseArg, phase)
+        argSigned(cpuArg, r.cpuNs)
+        if let wait = r.runnableWaitNs { argSigned(waitArg, wait) }
+        if let voluntary = r.voluntarySwitches { argSigned(voluntaryArg, voluntary) }
+        if let involuntary = r.involuntarySwitches { argSigned(involuntaryArg, involuntary) }
+        endEvent()
+    }
+
+    /// Category `hitch.sched`, name `machineState`; absent readings are absent arguments.
+    func machineState(thread: UInt8, ticks: UInt64, _ r: MachineStateReading) {
+        let category = stringRef(HitchCategory.sched), name = stringRef(HitchEventName.machineState)
+        let stealArg = stringRef(HitchArgument.stealNs), pressureArg = stringRef(HitchArgument.cpuPressureSomeUs)
+        let throttledArg = stringRef(HitchArgument.cgroupThrottledUs), cpusArg = stringRef(HitchArgument.onlineCPUs)
+        beginEvent(.instant, thread: thread, category: category, name: name, ticks: ticks)
+        if let steal = r.stealNs { argSigned(stealArg, steal) }
+        if let pressure = r.cpuPressureSomeUs { argSigned(pressureArg, pressure) }
+        if let throttled = r.cgroupThrottledUs { argSigned(throttledArg, throttled) }
+        argSigned(cpusArg, Int64(r.onlineCPUs))
+        endEvent()
+    }
+
+    /// Category `hitch.sched`, name `schedSwitch`: `direction` (string) and `preempted` (bool).
+    func schedSwitch(thread: UInt8, ticks: UInt64, _ s: SchedSwitch) {
+        let category = stringRef(HitchCategory.sched), name = stringRef(HitchEventName.schedSwitch)
+        let directionArg = stringRef(HitchArgument.direction), direction = stringRef(VocabularyNames.switchDirections[Int(s.direction.rawValue)])
+        let preemptedArg = stringRef(HitchArgument.preempted)
+        beginEvent(.instant, thread: thread, category: category, name: name, ticks: ticks)
+        argString(directionArg, direction)
+        argBool(preemptedArg, s.preempted)
+        endEvent()
+    }
+
     /// Frames a stack definition blob holds at most (one record).
     static let maxStackFrames = 4000
 

@@ -29,6 +29,8 @@ func caseName(_ value: some Any) -> String { String(describing: value) }
 /// The category of each of the project's typed events: "hitch." and the case name.
 public enum HitchCategory: UInt32, TraceWord {
     case frame, body, layout, invalidation, op, token, interaction, sample, meta, view
+    /// Scheduler records (issue 13): thread states, machine states, context switches.
+    case sched
     public var name: String { HitchCategory.spelled[Int(rawValue)] }
     private static let spelled = allCases.map { "hitch." + caseName($0) }
 
@@ -39,6 +41,7 @@ public enum HitchCategory: UInt32, TraceWord {
 /// The fixed event names of typed events whose name is not the event's own (a view type, an op).
 public enum HitchEventName: UInt32, TraceWord {
     case frameBegan, frameCommitted, frameRenderEnded, framePresented, layout, sample, metadata, droppedEvents
+    case threadState, machineState, schedSwitch
     public var name: String { HitchEventName.spelled[Int(rawValue)] }
     private static let spelled = allCases.map { caseName($0) }
 }
@@ -59,6 +62,9 @@ public enum HitchArgument: UInt32, TraceWord {
     case value, key, count, process, change, parentIdentity, position, reason, parent, durationNs, selfNs
     /// On a thread's kernel object record (§2): its role (`ThreadRole`).
     case role
+    // Scheduler records (`hitch.sched`).
+    case phase, cpuNs, runnableWaitNs, voluntarySwitches, involuntarySwitches
+    case stealNs, cpuPressureSomeUs, cgroupThrottledUs, onlineCPUs, direction, preempted
     // Chrome JSON only (frames carry nanoseconds there; invalidations name their source in args;
     // definitions travel as M events).
     case vsyncNs, targetNs, source, presented, addresses, address, size, function, image, offset
@@ -81,6 +87,19 @@ extension ViewLifetime.Change: TraceWord {
 extension ViewLifetime.Reason: TraceWord {
     /// The word the trace formats use (the `reason` argument).
     public var name: String { ViewLifetime.Reason.spelled[Int(rawValue)] }
+    private static let spelled = allCases.map { caseName($0) }
+}
+
+extension ThreadStateReading.Phase: TraceWord {
+    /// The word the trace formats use (the `phase` argument). `frameBegan` is also an event name, so
+    /// the reader matches phases by text, not by a fixed id.
+    public var name: String { ThreadStateReading.Phase.spelled[Int(rawValue)] }
+    private static let spelled = allCases.map { caseName($0) }
+}
+
+extension SchedSwitch.Direction: TraceWord {
+    /// The word the trace formats use (the `direction` argument).
+    public var name: String { SchedSwitch.Direction.spelled[Int(rawValue)] }
     private static let spelled = allCases.map { caseName($0) }
 }
 
@@ -113,7 +132,7 @@ public enum ChromeWord {
 
 /// The type of an argument value as docs/FORMAT.md §3 names it.
 public enum HitchArgumentType: String, Sendable {
-    case uint, int, double, string
+    case uint, int, double, string, bool
 }
 
 /// One typed event's shape in FXT: its payload, category, fixed name (nil: the event's own name) and
@@ -151,6 +170,11 @@ public struct HitchEventSchema: Sendable {
         .init("sample", .sample, .sample, [(.stack, .uint)]),
         .init("metadata", .meta, .metadata, [(.key, .string), (.value, .string)]),
         .init("droppedEvents", .meta, .droppedEvents, [(.count, .uint)]),
+        .init("threadState", .sched, .threadState, [(.frameID, .uint), (.phase, .string), (.cpuNs, .int), (.runnableWaitNs, .int),
+                                                   (.voluntarySwitches, .int), (.involuntarySwitches, .int)]),
+        .init("machineState", .sched, .machineState, [(.stealNs, .int), (.cpuPressureSomeUs, .int), (.cgroupThrottledUs, .int),
+                                                     (.onlineCPUs, .int)]),
+        .init("schedSwitch", .sched, .schedSwitch, [(.direction, .string), (.preempted, .bool)]),
     ]
 }
 
@@ -165,11 +189,13 @@ enum FixedStringIDs {
     static let viewChangeBase = tokenStageBase + count(TokenEvent.Stage.self)
     static let viewReasonBase = viewChangeBase + count(ViewLifetime.Change.self)
     static let byteKindBase = viewReasonBase + count(ViewLifetime.Reason.self)
-    static let end = byteKindBase + count(InferenceOp.ByteKind.self)
+    static let switchDirectionBase = byteKindBase + count(InferenceOp.ByteKind.self)
+    static let end = switchDirectionBase + count(SchedSwitch.Direction.self)
 
     /// The words in id order from `argumentBase` (id 0 is the empty string).
     static let words: [String] = HitchArgument.names + HitchCategory.names + HitchEventName.names + HitchBlobName.names
         + TokenEvent.Stage.names + ViewLifetime.Change.names + ViewLifetime.Reason.names + InferenceOp.ByteKind.names
+        + SchedSwitch.Direction.names
 
     private static func count<Word: TraceWord>(_: Word.Type) -> UInt32 { UInt32(Word.allCases.count) }
 }

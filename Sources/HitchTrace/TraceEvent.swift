@@ -82,6 +82,16 @@ public struct TraceEvent: Sendable {
         case metadata(key: StringID, value: StringID)
         /// The recorder dropped `count` events because its writer could not keep up.
         case droppedEvents(count: UInt64)
+
+        /// One thread's scheduler counters, read by that thread at a frame phase. Values are cumulative
+        /// since the thread started; the analyzer differences consecutive readings of the same thread.
+        /// `thread` is the thread that was read.
+        case threadState(ThreadStateReading)
+        /// Machine-wide counters, read at a lower rate than frames. Cumulative; nil = unavailable here.
+        case machineState(MachineStateReading)
+        /// An exact context switch of a recorded thread (perf_event_open context_switch records).
+        /// `thread` is the thread switched in or out.
+        case schedSwitch(SchedSwitch)
     }
 }
 
@@ -115,6 +125,50 @@ public struct FrameBegan: Sendable, Equatable {
     public init(frameID: UInt64, vsyncNs: Int64, targetNs: Int64, periodNs: Int64) {
         self.frameID = frameID; self.vsyncNs = vsyncNs; self.targetNs = targetNs; self.periodNs = periodNs
     }
+}
+
+/// One thread's scheduler counters at a frame phase (docs/FORMAT.md "Thread states").
+public struct ThreadStateReading: Sendable, Equatable {
+    public enum Phase: UInt8, Sendable, CaseIterable { case frameBegan, committed, renderBegan, renderEnded, presented }
+    public var frameID: UInt64
+    public var phase: Phase
+    /// On-CPU time of the thread (CLOCK_THREAD_CPUTIME_ID).
+    public var cpuNs: Int64
+    /// Time runnable but waiting for a CPU (/proc/self/task/TID/schedstat field 2); nil = unavailable.
+    public var runnableWaitNs: Int64?
+    /// getrusage(RUSAGE_THREAD).ru_nvcsw; nil = unavailable.
+    public var voluntarySwitches: Int64?
+    /// getrusage(RUSAGE_THREAD).ru_nivcsw; nil = unavailable.
+    public var involuntarySwitches: Int64?
+    public init(frameID: UInt64, phase: Phase, cpuNs: Int64, runnableWaitNs: Int64?,
+                voluntarySwitches: Int64?, involuntarySwitches: Int64?) {
+        self.frameID = frameID; self.phase = phase; self.cpuNs = cpuNs; self.runnableWaitNs = runnableWaitNs
+        self.voluntarySwitches = voluntarySwitches; self.involuntarySwitches = involuntarySwitches
+    }
+}
+
+/// Machine-wide scheduler counters (docs/FORMAT.md "Thread states").
+public struct MachineStateReading: Sendable, Equatable {
+    /// /proc/stat, the steal column summed over CPUs, in ns.
+    public var stealNs: Int64?
+    /// /proc/pressure/cpu "some total=" (µs).
+    public var cpuPressureSomeUs: Int64?
+    /// cgroup v2 cpu.stat throttled_usec (v1: throttled_time / 1000).
+    public var cgroupThrottledUs: Int64?
+    public var onlineCPUs: Int32
+    public init(stealNs: Int64?, cpuPressureSomeUs: Int64?, cgroupThrottledUs: Int64?, onlineCPUs: Int32) {
+        self.stealNs = stealNs; self.cpuPressureSomeUs = cpuPressureSomeUs
+        self.cgroupThrottledUs = cgroupThrottledUs; self.onlineCPUs = onlineCPUs
+    }
+}
+
+/// A context switch of a recorded thread.
+public struct SchedSwitch: Sendable, Equatable {
+    public enum Direction: UInt8, Sendable, CaseIterable { case switchedOut, switchedIn }
+    public var direction: Direction
+    /// A switch-out while runnable (PERF_RECORD_MISC_SWITCH_OUT_PREEMPT); false for switch-ins.
+    public var preempted: Bool
+    public init(direction: Direction, preempted: Bool) { self.direction = direction; self.preempted = preempted }
 }
 
 public struct BodyEvaluation: Sendable, Equatable {
@@ -267,6 +321,9 @@ extension TraceEvent.Payload {
         case .symbol: "symbol"
         case .metadata: "metadata"
         case .droppedEvents: "droppedEvents"
+        case .threadState: "threadState"
+        case .machineState: "machineState"
+        case .schedSwitch: "schedSwitch"
         }
     }
 

@@ -150,6 +150,12 @@ public final class TraceFileWriter {
             e.metadata(thread: thread, ticks: t, key: ref(key), value: ref(value))
         case let .droppedEvents(count):
             e.droppedEvents(thread: thread, ticks: t, count: count)
+        case let .threadState(reading):
+            e.threadState(thread: thread, ticks: t, reading)
+        case let .machineState(reading):
+            e.machineState(thread: thread, ticks: t, reading)
+        case let .schedSwitch(change):
+            e.schedSwitch(thread: thread, ticks: t, change)
         case .stackDefinition, .symbol:
             break
         }

@@ -679,6 +679,22 @@ final class ReaderCore {
             let value = UInt32(truncatingIfNeeded: argBits[Int(Slot.value.rawValue)])
             cold.pointee.metadata[cold.pointee.strings[Int(key)]] = cold.pointee.strings[Int(value)]
             payload = .metadata(key: StringID(rawValue: key), value: StringID(rawValue: value))
+        case .sched where isInstant && fixedName == .threadState && has(.frameID) && has(.cpuNs):
+            guard let phase = threadStatePhase() else { return false }
+            payload = .threadState(ThreadStateReading(
+                frameID: unsigned(.frameID), phase: phase, cpuNs: signed(.cpuNs),
+                runnableWaitNs: has(.runnableWaitNs) ? signed(.runnableWaitNs) : nil,
+                voluntarySwitches: has(.voluntarySwitches) ? signed(.voluntarySwitches) : nil,
+                involuntarySwitches: has(.involuntarySwitches) ? signed(.involuntarySwitches) : nil))
+        case .sched where isInstant && fixedName == .machineState:
+            payload = .machineState(MachineStateReading(
+                stealNs: has(.stealNs) ? signed(.stealNs) : nil,
+                cpuPressureSomeUs: has(.cpuPressureSomeUs) ? signed(.cpuPressureSomeUs) : nil,
+                cgroupThrottledUs: has(.cgroupThrottledUs) ? signed(.cgroupThrottledUs) : nil,
+                onlineCPUs: has(.onlineCPUs) ? Int32(clamping: signed(.onlineCPUs)) : 0))
+        case .sched where isInstant && fixedName == .schedSwitch:
+            guard let direction = word(.direction, base: IDs.switchDirectionBase, as: SchedSwitch.Direction.self) else { return false }
+            payload = .schedSwitch(SchedSwitch(direction: direction, preempted: has(.preempted) && unsigned(.preempted) != 0))
         case .meta where isInstant && fixedName == .droppedEvents && has(.count):
             let count = unsigned(.count)
             droppedEventCount &+= count
@@ -687,6 +703,13 @@ final class ReaderCore {
             return false
         }
         return true
+    }
+
+    /// The `phase` string argument of a threadState event as a phase, or nil (matched by text: the
+    /// phase `frameBegan` shares its string with the event name).
+    private func threadStatePhase() -> ThreadStateReading.Phase? {
+        guard has(.phase), argKinds[Int(Slot.phase.rawValue)] == ArgKind.string.rawValue else { return nil }
+        return ThreadStateReading.Phase(name: cold.pointee.strings[Int(truncatingIfNeeded: argBits[Int(Slot.phase.rawValue)])])
     }
 
     /// Reads `count` arguments into the known slots. False (with a warning) if they are malformed.

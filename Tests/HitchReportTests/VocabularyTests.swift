@@ -23,6 +23,9 @@ import HitchAnalysis
         check(ViewLifetime.Change.self, base: FixedStringIDs.viewChangeBase)
         check(ViewLifetime.Reason.self, base: FixedStringIDs.viewReasonBase)
         check(InferenceOp.ByteKind.self, base: FixedStringIDs.byteKindBase)
+        check(SchedSwitch.Direction.self, base: FixedStringIDs.switchDirectionBase)
+        // Fixed ids hold only if no word repeats (the reader interns each string once).
+        #expect(Set(FixedStringIDs.words).count == FixedStringIDs.words.count, "a word repeats in FixedStringIDs.words")
         #expect(Int(FixedStringIDs.end) == FixedStringIDs.words.count + 1)
         #expect(HitchArgument.allCases.count <= 64, "the reader's slot mask is one 64-bit word")
         #expect(Set(HitchArgument.names).count == HitchArgument.allCases.count)
@@ -74,6 +77,15 @@ import HitchAnalysis
         write(main, .sample(stack: StackID(rawValue: 3)))
         write(main, .counter(name: s("resident-bytes"), value: 1.5e6))
         write(main, .droppedEvents(count: 4))
+        for phase in ThreadStateReading.Phase.allCases {
+            write(render, .threadState(ThreadStateReading(frameID: 1, phase: phase, cpuNs: 1 << 40, runnableWaitNs: phase == .committed ? nil : 5_000,
+                                                         voluntarySwitches: 9, involuntarySwitches: 1 << 33)))
+        }
+        write(main, .machineState(MachineStateReading(stealNs: 40_000_000, cpuPressureSomeUs: 17, cgroupThrottledUs: 3, onlineCPUs: 2)))
+        write(main, .machineState(MachineStateReading(stealNs: nil, cpuPressureSomeUs: nil, cgroupThrottledUs: nil, onlineCPUs: 1)))
+        for direction in SchedSwitch.Direction.allCases {
+            for preempted in [false, true] { write(render, .schedSwitch(SchedSwitch(direction: direction, preempted: preempted))) }
+        }
         // Generic events, with and without app arguments.
         let two = EventArguments(first: .init(name: s("rows"), value: .int(-120)), second: .init(name: s("kind"), value: .string(s("search"))))
         write(main, .intervalComplete(category: s("stage"), name: s("filter"), endNs: t + 9_000), arguments: two)
@@ -90,7 +102,7 @@ import HitchAnalysis
         var reader = try TraceReader(path: first)
         let fromFXT = try Self.describeAll(&reader)
         expected = fromFXT
-        #expect(fromFXT.count == 2 + 1 + 10 + 2 + 1 + 3 + 4 + 4 + 2 + 2 + 1 + 1 + 1 + 8)
+        #expect(fromFXT.count == 2 + 1 + 10 + 2 + 1 + 3 + 4 + 4 + 2 + 2 + 1 + 1 + 1 + 5 + 2 + 4 + 8)
         #expect(fromFXT.contains("intervalComplete stage filter +8000 rows=int(-120) kind=string(search) @main"))
         #expect(fromFXT.contains("instant app tap x=double(0.25) @main"))
         #expect(fromFXT.contains("intervalBegin stage diff n=int(3) @main"))
@@ -151,7 +163,7 @@ import HitchAnalysis
 
     /// "`name`: type" pairs in a table cell, in order.
     static func codeSpanArguments(_ cell: String) -> [String] {
-        let pattern = try! NSRegularExpression(pattern: "`([A-Za-z]+)`: (uint|int|double|string)")
+        let pattern = try! NSRegularExpression(pattern: "`([A-Za-z]+)`: (uint|int|double|string|bool)")
         return pattern.matches(in: cell, range: NSRange(cell.startIndex..., in: cell)).map {
             (cell as NSString).substring(with: $0.range(at: 1)) + ": " + (cell as NSString).substring(with: $0.range(at: 2))
         }
@@ -194,6 +206,11 @@ import HitchAnalysis
         case let .symbol(y): return "symbol \(y.address) \(y.size) \(s(y.function)) \(s(y.image)) \(y.offset)"
         case let .metadata(k, v): return "metadata \(s(k)) \(s(v))"
         case let .droppedEvents(count): text = "droppedEvents \(count)"
+        case let .threadState(r):
+            text = "threadState \(r.frameID) \(r.phase.name) \(r.cpuNs) \(String(describing: r.runnableWaitNs)) \(String(describing: r.voluntarySwitches)) \(String(describing: r.involuntarySwitches))"
+        case let .machineState(r):
+            text = "machineState \(String(describing: r.stealNs)) \(String(describing: r.cpuPressureSomeUs)) \(String(describing: r.cgroupThrottledUs)) \(r.onlineCPUs)"
+        case let .schedSwitch(c): text = "schedSwitch \(c.direction.name) \(c.preempted)"
         }
         for argument in input.arguments.all {
             let value: String

@@ -139,6 +139,19 @@ func readAll(_ path: String) throws -> (events: [TraceEvent], reader: TraceReade
         TraceEvent(timestampNs: 200, thread: render, payload: .frameRenderEnded(frameID: 1)),
         TraceEvent(timestampNs: 210, thread: render, payload: .framePresented(frameID: 1)),
         TraceEvent(timestampNs: 220, thread: render, payload: .droppedEvents(count: 17)),
+        TraceEvent(timestampNs: 230, thread: main, payload: .threadState(ThreadStateReading(
+            frameID: 2, phase: .frameBegan, cpuNs: 1 << 40, runnableWaitNs: 12_345, voluntarySwitches: 7, involuntarySwitches: 1 << 33))),
+        TraceEvent(timestampNs: 231, thread: render, payload: .threadState(ThreadStateReading(
+            frameID: 2, phase: .renderEnded, cpuNs: 5, runnableWaitNs: nil, voluntarySwitches: nil, involuntarySwitches: nil))),
+        TraceEvent(timestampNs: 232, thread: main, payload: .threadState(ThreadStateReading(
+            frameID: 1 << 40, phase: .presented, cpuNs: 0, runnableWaitNs: 0, voluntarySwitches: 0, involuntarySwitches: 0))),
+        TraceEvent(timestampNs: 240, thread: main, payload: .machineState(MachineStateReading(
+            stealNs: 90_000_000_000, cpuPressureSomeUs: 123, cgroupThrottledUs: 4, onlineCPUs: 2))),
+        TraceEvent(timestampNs: 241, thread: main, payload: .machineState(MachineStateReading(
+            stealNs: nil, cpuPressureSomeUs: nil, cgroupThrottledUs: nil, onlineCPUs: 64))),
+        TraceEvent(timestampNs: 250, thread: main, payload: .schedSwitch(SchedSwitch(direction: .switchedOut, preempted: true))),
+        TraceEvent(timestampNs: 251, thread: main, payload: .schedSwitch(SchedSwitch(direction: .switchedIn, preempted: false))),
+        TraceEvent(timestampNs: 252, thread: render, payload: .schedSwitch(SchedSwitch(direction: .switchedOut, preempted: false))),
     ]
     for event in expected { writer.write(event) }
     try writer.close()

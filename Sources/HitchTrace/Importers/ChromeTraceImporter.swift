@@ -218,6 +218,31 @@ public struct ChromeTraceImporter {
 
     // MARK: Events
 
+    /// A `hitch.sched` instant as the exporter writes it (args named as the FXT arguments), or nil.
+    private func schedPayload(name: String, args: JSONValue) -> TraceEvent.Payload? {
+        switch HitchEventName(name: name) {
+        case .threadState?:
+            guard let phase = args[.phase]?.stringValue.flatMap(ThreadStateReading.Phase.init(name:)),
+                  let cpuNs = args[.cpuNs]?.int64Value else { return nil }
+            return .threadState(ThreadStateReading(
+                frameID: args[.frameID]?.uint64Value ?? 0, phase: phase, cpuNs: cpuNs,
+                runnableWaitNs: args[.runnableWaitNs]?.int64Value, voluntarySwitches: args[.voluntarySwitches]?.int64Value,
+                involuntarySwitches: args[.involuntarySwitches]?.int64Value))
+        case .machineState?:
+            return .machineState(MachineStateReading(
+                stealNs: args[.stealNs]?.int64Value, cpuPressureSomeUs: args[.cpuPressureSomeUs]?.int64Value,
+                cgroupThrottledUs: args[.cgroupThrottledUs]?.int64Value,
+                onlineCPUs: Int32(clamping: args[.onlineCPUs]?.int64Value ?? 0)))
+        case .schedSwitch?:
+            guard let direction = args[.direction]?.stringValue.flatMap(SchedSwitch.Direction.init(name:)) else { return nil }
+            var preempted = false
+            if case .bool(let flag)? = args[.preempted] { preempted = flag }
+            return .schedSwitch(SchedSwitch(direction: direction, preempted: preempted))
+        default:
+            return nil
+        }
+    }
+
     private mutating func convert(_ event: JSONValue) throws {
         eventIndex += 1
         guard case .object = event else { throw ChromeImportError(message: "event \(eventIndex) is not an object") }
@@ -298,6 +323,9 @@ public struct ChromeTraceImporter {
                     change: change, viewType: intern(name), identity: args[.identity]?.uint64Value ?? 0,
                     parentIdentity: args[.parentIdentity]?.uint64Value ?? 0, position: args[.position]?.int64Value ?? 0,
                     reason: reason)))
+            case .sched?:
+                guard let payload = schedPayload(name: name, args: args) else { skip("hitch.sched events that are malformed"); return }
+                try append(ts, thread, payload)
             default:
                 if category == ChromeWord.droppedCategory {
                     try append(ts, thread, .droppedEvents(count: args[.count]?.uint64Value ?? 0))

@@ -32,7 +32,7 @@ extension ImportedTrace {
             case let .asyncIntervalBegin(category, name, id): mapped.payload = .asyncIntervalBegin(category: s(category), name: s(name), id: id)
             case var .asyncIntervalEnd(end): end.category = s(end.category); end.name = s(end.name); mapped.payload = .asyncIntervalEnd(end)
             case .frameBegan, .frameCommitted, .frameRenderEnded, .framePresented, .layoutPass, .token, .sample,
-                 .stackDefinition, .droppedEvents:
+                 .stackDefinition, .droppedEvents, .threadState, .machineState, .schedSwitch:
                 break
             }
             if arguments.isEmpty {
