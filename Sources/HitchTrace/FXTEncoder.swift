@@ -32,18 +32,20 @@ enum FXT {
 }
 
 /// The vocabulary's words (HitchVocabulary.swift) as interned `TraceName`s, by case: the encoder's
-/// string-ref cache resolves them like any literal.
-enum VocabularyNames {
-    static let categories = HitchCategory.allCases.map { TraceName.intern($0.name) }
-    static let eventNames = HitchEventName.allCases.map { TraceName.intern($0.name) }
-    static let blobs = HitchBlobName.allCases.map { TraceName.intern($0.name) }
-    static let arguments = HitchArgument.allCases.map { TraceName.intern($0.name) }
-    static let tokenStages = TokenEvent.Stage.allCases.map { TraceName.intern($0.name) }
-    static let viewChanges = ViewLifetime.Change.allCases.map { TraceName.intern($0.name) }
-    static let viewReasons = ViewLifetime.Reason.allCases.map { TraceName.intern($0.name) }
-    static let byteKinds = InferenceOp.ByteKind.allCases.map { TraceName.intern($0.name) }
-    static let threadStatePhases = ThreadStateReading.Phase.allCases.map { TraceName.intern($0.name) }
-    static let switchDirections = SchedSwitch.Direction.allCases.map { TraceName.intern($0.name) }
+/// string-ref cache resolves them like any literal. Each encoder holds a copy (`vocabulary`), so
+/// the per-event path reads stored arrays, not lazily initialized globals.
+struct VocabularyNames: Sendable {
+    static let shared = VocabularyNames()
+    let categories = HitchCategory.allCases.map { TraceName.intern($0.name) }
+    let eventNames = HitchEventName.allCases.map { TraceName.intern($0.name) }
+    let blobs = HitchBlobName.allCases.map { TraceName.intern($0.name) }
+    let arguments = HitchArgument.allCases.map { TraceName.intern($0.name) }
+    let tokenStages = TokenEvent.Stage.allCases.map { TraceName.intern($0.name) }
+    let viewChanges = ViewLifetime.Change.allCases.map { TraceName.intern($0.name) }
+    let viewReasons = ViewLifetime.Reason.allCases.map { TraceName.intern($0.name) }
+    let byteKinds = InferenceOp.ByteKind.allCases.map { TraceName.intern($0.name) }
+    let threadStatePhases = ThreadStateReading.Phase.allCases.map { TraceName.intern($0.name) }
+    let switchDirections = SchedSwitch.Direction.allCases.map { TraceName.intern($0.name) }
 }
 
 /// A file (or memory) sink that only ever receives whole records.
@@ -115,6 +117,8 @@ final class FXTOutput {
 /// String and thread tables plus record encoders.
 final class FXTEncoder {
     let output: FXTOutput
+    /// The vocabulary's names (HitchEventEncoding.swift resolves its words through these).
+    let vocabulary = VocabularyNames.shared
 
     // String table: key -> index. Keys are TraceName addresses, or (1 << 63 | n) for the n-th
     // runtime string in `localStrings`. Indices are reused round robin past 32767 strings.

@@ -3,9 +3,9 @@
 // are resolved here.
 
 extension FXTEncoder {
-    func stringRef(_ category: HitchCategory) -> UInt16 { stringRef(VocabularyNames.categories[Int(category.rawValue)]) }
-    func stringRef(_ name: HitchEventName) -> UInt16 { stringRef(VocabularyNames.eventNames[Int(name.rawValue)]) }
-    func stringRef(_ argument: HitchArgument) -> UInt16 { stringRef(VocabularyNames.arguments[Int(argument.rawValue)]) }
+    func stringRef(_ category: HitchCategory) -> UInt16 { stringRef(vocabulary.categories[Int(category.rawValue)]) }
+    func stringRef(_ name: HitchEventName) -> UInt16 { stringRef(vocabulary.eventNames[Int(name.rawValue)]) }
+    func stringRef(_ argument: HitchArgument) -> UInt16 { stringRef(vocabulary.arguments[Int(argument.rawValue)]) }
 
     func complete(thread: UInt8, category: UInt16, name: UInt16, begin: UInt64, end: UInt64) {
         beginEvent(.durationComplete, thread: thread, category: category, name: name, ticks: begin)
@@ -84,8 +84,8 @@ extension FXTEncoder {
         let category = stringRef(HitchCategory.view), changeArg = stringRef(HitchArgument.change), identityArg = stringRef(HitchArgument.identity)
         let parentArg = stringRef(HitchArgument.parentIdentity), positionArg = stringRef(HitchArgument.position)
         let reasonArg = stringRef(HitchArgument.reason)
-        let changeName = stringRef(VocabularyNames.viewChanges[Int(change.rawValue)])
-        let reasonName = stringRef(VocabularyNames.viewReasons[Int(reason.rawValue)])
+        let changeName = stringRef(vocabulary.viewChanges[Int(change.rawValue)])
+        let reasonName = stringRef(vocabulary.viewReasons[Int(reason.rawValue)])
         beginEvent(.instant, thread: thread, category: category, name: viewType, ticks: ticks)
         argString(changeArg, changeName)
         argUnsigned(identityArg, identity)
@@ -102,7 +102,7 @@ extension FXTEncoder {
         let tokenArg = stringRef(HitchArgument.tokenIndex), readArg = stringRef(HitchArgument.bytesRead)
         let writtenArg = stringRef(HitchArgument.bytesWritten), flopsArg = stringRef(HitchArgument.flops)
         let kindArg = byteKind == .unspecified ? 0 : stringRef(HitchArgument.byteKind)
-        let kindName = byteKind == .unspecified ? 0 : stringRef(VocabularyNames.byteKinds[Int(byteKind.rawValue)])
+        let kindName = byteKind == .unspecified ? 0 : stringRef(vocabulary.byteKinds[Int(byteKind.rawValue)])
         beginEvent(.durationComplete, thread: thread, category: category, name: name, ticks: begin)
         argSigned(layerArg, Int64(layer))
         argString(unitArg, computeUnit)
@@ -115,7 +115,7 @@ extension FXTEncoder {
     }
 
     func token(thread: UInt8, ticks: UInt64, stage: TokenEvent.Stage, index: Int64) {
-        let category = stringRef(HitchCategory.token), name = stringRef(VocabularyNames.tokenStages[Int(stage.rawValue)])
+        let category = stringRef(HitchCategory.token), name = stringRef(vocabulary.tokenStages[Int(stage.rawValue)])
         let indexArg = stringRef(HitchArgument.index)
         beginEvent(.instant, thread: thread, category: category, name: name, ticks: ticks)
         argSigned(indexArg, index)
@@ -155,7 +155,7 @@ extension FXTEncoder {
     /// Category `hitch.sched`, name `threadState`; absent readings are absent arguments.
     func threadState(thread: UInt8, ticks: UInt64, _ r: ThreadStateReading) {
         let category = stringRef(HitchCategory.sched), name = stringRef(HitchEventName.threadState)
-        let idArg = stringRef(HitchArgument.frameID), phaseArg = stringRef(HitchArgument.phase), phase = stringRef(VocabularyNames.threadStatePhases[Int(r.phase.rawValue)])
+        let idArg = stringRef(HitchArgument.frameID), phaseArg = stringRef(HitchArgument.phase), phase = stringRef(vocabulary.threadStatePhases[Int(r.phase.rawValue)])
         let cpuArg = stringRef(HitchArgument.cpuNs), waitArg = stringRef(HitchArgument.runnableWaitNs)
         let voluntaryArg = stringRef(HitchArgument.voluntarySwitches), involuntaryArg = stringRef(HitchArgument.involuntarySwitches)
         beginEvent(.instant, thread: thread, category: category, name: name, ticks: ticks)
@@ -184,7 +184,7 @@ extension FXTEncoder {
     /// Category `hitch.sched`, name `schedSwitch`: `direction` (string) and `preempted` (bool).
     func schedSwitch(thread: UInt8, ticks: UInt64, _ s: SchedSwitch) {
         let category = stringRef(HitchCategory.sched), name = stringRef(HitchEventName.schedSwitch)
-        let directionArg = stringRef(HitchArgument.direction), direction = stringRef(VocabularyNames.switchDirections[Int(s.direction.rawValue)])
+        let directionArg = stringRef(HitchArgument.direction), direction = stringRef(vocabulary.switchDirections[Int(s.direction.rawValue)])
         let preemptedArg = stringRef(HitchArgument.preempted)
         beginEvent(.instant, thread: thread, category: category, name: name, ticks: ticks)
         argString(directionArg, direction)
@@ -201,7 +201,7 @@ extension FXTEncoder {
         var payload = [UInt64](repeating: 0, count: 1 + count)
         payload[0] = UInt64(stack) | UInt64(count) << 32
         for i in 0..<count { payload[1 + i] = addresses[i] }
-        payload.withUnsafeBytes { blob(name: VocabularyNames.blobs[Int(HitchBlobName.stack.rawValue)], payload: $0) }
+        payload.withUnsafeBytes { blob(name: vocabulary.blobs[Int(HitchBlobName.stack.rawValue)], payload: $0) }
     }
 
     /// Blob "hitch.symbol": u64 address, u64 size, u64 offset, u32 function length, u32 image
@@ -215,6 +215,6 @@ extension FXTEncoder {
         withUnsafeBytes(of: UInt32(imageBytes.count).littleEndian) { bytes.append(contentsOf: $0) }
         bytes.append(contentsOf: functionBytes)
         bytes.append(contentsOf: imageBytes)
-        bytes.withUnsafeBytes { blob(name: VocabularyNames.blobs[Int(HitchBlobName.symbol.rawValue)], payload: $0) }
+        bytes.withUnsafeBytes { blob(name: vocabulary.blobs[Int(HitchBlobName.symbol.rawValue)], payload: $0) }
     }
 }

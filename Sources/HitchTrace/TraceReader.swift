@@ -191,8 +191,17 @@ final class ReaderCore {
     private let argBits: UnsafeMutablePointer<UInt64>
     private let argKinds: UnsafeMutablePointer<UInt8>
 
-    // Fixed ids of the vocabulary's words.
-    private typealias IDs = FixedStringIDs
+    // Fixed ids of the vocabulary's words (FixedStringIDs), copied into stored constants: a static
+    // computed from other statics is a lazily initialized global, checked on every access.
+    private struct IDs {
+        let argumentBase = FixedStringIDs.argumentBase, categoryBase = FixedStringIDs.categoryBase
+        let eventNameBase = FixedStringIDs.eventNameBase, blobBase = FixedStringIDs.blobBase
+        let tokenStageBase = FixedStringIDs.tokenStageBase, viewChangeBase = FixedStringIDs.viewChangeBase
+        let viewReasonBase = FixedStringIDs.viewReasonBase, byteKindBase = FixedStringIDs.byteKindBase
+        let switchDirectionBase = FixedStringIDs.switchDirectionBase
+    }
+    private let ids = IDs()
+    private let argumentSlots = slotCount
 
     convenience init(path: String) throws(TraceReadError) {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
@@ -471,7 +480,7 @@ final class ReaderCore {
             var inner = cursor + 8
             if header & 0xF == FXT.ArgType.string.rawValue,
                let argName = try resolve(UInt16(truncatingIfNeeded: header >> 16), cursor: &inner, limit: limit, offset: offset),
-               argName == IDs.argumentBase + HitchArgument.role.rawValue {
+               argName == ids.argumentBase + HitchArgument.role.rawValue {
                 return try resolve(UInt16(truncatingIfNeeded: header >> 32), cursor: &inner, limit: limit, offset: offset)
             }
             cursor += words * 8
@@ -614,10 +623,10 @@ final class ReaderCore {
     /// The project's typed events (docs/FORMAT.md §3, `HitchEventSchema`); false when the event is not one of them.
     @inline(__always)
     private func hitchPayload(eventType: UInt64, category: UInt32, name: UInt32, trailing: UInt64, into payload: inout TraceEvent.Payload) -> Bool {
-        guard let hitchCategory = HitchCategory(rawValue: category &- IDs.categoryBase) else { return false }
+        guard let hitchCategory = HitchCategory(rawValue: category &- ids.categoryBase) else { return false }
         let isInstant = eventType == FXT.EventType.instant.rawValue
         let isComplete = eventType == FXT.EventType.durationComplete.rawValue
-        let fixedName = HitchEventName(rawValue: name &- IDs.eventNameBase)
+        let fixedName = HitchEventName(rawValue: name &- ids.eventNameBase)
         switch hitchCategory {
         case .body where isComplete && has(.identity):
             payload = .bodyEvaluation(BodyEvaluation(viewType: StringID(rawValue: name), identity: unsigned(.identity),
@@ -632,7 +641,7 @@ final class ReaderCore {
                 bytesWritten: has(.bytesWritten) ? unsigned(.bytesWritten) : 0,
                 flops: has(.flops) ? unsigned(.flops) : 0,
                 endNs: clock.nanoseconds(trailing),
-                byteKind: word(.byteKind, base: IDs.byteKindBase, as: InferenceOp.ByteKind.self) ?? .unspecified))
+                byteKind: word(.byteKind, base: ids.byteKindBase, as: InferenceOp.ByteKind.self) ?? .unspecified))
         case .frame where isInstant && has(.frameID):
             let frameID = unsigned(.frameID)
             switch fixedName {
@@ -656,14 +665,14 @@ final class ReaderCore {
                 targetIdentity: has(.targetIdentity) ? unsigned(.targetIdentity) : 0,
                 stack: has(.stack) ? StackID(rawValue: UInt32(truncatingIfNeeded: unsigned(.stack))) : nil))
         case .view where isInstant && has(.identity):
-            guard let change = word(.change, base: IDs.viewChangeBase, as: ViewLifetime.Change.self) else { return false }
+            guard let change = word(.change, base: ids.viewChangeBase, as: ViewLifetime.Change.self) else { return false }
             payload = .viewLifetime(ViewLifetime(
                 change: change, viewType: StringID(rawValue: name), identity: unsigned(.identity),
                 parentIdentity: has(.parentIdentity) ? unsigned(.parentIdentity) : 0,
                 position: has(.position) ? signed(.position) : 0,
-                reason: word(.reason, base: IDs.viewReasonBase, as: ViewLifetime.Reason.self) ?? .structuralChange))
+                reason: word(.reason, base: ids.viewReasonBase, as: ViewLifetime.Reason.self) ?? .structuralChange))
         case .token where isInstant:
-            let stage = name &- IDs.tokenStageBase
+            let stage = name &- ids.tokenStageBase
             guard stage < 256, let tokenStage = TokenEvent.Stage(rawValue: UInt8(stage)) else { return false }
             payload = .token(TokenEvent(stage: tokenStage, index: has(.index) ? signed(.index) : 0))
         case .interaction where eventType == FXT.EventType.asyncBegin.rawValue:
@@ -693,7 +702,7 @@ final class ReaderCore {
                 cgroupThrottledUs: has(.cgroupThrottledUs) ? signed(.cgroupThrottledUs) : nil,
                 onlineCPUs: has(.onlineCPUs) ? Int32(clamping: signed(.onlineCPUs)) : 0))
         case .sched where isInstant && fixedName == .schedSwitch:
-            guard let direction = word(.direction, base: IDs.switchDirectionBase, as: SchedSwitch.Direction.self) else { return false }
+            guard let direction = word(.direction, base: ids.switchDirectionBase, as: SchedSwitch.Direction.self) else { return false }
             payload = .schedSwitch(SchedSwitch(direction: direction, preempted: has(.preempted) && unsigned(.preempted) != 0))
         case .meta where isInstant && fixedName == .droppedEvents && has(.count):
             let count = unsigned(.count)
@@ -758,8 +767,8 @@ final class ReaderCore {
             }
             if kind != .string && firstNumericKind == nil { firstNumericKind = kind; firstNumericBits = bits }
             hot.pointee.appArguments.keep(name: nameID, kind: kind, bits: bits)
-            let slot = Int(nameID &- IDs.argumentBase)
-            if slot < slotCount {
+            let slot = Int(nameID &- ids.argumentBase)
+            if slot < argumentSlots {
                 argBits[slot] = bits
                 argKinds[slot] = kind.rawValue
                 argMask |= 1 << UInt64(slot)
@@ -779,7 +788,7 @@ final class ReaderCore {
         let length = Int((header >> 32) & 0x7FFF)
         guard cursor + length <= limit else { warn(offset, "blob payload of \(length) bytes exceeds its record; skipped"); return false }
         let noThread = ThreadID(rawValue: 0)
-        if name == IDs.blobBase + HitchBlobName.stack.rawValue {
+        if name == ids.blobBase + HitchBlobName.stack.rawValue {
             guard length >= 8 else { warn(offset, "stack blob too short; skipped"); return false }
             let head = load(cursor)
             let frames = Int(head >> 32)
@@ -790,7 +799,7 @@ final class ReaderCore {
                               payload: .stackDefinition(stack: StackID(rawValue: UInt32(truncatingIfNeeded: head)), addresses: addresses))
             return true
         }
-        if name == IDs.blobBase + HitchBlobName.symbol.rawValue {
+        if name == ids.blobBase + HitchBlobName.symbol.rawValue {
             guard length >= 32 else { warn(offset, "symbol blob too short; skipped"); return false }
             let lengths = load(cursor + 24)
             let functionLength = Int(lengths & 0xFFFF_FFFF), imageLength = Int(lengths >> 32)
