@@ -7,11 +7,12 @@
 # Without --old-bin, builds `hitch` (release) at --old-commit (default 87cb5b5, the last commit
 # before the issue-12 restructure of the analyzer) in a git worktree under $TMPDIR, once (reused
 # while that directory exists). Without --new-bin, builds this checkout's release `hitch`.
-# Generates one synthetic trace with the new binary's `hitch bench analyze --keep` (the same
-# SyntheticTrace generator), then runs `hitch analyze --format json` on it with the old and the new
-# binary alternately, --rounds times, each under /usr/bin/time. Prints JSON: per run the CPU seconds
-# (user + system), wall seconds and peak resident memory (max RSS), and per round the speed ratio
-# new ÷ old = old CPU / new CPU (> 1: the new binary is faster), plus the load average before and after.
+# Runs `hitch bench analyze --size SIZE --format json` with the old and the new binary alternately,
+# --rounds times (each generates the same seeded SyntheticTrace, then measures the analyzer alone on
+# the measuring thread's CPU time, and its peak resident memory). Prints JSON: per run the analyzer's
+# events/s (CPU time and wall), CPU seconds and peak resident MB, and per round the speed ratio
+# new ÷ old (> 1: the new binary is faster), plus the load average before and after.
+# (`hitch analyze --format json` is not used: encoding a large trace's per-frame JSON would dominate.)
 # Exit 0; 2 when something could not run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,7 +28,6 @@ while [ $# -gt 0 ]; do
         *) echo "compare-analyze-speed: unknown option '$1'" >&2; exit 2 ;;
     esac
 done
-[ -x /usr/bin/time ] || { echo "compare-analyze-speed: /usr/bin/time is missing (apt-get install time)" >&2; exit 2; }
 tmp=${TMPDIR:-/tmp}
 if [ -z "$old_bin" ]; then
     old_tree="$tmp/hitch-old-$old_commit"
@@ -39,37 +39,31 @@ if [ -z "$new_bin" ]; then
     swift build -c release --product hitch >&2 || { echo "compare-analyze-speed: cannot build this checkout" >&2; exit 2; }
     new_bin="$(swift build -c release --show-bin-path)/hitch"
 fi
-trace="$tmp/hitch-compare-$$.fxt"
-times="$tmp/hitch-compare-$$.times"
-trap 'rm -f "$trace" "$times"' EXIT
+out="$tmp/hitch-compare-$$.jsonl"
+trap 'rm -f "$out"' EXIT
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
-"$new_bin" bench analyze --size "$size" --trace "$trace" --keep --format json > /dev/null || { echo "compare-analyze-speed: cannot generate the trace" >&2; exit 2; }
-: > "$times"
+: > "$out"
 for round in $(seq 1 "$rounds"); do
     for which in old new; do
         bin=$old_bin; [ "$which" = new ] && bin=$new_bin
-        /usr/bin/time -f "$round $which %U %S %e %M" -a -o "$times" "$bin" analyze --format json "$trace" > /dev/null \
-            || { echo "compare-analyze-speed: $which binary failed on the trace" >&2; exit 2; }
+        json=$("$bin" bench analyze --size "$size" --format json) || { echo "compare-analyze-speed: $which binary failed" >&2; exit 2; }
+        python3 -c 'import json,sys; d=json.loads(sys.argv[3]); d["round"]=int(sys.argv[1]); d["binary"]=sys.argv[2]; print(json.dumps(d))' \
+            "$round" "$which" "$json" >> "$out"
     done
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
-python3 - "$times" "$(stat -c %s "$trace")" "$load_before" "$load_after" "$old_bin" "$new_bin" <<'PY'
+python3 - "$out" "$load_before" "$load_after" "$old_bin" "$new_bin" <<'PY'
 import json, sys
-runs, ratios = [], []
-by_round = {}
+runs, by_round = [], {}
 for line in open(sys.argv[1]):
-    parts = line.split()
-    if len(parts) != 6: continue
-    rnd, which, user, system, wall, rss = parts
-    run = {"round": int(rnd), "binary": which, "cpuSeconds": round(float(user) + float(system), 2),
-           "wallSeconds": float(wall), "peakResidentMB": round(int(rss) / 1024, 1)}
+    d = json.loads(line)
+    run = {"round": d["round"], "binary": d["binary"], "events": d["events"], "traceBytes": d["traceBytes"],
+           "analyzeEventsPerSecond": d["analyzeEventsPerSecond"], "analyzeEventsPerSecondWall": d["analyzeEventsPerSecondWall"],
+           "analyzeCPUSeconds": d["analyzeCPUSeconds"], "peakResidentMB": d["peakResidentMB"]}
     runs.append(run)
-    by_round.setdefault(int(rnd), {})[which] = run
-for rnd in sorted(by_round):
-    r = by_round[rnd]
-    if "old" in r and "new" in r and r["new"]["cpuSeconds"] > 0:
-        ratios.append(round(r["old"]["cpuSeconds"] / r["new"]["cpuSeconds"], 3))
-print(json.dumps({"traceBytes": int(sys.argv[2]), "oldBinary": sys.argv[5], "newBinary": sys.argv[6],
-                  "loadAverageBefore": sys.argv[3], "loadAverageAfter": sys.argv[4],
-                  "runs": runs, "speedRatioNewOverOld": ratios}, indent=2))
+    by_round.setdefault(d["round"], {})[d["binary"]] = run
+ratios = [round(r["new"]["analyzeEventsPerSecond"] / r["old"]["analyzeEventsPerSecond"], 3)
+          for _, r in sorted(by_round.items()) if "old" in r and "new" in r and r["old"]["analyzeEventsPerSecond"] > 0]
+print(json.dumps({"oldBinary": sys.argv[4], "newBinary": sys.argv[5], "loadAverageBefore": sys.argv[2],
+                  "loadAverageAfter": sys.argv[3], "runs": runs, "speedRatioNewOverOld": ratios}, indent=2))
 PY

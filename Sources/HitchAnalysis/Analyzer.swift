@@ -48,6 +48,12 @@ public struct Analyzer: Sendable {
     /// Streams one trace (one run) through every pass.
     public mutating func add<Input: AnalysisInput>(_ input: inout Input, path: String,
                                                    progress: ((Double) -> Void)? = nil) throws {
+        try stream(&input, path: path, progress: progress)
+    }
+
+    /// The run itself; generic callers in this module (and `add(_: inout TraceReader, ...)`) get it
+    /// specialized for their input type.
+    mutating func stream<Input: AnalysisInput>(_ input: inout Input, path: String, progress: ((Double) -> Void)?) throws {
         beginRun()
         var sinceProgress = 0
         // One event value, decoded into in place: no per-event copy of the payload enum.

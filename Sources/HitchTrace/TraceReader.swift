@@ -623,15 +623,16 @@ final class ReaderCore {
     /// The project's typed events (docs/FORMAT.md §3, `HitchEventSchema`); false when the event is not one of them.
     @inline(__always)
     private func hitchPayload(eventType: UInt64, category: UInt32, name: UInt32, trailing: UInt64, into payload: inout TraceEvent.Payload) -> Bool {
-        guard let hitchCategory = HitchCategory(rawValue: category &- ids.categoryBase) else { return false }
+        // Integer compares against the cases' raw values (constants): an enum's init(rawValue:) is a call.
+        let categoryOffset = category &- ids.categoryBase   // other categories fall to `default`
         let isInstant = eventType == FXT.EventType.instant.rawValue
         let isComplete = eventType == FXT.EventType.durationComplete.rawValue
-        let fixedName = HitchEventName(rawValue: name &- ids.eventNameBase)
-        switch hitchCategory {
-        case .body where isComplete && has(.identity):
+        let nameOffset = name &- ids.eventNameBase
+        switch categoryOffset {
+        case HitchCategory.body.rawValue where isComplete && has(.identity):
             payload = .bodyEvaluation(BodyEvaluation(viewType: StringID(rawValue: name), identity: unsigned(.identity),
                                                   endNs: clock.nanoseconds(trailing)))
-        case .op where isComplete:
+        case HitchCategory.op.rawValue where isComplete:
             payload = .inferenceOp(InferenceOp(
                 name: StringID(rawValue: name),
                 computeUnit: StringID(rawValue: stringArgument(.computeUnit)),
@@ -642,69 +643,69 @@ final class ReaderCore {
                 flops: has(.flops) ? unsigned(.flops) : 0,
                 endNs: clock.nanoseconds(trailing),
                 byteKind: word(.byteKind, base: ids.byteKindBase, as: InferenceOp.ByteKind.self) ?? .unspecified))
-        case .frame where isInstant && has(.frameID):
+        case HitchCategory.frame.rawValue where isInstant && has(.frameID):
             let frameID = unsigned(.frameID)
-            switch fixedName {
-            case .frameBegan?:
+            switch nameOffset {
+            case HitchEventName.frameBegan.rawValue:
                 payload = .frameBegan(FrameBegan(
                     frameID: frameID,
                     vsyncNs: clock.nanoseconds(has(.vsyncTicks) ? unsigned(.vsyncTicks) : 0),
                     targetNs: clock.nanoseconds(has(.targetTicks) ? unsigned(.targetTicks) : 0),
                     periodNs: has(.periodNs) ? signed(.periodNs) : 0))
-            case .frameCommitted?: payload = .frameCommitted(frameID: frameID)
-            case .frameRenderEnded?: payload = .frameRenderEnded(frameID: frameID)
-            case .framePresented?: payload = .framePresented(frameID: frameID)
+            case HitchEventName.frameCommitted.rawValue: payload = .frameCommitted(frameID: frameID)
+            case HitchEventName.frameRenderEnded.rawValue: payload = .frameRenderEnded(frameID: frameID)
+            case HitchEventName.framePresented.rawValue: payload = .framePresented(frameID: frameID)
             default: return false
             }
-        case .layout where isComplete:
+        case HitchCategory.layout.rawValue where isComplete:
             payload = .layoutPass(endNs: clock.nanoseconds(trailing),
                                viewCount: has(.viewCount) ? UInt32(truncatingIfNeeded: unsigned(.viewCount)) : 0)
-        case .invalidation where isInstant:
+        case HitchCategory.invalidation.rawValue where isInstant:
             payload = .invalidation(Invalidation(
                 source: StringID(rawValue: name), target: StringID(rawValue: stringArgument(.target)),
                 targetIdentity: has(.targetIdentity) ? unsigned(.targetIdentity) : 0,
                 stack: has(.stack) ? StackID(rawValue: UInt32(truncatingIfNeeded: unsigned(.stack))) : nil))
-        case .view where isInstant && has(.identity):
+        case HitchCategory.view.rawValue where isInstant && has(.identity):
             guard let change = word(.change, base: ids.viewChangeBase, as: ViewLifetime.Change.self) else { return false }
             payload = .viewLifetime(ViewLifetime(
                 change: change, viewType: StringID(rawValue: name), identity: unsigned(.identity),
                 parentIdentity: has(.parentIdentity) ? unsigned(.parentIdentity) : 0,
                 position: has(.position) ? signed(.position) : 0,
                 reason: word(.reason, base: ids.viewReasonBase, as: ViewLifetime.Reason.self) ?? .structuralChange))
-        case .token where isInstant:
+        case HitchCategory.token.rawValue where isInstant:
             let stage = name &- ids.tokenStageBase
             guard stage < 256, let tokenStage = TokenEvent.Stage(rawValue: UInt8(stage)) else { return false }
             payload = .token(TokenEvent(stage: tokenStage, index: has(.index) ? signed(.index) : 0))
-        case .interaction where eventType == FXT.EventType.asyncBegin.rawValue:
+        case HitchCategory.interaction.rawValue where eventType == FXT.EventType.asyncBegin.rawValue:
             payload = .interactionBegin(kind: StringID(rawValue: name))
-        case .interaction where eventType == FXT.EventType.asyncEnd.rawValue:
+        case HitchCategory.interaction.rawValue where eventType == FXT.EventType.asyncEnd.rawValue:
             payload = .interactionEnd(kind: StringID(rawValue: name))
-        case .sample where isInstant && fixedName == .sample && has(.stack):
+        case HitchCategory.sample.rawValue where isInstant && nameOffset == HitchEventName.sample.rawValue && has(.stack):
             payload = .sample(stack: StackID(rawValue: UInt32(truncatingIfNeeded: unsigned(.stack))))
-        case .meta where isInstant && fixedName == .metadata && has(.key) && has(.value):
+        case HitchCategory.meta.rawValue where isInstant && nameOffset == HitchEventName.metadata.rawValue && has(.key) && has(.value):
             guard argKinds[Int(Slot.key.rawValue)] == ArgKind.string.rawValue,
                   argKinds[Int(Slot.value.rawValue)] == ArgKind.string.rawValue else { return false }
             let key = UInt32(truncatingIfNeeded: argBits[Int(Slot.key.rawValue)])
             let value = UInt32(truncatingIfNeeded: argBits[Int(Slot.value.rawValue)])
             cold.pointee.metadata[cold.pointee.strings[Int(key)]] = cold.pointee.strings[Int(value)]
             payload = .metadata(key: StringID(rawValue: key), value: StringID(rawValue: value))
-        case .sched where isInstant && fixedName == .threadState && has(.frameID) && has(.cpuNs):
+        case HitchCategory.sched.rawValue where isInstant && nameOffset == HitchEventName.threadState.rawValue && has(.frameID) && has(.cpuNs):
             guard let phase = threadStatePhase() else { return false }
             payload = .threadState(ThreadStateReading(
                 frameID: unsigned(.frameID), phase: phase, cpuNs: signed(.cpuNs),
                 runnableWaitNs: has(.runnableWaitNs) ? signed(.runnableWaitNs) : nil,
                 voluntarySwitches: has(.voluntarySwitches) ? signed(.voluntarySwitches) : nil,
                 involuntarySwitches: has(.involuntarySwitches) ? signed(.involuntarySwitches) : nil))
-        case .sched where isInstant && fixedName == .machineState:
+        case HitchCategory.sched.rawValue where isInstant && nameOffset == HitchEventName.machineState.rawValue:
             payload = .machineState(MachineStateReading(
                 stealNs: has(.stealNs) ? signed(.stealNs) : nil,
                 cpuPressureSomeUs: has(.cpuPressureSomeUs) ? signed(.cpuPressureSomeUs) : nil,
                 cgroupThrottledUs: has(.cgroupThrottledUs) ? signed(.cgroupThrottledUs) : nil,
                 onlineCPUs: has(.onlineCPUs) ? Int32(clamping: signed(.onlineCPUs)) : 0))
-        case .sched where isInstant && fixedName == .schedSwitch:
+        case HitchCategory.sched.rawValue where isInstant && nameOffset == HitchEventName.schedSwitch.rawValue:
             guard let direction = word(.direction, base: ids.switchDirectionBase, as: SchedSwitch.Direction.self) else { return false }
             payload = .schedSwitch(SchedSwitch(direction: direction, preempted: has(.preempted) && unsigned(.preempted) != 0))
-        case .meta where isInstant && fixedName == .droppedEvents && has(.count):
+        case HitchCategory.meta.rawValue where isInstant && nameOffset == HitchEventName.droppedEvents.rawValue && has(.count):
             let count = unsigned(.count)
             droppedEventCount &+= count
             payload = .droppedEvents(count: count)
