@@ -5,11 +5,7 @@
 # Exit 0 = the example holds, 1 = it does not (the README or the CLI must change).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-HITCH=${HITCH:-}
-if [ -z "$HITCH" ]; then
-  swift build -c release --product hitch >&2
-  HITCH=.build/release/hitch
-fi
+HITCH=$(bash scripts/release-hitch.sh)
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 mkdir "$scratch/bin"

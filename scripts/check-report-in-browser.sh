@@ -14,7 +14,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/hitch-browser-check}
-HITCH=${HITCH:-}
 CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$CHROMIUM" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   echo "check-report-in-browser: installing Debian's chromium (once)…" >&2
@@ -31,10 +30,7 @@ if [ -z "$CHROMIUM" ]; then
   echo "check-report-in-browser: FAILED: chromium is not installed and could not be installed (apt-get install -y chromium); set ALLOW_NO_BROWSER=1 to skip" >&2
   exit 1
 fi
-if [ -z "$HITCH" ]; then
-  swift build -c release --product hitch >&2
-  HITCH=.build/release/hitch
-fi
+HITCH=$(bash scripts/release-hitch.sh)
 rm -rf "$OUT"; mkdir -p "$OUT"
 failures=0
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }

@@ -4,11 +4,7 @@
 # byte for byte. Exit 0 = up to date, 1 = stale or missing (regenerate: hitch demo --reports-only).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-HITCH=${HITCH:-}
-if [ -z "$HITCH" ]; then
-  swift build -c release --product hitch >&2
-  HITCH=.build/release/hitch
-fi
+HITCH=$(bash scripts/release-hitch.sh)
 fresh=$(mktemp -d)
 trap 'rm -rf "$fresh"' EXIT
 "$HITCH" demo --reports-only --traces Traces --reports "$fresh" >/dev/null

@@ -134,6 +134,8 @@ public final class ViewHost {
     /// unknown length (a token stream) keeps a single uninterrupted frame loop.
     public func run(maxSeconds: Double, until isDone: @escaping @MainActor () -> Bool) -> FrameLoopSummary {
         let period = configuration.periodNs
+        // The thread that runs the display link is the app's main thread, whatever it is named.
+        Instrument.setCurrentThreadRole(.main)
         let startNs = MonotonicClock.nowNs()
         let renderer = RenderThread(viewport: configuration.viewport, periodNs: period, gridOriginNs: startNs, onPresent: onPresent)
         renderer.start()
@@ -261,6 +263,7 @@ final class RenderThread: Sendable {
 
     private func loop() {
         Instrument.nameCurrentThread("render")
+        Instrument.setCurrentThreadRole(.render)
         let rasterizer = Rasterizer(viewport: viewport)
         while true {
             // The semaphore only wakes the thread: it takes every queued job before waiting again,

@@ -133,6 +133,8 @@ enum Instrument {
     }
     static func counter(_ name: TraceName, _ value: Double) { Trace.counter(name, value: value) }
     static func nameCurrentThread(_ name: String) { Trace.setCurrentThreadName(name) }
+    /// The analyzer reads roles, not names (docs/METRICS.md "Trace inputs").
+    static func setCurrentThreadRole(_ role: ThreadRole) { Trace.setThreadRole(role) }
 }
 
 /// The writer's stack for an invalidation: captured in the onChange callback, which runs inside

@@ -301,6 +301,7 @@ public struct Offender: Codable, Sendable, Equatable {
     public var name: String = ""
     /// Sum over hitching frames of hitch ms x this offender's share of the frame's window.
     public var weightedHitchMs: Double = 0
+    /// Distinct hitching frames this offender is in (once per frame, however many samples or stacks).
     public var hitchingFrames: Int = 0
     public init() {}
 }

@@ -11,8 +11,14 @@ public protocol AnalysisInput {
     func threadName(_ thread: ThreadID) -> String
     /// The role the recorder stored for a thread ("main", "render"), or nil (docs/METRICS.md "Trace inputs").
     func threadRole(_ thread: ThreadID) -> String?
+    /// The thread's process and thread ids as the trace stores them (an FXT thread's koids), or nil:
+    /// what breaks ties between candidate main threads independently of file order.
+    func threadKoids(_ thread: ThreadID) -> (processID: UInt64, threadID: UInt64)?
     /// How far through the input the stream is (0...1), for progress bars; nil when unknown.
     var progress: Double? { get }
+    /// Starts the stream again from its first event; false if this input cannot (the analyzer then
+    /// keeps what one read gave, with a warning).
+    mutating func rewind() throws -> Bool
     /// Decodes the next event into `event`; false at the end. Inputs that can write the event in
     /// place (the FXT reader) implement this; the default goes through `nextEvent()`.
     mutating func nextEvent(into event: inout TraceEvent) throws -> Bool
@@ -24,6 +30,8 @@ public protocol AnalysisInput {
 extension AnalysisInput {
     public func threadRole(_ thread: ThreadID) -> String? { nil }
     public var arguments: EventArguments { EventArguments() }
+    public func threadKoids(_ thread: ThreadID) -> (processID: UInt64, threadID: UInt64)? { nil }
+    public mutating func rewind() throws -> Bool { false }
 
     public mutating func nextEvent(into event: inout TraceEvent) throws -> Bool {
         guard let next = try nextEvent() else { return false }
@@ -78,4 +86,9 @@ public struct TraceEventList: AnalysisInput, Sendable {
     }
 
     public var progress: Double? { events.isEmpty ? nil : Double(position) / Double(events.count) }
+
+    public mutating func rewind() throws -> Bool {
+        position = 0
+        return true
+    }
 }

@@ -19,6 +19,9 @@ public struct Analyzer: Sendable {
     // Per-run state of the dispatcher itself.
     private var nameIndex = DenseIndex()
     private var hasMainThread = false
+    private var mainThreads = MainThreadChoice()
+    /// Set at the end of a read whose main-thread guess was not the rule's choice (`MainThreadChoice`).
+    private var rereadMainThreads: Set<UInt32>?
     private var runEvents: UInt64 = 0
     private var runDropped: UInt64 = 0
 
@@ -28,16 +31,6 @@ public struct Analyzer: Sendable {
         passes = AnalysisPasses(options: options)
     }
 
-    /// Analyzes events in memory (tests, generators).
-    public static func analyze(_ lists: [TraceEventList], options: AnalyzerOptions = AnalyzerOptions()) throws -> Analysis {
-        var analyzer = Analyzer(options: options)
-        for (index, list) in lists.enumerated() {
-            var input = list
-            try analyzer.add(&input, path: "run \(index + 1)")
-        }
-        return analyzer.finish()
-    }
-
     /// A warning shown with the analysis (e.g. the reader's skipped records).
     public mutating func addWarning(_ warning: String) {
         if warnings.count < 100 { warnings.append(warning) }
@@ -45,16 +38,24 @@ public struct Analyzer: Sendable {
 
     // MARK: One run
 
-    /// Streams one trace (one run) through every pass.
+    /// Streams one trace (one run) through every pass. A run whose main thread is known only at
+    /// its end (docs/METRICS.md "Choosing the main thread") is read a second time with it fixed.
     public mutating func add<Input: AnalysisInput>(_ input: inout Input, path: String,
                                                    progress: ((Double) -> Void)? = nil) throws {
-        try stream(&input, path: path, progress: progress)
+        let beforeRun = self
+        try read(&input, path: path, progress: progress, mainThreads: nil)
+        guard let chosen = rereadMainThreads else { return }
+        guard try input.rewind() else {
+            addWarning("\(path): the main thread was guessed while reading (the input cannot be read twice); main-thread figures may depend on file order")
+            return
+        }
+        self = beforeRun
+        try read(&input, path: path, progress: progress, mainThreads: chosen)
     }
 
-    /// The run itself; generic callers in this module (and `add(_: inout TraceReader, ...)`) get it
-    /// specialized for their input type.
-    mutating func stream<Input: AnalysisInput>(_ input: inout Input, path: String, progress: ((Double) -> Void)?) throws {
-        beginRun()
+    private mutating func read<Input: AnalysisInput>(_ input: inout Input, path: String, progress: ((Double) -> Void)?,
+                                                     mainThreads forced: Set<UInt32>?) throws {
+        beginRun(mainThreads: forced)
         var sinceProgress = 0
         // One event value, decoded into in place: no per-event copy of the payload enum.
         var event = TraceEvent(timestampNs: 0, thread: ThreadID(rawValue: 0), payload: .droppedEvents(count: 0))
@@ -71,7 +72,7 @@ public struct Analyzer: Sendable {
         endRun(path: path)
     }
 
-    private mutating func beginRun() {
+    private mutating func beginRun(mainThreads forced: Set<UInt32>?) {
         context.run += 1
         nameIndex.removeAll()
         context.roles.removeAll()
@@ -80,6 +81,8 @@ public struct Analyzer: Sendable {
         context.runStartNs = .max; context.runLastNs = .min
         context.runMetadata = [:]
         hasMainThread = false
+        mainThreads = MainThreadChoice(forced: forced)
+        rereadMainThreads = nil
         runEvents = 0; runDropped = 0
         var visitor = BeginRun(context: context)
         passes.visit(&visitor)
@@ -109,10 +112,16 @@ public struct Analyzer: Sendable {
         }
         let text = input.threadName(thread)
         // A role (Trace.setThreadRole) decides; a thread without one falls back to its name. Both
-        // are known before the thread's first event, so neither depends on file order.
+        // are known before the thread's first event; whether another thread has the role is known
+        // only at the end of the run (`MainThreadChoice` checks the guess made here).
         let recordedRole = input.threadRole(thread)
-        let isMain = recordedRole == MetadataKey.mainThreadName || (recordedRole == nil && text == MetadataKey.mainThreadName && !hasMainThread)
-        if isMain { hasMainThread = true }
+        mainThreads.saw(thread.rawValue, key: input.threadKoids(thread) ?? (0, UInt64(thread.rawValue)), role: recordedRole, name: text)
+        let isMain = mainThreads.forced.map { $0.contains(thread.rawValue) }
+            ?? (recordedRole == MetadataKey.mainThreadName || (recordedRole == nil && text == MetadataKey.mainThreadName && !hasMainThread))
+        if isMain {
+            hasMainThread = true
+            mainThreads.becameMain(thread.rawValue, fromFirstEvent: true)
+        }
         let isRender = recordedRole.map { $0 == MetadataKey.renderThreadName } ?? (text == MetadataKey.renderThreadName)
         let role: ThreadRole = isMain ? .main : (isRender ? .render : .other)
         context.roles[thread.rawValue] = role
@@ -145,8 +154,15 @@ public struct Analyzer: Sendable {
         case .layoutPass(let endNs, _):
             resolved.endNs = clampedTime(endNs)
         case .frameBegan:
-            // Without a thread named "main", the first thread that begins a frame is the main thread.
-            if role(of: event.thread, input) != .main && !hasMainThread { hasMainThread = true; context.roles[event.thread.rawValue] = .main }
+            let firstEvent = context.roles[event.thread.rawValue] == .unknown
+            let role = role(of: event.thread, input)
+            mainThreads.frameBegan(on: event.thread.rawValue)
+            // The guess without a main role or name: the first thread that begins a frame.
+            if role != .main && !hasMainThread && mainThreads.forced == nil {
+                hasMainThread = true
+                context.roles[event.thread.rawValue] = .main
+                mainThreads.becameMain(event.thread.rawValue, fromFirstEvent: firstEvent)
+            }
         case .frameRenderEnded, .framePresented:
             // A thread that ends or presents frames renders them.
             if role(of: event.thread, input) != .main { context.roles[event.thread.rawValue] = .render }
@@ -197,6 +213,7 @@ public struct Analyzer: Sendable {
     // MARK: End of a run, end of the analysis
 
     private mutating func endRun(path: String) {
+        rereadMainThreads = mainThreads.reread()
         context.stacks.prepare()   // every symbol is in: passes resolve stacks at their end of run
         var visitor = EndRun(context: context)
         passes.visit(&visitor)
@@ -226,10 +243,5 @@ public struct Analyzer: Sendable {
         var visitor = Contribute(analysis: a, context: context)
         passes.visit(&visitor)
         return visitor.analysis
-    }
-
-    /// "60", "120", "59.94": the JSON key of a refresh rate.
-    public static func rateKey(_ rateHz: Double) -> String {
-        rateHz == rateHz.rounded() && abs(rateHz) < 1e15 ? String(Int(rateHz)) : String(rateHz)
     }
 }

@@ -48,15 +48,23 @@ struct SampleInstance: Sendable {
     var stack: UInt32
 }
 
-/// An order-independent sum of weights `hitchNs * part / whole`, in integer picoseconds.
+/// An order-independent sum of weights `hitchNs * part / whole`, in integer picoseconds, and the
+/// number of hitching frames it was taken over.
 struct WeightedHitch: Sendable, Equatable {
     private(set) var picoseconds: Int64 = 0
     var frames = 0
 
+    /// One hitching frame's share (one offender appears once per frame).
     mutating func add(hitchNs: Int64, part: Int64, whole: Int64) {
+        addWeight(hitchNs: hitchNs, part: part, whole: whole)
+        frames += 1
+    }
+
+    /// A share without a frame: a part of a frame whose offender is counted once by the caller
+    /// (a sampled function spread over several stacks of one frame).
+    mutating func addWeight(hitchNs: Int64, part: Int64, whole: Int64) {
         let ps = Double(hitchNs) * Double(part) / Double(max(1, whole)) * 1000
         picoseconds +|= Int64(clampingDouble: ps.rounded())
-        frames += 1
     }
 
     mutating func merge(_ other: WeightedHitch) {
@@ -189,7 +197,11 @@ struct HitchAttributionPass: Sendable {
     private(set) var attributions: [HitchAttribution] = []
     // This run's in-hitch samples per stack (symbolized at the end of the run).
     private var runInHitches: [UInt32: Int] = [:]
+    /// Weights per stack (no frame counts: a function's frames are counted by name, below).
     private var runFunctionOffenders: [UInt32: WeightedHitch] = [:]
+    /// This run's hitching frames' distinct sampled stacks: at the end of the run each frame counts
+    /// once for every innermost function among them, however many stacks and samples it had.
+    private var runHitchStacks: [[UInt32]] = []
     private var pending: [(HitchAttribution, vsyncNs: Int64, stacks: [(UInt32, Int)])] = []
 
     mutating func beginRun(_ run: Int) {
@@ -316,8 +328,9 @@ struct HitchAttributionPass: Sendable {
             samplesInHitches += sampleCount
             for (stack, count) in window.stackCounts {
                 runInHitches[stack, default: 0] += count
-                runFunctionOffenders[stack, default: WeightedHitch()].add(hitchNs: hitchNs, part: Int64(count), whole: Int64(sampleCount))
+                runFunctionOffenders[stack, default: WeightedHitch()].addWeight(hitchNs: hitchNs, part: Int64(count), whole: Int64(sampleCount))
             }
+            runHitchStacks.append(Array(window.stackCounts.keys))
         }
 
         // Keep the worst `limit` hitching frames in detail.
@@ -352,10 +365,16 @@ struct HitchAttributionPass: Sendable {
         for (stack, count) in runInHitches {
             foldedInHitches[stacks.frames(stack, names: names).reversed().joined(separator: ";"), default: 0] += count
         }
+        var innermost: [UInt32: String] = [:]
         for (stack, weight) in runFunctionOffenders {
-            functionOffenders[stacks.frames(stack, names: names).first ?? "?", default: WeightedHitch()].merge(weight)
+            let function = stacks.frames(stack, names: names).first ?? "?"
+            innermost[stack] = function
+            functionOffenders[function, default: WeightedHitch()].merge(weight)
         }
-        runInHitches.removeAll(); runFunctionOffenders.removeAll()
+        for frameStacks in runHitchStacks {
+            for function in Set(frameStacks.map { innermost[$0] ?? "?" }) { functionOffenders[function, default: WeightedHitch()].frames += 1 }
+        }
+        runInHitches.removeAll(); runFunctionOffenders.removeAll(); runHitchStacks.removeAll()
         if foldedInHitches.count > 20_000 { foldedInHitches = SampleProfile.top(foldedInHitches, 10_000) }
         for (attribution, vsyncNs, stackCounts) in pending {
             var a = attribution

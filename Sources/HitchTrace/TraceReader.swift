@@ -17,6 +17,12 @@ public struct TraceReader {
     /// Reads a trace held in memory (tests, fuzzing).
     public init(bytes: [UInt8]) throws(TraceReadError) { core = try ReaderCore(bytes: bytes) }
 
+    private init(core: ReaderCore) { self.core = core }
+
+    /// A new reader of the same trace, from its start (the analyzer reads a run twice when its
+    /// main thread is known only at the end: docs/METRICS.md "Trace inputs").
+    public func reopened() throws(TraceReadError) -> TraceReader { TraceReader(core: try core.reopened()) }
+
     /// The next event, or nil at the end of the trace (a truncated final record ends it with a warning).
     @inlinable
     public mutating func next() throws(TraceReadError) -> TraceEvent? {
@@ -44,6 +50,8 @@ public struct TraceReader {
     public func threadName(_ id: ThreadID) -> String { core.threadName(id) }
     /// The thread's role ("main", "render", ...) as the recorder stored it (`Trace.setThreadRole`), or nil.
     public func threadRole(_ id: ThreadID) -> String? { core.threadRole(id) }
+    /// The thread's process and kernel thread ids (its koids), or nil for an unknown id.
+    public func threadKoids(_ id: ThreadID) -> (processID: UInt64, threadID: UInt64)? { core.threadKoids(id) }
 
     /// Every thread seen so far; index `i` has `ThreadID(rawValue: i + 1)`. (ThreadID 0 means "no thread",
     /// used by stack definitions and symbols.)
@@ -213,6 +221,17 @@ final class ReaderCore {
             throw .cannotOpen(path: path, reason: "is a directory")
         }
         try self.init(fd: fd, capacity: (1 << 20) + (64 << 10), fileSize: size, bytes: nil)
+        sourcePath = path
+    }
+
+    /// The file this core reads, or nil for bytes in memory.
+    private var sourcePath: String?
+
+    /// A core reading the same input from its start.
+    func reopened() throws(TraceReadError) -> ReaderCore {
+        if let sourcePath { return try ReaderCore(path: sourcePath) }
+        // In memory the buffer holds the whole input and is never refilled.
+        return try ReaderCore(bytes: Array(UnsafeRawBufferPointer(start: buffer, count: end)))
     }
 
     convenience init(bytes: [UInt8]) throws(TraceReadError) {
@@ -356,6 +375,12 @@ final class ReaderCore {
         guard index > 0, index < cold.pointee.threadKoids.count else { return "" }
         if let name = cold.pointee.koidNames[cold.pointee.threadKoids[index].tid] { return cold.pointee.strings[Int(name)] }
         return "thread \(cold.pointee.threadKoids[index].tid)"
+    }
+
+    func threadKoids(_ id: ThreadID) -> (processID: UInt64, threadID: UInt64)? {
+        let index = Int(id.rawValue)
+        guard index > 0, index < cold.pointee.threadKoids.count else { return nil }
+        return (cold.pointee.threadKoids[index].pid, cold.pointee.threadKoids[index].tid)
     }
 
     func threadRole(_ id: ThreadID) -> String? {

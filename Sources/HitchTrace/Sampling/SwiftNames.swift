@@ -44,6 +44,18 @@ public enum SwiftNames {
 
     /// The index of the bracket closing the one at `start` ("(" or "<"), skipping "->".
     static func matching(_ text: Substring, from start: Substring.Index) -> Substring.Index? {
+        scanAtDepth(text, from: start) { _, _, depth in depth == 0 }
+    }
+
+    /// The index of the next " in " at bracket depth 0 (what separates a closure from its context).
+    static func nextIn(_ text: Substring, from start: Substring.Index) -> Substring.Index? {
+        scanAtDepth(text, from: start) { index, c, depth in depth == 0 && c == " " && text[index...].hasPrefix(" in ") }
+    }
+
+    /// Walks `text` from `start`, keeping the bracket depth ("->" is an arrow, not a bracket), and
+    /// returns the first index where `stop(index, character, depth after it)` holds.
+    private static func scanAtDepth(_ text: Substring, from start: Substring.Index,
+                                    stop: (Substring.Index, Character, Int) -> Bool) -> Substring.Index? {
         var depth = 0
         var index = start
         var previous: Character = " "
@@ -55,27 +67,7 @@ public enum SwiftNames {
             case ">" where previous != "-": depth -= 1
             default: break
             }
-            if depth == 0 { return index }
-            previous = c
-            index = text.index(after: index)
-        }
-        return nil
-    }
-
-    /// The index of the next " in " at bracket depth 0 (what separates a closure from its context).
-    static func nextIn(_ text: Substring, from start: Substring.Index) -> Substring.Index? {
-        var depth = 0
-        var index = start
-        var previous: Character = " "
-        while index < text.endIndex {
-            let c = text[index]
-            switch c {
-            case "(", "<", "[": depth += 1
-            case ")", "]": depth -= 1
-            case ">" where previous != "-": depth -= 1
-            default:
-                if depth == 0, c == " ", text[index...].hasPrefix(" in ") { return index }
-            }
+            if stop(index, c, depth) { return index }
             previous = c
             index = text.index(after: index)
         }
