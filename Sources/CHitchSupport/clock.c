@@ -23,7 +23,7 @@ __attribute__((constructor)) static void hitch_clock_choose_source(void) {
 
 // One (ticks, ns) pair with the ticks read as close as possible to the clock_gettime call:
 // the tightest of a few tries bounds the error from preemption between the two reads.
-static void hitch_clock_pair(uint64_t *ticks, uint64_t *ns) {
+void hitch_clock_pair(uint64_t *ticks, uint64_t *ns) {
     uint64_t best_width = UINT64_MAX;
     for (int attempt = 0; attempt < 8; attempt++) {
         uint64_t before = hitch_now();

@@ -277,6 +277,7 @@ final class RenderThread: Sendable {
                 continue
             }
             MonotonicClock.sleep(untilNs: vsync(atOrAfter: job.committedNs))
+            Instrument.frameRenderBegan(frameID: job.frameID)
             Instrument.stage("render") { _ = rasterizer.render(job.list) }
             Instrument.frameRenderEnded(frameID: job.frameID)
             let present = vsync(atOrAfter: MonotonicClock.nowNs())

@@ -104,6 +104,7 @@ enum Instrument {
         return time
     }
     static func frameCommitted(frameID: UInt64) { Trace.frameCommitted(frameID: frameID) }
+    static func frameRenderBegan(frameID: UInt64) { Trace.frameRenderBegan(frameID: frameID) }
     static func frameRenderEnded(frameID: UInt64) { Trace.frameRenderEnded(frameID: frameID) }
     static func framePresented(frameID: UInt64, atNs: Int64) {
         Trace.framePresented(frameID: frameID, at: timestamp(atOrBefore: atNs))

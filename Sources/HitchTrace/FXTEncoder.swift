@@ -21,6 +21,11 @@ enum FXT {
         case null = 0, int32 = 1, uint32 = 2, int64 = 3, uint64 = 4, double = 5, string = 6
         case pointer = 7, koid = 8, bool = 9
     }
+    /// Thread states of context switch records (ZX_THREAD_STATE_*).
+    enum ThreadState {
+        static let running: UInt64 = 1
+        static let blocked: UInt64 = 3
+    }
     static let blobTypeData: UInt64 = 1
     static let objectTypeProcess: UInt64 = 1
     static let objectTypeThread: UInt64 = 2
@@ -390,14 +395,6 @@ final class FXTEncoder {
     }
 
     @inline(__always)
-    func argBool(_ name: UInt16, _ value: Bool) {
-        let p = eventStart! + eventWords
-        p[0] = FXT.ArgType.bool.rawValue | 1 << 4 | UInt64(name) << 16 | (value ? 1 : 0) << 32
-        eventWords += 1
-        eventArgs += 1
-    }
-
-    @inline(__always)
     func argString(_ name: UInt16, _ value: UInt16) {
         let p = eventStart! + eventWords
         p[0] = FXT.ArgType.string.rawValue | 1 << 4 | UInt64(name) << 16 | UInt64(value) << 32
@@ -418,6 +415,9 @@ final class FXTEncoder {
         eventStart = nil
         eventCount += 1
     }
+
+    /// Counts a record written outside beginEvent/endEvent (a context switch) as an event.
+    func countEvent() { eventCount += 1 }
 
     // MARK: Blobs
 

@@ -181,15 +181,23 @@ extension FXTEncoder {
         endEvent()
     }
 
-    /// Category `hitch.sched`, name `schedSwitch`: `direction` (string) and `preempted` (bool).
-    func schedSwitch(thread: UInt8, ticks: UInt64, _ s: SchedSwitch) {
-        let category = stringRef(HitchCategory.sched), name = stringRef(HitchEventName.schedSwitch)
-        let directionArg = stringRef(HitchArgument.direction), direction = stringRef(vocabulary.switchDirections[Int(s.direction.rawValue)])
-        let preemptedArg = stringRef(HitchArgument.preempted)
-        beginEvent(.instant, thread: thread, category: category, name: name, ticks: ticks)
-        argString(directionArg, direction)
-        argBool(preemptedArg, s.preempted)
-        endEvent()
+    /// A context switch of `thread` as an FXT context switch record (record type 8, scheduling
+    /// type 0): switched out, it is the outgoing thread, in state "running" when preempted (so
+    /// viewers show it runnable) or "blocked" when it slept; switched in, it is the incoming thread.
+    /// The other side of the switch is unknown to a per-thread source: the inline thread koid 0.
+    func contextSwitch(cpu: UInt16, ticks: UInt64, thread: UInt8, _ s: SchedSwitch) {
+        let isOut = s.direction == .switchedOut
+        let state: UInt64 = isOut ? (s.preempted ? FXT.ThreadState.running : FXT.ThreadState.blocked) : FXT.ThreadState.running
+        let outgoing: UInt64 = isOut ? UInt64(thread) : 0, incoming: UInt64 = isOut ? 0 : UInt64(thread)
+        let words = 4
+        let p = output.reserve(words)
+        p[0] = FXT.RecordType.scheduling.rawValue | UInt64(words) << 4 | UInt64(cpu & 0xFF) << 16 | state << 24
+            | outgoing << 28 | incoming << 36
+        p[1] = ticks
+        p[2] = 0   // the inline thread: process koid 0, thread koid 0
+        p[3] = 0
+        output.commit(words)
+        countEvent()
     }
 
     /// Frames a stack definition blob holds at most (one record).

@@ -137,6 +137,8 @@ public enum HitchArgumentType: String, Sendable {
 
 /// One typed event's shape in FXT: its payload, category, fixed name (nil: the event's own name) and
 /// arguments. `HitchEventSchema.all` is the table docs/FORMAT.md §3 shows, checked by a test.
+/// (`schedSwitch` is an FXT context switch record, not an event record: not listed; in Chrome JSON it
+/// is a `hitch.sched` instant `schedSwitch` with `direction` and `preempted`.)
 public struct HitchEventSchema: Sendable {
     public struct Argument: Sendable, Equatable {
         public var argument: HitchArgument
@@ -174,7 +176,6 @@ public struct HitchEventSchema: Sendable {
                                                    (.voluntarySwitches, .int), (.involuntarySwitches, .int)]),
         .init("machineState", .sched, .machineState, [(.stealNs, .int), (.cpuPressureSomeUs, .int), (.cgroupThrottledUs, .int),
                                                      (.onlineCPUs, .int)]),
-        .init("schedSwitch", .sched, .schedSwitch, [(.direction, .string), (.preempted, .bool)]),
     ]
 }
 

@@ -31,6 +31,9 @@
 //                            parent async id (0: none)   0     0               0
 // asyncEnd          2        ticks         name                 category        async id
 //                            begin ticks   self ticks           0               0
+// threadState       2        ticks         phase                frameID         cpu ns
+//                            runnable-wait ns   voluntary      involuntary     0
+//                            (written by C: hitch_thread_state_emit; UInt64.max = unavailable)
 //
 // Argument types (top byte of an argument word): 0 none, 1 Int64, 2 Double bits, 3 TraceName.
 // A name with bit 55 set is a dynamic name's id (TraceName.dynamicNameBit), not an address.
@@ -56,11 +59,14 @@ enum RawKind: UInt64 {
     case instantArgs = 17
     case asyncBegin = 18
     case asyncEnd = 19
+    /// HITCH_RAW_KIND_THREAD_STATE in hitch_sched.h.
+    case threadState = 20
 
     /// Records this kind takes in a buffer.
     var recordCount: Int {
         switch self {
-        case .frameBegan, .invalidation, .inferenceOp, .viewLifetime, .completeArgs, .instantArgs, .asyncBegin, .asyncEnd: 2
+        case .frameBegan, .invalidation, .inferenceOp, .viewLifetime, .completeArgs, .instantArgs, .asyncBegin, .asyncEnd,
+             .threadState: 2
         default: 1
         }
     }

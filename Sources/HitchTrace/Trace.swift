@@ -121,31 +121,50 @@ public enum Trace {
     /// A frame starts on the main thread: the display link fired for the vsync at `vsync`, the
     /// frame must be committed by `target` (the next vsync) to be shown one period after it, and
     /// `periodNs` is the display's refresh period.
+    ///
+    /// Each frame call also records the calling thread's scheduler counters (a `threadState`
+    /// event stamped like the frame event) unless thread states are off (docs/FORMAT.md "Thread states").
     @inlinable
     public static func frameBegan(frameID: UInt64, vsync: TraceTimestamp, target: TraceTimestamp, periodNs: Int64) {
         guard hitch_is_recording() != 0 else { return }
-        hitch_emit2(hitch_now(), RawKind.frameBegan.word(0), frameID, vsync.ticks,
+        let now = hitch_now()
+        hitch_emit2(now, RawKind.frameBegan.word(0), frameID, vsync.ticks,
                     target.ticks, UInt64(bitPattern: periodNs), 0, 0)
+        hitch_thread_state(now, frameID, UInt32(ThreadStateReading.Phase.frameBegan.rawValue))
     }
 
     @inlinable
     public static func frameCommitted(frameID: UInt64) {
         guard hitch_is_recording() != 0 else { return }
-        hitch_emit1(hitch_now(), RawKind.frameCommitted.word(0), frameID, 0)
+        let now = hitch_now()
+        hitch_emit1(now, RawKind.frameCommitted.word(0), frameID, 0)
+        hitch_thread_state(now, frameID, UInt32(ThreadStateReading.Phase.committed.rawValue))
+    }
+
+    /// The render thread starts rendering the frame: records only its scheduler counters (so the
+    /// analyzer can split render time), no frame event; nothing when thread states are off.
+    @inlinable
+    public static func frameRenderBegan(frameID: UInt64) {
+        guard hitch_is_recording() != 0 else { return }
+        hitch_thread_state(hitch_now(), frameID, UInt32(ThreadStateReading.Phase.renderBegan.rawValue))
     }
 
     @inlinable
     public static func frameRenderEnded(frameID: UInt64) {
         guard hitch_is_recording() != 0 else { return }
-        hitch_emit1(hitch_now(), RawKind.frameRenderEnded.word(0), frameID, 0)
+        let now = hitch_now()
+        hitch_emit1(now, RawKind.frameRenderEnded.word(0), frameID, 0)
+        hitch_thread_state(now, frameID, UInt32(ThreadStateReading.Phase.renderEnded.rawValue))
     }
 
     /// The frame reached the display at `time`. Take it from the clock as it comes (`Trace.now()`
     /// after your wait for the vsync returns): the analyzer snaps it to the vsync grid.
+    /// The reading that goes with it is stamped when it is taken (now), not `time`.
     @inlinable
     public static func framePresented(frameID: UInt64, at time: TraceTimestamp) {
         guard hitch_is_recording() != 0 else { return }
         hitch_emit1(time.ticks, RawKind.framePresented.word(0), frameID, 0)
+        hitch_thread_state(hitch_now(), frameID, UInt32(ThreadStateReading.Phase.presented.rawValue))
     }
 
     // MARK: Views
@@ -376,7 +395,12 @@ public struct FrameMarker: Sendable {
     public mutating func mark() {
         let now = hitch_now()
         defer { previousTicks = now }
-        guard previousTicks != 0, hitch_is_recording() != 0 else { return }
+        guard hitch_is_recording() != 0 else { return }
+        guard previousTicks != 0 else {
+            // The first mark begins the first frame: its reading is that frame's begin.
+            hitch_thread_state(now, nextFrameID, UInt32(ThreadStateReading.Phase.frameBegan.rawValue))
+            return
+        }
         let id = nextFrameID
         nextFrameID += 1
         let start = TraceTimestamp(ticks: previousTicks)
@@ -387,6 +411,10 @@ public struct FrameMarker: Sendable {
         hitch_emit1(now, RawKind.frameCommitted.word(0), id, 0)
         hitch_emit1(now, RawKind.frameRenderEnded.word(0), id, 0)
         hitch_emit1(now, RawKind.framePresented.word(0), id, 0)
+        // One reading per mark: it ends this frame and begins the next (a marked loop has no idle
+        // time between frames), so it is the `committed` reading of this frame; the previous
+        // mark's reading serves as this frame's begin.
+        hitch_thread_state(now, id, UInt32(ThreadStateReading.Phase.committed.rawValue))
     }
 }
 

@@ -155,7 +155,7 @@ public final class TraceFileWriter {
         case let .machineState(reading):
             e.machineState(thread: thread, ticks: t, reading)
         case let .schedSwitch(change):
-            e.schedSwitch(thread: thread, ticks: t, change)
+            e.contextSwitch(cpu: 0, ticks: t, thread: thread, change)
         case .stackDefinition, .symbol:
             break
         }

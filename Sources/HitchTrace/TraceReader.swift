@@ -145,6 +145,8 @@ final class ReaderCore {
         var firstNumericKind: ArgKind?
         var lastTimestampNs: Int64 = 0
         var droppedEventCount: UInt64 = 0
+        /// The incoming side of a context switch record that named both threads (returned next).
+        var pendingSwitchIn: TraceEvent?
     }
     private let hot: UnsafeMutablePointer<Hot> = {
         let pointer = UnsafeMutablePointer<Hot>.allocate(capacity: 1)
@@ -401,6 +403,11 @@ final class ReaderCore {
 
     @usableFromInline
     func next(into event: inout TraceEvent) throws(TraceReadError) -> Bool {
+        if let pending = hot.pointee.pendingSwitchIn {
+            hot.pointee.pendingSwitchIn = nil
+            event = pending
+            return true
+        }
         while !finished {
             guard try ensure(8) else {
                 if end - pos > 0 { warn(base + UInt64(pos), "truncated record: the trace ends \(end - pos) bytes into a record header") }
@@ -456,13 +463,56 @@ final class ReaderCore {
                 if metadataType == 4, (header >> 20) & 0xF == 0, header != FXT.magic {
                     warn(offset, "magic number record with a wrong magic number; skipped")
                 }
-            case FXT.RecordType.userspaceObject.rawValue, FXT.RecordType.scheduling.rawValue, FXT.RecordType.log.rawValue:
+            case FXT.RecordType.scheduling.rawValue:
+                if try decodeContextSwitch(header: header, at: recordStart, size: size, offset: offset, into: &event) { return true }
+            case FXT.RecordType.userspaceObject.rawValue, FXT.RecordType.log.rawValue:
                 continue   // valid FXT the project does not use
             default:
                 warn(offset, "unknown record type \(type) (\(size) bytes) skipped")
             }
         }
         return false
+    }
+
+    /// A legacy context switch record (scheduling type 0, docs/FORMAT.md "Thread states") as
+    /// `schedSwitch` events: the outgoing thread switched out (preempted when its new state is
+    /// "running"), the incoming one switched in; koid 0 (the unknown side) yields no event.
+    private func decodeContextSwitch(header: UInt64, at start: Int, size: Int, offset: UInt64, into event: inout TraceEvent) throws(TraceReadError) -> Bool {
+        guard header >> 60 == 0 else { return false }   // newer scheduling records: not used here
+        guard size >= 16 else { warn(offset, "context switch record too short; skipped"); return false }
+        let state = (header >> 24) & 0xF
+        let outgoingRef = Int((header >> 28) & 0xFF), incomingRef = Int((header >> 36) & 0xFF)
+        let timestampNs = clock.nanoseconds(load(start + 8))
+        var cursor = start + 16
+        func side(_ ref: Int) throws(TraceReadError) -> UInt32?? {
+            if ref != 0 {
+                let id = fxtThreads[ref]
+                return id == ReaderCore.undefined ? .some(nil) : id
+            }
+            guard cursor + 16 <= start + size else { return .some(nil) }
+            let pid = load(cursor), tid = load(cursor + 8)
+            cursor += 16
+            if pid == 0 && tid == 0 { return nil }
+            return try threadID(pid: pid, tid: tid, offset: offset)
+        }
+        let outgoing = try side(outgoingRef), incoming = try side(incomingRef)
+        if outgoing == .some(nil) || incoming == .some(nil) {
+            warn(offset, "context switch record with an undefined thread; skipped")
+            return false
+        }
+        lastTimestampNs = timestampNs
+        let switchIn = (incoming ?? nil).map {
+            TraceEvent(timestampNs: timestampNs, thread: ThreadID(rawValue: $0), payload: .schedSwitch(SchedSwitch(direction: .switchedIn, preempted: false)))
+        }
+        guard let thread = outgoing ?? nil else {
+            guard let switchIn else { return false }
+            event = switchIn
+            return true
+        }
+        event = TraceEvent(timestampNs: timestampNs, thread: ThreadID(rawValue: thread), payload: .schedSwitch(
+            SchedSwitch(direction: .switchedOut, preempted: state == FXT.ThreadState.running)))
+        hot.pointee.pendingSwitchIn = switchIn
+        return true
     }
 
     private func decodeString(header: UInt64, at start: Int, size: Int, offset: UInt64) throws(TraceReadError) {
@@ -727,9 +777,6 @@ final class ReaderCore {
                 cpuPressureSomeUs: has(.cpuPressureSomeUs) ? signed(.cpuPressureSomeUs) : nil,
                 cgroupThrottledUs: has(.cgroupThrottledUs) ? signed(.cgroupThrottledUs) : nil,
                 onlineCPUs: has(.onlineCPUs) ? Int32(clamping: signed(.onlineCPUs)) : 0))
-        case HitchCategory.sched.rawValue where isInstant && nameOffset == HitchEventName.schedSwitch.rawValue:
-            guard let direction = word(.direction, base: ids.switchDirectionBase, as: SchedSwitch.Direction.self) else { return false }
-            payload = .schedSwitch(SchedSwitch(direction: direction, preempted: has(.preempted) && unsigned(.preempted) != 0))
         case HitchCategory.meta.rawValue where isInstant && nameOffset == HitchEventName.droppedEvents.rawValue && has(.count):
             let count = unsigned(.count)
             droppedEventCount &+= count

@@ -27,14 +27,39 @@ public final class TraceRecorder: Sendable {
         /// Flush on SIGTERM, SIGINT, SIGHUP, SIGSEGV, SIGBUS, SIGILL, SIGFPE and SIGABRT before the
         /// signal's previous disposition runs (installed once per process, at the first start).
         public var flushOnSignals: Bool
+        /// Record what the scheduler did to the threads that make frames: each frame call reads the
+        /// calling thread's CPU clock, runnable wait and context switches, the writer reads the
+        /// machine's steal, CPU pressure and cgroup throttling every `machineStateIntervalMs`, and
+        /// exact context switches come from perf_event_open where the kernel permits it
+        /// (docs/FORMAT.md "Thread states"). The environment variable HITCH_THREAD_STATES=0 turns
+        /// it off whatever this says.
+        public var threadStates: Bool
+        public var machineStateIntervalMs: Int
+        /// With thread states: also exact context switches from perf_event_open where permitted
+        /// (each switch of a recorded thread then costs the kernel a ring record). HITCH_SCHED_PERF=0
+        /// turns it off whatever this says.
+        public var contextSwitchEvents: Bool
 
         public init(bufferBytesPerThread: Int = 64 << 10, maxBufferedBytes: Int = 64 << 20,
-                    flushIntervalMs: Int = 100, waitForOtherRecordingSeconds: Double = 0, flushOnSignals: Bool = true) {
+                    flushIntervalMs: Int = 100, waitForOtherRecordingSeconds: Double = 0, flushOnSignals: Bool = true,
+                    threadStates: Bool = true, machineStateIntervalMs: Int = 50, contextSwitchEvents: Bool = true) {
             self.bufferBytesPerThread = bufferBytesPerThread
             self.maxBufferedBytes = maxBufferedBytes
             self.flushIntervalMs = flushIntervalMs
             self.waitForOtherRecordingSeconds = waitForOtherRecordingSeconds
             self.flushOnSignals = flushOnSignals
+            self.threadStates = threadStates
+            self.machineStateIntervalMs = machineStateIntervalMs
+            self.contextSwitchEvents = contextSwitchEvents
+        }
+
+        /// `threadStates` unless the environment turns them off.
+        var threadStatesInEffect: Bool {
+            threadStates && ProcessInfo.processInfo.environment["HITCH_THREAD_STATES"] != "0"
+        }
+
+        var contextSwitchEventsInEffect: Bool {
+            contextSwitchEvents && ProcessInfo.processInfo.environment["HITCH_SCHED_PERF"] != "0"
         }
     }
 
@@ -101,6 +126,7 @@ public final class TraceRecorder: Sendable {
             close(fd); sessionSlot.signal(); throw .outOfMemory(bytes: bufferBytes * bufferCount)
         }
         activeRecorder.withLock { $0 = recorder }
+        recorder.beginSchedReadings()
         installExitHooks(signals: configuration.flushOnSignals)
         // The file's preamble (magic, clock) is on disk before start returns, so a process killed at
         // any moment after it leaves a readable trace, never an empty file.
@@ -127,6 +153,16 @@ public final class TraceRecorder: Sendable {
         self.path = path
         self.configuration = configuration
         droppedBaseline = hitch_dropped_total()
+    }
+
+    /// Which scheduler source this session uses, said in the trace's metadata (`schedSource`, `schedSourceReason`).
+    private func beginSchedReadings() {
+        var reason = [CChar](repeating: 0, count: 512)
+        let source = hitch_sched_begin(configuration.threadStatesInEffect ? 1 : 0,
+                                       configuration.contextSwitchEventsInEffect ? 1 : 0, &reason, reason.count)
+        setMetadata("schedSource", SchedSource(rawValue: Int(source))?.name ?? "none")
+        let text = String(decoding: reason.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        if !text.isEmpty { setMetadata("schedSourceReason", text) }
     }
 
     /// Adds trace-wide key/value metadata (host, cpu, refreshRateHz, peakBandwidthGBps, ...).
@@ -167,6 +203,7 @@ public final class TraceRecorder: Sendable {
             return state.stopped
         }
         if !alreadyStopped {
+            hitch_sched_end()
             hitch_recorder_end()
             writerDone.wait()
             hitch_recorder_release()
@@ -197,6 +234,34 @@ public final class TraceRecorder: Sendable {
         var droppedTotal: UInt64 = 0
         let flushIntervalNs = UInt64(max(configuration.flushIntervalMs, 1)) * 1_000_000
         var lastFlushNs = hitch_monotonic_ns()
+        // Machine counters are read here, off every frame path: /proc/stat formats a line per CPU.
+        let machineIntervalNs = UInt64(max(configuration.machineStateIntervalMs, 1)) * 1_000_000
+        let readsMachine = configuration.threadStatesInEffect
+        var lastMachineNs: UInt64 = 0
+        func readMachine() {
+            guard readsMachine else { return }
+            var reading = hitch_machine_reading()
+            hitch_machine_read(&reading)
+            writer.machineState(reading)
+            lastMachineNs = hitch_monotonic_ns()
+        }
+        let switches = UnsafeMutablePointer<hitch_sched_switch>.allocate(capacity: 1024)
+        defer { switches.deallocate() }
+        var clockPair: (ticks: UInt64, ns: UInt64) = (0, 0)
+        hitch_clock_pair(&clockPair.ticks, &clockPair.ns)
+        var lostSwitches: UInt64 = 0
+        func drainSwitches() {
+            while true {
+                let count = Int(hitch_sched_drain(switches, 1024, &lostSwitches))
+                for index in 0..<count {
+                    let change = switches[index]
+                    let sinceNs = Int64(bitPattern: change.monotonic_ns &- clockPair.ns)
+                    writer.schedSwitch(change, ticks: clockPair.ticks &+ TraceClock.converter.ticks(fromNanoseconds: sinceNs))
+                }
+                if count < 1024 { return }
+            }
+        }
+        readMachine()
 
         func recordDrops() {
             let now = hitch_dropped_total()
@@ -259,10 +324,17 @@ public final class TraceRecorder: Sendable {
         }
 
         while true {
-            let sinceFlush = hitch_monotonic_ns() &- lastFlushNs
-            let waitMs = sinceFlush >= flushIntervalNs ? 0 : Int32(max(1, (flushIntervalNs - sinceFlush) / 1_000_000))
+            let loopStart = hitch_monotonic_ns()
+            let sinceFlush = loopStart &- lastFlushNs
+            var waitMs = sinceFlush >= flushIntervalNs ? 0 : Int32(max(1, (flushIntervalNs - sinceFlush) / 1_000_000))
+            if readsMachine {
+                let sinceMachine = loopStart &- lastMachineNs
+                waitMs = min(waitMs, sinceMachine >= machineIntervalNs ? 0 : Int32(max(1, (machineIntervalNs - sinceMachine) / 1_000_000)))
+            }
             let finished = drainFullBuffers(timeoutMs: waitMs)
             recordDrops()
+            drainSwitches()
+            if readsMachine && hitch_monotonic_ns() &- lastMachineNs >= machineIntervalNs { readMachine() }
             if finished { break }
             let flushRequested = hitch_writer_flush_requested() != 0
             let now = hitch_monotonic_ns()
@@ -276,6 +348,10 @@ public final class TraceRecorder: Sendable {
         }
         drainSideItems()
         recordDrops()
+        drainSwitches()
+        hitch_sched_close()
+        readMachine()
+        if lostSwitches > 0 { writer.metadata(tid: writer.selfTid, ticks: hitch_now(), key: "schedSwitchesLost", value: String(lostSwitches)) }
         let evictions = TraceName.dynamicNameEvictions &- evictionsBaseline
         if evictions > 0 { writer.metadata(tid: writer.selfTid, ticks: hitch_now(), key: "dynamicNameEvictions", value: String(evictions)) }
         output.flush()
@@ -305,6 +381,18 @@ public enum TraceRecorderError: Error, CustomStringConvertible, Sendable {
         case let .cannotOpen(path, reason): "cannot create trace file '\(path)': \(reason)"
         case let .outOfMemory(bytes): "cannot reserve \(bytes) bytes of trace buffers"
         case let .writeFailed(path, reason): "writing trace file '\(path)' failed: \(reason); the file is cut short"
+        }
+    }
+}
+
+/// Where a trace's thread states come from (metadata `schedSource`; hitch_sched_begin's result).
+enum SchedSource: Int {
+    case none = 0, procfs = 1, perfContextSwitch = 2
+    var name: String {
+        switch self {
+        case .none: "none"
+        case .procfs: "procfs"
+        case .perfContextSwitch: "perf-context-switch"
         }
     }
 }
@@ -450,6 +538,13 @@ final class RawRecordWriter {
             case .token:
                 encoder.token(thread: thread, ticks: r.w0, stage: TokenEvent.Stage(rawValue: UInt8(truncatingIfNeeded: payload)) ?? .produced,
                               index: Int64(bitPattern: r.w2))
+            case .threadState:
+                let r1 = records[i + 1]
+                func optional(_ word: UInt64) -> Int64? { word == UInt64.max ? nil : Int64(bitPattern: word) }
+                encoder.threadState(thread: thread, ticks: r.w0, ThreadStateReading(
+                    frameID: r.w2, phase: ThreadStateReading.Phase(rawValue: UInt8(truncatingIfNeeded: payload)) ?? .frameBegan,
+                    cpuNs: Int64(bitPattern: r.w3), runnableWaitNs: optional(r1.w0),
+                    voluntarySwitches: optional(r1.w1), involuntarySwitches: optional(r1.w2)))
             }
             i += count
         }
@@ -474,6 +569,25 @@ final class RawRecordWriter {
 
     func droppedEvents(count: UInt64) {
         encoder.droppedEvents(thread: thread(tid: selfTid), ticks: hitch_now(), count: count)
+    }
+
+    /// Machine counters, on the writer's own thread (it read them).
+    func machineState(_ reading: hitch_machine_reading) {
+        encoder.machineState(thread: thread(tid: selfTid), ticks: hitch_now(), MachineStateReading(
+            stealNs: reading.has_steal != 0 ? reading.steal_ns : nil,
+            cpuPressureSomeUs: reading.has_cpu_pressure != 0 ? reading.cpu_pressure_some_us : nil,
+            cgroupThrottledUs: reading.has_cgroup_throttled != 0 ? reading.cgroup_throttled_us : nil,
+            onlineCPUs: reading.online_cpus))
+    }
+
+    /// A context switch from a perf ring, as an FXT context switch record (the other side of the
+    /// switch is not known: it is written as thread koid 0).
+    func schedSwitch(_ change: hitch_sched_switch, ticks: UInt64) {
+        // Drained after the fact: the thread may have exited, and a guessed name must not
+        // replace the one its own events gave it.
+        let thread = encoder.threadRef(pid: pid, tid: UInt64(UInt32(bitPattern: change.tid)), name: registeredThreadName(tid: change.tid))
+        encoder.contextSwitch(cpu: change.cpu, ticks: ticks, thread: thread,
+                              SchedSwitch(direction: change.switched_in != 0 ? .switchedIn : .switchedOut, preempted: change.preempted != 0))
     }
 
     private func registeredThreadName(tid: Int32) -> String? {

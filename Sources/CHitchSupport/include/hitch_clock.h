@@ -28,6 +28,10 @@ static inline uint64_t hitch_now(void) {
 
 static inline int hitch_clock_is_tsc(void) { return hitch_clock_uses_tsc; }
 
+/// One (ticks, CLOCK_MONOTONIC ns) pair read as close together as a few tries allow: maps
+/// CLOCK_MONOTONIC times (perf records) onto the trace clock.
+void hitch_clock_pair(uint64_t *ticks, uint64_t *ns);
+
 /// True if the CPU reports an invariant TSC (CPUID leaf 0x80000007, EDX bit 8).
 int hitch_cpu_has_invariant_tsc(void);
 

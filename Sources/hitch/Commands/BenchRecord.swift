@@ -10,7 +10,7 @@ import Synchronization
 // throughput. Hidden: `--crash-test FILE` records until killed (the SIGKILL test uses it).
 enum BenchRecord: Subcommand {
     static let name = "record"
-    static let summary = "Recording cost per event against one bare timestamp read; reader throughput."
+    static let summary = "Recording cost per event against one bare timestamp read; reader throughput; thread-state reads per frame."
     static let help = """
     USAGE: hitch bench record [--format text|json] [--events N]
 
@@ -20,6 +20,14 @@ enum BenchRecord: Subcommand {
     events/s and MB/s. Times are CPU time of the measuring thread (time spent descheduled by other
     processes on a shared machine is not counted); each figure is the best of 7 rounds.
     Build with -c release for meaningful numbers.
+
+    Thread states (docs/FORMAT.md "Thread states"): the frame calls of a main thread (frameBegan,
+    frameCommitted) and of a render thread (frameRenderBegan, frameRenderEnded, framePresented)
+    are timed with thread-state reads off and on, alternating sessions in one run, each frame
+    after a short sleep as after a vsync wait (a switch since the last read makes the first read
+    of a frame the full one; its CPU time counts, the sleep does not); schedReadNsPerFrame is the
+    extra CPU time per frame of the thread that pays more (target <= 2000 ns). machineReadNs is one read of the
+    machine counters (on the writer thread, not on any frame path).
 
     OPTIONS:
       --format text|json    Output format (default: text).
@@ -45,6 +53,14 @@ enum BenchRecord: Subcommand {
         var readerMBPerSecond: Double
         var droppedEvents: UInt64
         var traceBytes: UInt64
+        /// Extra CPU ns per frame of thread-state reads on the thread that pays more (main or render).
+        var schedReadNsPerFrame: Double
+        var schedReadNsPerFrameMainThread: Double
+        var schedReadNsPerFrameRenderThread: Double
+
+        /// The source the "on" sessions used (metadata schedSource).
+        var schedSource: String
+        var machineReadNs: Double
     }
 
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
@@ -67,9 +83,13 @@ enum BenchRecord: Subcommand {
                 bytes per event             %.1f FXT vs %.1f Chrome JSON (%.3fx; target <= 0.25x)
                 reader                      %.1f M events/s, %.0f MB/s (target >= 20 M events/s)
                 dropped events              %llu
+                thread-state reads          %.0f ns per frame (main %.0f, render %.0f; target <= 2000) via %@
+                machine read                %.0f ns (writer thread)
                 """, result.clock, result.ticksPerSecond, result.timestampNs, result.intervalNs, result.intervalToTimestampRatio,
                 result.intervalNsTwoThreads, result.bytesPerEvent, result.chromeJsonBytesPerEvent, result.fxtToChromeJsonRatio,
-                result.readerEventsPerSecond / 1e6, result.readerMBPerSecond, result.droppedEvents))
+                result.readerEventsPerSecond / 1e6, result.readerMBPerSecond, result.droppedEvents,
+                result.schedReadNsPerFrame, result.schedReadNsPerFrameMainThread, result.schedReadNsPerFrameRenderThread,
+                result.schedSource, result.machineReadNs))
         }
         return .ok
     }
@@ -145,6 +165,7 @@ enum BenchRecord: Subcommand {
             bestSeconds = min(bestSeconds, Double(threadCPUTimeNs() - start) / 1e9)
             eventsPerPass = count
         }
+        let sched = try measureSchedReads(frames: 500, path: path + ".sched")
         let bytesPerEvent = Double(fileBytes) / Double(max(intervalsRead, 1))
         let chromePerEvent = Double(chromeBytes) / Double(max(intervalsRead, 1))
         return Result(
@@ -155,7 +176,76 @@ enum BenchRecord: Subcommand {
             readerEventsPerSecond: Double(eventsPerPass) / bestSeconds,
             readerMBPerSecond: Double(fileBytes) / 1e6 / bestSeconds,
             droppedEvents: summary.droppedEventCount,
-            traceBytes: fileBytes)
+            traceBytes: fileBytes,
+            schedReadNsPerFrame: max(sched.main, sched.render),
+            schedReadNsPerFrameMainThread: sched.main, schedReadNsPerFrameRenderThread: sched.render,
+            schedSource: sched.source, machineReadNs: sched.machine)
+    }
+
+    /// Frame calls with thread-state reads off and on, alternating sessions, best of `rounds` each:
+    /// the extra CPU ns per frame of a main thread (2 reads) and a render thread (3 reads).
+    static func measureSchedReads(frames: Int, path: String) throws
+        -> (main: Double, render: Double, source: String, machine: Double) {
+        defer { unlink(path) }
+        var mainNs = [Double.infinity, .infinity], renderNs = [Double.infinity, .infinity]
+        var source = "none"
+        for _ in 0..<rounds {
+            for on in [false, true] {
+                let recorder = try TraceRecorder.start(path: path, configuration: .init(threadStates: on))
+                mainFrames(1, from: 0)   // the first reading opens the thread's files: not timed
+                let main = mainFrames(frames, from: 1), render = renderFrames(frames)
+                try recorder.stop()
+                let index = on ? 1 : 0
+                mainNs[index] = min(mainNs[index], main)
+                renderNs[index] = min(renderNs[index], render)
+                if on {
+                    var reader = try TraceReader(path: path)
+                    while try reader.next() != nil {}
+                    source = reader.metadata["schedSource"] ?? "none"
+                }
+            }
+        }
+        var machineNs = Double.infinity
+        for _ in 0..<rounds {
+            var reading = hitch_machine_reading()
+            let start = threadCPUTimeNs()
+            for _ in 0..<20 { hitch_machine_read(&reading) }
+            machineNs = min(machineNs, Double(threadCPUTimeNs() - start) / 20)
+        }
+        let main = max(0, mainNs[1] - mainNs[0]), render = max(0, renderNs[1] - renderNs[0])
+        return (main, render, source, machineNs)
+    }
+
+    /// CPU ns per frame of a main thread's frame calls, each frame after a wait (as for its vsync).
+    @discardableResult
+    private static func mainFrames(_ count: Int, from first: UInt64) -> Double {
+        let now = Trace.now()
+        var total: UInt64 = 0
+        for frame in first..<first + UInt64(count) {
+            usleep(20)
+            let start = threadCPUTimeNs()
+            Trace.frameBegan(frameID: frame, vsync: now, target: now, periodNs: 8_333_333)
+            Trace.frameCommitted(frameID: frame)
+            total += threadCPUTimeNs() - start
+        }
+        return Double(total) / Double(count)
+    }
+
+    /// CPU ns per frame of a render thread's frame calls, with its waits for the render and present vsyncs.
+    private static func renderFrames(_ count: Int) -> Double {
+        var total: UInt64 = 0
+        for frame in 1...UInt64(count) {
+            usleep(20)
+            var start = threadCPUTimeNs()
+            Trace.frameRenderBegan(frameID: frame)
+            Trace.frameRenderEnded(frameID: frame)
+            total += threadCPUTimeNs() - start
+            usleep(20)
+            start = threadCPUTimeNs()
+            Trace.framePresented(frameID: frame, at: Trace.now())
+            total += threadCPUTimeNs() - start
+        }
+        return Double(total) / Double(count)
     }
 
     /// ns per interval (begin + end) over `count` intervals on the calling thread.

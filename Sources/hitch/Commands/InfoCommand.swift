@@ -115,6 +115,9 @@ enum InfoCommand: Subcommand {
             }
         }
         lines.append("dropped    \(info.droppedEvents)" + (info.droppedEvents > 0 ? " (the recorder's writer could not keep up)" : ""))
+        // Where the thread states come from (docs/FORMAT.md "Thread states").
+        let schedReason = info.metadata["schedSourceReason"].map { " (\($0))" } ?? ""
+        lines.append("sched      " + (info.metadata["schedSource"].map { $0 + schedReason } ?? "none (recorded without thread states)"))
         lines.append("threads    \(info.threads.count)")
         for thread in info.threads {
             lines.append("  " + "\(thread.name) [\(thread.processID)/\(thread.threadID)]".padding(toLength: 36, withPad: " ", startingAt: 0)

@@ -1,0 +1,189 @@
+import CHitchSupport
+import Dispatch
+import Foundation
+import Testing
+@testable import HitchTrace
+
+/// Thread-state recording (docs/FORMAT.md "Thread states"): real readings on the threads that make
+/// frames, on this machine, with wide bounds.
+@Suite(.serialized) struct ThreadStateTests {
+    /// CPU time of the calling thread.
+    static func threadCPUNs() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+    }
+
+    /// Spins until the calling thread has run `ns` more on a CPU (work, not wall time).
+    static func burnCPU(ns: Int64) {
+        let end = threadCPUNs() + ns
+        var x: UInt64 = 1
+        while threadCPUNs() < end { for _ in 0..<1000 { x = x &* 6364136223846793005 &+ 1 } }
+        if x == 0 { print("") }
+    }
+
+    /// Runs `body` on a new named thread and waits for it.
+    static func onThread(_ name: String, _ body: @escaping @Sendable () -> Void) {
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread { Trace.setCurrentThreadName(name); body(); done.signal() }
+        thread.start()
+        done.wait()
+    }
+
+    struct Reading { var t: Int64; var r: ThreadStateReading }
+
+    static func readings(_ events: [TraceEvent], _ reader: TraceReader, thread name: String) -> [Reading] {
+        events.compactMap { event in
+            guard case let .threadState(r) = event.payload, reader.threadName(event.thread) == name else { return nil }
+            return Reading(t: event.timestampNs, r: r)
+        }.sorted { $0.t < $1.t }
+    }
+
+    @Test func framesCarryTheirThreadsReadings() throws {
+        let path = temporaryTracePath("thread-states")
+        defer { unlink(path) }
+        let recorder = try TraceRecorder.start(path: path, configuration: .init(waitForOtherRecordingSeconds: testRecordingWait))
+        Self.onThread("ts-main") {
+            let period: Int64 = 16_666_667
+            for frame in UInt64(1)...4 {
+                let now = Trace.now()
+                Trace.frameBegan(frameID: frame, vsync: now, target: now.advanced(byNanoseconds: period), periodNs: period)
+                switch frame {
+                case 1: Self.burnCPU(ns: 20_000_000)        // a busy frame
+                case 2: usleep(20_000)                       // a sleeping frame
+                default: break
+                }
+                Trace.frameCommitted(frameID: frame)
+            }
+        }
+        Self.onThread("ts-render") {
+            for frame in UInt64(1)...4 {
+                Trace.frameRenderBegan(frameID: frame)
+                Trace.frameRenderEnded(frameID: frame)
+                Trace.framePresented(frameID: frame, at: Trace.now())
+            }
+        }
+        Self.onThread("ts-present") {
+            // A render thread that does not mark render begins: its presents carry readings.
+            Trace.frameRenderEnded(frameID: 1)
+            Trace.framePresented(frameID: 1, at: Trace.now())
+        }
+        try recorder.stop()
+        let (events, reader) = try readAll(path)
+        #expect(reader.warnings.isEmpty, "\(reader.warnings)")
+        #expect(Self.readings(events, reader, thread: "ts-present").map(\.r.phase) == [.renderEnded, .presented])
+        let source = reader.metadata["schedSource"]
+        #expect(source == "procfs" || source == "perf-context-switch", "schedSource \(String(describing: source)) \(reader.metadata["schedSourceReason"] ?? "")")
+
+        let main = Self.readings(events, reader, thread: "ts-main")
+        #expect(main.map(\.r.phase) == Array(repeating: [ThreadStateReading.Phase.frameBegan, .committed], count: 4).flatMap { $0 })
+        let render = Self.readings(events, reader, thread: "ts-render")
+        // A thread that marks render begins gets no reading at present (its render is bracketed).
+        #expect(render.map(\.r.phase) == Array(repeating: [ThreadStateReading.Phase.renderBegan, .renderEnded], count: 4).flatMap { $0 })
+        for thread in [main, render] {
+            for (a, b) in zip(thread, thread.dropFirst()) {
+                #expect(a.r.cpuNs <= b.r.cpuNs)
+                #expect((a.r.runnableWaitNs ?? 0) <= (b.r.runnableWaitNs ?? 0))
+                #expect((a.r.voluntarySwitches ?? 0) <= (b.r.voluntarySwitches ?? 0))
+                #expect((a.r.involuntarySwitches ?? 0) <= (b.r.involuntarySwitches ?? 0))
+            }
+            #expect(thread.allSatisfy { $0.r.runnableWaitNs != nil && $0.r.voluntarySwitches != nil && $0.r.involuntarySwitches != nil })
+        }
+        guard main.count == 8 else { return }
+        // The busy frame: 20 ms of CPU inside it, never more CPU than wall time, and the rest of its
+        // wall time mostly runnable (on a loaded machine), not asleep.
+        let busyWall = main[1].t - main[0].t, busyCPU = main[1].r.cpuNs - main[0].r.cpuNs
+        let busyWait = (main[1].r.runnableWaitNs ?? 0) - (main[0].r.runnableWaitNs ?? 0)
+        #expect(busyCPU >= 19_000_000 && busyCPU <= busyWall + 1_000_000, "cpu \(busyCPU) wall \(busyWall)")
+        #expect(Double(busyCPU + busyWait) >= 0.5 * Double(busyWall), "cpu \(busyCPU) wait \(busyWait) wall \(busyWall)")
+        #expect((main[1].r.voluntarySwitches ?? 0) - (main[0].r.voluntarySwitches ?? 0) <= 1)
+        // The sleeping frame: at least one voluntary switch, little CPU.
+        let sleepCPU = main[3].r.cpuNs - main[2].r.cpuNs
+        #expect((main[3].r.voluntarySwitches ?? 0) - (main[2].r.voluntarySwitches ?? 0) >= 1)
+        #expect(sleepCPU < 5_000_000, "cpu \(sleepCPU)")
+        #expect(main[3].t - main[2].t >= 19_000_000)
+
+        let machine = events.compactMap { event -> MachineStateReading? in
+            if case let .machineState(m) = event.payload { return m } else { return nil }
+        }
+        #expect(!machine.isEmpty)
+        #expect(machine.allSatisfy { $0.onlineCPUs > 0 })
+        #expect(machine.allSatisfy { $0.stealNs != nil })   // /proc/stat exists here
+        #expect(zip(machine, machine.dropFirst()).allSatisfy { ($0.stealNs ?? 0) <= ($1.stealNs ?? 0) })
+
+        if source == "perf-context-switch" {
+            // The sleeping frame switched the main thread out (asleep, not preempted) and back in.
+            let mainThread = events.first { reader.threadName($0.thread) == "ts-main" }?.thread
+            let switches = events.filter { $0.thread == mainThread && $0.timestampNs > main[2].t && $0.timestampNs < main[3].t }
+                .compactMap { event -> SchedSwitch? in if case let .schedSwitch(s) = event.payload { return s } else { return nil } }
+            #expect(switches.contains { $0.direction == .switchedOut && !$0.preempted }, "\(switches)")
+            #expect(switches.contains { $0.direction == .switchedIn })
+        }
+    }
+
+    @Test func missingProcfsGivesNilReadingsNotErrors() throws {
+        let path = temporaryTracePath("thread-states-missing")
+        defer { unlink(path) }
+        hitch_sched_set_roots("/nonexistent-proc", "/nonexistent-cgroup")
+        defer { hitch_sched_set_roots(nil, nil) }
+        let recorder = try TraceRecorder.start(path: path, configuration: .init(waitForOtherRecordingSeconds: testRecordingWait))
+        Self.onThread("ts-noproc") {
+            let now = Trace.now()
+            Trace.frameBegan(frameID: 1, vsync: now, target: now, periodNs: 8_333_333)
+            Trace.frameCommitted(frameID: 1)
+        }
+        try recorder.stop()
+        let (events, reader) = try readAll(path)
+        let readings = Self.readings(events, reader, thread: "ts-noproc")
+        #expect(readings.count == 2)
+        #expect(readings.allSatisfy { $0.r.runnableWaitNs == nil && $0.r.cpuNs > 0 && $0.r.voluntarySwitches != nil })
+        let machine = events.compactMap { event -> MachineStateReading? in
+            if case let .machineState(m) = event.payload { return m } else { return nil }
+        }
+        #expect(!machine.isEmpty)
+        #expect(machine.allSatisfy { $0.stealNs == nil && $0.cpuPressureSomeUs == nil && $0.cgroupThrottledUs == nil && $0.onlineCPUs > 0 })
+        #expect(reader.metadata["schedSourceReason"]?.contains("/nonexistent-proc") == true, "\(reader.metadata)")
+    }
+
+    @Test func threadStatesOffRecordsNone() throws {
+        let path = temporaryTracePath("thread-states-off")
+        defer { unlink(path) }
+        let recorder = try TraceRecorder.start(path: path, configuration: .init(waitForOtherRecordingSeconds: testRecordingWait, threadStates: false))
+        Self.onThread("ts-off") {
+            let now = Trace.now()
+            Trace.frameBegan(frameID: 1, vsync: now, target: now, periodNs: 8_333_333)
+            Trace.frameCommitted(frameID: 1)
+        }
+        try recorder.stop()
+        let (events, reader) = try readAll(path)
+        #expect(!events.contains { ["threadState", "machineState", "schedSwitch"].contains($0.payload.kindName) })
+        #expect(reader.metadata["schedSource"] == "none")
+    }
+
+    /// A context switch record that names both threads (another producer's, e.g. a Fuchsia system
+    /// trace) reads as the outgoing thread's switch out, then the incoming thread's switch in.
+    @Test func contextSwitchRecordNamingBothThreadsReadsAsTwoSwitches() throws {
+        let path = temporaryTracePath("context-switch")
+        defer { unlink(path) }
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        #expect(fd >= 0)
+        let output = FXTOutput(fd: fd, ownsDescriptor: true)
+        let encoder = FXTEncoder(output: output, ticksPerSecond: 1_000_000_000)
+        let a = encoder.threadRef(pid: 7, tid: 70, name: "a"), b = encoder.threadRef(pid: 7, tid: 71, name: "b")
+        let p = output.reserve(2)
+        p[0] = FXT.RecordType.scheduling.rawValue | 2 << 4 | 1 << 16 | FXT.ThreadState.running << 24
+            | UInt64(a) << 28 | UInt64(b) << 36
+        p[1] = 500
+        output.commit(2)
+        encoder.contextSwitch(cpu: 1, ticks: 600, thread: a, SchedSwitch(direction: .switchedIn, preempted: false))
+        output.flush()
+        let (events, reader) = try readAll(path)
+        #expect(reader.warnings.isEmpty, "\(reader.warnings)")
+        let described = events.map { "\($0.timestampNs)@\(reader.threadName($0.thread)) \($0.payload)" }
+        #expect(described == [
+            "500@a schedSwitch(HitchTrace.SchedSwitch(direction: HitchTrace.SchedSwitch.Direction.switchedOut, preempted: true))",
+            "500@b schedSwitch(HitchTrace.SchedSwitch(direction: HitchTrace.SchedSwitch.Direction.switchedIn, preempted: false))",
+            "600@a schedSwitch(HitchTrace.SchedSwitch(direction: HitchTrace.SchedSwitch.Direction.switchedIn, preempted: false))",
+        ])
+    }
+}
