@@ -22,10 +22,14 @@ public protocol AnalysisInput {
     /// Decodes the next event into `event`; false at the end. Inputs that can write the event in
     /// place (the FXT reader) implement this; the default goes through `nextEvent()`.
     mutating func nextEvent(into event: inout TraceEvent) throws -> Bool
+    /// The app arguments of the last event returned, when it is an interval or instant that has
+    /// any (docs/FORMAT.md §5 "Arguments"); empty otherwise. Inputs without arguments keep the default.
+    var arguments: EventArguments { get }
 }
 
 extension AnalysisInput {
     public func threadRole(_ thread: ThreadID) -> String? { nil }
+    public var arguments: EventArguments { EventArguments() }
     public func threadKoids(_ thread: ThreadID) -> (processID: UInt64, threadID: UInt64)? { nil }
     public mutating func rewind() throws -> Bool { false }
 

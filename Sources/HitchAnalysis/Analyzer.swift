@@ -31,16 +31,6 @@ public struct Analyzer: Sendable {
         passes = AnalysisPasses(options: options)
     }
 
-    /// Analyzes events in memory (tests, generators).
-    public static func analyze(_ lists: [TraceEventList], options: AnalyzerOptions = AnalyzerOptions()) throws -> Analysis {
-        var analyzer = Analyzer(options: options)
-        for (index, list) in lists.enumerated() {
-            var input = list
-            try analyzer.add(&input, path: "run \(index + 1)")
-        }
-        return analyzer.finish()
-    }
-
     /// A warning shown with the analysis (e.g. the reader's skipped records).
     public mutating func addWarning(_ warning: String) {
         if warnings.count < 100 { warnings.append(warning) }
@@ -253,10 +243,5 @@ public struct Analyzer: Sendable {
         var visitor = Contribute(analysis: a, context: context)
         passes.visit(&visitor)
         return visitor.analysis
-    }
-
-    /// "60", "120", "59.94": the JSON key of a refresh rate.
-    public static func rateKey(_ rateHz: Double) -> String {
-        rateHz == rateHz.rounded() && abs(rateHz) < 1e15 ? String(Int(rateHz)) : String(rateHz)
     }
 }

@@ -14,9 +14,9 @@ public enum MetadataKey {
     /// Instants in this category are input arrivals (keystrokes, scroll deltas) for the replay.
     public static let inputCategory = "input"
     /// A thread with this name renders frames (as does any thread that ends or presents one).
-    public static let renderThreadName = "render"
+    public static let renderThreadName = HitchTrace.ThreadRole.render.rawValue
     /// The thread with this name is the main thread.
-    public static let mainThreadName = "main"
+    public static let mainThreadName = HitchTrace.ThreadRole.main.rawValue
     /// Where the thread states came from: `perf-context-switch`, `procfs` or `none` (`ThreadStateSource`).
     public static let schedSource = "schedSource"
     /// Why perf was refused, or why the reads are unavailable.

@@ -8,6 +8,17 @@ import HitchTrace
 enum OpByteKind: Sendable {
     case weights, kvCache, other
 
+    /// What the producer recorded on the op (`byteKind`), nil when it did not say.
+    init?(_ recorded: InferenceOp.ByteKind) {
+        switch recorded {
+        case .unspecified: return nil
+        case .weights: self = .weights
+        case .kvCache: self = .kvCache
+        case .activations: self = .other
+        }
+    }
+
+    /// The fallback for ops without a recorded `byteKind` (older traces, other producers):
     /// `attention` (and ops named `kv...` or `...kv-cache`/`kv_cache`) reads the KV cache; `sample`,
     /// `rope`, `softmax` and `detokenize` move activations; every other op streams weights.
     static func of(_ name: String) -> OpByteKind {
@@ -68,7 +79,14 @@ struct DecodeBandwidth: Sendable {
         opCount += 1
         let index = Int(name)
         if index >= ops.count { ops.append(contentsOf: repeatElement(OpTotals(), count: index + 1 - ops.count)) }
-        if !ops[index].kindKnown { ops[index].kind = kindOf(name); ops[index].kindKnown = true }
+        // The op's own word when recorded; else the name rule, judged once per op name.
+        let kind: OpByteKind
+        if let recorded = OpByteKind(op.byteKind) {
+            kind = recorded
+        } else {
+            if !ops[index].kindKnown { ops[index].kind = kindOf(name); ops[index].kindKnown = true }
+            kind = ops[index].kind
+        }
         let duration = max(0, op.endNs - startNs)
         let bytes = op.bytesRead &+ op.bytesWritten
         ops[index].count += 1
@@ -81,7 +99,7 @@ struct DecodeBandwidth: Sendable {
         var group = groups[op.tokenIndex] ?? TokenGroup()
         group.startNs = min(group.startNs, startNs)
         group.endNs = max(group.endNs, op.endNs)
-        switch ops[index].kind {
+        switch kind {
         case .weights: group.weightBytes &+= bytes
         case .kvCache: group.kvBytes &+= bytes
         case .other: group.otherBytes &+= bytes

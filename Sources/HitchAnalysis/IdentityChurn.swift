@@ -93,8 +93,15 @@ struct IdentityChurn: Sendable {
     private struct SlotCount: Sendable {
         var replacements = 0
         var run = 0
-        var firstAtMs = 0.0
+        /// The earliest replacement's start in `run`, absolute ns (relative once the run ends).
+        var firstNs: Int64 = .max
         var parentType: Int32 = -1
+    }
+    /// An update with its start in absolute ns: made relative to its run's start only when the
+    /// run ends, when that start (the earliest event of the run) is final whatever the file order.
+    private struct TimedUpdate: Sendable {
+        var update: ChurnUpdate
+        var startNs: Int64
     }
     private struct TypeCount: Sendable {
         var built = 0, tornDown = 0, replacements = 0
@@ -102,7 +109,8 @@ struct IdentityChurn: Sendable {
 
     private var pending: [Pending] = []
     private var pendingThread = ThreadID(rawValue: 0)
-    private var pendingAtMs = 0.0
+    /// The earliest time among the pending update's events (not the first in file order).
+    private var pendingStartNs = Int64.max
     private var run = 0
     private var sawEvents = false
 
@@ -111,6 +119,9 @@ struct IdentityChurn: Sendable {
     private var slots: [Slot: SlotCount] = [:]
     /// View type of every live view by identity, for the flagged places' parent type.
     private var liveTypes: [UInt64: Int32] = [:]
+    private var worstUpdates: [TimedUpdate] = []
+    /// Each finished run's start (ns), to make its updates' times relative.
+    private var runStartsNs: [Int: Int64] = [:]
     static let slotLimit = 100_000
     static let liveLimit = 1 << 20
     static let pendingLimit = 1 << 18
@@ -120,11 +131,12 @@ struct IdentityChurn: Sendable {
         liveTypes.removeAll()
     }
 
-    mutating func lifetime(_ lifetime: ViewLifetime, type: Int32, thread: ThreadID, atMs: Double) {
+    mutating func lifetime(_ lifetime: ViewLifetime, type: Int32, thread: ThreadID, atNs: Int64) {
         // Another thread's events, or an update past the limit (a hostile trace without layout
         // passes), close the update: memory stays bounded.
         if !pending.isEmpty && (thread != pendingThread || pending.count >= Self.pendingLimit) { endUpdate() }
-        if pending.isEmpty { pendingThread = thread; pendingAtMs = atMs }
+        if pending.isEmpty { pendingThread = thread; pendingStartNs = atNs }
+        pendingStartNs = min(pendingStartNs, atNs)
         sawEvents = true
         pending.append(Pending(lifetime: lifetime, type: type))
     }
@@ -134,14 +146,16 @@ struct IdentityChurn: Sendable {
         if !pending.isEmpty && thread == pendingThread { endUpdate() }
     }
 
-    mutating func endRun() { endUpdate() }
+    mutating func endRun(runStartNs: Int64) {
+        endUpdate()
+        runStartsNs[run] = runStartNs
+    }
 
     private mutating func endUpdate() {
         guard !pending.isEmpty else { return }
         defer { pending.removeAll(keepingCapacity: true) }
         var update = ChurnUpdate()
         update.run = run
-        update.atMs = pendingAtMs
         // Subtree roots of this update's builds and teardowns; descendants join their root's count.
         var tornDownRoots: [Slot: UInt64] = [:]
         var builtRootOf: [UInt64: UInt64] = [:]
@@ -180,9 +194,10 @@ struct IdentityChurn: Sendable {
             types[slot.type, default: TypeCount()].replacements += 1
             if var count = slots[slot] {
                 count.replacements += 1
+                if count.run == run { count.firstNs = min(count.firstNs, pendingStartNs) }
                 slots[slot] = count
             } else if slots.count < Self.slotLimit {
-                slots[slot] = SlotCount(replacements: 1, run: run, firstAtMs: pendingAtMs, parentType: liveTypes[slot.parent] ?? -1)
+                slots[slot] = SlotCount(replacements: 1, run: run, firstNs: pendingStartNs, parentType: liveTypes[slot.parent] ?? -1)
             }
         }
         for item in pending where item.lifetime.change == .tornDown { liveTypes[item.lifetime.identity] = nil }
@@ -194,15 +209,22 @@ struct IdentityChurn: Sendable {
         figuresSoFar.rebuiltViews += update.rebuiltViews
         if update.replacements > 0 { figuresSoFar.updatesWithReplacements += 1 }
         figuresSoFar.maxRebuiltViewsPerUpdate = max(figuresSoFar.maxRebuiltViewsPerUpdate, update.rebuiltViews)
-        figuresSoFar.worstUpdates.append(update)
-        if figuresSoFar.worstUpdates.count > 40 { keepWorstUpdates(10) }
+        worstUpdates.append(TimedUpdate(update: update, startNs: pendingStartNs))
+        if worstUpdates.count > 40 { keepWorstUpdates(10) }
     }
 
     private mutating func keepWorstUpdates(_ limit: Int) {
-        figuresSoFar.worstUpdates.sort {
-            ($0.rebuiltViews, $0.built + $0.tornDown, $1.run, $1.atMs) > ($1.rebuiltViews, $1.built + $1.tornDown, $0.run, $0.atMs)
+        worstUpdates.sort {
+            ($0.update.rebuiltViews, $0.update.built + $0.update.tornDown, $1.update.run, $1.startNs)
+                > ($1.update.rebuiltViews, $1.update.built + $1.update.tornDown, $0.update.run, $0.startNs)
         }
-        if figuresSoFar.worstUpdates.count > limit { figuresSoFar.worstUpdates.removeLast(figuresSoFar.worstUpdates.count - limit) }
+        if worstUpdates.count > limit { worstUpdates.removeLast(worstUpdates.count - limit) }
+    }
+
+    /// Milliseconds from `run`'s start to `ns`.
+    private func relativeMs(_ ns: Int64, run: Int) -> Double {
+        let start = runStartsNs[run] ?? .max
+        return milliseconds(ns.subtractingSaturated(start == .max ? 0 : start))
     }
 
     /// Nil when no view was built or torn down in any run.
@@ -211,6 +233,11 @@ struct IdentityChurn: Sendable {
         var copy = self
         copy.keepWorstUpdates(10)
         var f = copy.figuresSoFar
+        f.worstUpdates = copy.worstUpdates.map { timed in
+            var update = timed.update
+            update.atMs = relativeMs(timed.startNs, run: update.run)
+            return update
+        }
         f.meanRebuiltViewsPerReplacingUpdate = f.updatesWithReplacements > 0 ? Double(f.rebuiltViews) / Double(f.updatesWithReplacements) : 0
         f.types = types.map { index, count in
             var t = IdentityChurnType()
@@ -228,7 +255,7 @@ struct IdentityChurn: Sendable {
             u.position = slot.position
             u.replacements = count.replacements
             u.run = count.run
-            u.firstAtMs = count.firstAtMs
+            u.firstAtMs = relativeMs(count.firstNs, run: count.run)
             return u
         }
         .sorted { ($0.replacements, $1.run, $1.position, $1.type) > ($1.replacements, $0.run, $0.position, $0.type) }
@@ -246,8 +273,7 @@ extension IdentityChurn: AnalysisPass {
     mutating func consume(_ event: inout TraceEvent, _ resolved: PassEvent, _ context: inout PassContext) {
         switch event.payload {
         case .viewLifetime(let lifetime):
-            self.lifetime(lifetime, type: resolved.name, thread: resolved.thread,
-                          atMs: milliseconds(resolved.startNs.subtractingSaturated(context.runStartNs)))
+            self.lifetime(lifetime, type: resolved.name, thread: resolved.thread, atNs: resolved.startNs)
         case .frameBegan, .layoutPass:
             boundary(thread: resolved.thread)
         default:
@@ -255,7 +281,7 @@ extension IdentityChurn: AnalysisPass {
         }
     }
 
-    mutating func endRun(_ context: inout PassContext) { endRun() }
+    mutating func endRun(_ context: inout PassContext) { endRun(runStartNs: context.runStartNs) }
 
     func contribute(to a: inout Analysis, _ context: PassContext) { a.identityChurn = figures(names: context.names) }
 }

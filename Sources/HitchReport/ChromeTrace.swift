@@ -83,6 +83,23 @@ public struct ChromeTraceExporter {
 
     private mutating func end() { buffer += "}" }
 
+    private mutating func args(_ fields: [(HitchArgument, ArgValue)]) { args(fields.map { ($0.0.name, $0.1) }) }
+
+    /// An interval's or instant's app arguments (docs/FORMAT.md §5), when it has any.
+    private mutating func appArguments<Input: AnalysisInput>(_ arguments: EventArguments, _ input: Input) {
+        guard !arguments.isEmpty else { return }
+        args(arguments.all.map { argument in
+            let value: ArgValue
+            switch argument.value {
+            case .int(let v): value = .int(v)
+            case .uint(let v): value = .int(v)
+            case .double(let v): value = .double(v)
+            case .string(let id): value = .string(input.string(id))
+            }
+            return (input.string(argument.name), value)
+        })
+    }
+
     private mutating func args(_ fields: [(String, ArgValue)]) {
         buffer += ",\"args\":{"
         for (index, field) in fields.enumerated() {
@@ -115,8 +132,8 @@ public struct ChromeTraceExporter {
 
     private mutating func ensureThread<Input: AnalysisInput>(_ thread: ThreadID, _ input: Input) {
         guard seenThreads.insert(thread.rawValue).inserted else { return }
-        begin("M", thread, nil, category: "", name: "thread_name")
-        args([("name", .string(input.threadName(thread)))])
+        begin("M", thread, nil, category: "", name: ChromeWord.threadName)
+        args([(ChromeWord.threadNameArgument, .string(input.threadName(thread)))])
         end()
     }
 
@@ -128,129 +145,126 @@ public struct ChromeTraceExporter {
         default: ensureThread(thread, input)
         }
         func s(_ id: StringID) -> String { input.string(id) }
+        let frame = HitchCategory.frame.name
         switch event.payload {
         case let .intervalBegin(category, name):
-            begin("B", thread, ts, category: s(category), name: s(name)); end()
+            begin("B", thread, ts, category: s(category), name: s(name)); appArguments(input.arguments, input); end()
         case let .intervalEnd(category, name):
-            begin("E", thread, ts, category: s(category), name: s(name)); end()
+            begin("E", thread, ts, category: s(category), name: s(name)); appArguments(input.arguments, input); end()
         case let .intervalComplete(category, name, endNs):
-            begin("X", thread, ts, category: s(category), name: s(name)); duration(endNs - ts); end()
+            begin("X", thread, ts, category: s(category), name: s(name)); duration(endNs - ts); appArguments(input.arguments, input); end()
         case let .instant(category, name):
-            begin("i", thread, ts, category: s(category), name: s(name)); buffer += ",\"s\":\"t\""; end()
+            begin("i", thread, ts, category: s(category), name: s(name)); buffer += ",\"s\":\"t\""; appArguments(input.arguments, input); end()
         case let .counter(name, value):
-            begin("C", thread, ts, category: "", name: s(name)); args([("value", .double(value))]); end()
-        case let .frameBegan(frame):
-            begin("b", thread, ts, category: ChromeCategory.frame, name: "frame"); buffer += ",\"id\":\"0x\(String(frame.frameID, radix: 16))\""
-            args([("frameID", .int(frame.frameID)), ("vsyncNs", .int(frame.vsyncNs)), ("targetNs", .int(frame.targetNs)), ("periodNs", .int(frame.periodNs))]); end()
+            begin("C", thread, ts, category: "", name: s(name)); args([(.value, .double(value))]); end()
+        case let .frameBegan(began):
+            begin("b", thread, ts, category: frame, name: ChromeWord.frameSlice); buffer += ",\"id\":\"0x\(String(began.frameID, radix: 16))\""
+            args([(.frameID, .int(began.frameID)), (.vsyncNs, .int(began.vsyncNs)), (.targetNs, .int(began.targetNs)), (.periodNs, .int(began.periodNs))]); end()
         case let .frameCommitted(frameID):
-            begin("n", thread, ts, category: ChromeCategory.frame, name: "commit"); buffer += ",\"id\":\"0x\(String(frameID, radix: 16))\""
-            args([("frameID", .int(frameID))]); end()
+            begin("n", thread, ts, category: frame, name: ChromeWord.commitStep); buffer += ",\"id\":\"0x\(String(frameID, radix: 16))\""
+            args([(.frameID, .int(frameID))]); end()
         case let .frameRenderEnded(frameID):
-            begin("n", thread, ts, category: ChromeCategory.frame, name: "render end"); buffer += ",\"id\":\"0x\(String(frameID, radix: 16))\""
-            args([("frameID", .int(frameID))]); end()
+            begin("n", thread, ts, category: frame, name: ChromeWord.renderEndStep); buffer += ",\"id\":\"0x\(String(frameID, radix: 16))\""
+            args([(.frameID, .int(frameID))]); end()
         case let .framePresented(frameID):
-            begin("e", thread, ts, category: ChromeCategory.frame, name: "frame"); buffer += ",\"id\":\"0x\(String(frameID, radix: 16))\""
-            args([("frameID", .int(frameID))]); end()
+            begin("e", thread, ts, category: frame, name: ChromeWord.frameSlice); buffer += ",\"id\":\"0x\(String(frameID, radix: 16))\""
+            args([(.frameID, .int(frameID))]); end()
         case let .bodyEvaluation(body):
             let viewType = s(body.viewType)
-            begin("X", thread, ts, category: ChromeCategory.body, name: viewType); duration(body.endNs - ts)
-            args([("identity", .int(body.identity))]); end()
+            begin("X", thread, ts, category: HitchCategory.body.name, name: viewType); duration(body.endNs - ts)
+            args([(.identity, .int(body.identity))]); end()
             // Finish the flow arrows of invalidations waiting for this view's next evaluation.
             if let flows = pendingFlows.removeValue(forKey: FlowKey(target: viewType, identity: body.identity)) {
                 for flow in flows {
-                    begin("f", thread, ts, category: ChromeCategory.invalidation, name: "invalidation")
+                    begin("f", thread, ts, category: HitchCategory.invalidation.name, name: ChromeWord.invalidationFlow)
                     buffer += ",\"id\":\(flow),\"bp\":\"e\""; end()
                 }
             }
         case let .invalidation(invalidation):
             let source = s(invalidation.source), target = s(invalidation.target)
-            begin("i", thread, ts, category: ChromeCategory.invalidation, name: source + " → " + target); buffer += ",\"s\":\"t\""
-            var fields: [(String, ArgValue)] = [("source", .string(source)), ("target", .string(target)), ("targetIdentity", .int(invalidation.targetIdentity))]
-            if let stack = invalidation.stack { fields.append(("stack", .int(stack.rawValue))) }
+            begin("i", thread, ts, category: HitchCategory.invalidation.name, name: source + " → " + target); buffer += ",\"s\":\"t\""
+            var fields: [(HitchArgument, ArgValue)] = [(.source, .string(source)), (.target, .string(target)), (.targetIdentity, .int(invalidation.targetIdentity))]
+            if let stack = invalidation.stack { fields.append((.stack, .int(stack.rawValue))) }
             args(fields); end()
             if pendingFlows.count < ChromeTraceExporter.maxPendingFlows {
                 let flow = nextFlowID
                 nextFlowID += 1
                 pendingFlows[FlowKey(target: target, identity: invalidation.targetIdentity), default: []].append(flow)
-                begin("s", thread, ts, category: ChromeCategory.invalidation, name: "invalidation"); buffer += ",\"id\":\(flow)"; end()
+                begin("s", thread, ts, category: HitchCategory.invalidation.name, name: ChromeWord.invalidationFlow); buffer += ",\"id\":\(flow)"; end()
             }
         case let .viewLifetime(lifetime):
-            begin("i", thread, ts, category: ChromeCategory.view, name: s(lifetime.viewType)); buffer += ",\"s\":\"t\""
-            args([("change", .string(lifetime.change.name)), ("identity", .int(lifetime.identity)),
-                  ("parentIdentity", .int(lifetime.parentIdentity)), ("position", .int(lifetime.position)),
-                  ("reason", .string(lifetime.reason.name))]); end()
+            begin("i", thread, ts, category: HitchCategory.view.name, name: s(lifetime.viewType)); buffer += ",\"s\":\"t\""
+            args([(.change, .string(lifetime.change.name)), (.identity, .int(lifetime.identity)),
+                  (.parentIdentity, .int(lifetime.parentIdentity)), (.position, .int(lifetime.position)),
+                  (.reason, .string(lifetime.reason.name))]); end()
         case let .layoutPass(endNs, viewCount):
-            begin("X", thread, ts, category: ChromeCategory.layout, name: "layout"); duration(endNs - ts)
-            args([("viewCount", .int(viewCount))]); end()
+            begin("X", thread, ts, category: HitchCategory.layout.name, name: HitchEventName.layout.name); duration(endNs - ts)
+            args([(.viewCount, .int(viewCount))]); end()
         case let .inferenceOp(op):
-            begin("X", thread, ts, category: ChromeCategory.op, name: s(op.name)); duration(op.endNs - ts)
-            args([("layer", .int(op.layer)), ("computeUnit", .string(s(op.computeUnit))), ("tokenIndex", .int(op.tokenIndex)),
-                  ("bytesRead", .int(op.bytesRead)), ("bytesWritten", .int(op.bytesWritten)), ("flops", .int(op.flops))]); end()
+            begin("X", thread, ts, category: HitchCategory.op.name, name: s(op.name)); duration(op.endNs - ts)
+            var fields: [(HitchArgument, ArgValue)] = [
+                (.layer, .int(op.layer)), (.computeUnit, .string(s(op.computeUnit))), (.tokenIndex, .int(op.tokenIndex)),
+                (.bytesRead, .int(op.bytesRead)), (.bytesWritten, .int(op.bytesWritten)), (.flops, .int(op.flops))]
+            if op.byteKind != .unspecified { fields.append((.byteKind, .string(op.byteKind.name))) }
+            args(fields); end()
         case let .token(token):
-            let stage: String
-            switch token.stage {
-            case .produced: stage = "produced"
-            case .delivered: stage = "delivered"
-            case .shown: stage = "shown"
-            case .dropped: stage = "dropped"
-            }
-            begin("i", thread, ts, category: ChromeCategory.token, name: stage); buffer += ",\"s\":\"t\""
-            args([("index", .int(token.index))]); end()
+            begin("i", thread, ts, category: HitchCategory.token.name, name: token.stage.name); buffer += ",\"s\":\"t\""
+            args([(.index, .int(token.index))]); end()
         case let .interactionBegin(kind):
             let name = s(kind)
             let id = nextInteractionID
             nextInteractionID += 1
             openInteractions[name, default: []].append(id)
-            begin("b", thread, ts, category: ChromeCategory.interaction, name: name); buffer += ",\"id\":\"i\(id)\""; end()
+            begin("b", thread, ts, category: HitchCategory.interaction.name, name: name); buffer += ",\"id\":\"i\(id)\""; end()
         case let .interactionEnd(kind):
             let name = s(kind)
             var id: UInt64 = 0
             if var open = openInteractions[name], !open.isEmpty { id = open.removeFirst(); openInteractions[name] = open }
-            begin("e", thread, ts, category: ChromeCategory.interaction, name: name); buffer += ",\"id\":\"i\(id)\""; end()
+            begin("e", thread, ts, category: HitchCategory.interaction.name, name: name); buffer += ",\"id\":\"i\(id)\""; end()
         case let .asyncIntervalBegin(category, name, id):
             begin("b", thread, ts, category: s(category), name: s(name)); buffer += ",\"id\":\"a\(id)\""; end()
         case let .asyncIntervalEnd(interval):
             begin("e", thread, ts, category: s(interval.category), name: s(interval.name)); buffer += ",\"id\":\"a\(interval.id)\""
-            args([("durationNs", .int(interval.durationNs)), ("selfNs", .int(interval.selfNs))]); end()
+            args([(.durationNs, .int(interval.durationNs)), (.selfNs, .int(interval.selfNs))]); end()
         case let .sample(stack):
-            begin("P", thread, ts, category: ChromeCategory.sample, name: "sample")
+            begin("P", thread, ts, category: HitchCategory.sample.name, name: HitchEventName.sample.name)
             if let leaf = stackLeaf[stack.rawValue] { buffer += ",\"sf\":\"\(leaf)\"" }
-            args([("stack", .int(stack.rawValue))]); end()
+            args([(.stack, .int(stack.rawValue))]); end()
         case let .stackDefinition(stack, addresses):
-            begin("M", thread, ts, category: "", name: ChromeCategory.stackEvent)
-            args([("stack", .int(stack.rawValue)), ("addresses", .hexArray(addresses))]); end()
+            begin("M", thread, ts, category: "", name: ChromeWord.stackEvent)
+            args([(.stack, .int(stack.rawValue)), (.addresses, .hexArray(addresses))]); end()
             defineStack(stack.rawValue, addresses: addresses)
         case let .symbol(symbol):
-            begin("M", thread, ts, category: "", name: ChromeCategory.symbolEvent)
-            args([("address", .hex(symbol.address)), ("size", .int(symbol.size)), ("function", .string(s(symbol.function))),
-                  ("image", .string(s(symbol.image))), ("offset", .int(symbol.offset))]); end()
+            begin("M", thread, ts, category: "", name: ChromeWord.symbolEvent)
+            args([(.address, .hex(symbol.address)), (.size, .int(symbol.size)), (.function, .string(s(symbol.function))),
+                  (.image, .string(s(symbol.image))), (.offset, .int(symbol.offset))]); end()
             if symbols.count < 4_000_000 {
                 symbols.append((symbol.address, symbol.size, Symbol.displayName(function: s(symbol.function), image: s(symbol.image), offset: symbol.offset, fullNames: fullNames)))
             }
         case let .metadata(key, value):
-            begin("M", thread, ts, category: "", name: ChromeCategory.metadataEvent)
-            args([("key", .string(s(key))), ("value", .string(s(value)))]); end()
+            begin("M", thread, ts, category: "", name: ChromeWord.metadataEvent)
+            args([(.key, .string(s(key))), (.value, .string(s(value)))]); end()
         case let .droppedEvents(count):
-            begin("i", thread, ts, category: ChromeCategory.dropped, name: "dropped events"); buffer += ",\"s\":\"g\""
-            args([("count", .int(count))]); end()
+            begin("i", thread, ts, category: ChromeWord.droppedCategory, name: ChromeWord.droppedName); buffer += ",\"s\":\"g\""
+            args([(.count, .int(count))]); end()
         case let .threadState(reading):
-            begin("i", thread, ts, category: ChromeCategory.sched, name: "threadState"); buffer += ",\"s\":\"t\""
-            var fields: [(String, ArgValue)] = [("frameID", .int(reading.frameID)), ("phase", .string(reading.phase.name)), ("cpuNs", .int(reading.cpuNs))]
-            if let wait = reading.runnableWaitNs { fields.append(("runnableWaitNs", .int(wait))) }
-            if let voluntary = reading.voluntarySwitches { fields.append(("voluntarySwitches", .int(voluntary))) }
-            if let involuntary = reading.involuntarySwitches { fields.append(("involuntarySwitches", .int(involuntary))) }
+            begin("i", thread, ts, category: HitchCategory.sched.name, name: HitchEventName.threadState.name); buffer += ",\"s\":\"t\""
+            var fields: [(HitchArgument, ArgValue)] = [(.frameID, .int(reading.frameID)), (.phase, .string(reading.phase.name)), (.cpuNs, .int(reading.cpuNs))]
+            if let wait = reading.runnableWaitNs { fields.append((.runnableWaitNs, .int(wait))) }
+            if let voluntary = reading.voluntarySwitches { fields.append((.voluntarySwitches, .int(voluntary))) }
+            if let involuntary = reading.involuntarySwitches { fields.append((.involuntarySwitches, .int(involuntary))) }
             args(fields); end()
         case let .machineState(reading):
-            begin("i", thread, ts, category: ChromeCategory.sched, name: "machineState"); buffer += ",\"s\":\"g\""
-            var fields: [(String, ArgValue)] = []
-            if let steal = reading.stealNs { fields.append(("stealNs", .int(steal))) }
-            if let pressure = reading.cpuPressureSomeUs { fields.append(("cpuPressureSomeUs", .int(pressure))) }
-            if let throttled = reading.cgroupThrottledUs { fields.append(("cgroupThrottledUs", .int(throttled))) }
-            fields.append(("onlineCPUs", .int(reading.onlineCPUs)))
+            begin("i", thread, ts, category: HitchCategory.sched.name, name: HitchEventName.machineState.name); buffer += ",\"s\":\"g\""
+            var fields: [(HitchArgument, ArgValue)] = []
+            if let steal = reading.stealNs { fields.append((.stealNs, .int(steal))) }
+            if let pressure = reading.cpuPressureSomeUs { fields.append((.cpuPressureSomeUs, .int(pressure))) }
+            if let throttled = reading.cgroupThrottledUs { fields.append((.cgroupThrottledUs, .int(throttled))) }
+            fields.append((.onlineCPUs, .int(reading.onlineCPUs)))
             args(fields); end()
         case let .schedSwitch(change):
-            begin("i", thread, ts, category: ChromeCategory.sched, name: "schedSwitch"); buffer += ",\"s\":\"t\""
-            args([("direction", .string(change.direction.name)), ("preempted", .bool(change.preempted))]); end()
+            begin("i", thread, ts, category: HitchCategory.sched.name, name: HitchEventName.schedSwitch.name); buffer += ",\"s\":\"t\""
+            args([(.direction, .string(change.direction.name)), (.preempted, .bool(change.preempted))]); end()
         }
     }
 

@@ -36,73 +36,21 @@ enum FXT {
     static func wordCount(bytes: Int) -> Int { (bytes + 7) / 8 }
 }
 
-/// The project's categories, names and argument names in FXT (docs/FORMAT.md is the reference).
-enum HitchNames {
-    static let frameCategory: TraceName = "hitch.frame"
-    static let bodyCategory: TraceName = "hitch.body"
-    static let layoutCategory: TraceName = "hitch.layout"
-    static let invalidationCategory: TraceName = "hitch.invalidation"
-    static let opCategory: TraceName = "hitch.op"
-    static let tokenCategory: TraceName = "hitch.token"
-    static let interactionCategory: TraceName = "hitch.interaction"
-    static let sampleCategory: TraceName = "hitch.sample"
-    static let metaCategory: TraceName = "hitch.meta"
-    static let viewCategory: TraceName = "hitch.view"
-    static let schedCategory: TraceName = "hitch.sched"
-
-    static let frameBegan: TraceName = "frameBegan"
-    static let frameCommitted: TraceName = "frameCommitted"
-    static let frameRenderEnded: TraceName = "frameRenderEnded"
-    static let framePresented: TraceName = "framePresented"
-    static let layout: TraceName = "layout"
-    static let sample: TraceName = "sample"
-    static let metadata: TraceName = "metadata"
-    static let droppedEvents: TraceName = "droppedEvents"
-    static let threadState: TraceName = "threadState"
-    static let machineState: TraceName = "machineState"
-    /// By `ThreadStateReading.Phase` raw value.
-    static let threadStatePhases: [TraceName] = ThreadStateReading.Phase.allCases.map { TraceName.intern($0.name) }
-    static let stackBlob: TraceName = "hitch.stack"
-    static let symbolBlob: TraceName = "hitch.symbol"
-    static let tokenStages: [TraceName] = ["produced", "delivered", "shown", "dropped"]
-    /// By `ViewLifetime.Change` and `ViewLifetime.Reason` raw value.
-    static let viewChanges: [TraceName] = ViewLifetime.Change.allCases.map { TraceName.intern($0.name) }
-    static let viewReasons: [TraceName] = ViewLifetime.Reason.allCases.map { TraceName.intern($0.name) }
-
-    static let frameIDArg: TraceName = "frameID"
-    static let vsyncArg: TraceName = "vsyncTicks"
-    static let targetTicksArg: TraceName = "targetTicks"
-    static let periodArg: TraceName = "periodNs"
-    static let identityArg: TraceName = "identity"
-    static let targetArg: TraceName = "target"
-    static let targetIdentityArg: TraceName = "targetIdentity"
-    static let stackArg: TraceName = "stack"
-    static let viewCountArg: TraceName = "viewCount"
-    static let layerArg: TraceName = "layer"
-    static let computeUnitArg: TraceName = "computeUnit"
-    static let tokenIndexArg: TraceName = "tokenIndex"
-    static let bytesReadArg: TraceName = "bytesRead"
-    static let bytesWrittenArg: TraceName = "bytesWritten"
-    static let flopsArg: TraceName = "flops"
-    static let indexArg: TraceName = "index"
-    static let valueArg: TraceName = "value"
-    static let keyArg: TraceName = "key"
-    static let countArg: TraceName = "count"
-    static let processArg: TraceName = "process"
-    static let changeArg: TraceName = "change"
-    static let parentIdentityArg: TraceName = "parentIdentity"
-    static let positionArg: TraceName = "position"
-    static let reasonArg: TraceName = "reason"
-    static let roleArg: TraceName = "role"
-    static let phaseArg: TraceName = "phase"
-    static let cpuNsArg: TraceName = "cpuNs"
-    static let runnableWaitNsArg: TraceName = "runnableWaitNs"
-    static let voluntarySwitchesArg: TraceName = "voluntarySwitches"
-    static let involuntarySwitchesArg: TraceName = "involuntarySwitches"
-    static let stealNsArg: TraceName = "stealNs"
-    static let cpuPressureSomeUsArg: TraceName = "cpuPressureSomeUs"
-    static let cgroupThrottledUsArg: TraceName = "cgroupThrottledUs"
-    static let onlineCPUsArg: TraceName = "onlineCPUs"
+/// The vocabulary's words (HitchVocabulary.swift) as interned `TraceName`s, by case: the encoder's
+/// string-ref cache resolves them like any literal. Each encoder holds a copy (`vocabulary`), so
+/// the per-event path reads stored arrays, not lazily initialized globals.
+struct VocabularyNames: Sendable {
+    static let shared = VocabularyNames()
+    let categories = HitchCategory.allCases.map { TraceName.intern($0.name) }
+    let eventNames = HitchEventName.allCases.map { TraceName.intern($0.name) }
+    let blobs = HitchBlobName.allCases.map { TraceName.intern($0.name) }
+    let arguments = HitchArgument.allCases.map { TraceName.intern($0.name) }
+    let tokenStages = TokenEvent.Stage.allCases.map { TraceName.intern($0.name) }
+    let viewChanges = ViewLifetime.Change.allCases.map { TraceName.intern($0.name) }
+    let viewReasons = ViewLifetime.Reason.allCases.map { TraceName.intern($0.name) }
+    let byteKinds = InferenceOp.ByteKind.allCases.map { TraceName.intern($0.name) }
+    let threadStatePhases = ThreadStateReading.Phase.allCases.map { TraceName.intern($0.name) }
+    let switchDirections = SchedSwitch.Direction.allCases.map { TraceName.intern($0.name) }
 }
 
 /// A file (or memory) sink that only ever receives whole records.
@@ -174,6 +122,8 @@ final class FXTOutput {
 /// String and thread tables plus record encoders.
 final class FXTEncoder {
     let output: FXTOutput
+    /// The vocabulary's names (HitchEventEncoding.swift resolves its words through these).
+    let vocabulary = VocabularyNames.shared
 
     // String table: key -> index. Keys are TraceName addresses, or (1 << 63 | n) for the n-th
     // runtime string in `localStrings`. Indices are reused round robin past 32767 strings.
@@ -368,8 +318,8 @@ final class FXTEncoder {
 
     private func writeKernelObject(type: UInt64, koid: UInt64, name: String, processKoid: UInt64?, role: String? = nil) {
         let nameRef = stringRef(name)
-        let processRef = processKoid == nil ? 0 : stringRef(HitchNames.processArg)
-        let roleArg = role == nil ? 0 : stringRef(HitchNames.roleArg), roleValue = role.map { stringRef($0) } ?? 0
+        let processRef = processKoid == nil ? 0 : stringRef(.process)
+        let roleArg = role == nil ? 0 : stringRef(.role), roleValue = role.map { stringRef($0) } ?? 0
         let argCount: UInt64 = (processKoid == nil ? 0 : 1) + (role == nil ? 0 : 1)
         let words = 2 + (processKoid == nil ? 0 : 2) + (role == nil ? 0 : 1)
         let p = output.reserve(words)

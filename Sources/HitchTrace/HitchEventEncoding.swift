@@ -1,9 +1,11 @@
 // How each of the project's events is written as FXT (the mapping docs/FORMAT.md documents).
-// Callers pass resolved string refs for their own names; the project's constant names are
-// resolved here.
+// Callers pass resolved string refs for their own names; the vocabulary's words (HitchVocabulary.swift)
+// are resolved here.
 
 extension FXTEncoder {
-    typealias N = HitchNames
+    func stringRef(_ category: HitchCategory) -> UInt16 { stringRef(vocabulary.categories[Int(category.rawValue)]) }
+    func stringRef(_ name: HitchEventName) -> UInt16 { stringRef(vocabulary.eventNames[Int(name.rawValue)]) }
+    func stringRef(_ argument: HitchArgument) -> UInt16 { stringRef(vocabulary.arguments[Int(argument.rawValue)]) }
 
     func complete(thread: UInt8, category: UInt16, name: UInt16, begin: UInt64, end: UInt64) {
         beginEvent(.durationComplete, thread: thread, category: category, name: name, ticks: begin)
@@ -26,16 +28,16 @@ extension FXTEncoder {
     }
 
     func counter(thread: UInt8, category: UInt16, name: UInt16, ticks: UInt64, value: Double) {
-        let valueArg = stringRef(N.valueArg)
+        let valueArg = stringRef(HitchArgument.value)
         beginEvent(.counter, thread: thread, category: category, name: name, ticks: ticks)
         argDouble(valueArg, value)
         endEvent(trailing: 0)
     }
 
     func frameBegan(thread: UInt8, ticks: UInt64, frameID: UInt64, vsyncTicks: UInt64, targetTicks: UInt64, periodNs: Int64) {
-        let category = stringRef(N.frameCategory), name = stringRef(N.frameBegan)
-        let idArg = stringRef(N.frameIDArg), vsyncArg = stringRef(N.vsyncArg)
-        let targetArg = stringRef(N.targetTicksArg), periodArg = stringRef(N.periodArg)
+        let category = stringRef(HitchCategory.frame), name = stringRef(HitchEventName.frameBegan)
+        let idArg = stringRef(HitchArgument.frameID), vsyncArg = stringRef(HitchArgument.vsyncTicks)
+        let targetArg = stringRef(HitchArgument.targetTicks), periodArg = stringRef(HitchArgument.periodNs)
         beginEvent(.instant, thread: thread, category: category, name: name, ticks: ticks)
         argUnsigned(idArg, frameID)
         argUnsigned(vsyncArg, vsyncTicks)
@@ -45,30 +47,30 @@ extension FXTEncoder {
     }
 
     /// frameCommitted, frameRenderEnded or framePresented (`name`).
-    func frameMark(_ markName: TraceName, thread: UInt8, ticks: UInt64, frameID: UInt64) {
-        let category = stringRef(N.frameCategory), name = stringRef(markName), idArg = stringRef(N.frameIDArg)
+    func frameMark(_ markName: HitchEventName, thread: UInt8, ticks: UInt64, frameID: UInt64) {
+        let category = stringRef(HitchCategory.frame), name = stringRef(markName), idArg = stringRef(HitchArgument.frameID)
         beginEvent(.instant, thread: thread, category: category, name: name, ticks: ticks)
         argUnsigned(idArg, frameID)
         endEvent()
     }
 
     func body(thread: UInt8, viewType: UInt16, identity: UInt64, begin: UInt64, end: UInt64) {
-        let category = stringRef(N.bodyCategory), identityArg = stringRef(N.identityArg)
+        let category = stringRef(HitchCategory.body), identityArg = stringRef(HitchArgument.identity)
         beginEvent(.durationComplete, thread: thread, category: category, name: viewType, ticks: begin)
         argUnsigned(identityArg, identity)
         endEvent(trailing: end)
     }
 
     func layout(thread: UInt8, begin: UInt64, end: UInt64, viewCount: UInt32) {
-        let category = stringRef(N.layoutCategory), name = stringRef(N.layout), countArg = stringRef(N.viewCountArg)
+        let category = stringRef(HitchCategory.layout), name = stringRef(HitchEventName.layout), countArg = stringRef(HitchArgument.viewCount)
         beginEvent(.durationComplete, thread: thread, category: category, name: name, ticks: begin)
         argUnsigned(countArg, UInt64(viewCount))
         endEvent(trailing: end)
     }
 
     func invalidation(thread: UInt8, ticks: UInt64, source: UInt16, target: UInt16, targetIdentity: UInt64, stack: UInt32?) {
-        let category = stringRef(N.invalidationCategory), targetArg = stringRef(N.targetArg)
-        let identityArg = stringRef(N.targetIdentityArg), stackArg = stringRef(N.stackArg)
+        let category = stringRef(HitchCategory.invalidation), targetArg = stringRef(HitchArgument.target)
+        let identityArg = stringRef(HitchArgument.targetIdentity), stackArg = stringRef(HitchArgument.stack)
         beginEvent(.instant, thread: thread, category: category, name: source, ticks: ticks)
         argString(targetArg, target)
         argUnsigned(identityArg, targetIdentity)
@@ -79,9 +81,11 @@ extension FXTEncoder {
     /// Category `hitch.view`, named by the view type; `change` and `reason` are string args.
     func viewLifetime(thread: UInt8, ticks: UInt64, viewType: UInt16, change: ViewLifetime.Change, identity: UInt64,
                       parentIdentity: UInt64, position: Int64, reason: ViewLifetime.Reason) {
-        let category = stringRef(N.viewCategory), changeArg = stringRef(N.changeArg), identityArg = stringRef(N.identityArg)
-        let parentArg = stringRef(N.parentIdentityArg), positionArg = stringRef(N.positionArg), reasonArg = stringRef(N.reasonArg)
-        let changeName = stringRef(N.viewChanges[Int(change.rawValue)]), reasonName = stringRef(N.viewReasons[Int(reason.rawValue)])
+        let category = stringRef(HitchCategory.view), changeArg = stringRef(HitchArgument.change), identityArg = stringRef(HitchArgument.identity)
+        let parentArg = stringRef(HitchArgument.parentIdentity), positionArg = stringRef(HitchArgument.position)
+        let reasonArg = stringRef(HitchArgument.reason)
+        let changeName = stringRef(vocabulary.viewChanges[Int(change.rawValue)])
+        let reasonName = stringRef(vocabulary.viewReasons[Int(reason.rawValue)])
         beginEvent(.instant, thread: thread, category: category, name: viewType, ticks: ticks)
         argString(changeArg, changeName)
         argUnsigned(identityArg, identity)
@@ -91,11 +95,14 @@ extension FXTEncoder {
         endEvent()
     }
 
+    /// `byteKind` is written only when the producer said what the op reads (`unspecified` is left out).
     func inferenceOp(thread: UInt8, name: UInt16, computeUnit: UInt16, layer: Int32, tokenIndex: Int32,
-                     bytesRead: UInt64, bytesWritten: UInt64, flops: UInt64, begin: UInt64, end: UInt64) {
-        let category = stringRef(N.opCategory), layerArg = stringRef(N.layerArg), unitArg = stringRef(N.computeUnitArg)
-        let tokenArg = stringRef(N.tokenIndexArg), readArg = stringRef(N.bytesReadArg)
-        let writtenArg = stringRef(N.bytesWrittenArg), flopsArg = stringRef(N.flopsArg)
+                     bytesRead: UInt64, bytesWritten: UInt64, flops: UInt64, byteKind: InferenceOp.ByteKind, begin: UInt64, end: UInt64) {
+        let category = stringRef(HitchCategory.op), layerArg = stringRef(HitchArgument.layer), unitArg = stringRef(HitchArgument.computeUnit)
+        let tokenArg = stringRef(HitchArgument.tokenIndex), readArg = stringRef(HitchArgument.bytesRead)
+        let writtenArg = stringRef(HitchArgument.bytesWritten), flopsArg = stringRef(HitchArgument.flops)
+        let kindArg = byteKind == .unspecified ? 0 : stringRef(HitchArgument.byteKind)
+        let kindName = byteKind == .unspecified ? 0 : stringRef(vocabulary.byteKinds[Int(byteKind.rawValue)])
         beginEvent(.durationComplete, thread: thread, category: category, name: name, ticks: begin)
         argSigned(layerArg, Int64(layer))
         argString(unitArg, computeUnit)
@@ -103,12 +110,13 @@ extension FXTEncoder {
         argUnsigned(readArg, bytesRead)
         argUnsigned(writtenArg, bytesWritten)
         argUnsigned(flopsArg, flops)
+        if byteKind != .unspecified { argString(kindArg, kindName) }
         endEvent(trailing: end)
     }
 
     func token(thread: UInt8, ticks: UInt64, stage: TokenEvent.Stage, index: Int64) {
-        let category = stringRef(N.tokenCategory), name = stringRef(N.tokenStages[Int(stage.rawValue)])
-        let indexArg = stringRef(N.indexArg)
+        let category = stringRef(HitchCategory.token), name = stringRef(vocabulary.tokenStages[Int(stage.rawValue)])
+        let indexArg = stringRef(HitchArgument.index)
         beginEvent(.instant, thread: thread, category: category, name: name, ticks: ticks)
         argSigned(indexArg, index)
         endEvent()
@@ -116,21 +124,21 @@ extension FXTEncoder {
 
     /// An interaction's begin or end: an async event whose correlation id pairs the two.
     func interaction(isBegin: Bool, thread: UInt8, ticks: UInt64, kind: UInt16, id: UInt64) {
-        let category = stringRef(N.interactionCategory)
+        let category = stringRef(HitchCategory.interaction)
         beginEvent(isBegin ? .asyncBegin : .asyncEnd, thread: thread, category: category, name: kind, ticks: ticks)
         endEvent(trailing: id)
     }
 
     func sample(thread: UInt8, ticks: UInt64, stack: UInt32) {
-        let category = stringRef(N.sampleCategory), name = stringRef(N.sample), stackArg = stringRef(N.stackArg)
+        let category = stringRef(HitchCategory.sample), name = stringRef(HitchEventName.sample), stackArg = stringRef(HitchArgument.stack)
         beginEvent(.instant, thread: thread, category: category, name: name, ticks: ticks)
         argUnsigned(stackArg, UInt64(stack))
         endEvent()
     }
 
     func metadata(thread: UInt8, ticks: UInt64, key: UInt16, value: UInt16) {
-        let category = stringRef(N.metaCategory), name = stringRef(N.metadata)
-        let keyArg = stringRef(N.keyArg), valueArg = stringRef(N.valueArg)
+        let category = stringRef(HitchCategory.meta), name = stringRef(HitchEventName.metadata)
+        let keyArg = stringRef(HitchArgument.key), valueArg = stringRef(HitchArgument.value)
         beginEvent(.instant, thread: thread, category: category, name: name, ticks: ticks)
         argString(keyArg, key)
         argString(valueArg, value)
@@ -138,7 +146,7 @@ extension FXTEncoder {
     }
 
     func droppedEvents(thread: UInt8, ticks: UInt64, count: UInt64) {
-        let category = stringRef(N.metaCategory), name = stringRef(N.droppedEvents), countArg = stringRef(N.countArg)
+        let category = stringRef(HitchCategory.meta), name = stringRef(HitchEventName.droppedEvents), countArg = stringRef(HitchArgument.count)
         beginEvent(.instant, thread: thread, category: category, name: name, ticks: ticks)
         argUnsigned(countArg, count)
         endEvent()
@@ -146,10 +154,10 @@ extension FXTEncoder {
 
     /// Category `hitch.sched`, name `threadState`; absent readings are absent arguments.
     func threadState(thread: UInt8, ticks: UInt64, _ r: ThreadStateReading) {
-        let category = stringRef(N.schedCategory), name = stringRef(N.threadState)
-        let idArg = stringRef(N.frameIDArg), phaseArg = stringRef(N.phaseArg), phase = stringRef(N.threadStatePhases[Int(r.phase.rawValue)])
-        let cpuArg = stringRef(N.cpuNsArg), waitArg = stringRef(N.runnableWaitNsArg)
-        let voluntaryArg = stringRef(N.voluntarySwitchesArg), involuntaryArg = stringRef(N.involuntarySwitchesArg)
+        let category = stringRef(HitchCategory.sched), name = stringRef(HitchEventName.threadState)
+        let idArg = stringRef(HitchArgument.frameID), phaseArg = stringRef(HitchArgument.phase), phase = stringRef(vocabulary.threadStatePhases[Int(r.phase.rawValue)])
+        let cpuArg = stringRef(HitchArgument.cpuNs), waitArg = stringRef(HitchArgument.runnableWaitNs)
+        let voluntaryArg = stringRef(HitchArgument.voluntarySwitches), involuntaryArg = stringRef(HitchArgument.involuntarySwitches)
         beginEvent(.instant, thread: thread, category: category, name: name, ticks: ticks)
         argUnsigned(idArg, r.frameID)
         argString(phaseArg, phase)
@@ -162,9 +170,9 @@ extension FXTEncoder {
 
     /// Category `hitch.sched`, name `machineState`; absent readings are absent arguments.
     func machineState(thread: UInt8, ticks: UInt64, _ r: MachineStateReading) {
-        let category = stringRef(N.schedCategory), name = stringRef(N.machineState)
-        let stealArg = stringRef(N.stealNsArg), pressureArg = stringRef(N.cpuPressureSomeUsArg)
-        let throttledArg = stringRef(N.cgroupThrottledUsArg), cpusArg = stringRef(N.onlineCPUsArg)
+        let category = stringRef(HitchCategory.sched), name = stringRef(HitchEventName.machineState)
+        let stealArg = stringRef(HitchArgument.stealNs), pressureArg = stringRef(HitchArgument.cpuPressureSomeUs)
+        let throttledArg = stringRef(HitchArgument.cgroupThrottledUs), cpusArg = stringRef(HitchArgument.onlineCPUs)
         beginEvent(.instant, thread: thread, category: category, name: name, ticks: ticks)
         if let steal = r.stealNs { argSigned(stealArg, steal) }
         if let pressure = r.cpuPressureSomeUs { argSigned(pressureArg, pressure) }
@@ -201,7 +209,7 @@ extension FXTEncoder {
         var payload = [UInt64](repeating: 0, count: 1 + count)
         payload[0] = UInt64(stack) | UInt64(count) << 32
         for i in 0..<count { payload[1 + i] = addresses[i] }
-        payload.withUnsafeBytes { blob(name: N.stackBlob, payload: $0) }
+        payload.withUnsafeBytes { blob(name: vocabulary.blobs[Int(HitchBlobName.stack.rawValue)], payload: $0) }
     }
 
     /// Blob "hitch.symbol": u64 address, u64 size, u64 offset, u32 function length, u32 image
@@ -215,6 +223,6 @@ extension FXTEncoder {
         withUnsafeBytes(of: UInt32(imageBytes.count).littleEndian) { bytes.append(contentsOf: $0) }
         bytes.append(contentsOf: functionBytes)
         bytes.append(contentsOf: imageBytes)
-        bytes.withUnsafeBytes { blob(name: N.symbolBlob, payload: $0) }
+        bytes.withUnsafeBytes { blob(name: vocabulary.blobs[Int(HitchBlobName.symbol.rawValue)], payload: $0) }
     }
 }

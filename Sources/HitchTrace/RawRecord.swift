@@ -18,7 +18,7 @@
 // layout            1        begin ticks   view count           end ticks       0
 // invalidation      2        ticks         source name          target name     target identity
 //                            stack+1 (0: none) 0                0               0
-// inferenceOp       2        begin ticks   op name              compute unit    end ticks
+// inferenceOp       2        begin ticks   op name              compute unit | byteKind << 56   end ticks
 //                            layer | tokenIndex << 32   bytesRead   bytesWritten   flops
 // token             1        ticks         stage                index           0
 // viewLifetime      2        ticks         view type name       identity        parent identity

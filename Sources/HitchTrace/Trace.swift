@@ -228,18 +228,23 @@ public enum Trace {
 
     // MARK: Inference
 
+    /// `reads` says what `bytesRead` are (weights, KV cache, activations); left `unspecified`, the
+    /// analyzer judges by the op's name (docs/METRICS.md "Decode bandwidth").
     @inlinable
     public static func beginInferenceOp(_ name: TraceName, layer: Int32, computeUnit: TraceName, tokenIndex: Int32,
-                                        bytesRead: UInt64, bytesWritten: UInt64, flops: UInt64) -> InferenceOpScope {
+                                        bytesRead: UInt64, bytesWritten: UInt64, flops: UInt64,
+                                        reads byteKind: InferenceOp.ByteKind = .unspecified) -> InferenceOpScope {
         InferenceOpScope(beginTicks: hitch_is_recording() != 0 ? hitch_now() : 0, name: name, computeUnit: computeUnit,
-                         layer: layer, tokenIndex: tokenIndex, bytesRead: bytesRead, bytesWritten: bytesWritten, flops: flops)
+                         layer: layer, tokenIndex: tokenIndex, bytesRead: bytesRead, bytesWritten: bytesWritten, flops: flops,
+                         byteKind: byteKind)
     }
 
     @inlinable
     public static func endInferenceOp(_ op: InferenceOpScope) {
         guard hitch_is_recording() != 0, op.beginTicks != 0 else { return }
         let layerAndToken = UInt64(UInt32(bitPattern: op.layer)) | UInt64(UInt32(bitPattern: op.tokenIndex)) << 32
-        hitch_emit2(op.beginTicks, RawKind.inferenceOp.word(op.name.address), op.computeUnit.address, hitch_now(),
+        hitch_emit2(op.beginTicks, RawKind.inferenceOp.word(op.name.address),
+                    op.computeUnit.address | UInt64(op.byteKind.rawValue) << 56, hitch_now(),
                     layerAndToken, op.bytesRead, op.bytesWritten, op.flops)
     }
 
@@ -247,9 +252,10 @@ public enum Trace {
     @inlinable @discardableResult
     public static func inferenceOp<R, E: Error>(_ name: TraceName, layer: Int32, computeUnit: TraceName, tokenIndex: Int32,
                                                 bytesRead: UInt64, bytesWritten: UInt64, flops: UInt64,
+                                                reads byteKind: InferenceOp.ByteKind = .unspecified,
                                                 _ body: () throws(E) -> R) throws(E) -> R {
         let op = beginInferenceOp(name, layer: layer, computeUnit: computeUnit, tokenIndex: tokenIndex,
-                                  bytesRead: bytesRead, bytesWritten: bytesWritten, flops: flops)
+                                  bytesRead: bytesRead, bytesWritten: bytesWritten, flops: flops, reads: byteKind)
         defer { endInferenceOp(op) }
         return try body()
     }
@@ -438,10 +444,12 @@ public struct InferenceOpScope: Sendable {
     public let bytesRead: UInt64
     public let bytesWritten: UInt64
     public let flops: UInt64
+    public let byteKind: InferenceOp.ByteKind
     @inlinable init(beginTicks: UInt64, name: TraceName, computeUnit: TraceName, layer: Int32, tokenIndex: Int32,
-                    bytesRead: UInt64, bytesWritten: UInt64, flops: UInt64) {
+                    bytesRead: UInt64, bytesWritten: UInt64, flops: UInt64, byteKind: InferenceOp.ByteKind) {
         self.beginTicks = beginTicks; self.name = name; self.computeUnit = computeUnit; self.layer = layer
         self.tokenIndex = tokenIndex; self.bytesRead = bytesRead; self.bytesWritten = bytesWritten; self.flops = flops
+        self.byteKind = byteKind
     }
 }
 

@@ -95,6 +95,28 @@ public struct TraceEvent: Sendable {
     }
 }
 
+/// The arguments an app wrote on an interval or instant (at most two, docs/FORMAT.md §5
+/// "Arguments"), held inline: an input hands them out beside the event (`AnalysisInput.arguments`).
+public struct EventArguments: Sendable, Equatable {
+    public enum Value: Sendable, Equatable {
+        case int(Int64)
+        case uint(UInt64)
+        case double(Double)
+        case string(StringID)
+    }
+    public struct Argument: Sendable, Equatable {
+        public var name: StringID
+        public var value: Value
+        public init(name: StringID, value: Value) { self.name = name; self.value = value }
+    }
+    public var first: Argument?
+    public var second: Argument?
+    public init(first: Argument? = nil, second: Argument? = nil) { self.first = first; self.second = second }
+    public var isEmpty: Bool { first == nil }
+    /// The arguments in order (allocates; for renderers, not per event).
+    public var all: [Argument] { [first, second].compactMap { $0 } }
+}
+
 public struct FrameBegan: Sendable, Equatable {
     public var frameID: UInt64
     public var vsyncNs: Int64
@@ -125,19 +147,6 @@ public struct ThreadStateReading: Sendable, Equatable {
     }
 }
 
-extension ThreadStateReading.Phase {
-    /// The word the trace formats use (docs/FORMAT.md).
-    public var name: String {
-        switch self {
-        case .frameBegan: "frameBegan"
-        case .committed: "committed"
-        case .renderBegan: "renderBegan"
-        case .renderEnded: "renderEnded"
-        case .presented: "presented"
-        }
-    }
-}
-
 /// Machine-wide scheduler counters (docs/FORMAT.md "Thread states").
 public struct MachineStateReading: Sendable, Equatable {
     /// /proc/stat, the steal column summed over CPUs, in ns.
@@ -160,11 +169,6 @@ public struct SchedSwitch: Sendable, Equatable {
     /// A switch-out while runnable (PERF_RECORD_MISC_SWITCH_OUT_PREEMPT); false for switch-ins.
     public var preempted: Bool
     public init(direction: Direction, preempted: Bool) { self.direction = direction; self.preempted = preempted }
-}
-
-extension SchedSwitch.Direction {
-    /// The word the trace formats use (docs/FORMAT.md).
-    public var name: String { self == .switchedOut ? "switchedOut" : "switchedIn" }
 }
 
 public struct BodyEvaluation: Sendable, Equatable {
@@ -220,25 +224,18 @@ public struct ViewLifetime: Sendable, Equatable {
     }
 }
 
-extension ViewLifetime.Change {
-    /// The word the trace formats use (docs/FORMAT.md).
-    public var name: String { self == .built ? "built" : "tornDown" }
-}
-
-extension ViewLifetime.Reason {
-    /// The word the trace formats use (docs/FORMAT.md).
-    public var name: String {
-        switch self {
-        case .newIdentity: "newIdentity"
-        case .identityRemoved: "identityRemoved"
-        case .structuralChange: "structuralChange"
-        case .parentBuilt: "parentBuilt"
-        case .parentRemoved: "parentRemoved"
-        }
-    }
-}
-
 public struct InferenceOp: Sendable, Equatable {
+    /// What an op's `bytesRead` are, as the producer knows it (docs/FORMAT.md, argument `byteKind`).
+    public enum ByteKind: UInt8, Sendable, CaseIterable {
+        /// Not recorded (older traces, other producers): the analyzer judges by the op's name.
+        case unspecified
+        /// Model weights streamed from memory.
+        case weights
+        /// The KV cache.
+        case kvCache
+        /// Activations and other working buffers.
+        case activations
+    }
     public var name: StringID
     public var computeUnit: StringID
     public var layer: Int32
@@ -247,15 +244,17 @@ public struct InferenceOp: Sendable, Equatable {
     public var bytesWritten: UInt64
     public var flops: UInt64
     public var endNs: Int64
+    public var byteKind: ByteKind
     public init(name: StringID, computeUnit: StringID, layer: Int32, tokenIndex: Int32,
-                bytesRead: UInt64, bytesWritten: UInt64, flops: UInt64, endNs: Int64) {
+                bytesRead: UInt64, bytesWritten: UInt64, flops: UInt64, endNs: Int64, byteKind: ByteKind = .unspecified) {
         self.name = name; self.computeUnit = computeUnit; self.layer = layer; self.tokenIndex = tokenIndex
         self.bytesRead = bytesRead; self.bytesWritten = bytesWritten; self.flops = flops; self.endNs = endNs
+        self.byteKind = byteKind
     }
 }
 
 public struct TokenEvent: Sendable, Equatable {
-    public enum Stage: UInt8, Sendable { case produced, delivered, shown, dropped }
+    public enum Stage: UInt8, Sendable, CaseIterable { case produced, delivered, shown, dropped }
     public var stage: Stage
     public var index: Int64
     public init(stage: Stage, index: Int64) { self.stage = stage; self.index = index }
@@ -292,11 +291,6 @@ public struct AsyncIntervalEnd: Sendable, Equatable {
     public init(category: StringID, name: StringID, id: UInt64, durationNs: Int64, selfNs: Int64) {
         self.category = category; self.name = name; self.id = id; self.durationNs = durationNs; self.selfNs = selfNs
     }
-}
-
-/// Category names the project's own events use in FXT (see docs/FORMAT.md).
-public enum HitchCategory {
-    public static let stage = "stage"
 }
 
 extension TraceEvent.Payload {

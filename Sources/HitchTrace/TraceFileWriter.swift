@@ -81,8 +81,9 @@ public final class TraceFileWriter {
         return encoder.threadRef(pid: t.pid, tid: t.tid, name: t.name, role: t.role)
     }
 
-    /// Writes one event (timestamps in nanoseconds).
-    public func write(_ event: TraceEvent) {
+    /// Writes one event (timestamps in nanoseconds), with the app's arguments of an interval or
+    /// instant (ignored on other events, whose arguments are their payload's fields).
+    public func write(_ event: TraceEvent, arguments: EventArguments = EventArguments()) {
         let e = encoder
         switch event.payload {
         case let .stackDefinition(stack, addresses):
@@ -93,6 +94,7 @@ public final class TraceFileWriter {
         }
         let thread = threadRef(event.thread)
         let t = ticks(event.timestampNs)
+        if !arguments.isEmpty, writeWithArguments(event, arguments, thread: thread, ticks: t) { return }
         switch event.payload {
         case let .intervalBegin(category, name):
             e.durationBegin(thread: thread, category: ref(category), name: ref(name), ticks: t)
@@ -107,11 +109,11 @@ public final class TraceFileWriter {
         case let .frameBegan(f):
             e.frameBegan(thread: thread, ticks: t, frameID: f.frameID, vsyncTicks: ticks(f.vsyncNs), targetTicks: ticks(f.targetNs), periodNs: f.periodNs)
         case let .frameCommitted(frameID):
-            e.frameMark(HitchNames.frameCommitted, thread: thread, ticks: t, frameID: frameID)
+            e.frameMark(.frameCommitted, thread: thread, ticks: t, frameID: frameID)
         case let .frameRenderEnded(frameID):
-            e.frameMark(HitchNames.frameRenderEnded, thread: thread, ticks: t, frameID: frameID)
+            e.frameMark(.frameRenderEnded, thread: thread, ticks: t, frameID: frameID)
         case let .framePresented(frameID):
-            e.frameMark(HitchNames.framePresented, thread: thread, ticks: t, frameID: frameID)
+            e.frameMark(.framePresented, thread: thread, ticks: t, frameID: frameID)
         case let .bodyEvaluation(b):
             e.body(thread: thread, viewType: ref(b.viewType), identity: b.identity, begin: t, end: ticks(b.endNs))
         case let .invalidation(inv):
@@ -125,7 +127,7 @@ public final class TraceFileWriter {
         case let .inferenceOp(op):
             e.inferenceOp(thread: thread, name: ref(op.name), computeUnit: ref(op.computeUnit), layer: op.layer,
                           tokenIndex: op.tokenIndex, bytesRead: op.bytesRead, bytesWritten: op.bytesWritten,
-                          flops: op.flops, begin: t, end: ticks(op.endNs))
+                          flops: op.flops, byteKind: op.byteKind, begin: t, end: ticks(op.endNs))
         case let .token(token):
             e.token(thread: thread, ticks: t, stage: token.stage, index: token.index)
         case let .interactionBegin(kind):
@@ -137,7 +139,7 @@ public final class TraceFileWriter {
             e.endEvent(trailing: id)
         case let .asyncIntervalEnd(end):
             let category = ref(end.category), name = ref(end.name)
-            let durationArg = e.stringRef(RawRecordWriter.AsyncArgument.durationNs), selfArg = e.stringRef(RawRecordWriter.AsyncArgument.selfNs)
+            let durationArg = e.stringRef(HitchArgument.durationNs), selfArg = e.stringRef(HitchArgument.selfNs)
             e.beginEvent(.asyncEnd, thread: thread, category: category, name: name, ticks: t)
             if end.durationNs >= 0 { e.argSigned(durationArg, end.durationNs) }
             if end.selfNs >= 0 { e.argSigned(selfArg, end.selfNs) }
@@ -157,6 +159,37 @@ public final class TraceFileWriter {
         case .stackDefinition, .symbol:
             break
         }
+    }
+
+    /// An interval or instant with its app arguments (docs/FORMAT.md §5); false for other payloads.
+    private func writeWithArguments(_ event: TraceEvent, _ arguments: EventArguments, thread: UInt8, ticks t: UInt64) -> Bool {
+        let e = encoder
+        let type: FXT.EventType, category: StringID, name: StringID
+        var trailing: UInt64?
+        switch event.payload {
+        case let .intervalBegin(c, n): type = .durationBegin; category = c; name = n
+        case let .intervalEnd(c, n): type = .durationEnd; category = c; name = n
+        case let .intervalComplete(c, n, endNs): type = .durationComplete; category = c; name = n; trailing = ticks(endNs)
+        case let .instant(c, n): type = .instant; category = c; name = n
+        default: return false
+        }
+        // Every string ref first (they may write string records), then the event.
+        let resolved = arguments.all.map { argument -> (UInt16, EventArguments.Value, UInt16) in
+            if case .string(let id) = argument.value { return (ref(argument.name), argument.value, ref(id)) }
+            return (ref(argument.name), argument.value, 0)
+        }
+        let categoryRef = ref(category), nameRef = ref(name)
+        e.beginEvent(type, thread: thread, category: categoryRef, name: nameRef, ticks: t)
+        for (argumentName, value, stringValue) in resolved {
+            switch value {
+            case .int(let v): e.argSigned(argumentName, v)
+            case .uint(let v): e.argUnsigned(argumentName, v)
+            case .double(let v): e.argDouble(argumentName, v)
+            case .string: e.argString(argumentName, stringValue)
+            }
+        }
+        e.endEvent(trailing: trailing)
+        return true
     }
 
     // Interactions of one kind pair up in order (begin, end) like the model's events do.

@@ -35,6 +35,11 @@ public struct TraceReader {
     @inlinable
     public mutating func next(into event: inout TraceEvent) throws(TraceReadError) -> Bool { try core.next(into: &event) }
 
+    /// The arguments an app wrote on the last event read, when it is an interval or instant (up to
+    /// two, docs/FORMAT.md §5 "Arguments"); empty for counters, async events and the typed events,
+    /// whose arguments are their payload's fields. Decoded only when asked: reading costs nothing per event.
+    public var arguments: EventArguments { core.appArguments }
+
     /// The text of a string id from this reader's events.
     public func string(_ id: StringID) -> String { core.string(id) }
 
@@ -70,34 +75,48 @@ public struct TraceReader {
     public var fileSize: UInt64 { core.fileSize }
 }
 
-/// Argument names the reader recognizes; their string ids are 1...count in every reader.
-private let knownArgumentNames = [
-    "frameID", "vsyncTicks", "targetTicks", "periodNs", "identity", "target", "targetIdentity", "stack",
-    "viewCount", "layer", "computeUnit", "tokenIndex", "bytesRead", "bytesWritten", "flops", "index",
-    "value", "key", "count", "process", "change", "parentIdentity", "position", "reason", "durationNs", "selfNs",
-    "phase", "cpuNs", "runnableWaitNs", "voluntarySwitches", "involuntarySwitches", "stealNs", "cpuPressureSomeUs",
-    "cgroupThrottledUs", "onlineCPUs",
-]
-private enum Slot: Int {
-    case frameID, vsyncTicks, targetTicks, periodNs, identity, target, targetIdentity, stack
-    case viewCount, layer, computeUnit, tokenIndex, bytesRead, bytesWritten, flops, index
-    case value, key, count, process, change, parentIdentity, position, reason, durationNs, selfNs
-    case phase, cpuNs, runnableWaitNs, voluntarySwitches, involuntarySwitches, stealNs, cpuPressureSomeUs
-    case cgroupThrottledUs, onlineCPUs
-}
-/// Categories and names with fixed ids right after the argument names.
-private let knownNames = [
-    "hitch.frame", "hitch.body", "hitch.layout", "hitch.invalidation", "hitch.op", "hitch.token",
-    "hitch.interaction", "hitch.sample", "hitch.meta",
-    "frameBegan", "frameCommitted", "frameRenderEnded", "framePresented", "sample", "metadata", "droppedEvents",
-    "hitch.stack", "hitch.symbol", "produced", "delivered", "shown", "dropped",
-    "hitch.view", "built", "tornDown", "newIdentity", "identityRemoved", "structuralChange", "parentBuilt", "parentRemoved",
-    "hitch.sched", "threadState", "machineState",
-    // Thread-state phases after the first (`frameBegan`, already above).
-    "committed", "renderBegan", "renderEnded", "presented",
-]
+/// The reader's argument slots are the vocabulary's arguments (HitchVocabulary.swift), by raw value:
+/// their string ids are `FixedStringIDs.argumentBase + rawValue` in every reader.
+private typealias Slot = HitchArgument
+private let slotCount = HitchArgument.allCases.count
 
 private enum ArgKind: UInt8 { case integer, unsigned, double, string }
+
+/// The first two arguments of an event as decoded (name id, kind, bits), kept inline in the
+/// reader's state: no allocation, two stores per argument.
+struct RawArguments {
+    fileprivate var names: (UInt32, UInt32) = (0, 0)
+    fileprivate var kinds: (ArgKind, ArgKind) = (.unsigned, .unsigned)
+    fileprivate var bits: (UInt64, UInt64) = (0, 0)
+    fileprivate var count = 0
+
+    @inline(__always) fileprivate mutating func keep(name: UInt32, kind: ArgKind, bits value: UInt64) {
+        switch count {
+        case 0: names.0 = name; kinds.0 = kind; bits.0 = value
+        case 1: names.1 = name; kinds.1 = kind; bits.1 = value
+        default: return
+        }
+        count += 1
+    }
+
+    var decoded: EventArguments {
+        var arguments = EventArguments()
+        if count > 0 { arguments.first = Self.argument(names.0, kinds.0, bits.0) }
+        if count > 1 { arguments.second = Self.argument(names.1, kinds.1, bits.1) }
+        return arguments
+    }
+
+    private static func argument(_ name: UInt32, _ kind: ArgKind, _ bits: UInt64) -> EventArguments.Argument {
+        let value: EventArguments.Value
+        switch kind {
+        case .integer: value = .int(Int64(bitPattern: bits))
+        case .unsigned: value = .uint(bits)
+        case .double: value = .double(Double(bitPattern: bits))
+        case .string: value = .string(StringID(rawValue: UInt32(truncatingIfNeeded: bits)))
+        }
+        return EventArguments.Argument(name: StringID(rawValue: name), value: value)
+    }
+}
 
 @usableFromInline
 final class ReaderCore {
@@ -118,6 +137,10 @@ final class ReaderCore {
         var converter = TickConverter(ticksPerSecond: 1_000_000_000)
         var clock = DecodeClock(ticksPerSecond: 1_000_000_000)
         var argMask: UInt64 = 0
+        /// The first two arguments of the event being decoded, whatever their names (an app's
+        /// arguments on intervals and instants, docs/FORMAT.md §5), and whether the event was generic.
+        var appArguments = RawArguments()
+        var lastEventIsGeneric = false
         var firstNumericBits: UInt64 = 0
         var firstNumericKind: ArgKind?
         var lastTimestampNs: Int64 = 0
@@ -178,33 +201,17 @@ final class ReaderCore {
     private let argBits: UnsafeMutablePointer<UInt64>
     private let argKinds: UnsafeMutablePointer<UInt8>
 
-    // Fixed ids of known names.
-    private let nameBase = UInt32(knownArgumentNames.count + 1)
-    private var frameCategory: UInt32 { nameBase }
-    private var bodyCategory: UInt32 { nameBase + 1 }
-    private var layoutCategory: UInt32 { nameBase + 2 }
-    private var invalidationCategory: UInt32 { nameBase + 3 }
-    private var opCategory: UInt32 { nameBase + 4 }
-    private var tokenCategory: UInt32 { nameBase + 5 }
-    private var interactionCategory: UInt32 { nameBase + 6 }
-    private var sampleCategory: UInt32 { nameBase + 7 }
-    private var metaCategory: UInt32 { nameBase + 8 }
-    private var frameBeganName: UInt32 { nameBase + 9 }
-    private var sampleName: UInt32 { nameBase + 13 }
-    private var metadataName: UInt32 { nameBase + 14 }
-    private var droppedName: UInt32 { nameBase + 15 }
-    private var stackBlobName: UInt32 { nameBase + 16 }
-    private var symbolBlobName: UInt32 { nameBase + 17 }
-    private var tokenStageBase: UInt32 { nameBase + 18 }
-    private var viewCategory: UInt32 { nameBase + 22 }
-    /// `ViewLifetime.Change` names, then `ViewLifetime.Reason` names, in raw-value order.
-    private var viewChangeBase: UInt32 { nameBase + 23 }
-    private var viewReasonBase: UInt32 { nameBase + 25 }
-    private var schedCategory: UInt32 { nameBase + 30 }
-    private var threadStateName: UInt32 { nameBase + 31 }
-    private var machineStateName: UInt32 { nameBase + 32 }
-    /// `ThreadStateReading.Phase` names from `committed` on, in raw-value order.
-    private var laterPhaseBase: UInt32 { nameBase + 33 }
+    // Fixed ids of the vocabulary's words (FixedStringIDs), copied into stored constants: a static
+    // computed from other statics is a lazily initialized global, checked on every access.
+    private struct IDs {
+        let argumentBase = FixedStringIDs.argumentBase, categoryBase = FixedStringIDs.categoryBase
+        let eventNameBase = FixedStringIDs.eventNameBase, blobBase = FixedStringIDs.blobBase
+        let tokenStageBase = FixedStringIDs.tokenStageBase, viewChangeBase = FixedStringIDs.viewChangeBase
+        let viewReasonBase = FixedStringIDs.viewReasonBase, byteKindBase = FixedStringIDs.byteKindBase
+        let switchDirectionBase = FixedStringIDs.switchDirectionBase
+    }
+    private let ids = IDs()
+    private let argumentSlots = slotCount
 
     convenience init(path: String) throws(TraceReadError) {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
@@ -243,16 +250,16 @@ final class ReaderCore {
         fxtStrings[0] = 0
         fxtThreads = .allocate(capacity: 256)
         fxtThreads.initialize(repeating: ReaderCore.undefined, count: 256)
-        argBits = .allocate(capacity: knownArgumentNames.count)
-        argBits.initialize(repeating: 0, count: knownArgumentNames.count)
-        argKinds = .allocate(capacity: knownArgumentNames.count)
-        argKinds.initialize(repeating: 0, count: knownArgumentNames.count)
+        argBits = .allocate(capacity: slotCount)
+        argBits.initialize(repeating: 0, count: slotCount)
+        argKinds = .allocate(capacity: slotCount)
+        argKinds.initialize(repeating: 0, count: slotCount)
         if let bytes {
             bytes.withUnsafeBytes { if !$0.isEmpty { buffer.copyMemory(from: $0.baseAddress!, byteCount: $0.count) } }
             end = bytes.count
             eof = true
         }
-        for name in knownArgumentNames + knownNames { _ = try intern(name, offset: 0) }
+        for word in FixedStringIDs.words { _ = try intern(word, offset: 0) }
         guard try ensure(8) else {
             if end - pos == 0 { throw .empty }
             throw .badMagic(offset: 0, found: 0)
@@ -548,7 +555,7 @@ final class ReaderCore {
             var inner = cursor + 8
             if header & 0xF == FXT.ArgType.string.rawValue,
                let argName = try resolve(UInt16(truncatingIfNeeded: header >> 16), cursor: &inner, limit: limit, offset: offset),
-               cold.pointee.strings[Int(argName)] == "role" {
+               argName == ids.argumentBase + HitchArgument.role.rawValue {
                 return try resolve(UInt16(truncatingIfNeeded: header >> 32), cursor: &inner, limit: limit, offset: offset)
             }
             cursor += words * 8
@@ -614,6 +621,7 @@ final class ReaderCore {
         lastTimestampNs = timestampNs
         let threadID = ThreadID(rawValue: thread)
         if hitchPayload(eventType: eventType, category: category, name: name, trailing: trailing, into: &event.payload) {
+            hot.pointee.lastEventIsGeneric = false
             event.timestampNs = timestampNs
             event.thread = threadID
             return true
@@ -622,7 +630,7 @@ final class ReaderCore {
         switch eventType {
         case FXT.EventType.instant.rawValue: event.payload = .instant(category: categoryID, name: nameID)
         case FXT.EventType.counter.rawValue:
-            event.payload = .counter(name: nameID, value: argMask & 1 << Slot.value.rawValue != 0 ? double(.value) : firstNumericValue())
+            event.payload = .counter(name: nameID, value: has(.value) ? double(.value) : firstNumericValue())
         case FXT.EventType.durationBegin.rawValue: event.payload = .intervalBegin(category: categoryID, name: nameID)
         case FXT.EventType.durationEnd.rawValue: event.payload = .intervalEnd(category: categoryID, name: nameID)
         case FXT.EventType.durationComplete.rawValue:
@@ -636,6 +644,8 @@ final class ReaderCore {
                                                                selfNs: has(.selfNs) ? signed(.selfNs) : -1))
         default: return false   // flow events carry nothing the project uses
         }
+        // Counters and async events carry their arguments in the payload; intervals and instants an app's.
+        hot.pointee.lastEventIsGeneric = eventType <= FXT.EventType.durationComplete.rawValue && eventType != FXT.EventType.counter.rawValue
         event.timestampNs = timestampNs
         event.thread = threadID
         return true
@@ -643,16 +653,33 @@ final class ReaderCore {
 
     @inline(__always) private func has(_ slot: Slot) -> Bool { argMask & (1 << UInt64(slot.rawValue)) != 0 }
 
+    /// The string argument in `slot` as a word of `Word` whose ids start at `base`, if it is one.
+    @inline(__always) private func word<Word: RawRepresentable>(_ slot: Slot, base: UInt32, as: Word.Type) -> Word? where Word.RawValue == UInt8 {
+        guard has(slot), argKinds[Int(slot.rawValue)] == ArgKind.string.rawValue else { return nil }
+        let offset = UInt32(truncatingIfNeeded: argBits[Int(slot.rawValue)]) &- base
+        return offset < 256 ? Word(rawValue: UInt8(offset)) : nil
+    }
+
+    /// The string id of the string argument in `slot` (0, the empty string, when absent or not a string).
+    @inline(__always) private func stringArgument(_ slot: Slot) -> UInt32 {
+        has(slot) && argKinds[Int(slot.rawValue)] == ArgKind.string.rawValue ? UInt32(truncatingIfNeeded: argBits[Int(slot.rawValue)]) : 0
+    }
+
+    /// The last event's app arguments (empty for typed events, whose arguments are in their payload).
+    var appArguments: EventArguments {
+        hot.pointee.lastEventIsGeneric ? hot.pointee.appArguments.decoded : EventArguments()
+    }
+
     @inline(__always) private func unsigned(_ slot: Slot) -> UInt64 {
-        let bits = argBits[slot.rawValue]
-        return argKinds[slot.rawValue] == ArgKind.double.rawValue ? UInt64(clamping: Int64(Double(bitPattern: bits).rounded(.towardZero).clampedToInt64)) : bits
+        let bits = argBits[Int(slot.rawValue)]
+        return argKinds[Int(slot.rawValue)] == ArgKind.double.rawValue ? UInt64(clamping: Int64(Double(bitPattern: bits).rounded(.towardZero).clampedToInt64)) : bits
     }
 
     @inline(__always) private func signed(_ slot: Slot) -> Int64 { Int64(bitPattern: unsigned(slot)) }
 
     @inline(__always) private func double(_ slot: Slot) -> Double {
-        let bits = argBits[slot.rawValue]
-        switch argKinds[slot.rawValue] {
+        let bits = argBits[Int(slot.rawValue)]
+        switch argKinds[Int(slot.rawValue)] {
         case ArgKind.double.rawValue: return Double(bitPattern: bits)
         case ArgKind.integer.rawValue: return Double(Int64(bitPattern: bits))
         default: return Double(bits)
@@ -668,94 +695,89 @@ final class ReaderCore {
         }
     }
 
-    /// The project's typed events (docs/FORMAT.md); nil when the event is not one of them.
+    /// The project's typed events (docs/FORMAT.md §3, `HitchEventSchema`); false when the event is not one of them.
     @inline(__always)
     private func hitchPayload(eventType: UInt64, category: UInt32, name: UInt32, trailing: UInt64, into payload: inout TraceEvent.Payload) -> Bool {
-        guard category >= frameCategory && category <= metaCategory || category == viewCategory || category == schedCategory else { return false }
+        // Integer compares against the cases' raw values (constants): an enum's init(rawValue:) is a call.
+        let categoryOffset = category &- ids.categoryBase   // other categories fall to `default`
         let isInstant = eventType == FXT.EventType.instant.rawValue
         let isComplete = eventType == FXT.EventType.durationComplete.rawValue
-        switch category {
-        case bodyCategory where isComplete && has(.identity):
+        let nameOffset = name &- ids.eventNameBase
+        switch categoryOffset {
+        case HitchCategory.body.rawValue where isComplete && has(.identity):
             payload = .bodyEvaluation(BodyEvaluation(viewType: StringID(rawValue: name), identity: unsigned(.identity),
                                                   endNs: clock.nanoseconds(trailing)))
-        case opCategory where isComplete:
+        case HitchCategory.op.rawValue where isComplete:
             payload = .inferenceOp(InferenceOp(
                 name: StringID(rawValue: name),
-                computeUnit: argKinds[Slot.computeUnit.rawValue] == ArgKind.string.rawValue && has(.computeUnit)
-                    ? StringID(rawValue: UInt32(truncatingIfNeeded: argBits[Slot.computeUnit.rawValue])) : StringID(rawValue: 0),
+                computeUnit: StringID(rawValue: stringArgument(.computeUnit)),
                 layer: has(.layer) ? Int32(truncatingIfNeeded: signed(.layer)) : 0,
                 tokenIndex: has(.tokenIndex) ? Int32(truncatingIfNeeded: signed(.tokenIndex)) : 0,
                 bytesRead: has(.bytesRead) ? unsigned(.bytesRead) : 0,
                 bytesWritten: has(.bytesWritten) ? unsigned(.bytesWritten) : 0,
                 flops: has(.flops) ? unsigned(.flops) : 0,
-                endNs: clock.nanoseconds(trailing)))
-        case frameCategory where isInstant && has(.frameID):
+                endNs: clock.nanoseconds(trailing),
+                byteKind: word(.byteKind, base: ids.byteKindBase, as: InferenceOp.ByteKind.self) ?? .unspecified))
+        case HitchCategory.frame.rawValue where isInstant && has(.frameID):
             let frameID = unsigned(.frameID)
-            switch name &- frameBeganName {
-            case 0:
+            switch nameOffset {
+            case HitchEventName.frameBegan.rawValue:
                 payload = .frameBegan(FrameBegan(
                     frameID: frameID,
                     vsyncNs: clock.nanoseconds(has(.vsyncTicks) ? unsigned(.vsyncTicks) : 0),
                     targetNs: clock.nanoseconds(has(.targetTicks) ? unsigned(.targetTicks) : 0),
                     periodNs: has(.periodNs) ? signed(.periodNs) : 0))
-            case 1: payload = .frameCommitted(frameID: frameID)
-            case 2: payload = .frameRenderEnded(frameID: frameID)
-            case 3: payload = .framePresented(frameID: frameID)
+            case HitchEventName.frameCommitted.rawValue: payload = .frameCommitted(frameID: frameID)
+            case HitchEventName.frameRenderEnded.rawValue: payload = .frameRenderEnded(frameID: frameID)
+            case HitchEventName.framePresented.rawValue: payload = .framePresented(frameID: frameID)
             default: return false
             }
-        case layoutCategory where isComplete:
+        case HitchCategory.layout.rawValue where isComplete:
             payload = .layoutPass(endNs: clock.nanoseconds(trailing),
                                viewCount: has(.viewCount) ? UInt32(truncatingIfNeeded: unsigned(.viewCount)) : 0)
-        case invalidationCategory where isInstant:
-            let target = has(.target) && argKinds[Slot.target.rawValue] == ArgKind.string.rawValue
-                ? UInt32(truncatingIfNeeded: argBits[Slot.target.rawValue]) : 0
+        case HitchCategory.invalidation.rawValue where isInstant:
             payload = .invalidation(Invalidation(
-                source: StringID(rawValue: name), target: StringID(rawValue: target),
+                source: StringID(rawValue: name), target: StringID(rawValue: stringArgument(.target)),
                 targetIdentity: has(.targetIdentity) ? unsigned(.targetIdentity) : 0,
                 stack: has(.stack) ? StackID(rawValue: UInt32(truncatingIfNeeded: unsigned(.stack))) : nil))
-        case viewCategory where isInstant && has(.change) && has(.identity):
-            guard argKinds[Slot.change.rawValue] == ArgKind.string.rawValue,
-                  let change = ViewLifetime.Change(rawValue: UInt8(clamping: UInt32(truncatingIfNeeded: argBits[Slot.change.rawValue]) &- viewChangeBase))
-            else { return false }
-            let reasonID = has(.reason) && argKinds[Slot.reason.rawValue] == ArgKind.string.rawValue
-                ? UInt32(truncatingIfNeeded: argBits[Slot.reason.rawValue]) &- viewReasonBase : UInt32.max
+        case HitchCategory.view.rawValue where isInstant && has(.identity):
+            guard let change = word(.change, base: ids.viewChangeBase, as: ViewLifetime.Change.self) else { return false }
             payload = .viewLifetime(ViewLifetime(
                 change: change, viewType: StringID(rawValue: name), identity: unsigned(.identity),
                 parentIdentity: has(.parentIdentity) ? unsigned(.parentIdentity) : 0,
                 position: has(.position) ? signed(.position) : 0,
-                reason: ViewLifetime.Reason(rawValue: UInt8(clamping: reasonID))
-                    ?? .structuralChange))
-        case tokenCategory where isInstant:
-            let stage = name &- tokenStageBase
-            guard stage < 4, let tokenStage = TokenEvent.Stage(rawValue: UInt8(stage)) else { return false }
+                reason: word(.reason, base: ids.viewReasonBase, as: ViewLifetime.Reason.self) ?? .structuralChange))
+        case HitchCategory.token.rawValue where isInstant:
+            let stage = name &- ids.tokenStageBase
+            guard stage < 256, let tokenStage = TokenEvent.Stage(rawValue: UInt8(stage)) else { return false }
             payload = .token(TokenEvent(stage: tokenStage, index: has(.index) ? signed(.index) : 0))
-        case interactionCategory where eventType == FXT.EventType.asyncBegin.rawValue:
+        case HitchCategory.interaction.rawValue where eventType == FXT.EventType.asyncBegin.rawValue:
             payload = .interactionBegin(kind: StringID(rawValue: name))
-        case interactionCategory where eventType == FXT.EventType.asyncEnd.rawValue:
+        case HitchCategory.interaction.rawValue where eventType == FXT.EventType.asyncEnd.rawValue:
             payload = .interactionEnd(kind: StringID(rawValue: name))
-        case sampleCategory where isInstant && name == sampleName && has(.stack):
+        case HitchCategory.sample.rawValue where isInstant && nameOffset == HitchEventName.sample.rawValue && has(.stack):
             payload = .sample(stack: StackID(rawValue: UInt32(truncatingIfNeeded: unsigned(.stack))))
-        case metaCategory where isInstant && name == metadataName && has(.key) && has(.value):
-            guard argKinds[Slot.key.rawValue] == ArgKind.string.rawValue,
-                  argKinds[Slot.value.rawValue] == ArgKind.string.rawValue else { return false }
-            let key = UInt32(truncatingIfNeeded: argBits[Slot.key.rawValue])
-            let value = UInt32(truncatingIfNeeded: argBits[Slot.value.rawValue])
+        case HitchCategory.meta.rawValue where isInstant && nameOffset == HitchEventName.metadata.rawValue && has(.key) && has(.value):
+            guard argKinds[Int(Slot.key.rawValue)] == ArgKind.string.rawValue,
+                  argKinds[Int(Slot.value.rawValue)] == ArgKind.string.rawValue else { return false }
+            let key = UInt32(truncatingIfNeeded: argBits[Int(Slot.key.rawValue)])
+            let value = UInt32(truncatingIfNeeded: argBits[Int(Slot.value.rawValue)])
             cold.pointee.metadata[cold.pointee.strings[Int(key)]] = cold.pointee.strings[Int(value)]
             payload = .metadata(key: StringID(rawValue: key), value: StringID(rawValue: value))
-        case schedCategory where isInstant && name == threadStateName && has(.frameID) && has(.cpuNs):
+        case HitchCategory.sched.rawValue where isInstant && nameOffset == HitchEventName.threadState.rawValue && has(.frameID) && has(.cpuNs):
             guard let phase = threadStatePhase() else { return false }
             payload = .threadState(ThreadStateReading(
                 frameID: unsigned(.frameID), phase: phase, cpuNs: signed(.cpuNs),
                 runnableWaitNs: has(.runnableWaitNs) ? signed(.runnableWaitNs) : nil,
                 voluntarySwitches: has(.voluntarySwitches) ? signed(.voluntarySwitches) : nil,
                 involuntarySwitches: has(.involuntarySwitches) ? signed(.involuntarySwitches) : nil))
-        case schedCategory where isInstant && name == machineStateName:
+        case HitchCategory.sched.rawValue where isInstant && nameOffset == HitchEventName.machineState.rawValue:
             payload = .machineState(MachineStateReading(
                 stealNs: has(.stealNs) ? signed(.stealNs) : nil,
                 cpuPressureSomeUs: has(.cpuPressureSomeUs) ? signed(.cpuPressureSomeUs) : nil,
                 cgroupThrottledUs: has(.cgroupThrottledUs) ? signed(.cgroupThrottledUs) : nil,
                 onlineCPUs: has(.onlineCPUs) ? Int32(clamping: signed(.onlineCPUs)) : 0))
-        case metaCategory where isInstant && name == droppedName && has(.count):
+        case HitchCategory.meta.rawValue where isInstant && nameOffset == HitchEventName.droppedEvents.rawValue && has(.count):
             let count = unsigned(.count)
             droppedEventCount &+= count
             payload = .droppedEvents(count: count)
@@ -765,14 +787,11 @@ final class ReaderCore {
         return true
     }
 
-    /// The `phase` string argument of a threadState event as a phase, or nil.
-    @inline(__always)
+    /// The `phase` string argument of a threadState event as a phase, or nil (matched by text: the
+    /// phase `frameBegan` shares its string with the event name).
     private func threadStatePhase() -> ThreadStateReading.Phase? {
-        guard has(.phase), argKinds[Slot.phase.rawValue] == ArgKind.string.rawValue else { return nil }
-        let id = UInt32(truncatingIfNeeded: argBits[Slot.phase.rawValue])
-        if id == frameBeganName { return .frameBegan }
-        let later = id &- laterPhaseBase
-        return later < 4 ? ThreadStateReading.Phase(rawValue: UInt8(later + 1)) : nil
+        guard has(.phase), argKinds[Int(Slot.phase.rawValue)] == ArgKind.string.rawValue else { return nil }
+        return ThreadStateReading.Phase(name: cold.pointee.strings[Int(truncatingIfNeeded: argBits[Int(Slot.phase.rawValue)])])
     }
 
     /// Reads `count` arguments into the known slots. False (with a warning) if they are malformed.
@@ -780,6 +799,7 @@ final class ReaderCore {
     private func decodeArguments(count: Int, cursor: inout Int, limit: Int, offset: UInt64) throws(TraceReadError) -> Bool {
         argMask = 0
         firstNumericKind = nil
+        hot.pointee.appArguments.count = 0
         var remaining = count
         while remaining > 0 {
             remaining -= 1
@@ -819,8 +839,9 @@ final class ReaderCore {
                 continue   // null and unknown argument types are skipped by their size
             }
             if kind != .string && firstNumericKind == nil { firstNumericKind = kind; firstNumericBits = bits }
-            let slot = Int(nameID) &- 1
-            if slot >= 0 && slot < knownArgumentNames.count {
+            hot.pointee.appArguments.keep(name: nameID, kind: kind, bits: bits)
+            let slot = Int(nameID &- ids.argumentBase)
+            if slot < argumentSlots {
                 argBits[slot] = bits
                 argKinds[slot] = kind.rawValue
                 argMask |= 1 << UInt64(slot)
@@ -840,7 +861,7 @@ final class ReaderCore {
         let length = Int((header >> 32) & 0x7FFF)
         guard cursor + length <= limit else { warn(offset, "blob payload of \(length) bytes exceeds its record; skipped"); return false }
         let noThread = ThreadID(rawValue: 0)
-        if name == stackBlobName {
+        if name == ids.blobBase + HitchBlobName.stack.rawValue {
             guard length >= 8 else { warn(offset, "stack blob too short; skipped"); return false }
             let head = load(cursor)
             let frames = Int(head >> 32)
@@ -851,7 +872,7 @@ final class ReaderCore {
                               payload: .stackDefinition(stack: StackID(rawValue: UInt32(truncatingIfNeeded: head)), addresses: addresses))
             return true
         }
-        if name == symbolBlobName {
+        if name == ids.blobBase + HitchBlobName.symbol.rawValue {
             guard length >= 32 else { warn(offset, "symbol blob too short; skipped"); return false }
             let lengths = load(cursor + 24)
             let functionLength = Int(lengths & 0xFFFF_FFFF), imageLength = Int(lengths >> 32)

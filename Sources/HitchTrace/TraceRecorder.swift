@@ -406,12 +406,6 @@ final class RawRecordWriter {
     let encoder: FXTEncoder
     let pid = UInt64(getpid())
     let selfTid = hitch_current_tid()
-    /// Argument names of async interval events (docs/FORMAT.md "Async intervals").
-    enum AsyncArgument {
-        static let parent: TraceName = "parent"
-        static let durationNs: TraceName = "durationNs"
-        static let selfNs: TraceName = "selfNs"
-    }
     private var kernelNamedThreads: Set<Int32> = []
 
     init(encoder: FXTEncoder) { self.encoder = encoder }
@@ -490,13 +484,13 @@ final class RawRecordWriter {
                 arguments(records[i + 1])
                 encoder.endEvent(trailing: kind == .completeArgs ? r.w3 : nil)
             case .asyncBegin:
-                let category = nameRef(r.w2), eventName = nameRef(payload), parentArg = encoder.stringRef(AsyncArgument.parent)
+                let category = nameRef(r.w2), eventName = nameRef(payload), parentArg = encoder.stringRef(HitchArgument.parent)
                 encoder.beginEvent(.asyncBegin, thread: thread, category: category, name: eventName, ticks: r.w0)
                 if records[i + 1].w0 != 0 { encoder.argUnsigned(parentArg, records[i + 1].w0) }
                 encoder.endEvent(trailing: r.w3)
             case .asyncEnd:
                 let category = nameRef(r.w2), eventName = nameRef(payload)
-                let durationArg = encoder.stringRef(AsyncArgument.durationNs), selfArg = encoder.stringRef(AsyncArgument.selfNs)
+                let durationArg = encoder.stringRef(HitchArgument.durationNs), selfArg = encoder.stringRef(HitchArgument.selfNs)
                 let r1 = records[i + 1]
                 let converter = TraceClock.converter
                 encoder.beginEvent(.asyncEnd, thread: thread, category: category, name: eventName, ticks: r.w0)
@@ -514,11 +508,11 @@ final class RawRecordWriter {
                 encoder.frameBegan(thread: thread, ticks: r.w0, frameID: r.w2, vsyncTicks: r.w3, targetTicks: r1.w0,
                                    periodNs: Int64(bitPattern: r1.w1))
             case .frameCommitted:
-                encoder.frameMark(HitchNames.frameCommitted, thread: thread, ticks: r.w0, frameID: r.w2)
+                encoder.frameMark(.frameCommitted, thread: thread, ticks: r.w0, frameID: r.w2)
             case .frameRenderEnded:
-                encoder.frameMark(HitchNames.frameRenderEnded, thread: thread, ticks: r.w0, frameID: r.w2)
+                encoder.frameMark(.frameRenderEnded, thread: thread, ticks: r.w0, frameID: r.w2)
             case .framePresented:
-                encoder.frameMark(HitchNames.framePresented, thread: thread, ticks: r.w0, frameID: r.w2)
+                encoder.frameMark(.framePresented, thread: thread, ticks: r.w0, frameID: r.w2)
             case .body:
                 encoder.body(thread: thread, viewType: nameRef(payload), identity: r.w2, begin: r.w0, end: r.w3)
             case .layout:
@@ -530,9 +524,11 @@ final class RawRecordWriter {
                                      stack: stackWord == 0 ? nil : UInt32(truncatingIfNeeded: stackWord - 1))
             case .inferenceOp:
                 let r1 = records[i + 1]
-                encoder.inferenceOp(thread: thread, name: nameRef(payload), computeUnit: nameRef(r.w2),
+                encoder.inferenceOp(thread: thread, name: nameRef(payload), computeUnit: nameRef(r.w2 & rawPayloadMask),
                                     layer: Int32(truncatingIfNeeded: r1.w0), tokenIndex: Int32(truncatingIfNeeded: r1.w0 >> 32),
-                                    bytesRead: r1.w1, bytesWritten: r1.w2, flops: r1.w3, begin: r.w0, end: r.w3)
+                                    bytesRead: r1.w1, bytesWritten: r1.w2, flops: r1.w3,
+                                    byteKind: InferenceOp.ByteKind(rawValue: UInt8(truncatingIfNeeded: r.w2 >> 56)) ?? .unspecified,
+                                    begin: r.w0, end: r.w3)
             case .viewLifetime:
                 let r1 = records[i + 1]
                 encoder.viewLifetime(thread: thread, ticks: r.w0, viewType: nameRef(payload),

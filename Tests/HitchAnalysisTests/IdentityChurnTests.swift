@@ -66,6 +66,32 @@ import Testing
         #expect(churn.worstUpdates.first?.rebuiltViews == 4)
     }
 
+    /// Update and place times are the earliest event's, relative to the run's start once the run has
+    /// ended: the same in any file order (another thread's earlier event may come last in the file).
+    @Test func updateTimesDoNotDependOnFileOrder() throws {
+        var b = TraceBuilder()
+        let ms = TraceBuilder.ms, main = b.main, render = b.render
+        b.stage("render", on: render, from: 0, to: ms)   // the run's first event, on another thread
+        for update in 1...4 {
+            let t = Int64(update) * 10 * ms
+            Self.rows(&b, .tornDown, ids: [UInt64(100 * update)], positions: [1], at: t)
+            Self.rows(&b, .built, ids: [UInt64(100 * update + 100)], positions: [1], at: t + ms / 2)
+            Self.layout(&b, at: t + ms)
+            b.stage("render", on: render, from: t + 2 * ms, to: t + 3 * ms)
+        }
+        let expected = try #require(try b.analyze().identityChurn)
+        #expect(expected.worstUpdates.map(\.atMs).sorted() == [10, 20, 30, 40])
+        #expect(expected.unstableIdentity.first?.firstAtMs == 10)
+        for seed in 1...12 as ClosedRange<UInt64> {
+            // Whole thread streams reversed (render's first event last), then random interleavings.
+            var reordered = b.list
+            reordered.events = b.list.events.filter { $0.thread == main } + b.list.events.filter { $0.thread != main }
+            if seed > 1 { reordered = AttributionOrderTests.interleaved(b.list, seed: seed, maxRun: 3) }
+            let churn = try Analyzer.analyze([reordered], options: AnalyzerOptions(refreshRatesHz: [60, 120])).identityChurn
+            #expect(churn == expected, "seed \(seed)")
+        }
+    }
+
     @Test func noViewLifetimesMeansNoChurnSection() throws {
         var b = TraceBuilder()
         b.frame(1, vsyncNs: 0, periodNs: 8_333_333, workNs: 1_000_000)

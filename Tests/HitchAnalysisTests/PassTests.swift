@@ -184,6 +184,31 @@ private let ms = TraceBuilder.ms
         return b
     }
 
+    /// The op's recorded `byteKind` decides what its bytes are; the name rule only fills in for ops
+    /// without one: "attention" recorded as weights counts as weights, "mystery" recorded as KV cache
+    /// counts as KV cache, and with no byteKind the same trace splits by name.
+    @Test func recordedByteKindOverridesTheNameRule() throws {
+        func trace(recorded: Bool) throws -> DecodeFigures {
+            var b = TraceBuilder()
+            let attention = b.list.intern("attention"), mystery = b.list.intern("mystery"), cpu = b.list.intern("cpu")
+            let inference = b.list.thread("inference")
+            for k in 0..<3 {
+                let start = Int64(k) * 2 * ms
+                b.list.append(start, inference, .inferenceOp(InferenceOp(name: attention, computeUnit: cpu, layer: 0, tokenIndex: Int32(k),
+                                                                         bytesRead: 5_000, bytesWritten: 0, flops: 1, endNs: start + ms,
+                                                                         byteKind: recorded ? .weights : .unspecified)))
+                b.list.append(start + ms, inference, .inferenceOp(InferenceOp(name: mystery, computeUnit: cpu, layer: 0, tokenIndex: Int32(k),
+                                                                              bytesRead: 700, bytesWritten: 0, flops: 1, endNs: start + 2 * ms,
+                                                                              byteKind: recorded ? .kvCache : .unspecified)))
+                b.list.append(start + 2 * ms, inference, .token(TokenEvent(stage: .produced, index: Int64(k))))
+            }
+            return try #require(try b.analyze().decode)
+        }
+        let recorded = try trace(recorded: true), byName = try trace(recorded: false)
+        #expect(recorded.weightBytesPerToken == 5_000 && recorded.kvCacheBytesPerToken == 700)
+        #expect(byName.weightBytesPerToken == 700 && byName.kvCacheBytesPerToken == 5_000)
+    }
+
     @Test func decodeRunWithKnownBytesAndTimes() throws {
         let a = try decodeTrace().analyze()
         let d = try #require(a.decode)

@@ -16,6 +16,8 @@ public struct ImportedTrace: Sendable {
     public var threadNames: [String] = []
     /// Things skipped on the way in (unsupported phases, unmatched ends), counted.
     public var warnings: [String] = []
+    /// The arguments of intervals and instants that had any (at most two each), by index in `events`.
+    public var arguments: [Int: EventArguments] = [:]
 
     public init() {}
 
@@ -27,26 +29,6 @@ public struct ImportedTrace: Sendable {
 public struct ChromeImportError: Error, CustomStringConvertible, Sendable {
     public var message: String
     public var description: String { message }
-}
-
-/// Category names `hitch export --format chrome` gives the project's typed events.
-public enum ChromeCategory {
-    public static let frame = "hitch.frame"
-    public static let body = "hitch.body"
-    public static let layout = "hitch.layout"
-    public static let op = "hitch.op"
-    public static let token = "hitch.token"
-    public static let interaction = "hitch.interaction"
-    public static let invalidation = "hitch.invalidation"
-    public static let view = "hitch.view"
-    public static let sample = "hitch.sample"
-    public static let dropped = "hitch.dropped"
-    /// Instants named `threadState`, `machineState` and `schedSwitch` (docs/FORMAT.md).
-    public static let sched = "hitch.sched"
-    /// `M` (metadata) event names that carry trace metadata, stack definitions and symbols.
-    public static let metadataEvent = "hitch_metadata"
-    public static let stackEvent = "hitch_stack"
-    public static let symbolEvent = "hitch_symbol"
 }
 
 public struct ChromeTraceImporter {
@@ -211,27 +193,50 @@ public struct ChromeTraceImporter {
 
     private mutating func skip(_ what: String) { skipped[what, default: 0] += 1 }
 
+    /// Keeps the first two arguments of the event just appended (an interval's or instant's, from
+    /// any producer): numbers with a fraction or exponent as doubles, other numbers as integers.
+    private mutating func keepArguments(_ args: JSONValue) {
+        guard case .object(let members) = args, !members.isEmpty else { return }
+        var kept = EventArguments()
+        for member in members {
+            let value: EventArguments.Value
+            switch member.value {
+            case .number(let text):
+                if let integer = Int64(text) { value = .int(integer) }
+                else if let unsigned = UInt64(text) { value = .uint(unsigned) }
+                else if let double = Double(text) { value = .double(double) }
+                else { continue }
+            case .string(let text): value = .string(intern(text))
+            case .bool(let flag): value = .int(flag ? 1 : 0)
+            default: continue
+            }
+            let argument = EventArguments.Argument(name: intern(member.key), value: value)
+            if kept.first == nil { kept.first = argument } else { kept.second = argument; break }
+        }
+        if !kept.isEmpty { trace.arguments[trace.events.count - 1] = kept }
+    }
+
     // MARK: Events
 
     /// A `hitch.sched` instant as the exporter writes it (args named as the FXT arguments), or nil.
     private func schedPayload(name: String, args: JSONValue) -> TraceEvent.Payload? {
-        switch name {
-        case "threadState":
-            guard let phase = ThreadStateReading.Phase.allCases.first(where: { $0.name == args["phase"]?.stringValue }),
-                  let cpuNs = args["cpuNs"]?.int64Value else { return nil }
+        switch HitchEventName(name: name) {
+        case .threadState?:
+            guard let phase = args[.phase]?.stringValue.flatMap(ThreadStateReading.Phase.init(name:)),
+                  let cpuNs = args[.cpuNs]?.int64Value else { return nil }
             return .threadState(ThreadStateReading(
-                frameID: args["frameID"]?.uint64Value ?? 0, phase: phase, cpuNs: cpuNs,
-                runnableWaitNs: args["runnableWaitNs"]?.int64Value, voluntarySwitches: args["voluntarySwitches"]?.int64Value,
-                involuntarySwitches: args["involuntarySwitches"]?.int64Value))
-        case "machineState":
+                frameID: args[.frameID]?.uint64Value ?? 0, phase: phase, cpuNs: cpuNs,
+                runnableWaitNs: args[.runnableWaitNs]?.int64Value, voluntarySwitches: args[.voluntarySwitches]?.int64Value,
+                involuntarySwitches: args[.involuntarySwitches]?.int64Value))
+        case .machineState?:
             return .machineState(MachineStateReading(
-                stealNs: args["stealNs"]?.int64Value, cpuPressureSomeUs: args["cpuPressureSomeUs"]?.int64Value,
-                cgroupThrottledUs: args["cgroupThrottledUs"]?.int64Value,
-                onlineCPUs: Int32(clamping: args["onlineCPUs"]?.int64Value ?? 0)))
-        case "schedSwitch":
-            guard let direction = SchedSwitch.Direction.allCases.first(where: { $0.name == args["direction"]?.stringValue }) else { return nil }
+                stealNs: args[.stealNs]?.int64Value, cpuPressureSomeUs: args[.cpuPressureSomeUs]?.int64Value,
+                cgroupThrottledUs: args[.cgroupThrottledUs]?.int64Value,
+                onlineCPUs: Int32(clamping: args[.onlineCPUs]?.int64Value ?? 0)))
+        case .schedSwitch?:
+            guard let direction = args[.direction]?.stringValue.flatMap(SchedSwitch.Direction.init(name:)) else { return nil }
             var preempted = false
-            if case .bool(let flag)? = args["preempted"] { preempted = flag }
+            if case .bool(let flag)? = args[.preempted] { preempted = flag }
             return .schedSwitch(SchedSwitch(direction: direction, preempted: preempted))
         default:
             return nil
@@ -268,25 +273,28 @@ public struct ChromeTraceImporter {
             }
             let (end, overflow) = ts.addingReportingOverflow(dur)
             guard !overflow else { throw ChromeImportError(message: "event \(eventIndex): ts + dur overflows") }
-            switch category {
-            case ChromeCategory.body:
-                try append(ts, thread, .bodyEvaluation(BodyEvaluation(viewType: intern(name), identity: args["identity"]?.uint64Value ?? 0, endNs: end)))
-            case ChromeCategory.layout:
-                let views = args["viewCount"]?.uint64Value ?? 0
+            switch HitchCategory(name: category) {
+            case .body?:
+                try append(ts, thread, .bodyEvaluation(BodyEvaluation(viewType: intern(name), identity: args[.identity]?.uint64Value ?? 0, endNs: end)))
+            case .layout?:
+                let views = args[.viewCount]?.uint64Value ?? 0
                 try append(ts, thread, .layoutPass(endNs: end, viewCount: UInt32(clamping: views)))
-            case ChromeCategory.op:
+            case .op?:
                 try append(ts, thread, .inferenceOp(InferenceOp(
-                    name: intern(name), computeUnit: intern(args["computeUnit"]?.stringValue ?? ""),
-                    layer: Int32(clamping: args["layer"]?.int64Value ?? -1), tokenIndex: Int32(clamping: args["tokenIndex"]?.int64Value ?? -1),
-                    bytesRead: args["bytesRead"]?.uint64Value ?? 0, bytesWritten: args["bytesWritten"]?.uint64Value ?? 0,
-                    flops: args["flops"]?.uint64Value ?? 0, endNs: end)))
+                    name: intern(name), computeUnit: intern(args[.computeUnit]?.stringValue ?? ""),
+                    layer: Int32(clamping: args[.layer]?.int64Value ?? -1), tokenIndex: Int32(clamping: args[.tokenIndex]?.int64Value ?? -1),
+                    bytesRead: args[.bytesRead]?.uint64Value ?? 0, bytesWritten: args[.bytesWritten]?.uint64Value ?? 0,
+                    flops: args[.flops]?.uint64Value ?? 0, endNs: end,
+                    byteKind: args[.byteKind]?.stringValue.flatMap(InferenceOp.ByteKind.init(name:)) ?? .unspecified)))
             default:
                 try append(ts, thread, .intervalComplete(category: intern(category), name: intern(name), endNs: end))
+                keepArguments(args)
             }
         case "B":
             let interval = (intern(category), intern(name))
             openIntervals[thread, default: []].append(interval)
             try append(ts, thread, .intervalBegin(category: interval.0, name: interval.1))
+            keepArguments(args)
         case "E":
             // An end names its interval optionally: a named end closes the innermost open interval of that
             // name (intervals that overlap without nesting stay as they were); an unnamed one the innermost.
@@ -297,44 +305,46 @@ public struct ChromeTraceImporter {
             openIntervals[thread] = open
             try append(ts, thread, .intervalEnd(category: closed.category, name: closed.name))
         case "i", "I", "R":
-            switch category {
-            case ChromeCategory.token:
-                let stages: [String: TokenEvent.Stage] = ["produced": .produced, "delivered": .delivered, "shown": .shown, "dropped": .dropped]
-                guard let stage = stages[name] else { skip("token events with an unknown stage"); return }
-                try append(ts, thread, .token(TokenEvent(stage: stage, index: args["index"]?.int64Value ?? 0)))
-            case ChromeCategory.invalidation:
-                let stack = args["stack"]?.uint64Value.map { StackID(rawValue: UInt32(clamping: $0)) }
+            switch HitchCategory(name: category) {
+            case .token?:
+                guard let stage = TokenEvent.Stage(name: name) else { skip("token events with an unknown stage"); return }
+                try append(ts, thread, .token(TokenEvent(stage: stage, index: args[.index]?.int64Value ?? 0)))
+            case .invalidation?:
+                let stack = args[.stack]?.uint64Value.map { StackID(rawValue: UInt32(clamping: $0)) }
                 try append(ts, thread, .invalidation(Invalidation(
-                    source: intern(args["source"]?.stringValue ?? name), target: intern(args["target"]?.stringValue ?? ""),
-                    targetIdentity: args["targetIdentity"]?.uint64Value ?? 0, stack: stack)))
-            case ChromeCategory.view:
-                guard let change = ViewLifetime.Change.allCases.first(where: { $0.name == args["change"]?.stringValue }) else {
+                    source: intern(args[.source]?.stringValue ?? name), target: intern(args[.target]?.stringValue ?? ""),
+                    targetIdentity: args[.targetIdentity]?.uint64Value ?? 0, stack: stack)))
+            case .view?:
+                guard let change = args[.change]?.stringValue.flatMap(ViewLifetime.Change.init(name:)) else {
                     skip("view lifetime events with an unknown change"); return
                 }
-                let reason = ViewLifetime.Reason.allCases.first { $0.name == args["reason"]?.stringValue } ?? .structuralChange
+                let reason = args[.reason]?.stringValue.flatMap(ViewLifetime.Reason.init(name:)) ?? .structuralChange
                 try append(ts, thread, .viewLifetime(ViewLifetime(
-                    change: change, viewType: intern(name), identity: args["identity"]?.uint64Value ?? 0,
-                    parentIdentity: args["parentIdentity"]?.uint64Value ?? 0, position: args["position"]?.int64Value ?? 0,
+                    change: change, viewType: intern(name), identity: args[.identity]?.uint64Value ?? 0,
+                    parentIdentity: args[.parentIdentity]?.uint64Value ?? 0, position: args[.position]?.int64Value ?? 0,
                     reason: reason)))
-            case ChromeCategory.dropped:
-                try append(ts, thread, .droppedEvents(count: args["count"]?.uint64Value ?? 0))
-            case ChromeCategory.sched:
+            case .sched?:
                 guard let payload = schedPayload(name: name, args: args) else { skip("hitch.sched events that are malformed"); return }
                 try append(ts, thread, payload)
             default:
-                try append(ts, thread, .instant(category: intern(category), name: intern(name)))
+                if category == ChromeWord.droppedCategory {
+                    try append(ts, thread, .droppedEvents(count: args[.count]?.uint64Value ?? 0))
+                } else {
+                    try append(ts, thread, .instant(category: intern(category), name: intern(name)))
+                    keepArguments(args)
+                }
             }
         case "C":
             guard case .object(let members) = args else { skip("counter events without args"); return }
             for member in members {
                 guard let value = member.value.doubleValue else { continue }
-                let counterName = member.key == "value" ? name : name + "." + member.key
+                let counterName = member.key == HitchArgument.value.name ? name : name + "." + member.key
                 try append(ts, thread, .counter(name: intern(counterName), value: value))
             }
         case "b", "e", "n":
-            try convertAsync(phase: phase, category: category, name: name, args: args, ts: ts, thread: thread)
+            try convertAsync(phase: phase, category: category, name: name, args: args, id: event["id"], ts: ts, thread: thread)
         case "P":
-            if category == ChromeCategory.sample, let stack = args["stack"]?.uint64Value {
+            if category == HitchCategory.sample.name, let stack = args[.stack]?.uint64Value {
                 try append(ts, thread, .sample(stack: StackID(rawValue: UInt32(clamping: stack))))
             } else if let node = event["sf"]?.stringValue {
                 framedSamples.append((trace.events.count, node))
@@ -344,33 +354,45 @@ public struct ChromeTraceImporter {
             }
         case "s", "t", "f":
             // Flow arrows are drawn from the invalidation instants; nothing to keep.
-            if category != ChromeCategory.invalidation { skip("flow events") }
+            if category != HitchCategory.invalidation.name { skip("flow events") }
         default:
             skip("events of phase '\(phase.prefix(4))'")
         }
     }
 
-    private mutating func convertAsync(phase: String, category: String, name: String, args: JSONValue, ts: Int64, thread: ThreadID) throws {
-        switch (category, phase) {
-        case (ChromeCategory.frame, "b"):
-            guard let frameID = args["frameID"]?.uint64Value else { throw ChromeImportError(message: "event \(eventIndex): frame without args.frameID") }
-            try append(ts, thread, .frameBegan(FrameBegan(frameID: frameID, vsyncNs: args["vsyncNs"]?.int64Value ?? ts,
-                                                          targetNs: args["targetNs"]?.int64Value ?? ts, periodNs: args["periodNs"]?.int64Value ?? 0)))
-        case (ChromeCategory.frame, "n"):
-            guard let frameID = args["frameID"]?.uint64Value else { throw ChromeImportError(message: "event \(eventIndex): frame step without args.frameID") }
+    /// The id of an async interval `hitch export` wrote ("a" and the decimal id); nil for other producers' ids.
+    private func asyncIntervalID(_ id: JSONValue?) -> UInt64? {
+        guard let text = id?.stringValue, text.hasPrefix("a") else { return nil }
+        return UInt64(text.dropFirst())
+    }
+
+    private mutating func convertAsync(phase: String, category: String, name: String, args: JSONValue, id: JSONValue?, ts: Int64, thread: ThreadID) throws {
+        switch (HitchCategory(name: category), phase) {
+        case (.frame?, "b"):
+            guard let frameID = args[.frameID]?.uint64Value else { throw ChromeImportError(message: "event \(eventIndex): frame without args.frameID") }
+            try append(ts, thread, .frameBegan(FrameBegan(frameID: frameID, vsyncNs: args[.vsyncNs]?.int64Value ?? ts,
+                                                          targetNs: args[.targetNs]?.int64Value ?? ts, periodNs: args[.periodNs]?.int64Value ?? 0)))
+        case (.frame?, "n"):
+            guard let frameID = args[.frameID]?.uint64Value else { throw ChromeImportError(message: "event \(eventIndex): frame step without args.frameID") }
             switch name {
-            case "commit": try append(ts, thread, .frameCommitted(frameID: frameID))
-            case "render end": try append(ts, thread, .frameRenderEnded(frameID: frameID))
+            case ChromeWord.commitStep: try append(ts, thread, .frameCommitted(frameID: frameID))
+            case ChromeWord.renderEndStep: try append(ts, thread, .frameRenderEnded(frameID: frameID))
             default: skip("frame steps with an unknown name")
             }
-        case (ChromeCategory.frame, "e"):
-            guard let frameID = args["frameID"]?.uint64Value else { throw ChromeImportError(message: "event \(eventIndex): frame end without args.frameID") }
-            if args["presented"] == .bool(false) { return }   // ends a frame that was never presented
+        case (.frame?, "e"):
+            guard let frameID = args[.frameID]?.uint64Value else { throw ChromeImportError(message: "event \(eventIndex): frame end without args.frameID") }
+            if args[.presented] == .bool(false) { return }   // ends a frame that was never presented
             try append(ts, thread, .framePresented(frameID: frameID))
-        case (ChromeCategory.interaction, "b"):
+        case (.interaction?, "b"):
             try append(ts, thread, .interactionBegin(kind: intern(name)))
-        case (ChromeCategory.interaction, "e"):
+        case (.interaction?, "e"):
             try append(ts, thread, .interactionEnd(kind: intern(name)))
+        case (_, "b") where asyncIntervalID(id) != nil:
+            try append(ts, thread, .asyncIntervalBegin(category: intern(category), name: intern(name), id: asyncIntervalID(id)!))
+        case (_, "e") where asyncIntervalID(id) != nil:
+            try append(ts, thread, .asyncIntervalEnd(AsyncIntervalEnd(
+                category: intern(category), name: intern(name), id: asyncIntervalID(id)!,
+                durationNs: args[.durationNs]?.int64Value ?? -1, selfNs: args[.selfNs]?.int64Value ?? -1)))
         default:
             skip("async events of other producers")
         }
@@ -378,23 +400,23 @@ public struct ChromeTraceImporter {
 
     private mutating func convertMetadata(_ event: JSONValue, name: String, args: JSONValue) throws {
         switch name {
-        case "thread_name":
+        case ChromeWord.threadName:
             let id = thread(event)
-            if let threadName = args["name"]?.stringValue { trace.threadNames[Int(id.rawValue)] = threadName }
-        case ChromeCategory.metadataEvent:
-            if let key = args["key"]?.stringValue, let value = args["value"]?.stringValue { addMetadata(key, value) }
-        case ChromeCategory.stackEvent:
-            guard let stack = args["stack"]?.uint64Value, case .array(let list)? = args["addresses"] else {
+            if let threadName = args[ChromeWord.threadNameArgument]?.stringValue { trace.threadNames[Int(id.rawValue)] = threadName }
+        case ChromeWord.metadataEvent:
+            if let key = args[.key]?.stringValue, let value = args[.value]?.stringValue { addMetadata(key, value) }
+        case ChromeWord.stackEvent:
+            guard let stack = args[.stack]?.uint64Value, case .array(let list)? = args[.addresses] else {
                 throw ChromeImportError(message: "event \(eventIndex): hitch_stack needs args.stack and args.addresses")
             }
             let addresses = list.compactMap(\.uint64Value)
             guard addresses.count == list.count else { throw ChromeImportError(message: "event \(eventIndex): a stack address is not a number") }
             try append(lastTimestampNs, thread(event), .stackDefinition(stack: StackID(rawValue: UInt32(clamping: stack)), addresses: addresses))
-        case ChromeCategory.symbolEvent:
-            guard let address = args["address"]?.uint64Value else { throw ChromeImportError(message: "event \(eventIndex): hitch_symbol needs args.address") }
+        case ChromeWord.symbolEvent:
+            guard let address = args[.address]?.uint64Value else { throw ChromeImportError(message: "event \(eventIndex): hitch_symbol needs args.address") }
             try append(lastTimestampNs, thread(event), .symbol(Symbol(
-                address: address, size: args["size"]?.uint64Value ?? 0, function: intern(args["function"]?.stringValue ?? ""),
-                image: intern(args["image"]?.stringValue ?? ""), offset: args["offset"]?.uint64Value ?? 0)))
+                address: address, size: args[.size]?.uint64Value ?? 0, function: intern(args[.function]?.stringValue ?? ""),
+                image: intern(args[.image]?.stringValue ?? ""), offset: args[.offset]?.uint64Value ?? 0)))
         case "process_name", "process_labels", "process_sort_index", "thread_sort_index":
             break
         default:
@@ -435,8 +457,11 @@ public struct ChromeTraceImporter {
             definitions.append(TraceEvent(timestampNs: Int64.min, thread: ThreadID(rawValue: 0), payload: .stackDefinition(stack: id, addresses: addresses)))
             trace.events[index].payload = .sample(stack: id)
         }
-        // Definitions precede every use: they go first.
+        // Definitions precede every use: they go first (the argument table's indices move with them).
         trace.events.insert(contentsOf: definitions, at: 0)
+        if !trace.arguments.isEmpty {
+            trace.arguments = Dictionary(uniqueKeysWithValues: trace.arguments.map { ($0.key + definitions.count, $0.value) })
+        }
     }
 }
 
@@ -480,4 +505,9 @@ public enum ChromeTime {
 
 private extension Character {
     var isASCIIDigit: Bool { ("0"..."9").contains(self) }
+}
+
+extension JSONValue {
+    /// The member named by a vocabulary argument.
+    subscript(_ argument: HitchArgument) -> JSONValue? { self[argument.name] }
 }

@@ -10,7 +10,7 @@ extension ImportedTrace {
         // Thread koids start well above the process koid (1) so no thread shares a koid with it.
         let threadMap = threadNames.enumerated().map { writer.thread(name: $0.element, threadID: 1000 + UInt64($0.offset)) }
         func s(_ id: StringID) -> StringID { Int(id.rawValue) < stringMap.count ? stringMap[Int(id.rawValue)] : writer.string("") }
-        for event in events {
+        for (index, event) in events.enumerated() {
             var mapped = event
             mapped.thread = Int(event.thread.rawValue) < threadMap.count ? threadMap[Int(event.thread.rawValue)] : threadMap.first ?? writer.thread(name: "thread 0")
             switch event.payload {
@@ -35,7 +35,18 @@ extension ImportedTrace {
                  .stackDefinition, .droppedEvents, .threadState, .machineState, .schedSwitch:
                 break
             }
-            writer.write(mapped)
+            if arguments.isEmpty {
+                writer.write(mapped)
+            } else {
+                var kept = arguments[index] ?? EventArguments()
+                for keyPath in [\EventArguments.first, \EventArguments.second] {
+                    guard var argument = kept[keyPath: keyPath] else { continue }
+                    argument.name = s(argument.name)
+                    if case .string(let value) = argument.value { argument.value = .string(s(value)) }
+                    kept[keyPath: keyPath] = argument
+                }
+                writer.write(mapped, arguments: kept)
+            }
         }
         return try writer.close()
     }

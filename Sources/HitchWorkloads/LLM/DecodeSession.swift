@@ -150,8 +150,10 @@ public final class DecodeSession {
         lastStep.weightBytes &+= UInt64(weightBytes)
         lastStep.kvCacheBytes &+= UInt64(kvBytes)
         lastStep.opCount += 1
+        // What the op's reads are, as the op itself says (the analyzer trusts this over op names).
+        let reads: InferenceOp.ByteKind = kvBytes > 0 ? .kvCache : weightBytes > 0 ? .weights : .activations
         return Trace.inferenceOp(name, layer: Int32(layer), computeUnit: Self.cpu, tokenIndex: recordingToken,
-                                 bytesRead: UInt64(read), bytesWritten: UInt64(written), flops: UInt64(flops), body)
+                                 bytesRead: UInt64(read), bytesWritten: UInt64(written), flops: UInt64(flops), reads: reads, body)
     }
 
     private func kvRow(_ cache: UnsafeMutablePointer<Float>, layer: Int, position: Int) -> UnsafeMutablePointer<Float> {

@@ -10,8 +10,8 @@ enum InfoCommand: Subcommand {
     USAGE: hitch info TRACE [--format text|json]
 
     Reads an FXT trace in one streaming pass and prints its duration, threads (by name), event
-    counts by kind, dropped events, the sample source of a sampled recording and why it was used,
-    metadata and any warnings (skipped or truncated records).
+    counts by kind, the app arguments intervals and instants carry (by name), dropped events, the
+    sample source of a sampled recording and why it was used, metadata and any warnings (skipped or truncated records).
     Exits 2 when the trace holds no events.
 
     ARGUMENTS:
@@ -43,6 +43,8 @@ enum InfoCommand: Subcommand {
         var lastTimestampNs: Int64
         var eventCount: Int
         var eventCounts: [String: Int]
+        /// Intervals and instants carrying each app argument (docs/FORMAT.md §5 "Arguments"), by name.
+        var argumentCounts: [String: Int]
         var droppedEvents: UInt64
         var threads: [ThreadInfo]
         var metadata: [String: String]
@@ -72,11 +74,14 @@ enum InfoCommand: Subcommand {
     static func summarize(path: String) throws -> Info {
         var reader = try TraceReader(path: path)
         var counts: [String: Int] = [:]
+        var argumentCounts: [StringID: Int] = [:]
         var perThread: [UInt32: Int] = [:]
         var first = Int64.max, last = Int64.min, total = 0
         while let event = try reader.next() {
             total += 1
             counts[event.payload.kindName, default: 0] += 1
+            let arguments = reader.arguments
+            if !arguments.isEmpty { for argument in arguments.all { argumentCounts[argument.name, default: 0] += 1 } }
             guard event.thread.rawValue != 0 else { continue }   // stack and symbol definitions have no time
             perThread[event.thread.rawValue, default: 0] += 1
             first = min(first, event.timestampNs)
@@ -88,7 +93,9 @@ enum InfoCommand: Subcommand {
         }
         return Info(path: path, fileBytes: reader.fileSize, ticksPerSecond: reader.ticksPerSecond,
                     durationNs: last - first, firstTimestampNs: first, lastTimestampNs: last,
-                    eventCount: total, eventCounts: counts, droppedEvents: reader.droppedEventCount,
+                    eventCount: total, eventCounts: counts,
+                    argumentCounts: Dictionary(argumentCounts.map { (reader.string($0.key), $0.value) }, uniquingKeysWith: +),
+                    droppedEvents: reader.droppedEventCount,
                     threads: threads, metadata: reader.metadata, warningCount: reader.warningCount,
                     warnings: reader.warnings.map(\.description))
     }
@@ -100,6 +107,12 @@ enum InfoCommand: Subcommand {
         lines.append("events     \(info.eventCount)")
         for (kind, count) in info.eventCounts.sorted(by: { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }) {
             lines.append("  " + kind.padding(toLength: 20, withPad: " ", startingAt: 0) + "\(count)")
+        }
+        if !info.argumentCounts.isEmpty {
+            lines.append("arguments  (on intervals and instants)")
+            for (name, count) in info.argumentCounts.sorted(by: { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }) {
+                lines.append("  " + name.padding(toLength: 20, withPad: " ", startingAt: 0) + "\(count)")
+            }
         }
         lines.append("dropped    \(info.droppedEvents)" + (info.droppedEvents > 0 ? " (the recorder's writer could not keep up)" : ""))
         // Where the thread states come from (docs/FORMAT.md "Thread states").

@@ -1,0 +1,202 @@
+// The project's event vocabulary, spelled once: the categories, fixed event names, argument names,
+// string-argument words and thread roles of the typed events (docs/FORMAT.md §3 is its table, and
+// `VocabularyTests` checks that table against `HitchEventSchema.all`). The FXT writer
+// (HitchEventEncoding.swift), the reader (TraceReader.swift), the Chrome importer and the Chrome
+// exporter all take their words from here. A word is an enum case and its text is the case's name,
+// so a list cannot drift out of step with the cases that index it; the reader's fixed string ids are
+// derived from these enums in one place (`FixedStringIDs`).
+
+/// A closed set of words a trace spells as the case names (`frameBegan`, `kvCache`, ...), in
+/// raw-value order 0, 1, 2, ... (`CaseIterable` order).
+public protocol TraceWord: CaseIterable, Sendable, Hashable {
+    /// The word as the trace formats spell it.
+    var name: String { get }
+}
+
+extension TraceWord {
+    /// The case whose word is `name`, if any.
+    public init?(name: String) {
+        guard let match = Self.allCases.first(where: { $0.name == name }) else { return nil }
+        self = match
+    }
+    /// Every word of the set, in case order.
+    public static var names: [String] { allCases.map(\.name) }
+}
+
+/// The case's own name: the one spelling of a word (no table to keep in step with the cases).
+func caseName(_ value: some Any) -> String { String(describing: value) }
+
+/// The category of each of the project's typed events: "hitch." and the case name.
+public enum HitchCategory: UInt32, TraceWord {
+    case frame, body, layout, invalidation, op, token, interaction, sample, meta, view
+    /// Scheduler records (issue 13): thread states, machine states, context switches.
+    case sched
+    public var name: String { HitchCategory.spelled[Int(rawValue)] }
+    private static let spelled = allCases.map { "hitch." + caseName($0) }
+
+    /// The generic category of pipeline stages (intervals any producer may write).
+    public static let stage = "stage"
+}
+
+/// The fixed event names of typed events whose name is not the event's own (a view type, an op).
+public enum HitchEventName: UInt32, TraceWord {
+    case frameBegan, frameCommitted, frameRenderEnded, framePresented, layout, sample, metadata, droppedEvents
+    case threadState, machineState, schedSwitch
+    public var name: String { HitchEventName.spelled[Int(rawValue)] }
+    private static let spelled = allCases.map { caseName($0) }
+}
+
+/// The names of the project's blob records: "hitch." and the case name.
+public enum HitchBlobName: UInt32, TraceWord {
+    case stack, symbol
+    public var name: String { HitchBlobName.spelled[Int(rawValue)] }
+    private static let spelled = allCases.map { "hitch." + caseName($0) }
+}
+
+/// Every argument name the project's events carry, in FXT and in Chrome JSON. The reader decodes
+/// these into slots indexed by `rawValue` (at most 64: the reader's slot mask is one word).
+public enum HitchArgument: UInt32, TraceWord {
+    // FXT and Chrome.
+    case frameID, vsyncTicks, targetTicks, periodNs, identity, target, targetIdentity, stack
+    case viewCount, layer, computeUnit, tokenIndex, bytesRead, bytesWritten, flops, byteKind, index
+    case value, key, count, process, change, parentIdentity, position, reason, parent, durationNs, selfNs
+    /// On a thread's kernel object record (§2): its role (`ThreadRole`).
+    case role
+    // Scheduler records (`hitch.sched`).
+    case phase, cpuNs, runnableWaitNs, voluntarySwitches, involuntarySwitches
+    case stealNs, cpuPressureSomeUs, cgroupThrottledUs, onlineCPUs, direction, preempted
+    // Chrome JSON only (frames carry nanoseconds there; invalidations name their source in args;
+    // definitions travel as M events).
+    case vsyncNs, targetNs, source, presented, addresses, address, size, function, image, offset
+    public var name: String { HitchArgument.spelled[Int(rawValue)] }
+    private static let spelled = allCases.map { caseName($0) }
+}
+
+extension TokenEvent.Stage: TraceWord {
+    /// The word the trace formats use: the event name of a `hitch.token` instant.
+    public var name: String { TokenEvent.Stage.spelled[Int(rawValue)] }
+    private static let spelled = allCases.map { caseName($0) }
+}
+
+extension ViewLifetime.Change: TraceWord {
+    /// The word the trace formats use (the `change` argument).
+    public var name: String { ViewLifetime.Change.spelled[Int(rawValue)] }
+    private static let spelled = allCases.map { caseName($0) }
+}
+
+extension ViewLifetime.Reason: TraceWord {
+    /// The word the trace formats use (the `reason` argument).
+    public var name: String { ViewLifetime.Reason.spelled[Int(rawValue)] }
+    private static let spelled = allCases.map { caseName($0) }
+}
+
+extension ThreadStateReading.Phase: TraceWord {
+    /// The word the trace formats use (the `phase` argument). `frameBegan` is also an event name, so
+    /// the reader matches phases by text, not by a fixed id.
+    public var name: String { ThreadStateReading.Phase.spelled[Int(rawValue)] }
+    private static let spelled = allCases.map { caseName($0) }
+}
+
+extension SchedSwitch.Direction: TraceWord {
+    /// The word the trace formats use (the `direction` argument).
+    public var name: String { SchedSwitch.Direction.spelled[Int(rawValue)] }
+    private static let spelled = allCases.map { caseName($0) }
+}
+
+extension InferenceOp.ByteKind: TraceWord {
+    /// The word the trace formats use (the `byteKind` argument; `unspecified` is never written).
+    public var name: String { InferenceOp.ByteKind.spelled[Int(rawValue)] }
+    private static let spelled = allCases.map { caseName($0) }
+}
+
+/// Words only the Chrome trace-event mapping uses (docs/REPORTS.md, "Chrome trace-event JSON"):
+/// frames are async slices with steps, drops are global instants, definitions are M events.
+public enum ChromeWord {
+    /// A frame's async slice, and its two steps.
+    public static let frameSlice = "frame"
+    public static let commitStep = "commit"
+    public static let renderEndStep = "render end"
+    /// The category and name of a dropped-events instant.
+    public static let droppedCategory = "hitch.dropped"
+    public static let droppedName = "dropped events"
+    /// `M` (metadata) event names that carry trace metadata, stack definitions and symbols.
+    public static let metadataEvent = "hitch_metadata"
+    public static let stackEvent = "hitch_stack"
+    public static let symbolEvent = "hitch_symbol"
+    /// The flow arrows from an invalidation to the view's next body evaluation.
+    public static let invalidationFlow = "invalidation"
+    /// Chrome's own metadata event naming a thread, and its argument.
+    public static let threadName = "thread_name"
+    public static let threadNameArgument = "name"
+}
+
+/// The type of an argument value as docs/FORMAT.md §3 names it.
+public enum HitchArgumentType: String, Sendable {
+    case uint, int, double, string, bool
+}
+
+/// One typed event's shape in FXT: its payload, category, fixed name (nil: the event's own name) and
+/// arguments. `HitchEventSchema.all` is the table docs/FORMAT.md §3 shows, checked by a test.
+/// (`schedSwitch` is an FXT context switch record, not an event record: not listed; in Chrome JSON it
+/// is a `hitch.sched` instant `schedSwitch` with `direction` and `preempted`.)
+public struct HitchEventSchema: Sendable {
+    public struct Argument: Sendable, Equatable {
+        public var argument: HitchArgument
+        public var type: HitchArgumentType
+    }
+    /// `TraceEvent.Payload.kindName`.
+    public var payload: String
+    public var category: HitchCategory
+    public var name: HitchEventName?
+    public var arguments: [Argument]
+
+    init(_ payload: String, _ category: HitchCategory, _ name: HitchEventName?, _ arguments: [(HitchArgument, HitchArgumentType)]) {
+        self.payload = payload; self.category = category; self.name = name
+        self.arguments = arguments.map { Argument(argument: $0.0, type: $0.1) }
+    }
+
+    public static let all: [HitchEventSchema] = [
+        .init("frameBegan", .frame, .frameBegan, [(.frameID, .uint), (.vsyncTicks, .uint), (.targetTicks, .uint), (.periodNs, .int)]),
+        .init("frameCommitted", .frame, .frameCommitted, [(.frameID, .uint)]),
+        .init("frameRenderEnded", .frame, .frameRenderEnded, [(.frameID, .uint)]),
+        .init("framePresented", .frame, .framePresented, [(.frameID, .uint)]),
+        .init("bodyEvaluation", .body, nil, [(.identity, .uint)]),
+        .init("viewLifetime", .view, nil, [(.change, .string), (.identity, .uint), (.parentIdentity, .uint), (.position, .int), (.reason, .string)]),
+        .init("invalidation", .invalidation, nil, [(.target, .string), (.targetIdentity, .uint), (.stack, .uint)]),
+        .init("layoutPass", .layout, .layout, [(.viewCount, .uint)]),
+        .init("inferenceOp", .op, nil, [(.layer, .int), (.computeUnit, .string), (.tokenIndex, .int), (.bytesRead, .uint),
+                                         (.bytesWritten, .uint), (.flops, .uint), (.byteKind, .string)]),
+        .init("token", .token, nil, [(.index, .int)]),
+        .init("interactionBegin", .interaction, nil, []),
+        .init("interactionEnd", .interaction, nil, []),
+        .init("sample", .sample, .sample, [(.stack, .uint)]),
+        .init("metadata", .meta, .metadata, [(.key, .string), (.value, .string)]),
+        .init("droppedEvents", .meta, .droppedEvents, [(.count, .uint)]),
+        .init("threadState", .sched, .threadState, [(.frameID, .uint), (.phase, .string), (.cpuNs, .int), (.runnableWaitNs, .int),
+                                                   (.voluntarySwitches, .int), (.involuntarySwitches, .int)]),
+        .init("machineState", .sched, .machineState, [(.stealNs, .int), (.cpuPressureSomeUs, .int), (.cgroupThrottledUs, .int),
+                                                     (.onlineCPUs, .int)]),
+    ]
+}
+
+/// The reader's fixed string ids: every vocabulary word is interned first, in this order, so a
+/// decoded category, name or string argument is one subtraction and a range check away from its case.
+enum FixedStringIDs {
+    static let argumentBase: UInt32 = 1
+    static let categoryBase = argumentBase + count(HitchArgument.self)
+    static let eventNameBase = categoryBase + count(HitchCategory.self)
+    static let blobBase = eventNameBase + count(HitchEventName.self)
+    static let tokenStageBase = blobBase + count(HitchBlobName.self)
+    static let viewChangeBase = tokenStageBase + count(TokenEvent.Stage.self)
+    static let viewReasonBase = viewChangeBase + count(ViewLifetime.Change.self)
+    static let byteKindBase = viewReasonBase + count(ViewLifetime.Reason.self)
+    static let switchDirectionBase = byteKindBase + count(InferenceOp.ByteKind.self)
+    static let end = switchDirectionBase + count(SchedSwitch.Direction.self)
+
+    /// The words in id order from `argumentBase` (id 0 is the empty string).
+    static let words: [String] = HitchArgument.names + HitchCategory.names + HitchEventName.names + HitchBlobName.names
+        + TokenEvent.Stage.names + ViewLifetime.Change.names + ViewLifetime.Reason.names + InferenceOp.ByteKind.names
+        + SchedSwitch.Direction.names
+
+    private static func count<Word: TraceWord>(_: Word.Type) -> UInt32 { UInt32(Word.allCases.count) }
+}
