@@ -94,9 +94,6 @@ static void read_thread(sched_thread *t, hitch_thread_reading *out) {
     } else {
         out->voluntary_switches = out->involuntary_switches = HITCH_SCHED_NONE;
     }
-    // With the thread's perf ring open its switches are recorded exactly (the analysis derives the
-    // runnable wait from them, docs/FORMAT.md "Thread states"): the schedstat read is left out.
-    if (t->events_handle >= 0) { out->runnable_wait_ns = HITCH_SCHED_NONE; return; }
     uint64_t switches = out->voluntary_switches + out->involuntary_switches;
     if (have_switches && t->last_run_delay != HITCH_SCHED_NONE && switches == t->last_switches) {
         out->runnable_wait_ns = t->last_run_delay;   // not switched since: unchanged (see the top)
@@ -129,14 +126,11 @@ void hitch_thread_state_emit(uint64_t ticks, uint64_t frame_id, uint32_t phase) 
 void hitch_thread_read(hitch_thread_reading *out) {
     sched_thread *t = &this_thread;
     t->last_run_delay = HITCH_SCHED_NONE;   // a direct read always reads everything
-    int64_t events_handle = t->events_handle;
-    t->events_handle = -1;
     if (t->schedstat_fd < 0) {
         if (!t->exit_hooked) { pthread_once(&key_once, make_key); pthread_setspecific(exit_key, t); t->exit_hooked = 1; }
         open_schedstat(t);
     }
     read_thread(t, out);
-    t->events_handle = events_handle;
 }
 
 void hitch_sched_set_roots(const char *proc, const char *cgroup) {

@@ -97,9 +97,9 @@ struct StateSplit: Sendable, Equatable {
     ///   with no voluntary switch it is machine time: the thread neither ran, waited nor slept by its
     ///   own counters, which in a VM with steal accounting is the time stolen while it held the CPU
     ///   (its CPU clock excludes steal);
-    /// - without the run delay (the perf source: the recorder reads it only where the thread's
-    ///   switches are not recorded), runnable and blocked are the window's time after preempting and
-    ///   other switch-outs of `thread` (`SwitchHistory.outTime`), the rest machine time; when the
+    /// - without the run delay (no schedstat file) but with the thread's switches recorded, runnable
+    ///   and blocked are the window's time after preempting and other switch-outs of `thread`
+    ///   (`SwitchHistory.outTime`; a wait after a wake-up is then blocked), the rest machine time; when the
     ///   window's switch records fall short of its switch counts (records lost), or
     ///   without switches kept, the rest is machine time only when the thread did not switch at
     ///   all, else unknown; without the switch counts it is unknown.
@@ -306,11 +306,6 @@ struct ThreadStatePass: AnalysisPass {
         var frameEnd: Int64
         var states: FrameStates
     }
-    private struct Switch: Sendable {
-        var atNs: Int64
-        var out: Bool
-        var preempted: Bool
-    }
     /// Per-hitch figures the attribution is patched with, by (run, frameID).
     private struct HitchDetail: Sendable {
         var machine: MachineWindow?
@@ -319,7 +314,8 @@ struct ThreadStatePass: AnalysisPass {
 
     // Per run.
     private var machine: [MachinePoint] = []
-    private var mainSwitches: [Switch] = []
+    /// The main threads' switches, as one thread (key 0): only the main role's are kept.
+    private var mainSwitches = SwitchHistory(perThread: switchLimit)
     private var hitches: [Hitch] = []
     private var run = 0
 
@@ -337,7 +333,7 @@ struct ThreadStatePass: AnalysisPass {
     mutating func beginRun(_ context: inout PassContext) {
         run = context.run
         machine.removeAll(keepingCapacity: true)
-        mainSwitches.removeAll(keepingCapacity: true)
+        mainSwitches.removeAll()
         hitches.removeAll(keepingCapacity: true)
     }
 
@@ -351,8 +347,8 @@ struct ThreadStatePass: AnalysisPass {
                                         throttledUs: m.cgroupThrottledUs ?? -1, cpus: Int64(max(1, m.onlineCPUs))))
         case .schedSwitch(let s):
             contextSwitches += 1
-            if resolved.role == .main, mainSwitches.count < Self.switchLimit {
-                mainSwitches.append(Switch(atNs: resolved.startNs, out: s.direction == .switchedOut, preempted: s.preempted))
+            if resolved.role == .main {
+                mainSwitches.add(.init(atNs: resolved.startNs, out: s.direction == .switchedOut, preempted: s.preempted), thread: 0)
             }
         default:
             break
@@ -376,7 +372,6 @@ struct ThreadStatePass: AnalysisPass {
         }
         // File order is per-thread order only: sort by time (ties keep the file order: a stable sort).
         machine = machine.enumerated().sorted { ($0.element.atNs, $0.offset) < ($1.element.atNs, $1.offset) }.map(\.element)
-        mainSwitches = mainSwitches.enumerated().sorted { ($0.element.atNs, $0.offset) < ($1.element.atNs, $1.offset) }.map(\.element)
         if let first = machine.first, let last = machine.last { machineTotal.add(window(first.atNs, last.atNs)) }
         var runDetails: [UInt64: HitchDetail] = [:]
         for hitch in hitches {
@@ -423,25 +418,11 @@ struct ThreadStatePass: AnalysisPass {
     /// The main thread's window split by exact switches: time switched out after a preempting
     /// switch-out is runnable, after any other switch-out blocked, the rest running. Nil without switches.
     private func switchSplit(_ start: Int64, _ end: Int64) -> ThreadStateSplit? {
-        guard end > start, !mainSwitches.isEmpty else { return nil }
-        var low = 0, high = mainSwitches.count
-        while low < high { let mid = (low + high) / 2; if mainSwitches[mid].atNs < start { low = mid + 1 } else { high = mid } }
-        // The state at `start`: the last switch before it.
-        var outSince: Int64? = nil, preempted = false
-        if low > 0, mainSwitches[low - 1].out { outSince = start; preempted = mainSwitches[low - 1].preempted }
+        guard end > start, !mainSwitches.isEmpty,
+              let out = mainSwitches.outTime(thread: 0, from: start, to: end, expectedOuts: 0) else { return nil }
         var split = StateSplit()
-        func close(_ t: Int64) {
-            guard let since = outSince else { return }
-            if preempted { split.runnableNs +|= t - since } else { split.blockedNs +|= t - since }
-            outSince = nil
-        }
-        var i = low
-        while i < mainSwitches.count, mainSwitches[i].atNs < end {
-            let s = mainSwitches[i]
-            if s.out { if outSince == nil { outSince = s.atNs; preempted = s.preempted } } else { close(s.atNs) }
-            i += 1
-        }
-        close(end)
+        split.runnableNs = out.runnableNs
+        split.blockedNs = out.blockedNs
         split.runningNs = max(0, (end - start) - split.runnableNs - split.blockedNs)
         return split.figures
     }
@@ -501,9 +482,8 @@ struct MachineAccumulator: Sendable {
 
 /// Each recorded thread's exact context switches (perf source), kept sorted by time per thread
 /// whatever the file order: the writer drains them after the fact, so they reach the file after
-/// other events of the same time. Where a thread's readings lack the schedstat run delay (the
-/// recorder leaves it out when the thread's switches are recorded), a window's runnable and blocked
-/// time come from here (`split`).
+/// other events of the same time. Where a thread's readings lack the schedstat run delay (no
+/// schedstat file), a window's runnable and blocked time come from here (`outTime`).
 struct SwitchHistory: Sendable {
     struct Switch: Sendable, Equatable {
         var atNs: Int64
@@ -513,9 +493,12 @@ struct SwitchHistory: Sendable {
     /// A reading is stamped just before its counters are read: a switch this soon after a window's
     /// end reading may already be in that reading's switch counts.
     static let readSlackNs: Int64 = 50_000
-    static let perThread = 1 << 16
     static let threads = 16
+    /// Switches kept per thread: the oldest half goes when full.
+    let perThread: Int
     private var threads: [UInt32: [Switch]] = [:]
+
+    init(perThread: Int = 1 << 16) { self.perThread = perThread }
 
     var isEmpty: Bool { threads.isEmpty }
     mutating func removeAll() { threads.removeAll(keepingCapacity: true) }
@@ -533,7 +516,7 @@ struct SwitchHistory: Sendable {
             threads[thread]!.append(s)
         }
         // Bounded: the oldest go (frames are judged a bounded number of frames behind).
-        if threads[thread]!.count > Self.perThread { threads[thread]!.removeFirst(Self.perThread / 2) }
+        if threads[thread]!.count > perThread { threads[thread]!.removeFirst(perThread / 2) }
     }
 
     private static func firstIndex(_ list: [Switch], atOrAfter t: Int64) -> Int {

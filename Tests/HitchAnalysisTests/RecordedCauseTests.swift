@@ -21,8 +21,8 @@ import Testing
     /// period after the first vsync at or after its commit (a display with one frame in flight).
     /// Returns the analysis and the planted frames' ids.
     /// `prepare` runs before a planted frame begins (outside its window).
-    /// `perf`: the recorder's context-switch source where the kernel permits it (the runnable and
-    /// blocked split then comes from the switches), else the procfs reads alone.
+    /// `perf`: the recorder's context-switch source where the kernel permits it (readings plus exact
+    /// switches, which the analysis holds frames for), else the procfs reads alone.
     static func record(_ name: String, perf: Bool, planted: Int = 3, ordinary: Int = 4, prepare: () -> Void = {},
                        work: () -> Void) throws -> (Analysis, [UInt64]) {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("hitch-cause-\(name)-\(getpid()).fxt").path
