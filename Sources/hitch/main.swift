@@ -15,6 +15,7 @@ let subcommands: [SubcommandEntry] = [
     RecordCommand.entry,
     BenchCommand.entry,
     BudgetCommand.entry,
+    GenerateCommand.entry,
     DemoCommand.entry,
     HistoryCommand.entry,
 ]

@@ -291,7 +291,7 @@ private let llm = HitchCLI.trace("llm-q4_0-120hz.fxt")
 
     @Test func everySubcommandsHelpHasTheSections() throws {
         let commands = ["info", "analyze", "check", "diff", "report", "export", "import", "record", "bench", "budget", "demo",
-                        "record feed", "record llm", "bench record", "bench sample", "bench analyze", "bench decode"]
+                        "generate", "record feed", "record llm", "bench record", "bench sample", "bench analyze", "bench decode"]
         for command in commands {
             let r = try HitchCLI.run(command.split(separator: " ").map(String.init) + ["--help"])
             #expect(r.status == 0, "\(command)")
@@ -301,5 +301,39 @@ private let llm = HitchCLI.trace("llm-q4_0-120hz.fxt")
             let takesArguments = ["info", "analyze", "check", "diff", "report", "export", "import"].contains(command)
             if takesArguments { #expect(r.stdout.contains("ARGUMENTS:"), "\(command) --help lacks ARGUMENTS:") }
         }
+    }
+}
+
+@Suite struct GenerateCommandTests {
+    /// `bench decode --write-gguf` writes a small synthetic model; `generate` runs it from the file.
+    @Test func aWrittenModelGeneratesItsTokensAsJSON() throws {
+        let directory = try HitchCLI.scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let model = directory + "/tiny.gguf"
+        let shape = ["--dim", "64", "--layers", "1", "--heads", "4", "--kv-heads", "2", "--ffn", "128", "--vocab", "300", "--context", "64"]
+        let write = try HitchCLI.run(["bench", "decode", "--write-gguf", model, "--weights", "q4_1"] + shape)
+        #expect(write.status == 0, "\(write.stderr)")
+        let run = try HitchCLI.run(["generate", "--model", model, "--prompt", "abc", "--tokens", "5", "--threads", "1", "--format", "json"])
+        #expect(run.status == 0, "\(run.stderr)")
+        struct Report: Decodable { var promptTokens: [Int]; var tokens: [Int]; var margins: [Float] }
+        let report = try JSONDecoder().decode(Report.self, from: Data(run.stdout.utf8))
+        // The byte-level vocabulary: "abc" is three byte tokens (the bytes' own ids).
+        #expect(report.promptTokens == [97, 98, 99])
+        #expect(report.tokens.count == 5 && report.tokens.allSatisfy { (0..<300).contains($0) })
+        #expect(report.margins.count == 5 && report.margins.allSatisfy { $0 >= 0 })
+        // Greedy is deterministic (the ids and gaps; the tokens/s is a measurement).
+        let again = try HitchCLI.run(["generate", "--model", model, "--prompt", "abc", "--tokens", "5", "--threads", "2", "--format", "json"])
+        let second = try JSONDecoder().decode(Report.self, from: Data(again.stdout.utf8))
+        #expect(second.tokens == report.tokens && second.margins == report.margins)
+    }
+
+    @Test func badInputIsOneLineAndExitTwo() throws {
+        let missing = try HitchCLI.run(["generate", "--prompt", "x"])
+        #expect(missing.status == 2 && missing.stderr.contains("--model"))
+        let notGGUF = try HitchCLI.run(["generate", "--model", HitchCLI.root + "/README.md", "--prompt", "x"])
+        #expect(notGGUF.status == 2 && notGGUF.stderr.contains("not a GGUF file"))
+        #expect(notGGUF.stderr.split(separator: "\n").count == 1)
+        let type = try HitchCLI.run(["bench", "decode", "--write-gguf", "/tmp/x.gguf", "--weights", "q5_K"])
+        #expect(type.status == 2 && type.stderr.contains("--weights"))
     }
 }

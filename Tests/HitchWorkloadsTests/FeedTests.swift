@@ -1,6 +1,11 @@
+import Foundation
 import HeadlessUI
+import Synchronization
 import Testing
 @testable import HitchWorkloads
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @Suite struct FeedDataTests {
     @Test func sameSeedSameRows() {
@@ -82,6 +87,20 @@ final class ManualSearchRunner: SearchRunner, @unchecked Sendable {
     func result(_ index: Int) -> FeedSnapshot {
         let request = requests[index]
         return FeedPipeline.run(query: request.query, items: items, generation: request.generation, identity: .stable)!
+    }
+
+    /// Snapshots handed back to be freed, and whether each one's rows were held by nothing else.
+    var released: [(query: String, rowsHeldOnlyHere: Bool)] = []
+
+    func release(_ snapshots: consuming [FeedSnapshot]) {
+        var snapshots = consume snapshots
+        for index in snapshots.indices where !snapshots[index].rows.isEmpty {
+            // Writing to shared rows copies them first; rows held only here are written in place.
+            let before = snapshots[index].rows.withUnsafeBufferPointer { $0.baseAddress }
+            snapshots[index].rows[0].title += "."
+            let after = snapshots[index].rows.withUnsafeBufferPointer { $0.baseAddress }
+            released.append((snapshots[index].query, before == after))
+        }
     }
 }
 
@@ -211,5 +230,58 @@ final class ManualSearchRunner: SearchRunner, @unchecked Sendable {
         }
         #expect(session.keystrokes == FeedScript.defaultQuery.count)
         #expect(session.summary.query == FeedScript.defaultQuery)
+    }
+}
+
+/// The tuned feed's background work: off the main thread, below it, and freeing old results there.
+@MainActor
+@Suite struct BackgroundWorkTests {
+    @Test(.timeLimit(.minutes(1))) func aWorkerRunsJobsInOrderOffTheMainThreadAsBackgroundWork() async {
+        let worker = BackgroundWorker(name: "test.worker")
+        let log = Mutex<[String]>([])
+        // Queued from the main thread: the worker is woken once the main queue is free again.
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            for index in 0..<3 { worker.async { log.withLock { $0.append("job \(index)") } } }
+            worker.async {
+                #if os(Linux)
+                // SCHED_IDLE (5), or nice 19 where that is refused.
+                let background = sched_getscheduler(0) == 5 || getpriority(__priority_which_t(0), 0) == 19
+                #else
+                let background = true
+                #endif
+                log.withLock { $0.append("main \(Thread.isMainThread), background \(background)") }
+                done.resume()
+            }
+        }
+        #expect(log.withLock { $0 } == ["job 0", "job 1", "job 2", "main false, background true"])
+    }
+
+    @Test func aReplacedResultIsFreedByTheRunnerOnceTheViewGraphHasLetGoOfIt() async {
+        let workload = FeedWorkload(configuration: FeedConfiguration(variant: .tuned, seconds: 4, rows: 600))
+        let runner = ManualSearchRunner(items: workload.items)
+        let session = workload.makeSession(hostConfiguration: HostConfiguration(), searchRunner: runner,
+                                           thumbnails: ThumbnailCache(deferredDecode: { _ in nil }))
+        var frame = 0
+        func step() {
+            session.beginFrame(elapsedSeconds: Double(frame) / 120)
+            _ = session.host.update()
+            frame += 1
+        }
+        /// Completes the latest request and lets its result arrive on the main actor.
+        func completeLatest() async {
+            let latest = runner.requests.count - 1
+            runner.requests[latest].completion(runner.result(latest))
+            while session.summary.published < latest + 1 { await Task.yield() }
+        }
+        while runner.requests.count < 1 { step() }
+        await completeLatest()  // replaces the first screen, which the workload also keeps
+        while runner.requests.count < 2 { step() }
+        await completeLatest()  // replaces the first result, held by the screen alone
+        step()  // this frame shows the new result: the old one is still being swapped out of the graph
+        #expect(runner.released.map(\.query) == [""])
+        step()  // the frame after: the old result is handed to the runner
+        #expect(runner.released.map(\.query) == ["", "s"])
+        // The workload's first screen is still shared; the replaced result was held by nothing else.
+        #expect(runner.released.map(\.rowsHeldOnlyHere) == [false, true])
     }
 }

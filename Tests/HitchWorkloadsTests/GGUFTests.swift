@@ -2,92 +2,27 @@ import Foundation
 import Testing
 @testable import HitchWorkloads
 
-/// Writes GGUF v3 files for the tests: metadata of every type, and tensors given as raw bytes.
-struct GGUFWriter {
-    var metadata: [(String, UInt32, [UInt8])] = []
-    var tensors: [(name: String, dimensions: [Int], type: UInt32, data: [UInt8])] = []
-    var alignment = 32
-
-    static func le<T: FixedWidthInteger>(_ v: T) -> [UInt8] { withUnsafeBytes(of: v.littleEndian) { Array($0) } }
-    static func string(_ s: String) -> [UInt8] { le(UInt64(s.utf8.count)) + Array(s.utf8) }
-
-    mutating func add(_ key: String, type: UInt32, _ bytes: [UInt8]) { metadata.append((key, type, bytes)) }
-    mutating func add(_ key: String, _ value: String) { add(key, type: 8, Self.string(value)) }
-    mutating func add(_ key: String, uint32 value: UInt32) { add(key, type: 4, Self.le(value)) }
-    mutating func add(_ key: String, float value: Float) { add(key, type: 6, Self.le(value.bitPattern)) }
-    mutating func add(_ key: String, strings: [String]) {
-        add(key, type: 9, Self.le(UInt32(8)) + Self.le(UInt64(strings.count)) + strings.flatMap(Self.string))
-    }
-    mutating func add(_ key: String, int32s: [Int32]) {
-        add(key, type: 9, Self.le(UInt32(5)) + Self.le(UInt64(int32s.count)) + int32s.flatMap { Self.le($0) })
-    }
-
-    func bytes() -> [UInt8] {
-        var out = Array("GGUF".utf8) + Self.le(UInt32(3)) + Self.le(UInt64(tensors.count)) + Self.le(UInt64(metadata.count))
-        for (key, type, value) in metadata { out += Self.string(key) + Self.le(type) + value }
-        var offset = 0
-        var offsets: [Int] = []
-        for t in tensors {
-            offsets.append(offset)
-            offset = (offset + t.data.count + alignment - 1) / alignment * alignment
-        }
-        for (t, o) in zip(tensors, offsets) {
-            out += Self.string(t.name) + Self.le(UInt32(t.dimensions.count)) + t.dimensions.flatMap { Self.le(UInt64($0)) }
-            out += Self.le(t.type) + Self.le(UInt64(o))
-        }
-        while out.count % alignment != 0 { out.append(0) }
-        for t in tensors {
-            out += t.data
-            while out.count % alignment != 0 { out.append(0) }
-        }
-        return out
-    }
-
+extension GGUFWriter {
+    /// Writes the file in the temporary directory; returns its path.
     func write(_ name: String) throws -> String {
         let path = NSTemporaryDirectory() + "hitch-gguf-\(getpid())-\(name).gguf"
-        try Data(bytes()).write(to: URL(fileURLWithPath: path))
+        try write(to: path)
         return path
     }
 }
 
-/// Encodes f32 rows in a ggml block type (as ggml's reference quantizers).
-func ggmlEncode(_ values: [Float], type: GGMLType) -> [UInt8] {
-    func half(_ v: Float) -> [UInt8] { GGUFWriter.le(Float16(v).bitPattern) }
-    var out: [UInt8] = []
-    switch type {
-    case .f32: for v in values { out += GGUFWriter.le(v.bitPattern) }
-    case .f16: for v in values { out += half(v) }
-    case .q8_0, .q4_0, .q4_1:
-        for start in stride(from: 0, to: values.count, by: 32) {
-            let x = Array(values[start..<(start + 32)])
-            switch type {
-            case .q8_0:
-                let d = x.map(abs).max()! / 127
-                out += half(d) + x.map { UInt8(bitPattern: Int8(d == 0 ? 0 : ($0 / d).rounded())) }
-            case .q4_0:
-                let extreme = x.max { abs($0) < abs($1) }!
-                let d = extreme / -8, inverse: Float = d == 0 ? 0 : 1 / d
-                let q = x.map { UInt8(min(15, max(0, Int($0 * inverse + 8.5)))) }
-                out += half(d) + (0..<16).map { q[$0] | (q[$0 + 16] << 4) }
-            default:
-                let low = x.min()!, high = x.max()!
-                let d = (high - low) / 15, inverse: Float = d == 0 ? 0 : 1 / d
-                let q = x.map { UInt8(min(15, max(0, Int(($0 - low) * inverse + 0.5)))) }
-                out += half(d) + half(low) + (0..<16).map { q[$0] | (q[$0 + 16] << 4) }
-            }
-        }
-    }
-    return out
-}
+/// Encodes f32 values in a ggml type (the writer's reference quantizers).
+func ggmlEncode(_ values: [Float], type: GGMLType) -> [UInt8] { type.encode(values) }
 
 private func values(_ count: Int, seed: UInt64, amplitude: Float = 1) -> [Float] {
     var rng = SeededGenerator(seed: seed)
     return (0..<count).map { _ in rng.nextSigned() * amplitude }
 }
 
-/// A tiny llama GGUF with random weights of `type` and a byte-level vocabulary (256 bytes + merges).
-func tinyLlamaGGUF(type: GGMLType, seed: UInt64 = 3) -> GGUFWriter {
-    let dim = 64, ffn = 128, layers = 2, heads = 4, kvHeads = 2, kvDim = kvHeads * dim / heads
+/// A tiny llama GGUF with random weights of `type` and a byte-level vocabulary (256 bytes + merges,
+/// padded to `vocabulary`); without `byteTokens`, only a few letters (a smaller file, for fuzzing).
+func tinyLlamaGGUF(type: GGMLType, seed: UInt64 = 3, layers: Int = 2, vocabulary: Int = 320, byteTokens: Bool = true) -> GGUFWriter {
+    let dim = 64, ffn = 128, heads = 4, kvHeads = 2, kvDim = kvHeads * dim / heads
     var w = GGUFWriter()
     w.add("general.architecture", "llama")
     w.add("llama.embedding_length", uint32: UInt32(dim))
@@ -100,9 +35,9 @@ func tinyLlamaGGUF(type: GGMLType, seed: UInt64 = 3) -> GGUFWriter {
     w.add("llama.attention.layer_norm_rms_epsilon", float: 1e-5)
     w.add("tokenizer.ggml.model", "gpt2")
     w.add("tokenizer.ggml.pre", "smollm")
-    let bytes = (0..<256).map { String(GGUFTokenizer.byteEncoder[$0]) }
+    let bytes = byteTokens ? (0..<256).map { String(GGUFTokenizer.byteEncoder[$0]) } : ["Ġ", "t", "h", "e", "1", "2"]
     var tokens = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"] + bytes + ["Ġt", "he", "Ġthe"]
-    while tokens.count < 320 { tokens.append("<unused\(tokens.count)>") }
+    while tokens.count < vocabulary { tokens.append("<unused\(tokens.count)>") }
     var types = [Int32](repeating: 1, count: tokens.count)
     types[0] = 3; types[1] = 3; types[2] = 3
     w.add("tokenizer.ggml.tokens", strings: tokens)
@@ -116,8 +51,8 @@ func tinyLlamaGGUF(type: GGMLType, seed: UInt64 = 3) -> GGUFWriter {
         let count = columns * (rows ?? 1)
         let data = rows == nil ? values(count, seed: seedCounter, amplitude: 0.1).map { 1 + $0 }
             : values(count, seed: seedCounter, amplitude: amplitude)
-        w.tensors.append((name, rows.map { [columns, $0] } ?? [columns], (rows == nil ? GGMLType.f32 : t).rawValue,
-                          ggmlEncode(data, type: rows == nil ? .f32 : t)))
+        w.addTensor(name, dimensions: rows.map { [columns, $0] } ?? [columns], type: rows == nil ? .f32 : t,
+                    bytes: ggmlEncode(data, type: rows == nil ? .f32 : t))
     }
     let a = (3 / Float(dim)).squareRoot()
     tensor("token_embd.weight", dim, tokens.count, type, amplitude: 1)
@@ -149,8 +84,8 @@ struct GGUFTests {
         w.add("nested", type: 9, GGUFWriter.le(UInt32(9)) + GGUFWriter.le(UInt64(1)) + GGUFWriter.le(UInt32(5)) + GGUFWriter.le(UInt64(2))
               + GGUFWriter.le(Int32(1)) + GGUFWriter.le(Int32(2)))
         let weights = values(64 * 3, seed: 1)
-        w.tensors.append(("m", [64, 3], GGMLType.q4_1.rawValue, ggmlEncode(weights, type: .q4_1)))
-        w.tensors.append(("v", [32], GGMLType.f32.rawValue, ggmlEncode(Array(weights[0..<32]), type: .f32)))
+        w.addTensor("m", dimensions: [64, 3], type: .q4_1, bytes: ggmlEncode(weights, type: .q4_1))
+        w.addTensor("v", dimensions: [32], type: .f32, bytes: ggmlEncode(Array(weights[0..<32]), type: .f32))
         let path = try w.write("roundtrip")
         defer { unlink(path) }
         let file = try GGUFFile(path: path)
@@ -176,8 +111,8 @@ struct GGUFTests {
         var w = GGUFWriter()
         w.add("general.architecture", "llama")
         w.add("list", strings: ["x", "y"])
-        w.tensors.append(("t", [32, 2], GGMLType.q8_0.rawValue, [UInt8](repeating: 1, count: 68)))
-        let good = w.bytes()
+        w.addTensor("t", dimensions: [32, 2], type: .q8_0, bytes: [UInt8](repeating: 1, count: 68))
+        let good = try w.bytes()
         func check(_ bytes: [UInt8], _ name: String) -> GGUFError? {
             let path = NSTemporaryDirectory() + "hitch-gguf-\(getpid())-\(name).gguf"
             _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
@@ -205,11 +140,11 @@ struct GGUFTests {
         #expect(check(array, "array") != nil)
         // A tensor past the end of the file, and a row length that is not a whole number of blocks.
         var outside = w; outside.tensors[0].dimensions = [32, 20]
-        #expect(check(outside.bytes(), "outside").map { if case .tensorOutsideFile = $0 { true } else { false } } == true)
+        #expect(check(try outside.bytes(), "outside").map { if case .tensorOutsideFile = $0 { true } else { false } } == true)
         var shape = w; shape.tensors[0].dimensions = [33, 2]
-        #expect(check(shape.bytes(), "shape") != nil)
+        #expect(check(try shape.bytes(), "shape") != nil)
         var type = w; type.tensors[0].type = 12   // q4_K
-        #expect(check(type.bytes(), "type").map { $0.description.contains("q4_K") } == true)
+        #expect(check(try type.bytes(), "type").map { $0.description.contains("q4_K") } == true)
     }
 
     @Test("mapped products equal the dequantized reference within the int8 activation error", arguments: GGMLType.allCases)
@@ -217,8 +152,8 @@ struct GGUFTests {
         let rows = 35, columns = 128
         let weights = values(rows * columns, seed: 9)
         var w = GGUFWriter()
-        w.tensors.append(("a", [columns, 20], type.rawValue, ggmlEncode(Array(weights[..<(20 * columns)]), type: type)))
-        w.tensors.append(("b", [columns, 15], type.rawValue, ggmlEncode(Array(weights[(20 * columns)...]), type: type)))
+        w.addTensor("a", dimensions: [columns, 20], type: type, bytes: ggmlEncode(Array(weights[..<(20 * columns)]), type: type))
+        w.addTensor("b", dimensions: [columns, 15], type: type, bytes: ggmlEncode(Array(weights[(20 * columns)...]), type: type))
         let path = try w.write("products-\(type.name)")
         defer { unlink(path) }
         let file = try GGUFFile(path: path)
@@ -228,12 +163,39 @@ struct GGUFTests {
         var y = [Float](repeating: 0, count: rows)
         let pool = WorkerPool(threadCount: 2)
         defer { pool.shutdown() }
-        x.withUnsafeBufferPointer { xb in
-            y.withUnsafeMutableBufferPointer { yb in
-                let task = MatvecTask(placeholder: matrix, x: xb.baseAddress!, y: yb.baseAddress!, maxColumns: columns)
-                task.run(matrix, x: xb.baseAddress!, y: yb.baseAddress!, pool: pool)
+        func product() -> [Float] {
+            var y = [Float](repeating: 0, count: rows)
+            x.withUnsafeBufferPointer { xb in
+                y.withUnsafeMutableBufferPointer { yb in
+                    let task = MatvecTask(placeholder: matrix, x: xb.baseAddress!, y: yb.baseAddress!, maxColumns: columns)
+                    task.run(matrix, x: xb.baseAddress!, y: yb.baseAddress!, pool: pool)
+                }
+            }
+            return y
+        }
+        // Every kernel version this CPU runs gives the portable version's products (up to the order
+        // of the float additions), called directly: the one the products use is never switched.
+        if type != .f32 && type != .f16 {
+            let xq = QuantizedVector(capacity: columns)
+            x.withUnsafeBufferPointer { xq.quantize8($0.baseAddress!, count: columns) }
+            func run(_ isa: String) -> [Float]? {
+                guard let kernel = QuantizedKernels.kernel(isa, for: type) else { return nil }
+                var out = [Float](repeating: 0, count: rows)
+                out.withUnsafeMutableBufferPointer { o in
+                    for segment in matrix.segments {
+                        kernel(segment.base.assumingMemoryBound(to: UInt8.self), segment.rowBytes, segment.rows, columns / 32,
+                               xq.ggml, o.baseAddress! + segment.firstRow)
+                    }
+                }
+                return out
+            }
+            let portable = try #require(run("portable"))
+            for isa in QuantizedKernels.all {
+                guard let y = run(isa) else { continue }
+                #expect(zip(y, portable).allSatisfy { abs($0 - $1) <= 1e-4 * max(1, abs($1)) }, "\(isa): \(y) vs \(portable)")
             }
         }
+        y = product()
         var row = [Float](repeating: 0, count: columns)
         for r in 0..<rows {
             row.withUnsafeMutableBufferPointer { matrix.dequantizeRow(r, into: $0.baseAddress!) }

@@ -99,7 +99,9 @@ public final class FeedWorkload {
         case .tuned:
             let model = TunedFeedModel()
             model.snapshot = initialSnapshot
+            let retired = RetiredSnapshots(runner: searchRunner)
             let coordinator = SearchCoordinator(runner: searchRunner) { snapshot in
+                retired.retire(model.snapshot)
                 model.snapshot = snapshot
                 model.isSearching = false
             }
@@ -110,7 +112,8 @@ public final class FeedWorkload {
                 if !model.isSearching { model.isSearching = true }
                 coordinator.search(model.query)
             }, setScrollOffset: { offset in position.offset = offset },
-               summaryState: { (model.query, model.snapshot.rows.count, coordinator.publishedCount, coordinator.droppedStaleCount) })
+               summaryState: { (model.query, model.snapshot.rows.count, coordinator.publishedCount, coordinator.droppedStaleCount) },
+               frameStarted: retired.frameStarted)
         }
         return session
     }
@@ -127,6 +130,8 @@ public final class FeedSession {
     let typeCharacter: (Character) -> Void
     let setScrollOffset: (Double) -> Void
     let summaryState: () -> (query: String, results: Int, published: Int, dropped: Int)
+    /// The variant's own per-frame housekeeping, before the frame's input.
+    let frameStarted: () -> Void
     private var physics = ScrollPhysics()
     private var nextEvent = 0
     public private(set) var keystrokes = 0
@@ -136,13 +141,15 @@ public final class FeedSession {
 
     init(host: ViewHost, position: ScrollPosition, script: FeedScript, typeCharacter: @escaping (Character) -> Void,
          setScrollOffset: @escaping (Double) -> Void,
-         summaryState: @escaping () -> (query: String, results: Int, published: Int, dropped: Int)) {
+         summaryState: @escaping () -> (query: String, results: Int, published: Int, dropped: Int),
+         frameStarted: @escaping () -> Void = {}) {
         self.host = host
         self.position = position
         self.script = script
         self.typeCharacter = typeCharacter
         self.setScrollOffset = setScrollOffset
         self.summaryState = summaryState
+        self.frameStarted = frameStarted
     }
 
     /// True once every scripted event has been delivered and the scroll has come to rest.
@@ -150,6 +157,7 @@ public final class FeedSession {
 
     /// The input for the frame starting `elapsedSeconds` into the session (the host's `onFrame`).
     public func beginFrame(elapsedSeconds now: Double) {
+        frameStarted()
         let frameSeconds = now - lastFrameSeconds
         lastFrameSeconds = now
         if typing == nil, now >= script.typingInterval.lowerBound, now < script.typingInterval.upperBound {

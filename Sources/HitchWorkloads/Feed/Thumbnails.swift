@@ -1,7 +1,6 @@
 // Thumbnail decoding. Both variants use the same decoder: inflate + unfilter (image decode), then
 // a box-filter resize to the display size (image resize). Naive calls it inside the row body on
-// every evaluation; tuned calls it once per row on a background queue and caches the result.
-import Dispatch
+// every evaluation; tuned calls it once per row on a background thread and caches the result.
 import HeadlessUI
 import HitchTrace
 
@@ -21,11 +20,11 @@ public enum ThumbnailDecoder {
 }
 
 /// Tuned: decoded thumbnails at display size, by item id; misses are decoded on a background
-/// queue and published to the row's slot on the main actor.
+/// thread (`BackgroundWorker`) and published to the row's slot on the main actor.
 @MainActor
 public final class ThumbnailCache {
     private enum Delivery {
-        case background(DispatchQueue)
+        case background(BackgroundWorker)
         /// Decoded when asked, delivered by `deliverPending()` (a benchmark's fixed frame clock).
         case deferred(decode: ([UInt8]) -> ImagePixels?)
     }
@@ -35,7 +34,7 @@ public final class ThumbnailCache {
     private var pending: [(slot: ThumbnailSlot, pixels: ImagePixels?)] = []
 
     public init() {
-        delivery = .background(DispatchQueue(label: "feed.thumbnails", qos: .userInitiated))
+        delivery = .background(BackgroundWorker(name: "feed.thumbnails"))
     }
 
     /// A cache that decodes with `decode` at once but publishes only when `deliverPending()` is
@@ -52,8 +51,8 @@ public final class ThumbnailCache {
         let slot = ThumbnailSlot()
         slots[itemID] = slot
         switch delivery {
-        case .background(let queue):
-            queue.async {
+        case .background(let worker):
+            worker.async {
                 let pixels = ThumbnailDecoder.decodeForDisplay(png)
                 Task { @MainActor in slot.pixels = pixels }
             }

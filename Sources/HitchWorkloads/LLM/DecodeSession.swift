@@ -101,6 +101,17 @@ public final class DecodeSession {
         topValues = .allocate(capacity: SamplingOptions.maxTopK + 1)
         self.allocations = allocations
         for position in 0..<s.context {
+            if weights.ggmlNumerics {
+                // As ggml's rope cache: the angle multiplied along in float, cosf/sinf of it.
+                let step = powf(Float(weights.ropeBase), -2 / Float(s.headDim))
+                var angle = Float(position)
+                for pair in 0..<(s.headDim / 2) {
+                    cosines[position * s.headDim / 2 + pair] = cosf(angle)
+                    sines[position * s.headDim / 2 + pair] = sinf(angle)
+                    angle *= step
+                }
+                continue
+            }
             for pair in 0..<(s.headDim / 2) {
                 let frequency = pow(weights.ropeBase, -2 * Double(pair) / Double(s.headDim))
                 let angle = Double(position) * frequency
@@ -110,7 +121,7 @@ public final class DecodeSession {
         }
         matvec = MatvecTask(placeholder: weights.output, x: x, y: logits, maxColumns: max(s.dim, s.ffn))
         batchMatmul = BatchMatmulTask(placeholder: weights.output, x: x, y: logits)
-        attention = AttentionTask(shape: s, scores: scores, placeholder: x)
+        attention = AttentionTask(shape: s, scores: scores, placeholder: x, asGGML: weights.ggmlNumerics)
     }
 
     deinit {

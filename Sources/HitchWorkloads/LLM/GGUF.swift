@@ -20,7 +20,12 @@ public enum GGUFError: Error, CustomStringConvertible, Equatable {
     case missingTensor(String)
     case unsupportedModel(String)
 
+    /// One line, whatever the file put in the names it quotes.
     public var description: String {
+        String(oneLine.map { $0.isNewline ? " " : $0 })
+    }
+
+    private var oneLine: String {
         switch self {
         case .cannotOpen(let path, let reason): return "cannot open \(path): \(reason)"
         case .notGGUF(let magic): return String(format: "not a GGUF file (magic 0x%08x, expected 0x46554747 'GGUF')", magic)
@@ -161,6 +166,22 @@ public final class GGUFFile: @unchecked Sendable {
             try self.init(path: path, base: UnsafeRawPointer(mapped), size: size)
         } catch {
             munmap(mapped, size)
+            throw error
+        }
+    }
+
+    /// A file's bytes given in memory (tests and fuzzing): copied into an anonymous mapping, so the
+    /// object owns and unmaps it as it does a file's.
+    convenience init(bytes: [UInt8], name: String = "<memory>") throws {
+        guard bytes.count >= 24 else { throw GGUFError.truncated(what: "the header", offset: 0) }
+        guard let mapped = mmap(nil, bytes.count, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), mapped != MAP_FAILED else {
+            throw GGUFError.cannotOpen(path: name, reason: "mmap: \(String(cString: strerror(errno)))")
+        }
+        bytes.withUnsafeBytes { mapped.copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+        do {
+            try self.init(path: name, base: UnsafeRawPointer(mapped), size: bytes.count)
+        } catch {
+            munmap(mapped, bytes.count)
             throw error
         }
     }

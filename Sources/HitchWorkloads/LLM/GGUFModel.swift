@@ -13,10 +13,13 @@ public final class GGUFModel: @unchecked Sendable {
 
     /// Reads the model at `path`; `context` caps the KV cache's positions (the file's own
     /// context length is the upper bound).
-    public init(path: String, context: Int = 2048) throws {
-        let file = try GGUFFile(path: path)
+    public convenience init(path: String, context: Int = 2048) throws {
+        try self.init(file: try GGUFFile(path: path), context: context)
+    }
+
+    public init(file: GGUFFile, context: Int = 2048) throws {
         self.file = file
-        name = file.metadata["general.name"]?.string ?? (path as NSString).lastPathComponent
+        name = file.metadata["general.name"]?.string ?? (file.path as NSString).lastPathComponent
         let architecture = try file.string("general.architecture")
         guard architecture == "llama" else { throw GGUFError.unsupportedModel("architecture \(architecture) (only llama is run)") }
         func key(_ suffix: String) -> String { "llama." + suffix }

@@ -2,6 +2,7 @@
 // softmax, SwiGLU). Task objects are created once per session and re-pointed at each op's buffers,
 // so dispatching an op allocates nothing.
 
+import CHitchKernels
 import Foundation
 
 /// Rows per chunk: a multiple of the pal4 group, about 32 chunks per matrix so a busy core only
@@ -90,17 +91,59 @@ final class AttentionTask: ParallelTask, @unchecked Sendable {
     let scores: UnsafeMutablePointer<Float>
     var positions = 0
     let shape: ModelShape
+    /// llama.cpp's flash-attention arithmetic (`attendHeadAsGGML`) instead of the two-pass softmax.
+    let asGGML: Bool
 
-    init(shape: ModelShape, scores: UnsafeMutablePointer<Float>, placeholder: UnsafeMutablePointer<Float>) {
-        self.shape = shape; self.scores = scores
+    init(shape: ModelShape, scores: UnsafeMutablePointer<Float>, placeholder: UnsafeMutablePointer<Float>, asGGML: Bool = false) {
+        self.shape = shape; self.scores = scores; self.asGGML = asGGML
         query = UnsafePointer(placeholder); keys = UnsafePointer(placeholder); values = UnsafePointer(placeholder); output = placeholder
     }
 
     @_optimize(speed)   // as MappedMatrix.multiply: the real-model tests run in debug builds
     func execute(chunk head: Int) {
-        attendHead(head: head, shape: shape, query: query, keys: keys, values: values, positions: positions,
-                   scores: scores + head * shape.context, output: output)
+        if asGGML {
+            attendHeadAsGGML(head: head, shape: shape, query: query, keys: keys, values: values, positions: positions, output: output)
+        } else {
+            attendHead(head: head, shape: shape, query: query, keys: keys, values: values, positions: positions,
+                       scores: scores + head * shape.context, output: output)
+        }
     }
+}
+
+/// One head's attention computed as llama.cpp's CPU flash attention does for one query
+/// (ggml_compute_forward_flash_attn_ext_f16_one_chunk, with its default f16 KV cache): query, keys
+/// and values are f16 (the callers round them), each score is an f16 dot product summed as ggml's
+/// AVX-512 build sums it (`dotAsGGML`), the softmax is online, and the weighted values accumulate in
+/// f16, rounded after every position. That f16 accumulator moves logits by several hundredths, as
+/// much as the near ties greedy decoding meets, so a runtime that sums in f32 picks other tokens.
+@inline(__always)
+func attendHeadAsGGML(head: Int, shape: ModelShape, query: UnsafePointer<Float>, keys: UnsafePointer<Float>,
+                      values: UnsafePointer<Float>, positions: Int, output: UnsafeMutablePointer<Float>) {
+    let headDim = shape.headDim, kvDim = shape.kvDim
+    let kvHead = head / (shape.heads / shape.kvHeads)
+    let q = query + head * headDim
+    let scale = 1 / Float(headDim).squareRoot()
+    let out = output + head * headDim
+    out.update(repeating: 0, count: headDim)   // the f16 accumulator (values exactly representable in f16)
+    var largest = -Float.infinity, total: Float = 0
+    for t in 0..<positions {
+        let k = keys + t * kvDim + kvHead * headDim
+        let v = values + t * kvDim + kvHead * headDim
+        let score = dotAsGGML(q, k, count: headDim) * scale
+        var rescale: Float = 1, weight: Float = 1
+        if score > largest {
+            rescale = expf(largest - score)
+            largest = score
+            for i in 0..<headDim { out[i] = Float(Float16(out[i] * rescale)) }
+        } else {
+            weight = expf(score - largest)
+        }
+        // V += v * weight, fused and rounded to f16 per element (ggml_vec_mad_f16).
+        for i in 0..<headDim { out[i] = Float(Float16(out[i].addingProduct(v[i], weight))) }
+        total = weight.addingProduct(total, rescale)   // S = S * ms + vs, fused as GCC contracts it
+    }
+    let inverse = total == 0 ? 0 : 1 / total
+    for i in 0..<headDim { out[i] *= inverse }
 }
 
 /// One head's attention: softmax(q . k_t / sqrt(d)) weighted sum of v_t over positions 0..<positions.
@@ -154,14 +197,38 @@ func attendHead(head: Int, shape: ModelShape, query: UnsafePointer<Float>, keys:
     }
 }
 
-/// out = x / rms(x) * gain.
+/// ggml_vec_dot_f16 of its AVX-512 build: four 16-lane fused accumulators over runs of 64, added
+/// pairwise (0+2, 1+3, then the two), reduced lanes 8 apart, 4, 2, 1 (_mm512_reduce_add_ps); the
+/// remainder added in double.
+@inline(__always)
+func dotAsGGML(_ x: UnsafePointer<Float>, _ y: UnsafePointer<Float>, count: Int) -> Float {
+    var a0 = SIMD16<Float>(), a1 = SIMD16<Float>(), a2 = SIMD16<Float>(), a3 = SIMD16<Float>()
+    let runs = count & ~63
+    var i = 0
+    while i < runs {
+        a0 = a0.addingProduct(load16(x + i), load16(y + i))
+        a1 = a1.addingProduct(load16(x + i + 16), load16(y + i + 16))
+        a2 = a2.addingProduct(load16(x + i + 32), load16(y + i + 32))
+        a3 = a3.addingProduct(load16(x + i + 48), load16(y + i + 48))
+        i += 64
+    }
+    let a = (a0 + a2) + (a1 + a3)
+    let h8 = a.lowHalf + a.highHalf, h4 = h8.lowHalf + h8.highHalf, h2 = h4.lowHalf + h4.highHalf
+    var sum = Double(h2[0] + h2[1])
+    while i < count { sum += Double(x[i] * y[i]); i += 1 }
+    return Float(sum)
+}
+
+/// out = x / rms(x) * gain, the sum of squares in double and the scaling in the order ggml's
+/// rms_norm and mul use (bit for bit: checked against llama.cpp's tensors).
 @inline(__always)
 func rmsNorm(_ x: UnsafePointer<Float>, gain: UnsafePointer<Float>, count: Int, epsilon: Float = 1e-5, into out: UnsafeMutablePointer<Float>) {
-    var acc = SIMD16<Float>()
+    // In order, as ggml's loop (a compiler may not reorder it): a few hundred dependent adds.
+    var sum: Double = 0
+    for i in 0..<count { sum += Double(x[i] * x[i]) }
+    let mean = Float(sum / Double(count))
+    let inverse = 1 / (mean + epsilon).squareRoot()
     var i = 0
-    while i < count { let v = load16(x + i); acc += v * v; i &+= 16 }
-    let inverse = 1 / (acc.sum() / Float(count) + epsilon).squareRoot()
-    i = 0
     while i < count {
         UnsafeMutableRawPointer(out + i).storeBytes(of: load16(x + i) * inverse * load16(gain + i), as: SIMD16<Float>.self)
         i &+= 16
@@ -176,20 +243,20 @@ func applyRoPE(_ vector: UnsafeMutablePointer<Float>, heads: Int, headDim: Int,
     for head in 0..<heads {
         let v = vector + head * headDim
         for pair in 0..<(headDim / 2) {
-            let a = v[2 * pair], b = v[2 * pair + 1]
-            v[2 * pair] = a * cosines[pair] - b * sines[pair]
-            v[2 * pair + 1] = a * sines[pair] + b * cosines[pair]
+            let a = v[2 * pair], b = v[2 * pair + 1], c = cosines[pair], s = sines[pair]
+            // Fused as GCC contracts ggml's `x0*cos - x1*sin` and `x0*sin + x1*cos` (the first
+            // product of each into the multiply-add), so the rotation is llama.cpp's to the bit.
+            v[2 * pair] = (-(b * s)).addingProduct(a, c)
+            v[2 * pair + 1] = (b * c).addingProduct(a, s)
         }
     }
 }
 
-/// out[i] = silu(gate[i]) * up[i].
+/// out[i] = silu(gate[i]) * up[i], exp as ggml's AVX-512 build approximates it (CHitchKernels), so a
+/// GGUF model's feed-forward is llama.cpp's to the bit.
 @inline(__always)
 func swiGLU(gate: UnsafePointer<Float>, up: UnsafePointer<Float>, count: Int, into out: UnsafeMutablePointer<Float>) {
-    for i in 0..<count {
-        let g = gate[i]
-        out[i] = g / (1 + expf(-g)) * up[i]
-    }
+    hitch_swiglu_ggml(gate, up, count, out)
 }
 
 @inline(__always)

@@ -46,41 +46,37 @@ public final class TransformerWeights: @unchecked Sendable {
 
     /// Generates every weight from `seed` (a matrix's values depend only on the seed, its index and the
     /// row, so the result is the same for any thread count). The same seed gives the same underlying
-    /// f32 model in every format.
+    /// f32 model in every format, and the same one `writeGGUF` writes.
     public init(shape: ModelShape, format: WeightFormat, seed: UInt64, pool: WorkerPool) {
         self.shape = shape; self.format = format; self.seed = seed; formatName = format.rawValue
-        ropeBase = 10_000; normEpsilon = 1e-5; ggmlNumerics = false; ownsGains = true
-        var matrixIndex: UInt64 = 0
-        func matrix(_ rows: Int, _ columns: Int, amplitude: Float) -> WeightMatrix {
-            matrixIndex += 1
-            let m = WeightMatrix(format: format, rows: rows, columns: columns)
-            let task = GenerateTask(matrix: m, seed: seed &+ matrixIndex &* 0x9E37_79B9_7F4A_7C15, amplitude: amplitude)
-            pool.run(task, chunkCount: (rows + WeightMatrix.groupRows - 1) / WeightMatrix.groupRows)
+        ropeBase = Self.syntheticRopeBase; normEpsilon = Self.syntheticNormEpsilon; ggmlNumerics = false; ownsGains = true
+        var plan = SyntheticTensor.plan(shape: shape, seed: seed).makeIterator()
+        func matrix() -> WeightMatrix {
+            let tensor = plan.next()!
+            let m = WeightMatrix(format: format, rows: tensor.rows, columns: tensor.columns)
+            let task = GenerateTask(matrix: m, tensor: tensor)
+            pool.run(task, chunkCount: (tensor.rows + WeightMatrix.groupRows - 1) / WeightMatrix.groupRows)
             return m
         }
         func gains() -> UnsafeMutablePointer<Float> {
-            matrixIndex += 1
-            let g = UnsafeMutablePointer<Float>.allocate(capacity: shape.dim)
-            var rng = SeededGenerator(seed: seed &+ matrixIndex &* 0x9E37_79B9_7F4A_7C15)
-            for i in 0..<shape.dim { g[i] = 1 + 0.1 * rng.nextSigned() }
+            let tensor = plan.next()!
+            let g = UnsafeMutablePointer<Float>.allocate(capacity: tensor.columns)
+            tensor.generateGains(into: g)
             return g
         }
-        let dim = shape.dim
-        embedding = matrix(shape.vocab, dim, amplitude: 1)
+        embedding = matrix()
         var layers: [LayerWeights] = []
         for _ in 0..<shape.layers {
-            layers.append(LayerWeights(
-                attentionNorm: gains(),
-                qkv: matrix(shape.qkvRows, dim, amplitude: (3 / Float(dim)).squareRoot()),
-                attentionOutput: matrix(dim, dim, amplitude: (3 / Float(dim)).squareRoot()),
-                ffnNorm: gains(),
-                gateUp: matrix(2 * shape.ffn, dim, amplitude: (3 / Float(dim)).squareRoot()),
-                down: matrix(dim, shape.ffn, amplitude: (3 / Float(shape.ffn)).squareRoot())))
+            layers.append(LayerWeights(attentionNorm: gains(), qkv: matrix(), attentionOutput: matrix(),
+                                       ffnNorm: gains(), gateUp: matrix(), down: matrix()))
         }
         self.layers = layers
         finalNorm = gains()
-        output = matrix(shape.vocab, dim, amplitude: (3 / Float(dim)).squareRoot())
+        output = matrix()
     }
+
+    static let syntheticRopeBase = 10_000.0
+    static let syntheticNormEpsilon: Float = 1e-5
 
     deinit {
         guard ownsGains else { return }
@@ -101,30 +97,136 @@ public final class TransformerWeights: @unchecked Sendable {
 }
 
 
-/// Fills one 16-row group of a matrix with uniform values in [-amplitude, amplitude], then encodes it.
-final class GenerateTask: ParallelTask, @unchecked Sendable {
-    // @unchecked: each chunk writes a disjoint row group of `matrix`.
-    let matrix: WeightMatrix
+/// One tensor of the synthetic model, in generation order (`plan`): its values follow from the model
+/// seed and its place in that order only. A matrix may stack several of llama.cpp's tensors by rows
+/// (the fused q|k|v and gate|up products); `parts` names them for `writeGGUF`.
+struct SyntheticTensor {
+    /// llama.cpp's tensor names and their rows, stacked in this order.
+    let parts: [(name: String, rows: Int)]
+    let rows: Int
+    let columns: Int
+    /// Matrices: values uniform in [-amplitude, amplitude]; nil for norm gains (1 ± 0.1).
+    let amplitude: Float?
     let seed: UInt64
-    let amplitude: Float
-    init(matrix: WeightMatrix, seed: UInt64, amplitude: Float) {
-        self.matrix = matrix; self.seed = seed; self.amplitude = amplitude
+
+    static func plan(shape s: ModelShape, seed: UInt64) -> [SyntheticTensor] {
+        var tensors: [SyntheticTensor] = []
+        func add(_ parts: [(String, Int)], columns: Int, amplitude: Float?) {
+            let index = UInt64(tensors.count + 1)
+            tensors.append(SyntheticTensor(parts: parts, rows: parts.reduce(0) { $0 + $1.1 }, columns: columns,
+                                           amplitude: amplitude, seed: seed &+ index &* 0x9E37_79B9_7F4A_7C15))
+        }
+        let dim = s.dim, inner = (3 / Float(dim)).squareRoot()
+        add([("token_embd.weight", s.vocab)], columns: dim, amplitude: 1)
+        for l in 0..<s.layers {
+            let p = "blk.\(l)."
+            add([(p + "attn_norm.weight", 1)], columns: dim, amplitude: nil)
+            add([(p + "attn_q.weight", dim), (p + "attn_k.weight", s.kvDim), (p + "attn_v.weight", s.kvDim)], columns: dim, amplitude: inner)
+            add([(p + "attn_output.weight", dim)], columns: dim, amplitude: inner)
+            add([(p + "ffn_norm.weight", 1)], columns: dim, amplitude: nil)
+            add([(p + "ffn_gate.weight", s.ffn), (p + "ffn_up.weight", s.ffn)], columns: dim, amplitude: inner)
+            add([(p + "ffn_down.weight", dim)], columns: s.ffn, amplitude: (3 / Float(s.ffn)).squareRoot())
+        }
+        add([("output_norm.weight", 1)], columns: dim, amplitude: nil)
+        add([("output.weight", s.vocab)], columns: dim, amplitude: inner)
+        return tensors
     }
-    func execute(chunk: Int) {
-        let first = chunk * WeightMatrix.groupRows
-        let count = min(WeightMatrix.groupRows, matrix.rows - first)
-        let values = UnsafeMutablePointer<Float>.allocate(capacity: count * matrix.columns)
-        defer { values.deallocate() }
-        var rng = SeededGenerator(seed: seed ^ (UInt64(chunk) &* 0xD1B5_4A32_D192_ED03))
-        let scale = amplitude * (1.0 / 2_147_483_648.0)
+
+    func generateGains(into g: UnsafeMutablePointer<Float>) {
+        var rng = SeededGenerator(seed: seed)
+        for i in 0..<columns { g[i] = 1 + 0.1 * rng.nextSigned() }
+    }
+
+    /// Fills rows [group * groupRows, + count) (one row group) with the matrix's values.
+    func generateGroup(_ group: Int, count: Int, into values: UnsafeMutablePointer<Float>) {
+        var rng = SeededGenerator(seed: seed ^ (UInt64(group) &* 0xD1B5_4A32_D192_ED03))
+        let scale = amplitude! * (1.0 / 2_147_483_648.0)
         var i = 0
-        let total = count * matrix.columns
+        let total = count * columns
         while i < total {
             let r = rng.next()
             values[i] = Float(Int32(truncatingIfNeeded: r)) * scale
             values[i + 1] = Float(Int32(truncatingIfNeeded: r >> 32)) * scale
             i += 2
         }
+    }
+}
+
+/// Fills one 16-row group of a matrix with its values, then encodes it.
+final class GenerateTask: ParallelTask, @unchecked Sendable {
+    // @unchecked: each chunk writes a disjoint row group of `matrix`.
+    let matrix: WeightMatrix
+    let tensor: SyntheticTensor
+    init(matrix: WeightMatrix, tensor: SyntheticTensor) {
+        self.matrix = matrix; self.tensor = tensor
+    }
+    func execute(chunk: Int) {
+        let first = chunk * WeightMatrix.groupRows
+        let count = min(WeightMatrix.groupRows, matrix.rows - first)
+        let values = UnsafeMutablePointer<Float>.allocate(capacity: count * matrix.columns)
+        defer { values.deallocate() }
+        tensor.generateGroup(chunk, count: count, into: values)
         matrix.encodeGroup(firstRow: first, rowCount: count, source: values)
+    }
+}
+
+extension TransformerWeights {
+    /// Writes the synthetic model of `shape` and `seed` as a llama-architecture GGUF file with its
+    /// matrices in `type` (norms in f32), so llama.cpp and `--model` run the same weights the
+    /// generated model has. The vocabulary is byte-level: the 256 byte tokens, then placeholders.
+    public static func writeGGUF(shape: ModelShape, type: GGMLType, seed: UInt64, to path: String) throws {
+        var w = GGUFWriter()
+        w.add("general.architecture", "llama")
+        w.add("general.name", "hitch synthetic \(type.name) seed \(seed)")
+        w.add("llama.context_length", uint32: UInt32(shape.context))
+        w.add("llama.embedding_length", uint32: UInt32(shape.dim))
+        w.add("llama.block_count", uint32: UInt32(shape.layers))
+        w.add("llama.feed_forward_length", uint32: UInt32(shape.ffn))
+        w.add("llama.attention.head_count", uint32: UInt32(shape.heads))
+        w.add("llama.attention.head_count_kv", uint32: UInt32(shape.kvHeads))
+        w.add("llama.rope.dimension_count", uint32: UInt32(shape.headDim))
+        w.add("llama.rope.freq_base", float: Float(syntheticRopeBase))
+        w.add("llama.attention.layer_norm_rms_epsilon", float: syntheticNormEpsilon)
+        w.add("tokenizer.ggml.model", "gpt2")
+        w.add("tokenizer.ggml.pre", "default")
+        // Placeholders are printable ASCII without spaces: valid in the byte-level mapping.
+        let tokens = GGUFTokenizer.byteEncoder.map(String.init) + (256..<shape.vocab).map { "<unused\($0)>" }
+        w.add("tokenizer.ggml.tokens", strings: tokens)
+        w.add("tokenizer.ggml.token_type", int32s: [Int32](repeating: 1, count: tokens.count))
+        w.add("tokenizer.ggml.merges", strings: [])
+        w.add("tokenizer.ggml.bos_token_id", uint32: 0)
+        w.add("tokenizer.ggml.eos_token_id", uint32: 0)
+        for tensor in SyntheticTensor.plan(shape: shape, seed: seed) {
+            guard tensor.amplitude != nil else {
+                var gains = [Float](repeating: 0, count: tensor.columns)
+                gains.withUnsafeMutableBufferPointer { tensor.generateGains(into: $0.baseAddress!) }
+                w.addTensor(tensor.parts[0].name, dimensions: [tensor.columns], type: .f32, bytes: GGMLType.f32.encode(gains))
+                continue
+            }
+            var firstRow = 0
+            for (name, rows) in tensor.parts {
+                let start = firstRow
+                precondition(start % WeightMatrix.groupRows == 0, "synthetic tensor parts start on a row group")
+                w.tensors.append(GGUFWriter.Tensor(
+                    name: name, dimensions: [tensor.columns, rows], type: type.rawValue,
+                    data: .streamed(byteCount: rows * type.rowBytes(columns: tensor.columns)) { emit in
+                        let groupRows = WeightMatrix.groupRows
+                        let values = UnsafeMutablePointer<Float>.allocate(capacity: groupRows * tensor.columns)
+                        defer { values.deallocate() }
+                        var encoded: [UInt8] = []
+                        var row = start
+                        while row < start + rows {
+                            let count = min(groupRows, start + rows - row)
+                            tensor.generateGroup(row / groupRows, count: count, into: values)
+                            encoded.removeAll(keepingCapacity: true)
+                            type.encode(UnsafeBufferPointer(start: values, count: count * tensor.columns), into: &encoded)
+                            try encoded.withUnsafeBytes { try emit($0) }
+                            row += count
+                        }
+                    }))
+                firstRow += rows
+            }
+        }
+        try w.write(to: path)
     }
 }

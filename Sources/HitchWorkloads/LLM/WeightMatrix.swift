@@ -5,6 +5,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CHitchKernels
 
 @inline(__always) func load16(_ pointer: UnsafePointer<Float>) -> SIMD16<Float> {
     UnsafeRawPointer(pointer).loadUnaligned(as: SIMD16<Float>.self)
@@ -238,62 +239,11 @@ public final class WeightMatrix: DecodeMatrix, @unchecked Sendable {
     /// the rate it reads f32 (measured: 7 GB/s against 17 GB/s; 22 GB/s with the prefetch).
     func multiply(rows range: Range<Int>, x: UnsafePointer<Float>, quantizedX: QuantizedVector, y: UnsafeMutablePointer<Float>) {
         switch format {
-        case .f32: multiplyF32(range, UnsafeRawPointer(x), y)
-        case .f16: multiplyF16(range, UnsafeRawPointer(x), y)
+        case .f32: multiplyRowsF32(UnsafeRawPointer(values), columns: columns, range, UnsafeRawPointer(x), y)
+        case .f16: multiplyRowsF16(UnsafeRawPointer(values), columns: columns, range, UnsafeRawPointer(x), y)
         case .q8_0: multiplyQ8(range, quantizedX, y)
         case .q4_0: multiplyQ4(range, quantizedX, y)
         case .pal4: multiplyPal4(range, x, y)
-        }
-    }
-
-    private func multiplyF32(_ range: Range<Int>, _ x: UnsafeRawPointer, _ y: UnsafeMutablePointer<Float>) {
-        let rowBytes = columns &* 4
-        var row = range.lowerBound
-        while row < range.upperBound {
-            let pair = row &+ 1 < range.upperBound
-            let w0 = UnsafeRawPointer(values) + row &* rowBytes
-            let w1 = pair ? w0 + rowBytes : w0
-            var a0 = SIMD8<Float>(), a1 = SIMD8<Float>(), b0 = SIMD8<Float>(), b1 = SIMD8<Float>()
-            let next = w0 + 2 &* rowBytes
-            var i = 0
-            while i < rowBytes {
-                prefetch(next + 2 &* i)
-                prefetch(next + (2 &* i &+ 64))
-                let x0 = load8(x + i), x1 = load8(x + (i &+ 32))
-                a0 = a0.addingProduct(load8(w0 + i), x0)
-                b0 = b0.addingProduct(load8(w1 + i), x0)
-                a1 = a1.addingProduct(load8(w0 + (i &+ 32)), x1)
-                b1 = b1.addingProduct(load8(w1 + (i &+ 32)), x1)
-                i &+= 64
-            }
-            y[row] = (a0 + a1).sum()
-            if pair { y[row &+ 1] = (b0 + b1).sum() }
-            row &+= 2
-        }
-    }
-
-    private func multiplyF16(_ range: Range<Int>, _ x: UnsafeRawPointer, _ y: UnsafeMutablePointer<Float>) {
-        let rowBytes = columns &* 2
-        var row = range.lowerBound
-        while row < range.upperBound {
-            let pair = row &+ 1 < range.upperBound
-            let w0 = UnsafeRawPointer(values) + row &* rowBytes
-            let w1 = pair ? w0 + rowBytes : w0
-            var a0 = SIMD8<Float>(), a1 = SIMD8<Float>(), b0 = SIMD8<Float>(), b1 = SIMD8<Float>()
-            let next = w0 + 2 &* rowBytes
-            var i = 0
-            while i < rowBytes {
-                prefetch(next + 2 &* i)
-                let x0 = load8(x + i &* 2), x1 = load8(x + (i &* 2 &+ 32))
-                a0 = a0.addingProduct(loadHalves8(w0 + i), x0)
-                b0 = b0.addingProduct(loadHalves8(w1 + i), x0)
-                a1 = a1.addingProduct(loadHalves8(w0 + (i &+ 16)), x1)
-                b1 = b1.addingProduct(loadHalves8(w1 + (i &+ 16)), x1)
-                i &+= 32
-            }
-            y[row] = (a0 + a1).sum()
-            if pair { y[row &+ 1] = (b0 + b1).sum() }
-            row &+= 2
         }
     }
 
@@ -476,8 +426,9 @@ func halvesToFloat(_ low: SIMD16<UInt8>, _ high: SIMD16<UInt8>, upper: Bool) -> 
     return r
 }
 
-/// An activation vector quantized to int16 in blocks of 32 (one float scale each), for the integer
-/// dot products of the q8_0 and q4_0 kernels. Allocated once, reused for every op.
+/// An activation vector quantized once per op for the integer dot products: to int16 in blocks of
+/// 32 with a float scale (`quantize`: the synthetic q8_0 and q4_0 kernels), or to int8 blocks as
+/// ggml's q8_0/q8_1 (`quantize8`: GGUF models' kernels in CHitchKernels). Allocated once, reused.
 public final class QuantizedVector: @unchecked Sendable {
     // @unchecked: written by the dispatching thread before an op is published, read-only during it.
     let values: UnsafeMutablePointer<Int16>
@@ -485,8 +436,8 @@ public final class QuantizedVector: @unchecked Sendable {
     /// Per block: -8 times the pairwise sums of its values, in the lane layout of the q4_0 kernel's
     /// vpmaddwd results (`multiplyAddPairs(splat(-8), low half) + ... (high half)`).
     let offsets: UnsafeMutablePointer<SIMD8<Int32>>
-    /// ggml8 only: per block, f16(scale * sum of the int8 values) as a float (ggml's q8_1 `s`).
-    let sums: UnsafeMutablePointer<Float>
+    /// The int8 form (`quantize8`), in the layout the C kernels read.
+    let ggml: UnsafeMutablePointer<hitch_q8_activations>
     let capacity: Int
     /// See `Q4Products.nibbleMask` (stored, so the kernels read them as run-time values).
     var nibbleMask: Int16 = 15
@@ -494,38 +445,25 @@ public final class QuantizedVector: @unchecked Sendable {
 
     init(capacity: Int) {
         self.capacity = capacity
+        let blocks = max(capacity / 32, 1)
         values = .allocate(capacity: max(capacity, 32))
-        scales = .allocate(capacity: max(capacity / 32, 1))
-        offsets = .allocate(capacity: max(capacity / 32, 1))
-        sums = .allocate(capacity: max(capacity / 32, 1))
+        scales = .allocate(capacity: blocks)
+        offsets = .allocate(capacity: blocks)
+        ggml = .allocate(capacity: 1)
+        ggml.initialize(to: hitch_q8_activations(values: .allocate(capacity: blocks * 32), scales: .allocate(capacity: blocks),
+                                                 sums: .allocate(capacity: blocks), offsets: .allocate(capacity: blocks * 8)))
     }
-    deinit { values.deallocate(); scales.deallocate(); offsets.deallocate(); sums.deallocate() }
+    deinit {
+        values.deallocate(); scales.deallocate(); offsets.deallocate()
+        ggml.pointee.values.deallocate(); ggml.pointee.scales.deallocate(); ggml.pointee.sums.deallocate()
+        ggml.pointee.offsets.deallocate(); ggml.deallocate()
+    }
 
-    /// As ggml's quantize_row_q8_1: per block d = max|x| / 127, q = round(x / d) (to nearest even, as
-    /// its AVX code rounds), the scale kept as f16; `sums` = f16(d * sum q). Values are stored widened
-    /// to int16 so the kernels' vpmaddwd products are shared with the int16 mode.
-    @_optimize(speed)   // as MappedMatrix.multiply: the real-model tests run in debug builds
+    /// As ggml's quantize_row_q8_1 (hitch_quantize_q8): per block d = max|x| / 127 kept as f16,
+    /// q = round-to-nearest-even(x * 127 / max|x|), and the block's f16(d * sum q).
     func quantize8(_ x: UnsafePointer<Float>, count: Int) {
         precondition(count <= capacity && count % 32 == 0)
-        for block in 0..<(count / 32) {
-            let xb = x + block * 32
-            var amax = SIMD16<Float>()
-            amax = pointwiseMax(amax, abs16(load16(xb)))
-            amax = pointwiseMax(amax, abs16(load16(xb + 16)))
-            let d = amax.max() / 127
-            let inverse: Float = d == 0 ? 0 : 1 / d
-            var sum: Int32 = 0
-            for j in 0..<32 {
-                let q = Int16((xb[j] * inverse).rounded(.toNearestOrEven))
-                values[block * 32 + j] = q
-                sum += Int32(q)
-            }
-            scales[block] = halfToFloat(floatToHalf(d))
-            sums[block] = halfToFloat(floatToHalf(d * Float(sum)))
-            let stored = UnsafeRawPointer(values + block * 32), minusEight = SIMD16<Int16>(repeating: -8)
-            offsets[block] = multiplyAddPairs(minusEight, stored.loadUnaligned(as: SIMD16<Int16>.self))
-                &+ multiplyAddPairs(minusEight, (stored + 32).loadUnaligned(as: SIMD16<Int16>.self))
-        }
+        hitch_quantize_q8(x, count, ggml)
     }
 
     func quantize(_ x: UnsafePointer<Float>, count: Int) {
@@ -539,7 +477,7 @@ public final class QuantizedVector: @unchecked Sendable {
             let scale = largest / 32767
             scales[block] = scale
             let inverse: Float = largest == 0 ? 0 : 1 / scale
-            for j in 0..<32 { values[block * 32 + j] = Int16((xb[j] * inverse).rounded()) }
+            for j in 0..<32 { values[block * 32 + j] = saturatingInt16((xb[j] * inverse).rounded()) }
             let stored = UnsafeRawPointer(values + block * 32), minusEight = SIMD16<Int16>(repeating: -8)
             offsets[block] = multiplyAddPairs(minusEight, stored.loadUnaligned(as: SIMD16<Int16>.self))
                 &+ multiplyAddPairs(minusEight, (stored + 32).loadUnaligned(as: SIMD16<Int16>.self))
@@ -547,6 +485,69 @@ public final class QuantizedVector: @unchecked Sendable {
     }
 }
 
+/// A rounded quantized value as int16, never trapping: a non-finite activation (a model file whose
+/// weights hold NaN or infinity) becomes 0 or the nearest bound, as garbage in, not a crash.
+@inline(__always) func saturatingInt16(_ value: Float) -> Int16 {
+    value.isNaN ? 0 : Int16(max(-32767, min(32767, value)))
+}
+
 @inline(__always) func abs16(_ v: SIMD16<Float>) -> SIMD16<Float> {
     unsafeBitCast(unsafeBitCast(v, to: SIMD16<UInt32>.self) & 0x7FFF_FFFF, to: SIMD16<Float>.self)
+}
+
+/// y[r] = dot(row r, x) for r in `range`, rows of `columns` f32 (a multiple of 16) from `base`: the
+/// synthetic model's plane and a GGUF file's mapped f32 tensors. Two rows per pass, each activation
+/// load feeding both, two accumulators per row, the next pair prefetched.
+@inline(__always)
+func multiplyRowsF32(_ base: UnsafeRawPointer, columns: Int, _ range: Range<Int>, _ x: UnsafeRawPointer, _ y: UnsafeMutablePointer<Float>) {
+    let rowBytes = columns &* 4
+    var row = range.lowerBound
+    while row < range.upperBound {
+        let pair = row &+ 1 < range.upperBound
+        let w0 = base + row &* rowBytes
+        let w1 = pair ? w0 + rowBytes : w0
+        var a0 = SIMD8<Float>(), a1 = SIMD8<Float>(), b0 = SIMD8<Float>(), b1 = SIMD8<Float>()
+        let next = w0 + 2 &* rowBytes
+        var i = 0
+        while i < rowBytes {
+            prefetch(next + 2 &* i)
+            prefetch(next + (2 &* i &+ 64))
+            let x0 = load8(x + i), x1 = load8(x + (i &+ 32))
+            a0 = a0.addingProduct(load8(w0 + i), x0)
+            b0 = b0.addingProduct(load8(w1 + i), x0)
+            a1 = a1.addingProduct(load8(w0 + (i &+ 32)), x1)
+            b1 = b1.addingProduct(load8(w1 + (i &+ 32)), x1)
+            i &+= 64
+        }
+        y[row] = (a0 + a1).sum()
+        if pair { y[row &+ 1] = (b0 + b1).sum() }
+        row &+= 2
+    }
+}
+
+/// As `multiplyRowsF32`, rows of IEEE halves (vcvtph2ps).
+@inline(__always)
+func multiplyRowsF16(_ base: UnsafeRawPointer, columns: Int, _ range: Range<Int>, _ x: UnsafeRawPointer, _ y: UnsafeMutablePointer<Float>) {
+    let rowBytes = columns &* 2
+    var row = range.lowerBound
+    while row < range.upperBound {
+        let pair = row &+ 1 < range.upperBound
+        let w0 = base + row &* rowBytes
+        let w1 = pair ? w0 + rowBytes : w0
+        var a0 = SIMD8<Float>(), a1 = SIMD8<Float>(), b0 = SIMD8<Float>(), b1 = SIMD8<Float>()
+        let next = w0 + 2 &* rowBytes
+        var i = 0
+        while i < rowBytes {
+            prefetch(next + 2 &* i)
+            let x0 = load8(x + i &* 2), x1 = load8(x + (i &* 2 &+ 32))
+            a0 = a0.addingProduct(loadHalves8(w0 + i), x0)
+            b0 = b0.addingProduct(loadHalves8(w1 + i), x0)
+            a1 = a1.addingProduct(loadHalves8(w0 + (i &+ 16)), x1)
+            b1 = b1.addingProduct(loadHalves8(w1 + (i &+ 16)), x1)
+            i &+= 32
+        }
+        y[row] = (a0 + a1).sum()
+        if pair { y[row &+ 1] = (b0 + b1).sum() }
+        row &+= 2
+    }
 }

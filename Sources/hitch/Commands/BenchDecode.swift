@@ -9,7 +9,8 @@ enum BenchDecode: Subcommand {
     static let summary = "LLM decode bandwidth against measured triad bandwidth."
     static let help = """
     USAGE: hitch bench decode [--weights f32,f16,q8_0,q4_0,pal4] [--tokens N] [--threads N] [shape options] [--format text|json]
-           hitch bench decode --model FILE.gguf [--tokens N] [--threads N] [--format text|json]
+           hitch bench decode --model FILE.gguf [--tokens N] [--threads N] [--speed-only] [--format text|json]
+           hitch bench decode --write-gguf FILE.gguf --weights f32|f16|q8_0|q4_0|q4_1 [--seed N] [shape options]
 
     For each weight format: generates the model from the seed, prefills a short prompt, decodes
     --tokens tokens and reports tokens/s, bytes per token (every op's reads and writes, as recorded in
@@ -24,8 +25,18 @@ enum BenchDecode: Subcommand {
     With --model, the GGUF file's model (mapped, its own tensor types) is measured instead of the
     generated ones; bytes per token follow from its real tensor sizes.
 
+    With --write-gguf, nothing is measured: the synthetic model of --seed and the shape options is
+    written as a llama-architecture GGUF file with its matrices in the one --weights type (q4_1 too),
+    so llama.cpp (llama-bench) and --model run the same weights (scripts/llama-compare.sh does).
+
+    With --speed-only, the steps run back to back with no triad or read pass between them (a pass
+    over arrays 4x the last-level cache evicts the model, which llama-bench never does), as
+    scripts/llama-compare.sh measures; the bandwidth figures are then 0.
+
     OPTIONS:
       --model FILE.gguf  A llama-architecture GGUF model to measure instead of the synthetic formats
+      --write-gguf FILE  Write the synthetic model as GGUF (matrices in --weights) and exit
+      --speed-only     Tokens/s only: no bandwidth probes (bandwidth, triad and utilization print 0)
       --weights LIST   Formats to run (default all)
       --tokens N       Decode steps per format (default 32)
       --threads N      Pool threads (default: every core)
@@ -42,6 +53,8 @@ enum BenchDecode: Subcommand {
         var weights: String
         var tokensPerSecond: Double
         var bestTokensPerSecond: Double
+        /// Tokens over the summed step times (the mean rate, as llama-bench's avg_ts).
+        var meanTokensPerSecond: Double
         var bytesPerToken: Double
         var weightBytesPerToken: Double
         var kvCacheBytesPerToken: Double
@@ -62,6 +75,8 @@ enum BenchDecode: Subcommand {
         var threads: Int
         var tokens: Int
         var peakGFLOPS: Double
+        /// The instruction set of the quantized GGUF kernels (QuantizedKernels).
+        var quantizedKernels: String
         /// The last-level cache the triad arrays were sized against, and their size.
         var probeSizing: ProbeSizing
         var results: [Result]
@@ -69,6 +84,7 @@ enum BenchDecode: Subcommand {
 
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         let output = try arguments.choice("--format", ["text", "json"], default: "text")
+        if let path = try arguments.option("--write-gguf") { return try writeGGUF(path, &arguments) }
         let weightsText = try arguments.option("--weights") ?? WeightFormat.allCases.map(\.rawValue).joined(separator: ",")
         guard let formats = WeightFormat.parseList(weightsText) else {
             throw CLIError("option '--weights' must list formats from \(WeightFormat.allCases.map(\.rawValue).joined(separator: ", ")); got '\(weightsText)'")
@@ -77,6 +93,7 @@ enum BenchDecode: Subcommand {
         let threads = try arguments.number("--threads", in: 1...256, default: ProcessInfo.processInfo.activeProcessorCount)
         let seed = try arguments.number("--seed", in: UInt64(0)...UInt64.max, default: 1)
         let modelPath = try arguments.option("--model")
+        let speedOnly = arguments.flag("--speed-only")
         var shape = try ModelShape.parse(&arguments)
         _ = try arguments.positionals("bench decode", count: 0...0, what: "no arguments")
         let fileModel = try modelPath.map { path in
@@ -90,9 +107,10 @@ enum BenchDecode: Subcommand {
 
         let pool = WorkerPool(threadCount: threads)
         defer { pool.shutdown() }
-        let flops = BandwidthProbe.measurePeakGFLOPS(pool: pool)
-        let arrays = StreamArrays(pool: pool)
-        if let shortfall = arrays.sizing.shortfall { writeStandardError("hitch: bench decode: \(shortfall)\n") }
+        let flops = speedOnly ? 0 : BandwidthProbe.measurePeakGFLOPS(pool: pool)
+        let arrays: StreamArrays? = speedOnly ? nil : StreamArrays(pool: pool)
+        let sizing = arrays?.sizing ?? ProbeSizing.fromMachine()
+        if let arrays, let shortfall = arrays.sizing.shortfall { writeStandardError("hitch: bench decode: \(shortfall)\n") }
         var results: [Result] = []
         // The file's model, or each synthetic format in turn.
         let runs: [String] = fileModel.map { [$0.weights.formatName] } ?? formats.map(\.rawValue)
@@ -102,11 +120,11 @@ enum BenchDecode: Subcommand {
             let weights = fileModel?.weights ?? TransformerWeights(shape: shape, format: formats[index], seed: seed, pool: pool)
             let generateSeconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
             let session = DecodeSession(weights: weights, pool: pool)
-            let read = (0..<3).map { _ in arrays.readPassGBps() }.max()!
+            let read = arrays.map { arrays in (0..<3).map { _ in arrays.readPassGBps() }.max()! } ?? 0
             let loadAverage = Self.loadAverage()
             try session.prefill(tokens: prompt)
             var token = session.sample()
-            var stepNs: [Double] = [], stepBytes: [Double] = [], triads = [arrays.triadPassGBps()]
+            var stepNs: [Double] = [], stepBytes: [Double] = [], triads = [arrays?.triadPassGBps() ?? 0]
             var weightBytes = 0.0, kvBytes = 0.0
             for _ in 0..<tokens {
                 let begin = DispatchTime.now().uptimeNanoseconds
@@ -114,40 +132,59 @@ enum BenchDecode: Subcommand {
                 let stepAccounting = session.lastStep
                 token = session.sample()
                 stepNs.append(Double(DispatchTime.now().uptimeNanoseconds - begin))
-                triads.append(arrays.triadPassGBps())
+                triads.append(arrays?.triadPassGBps() ?? 0)
                 // lastStep now covers the step's ops and the sample op, as the analyzer sums a token's op events.
                 stepBytes.append(Double(session.lastStep.bytesRead + session.lastStep.bytesWritten))
                 weightBytes += Double(stepAccounting.weightBytes)
                 kvBytes += Double(stepAccounting.kvCacheBytes)
             }
             let references = (0..<tokens).map { max(triads[$0], triads[$0 + 1]) }
-            let ratios = (0..<tokens).map { stepBytes[$0] / (stepNs[$0] / 1e9) / 1e9 / references[$0] }
+            let ratios = (0..<tokens).map { speedOnly ? 0 : stepBytes[$0] / (stepNs[$0] / 1e9) / 1e9 / references[$0] }
             let bytesPerToken = stepBytes.reduce(0, +) / Double(tokens)
             let medianStep = median(stepNs) / 1e9
             let bandwidth = bytesPerToken / medianStep / 1e9
             results.append(Result(weights: name, tokensPerSecond: 1 / medianStep, bestTokensPerSecond: 1e9 / stepNs.min()!,
+                                  meanTokensPerSecond: Double(tokens) / (stepNs.reduce(0, +) / 1e9),
                                   bytesPerToken: bytesPerToken, weightBytesPerToken: weightBytes / Double(tokens),
                                   kvCacheBytesPerToken: kvBytes / Double(tokens), bandwidthGBps: bandwidth,
                                   triadGBps: median(references), triadBestGBps: triads.max()!, readGBps: read,
-                                  utilization: median(ratios), readUtilization: bandwidth / read,
+                                  utilization: median(ratios), readUtilization: speedOnly ? 0 : bandwidth / read,
                                   generateSeconds: generateSeconds, weightsBytes: weights.byteCount, loadAverage: loadAverage))
         }
         let report = Report(shape: shape, parameterCount: shape.parameterCount, threads: pool.threadCount, tokens: tokens,
-                            peakGFLOPS: flops, probeSizing: arrays.sizing, results: results)
+                            peakGFLOPS: flops, quantizedKernels: QuantizedKernels.instructionSet, probeSizing: sizing, results: results)
         if output == "json" {
             print(try JSONOutput.text(report), terminator: "")
             return .ok
         }
         print("model \(String(format: "%.2f", Double(shape.parameterCount) / 1e9)) B params, \(pool.threadCount) threads, \(tokens) tokens, peak \(String(format: "%.1f", flops)) GFLOP/s")
         if let fileModel { print("model \(fileModel.name) (\((fileModel.file.path as NSString).lastPathComponent))") }
-        let cache = arrays.sizing.lastLevelCache
-        print("triad arrays \(arrays.arrayBytes >> 20) MiB each; last-level cache \(cache.bytes >> 20) MiB (L\(cache.level), \(cache.source))"
-              + (arrays.sizing.meetsCacheRule ? "" : "; below 4x the cache: \(arrays.sizing.shortfall ?? "")"))
+        let cache = sizing.lastLevelCache
+        if let arrays {
+            print("triad arrays \(arrays.arrayBytes >> 20) MiB each; last-level cache \(cache.bytes >> 20) MiB (L\(cache.level), \(cache.source))"
+                  + (sizing.meetsCacheRule ? "" : "; below 4x the cache: \(sizing.shortfall ?? "")"))
+        } else {
+            print("--speed-only: no bandwidth probes; last-level cache \(cache.bytes >> 20) MiB (L\(cache.level), \(cache.source))")
+        }
         print("weights  tok/s   MB/token  GB/s   triad GB/s  read GB/s  utilization  load avg")
         for r in results {
             print(String(format: "%-7@ %6.1f  %8.1f  %5.1f  %10.1f  %9.1f  %10.1f%%  %8@", r.weights as NSString, r.tokensPerSecond,
                          r.bytesPerToken / 1e6, r.bandwidthGBps, r.triadGBps, r.readGBps, r.utilization * 100,
                          (r.loadAverage.map { String(format: "%.2f", $0) } ?? "-") as NSString))
+        }
+        return .ok
+    }
+
+    static func writeGGUF(_ path: String, _ arguments: inout Arguments) throws -> ExitCode {
+        let typeText = try arguments.option("--weights") ?? "q4_0"
+        guard let type = GGMLType(name: typeText) else {
+            throw CLIError("option '--weights' with --write-gguf must be one of \(GGMLType.allCases.map(\.name).joined(separator: ", ")); got '\(typeText)'")
+        }
+        let seed = try arguments.number("--seed", in: UInt64(0)...UInt64.max, default: 1)
+        let shape = try ModelShape.parse(&arguments)
+        _ = try arguments.positionals("bench decode", count: 0...0, what: "no arguments")
+        do { try TransformerWeights.writeGGUF(shape: shape, type: type, seed: seed, to: path) } catch {
+            throw CLIError("cannot write \(path): \(error)")
         }
         return .ok
     }

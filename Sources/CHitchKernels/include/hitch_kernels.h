@@ -1,0 +1,59 @@
+#ifndef HITCH_KERNELS_H
+#define HITCH_KERNELS_H
+
+// The integer dot-product kernels of the decode workload for weights in ggml's block layout (q4_0,
+// q4_1, q8_0 read in place from a GGUF mapping) against activations quantized to int8 as ggml does.
+// x86 has no portable way to ask for vpdpbusd from Swift, so these are C with intrinsics: each kernel
+// is compiled for AVX512-VNNI, AVX-VNNI and AVX2 (function target attributes, no build flags) and the
+// best the CPU reports is chosen once at load time; elsewhere a portable C version runs. Every
+// version computes the same integer lanes as ggml's vec_dot, so results differ from llama.cpp's only
+// by the order of the float additions.
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Activations quantized in blocks of 32, as ggml's q8_0 / q8_1.
+typedef struct {
+    /// The int8 values (32 per block).
+    int8_t *values;
+    /// Per block: the scale max|x| / 127, rounded to f16 (as ggml stores it), as a float.
+    float *scales;
+    /// Per block: f16(scale * sum of the block's values) as a float (ggml's q8_1 `s`; q4_1 needs it).
+    float *sums;
+    /// Per block, 8 lanes: -8 times the sum of values 4i..4i+3 (q4_0's offset, in the kernels' lane order).
+    int32_t *offsets;
+} hitch_q8_activations;
+
+/// Quantizes `count` floats (a multiple of 32) into `out`, as ggml's quantize_row_q8_1 (AVX2 path:
+/// scale = max|x| / 127, values = round-to-nearest-even(x * 127 / max|x|)).
+void hitch_quantize_q8(const float *x, long count, const hitch_q8_activations *out);
+
+/// y[r] = dot(row r, x) for r in [0, rows); row r starts at `weights + r * row_bytes` and holds
+/// `blocks` ggml blocks (q4_0: 18 bytes, q4_1: 20, q8_0: 34).
+void hitch_matvec_q4_0(const void *weights, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y);
+void hitch_matvec_q4_1(const void *weights, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y);
+void hitch_matvec_q8_0(const void *weights, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y);
+
+/// out[i] = silu(gate[i]) * up[i] with silu(x) = x / (1 + exp(-x)) and exp as ggml's AVX-512 build
+/// approximates it (ggml_v_expf), bit for bit, so a GGUF model's feed-forward matches llama.cpp's.
+void hitch_swiglu_ggml(const float *gate, const float *up, long count, float *out);
+
+/// Which version runs: "avx512vnni", "avxvnni", "avx2" or "portable".
+const char *hitch_kernels_isa(void);
+
+typedef void (*hitch_matvec_fn)(const uint8_t *weights, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y);
+
+/// The `isa` version ("avx512vnni", "avxvnni", "avx2", "portable") of the kernel for ggml type
+/// `type` (2 = q4_0, 3 = q4_1, 8 = q8_0), or NULL when the CPU lacks it: tests compare every
+/// version with the portable one without changing which one runs.
+hitch_matvec_fn hitch_kernel(const char *isa, int type);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

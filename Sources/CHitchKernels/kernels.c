@@ -1,0 +1,256 @@
+// Dispatch and the portable versions of the kernels in include/hitch_kernels.h; the x86 versions are
+// kernel_body.h compiled three times under different target attributes.
+
+#include "hitch_kernels.h"
+#include <math.h>
+#include <string.h>
+
+/// IEEE half to float (the portable path; x86 versions use vcvtph2ps).
+static float half_to_float(uint16_t h) {
+    const uint32_t sign = (uint32_t)(h & 0x8000) << 16, exponent = (h >> 10) & 0x1F, mantissa = h & 0x3FF;
+    uint32_t bits;
+    if (exponent == 0) {
+        if (mantissa == 0) { bits = sign; }
+        else {   // subnormal: normalize
+            int e = -1;
+            uint32_t m = mantissa;
+            do { e++; m <<= 1; } while ((m & 0x400) == 0);
+            bits = sign | ((uint32_t)(127 - 15 - e) << 23) | ((m & 0x3FF) << 13);
+        }
+    } else if (exponent == 31) {
+        bits = sign | 0x7F800000 | (mantissa << 13);
+    } else {
+        bits = sign | ((exponent + 127 - 15) << 23) | (mantissa << 13);
+    }
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+/// Float to half, round to nearest even (for the f16-rounded scales; both paths use this one).
+static uint16_t float_to_half(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    const uint32_t sign = (x >> 16) & 0x8000;
+    uint32_t abs = x & 0x7FFFFFFF;
+    if (abs >= 0x7F800000) return (uint16_t)(sign | 0x7C00 | (abs > 0x7F800000 ? 0x200 : 0));   // inf / nan
+    if (abs >= 0x477FF000) return (uint16_t)(sign | 0x7C00);                                      // overflow
+    if (abs < 0x38800000) {   // subnormal half (or zero)
+        if (abs < 0x33000000) return (uint16_t)sign;
+        const uint32_t e = abs >> 23, m = (abs & 0x7FFFFF) | 0x800000, shift = 126 - e;
+        uint32_t h = m >> shift;
+        const uint32_t rest = m & ((1u << shift) - 1), half = 1u << (shift - 1);
+        if (rest > half || (rest == half && (h & 1))) h++;
+        return (uint16_t)(sign | h);
+    }
+    uint32_t h = ((abs >> 13) - (112u << 10));
+    const uint32_t rest = abs & 0x1FFF;
+    if (rest > 0x1000 || (rest == 0x1000 && (h & 1))) h++;
+    return (uint16_t)(sign | h);
+}
+
+static float round_to_half(float f) { return half_to_float(float_to_half(f)); }
+
+// MARK: Quantization (portable: a short loop per op, not worth an x86 version of its own)
+
+void hitch_quantize_q8(const float *x, long count, const hitch_q8_activations *out) {
+    for (long b = 0; b < count / 32; b++) {
+        const float *xb = x + 32 * b;
+        float amax = 0;
+        for (int j = 0; j < 32; j++) { const float a = fabsf(xb[j]); amax = a > amax ? a : amax; }
+        const float d = amax / 127.f;
+        const float inverse = amax != 0.f ? 127.f / amax : 0.f;
+        int8_t *q = out->values + 32 * b;
+        int sum = 0;
+        for (int j = 0; j < 32; j++) {
+            const float v = nearbyintf(xb[j] * inverse);   // round to nearest even, as ggml's AVX path
+            // NaN or infinity (a model whose weights hold them) becomes 0: garbage in, not undefined behaviour.
+            const int i = v == v && fabsf(v) <= 127.f ? (int)v : 0;
+            q[j] = (int8_t)i;
+            sum += i;
+        }
+        out->scales[b] = round_to_half(d);
+        out->sums[b] = round_to_half(d * (float)sum);
+        for (int lane = 0; lane < 8; lane++) {
+            out->offsets[8 * b + lane] = -8 * (q[4 * lane] + q[4 * lane + 1] + q[4 * lane + 2] + q[4 * lane + 3]);
+        }
+    }
+}
+
+// MARK: SwiGLU as llama.cpp's AVX-512 build computes it
+
+/// ggml_v_expf of ggml's AVX-512 build, one lane: exp(x) = 2^n * p(b) with n = round(x / ln 2) and
+/// b = x - n ln 2 (in two parts), p a degree-5 polynomial; |n| > 192 gives infinity or 0. Each
+/// operation as the vector code does it (fmaf for its fused multiply-adds), so the bits are the same.
+/// Included twice: with hardware FMA (fmaf is one instruction) and portable (fmaf is libm's).
+/// j * 2^n rounded once, as vscalefps: a multiplication by the power of two where it is a normal
+/// float (exact but for the one rounding of a subnormal result), libm's ldexpf beyond.
+static inline float scale_by_power_of_two(float j, int n) {
+    if (n < -126 || n > 127) return ldexpf(j, n);
+    const uint32_t bits = (uint32_t)(n + 127) << 23;
+    float power;
+    memcpy(&power, &bits, 4);
+    return j * power;
+}
+
+#define SWIGLU_BODY                                                                                       \
+    for (long i = 0; i < count; i++) {                                                                    \
+        const float x = 0.0f - gate[i];                                                                   \
+        const float r = 0x1.8p23f;                                                                        \
+        const float z = fmaf(x, 0x1.715476p+0f, r);                                                       \
+        const float n = z - r;                                                                            \
+        const float b = fmaf(-n, 0x1.7f7d1cp-20f, fmaf(-n, 0x1.62e4p-1f, x));                             \
+        const float u = b * b;                                                                            \
+        const float j = fmaf(fmaf(fmaf(0x1.0e4020p-7f, b, 0x1.573e2ep-5f), u, fmaf(0x1.555e66p-3f, b, 0x1.fffdb6p-2f)), \
+                             u, fmaf(0x1.ffffecp-1f, b, 1.0f));                                           \
+        const float e = fabsf(n) > 192 ? (n <= 0 ? 0.0f : INFINITY) : scale_by_power_of_two(j, (int)n);   \
+        const float d = 1.0f + e;                                                                         \
+        const float silu = gate[i] / d;                                                                   \
+        out[i] = silu * up[i];                                                                            \
+    }
+
+static void portable_swiglu(const float *gate, const float *up, long count, float *out) { SWIGLU_BODY }
+
+#if defined(__x86_64__) && defined(__clang__)
+__attribute__((target("fma"))) static void fma_swiglu(const float *gate, const float *up, long count, float *out) { SWIGLU_BODY }
+#endif
+
+static void (*chosen_swiglu)(const float *, const float *, long, float *) = portable_swiglu;
+
+void hitch_swiglu_ggml(const float *gate, const float *up, long count, float *out) { chosen_swiglu(gate, up, count, out); }
+
+// MARK: Portable kernels
+
+static void portable_q4(const uint8_t *w, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y,
+                        int has_minimum) {
+    const size_t block_bytes = has_minimum ? 20 : 18;
+    for (long r = 0; r < rows; r++) {
+        float total = 0, minimum = 0;
+        for (long b = 0; b < blocks; b++) {
+            const uint8_t *block = w + (size_t)r * row_bytes + block_bytes * b;
+            const uint8_t *qs = block + (has_minimum ? 4 : 2);
+            const int8_t *xq = x->values + 32 * b;
+            int sum = 0;
+            for (int j = 0; j < 16; j++) {
+                const int low = qs[j] & 15, high = qs[j] >> 4;
+                sum += (has_minimum ? low : low - 8) * xq[j] + (has_minimum ? high : high - 8) * xq[j + 16];
+            }
+            total += half_to_float((uint16_t)(block[0] | block[1] << 8)) * x->scales[b] * (float)sum;
+            if (has_minimum) minimum += half_to_float((uint16_t)(block[2] | block[3] << 8)) * x->sums[b];
+        }
+        y[r] = total + minimum;
+    }
+}
+
+static void portable_q4_0(const uint8_t *w, size_t rb, long rows, long blocks, const hitch_q8_activations *x, float *y) {
+    portable_q4(w, rb, rows, blocks, x, y, 0);
+}
+static void portable_q4_1(const uint8_t *w, size_t rb, long rows, long blocks, const hitch_q8_activations *x, float *y) {
+    portable_q4(w, rb, rows, blocks, x, y, 1);
+}
+static void portable_q8_0(const uint8_t *w, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y) {
+    for (long r = 0; r < rows; r++) {
+        float total = 0;
+        for (long b = 0; b < blocks; b++) {
+            const uint8_t *block = w + (size_t)r * row_bytes + 34 * b;
+            const int8_t *q = (const int8_t *)(block + 2), *xq = x->values + 32 * b;
+            int sum = 0;
+            for (int j = 0; j < 32; j++) sum += q[j] * xq[j];
+            total += half_to_float((uint16_t)(block[0] | block[1] << 8)) * x->scales[b] * (float)sum;
+        }
+        y[r] = total;
+    }
+}
+
+typedef void (*matvec_fn)(const uint8_t *, size_t, long, long, const hitch_q8_activations *, float *);
+static matvec_fn chosen_q4_0 = portable_q4_0, chosen_q4_1 = portable_q4_1, chosen_q8_0 = portable_q8_0;
+static const char *chosen_isa = "portable";
+
+// MARK: x86 versions
+
+#if defined(__x86_64__) && defined(__clang__)
+#include <immintrin.h>
+
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni"))), apply_to = function)
+#define KERNEL(name) avx512vnni_##name
+#define DOT(acc, u, s) _mm256_dpbusd_epi32((acc), (u), (s))
+#include "kernel_body.h"
+#undef KERNEL
+#undef DOT
+#pragma clang attribute pop
+
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avxvnni"))), apply_to = function)
+#define KERNEL(name) avxvnni_##name
+#define DOT(acc, u, s) _mm256_dpbusd_avx_epi32((acc), (u), (s))
+#include "kernel_body.h"
+#undef KERNEL
+#undef DOT
+#pragma clang attribute pop
+
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
+#define KERNEL(name) avx2_##name
+// vpmaddubsw cannot saturate here: 2 * 15 * 127 (q4) and 2 * 128 * 127 (q8_0's |q|) fit in int16.
+#define DOT(acc, u, s) _mm256_add_epi32((acc), _mm256_madd_epi16(_mm256_maddubs_epi16((u), (s)), _mm256_set1_epi16(1)))
+#include "kernel_body.h"
+#undef KERNEL
+#undef DOT
+#pragma clang attribute pop
+
+static int cpu_has(const char *isa) {
+    __builtin_cpu_init();
+    const int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+    if (strcmp(isa, "avx2") == 0) return avx2;
+    if (strcmp(isa, "avxvnni") == 0) return avx2 && __builtin_cpu_supports("avxvnni");
+    if (strcmp(isa, "avx512vnni") == 0) {
+        return avx2 && __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw");
+    }
+    return 0;
+}
+#endif
+
+/// The three kernels of `isa` if the CPU runs it (returns 1).
+static int kernels_for(const char *isa, matvec_fn *q4_0, matvec_fn *q4_1, matvec_fn *q8_0) {
+    if (strcmp(isa, "portable") == 0) { *q4_0 = portable_q4_0; *q4_1 = portable_q4_1; *q8_0 = portable_q8_0; return 1; }
+#if defined(__x86_64__) && defined(__clang__)
+    if (!cpu_has(isa)) return 0;
+    if (strcmp(isa, "avx512vnni") == 0) { *q4_0 = avx512vnni_q4_0; *q4_1 = avx512vnni_q4_1; *q8_0 = avx512vnni_q8_0; return 1; }
+    if (strcmp(isa, "avxvnni") == 0) { *q4_0 = avxvnni_q4_0; *q4_1 = avxvnni_q4_1; *q8_0 = avxvnni_q8_0; return 1; }
+    *q4_0 = avx2_q4_0; *q4_1 = avx2_q4_1; *q8_0 = avx2_q8_0;
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+static int select_kernels(const char *isa) {
+    if (!kernels_for(isa, &chosen_q4_0, &chosen_q4_1, &chosen_q8_0)) return 0;
+    chosen_isa = isa;
+    return 1;
+}
+
+hitch_matvec_fn hitch_kernel(const char *isa, int type) {
+    matvec_fn q4_0, q4_1, q8_0;
+    if (!kernels_for(isa, &q4_0, &q4_1, &q8_0)) return NULL;
+    matvec_fn chosen = type == 2 ? q4_0 : type == 3 ? q4_1 : type == 8 ? q8_0 : NULL;
+    return chosen;
+}
+
+/// The best version the CPU runs, chosen before main; never written again.
+__attribute__((constructor)) static void choose_kernels(void) {
+    if (!select_kernels("avx512vnni") && !select_kernels("avxvnni")) (void)select_kernels("avx2");
+#if defined(__x86_64__) && defined(__clang__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("fma")) chosen_swiglu = fma_swiglu;
+#endif
+}
+
+void hitch_matvec_q4_0(const void *w, size_t rb, long rows, long blocks, const hitch_q8_activations *x, float *y) {
+    chosen_q4_0((const uint8_t *)w, rb, rows, blocks, x, y);
+}
+void hitch_matvec_q4_1(const void *w, size_t rb, long rows, long blocks, const hitch_q8_activations *x, float *y) {
+    chosen_q4_1((const uint8_t *)w, rb, rows, blocks, x, y);
+}
+void hitch_matvec_q8_0(const void *w, size_t rb, long rows, long blocks, const hitch_q8_activations *x, float *y) {
+    chosen_q8_0((const uint8_t *)w, rb, rows, blocks, x, y);
+}
+const char *hitch_kernels_isa(void) { return chosen_isa; }
