@@ -5,7 +5,7 @@ import HitchTrace
 /// ones (`PassContext.judgedFrames`) for attribution. Inputs and interactions are read here: they
 /// release replayed frames and measure the animating time.
 struct FramePass: AnalysisPass {
-    static let reads: PayloadKinds = [.frames, .instant, .interaction, .threadState]
+    static let reads: PayloadKinds = [.frames, .instant, .interaction, .threadState, .schedSwitch]
 
     private let refreshRatesHz: [Double]
     private var recorded = HitchAccumulator(source: .recorded, rateHz: 0)
@@ -31,6 +31,14 @@ struct FramePass: AnalysisPass {
     private var readingHistory = ReadingHistory()
     /// Frames being assembled from events in per-thread (not global) time order.
     private var frames = FrameAssembler()
+    /// The frame threads' exact context switches (perf source), and the final frames waiting, in
+    /// begin order, for their windows' switches: the writer drains them a flush interval late.
+    private var switchHistory = SwitchHistory()
+    private var waiting: [FrameRecord] = []
+    private var waitingHead = 0
+    /// At most this many final frames wait for switches; then the first is judged with what is in
+    /// (windows whose switch records fall short of their switch counts are unknown).
+    static let switchWaitFrames = 1024
     private var previousPeriodNs: Int64 = 0
     /// This run's frame samples and refresh-rate changes (from these indexes on) hold absolute times
     /// until the run's first event is known, at its end.
@@ -49,6 +57,9 @@ struct FramePass: AnalysisPass {
         inputs.reset()
         frames.reset()
         readingHistory.removeAll()
+        switchHistory.removeAll()
+        waiting.removeAll(keepingCapacity: true)
+        waitingHead = 0
         previousPeriodNs = 0
         runFrames = 0
         runFirstFrameSample = frameSamples.count
@@ -88,6 +99,10 @@ struct FramePass: AnalysisPass {
                 if reading.phase == .frameBegan || reading.phase == .committed { frame.readings.mainThread = thread }
                 if reading.phase == .renderBegan { frame.readings.renderThread = thread }
             }
+        case .schedSwitch(let change):
+            switchHistory.add(SwitchHistory.Switch(atNs: t, out: change.direction == .switchedOut, preempted: change.preempted),
+                              thread: resolved.thread.rawValue)
+            if waitingHead < waiting.count { drainFrames(&context) }
         case .instant:
             if inputCategory < 0 { inputCategory = context.names.index(of: MetadataKey.inputCategory) }
             if resolved.name == inputCategory { inputs.add(t) }
@@ -104,8 +119,30 @@ struct FramePass: AnalysisPass {
     private mutating func drainFrames(_ context: inout PassContext, all: Bool = false) {
         while var frame = frames.nextReady(all: all) {
             if frame.hasBegan { frame.inputArrivalNs = inputs.take(beganNs: frame.beganNs) }
+            waiting.append(frame)
+        }
+        while waitingHead < waiting.count {
+            let frame = waiting[waitingHead]
+            guard all || waiting.count - waitingHead > Self.switchWaitFrames || switchesAreIn(frame.readings) else { break }
+            waitingHead += 1
             finalize(frame, &context)
         }
+        if waitingHead == waiting.count { waiting.removeAll(keepingCapacity: true); waitingHead = 0 }
+        else if waitingHead > 1024 && waitingHead * 2 > waiting.count { waiting.removeFirst(waitingHead); waitingHead = 0 }
+    }
+
+    /// The frame's windows need no switches (their readings have the run delay, or the thread did
+    /// not switch), or every switch-out their switch counts announce is in.
+    private func switchesAreIn(_ r: FrameReadings) -> Bool {
+        func windowIn(_ a: PhaseReading, _ b: PhaseReading, _ thread: UInt32) -> Bool {
+            guard a.isPresent, b.isPresent, a.runnableWaitNs < 0 || b.runnableWaitNs < 0,
+                  a.voluntarySwitches >= 0, b.voluntarySwitches >= 0, a.involuntarySwitches >= 0, b.involuntarySwitches >= 0
+            else { return true }
+            let outs = b.voluntarySwitches - a.voluntarySwitches + b.involuntarySwitches - a.involuntarySwitches
+            return switchHistory.isComplete(thread: thread, from: a.atNs, to: b.atNs, expectedOuts: outs)
+        }
+        return windowIn(r.mainBegan.isPresent ? r.mainBegan : r.beforeCommit, r.mainCommitted, r.mainThread)
+            && windowIn(r.renderBegan, r.renderEnded, r.renderThread)
     }
 
     private mutating func finalize(_ record: FrameRecord, _ context: inout PassContext) {
@@ -114,15 +151,16 @@ struct FramePass: AnalysisPass {
         // Late starts: what the main thread did from the vsync to its begin, the render thread from
         // the first vsync after the commit to its render began (their readings before are in).
         if frame.readings.mainBegan.isPresent {
-            frame.readings.mainLateStart = readingHistory.lateStart(thread: frame.readings.mainThread, from: frame.vsyncNs, to: frame.beganNs)
+            frame.readings.mainLateStart = readingHistory.lateStart(thread: frame.readings.mainThread, from: frame.vsyncNs, to: frame.beganNs,
+                                                                    switches: switchHistory)
         }
         if frame.readings.renderBegan.isPresent, frame.hasCommit, frame.periodNs > 0 {
             let renderStart = vsyncAtOrAfter(frame.commitNs, anchor: frame.vsyncNs, period: frame.periodNs)
             frame.readings.renderLateStart = readingHistory.lateStart(thread: frame.readings.renderThread, from: renderStart,
-                                                                      to: frame.readings.renderBegan.atNs)
+                                                                      to: frame.readings.renderBegan.atNs, switches: switchHistory)
         }
         runFrames += 1
-        guard let judged = judgeRecorded(frame, judge: &recordedJudge) else {
+        guard let judged = judgeRecorded(frame, judge: &recordedJudge, switches: switchHistory) else {
             recorded.addUnjudged()
             return
         }

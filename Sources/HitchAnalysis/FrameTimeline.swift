@@ -97,7 +97,7 @@ struct LatenessJudge: Sendable {
 }
 
 /// Judges recorded frames on their own recorded grid (vsync + k * period).
-func judgeRecorded(_ frame: FrameRecord, judge: inout LatenessJudge) -> JudgedFrame? {
+func judgeRecorded(_ frame: FrameRecord, judge: inout LatenessJudge, switches: SwitchHistory = SwitchHistory()) -> JudgedFrame? {
     guard frame.hasBegan, frame.hasCommit, frame.periodNs > 0 else { return nil }
     let period = frame.periodNs
     let expected = frame.targetNs + period
@@ -122,7 +122,8 @@ func judgeRecorded(_ frame: FrameRecord, judge: inout LatenessJudge) -> JudgedFr
                              mainWorkNs: max(0, frame.commitNs - frame.beganNs), renderNs: renderNs,
                              commitNs: frame.commitNs, renderEndNs: renderEnd,
                              expectedNs: expected, actualNs: actual, hitchNs: hitch, latencyNs: latency, kind: kind)
-    judged.states = FrameStates(main: frame.readings.main(beganNs: frame.beganNs), render: frame.readings.render,
+    judged.states = FrameStates(main: frame.readings.main(beganNs: frame.beganNs, switches: switches),
+                                render: frame.readings.render(switches: switches),
                                 lateStart: frame.readings.mainLateStart)
     judged.cause = HitchCauseRule.cause(hitchNs: hitch, periodNs: period, anchorNs: frame.vsyncNs, commitNs: frame.commitNs,
                                         renderNs: renderNs, states: judged.states)

@@ -62,16 +62,16 @@ struct FrameReadings: Sendable {
 
     /// The main thread's split from its begin reading, else from its reading before the commit
     /// when that was taken no earlier than the frame began (never across idle time between frames).
-    func main(beganNs: Int64) -> StateSplit? {
-        if mainBegan.isPresent { return StateSplit.between(mainBegan, mainCommitted) }
+    func main(beganNs: Int64, switches: SwitchHistory) -> StateSplit? {
+        if mainBegan.isPresent { return StateSplit.between(mainBegan, mainCommitted, thread: mainThread, switches: switches) }
         guard beforeCommit.isPresent, beforeCommit.atNs >= beganNs else { return nil }
-        return StateSplit.between(beforeCommit, mainCommitted)
+        return StateSplit.between(beforeCommit, mainCommitted, thread: mainThread, switches: switches)
     }
     /// The render thread's split of its render. The judged render duration runs from the first
     /// vsync after the commit, so a render that began later adds the runnable and stolen part of
     /// that late start (a render thread busy or waiting for a CPU before it could begin).
-    var render: StateSplit? {
-        guard var split = StateSplit.between(renderBegan, renderEnded) else { return nil }
+    func render(switches: SwitchHistory) -> StateSplit? {
+        guard var split = StateSplit.between(renderBegan, renderEnded, thread: renderThread, switches: switches) else { return nil }
         if let late = renderLateStart { split.add(late) }
         return split
     }
@@ -97,10 +97,15 @@ struct StateSplit: Sendable, Equatable {
     ///   with no voluntary switch it is machine time: the thread neither ran, waited nor slept by its
     ///   own counters, which in a VM with steal accounting is the time stolen while it held the CPU
     ///   (its CPU clock excludes steal);
-    /// - without the run delay, the rest is machine time only when the thread did not switch at all,
-    ///   else unknown; without the switch counts it is unknown.
+    /// - without the run delay (no schedstat file) but with the thread's switches recorded, runnable
+    ///   and blocked are the window's time after preempting and other switch-outs of `thread`
+    ///   (`SwitchHistory.outTime`; a wait after a wake-up is then blocked), the rest machine time; when the
+    ///   window's switch records fall short of its switch counts (records lost), or
+    ///   without switches kept, the rest is machine time only when the thread did not switch at
+    ///   all, else unknown; without the switch counts it is unknown.
     /// Each part is clamped to what the window has left (readings are taken a few µs apart).
-    static func between(_ a: PhaseReading, _ b: PhaseReading) -> StateSplit? {
+    static func between(_ a: PhaseReading, _ b: PhaseReading, thread: UInt32 = .max,
+                        switches: SwitchHistory = SwitchHistory()) -> StateSplit? {
         guard a.isPresent, b.isPresent, b.atNs >= a.atNs else { return nil }
         var split = StateSplit()
         var rest = b.atNs - a.atNs
@@ -117,6 +122,12 @@ struct StateSplit: Sendable, Equatable {
             else { split.machineNs = rest }
         } else if hasSwitches && !switched {
             split.machineNs = rest
+        } else if hasSwitches, let out = switches.outTime(thread: thread, from: a.atNs, to: b.atNs,
+                                                         expectedOuts: b.voluntarySwitches - a.voluntarySwitches + b.involuntarySwitches - a.involuntarySwitches) {
+            split.runnableNs = min(max(0, out.runnableNs), rest)
+            rest -= split.runnableNs
+            split.blockedNs = min(max(0, out.blockedNs), rest)
+            split.machineNs = rest - split.blockedNs
         } else {
             split.unknownNs = rest
         }
@@ -191,7 +202,7 @@ struct ReadingHistory: Sendable {
     /// readings overlapping it: a pair's runnable time, then its stolen time, are taken as lying at
     /// its end, up to the overlap (a thread that slept, woke and waited for a CPU waits last). Nil
     /// when the readings kept do not reach back to `start`, or there was no such time.
-    func lateStart(thread: UInt32, from start: Int64, to end: Int64) -> StateSplit? {
+    func lateStart(thread: UInt32, from start: Int64, to end: Int64, switches: SwitchHistory) -> StateSplit? {
         guard end > start, let ring = rings[thread] else { return nil }
         var result = StateSplit(), later: PhaseReading? = nil, covered = false
         ring.forEachNewestFirst { earlier in
@@ -201,7 +212,7 @@ struct ReadingHistory: Sendable {
             if earlier.atNs <= start { covered = true }
             let overlap = min(end, later.atNs) - max(start, earlier.atNs)
             let span = later.atNs - earlier.atNs
-            guard overlap > 0, span > 0, let split = StateSplit.between(earlier, later) else { return !covered }
+            guard overlap > 0, span > 0, let split = StateSplit.between(earlier, later, thread: thread, switches: switches) else { return !covered }
             let runnable = min(overlap, split.runnableNs)
             result.runnableNs +|= runnable
             result.machineNs +|= min(overlap - runnable, split.machineNs)
@@ -295,11 +306,6 @@ struct ThreadStatePass: AnalysisPass {
         var frameEnd: Int64
         var states: FrameStates
     }
-    private struct Switch: Sendable {
-        var atNs: Int64
-        var out: Bool
-        var preempted: Bool
-    }
     /// Per-hitch figures the attribution is patched with, by (run, frameID).
     private struct HitchDetail: Sendable {
         var machine: MachineWindow?
@@ -308,7 +314,8 @@ struct ThreadStatePass: AnalysisPass {
 
     // Per run.
     private var machine: [MachinePoint] = []
-    private var mainSwitches: [Switch] = []
+    /// The main threads' switches, as one thread (key 0): only the main role's are kept.
+    private var mainSwitches = SwitchHistory(perThread: switchLimit)
     private var hitches: [Hitch] = []
     private var run = 0
 
@@ -326,7 +333,7 @@ struct ThreadStatePass: AnalysisPass {
     mutating func beginRun(_ context: inout PassContext) {
         run = context.run
         machine.removeAll(keepingCapacity: true)
-        mainSwitches.removeAll(keepingCapacity: true)
+        mainSwitches.removeAll()
         hitches.removeAll(keepingCapacity: true)
     }
 
@@ -340,8 +347,8 @@ struct ThreadStatePass: AnalysisPass {
                                         throttledUs: m.cgroupThrottledUs ?? -1, cpus: Int64(max(1, m.onlineCPUs))))
         case .schedSwitch(let s):
             contextSwitches += 1
-            if resolved.role == .main, mainSwitches.count < Self.switchLimit {
-                mainSwitches.append(Switch(atNs: resolved.startNs, out: s.direction == .switchedOut, preempted: s.preempted))
+            if resolved.role == .main {
+                mainSwitches.add(.init(atNs: resolved.startNs, out: s.direction == .switchedOut, preempted: s.preempted), thread: 0)
             }
         default:
             break
@@ -365,7 +372,6 @@ struct ThreadStatePass: AnalysisPass {
         }
         // File order is per-thread order only: sort by time (ties keep the file order: a stable sort).
         machine = machine.enumerated().sorted { ($0.element.atNs, $0.offset) < ($1.element.atNs, $1.offset) }.map(\.element)
-        mainSwitches = mainSwitches.enumerated().sorted { ($0.element.atNs, $0.offset) < ($1.element.atNs, $1.offset) }.map(\.element)
         if let first = machine.first, let last = machine.last { machineTotal.add(window(first.atNs, last.atNs)) }
         var runDetails: [UInt64: HitchDetail] = [:]
         for hitch in hitches {
@@ -412,25 +418,11 @@ struct ThreadStatePass: AnalysisPass {
     /// The main thread's window split by exact switches: time switched out after a preempting
     /// switch-out is runnable, after any other switch-out blocked, the rest running. Nil without switches.
     private func switchSplit(_ start: Int64, _ end: Int64) -> ThreadStateSplit? {
-        guard end > start, !mainSwitches.isEmpty else { return nil }
-        var low = 0, high = mainSwitches.count
-        while low < high { let mid = (low + high) / 2; if mainSwitches[mid].atNs < start { low = mid + 1 } else { high = mid } }
-        // The state at `start`: the last switch before it.
-        var outSince: Int64? = nil, preempted = false
-        if low > 0, mainSwitches[low - 1].out { outSince = start; preempted = mainSwitches[low - 1].preempted }
+        guard end > start, !mainSwitches.isEmpty,
+              let out = mainSwitches.outTime(thread: 0, from: start, to: end, expectedOuts: 0) else { return nil }
         var split = StateSplit()
-        func close(_ t: Int64) {
-            guard let since = outSince else { return }
-            if preempted { split.runnableNs +|= t - since } else { split.blockedNs +|= t - since }
-            outSince = nil
-        }
-        var i = low
-        while i < mainSwitches.count, mainSwitches[i].atNs < end {
-            let s = mainSwitches[i]
-            if s.out { if outSince == nil { outSince = s.atNs; preempted = s.preempted } } else { close(s.atNs) }
-            i += 1
-        }
-        close(end)
+        split.runnableNs = out.runnableNs
+        split.blockedNs = out.blockedNs
         split.runningNs = max(0, (end - start) - split.runnableNs - split.blockedNs)
         return split.figures
     }
@@ -485,5 +477,89 @@ struct MachineAccumulator: Sendable {
         m.cpuPressureSomeMs = milliseconds(pressureNs)
         m.cgroupThrottledMs = milliseconds(throttledNs)
         return m
+    }
+}
+
+/// Each recorded thread's exact context switches (perf source), kept sorted by time per thread
+/// whatever the file order: the writer drains them after the fact, so they reach the file after
+/// other events of the same time. Where a thread's readings lack the schedstat run delay (no
+/// schedstat file), a window's runnable and blocked time come from here (`outTime`).
+struct SwitchHistory: Sendable {
+    struct Switch: Sendable, Equatable {
+        var atNs: Int64
+        var out: Bool
+        var preempted: Bool
+    }
+    /// A reading is stamped just before its counters are read: a switch this soon after a window's
+    /// end reading may already be in that reading's switch counts.
+    static let readSlackNs: Int64 = 50_000
+    static let threads = 16
+    /// Switches kept per thread: the oldest half goes when full.
+    let perThread: Int
+    private var threads: [UInt32: [Switch]] = [:]
+
+    init(perThread: Int = 1 << 16) { self.perThread = perThread }
+
+    var isEmpty: Bool { threads.isEmpty }
+    mutating func removeAll() { threads.removeAll(keepingCapacity: true) }
+
+    mutating func add(_ s: Switch, thread: UInt32) {
+        if threads[thread] == nil {
+            guard threads.count < Self.threads else { return }
+            threads[thread] = []
+        }
+        // Per-thread records arrive in time order: appending is the common case.
+        if let last = threads[thread]!.last, s.atNs < last.atNs {
+            let at = Self.firstIndex(threads[thread]!, atOrAfter: s.atNs)
+            threads[thread]!.insert(s, at: at)
+        } else {
+            threads[thread]!.append(s)
+        }
+        // Bounded: the oldest go (frames are judged a bounded number of frames behind).
+        if threads[thread]!.count > perThread { threads[thread]!.removeFirst(perThread / 2) }
+    }
+
+    private static func firstIndex(_ list: [Switch], atOrAfter t: Int64) -> Int {
+        var low = 0, high = list.count
+        while low < high { let mid = (low + high) / 2; if list[mid].atNs < t { low = mid + 1 } else { high = mid } }
+        return low
+    }
+
+    /// Switch-outs of `thread` in [start, end + readSlackNs): at least `expectedOuts` (the getrusage
+    /// count over the window) means every switch of the window is in.
+    func isComplete(thread: UInt32, from start: Int64, to end: Int64, expectedOuts: Int64) -> Bool {
+        guard expectedOuts > 0 else { return true }
+        guard let list = threads[thread] else { return false }
+        var outs: Int64 = 0, i = Self.firstIndex(list, atOrAfter: start)
+        let limit = end.addingSaturated(Self.readSlackNs)
+        while i < list.count, list[i].atNs < limit, outs < expectedOuts { if list[i].out { outs += 1 }; i += 1 }
+        return outs >= expectedOuts
+    }
+
+    /// The time `thread` spent switched out in [start, end): after a preempting switch-out runnable
+    /// (it waited on a run queue until its next switch-in), after any other switch-out blocked.
+    /// A thread switched out before `start` counts from `start`. Nil when the window's switches are
+    /// not all in (fewer switch-outs than `expectedOuts`: records lost or not drained).
+    func outTime(thread: UInt32, from start: Int64, to end: Int64, expectedOuts: Int64) -> (runnableNs: Int64, blockedNs: Int64)? {
+        guard end > start else { return (0, 0) }
+        guard isComplete(thread: thread, from: start, to: end, expectedOuts: expectedOuts) else { return nil }
+        guard let list = threads[thread] else { return (0, 0) }
+        let low = Self.firstIndex(list, atOrAfter: start)
+        var outSince: Int64? = nil, preempted = false
+        if low > 0, list[low - 1].out { outSince = start; preempted = list[low - 1].preempted }
+        var runnable: Int64 = 0, blocked: Int64 = 0
+        func close(_ t: Int64) {
+            guard let since = outSince else { return }
+            if preempted { runnable +|= t - since } else { blocked +|= t - since }
+            outSince = nil
+        }
+        var i = low
+        while i < list.count, list[i].atNs < end {
+            let s = list[i]
+            if s.out { if outSince == nil { outSince = s.atNs; preempted = s.preempted } } else { close(s.atNs) }
+            i += 1
+        }
+        close(end)
+        return (runnable, blocked)
     }
 }

@@ -21,11 +21,13 @@ import Testing
     /// period after the first vsync at or after its commit (a display with one frame in flight).
     /// Returns the analysis and the planted frames' ids.
     /// `prepare` runs before a planted frame begins (outside its window).
-    static func record(_ name: String, planted: Int = 3, ordinary: Int = 4, prepare: () -> Void = {},
+    /// `perf`: the recorder's context-switch source where the kernel permits it (readings plus exact
+    /// switches, which the analysis holds frames for), else the procfs reads alone.
+    static func record(_ name: String, perf: Bool, planted: Int = 3, ordinary: Int = 4, prepare: () -> Void = {},
                        work: () -> Void) throws -> (Analysis, [UInt64]) {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("hitch-cause-\(name)-\(getpid()).fxt").path
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let recorder = try TraceRecorder.start(path: path, configuration: .init(waitForOtherRecordingSeconds: 300))
+        let recorder = try TraceRecorder.start(path: path, configuration: .init(waitForOtherRecordingSeconds: 300, contextSwitchEvents: perf))
         var plantedIDs: [UInt64] = []
         var id: UInt64 = 1
         var vsync = Trace.now().nanoseconds + periodNs
@@ -61,13 +63,21 @@ import Testing
         #expect(analysis.threadStates != nil, sourceLocation: sourceLocation)
     }
 
-    @Test func aBusyLoopInAFrameIsAppWork() throws {
-        // 20 ms of the thread's own CPU time: two periods over the 8.3 ms deadline whatever else waited.
-        let (a, planted) = try Self.record("app") { Self.spin(cpuNs: 20 * Self.ms) }
-        Self.expectPlanted(a, planted, .appWork)
+    /// The source the recording used: perf where asked and the kernel permits it, procfs otherwise.
+    static func expectSource(_ analysis: Analysis, perf: Bool, sourceLocation: SourceLocation = #_sourceLocation) {
+        let source = analysis.threadStates?.source
+        if perf { #expect(source == .perfContextSwitch || source == .procfs, sourceLocation: sourceLocation) }
+        else { #expect(source == .procfs, sourceLocation: sourceLocation) }
     }
 
-    @Test func theMainThreadSharingOneCPUWithTwoBusyThreadsWaitsForTheCPU() throws {
+    @Test(arguments: [true, false]) func aBusyLoopInAFrameIsAppWork(perf: Bool) throws {
+        // 20 ms of the thread's own CPU time: two periods over the 8.3 ms deadline whatever else waited.
+        let (a, planted) = try Self.record("app", perf: perf) { Self.spin(cpuNs: 20 * Self.ms) }
+        Self.expectPlanted(a, planted, .appWork)
+        Self.expectSource(a, perf: perf)
+    }
+
+    @Test(arguments: [true, false]) func theMainThreadSharingOneCPUWithTwoBusyThreadsWaitsForTheCPU(perf: Bool) throws {
         let original = Self.affinity()
         let cpu = Self.firstCPU(in: original)
         let stop = StopFlag()
@@ -83,16 +93,17 @@ import Testing
         }
         Self.pin(to: cpu)
         // 4 ms of CPU work: fits the deadline alone, but shared three ways it takes ~12 ms or more.
-        let (a, planted) = try Self.record("waiting") { Self.spin(cpuNs: 4 * Self.ms) }
+        let (a, planted) = try Self.record("waiting", perf: perf) { Self.spin(cpuNs: 4 * Self.ms) }
         Self.expectPlanted(a, planted, .waitingForCPU)
+        Self.expectSource(a, perf: perf)
         let runnable = a.frames.filter { planted.contains($0.frameID) }.compactMap { $0.mainThreadStates?.runnableMs }
         #expect(runnable.contains { $0 > 4 })
     }
 
-    @Test func aFrameWaitingOnAMutexAnotherThreadHoldsIsBlocked() throws {
+    @Test(arguments: [true, false]) func aFrameWaitingOnAMutexAnotherThreadHoldsIsBlocked(perf: Bool) throws {
         let lock = NSLock()
         let held = StopFlag(), go = StopFlag()
-        let (a, planted) = try Self.record("blocked", prepare: {
+        let (a, planted) = try Self.record("blocked", perf: perf, prepare: {
             // Before the frame: another thread takes the lock and waits for the frame's signal.
             held.reset(); go.reset()
             let holder = Thread {
@@ -110,6 +121,7 @@ import Testing
             lock.unlock()
         }
         Self.expectPlanted(a, planted, .blocked)
+        Self.expectSource(a, perf: perf)
         let blocked = a.frames.filter { planted.contains($0.frameID) }.compactMap { $0.mainThreadStates?.blockedMs }
         #expect(blocked.contains { $0 > 10 })
     }

@@ -44,6 +44,25 @@ import Testing
         var frameID: UInt64 = 0
         var withReadings = true
         var periodNs = ThreadStateTests.period
+        /// The perf source: readings without the run delay, and each window's switches (a preempting
+        /// switch-out before its runnable part, a sleeping one before its asleep part, each followed
+        /// by the switch-in) as the recorder's context-switch records.
+        var perfSwitches = false
+
+        mutating func switches(_ thread: ThreadID, from start: Int64, _ w: Window) {
+            guard perfSwitches else { return }
+            var t = start + w.running
+            if w.runnable > 0 {
+                b.list.append(t, thread, .schedSwitch(SchedSwitch(direction: .switchedOut, preempted: true)))
+                t += w.runnable
+                b.list.append(t, thread, .schedSwitch(SchedSwitch(direction: .switchedIn, preempted: false)))
+            }
+            if w.asleep > 0 {
+                b.list.append(t, thread, .schedSwitch(SchedSwitch(direction: .switchedOut, preempted: false)))
+                t += w.asleep
+                b.list.append(t, thread, .schedSwitch(SchedSwitch(direction: .switchedIn, preempted: false)))
+            }
+        }
 
         /// A frame whose main thread spends `mainWindow` from its vsync to commit and whose render
         /// thread spends `renderWindow` from the vsync after commit; presented at the first vsync after.
@@ -54,16 +73,18 @@ import Testing
             let commit = vsync + mainWindow.total
             let renderStart = vsyncAtOrAfter(commit, anchor: vsync, period: periodNs)
             let renderEnd = renderStart + renderWindow.total
-            if withReadings { b.list.append(vsync, mainThread, main.reading(id, .frameBegan)) }
+            if withReadings { b.list.append(vsync, mainThread, main.reading(id, .frameBegan, runnableWait: !perfSwitches)) }
+            switches(mainThread, from: vsync, mainWindow)
+            switches(renderThread, from: renderStart, renderWindow)
             b.frame(id, vsyncNs: vsync, periodNs: periodNs, workNs: mainWindow.total, renderNs: renderWindow.total,
                     presentNs: vsyncAtOrAfter(renderEnd, anchor: vsync, period: periodNs))
             main.spend(mainWindow)
             if withReadings {
-                b.list.append(commit, mainThread, main.reading(id, .committed))
-                b.list.append(renderStart, renderThread, render.reading(id, .renderBegan))
+                b.list.append(commit, mainThread, main.reading(id, .committed, runnableWait: !perfSwitches))
+                b.list.append(renderStart, renderThread, render.reading(id, .renderBegan, runnableWait: !perfSwitches))
             }
             render.spend(renderWindow)
-            if withReadings { b.list.append(renderEnd, renderThread, render.reading(id, .renderEnded)) }
+            if withReadings { b.list.append(renderEnd, renderThread, render.reading(id, .renderEnded, runnableWait: !perfSwitches)) }
             frameID += 1
             // The next frame begins at the first vsync after both threads are free.
             vsync = vsyncAtOrAfter(max(commit, renderEnd - periodNs) + 1, anchor: vsync, period: periodNs)
@@ -374,6 +395,77 @@ import Testing
                 #expect(a.hitchAttributions == reference.hitchAttributions)
                 #expect(a.threadStates == reference.threadStates)
             }
+        }
+    }
+
+    /// The perf source: readings without the run delay, the split from the switches.
+    static func perfTrace(_ build: (inout StateTrace) -> Void) -> StateTrace {
+        var t = StateTrace()
+        t.perfSwitches = true
+        build(&t)
+        return t
+    }
+
+    @Test func switchesSplitAWindowWhoseReadingsLackTheRunDelay() throws {
+        let waiting = try Self.perfTrace { $0.planted(main: Window(running: 6 * Self.ms, runnable: 6 * Self.ms)) }.analyze()
+        try Self.expectAll(waiting, "120", .waitingForCPU, count: 3)
+        #expect(waiting.threadStates?.mainThreadInHitches.runnableMs == 18)
+        let blocked = try Self.perfTrace { $0.planted(main: Window(running: 4 * Self.ms, runnable: Self.ms / 2, asleep: 8 * Self.ms)) }.analyze()
+        try Self.expectAll(blocked, "120", .blocked, count: 3)
+        #expect(blocked.hitchAttributions.first?.mainThreadStates?.blockedMs == 8)
+        #expect(blocked.hitchAttributions.first?.mainThreadStates?.runnableMs == 0.5)
+        // Stolen time: neither running nor switched out.
+        let stolen = try Self.perfTrace { $0.planted(main: Window(running: 5 * Self.ms, runnable: Self.ms, stolen: 9 * Self.ms)) }.analyze()
+        try Self.expectAll(stolen, "120", .machineStall, count: 3)
+        #expect(stolen.hitchAttributions.first?.mainThreadStates?.machineMs == 9)
+        let app = try Self.perfTrace { $0.planted(main: .work(20 * Self.ms)) }.analyze()
+        try Self.expectAll(app, "120", .appWork, count: 3)
+    }
+
+    /// Windows whose switch records fall short of the readings' switch counts (the kernel dropped
+    /// records: PERF_RECORD_LOST) are unknown, never read as running.
+    @Test func aWindowMissingSwitchRecordsIsUnknown() throws {
+        var t = Self.perfTrace { $0.planted(main: Window(running: 6 * Self.ms, runnable: 6 * Self.ms), times: 1) }
+        let preempted = t.b.list.events.indices.filter {
+            if case .schedSwitch(let s) = t.b.list.events[$0].payload { return s.preempted } else { return false }
+        }
+        t.b.list.events.remove(at: try #require(preempted.first))
+        let a = try t.analyze()
+        try Self.expectAll(a, "120", .unknown, count: 1)
+        #expect(a.hitchAttributions.first?.mainThreadStates?.unknownMs == 6)
+    }
+
+    /// Switches reach the file after the frames they split (the writer drains them a flush interval
+    /// late), in any interleaving: the analysis is the same.
+    @Test func switchSplitIsOrderIndependent() throws {
+        var t = Self.perfTrace { t in
+            for _ in 0..<4 {
+                for _ in 0..<7 { t.frame() }
+                t.frame(main: Window(running: 6 * Self.ms, runnable: 5 * Self.ms))
+                t.frame()
+                t.frame(main: Window(running: 4 * Self.ms, asleep: 7 * Self.ms), render: Window(running: 2 * Self.ms, runnable: 9 * Self.ms))
+                t.frame()
+                t.frame(main: .work(13 * Self.ms))
+            }
+        }
+        var list = t.b.list
+        list.events.sort { $0.timestampNs < $1.timestampNs }
+        let options = AnalyzerOptions(refreshRatesHz: [60, 120])
+        let reference = try Analyzer.analyze([list], options: options)
+        #expect(reference.recorded.byCause.appWork.hitchCount == 4)
+        #expect(reference.recorded.byCause.waitingForCPU.hitchCount == 8)
+        #expect(reference.recorded.byCause.unknown.hitchCount == 0)
+        func isSwitch(_ e: TraceEvent) -> Bool { if case .schedSwitch = e.payload { return true } else { return false } }
+        // Every switch after every other event (drained at the end), and in reverse file order of threads.
+        var late = list
+        late.events = list.events.filter { !isSwitch($0) } + list.events.filter(isSwitch)
+        let threads = [t.b.main, t.b.render]
+        for candidate in [late, CrossThreadOrderTests.buffered(list, capacity: { _ in 5 }, finalOrder: threads.reversed())] {
+            let a = try Analyzer.analyze([candidate], options: options)
+            #expect(a.hitches == reference.hitches)
+            #expect(a.recorded == reference.recorded)
+            #expect(a.frames == reference.frames)
+            #expect(a.hitchAttributions == reference.hitchAttributions)
         }
     }
 }

@@ -26,7 +26,10 @@ enum BenchRecord: Subcommand {
     are timed with thread-state reads off and on, alternating sessions in one run, each frame
     after a short sleep as after a vsync wait (a switch since the last read makes the first read
     of a frame the full one; its CPU time counts, the sleep does not); schedReadNsPerFrame is the
-    extra CPU time per frame of the thread that pays more (target <= 2000 ns). machineReadNs is one read of the
+    extra CPU time per frame of the thread that pays more (target <= 2000 ns), with the default source
+    (perf context switches where the kernel permits them); schedReadBySource has
+    the same figures for the default and the procfs-only configuration (HITCH_SCHED_PERF=0), measured
+    in the same run, sessions alternating. machineReadNs is one read of the
     machine counters (on the writer thread, not on any frame path).
 
     OPTIONS:
@@ -58,9 +61,20 @@ enum BenchRecord: Subcommand {
         var schedReadNsPerFrameMainThread: Double
         var schedReadNsPerFrameRenderThread: Double
 
-        /// The source the "on" sessions used (metadata schedSource).
+        /// The source the default "on" sessions used (metadata schedSource).
         var schedSource: String
+        /// The default configuration, then the procfs-only one (context-switch events off).
+        var schedReadBySource: [SchedReadCost]
         var machineReadNs: Double
+    }
+
+    struct SchedReadCost: Codable {
+        /// The source the sessions used (metadata schedSource).
+        var source: String
+        var contextSwitchEvents: Bool
+        var schedReadNsPerFrame: Double
+        var schedReadNsPerFrameMainThread: Double
+        var schedReadNsPerFrameRenderThread: Double
     }
 
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
@@ -72,6 +86,7 @@ enum BenchRecord: Subcommand {
         let events = try arguments.number("--events", in: 1000...100_000_000, default: 300_000)
         _ = try arguments.positionals("bench record", count: 0...0, what: "no arguments")
         let result = try measure(events: events)
+        let procfs = result.schedReadBySource[result.schedReadBySource.count - 1]
         if format == "json" {
             print(try JSONOutput.text(result), terminator: "")
         } else {
@@ -84,12 +99,14 @@ enum BenchRecord: Subcommand {
                 reader                      %.1f M events/s, %.0f MB/s (target >= 20 M events/s)
                 dropped events              %llu
                 thread-state reads          %.0f ns per frame (main %.0f, render %.0f; target <= 2000) via %@
+                  procfs only               %.0f ns per frame (main %.0f, render %.0f) via %@
                 machine read                %.0f ns (writer thread)
                 """, result.clock, result.ticksPerSecond, result.timestampNs, result.intervalNs, result.intervalToTimestampRatio,
                 result.intervalNsTwoThreads, result.bytesPerEvent, result.chromeJsonBytesPerEvent, result.fxtToChromeJsonRatio,
                 result.readerEventsPerSecond / 1e6, result.readerMBPerSecond, result.droppedEvents,
                 result.schedReadNsPerFrame, result.schedReadNsPerFrameMainThread, result.schedReadNsPerFrameRenderThread,
-                result.schedSource, result.machineReadNs))
+                result.schedSource, procfs.schedReadNsPerFrame, procfs.schedReadNsPerFrameMainThread,
+                procfs.schedReadNsPerFrameRenderThread, procfs.source, result.machineReadNs))
         }
         return .ok
     }
@@ -177,31 +194,35 @@ enum BenchRecord: Subcommand {
             readerMBPerSecond: Double(fileBytes) / 1e6 / bestSeconds,
             droppedEvents: summary.droppedEventCount,
             traceBytes: fileBytes,
-            schedReadNsPerFrame: max(sched.main, sched.render),
-            schedReadNsPerFrameMainThread: sched.main, schedReadNsPerFrameRenderThread: sched.render,
-            schedSource: sched.source, machineReadNs: sched.machine)
+            schedReadNsPerFrame: sched.bySource[0].schedReadNsPerFrame,
+            schedReadNsPerFrameMainThread: sched.bySource[0].schedReadNsPerFrameMainThread,
+            schedReadNsPerFrameRenderThread: sched.bySource[0].schedReadNsPerFrameRenderThread,
+            schedSource: sched.bySource[0].source, schedReadBySource: sched.bySource, machineReadNs: sched.machine)
     }
 
-    /// Frame calls with thread-state reads off and on, alternating sessions, best of `rounds` each:
-    /// the extra CPU ns per frame of a main thread (2 reads) and a render thread (3 reads).
+    /// Frame calls with thread-state reads off, on (default source) and on with procfs only,
+    /// alternating sessions, best of `rounds` each: the extra CPU ns per frame of a main thread
+    /// (2 reads) and a render thread (3 reads), per configuration.
     static func measureSchedReads(frames: Int, path: String) throws
-        -> (main: Double, render: Double, source: String, machine: Double) {
+        -> (bySource: [SchedReadCost], machine: Double) {
         defer { unlink(path) }
-        var mainNs = [Double.infinity, .infinity], renderNs = [Double.infinity, .infinity]
-        var source = "none"
+        // Sessions: reads off, on with context-switch events (the default), on without them.
+        let sessions: [(threadStates: Bool, switchEvents: Bool)] = [(false, false), (true, true), (true, false)]
+        var mainNs = [Double](repeating: .infinity, count: 3), renderNs = [Double](repeating: .infinity, count: 3)
+        var sources = ["none", "none", "none"]
         for _ in 0..<rounds {
-            for on in [false, true] {
-                let recorder = try TraceRecorder.start(path: path, configuration: .init(threadStates: on))
+            for (index, session) in sessions.enumerated() {
+                let recorder = try TraceRecorder.start(path: path, configuration: .init(threadStates: session.threadStates,
+                                                                                        contextSwitchEvents: session.switchEvents))
                 mainFrames(1, from: 0)   // the first reading opens the thread's files: not timed
                 let main = mainFrames(frames, from: 1), render = renderFrames(frames)
                 try recorder.stop()
-                let index = on ? 1 : 0
                 mainNs[index] = min(mainNs[index], main)
                 renderNs[index] = min(renderNs[index], render)
-                if on {
+                if session.threadStates {
                     var reader = try TraceReader(path: path)
                     while try reader.next() != nil {}
-                    source = reader.metadata["schedSource"] ?? "none"
+                    sources[index] = reader.metadata["schedSource"] ?? "none"
                 }
             }
         }
@@ -212,8 +233,13 @@ enum BenchRecord: Subcommand {
             for _ in 0..<20 { hitch_machine_read(&reading) }
             machineNs = min(machineNs, Double(threadCPUTimeNs() - start) / 20)
         }
-        let main = max(0, mainNs[1] - mainNs[0]), render = max(0, renderNs[1] - renderNs[0])
-        return (main, render, source, machineNs)
+        let bySource = [1, 2].map { index in
+            let main = max(0, mainNs[index] - mainNs[0]), render = max(0, renderNs[index] - renderNs[0])
+            return SchedReadCost(source: sources[index], contextSwitchEvents: sessions[index].switchEvents,
+                                 schedReadNsPerFrame: max(main, render), schedReadNsPerFrameMainThread: main,
+                                 schedReadNsPerFrameRenderThread: render)
+        }
+        return (bySource, machineNs)
     }
 
     /// CPU ns per frame of a main thread's frame calls, each frame after a wait (as for its vsync).
