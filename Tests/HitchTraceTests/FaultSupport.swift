@@ -4,6 +4,12 @@ import Synchronization
 
 /// Helpers for the fault, load and hostile-input tests (issue 8).
 enum FaultSupport {
+    /// The file's size in bytes (0 when it does not exist yet).
+    static func fileSize(_ path: String) -> Int64 {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int64(info.st_size) : 0
+    }
+
     /// A fresh path in the temporary directory.
     static func temporaryPath(_ name: String) -> String {
         NSTemporaryDirectory() + "hitch-hardening-\(getpid())-\(UInt32.random(in: 0 ... .max))-\(name)"

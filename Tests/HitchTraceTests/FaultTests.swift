@@ -92,7 +92,7 @@ import Testing
         let limitBytes = 64 << 10
         // `ulimit -f` counts 512-byte blocks in POSIX sh (dash); the size check below allows bash's 1 KB too.
         let script = "trap '' XFSZ; ulimit -f \(limitBytes / 512); exec \"$0\" \"$@\""
-        let run = try FaultSupport.run("/bin/sh", ["-c", script, hitch, "bench", "record", "--crash-test", path], timeout: 2)
+        let run = try FaultSupport.run("/bin/sh", ["-c", script, hitch, "bench", "record", "--crash-test", path], timeout: 5)
         #expect(run.timedOut, "the recording child exited by itself: \(run.status) \(run.stderr.prefix(200))")
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
         #expect(size > 0 && size <= 2 * limitBytes, "file size \(size)")
@@ -122,6 +122,13 @@ import Testing
             let ready = out.fileHandleForReading.availableData
             #expect(String(decoding: ready, as: UTF8.self).contains("recording"))
             usleep(run < 2 ? 0 : UInt32.random(in: 0...150_000, using: &generator))
+            if run == 11 {
+                // The last run waits (up to 10 s) until the writer has flushed events past the file's
+                // start, so a loaded machine that never scheduled the writer in 150 ms still proves
+                // that flushed events survive the kill.
+                let startSize = FaultSupport.fileSize(path)
+                for _ in 0..<1000 where FaultSupport.fileSize(path) <= startSize { usleep(10_000) }
+            }
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             #expect(process.terminationReason == .uncaughtSignal)
