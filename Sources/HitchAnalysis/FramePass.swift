@@ -200,9 +200,15 @@ struct FramePass: AnalysisPass {
         // Replay: input frames are released when their input arrived (never later than their vsync).
         let isInput = frame.inputArrivalNs != .min
         let release = isInput ? min(frame.inputArrivalNs, frame.vsyncNs) : frame.vsyncNs
+        // The replay's render duration is the render thread's own (from its renderBegan reading when
+        // recorded): a renderer still busy with earlier frames must not bring that queue along, or the
+        // replay queues it a second time and one stall keeps every later replayed frame late.
+        let began = frame.readings.renderBegan
+        let replayRenderNs = began.isPresent && began.atNs <= judged.renderEndNs
+            ? min(judged.renderNs, judged.renderEndNs - max(began.atNs, frame.commitNs)) : judged.renderNs
         for i in replays.indices {
             replays[i].add(frameID: frame.frameID, releaseNs: release, isInput: isInput,
-                           mainWorkNs: judged.mainWorkNs, renderNs: judged.renderNs,
+                           mainWorkNs: judged.mainWorkNs, renderNs: replayRenderNs,
                            states: FrameStates(main: judged.mainStates, render: judged.renderStates))   // the replay starts on its grid: no late start
         }
         if judged.hitchNs > 0 { context.judgedFrames.append((frame, judged)) }
