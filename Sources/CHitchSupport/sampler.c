@@ -912,26 +912,8 @@ void hitch_sampler_get_stats(hitch_sampler_stats *stats) {
     stats->threads_sampled = armed;
 }
 
-// MARK: - Explicit backtraces (normal context, not signal handlers)
-
-__attribute__((noinline)) int hitch_backtrace_capture(uint64_t *frames, int capacity, int skip) {
-    enum { extra = 16 };
-    void *raw[HITCH_MAX_FRAMES + extra];
-    if (capacity <= 0) return 0;
-    if (skip < 0) skip = 0;
-    if (skip > extra - 1) skip = extra - 1;
-    int wanted = capacity + skip + 1;
-    if (wanted > HITCH_MAX_FRAMES + extra) wanted = HITCH_MAX_FRAMES + extra;
-    int count = unw_backtrace(raw, wanted);
-    int written = 0;
-    // raw[0] is the return address into this function's caller... of unw_backtrace: ours.
-    for (int i = 1 + skip; i < count && written < capacity; i++) {
-        uintptr_t address = (uintptr_t)raw[i];
-        if (address == 0) break;
-        frames[written++] = (uint64_t)address - 1;
-    }
-    return written;
-}
+// The unwinder behind explicit backtraces: libunwind's where it is linked.
+#define HITCH_RAW_BACKTRACE(buffer, size) unw_backtrace((buffer), (size))
 
 #else // !__linux__: no sample source (per-thread signal timers and perf events are Linux's)
 
@@ -958,6 +940,11 @@ uint64_t hitch_sampler_stack_bytes_needed_percentile(double quantile) { (void)qu
 void hitch_sampler_get_stats(hitch_sampler_stats *stats) { memset(stats, 0, sizeof *stats); }
 
 // The system's frame-pointer backtrace (execinfo) where libunwind is not linked.
+#define HITCH_RAW_BACKTRACE(buffer, size) backtrace((buffer), (size))
+#endif
+
+// MARK: - Explicit backtraces (normal context, not signal handlers)
+
 __attribute__((noinline)) int hitch_backtrace_capture(uint64_t *frames, int capacity, int skip) {
     enum { extra = 16 };
     void *raw[HITCH_MAX_FRAMES + extra];
@@ -966,8 +953,9 @@ __attribute__((noinline)) int hitch_backtrace_capture(uint64_t *frames, int capa
     if (skip > extra - 1) skip = extra - 1;
     int wanted = capacity + skip + 1;
     if (wanted > HITCH_MAX_FRAMES + extra) wanted = HITCH_MAX_FRAMES + extra;
-    int count = backtrace(raw, wanted);
+    int count = HITCH_RAW_BACKTRACE(raw, wanted);
     int written = 0;
+    // raw[0] is the return address into this function (the backtrace call's caller): skipped.
     for (int i = 1 + skip; i < count && written < capacity; i++) {
         uintptr_t address = (uintptr_t)raw[i];
         if (address == 0) break;
@@ -975,4 +963,3 @@ __attribute__((noinline)) int hitch_backtrace_capture(uint64_t *frames, int capa
     }
     return written;
 }
-#endif
