@@ -33,7 +33,12 @@ script="$scratch/example.sh"
 
 export GITHUB_STEP_SUMMARY="$scratch/summary.md"
 : > "$GITHUB_STEP_SUMMARY"
-if ! PATH="$scratch/bin:$PATH" bash "$script" 2> "$scratch/stderr"; then
+# The example speaks of the committed recordings: run it on those (git HEAD's Traces/), since
+# `scripts/demo.sh` re-records Traces/ in place and a noisy machine's recording may break a budget.
+mkdir "$scratch/work"
+if git rev-parse -q --verify HEAD >/dev/null 2>&1; then git archive HEAD Traces | tar -x -C "$scratch/work"
+else cp -R Traces "$scratch/work/"; fi
+if ! (cd "$scratch/work" && PATH="$scratch/bin:$PATH" bash "$script") 2> "$scratch/stderr"; then
   cat "$scratch/stderr" >&2
   echo "check-ci-example: the README's CI example does not hold" >&2
   exit 1
