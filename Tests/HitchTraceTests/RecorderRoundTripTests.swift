@@ -256,8 +256,10 @@ func describe(_ event: TraceEvent, _ text: (StringID) -> String, _ thread: (Thre
         if foreign == 0 && droppedInFile == 0 { #expect(mine == recorded) }
     }
 
-    @Test func disabledPathRecordsNothingAndStartIsExclusive() throws {
-        #expect(TraceRecorder.current == nil || Trace.isRecording)
+    // No check of the process-wide recording state before start: other suites record in parallel,
+    // and a recorder that is stopping is still current after recording is switched off (CI failed
+    // on exactly that window in stop 22). Only this recorder's own state is deterministic.
+    @Test func startIsExclusiveAndStopReleasesIt() throws {
         let path = temporaryTracePath("exclusive")
         defer { unlink(path) }
         let recorder = try TraceRecorder.start(path: path, configuration: .init(waitForOtherRecordingSeconds: testRecordingWait))
@@ -271,8 +273,9 @@ func describe(_ event: TraceEvent, _ text: (StringID) -> String, _ thread: (Thre
             #expect(error.description.contains(path))
             #expect(error.description.contains("waitForOtherRecordingSeconds"))
         }
-        #expect(Date().timeIntervalSince(started) < 1)
+        #expect(Date().timeIntervalSince(started) < 10)  // wide: the old default waited 60 s
         try recorder.stop()
+        #expect(TraceRecorder.current !== recorder)
         // Stopping twice returns the same summary.
         #expect(try recorder.stop().path == path)
     }
