@@ -2,28 +2,34 @@
 // event per thread (PERF_COUNT_SW_DUMMY, context_switch=1, user space only, so perf_event_paranoid
 // 2 permits it for the process's own threads) with a small mmap ring the kernel appends
 // PERF_RECORD_SWITCH records to. The writer thread is the only consumer of every ring; a thread
-// only opens its ring and, when it exits, marks it for the writer to close after a last drain.
+// opens its ring, counts its own switches in it (reading only, never moving the tail: see
+// hitch_sched_events_count) and, when it exits, marks it for the writer to close after a last drain.
 // Slots carry a generation so a stale handle can never touch a slot reused by another thread.
 #define _GNU_SOURCE
 #include "hitch_sched.h"
 #include "hitch_platform.h"
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #if defined(__linux__)
+#include <sys/resource.h>
 #include <linux/perf_event.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #endif
 
-enum { SLOT_FREE = 0, SLOT_OPENING = 1, SLOT_ACTIVE = 2, SLOT_EXITED = 3 };
+enum { SLOT_FREE = 0, SLOT_OPENING = 1, SLOT_ACTIVE = 2, SLOT_EXITED = 3, SLOT_CLOSING = 4 };
 #define SLOT_COUNT 256
 #define RING_DATA_PAGES 16
+/// More than any record the kernel appends to a ring (a switch record is 32 bytes, a lost record 48).
+#define RING_RECORD_ROOM 128
 
 typedef struct ring_slot {
     uint64_t state;          // generation << 8 | SLOT_*
+    uint32_t readers;        // the ring's thread is counting in it: the writer must not unmap it
     int fd;
     int32_t tid;
     void *map;
@@ -183,11 +189,114 @@ void hitch_sched_close(void) {
 #if defined(__linux__)
     for (int index = 0; index < SLOT_COUNT; index++) {
         ring_slot *slot = &slots[index];
-        uint64_t state = __atomic_load_n(&slot->state, __ATOMIC_ACQUIRE);
+        uint64_t state = __atomic_load_n(&slot->state, __ATOMIC_SEQ_CST);
+        // An exiting thread may flip ACTIVE to EXITED meanwhile; either way the writer closes it.
+        while ((state & 0xff) == SLOT_ACTIVE
+               && !__atomic_compare_exchange_n(&slot->state, &state, (state & ~0xffull) | SLOT_CLOSING, 0,
+                                               __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {}
         uint64_t kind = state & 0xff;
         if (kind != SLOT_ACTIVE && kind != SLOT_EXITED) continue;
-        // An exiting thread may flip ACTIVE to EXITED meanwhile; either way the writer closes it.
+        // The ring's thread may be counting in it (it entered before it saw CLOSING): wait it out.
+        while (__atomic_load_n(&slot->readers, __ATOMIC_SEQ_CST) != 0) sched_yield();
         close_slot(slot, state);
     }
+#endif
+}
+
+// MARK: The ring's own thread counts its switches
+
+#if defined(__linux__)
+/// The slot of `handle` if it is still that thread's active ring, with a reader counted (the writer
+/// then waits before unmapping it); NULL otherwise. A store then a load on each side, both
+/// sequentially consistent: the writer sees the reader, or the reader sees CLOSING.
+static ring_slot *enter_ring(int64_t handle) {
+    if (handle < 0) return NULL;
+    ring_slot *slot = &slots[handle & 0xffff];
+    __atomic_add_fetch(&slot->readers, 1, __ATOMIC_SEQ_CST);
+    uint64_t expected = (uint64_t)(handle >> 16) << 8 | SLOT_ACTIVE;
+    if (__atomic_load_n(&slot->state, __ATOMIC_SEQ_CST) == expected) return slot;
+    __atomic_sub_fetch(&slot->readers, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+static void leave_ring(ring_slot *slot) { __atomic_sub_fetch(&slot->readers, 1, __ATOMIC_RELEASE); }
+
+static void copy_from_ring(const uint8_t *data, uint64_t size, uint64_t at, void *out, size_t length) {
+    uint64_t offset = at & (size - 1);
+    if (offset + length <= size) { memcpy(out, data + offset, length); return; }
+    size_t first = (size_t)(size - offset);
+    memcpy(out, data + offset, first);
+    memcpy((uint8_t *)out + first, data, length - first);
+}
+#endif
+
+int hitch_sched_events_count(int64_t handle, hitch_switch_cursor *cursor, uint64_t *voluntary,
+                             uint64_t *involuntary, int *switched) {
+#if defined(__linux__)
+    ring_slot *slot = enter_ring(handle);
+    if (!slot) return -1;
+    struct perf_event_mmap_page *page = slot->map;
+    const uint8_t *data = (const uint8_t *)slot->map + page->data_offset;
+    uint64_t size = page->data_size;
+    uint64_t head = __atomic_load_n(&page->data_head, __ATOMIC_ACQUIRE);
+    // No record was dropped since the cursor was set: a drop needs a ring without room for one
+    // record, i.e. head - tail > size - a record at that moment, and since then the head has only
+    // grown (to at most `head`) and the tail only moved on from `tail_floor`. The same bound keeps
+    // the records after the cursor from having been overwritten.
+    int exact = cursor->valid && head >= cursor->head && head - cursor->tail_floor + RING_RECORD_ROOM <= size;
+    uint64_t at = cursor->head, outs_asleep = 0, outs_preempted = 0;
+    while (exact && at < head) {
+        struct perf_event_header header;
+        copy_from_ring(data, size, at, &header, sizeof header);
+        if (header.size < sizeof header || header.size > head - at || header.type == PERF_RECORD_LOST) { exact = 0; break; }
+        if (header.type == PERF_RECORD_SWITCH && (header.misc & PERF_RECORD_MISC_SWITCH_OUT)) {
+            if (header.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) outs_preempted++; else outs_asleep++;
+        }
+        at += header.size;
+    }
+    // A switch while counting (the thread was preempted here) may have overwritten what was read.
+    if (exact && __atomic_load_n(&page->data_head, __ATOMIC_ACQUIRE) != head) exact = 0;
+    if (exact) {
+        *voluntary = outs_asleep;
+        *involuntary = outs_preempted;
+        *switched = head != cursor->head;
+        cursor->head = head;
+        cursor->tail_floor = __atomic_load_n(&page->data_tail, __ATOMIC_ACQUIRE);
+    }
+    leave_ring(slot);
+    return exact;
+#else
+    (void)handle; (void)cursor; (void)voluntary; (void)involuntary; (void)switched;
+    return -1;
+#endif
+}
+
+int hitch_sched_events_resync(int64_t handle, hitch_switch_cursor *cursor, uint64_t *voluntary, uint64_t *involuntary) {
+#if defined(__linux__)
+    ring_slot *slot = enter_ring(handle);
+    if (!slot) return -1;
+    struct perf_event_mmap_page *page = slot->map;
+    int result = 0;
+    cursor->valid = 0;
+    // The counts and the ring position must be of the same moment: retry while a switch lands between them.
+    for (int attempt = 0; attempt < 4; attempt++) {
+        uint64_t head = __atomic_load_n(&page->data_head, __ATOMIC_ACQUIRE);
+        uint64_t tail = __atomic_load_n(&page->data_tail, __ATOMIC_ACQUIRE);
+        struct rusage usage;
+        if (getrusage(RUSAGE_THREAD, &usage) != 0) break;
+        *voluntary = (uint64_t)usage.ru_nvcsw;
+        *involuntary = (uint64_t)usage.ru_nivcsw;
+        result = 1;
+        if (__atomic_load_n(&page->data_head, __ATOMIC_ACQUIRE) != head) continue;
+        cursor->head = head;
+        cursor->tail_floor = tail;
+        cursor->valid = 1;
+        break;
+    }
+    leave_ring(slot);
+    return result;
+#else
+    (void)handle; (void)cursor; (void)voluntary; (void)involuntary;
+    return -1;
 #endif
 }

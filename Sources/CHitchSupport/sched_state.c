@@ -1,8 +1,14 @@
 // Thread and machine scheduler readings (hitch_sched.h). A frame thread reads its own counters:
-// clock_gettime and getrusage, plus a pread of its schedstat file (kept open) only when the thread
-// was switched since its last reading: the run delay grows only when a thread is switched back in,
-// which a switch out (counted by getrusage) precedes, so an unchanged switch count means an
-// unchanged run delay, exactly, and the costliest read (about 0.6 us of the 1.2 us) is skipped.
+// - the CPU clock (clock_gettime), every reading;
+// - its switch counts: with its perf context-switch ring (sched_events.c), by counting the
+//   switch-out records the kernel appended since its last reading (memory reads, no syscall;
+//   asleep = voluntary, preempted = involuntary, over a getrusage baseline taken when the ring
+//   opened and again whenever the ring cannot vouch for an exact count); without a ring,
+//   getrusage(RUSAGE_THREAD);
+// - its run delay, a pread of its schedstat file (kept open), only when the thread was switched
+//   since that read: the run delay grows only when a thread is switched back in, which a switch
+//   out precedes, so no switch means an unchanged run delay, exactly, and the costliest read
+//   (about 0.6 us warm, 1 us after a sleep) is skipped.
 // Then two raw records; no lock or allocation after the first reading. Machine counters are read by the
 // writer thread, off every frame path (they format whole files: /proc/stat has a line per CPU).
 #define _GNU_SOURCE
@@ -30,12 +36,19 @@ typedef struct sched_thread {
     int schedstat_fd;                      // -1 when unavailable; kept open until the thread exits
     int exit_hooked;
     int64_t events_handle;                 // perf ring handle (sched_events.c), or -1
-    uint64_t last_switches;                // voluntary + involuntary at the last schedstat read
+    uint64_t last_switches;                // without a ring: voluntary + involuntary at the last schedstat read
     uint64_t last_run_delay;               // that read's run delay (HITCH_SCHED_NONE: none yet)
     int renders_with_begin;                // the thread marks render begins: presents need no reading
+    // With a ring: the switch counts kept from its records, and whether one was seen since the schedstat read.
+    hitch_switch_cursor cursor;
+    uint64_t voluntary, involuntary;
+    int counts_known;
+    int switched_since_schedstat;
 } sched_thread;
 
-static _Thread_local sched_thread this_thread = { 0, -1, 0, -1, 0, HITCH_SCHED_NONE, 0 };
+static _Thread_local sched_thread this_thread = {
+    .session = 0, .schedstat_fd = -1, .events_handle = -1, .last_run_delay = HITCH_SCHED_NONE,
+};
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static pthread_key_t exit_key;
 
@@ -65,6 +78,7 @@ static void register_thread(sched_thread *t, uint64_t session) {
     }
     if (t->schedstat_fd < 0) open_schedstat(t);
     t->events_handle = hitch_sched_events_register_thread();
+    t->cursor.valid = 0;
     t->last_run_delay = HITCH_SCHED_NONE;
     t->renders_with_begin = 0;
     t->session = session;
@@ -82,10 +96,24 @@ static uint64_t parse_run_delay(const char *text) {
     return value;
 }
 
-static void read_thread(sched_thread *t, hitch_thread_reading *out) {
+static uint64_t thread_cpu_ns(void) {
     struct timespec ts;
-    out->cpu_ns = clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0
+    return clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0
         ? (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec : 0;
+}
+
+static uint64_t read_run_delay(sched_thread *t) {
+    if (t->schedstat_fd < 0) return HITCH_SCHED_NONE;
+    char text[96];
+    ssize_t n = pread(t->schedstat_fd, text, sizeof text - 1, 0);
+    if (n <= 0) return HITCH_SCHED_NONE;
+    text[n] = 0;
+    return parse_run_delay(text);
+}
+
+/// Without a ring: getrusage for the switch counts, the schedstat read when they changed.
+static void read_thread(sched_thread *t, hitch_thread_reading *out) {
+    out->cpu_ns = thread_cpu_ns();
     struct rusage usage;
     int have_switches = getrusage(RUSAGE_THREAD, &usage) == 0;
     if (have_switches) {
@@ -99,14 +127,46 @@ static void read_thread(sched_thread *t, hitch_thread_reading *out) {
         out->runnable_wait_ns = t->last_run_delay;   // not switched since: unchanged (see the top)
         return;
     }
-    out->runnable_wait_ns = HITCH_SCHED_NONE;
-    if (t->schedstat_fd >= 0) {
-        char text[96];
-        ssize_t n = pread(t->schedstat_fd, text, sizeof text - 1, 0);
-        if (n > 0) { text[n] = 0; out->runnable_wait_ns = parse_run_delay(text); }
-    }
+    out->runnable_wait_ns = read_run_delay(t);
     t->last_switches = switches;
     t->last_run_delay = have_switches ? out->runnable_wait_ns : HITCH_SCHED_NONE;
+}
+
+/// With the thread's ring: switch counts from its records, the schedstat read after a switch.
+/// Returns 0 (nothing read) when the ring is gone: the session is closing.
+static int read_thread_with_ring(sched_thread *t, hitch_thread_reading *out) {
+    uint64_t cpu_ns = thread_cpu_ns();
+    uint64_t voluntary = 0, involuntary = 0;
+    int switched = 0;
+    int counted = hitch_sched_events_count(t->events_handle, &t->cursor, &voluntary, &involuntary, &switched);
+    if (counted < 0) return 0;
+    if (counted) {
+        t->voluntary += voluntary;
+        t->involuntary += involuntary;
+    } else {
+        int synced = hitch_sched_events_resync(t->events_handle, &t->cursor, &voluntary, &involuntary);
+        if (synced < 0) return 0;
+        // The counts never go back: getrusage may class a rare switch otherwise than its record did
+        // (a sleep that a pending signal cut short counts as voluntary, its record as preempted).
+        if (synced) {
+            if (voluntary > t->voluntary) t->voluntary = voluntary;
+            if (involuntary > t->involuntary) t->involuntary = involuntary;
+        }
+        t->counts_known = synced;
+        switched = 1;   // unknown: read the run delay
+    }
+    out->cpu_ns = cpu_ns;
+    out->voluntary_switches = t->counts_known ? t->voluntary : HITCH_SCHED_NONE;
+    out->involuntary_switches = t->counts_known ? t->involuntary : HITCH_SCHED_NONE;
+    if (switched) t->switched_since_schedstat = 1;
+    if (!t->switched_since_schedstat && t->last_run_delay != HITCH_SCHED_NONE) {
+        out->runnable_wait_ns = t->last_run_delay;   // not switched since: unchanged (see the top)
+        return 1;
+    }
+    out->runnable_wait_ns = read_run_delay(t);
+    t->last_run_delay = out->runnable_wait_ns;
+    t->switched_since_schedstat = 0;
+    return 1;
 }
 
 void hitch_thread_state_emit(uint64_t ticks, uint64_t frame_id, uint32_t phase) {
@@ -118,7 +178,10 @@ void hitch_thread_state_emit(uint64_t ticks, uint64_t frame_id, uint32_t phase) 
     if (phase == 2) t->renders_with_begin = 1;   // ThreadStateReading.Phase.renderBegan
     if (phase == 4 && t->renders_with_begin) return;   // .presented
     hitch_thread_reading r;
-    read_thread(t, &r);
+    if (t->events_handle < 0 || !read_thread_with_ring(t, &r)) {
+        if (t->events_handle >= 0) { t->events_handle = -1; t->last_run_delay = HITCH_SCHED_NONE; }
+        read_thread(t, &r);
+    }
     hitch_emit2(ticks, HITCH_RAW_KIND_THREAD_STATE << 56 | phase, frame_id, r.cpu_ns,
                 r.runnable_wait_ns, r.voluntary_switches, r.involuntary_switches, 0);
 }

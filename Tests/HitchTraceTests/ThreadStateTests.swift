@@ -1,6 +1,7 @@
 import CHitchSupport
 import Dispatch
 import Foundation
+import Synchronization
 import Testing
 @testable import HitchTrace
 
@@ -119,6 +120,69 @@ import Testing
             #expect(switches.contains { $0.direction == .switchedOut && !$0.preempted }, "\(switches)")
             #expect(switches.contains { $0.direction == .switchedIn })
         }
+    }
+
+    /// The calling thread's getrusage switch counts (voluntary, involuntary), by a direct read.
+    static func switchCounts() -> (voluntary: Int64, involuntary: Int64) {
+        var reading = hitch_thread_reading()
+        hitch_thread_read(&reading)
+        return (Int64(reading.voluntary_switches), Int64(reading.involuntary_switches))
+    }
+
+    /// With its perf ring a thread counts its switches from its own switch records (docs/FORMAT.md
+    /// "Thread states"): the counts agree with the switch records the trace carries and with
+    /// getrusage, also across a window with more switches than the ring can vouch for (counted
+    /// again by getrusage).
+    @Test func withContextSwitchEventsTheCountsAreTheSwitchRecords() throws {
+        let path = temporaryTracePath("thread-states-ring")
+        defer { unlink(path) }
+        let recorder = try TraceRecorder.start(path: path, configuration: .init(waitForOtherRecordingSeconds: testRecordingWait))
+        let usage = Mutex<[(voluntary: Int64, involuntary: Int64)]>([])
+        Self.onThread("ts-ring") {
+            let now = Trace.now()
+            usage.withLock { $0.append(Self.switchCounts()) }
+            for frame in UInt64(1)...40 {
+                Trace.frameBegan(frameID: frame, vsync: now, target: now, periodNs: 8_333_333)
+                usleep(200)
+                Trace.frameCommitted(frameID: frame)
+            }
+            Trace.frameBegan(frameID: 41, vsync: now, target: now, periodNs: 8_333_333)
+            // 3000 sleeps: 6000 switch records, more than the 16-page ring holds.
+            for _ in 0..<3000 { usleep(1) }
+            Trace.frameCommitted(frameID: 41)
+            usage.withLock { $0.append(Self.switchCounts()) }
+        }
+        try recorder.stop()
+        let (events, reader) = try readAll(path)
+        let readings = Self.readings(events, reader, thread: "ts-ring")
+        try #require(readings.count == 82)
+        #expect(readings.allSatisfy { $0.r.voluntarySwitches != nil && $0.r.involuntarySwitches != nil && $0.r.runnableWaitNs != nil })
+        // Every frame slept once at least (a 1 µs sleep whose timer is due before the switch does not
+        // switch), and the run delay never went back.
+        for frame in 0..<41 {
+            let began = readings[2 * frame].r, committed = readings[2 * frame + 1].r
+            #expect(committed.voluntarySwitches! - began.voluntarySwitches! >= (frame == 40 ? 2500 : 1), "frame \(frame + 1)")
+        }
+        #expect(zip(readings, readings.dropFirst()).allSatisfy { $0.r.runnableWaitNs! <= $1.r.runnableWaitNs! })
+        let (before, after) = usage.withLock { ($0[0], $0[1]) }
+        let first = readings[0].r, last = readings[81].r
+        #expect(abs((last.voluntarySwitches! - first.voluntarySwitches!) - (after.voluntary - before.voluntary)) <= 2,
+                "readings \(first) \(last), getrusage \(before) \(after)")
+        #expect(abs((last.involuntarySwitches! - first.involuntarySwitches!) - (after.involuntary - before.involuntary)) <= 2)
+        guard reader.metadata["schedSource"] == "perf-context-switch" else { return }
+        // Over the 40 frames (whose switches the ring vouched for), the counts are the switch-out
+        // records; ±2 for a switch that lands between a reading's timestamp and its count.
+        let thread = events.first { reader.threadName($0.thread) == "ts-ring" }?.thread
+        let start = readings[0].t, end = readings[79].t
+        var asleep: Int64 = 0, preempted: Int64 = 0
+        for event in events where event.thread == thread && event.timestampNs > start && event.timestampNs <= end {
+            guard case let .schedSwitch(s) = event.payload, s.direction == .switchedOut else { continue }
+            if s.preempted { preempted += 1 } else { asleep += 1 }
+        }
+        let counted = readings[79].r
+        #expect(abs(counted.voluntarySwitches! - first.voluntarySwitches! - asleep) <= 2, "records \(asleep) asleep")
+        #expect(abs(counted.involuntarySwitches! - first.involuntarySwitches! - preempted) <= 2, "records \(preempted) preempted")
+        #expect(asleep >= 40)
     }
 
     @Test func missingProcfsGivesNilReadingsNotErrors() throws {

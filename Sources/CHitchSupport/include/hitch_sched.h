@@ -2,9 +2,10 @@
 #define HITCH_SCHED_H
 // What the scheduler did to the threads that make frames (docs/FORMAT.md "Thread states").
 // sched_state.c: each frame thread reads its own counters at its frame phases (CPU clock,
-// schedstat run delay, getrusage switches) into its raw buffer; the writer thread reads the
-// machine's counters (steal, CPU pressure, cgroup throttling). sched_events.c: exact context
-// switches from a per-thread perf_event_open ring, where the kernel permits it.
+// schedstat run delay, switch counts from its own perf ring or getrusage) into its raw buffer;
+// the writer thread reads the machine's counters (steal, CPU pressure, cgroup throttling).
+// sched_events.c: exact context switches from a per-thread perf_event_open ring, where the kernel
+// permits it.
 #include <stdint.h>
 #include <stddef.h>
 #include "hitch_recorder.h"
@@ -76,6 +77,22 @@ void hitch_sched_close(void);
 int64_t hitch_sched_events_register_thread(void);
 /// The thread is exiting: its ring is closed after the writer drained it.
 void hitch_sched_events_release(int64_t handle);
+/// How far a thread has counted the switches in its own ring (sched_events.c).
+typedef struct hitch_switch_cursor {
+    uint64_t head;           // the ring position counted up to
+    uint64_t tail_floor;     // the ring's tail when last looked at: the tail has only moved on since
+    int valid;
+} hitch_switch_cursor;
+/// The calling thread, about its own ring: the switch-outs appended since `cursor` (asleep ->
+/// `voluntary`, preempted -> `involuntary`), `switched` = any record at all, and the cursor moved on.
+/// Returns 1 when that count is exact, 0 when it cannot be (no cursor yet, a full ring may have
+/// dropped records, a lost record; then resync), -1 when the ring is gone (session closing).
+int hitch_sched_events_count(int64_t handle, hitch_switch_cursor *cursor, uint64_t *voluntary,
+                             uint64_t *involuntary, int *switched);
+/// The calling thread's getrusage switch counts and its ring position at one moment, into `cursor`.
+/// Returns 1 (counts set; the cursor stays invalid if a switch kept landing in between), 0 if
+/// getrusage failed, -1 when the ring is gone.
+int hitch_sched_events_resync(int64_t handle, hitch_switch_cursor *cursor, uint64_t *voluntary, uint64_t *involuntary);
 /// Probes whether a per-thread context-switch event opens here; 0 if so, else errno (reason set).
 int hitch_sched_events_probe(char *reason, size_t reason_capacity);
 /// Turns ring registration on or off for new registrations.
