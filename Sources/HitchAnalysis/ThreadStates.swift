@@ -525,7 +525,7 @@ struct SwitchHistory: Sendable {
         return low
     }
 
-    /// Switch-outs of `thread` in [start, end + readSlackNs): at least `expectedOuts` (the getrusage
+    /// Switch-outs of `thread` in [start, end + readSlackNs): at least `expectedOuts` (the readings' switch
     /// count over the window) means every switch of the window is in.
     func isComplete(thread: UInt32, from start: Int64, to end: Int64, expectedOuts: Int64) -> Bool {
         guard expectedOuts > 0 else { return true }

@@ -136,9 +136,10 @@ public struct ThreadStateReading: Sendable, Equatable {
     public var cpuNs: Int64
     /// Time runnable but waiting for a CPU (/proc/self/task/TID/schedstat field 2); nil = unavailable.
     public var runnableWaitNs: Int64?
-    /// getrusage(RUSAGE_THREAD).ru_nvcsw; nil = unavailable.
+    /// Switches out while asleep: getrusage(RUSAGE_THREAD).ru_nvcsw, or with the perf source the
+    /// thread's own switch records (docs/FORMAT.md "Thread states"); nil = unavailable.
     public var voluntarySwitches: Int64?
-    /// getrusage(RUSAGE_THREAD).ru_nivcsw; nil = unavailable.
+    /// Switches out while runnable (preempted): ru_nivcsw, or the preempted switch records; nil = unavailable.
     public var involuntarySwitches: Int64?
     public init(frameID: UInt64, phase: Phase, cpuNs: Int64, runnableWaitNs: Int64?,
                 voluntarySwitches: Int64?, involuntarySwitches: Int64?) {
