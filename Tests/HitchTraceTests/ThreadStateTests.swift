@@ -185,6 +185,37 @@ import Testing
         #expect(asleep >= 40)
     }
 
+    /// Sessions that stop while a frame thread keeps taking readings: every stop closes the thread's
+    /// ring while it counts in it now and then, and its readings after the close fall back on
+    /// getrusage. (The writer unmaps a ring only once its thread is out of it; the window where that
+    /// matters is a few ns wide, so this exercises the path rather than proving the wait.)
+    @Test func sessionsStopWhileAThreadKeepsReading() throws {
+        let path = temporaryTracePath("thread-states-stop")
+        defer { unlink(path) }
+        let stop = Atomic<Bool>(false)
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            var frame: UInt64 = 1
+            while !stop.load(ordering: .relaxed) {
+                let now = Trace.now()
+                Trace.frameBegan(frameID: frame, vsync: now, target: now, periodNs: 8_333_333)
+                if frame % 8 == 0 { usleep(50) }
+                Trace.frameCommitted(frameID: frame)
+                frame += 1
+            }
+            done.signal()
+        }.start()
+        for _ in 0..<20 {
+            let recorder = try TraceRecorder.start(path: path, configuration: .init(flushIntervalMs: 5, waitForOtherRecordingSeconds: testRecordingWait))
+            usleep(5_000)
+            try recorder.stop()
+        }
+        stop.store(true, ordering: .relaxed)
+        done.wait()
+        let (events, _) = try readAll(path)
+        #expect(events.contains { $0.payload.kindName == "threadState" })
+    }
+
     @Test func missingProcfsGivesNilReadingsNotErrors() throws {
         let path = temporaryTracePath("thread-states-missing")
         defer { unlink(path) }
