@@ -261,7 +261,9 @@ int hitch_sched_events_count(int64_t handle, hitch_switch_cursor *cursor, uint64
         *involuntary = outs_preempted;
         *switched = head != cursor->head;
         cursor->head = head;
-        cursor->tail_floor = __atomic_load_n(&page->data_tail, __ATOMIC_ACQUIRE);
+        // Any tail seen before an interval bounds it; an older one only brings the next resync
+        // closer. The tail is the writer's cache line: read it when half the ring is used up.
+        if (head - cursor->tail_floor > size / 2) cursor->tail_floor = __atomic_load_n(&page->data_tail, __ATOMIC_ACQUIRE);
     }
     leave_ring(slot);
     return exact;
