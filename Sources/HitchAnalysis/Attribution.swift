@@ -169,6 +169,11 @@ struct HitchAttributionPass: Sendable {
             bodyTimes[b.viewType, default: (0, 0)].ns +|= overlap
         }
 
+        /// A retired window's tables, released while it waits to be dropped.
+        mutating func dropTables() {
+            stageTimes = [:]; concurrentStageTimes = [:]; mainStageTimes = [:]; bodyTimes = [:]; stackCounts = [:]
+        }
+
         mutating func addSample(_ s: SampleInstance) {
             if main.contains(s.atNs) { stackCounts[s.stack, default: 0] += 1 }
         }
@@ -177,7 +182,12 @@ struct HitchAttributionPass: Sendable {
     private var stages = ThreadHistories<StageInstance>(capacity: historyCapacity)
     private var bodies = ThreadHistories<BodyInstance>(capacity: historyCapacity)
     private var samples = Ring<SampleInstance>(capacity: historyCapacity)
+    /// Open windows from `openHead` on (the ones before are retired, dropped in batches: removing
+    /// the first of 256 large windows per hitching frame moved all the others each time).
     private var open: [OpenWindow] = []
+    private var openHead = 0
+    /// Retired windows dropped from the front of `open` at once.
+    private static let retiredBatch = 64
     /// Instances starting before this may overlap an open window.
     private var lateBeforeNs: Int64 = .min
     private var lastMainEndNs: Int64 = .min
@@ -226,7 +236,7 @@ struct HitchAttributionPass: Sendable {
     @inline(never)
     private mutating func lateStage(_ s: StageInstance, roles: ThreadRoles) {
         let role = roles[s.thread]
-        for i in open.indices.reversed() {
+        for i in stride(from: open.count - 1, through: openHead, by: -1) {
             if open[i].reachNs < s.startNs { break }
             open[i].addStage(s, role: role)
         }
@@ -241,7 +251,7 @@ struct HitchAttributionPass: Sendable {
     @inline(never)
     private mutating func lateBody(_ b: BodyInstance, roles: ThreadRoles) {
         let role = roles[b.thread]
-        for i in open.indices.reversed() {
+        for i in stride(from: open.count - 1, through: openHead, by: -1) {
             if open[i].reachNs < b.startNs { break }
             open[i].addBody(b, role: role)
         }
@@ -250,7 +260,7 @@ struct HitchAttributionPass: Sendable {
     mutating func mainThreadSample(_ s: SampleInstance) {
         samples.append(s)
         guard s.atNs < lateBeforeNs else { return }
-        for i in open.indices.reversed() {
+        for i in stride(from: open.count - 1, through: openHead, by: -1) {
             if open[i].reachNs <= s.atNs { break }
             open[i].addSample(s)
         }
@@ -278,7 +288,7 @@ struct HitchAttributionPass: Sendable {
         a.cause = judged.cause
         a.mainThreadStates = judged.mainStates?.figures
         a.renderThreadStates = judged.renderStates?.figures
-        let reach = max(open.last?.reachNs ?? .min, main.upperBound, render.upperBound, other.upperBound)
+        let reach = max(openHead < open.count ? open[open.count - 1].reachNs : .min, main.upperBound, render.upperBound, other.upperBound)
         var window = OpenWindow(main: main, render: render, other: other, reachNs: reach, hitchNs: judged.hitchNs, attribution: a,
                                 vsyncNs: frame.vsyncNs)
         var short = false
@@ -296,7 +306,12 @@ struct HitchAttributionPass: Sendable {
         if short { framesWithShortHistory += 1 }
         open.append(window)
         lateBeforeNs = reach
-        if open.count > Self.openWindowLimit { retire(open.removeFirst(), names: names) }
+        if open.count - openHead > Self.openWindowLimit {
+            retire(open[openHead], names: names)
+            open[openHead].dropTables()
+            openHead += 1
+            if openHead == Self.retiredBatch { open.removeFirst(openHead); openHead = 0 }
+        }
     }
 
     private static func range(_ start: Int64, _ end: Int64) -> Range<Int64> { start..<max(start, end) }
@@ -365,8 +380,9 @@ struct HitchAttributionPass: Sendable {
 
     /// Closes every window of the run and resolves its stacks and names.
     mutating func endRun(runStartNs: Int64, stacks: StackStore, names: NameTable) {
-        for window in open { retire(window, names: names) }
+        for window in open[openHead...] { retire(window, names: names) }
         open.removeAll()
+        openHead = 0
         lateBeforeNs = .min
         for (stack, count) in runInHitches {
             foldedInHitches[stacks.frames(stack, names: names).reversed().joined(separator: ";"), default: 0] += count

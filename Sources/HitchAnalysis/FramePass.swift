@@ -119,13 +119,19 @@ struct FramePass: AnalysisPass {
     private mutating func drainFrames(_ context: inout PassContext, all: Bool = false) {
         while var frame = frames.nextReady(all: all) {
             if frame.hasBegan { frame.inputArrivalNs = inputs.take(beganNs: frame.beganNs) }
+            // Nothing waiting and nothing to wait for: judged at once, without a trip through the
+            // queue (copying each record in and out of it cost more than judging it).
+            if waitingHead == waiting.count && (all || switchesAreIn(frame.readings)) {
+                finalize(&frame, &context)
+                continue
+            }
             waiting.append(frame)
         }
         while waitingHead < waiting.count {
-            let frame = waiting[waitingHead]
-            guard all || waiting.count - waitingHead > Self.switchWaitFrames || switchesAreIn(frame.readings) else { break }
+            guard all || waiting.count - waitingHead > Self.switchWaitFrames || switchesAreIn(waiting[waitingHead].readings) else { break }
+            var frame = waiting[waitingHead]
             waitingHead += 1
-            finalize(frame, &context)
+            finalize(&frame, &context)
         }
         if waitingHead == waiting.count { waiting.removeAll(keepingCapacity: true); waitingHead = 0 }
         else if waitingHead > 1024 && waitingHead * 2 > waiting.count { waiting.removeFirst(waitingHead); waitingHead = 0 }
@@ -145,9 +151,9 @@ struct FramePass: AnalysisPass {
             && windowIn(r.renderBegan, r.renderEnded, r.renderThread)
     }
 
-    private mutating func finalize(_ record: FrameRecord, _ context: inout PassContext) {
-        guard record.hasBegan else { return }   // events of a frame whose begin is not in this trace
-        var frame = record
+    /// `frame` is inout so the record is not copied again; its late starts are filled here.
+    private mutating func finalize(_ frame: inout FrameRecord, _ context: inout PassContext) {
+        guard frame.hasBegan else { return }   // events of a frame whose begin is not in this trace
         // Late starts: what the main thread did from the vsync to its begin, the render thread from
         // the first vsync after the commit to its render began (their readings before are in).
         if frame.readings.mainBegan.isPresent {
