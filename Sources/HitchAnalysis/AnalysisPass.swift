@@ -91,6 +91,9 @@ struct PassContext: Sendable {
     var runStartNs: Int64 = .max
     var runLastNs: Int64 = .min
     var runMetadata: [String: String] = [:]
+    /// No frame judged from now on in this run has a window that starts before this (`FramePass`;
+    /// .min while unknown): attribution drops history that ended earlier.
+    var frameWindowsFromNs: Int64 = .min
 
     // Published during one event (emptied by the dispatcher after every pass has seen them).
     var finishedStages = EventScratch<StageInstance>()

@@ -48,6 +48,25 @@ struct SampleInstance: Sendable {
     var stack: UInt32
 }
 
+/// An instance kept in a history: when it ended (a sample: when it was taken).
+protocol HistoryInstance: Sendable {
+    var historyEndNs: Int64 { get }
+}
+
+extension StageInstance: HistoryInstance { var historyEndNs: Int64 { endNs } }
+extension BodyInstance: HistoryInstance { var historyEndNs: Int64 { endNs } }
+extension SampleInstance: HistoryInstance { var historyEndNs: Int64 { atNs } }
+
+extension Ring where Element: HistoryInstance {
+    /// Appends, then drops the oldest instances that ended before `horizonNs`: no window still to
+    /// come reaches them (`PassContext.frameWindowsFromNs`), and a short history stays in cache.
+    @inline(__always)
+    mutating func append(_ element: Element, droppingBefore horizonNs: Int64) {
+        append(element)
+        dropOldest { $0.historyEndNs < horizonNs }
+    }
+}
+
 /// An order-independent sum of weights `hitchNs * part / whole`, in integer picoseconds, and the
 /// number of hitching frames it was taken over.
 struct WeightedHitch: Sendable, Equatable {
@@ -76,7 +95,7 @@ struct WeightedHitch: Sendable, Equatable {
 }
 
 /// Per-thread histories of one kind of instance, each a ring in its thread's own order.
-struct ThreadHistories<Element: Sendable>: Sendable {
+struct ThreadHistories<Element: HistoryInstance>: Sendable {
     /// Threads beyond this dense id share one history (a hostile trace's thread count stays bounded).
     static var denseThreads: Int { 4096 }
     let capacity: Int
@@ -88,10 +107,10 @@ struct ThreadHistories<Element: Sendable>: Sendable {
     mutating func removeAll() { rings.removeAll(); threadOfRing.removeAll() }
 
     @inline(__always)
-    mutating func append(_ element: Element, thread: UInt32) {
+    mutating func append(_ element: Element, thread: UInt32, droppingBefore horizonNs: Int64) {
         let index = min(Int(thread), Self.denseThreads)
         if index >= rings.count { addRings(through: index) }
-        rings[index].append(element)
+        rings[index].append(element, droppingBefore: horizonNs)
     }
 
     /// Out of the per-instance path: a new thread is rare.
@@ -190,6 +209,8 @@ struct HitchAttributionPass: Sendable {
     private static let retiredBatch = 64
     /// Instances starting before this may overlap an open window.
     private var lateBeforeNs: Int64 = .min
+    /// Instances that ended before this are dropped from the histories (`PassContext.frameWindowsFromNs`).
+    private var historyFromNs: Int64 = .min
     private var lastMainEndNs: Int64 = .min
     private var lastRenderEndNs: Int64 = .min
     private var lastOtherEndNs: Int64 = .min
@@ -222,13 +243,14 @@ struct HitchAttributionPass: Sendable {
         stages.removeAll(); bodies.removeAll(); samples.removeAll()
         lastMainEndNs = .min; lastRenderEndNs = .min; lastOtherEndNs = .min
         lateBeforeNs = .min
+        historyFromNs = .min
     }
 
     // MARK: What the other passes publish
 
     @inline(__always)
     mutating func stageFinished(_ s: StageInstance, roles: ThreadRoles) {
-        stages.append(s, thread: s.thread)
+        stages.append(s, thread: s.thread, droppingBefore: historyFromNs)
         if s.startNs < lateBeforeNs { lateStage(s, roles: roles) }
     }
 
@@ -244,7 +266,7 @@ struct HitchAttributionPass: Sendable {
 
     @inline(__always)
     mutating func bodyFinished(_ b: BodyInstance, roles: ThreadRoles) {
-        bodies.append(b, thread: b.thread)
+        bodies.append(b, thread: b.thread, droppingBefore: historyFromNs)
         if b.startNs < lateBeforeNs { lateBody(b, roles: roles) }
     }
 
@@ -258,7 +280,7 @@ struct HitchAttributionPass: Sendable {
     }
 
     mutating func mainThreadSample(_ s: SampleInstance) {
-        samples.append(s)
+        samples.append(s, droppingBefore: historyFromNs)
         guard s.atNs < lateBeforeNs else { return }
         for i in stride(from: open.count - 1, through: openHead, by: -1) {
             if open[i].reachNs <= s.atNs { break }
@@ -445,6 +467,7 @@ extension HitchAttributionPass: AnalysisPass {
 
     @inline(__always)
     mutating func consume(_ event: inout TraceEvent, _ resolved: PassEvent, _ context: inout PassContext) {
+        historyFromNs = context.frameWindowsFromNs
         if resolved.role == .main, case .sample(let stack) = event.payload {
             mainThreadSample(SampleInstance(atNs: resolved.startNs, stack: stack.rawValue))
         }

@@ -560,6 +560,12 @@ struct FrameAssembler: Sendable {
         }
     }
 
+    /// The begin of the oldest frame begun and not yet handed out, if any.
+    var oldestPendingBeganNs: Int64? {
+        guard beganHead < beganQueue.count else { return nil }
+        return entries[beganQueue[beganHead] - removed].record.beganNs
+    }
+
     /// The next frame to judge, in begin order, if it is final (or `all`: the run ended).
     mutating func nextReady(all: Bool) -> FrameRecord? {
         defer { compact() }
