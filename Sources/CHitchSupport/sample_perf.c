@@ -36,8 +36,10 @@ static uint64_t requested_registers(void) {
     return mask;
 }
 
-int perf_source_open(perf_source *source, pid_t tid, uint64_t period_ns, uint32_t stack_bytes,
-                     uint64_t data_bytes, uint64_t min_data_bytes) {
+/// Opens the event (registers and `stack_bytes` of stack per sample; neither when `bare`) and maps
+/// its ring. Shared by perf_source_open and the floor's bare event.
+static int open_event(perf_source *source, pid_t tid, uint64_t period_ns, uint32_t stack_bytes, int bare,
+                      uint64_t data_bytes, uint64_t min_data_bytes) {
     memset(source, 0, sizeof *source);
     source->fd = -1;
     if (stack_bytes > PERF_SOURCE_MAX_STACK_BYTES) return EINVAL;
@@ -48,9 +50,12 @@ int perf_source_open(perf_source *source, pid_t tid, uint64_t period_ns, uint32_
     // task-clock: counts only while this thread runs, so a sample every period of its CPU time.
     attr.config = PERF_COUNT_SW_TASK_CLOCK;
     attr.sample_period = period_ns;
-    attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-    attr.sample_regs_user = requested_registers();
-    attr.sample_stack_user = stack_bytes;
+    attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+    if (!bare) {
+        attr.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+        attr.sample_regs_user = requested_registers();
+        attr.sample_stack_user = stack_bytes;
+    }
     // User code only: what perf_event_paranoid 2 permits without privileges, and all we unwind.
     attr.exclude_kernel = 1;
     attr.exclude_hv = 1;
@@ -79,6 +84,15 @@ int perf_source_open(perf_source *source, pid_t tid, uint64_t period_ns, uint32_
     }
     close(fd);
     return error ? error : ENOMEM;
+}
+
+int perf_source_open(perf_source *source, pid_t tid, uint64_t period_ns, uint32_t stack_bytes,
+                     uint64_t data_bytes, uint64_t min_data_bytes) {
+    return open_event(source, tid, period_ns, stack_bytes, 0, data_bytes, min_data_bytes);
+}
+
+int perf_source_open_bare(perf_source *source, pid_t tid, uint64_t period_ns, uint64_t data_bytes) {
+    return open_event(source, tid, period_ns, 0, 1, data_bytes, data_bytes);
 }
 
 int perf_source_enable(perf_source *source) {
@@ -197,6 +211,9 @@ int perf_source_open(perf_source *source, pid_t tid, uint64_t period_ns, uint32_
     memset(source, 0, sizeof *source);
     source->fd = -1;
     return ENOSYS;
+}
+int perf_source_open_bare(perf_source *source, pid_t tid, uint64_t period_ns, uint64_t data_bytes) {
+    return perf_source_open(source, tid, period_ns, 0, data_bytes, data_bytes);
 }
 int perf_source_enable(perf_source *source) { (void)source; return ENOSYS; }
 void perf_source_disable(perf_source *source) { (void)source; }

@@ -643,6 +643,71 @@ int hitch_sampler_rescan_threads(void) {
     return armed;
 }
 
+uint64_t hitch_sampler_drain_interval_ns(void) {
+    pthread_mutex_lock(&control_lock);
+    uint64_t record_bytes = atomic_load_explicit(&stack_copy_bytes, memory_order_relaxed) + SNAPSHOT_HEADER_WORDS * 8;
+    // The signal ring, and the perf ring sized from it (perf_ring_bytes; its records carry a few
+    // more bytes of header, and the full copy size whatever the stack's depth).
+    uint64_t ring_bytes = (uint64_t)8 << ring_words_log2;
+    if (session_source == HITCH_SAMPLER_SOURCE_PERF) {
+        record_bytes += 512;
+        ring_bytes = perf_ring_bytes(record_bytes, 0);
+    }
+    uint64_t records = ring_bytes / record_bytes;
+    uint64_t interval = session_interval_ns > 0 ? records * (uint64_t)session_interval_ns / 3 : 10000000ull;
+    pthread_mutex_unlock(&control_lock);
+    if (interval < 10000000ull) interval = 10000000ull;
+    if (interval > 100000000ull) interval = 100000000ull;
+    return interval;
+}
+
+// MARK: - The floor: taking samples with none of the sampler's work (hitch bench sample)
+
+// The token of the floor's timer: an index past every slot, so the handler returns at its first
+// check. Control path only (control_lock).
+#define FLOOR_TOKEN ((uintptr_t)0xffff)
+static timer_t floor_timer;
+static int floor_timer_armed;
+static perf_source floor_perf = {.fd = -1};
+
+int hitch_sampler_floor_start(uint32_t source, uint32_t rate_hz) {
+    if (rate_hz == 0 || rate_hz > 10000 || (source != HITCH_SAMPLER_SOURCE_SIGNAL && source != HITCH_SAMPLER_SOURCE_PERF))
+        return EINVAL;
+    pthread_mutex_lock(&control_lock);
+    int error = floor_timer_armed || floor_perf.fd >= 0 ? EBUSY : 0;
+    long interval = 1000000000L / (long)rate_hz;
+    if (error == 0 && source == HITCH_SAMPLER_SOURCE_PERF) {
+        // A ring that holds a second of bare records at 10 kHz; nobody reads it.
+        error = perf_source_open_bare(&floor_perf, current_tid(), (uint64_t)interval, 1 << 18);
+        if (error == 0) error = perf_source_enable(&floor_perf);
+        if (error != 0) perf_source_close(&floor_perf);
+    } else if (error == 0) {
+        error = install_handler();
+        struct sigevent event;
+        memset(&event, 0, sizeof event);
+        event.sigev_notify = SIGEV_THREAD_ID;
+        event.sigev_signo = SAMPLER_SIGNAL;
+        event._sigev_un._tid = current_tid();
+        event.sigev_value.sival_ptr = (void *)FLOOR_TOKEN;
+        if (error == 0 && timer_create(CLOCK_MONOTONIC, &event, &floor_timer) != 0) error = errno;
+        if (error == 0) {
+            struct itimerspec spec = {{interval / 1000000000L, interval % 1000000000L},
+                                      {interval / 1000000000L, interval % 1000000000L}};
+            if (timer_settime(floor_timer, 0, &spec, NULL) != 0) { error = errno; timer_delete(floor_timer); }
+            else floor_timer_armed = 1;
+        }
+    }
+    pthread_mutex_unlock(&control_lock);
+    return error;
+}
+
+void hitch_sampler_floor_stop(void) {
+    pthread_mutex_lock(&control_lock);
+    if (floor_timer_armed) { timer_delete(floor_timer); floor_timer_armed = 0; }
+    if (floor_perf.fd >= 0) { perf_source_disable(&floor_perf); perf_source_close(&floor_perf); }
+    pthread_mutex_unlock(&control_lock);
+}
+
 // MARK: - Consumer (the drain thread; everything below runs under pop_lock)
 
 typedef struct {
@@ -904,6 +969,7 @@ void hitch_sampler_get_stats(hitch_sampler_stats *stats) {
     stats->perf_samples_lost = atomic_load_explicit(&perf_samples_lost, memory_order_relaxed);
     stats->perf_refusal = atomic_load_explicit(&perf_refusal, memory_order_relaxed);
     stats->perf_fallback_threads = atomic_load_explicit(&perf_fallback_threads, memory_order_relaxed);
+    stats->unwind_memo_hits = hitch_unwind_memo_hits();
     uint32_t armed = 0;
     for (uint32_t i = 0; i < MAX_THREADS; i++) {
         sampler_slot *slot = atomic_load_explicit(&slots[i], memory_order_acquire);
@@ -938,6 +1004,9 @@ uint64_t hitch_sampler_unwind_ticks_percentile(double quantile) { (void)quantile
 void hitch_sampler_reset_handler_times(void) {}
 uint64_t hitch_sampler_stack_bytes_needed_percentile(double quantile) { (void)quantile; return 0; }
 void hitch_sampler_get_stats(hitch_sampler_stats *stats) { memset(stats, 0, sizeof *stats); }
+int hitch_sampler_floor_start(uint32_t source, uint32_t rate_hz) { (void)source; (void)rate_hz; return ENOSYS; }
+void hitch_sampler_floor_stop(void) {}
+uint64_t hitch_sampler_drain_interval_ns(void) { return 10000000ull; }
 
 // The system's frame-pointer backtrace (execinfo) where libunwind is not linked.
 #define HITCH_RAW_BACKTRACE(buffer, size) backtrace((buffer), (size))

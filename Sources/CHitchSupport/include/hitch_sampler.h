@@ -75,6 +75,7 @@ typedef struct {
                                  ///< threads) off perf events; EMSGSIZE: the stack copy exceeds a record
     uint32_t perf_fallback_threads; ///< threads of a perf session sampled by the timer signal instead
     uint32_t threads_sampled;    ///< threads armed (timer or perf event) right now
+    uint64_t unwind_memo_hits;   ///< unwinds answered from the memo of an earlier identical unwind
 } hitch_sampler_stats;
 
 typedef struct {
@@ -134,6 +135,18 @@ uint64_t hitch_sampler_unwind_ticks_percentile(double quantile);
 uint64_t hitch_sampler_stack_bytes_needed_percentile(double quantile);
 
 void hitch_sampler_get_stats(hitch_sampler_stats *stats);
+
+/// The drain interval the running (or last) session's rate and rings call for: a third of the time
+/// the smallest ring takes to fill with full-size snapshots at the session's rate, 10 to 100 ms.
+uint64_t hitch_sampler_drain_interval_ns(void);
+
+/// The floor under the sampler's cost, for benchmarks: samples the calling thread at `rate_hz` with
+/// none of the sampler's work. HITCH_SAMPLER_SOURCE_SIGNAL: a per-thread timer whose SIGPROF the
+/// handler dismisses at its first check; _PERF: a bare task-clock event (thread id and time only,
+/// no registers or stack, its ring never read). Independent of sessions; one floor at a time.
+/// Returns 0, EBUSY, EINVAL, or the errno of timer_create / perf_event_open.
+int hitch_sampler_floor_start(uint32_t source, uint32_t rate_hz);
+void hitch_sampler_floor_stop(void);
 
 /// The calling thread's stack, innermost first, excluding hitch_backtrace_capture itself and
 /// `skip` further frames; addresses are return addresses minus one. Returns the count (0 ... capacity).
