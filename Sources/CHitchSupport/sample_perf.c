@@ -60,6 +60,10 @@ static int open_event(perf_source *source, pid_t tid, uint64_t period_ns, uint32
     attr.exclude_kernel = 1;
     attr.exclude_hv = 1;
     attr.disabled = 1;
+    // Wake a poller (the drain) when a quarter of the ring is written; three quarters are left for
+    // its latency. A ring halved for the locked-memory budget keeps this watermark (in bytes).
+    attr.watermark = 1;
+    attr.wakeup_watermark = (uint32_t)(data_bytes / 4);
     // Sample times on CLOCK_MONOTONIC, the clock the trace's ticks are calibrated against.
     attr.use_clockid = 1;
     attr.clockid = CLOCK_MONOTONIC;
@@ -130,7 +134,7 @@ static void ring_read(const perf_source *source, uint64_t offset, void *destinat
 /// Parses one PERF_RECORD_SAMPLE (`size` bytes at `offset`, header included) into a snapshot.
 /// Returns 0 if the record is malformed.
 static int parse_sample(const perf_source *source, uint64_t offset, uint64_t size, sample_snapshot *snapshot,
-                        uint64_t *stack, uint64_t stack_capacity_words, uint64_t *time_ns) {
+                        uint64_t *stack, uint64_t stack_capacity_words, uint64_t stack_top, uint64_t *time_ns) {
     uint64_t end = offset + size, at = offset + sizeof(struct perf_event_header);
     uint32_t ids[2];   // PERF_SAMPLE_TID: pid, tid
     uint64_t abi = 0;
@@ -160,6 +164,10 @@ static int parse_sample(const perf_source *source, uint64_t offset, uint64_t siz
     }
     uint64_t words = copied_bytes / 8;
     if (words > stack_capacity_words) words = stack_capacity_words;
+    // The kernel copies the full size whatever the stack's depth: bytes above the top are not the
+    // thread's stack, so they are not copied out (most of a record, for a shallow stack).
+    uint64_t sp = snapshot->registers[SNAPSHOT_REG_RSP];
+    if (stack_top != 0 && sp < stack_top && (stack_top - sp) / 8 < words) words = (stack_top - sp) / 8;
     if (words > 0) ring_read(source, at, stack, words * 8);
     snapshot->stack_words = (uint32_t)words;
     snapshot->stack_base = snapshot->registers[SNAPSHOT_REG_RSP]; // the kernel copies from SP itself
@@ -168,7 +176,7 @@ static int parse_sample(const perf_source *source, uint64_t offset, uint64_t siz
 }
 
 int perf_source_read(perf_source *source, sample_snapshot *snapshot, uint64_t *stack, uint64_t stack_capacity_words,
-                     uint64_t *time_ns, uint64_t *lost) {
+                     uint64_t stack_top, uint64_t *time_ns, uint64_t *lost) {
     if (source->page == NULL) return 0;
     struct perf_event_mmap_page *page = source->page;
     uint64_t head = __atomic_load_n(&page->data_head, __ATOMIC_ACQUIRE);
@@ -183,7 +191,7 @@ int perf_source_read(perf_source *source, sample_snapshot *snapshot, uint64_t *s
             break;
         }
         if (header.type == PERF_RECORD_SAMPLE) {
-            found = parse_sample(source, tail, header.size, snapshot, stack, stack_capacity_words, time_ns);
+            found = parse_sample(source, tail, header.size, snapshot, stack, stack_capacity_words, stack_top, time_ns);
             if (!found) *lost += 1;
         } else if (header.type == PERF_RECORD_LOST) {
             uint64_t id_and_count[2];
@@ -220,8 +228,8 @@ void perf_source_disable(perf_source *source) { (void)source; }
 void perf_source_close(perf_source *source) { memset(source, 0, sizeof *source); source->fd = -1; }
 int perf_source_pending(const perf_source *source) { (void)source; return 0; }
 int perf_source_read(perf_source *source, sample_snapshot *snapshot, uint64_t *stack, uint64_t stack_capacity_words,
-                     uint64_t *time_ns, uint64_t *lost) {
-    (void)source; (void)snapshot; (void)stack; (void)stack_capacity_words; (void)time_ns; (void)lost;
+                     uint64_t stack_top, uint64_t *time_ns, uint64_t *lost) {
+    (void)source; (void)snapshot; (void)stack; (void)stack_capacity_words; (void)stack_top; (void)time_ns; (void)lost;
     return 0;
 }
 #endif

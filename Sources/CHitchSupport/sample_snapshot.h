@@ -103,10 +103,11 @@ void perf_source_close(perf_source *source);
 /// 1 if the ring holds unread records.
 int perf_source_pending(const perf_source *source);
 /// Reads records until the first sample: converts it into `snapshot` (registers in snapshot order,
-/// stack bytes into `stack`, at most `stack_capacity_words`; stack_limit left 0 for the caller) and
+/// stack bytes into `stack`, at most `stack_capacity_words` and none at or above `stack_top` when
+/// it is nonzero; stack_limit left 0 for the caller) and
 /// its CLOCK_MONOTONIC time into *time_ns, and returns 1. Adds samples the kernel lost
 /// (PERF_RECORD_LOST) and malformed records to *lost. Returns 0 when the ring is empty. One reader.
 int perf_source_read(perf_source *source, sample_snapshot *snapshot, uint64_t *stack, uint64_t stack_capacity_words,
-                     uint64_t *time_ns, uint64_t *lost);
+                     uint64_t stack_top, uint64_t *time_ns, uint64_t *lost);
 
 #endif

@@ -50,7 +50,7 @@ enum {
 typedef struct {
     uint32_t rate_hz;            ///< samples per second per thread (1 ... 10000); 0 means 1000
     uint32_t scope;              ///< HITCH_SAMPLE_* flags; 0 means HITCH_SAMPLE_MAIN_THREAD
-    uint32_t ring_words_log2;    ///< per-thread ring size as log2 of 8-byte words; 0 means 17 (1 MiB)
+    uint32_t ring_words_log2;    ///< per-thread ring size as log2 of 8-byte words; 0 means 18 (2 MiB)
     uint32_t stack_copy_bytes;   ///< stack bytes copied per sample, 256 ... 1 MiB (at most a quarter of the
                                  ///< ring); 0 means HITCH_DEFAULT_STACK_COPY_BYTES
     uint32_t source;             ///< HITCH_SAMPLER_SOURCE_*
@@ -136,9 +136,12 @@ uint64_t hitch_sampler_stack_bytes_needed_percentile(double quantile);
 
 void hitch_sampler_get_stats(hitch_sampler_stats *stats);
 
-/// The drain interval the running (or last) session's rate and rings call for: a third of the time
-/// the smallest ring takes to fill with full-size snapshots at the session's rate, 10 to 100 ms.
-uint64_t hitch_sampler_drain_interval_ns(void);
+/// The drain thread's sleep: returns when a sampled thread's ring passes a quarter full (the timer
+/// signal's handler signals an eventfd once per crossing; a perf ring wakes its poller at that
+/// watermark), when hitch_sampler_stop or hitch_sampler_wake_drain
+/// is called, or after `timeout_ns`, whichever comes first. Off Linux: sleeps `timeout_ns`.
+void hitch_sampler_wait_for_samples(uint64_t timeout_ns);
+void hitch_sampler_wake_drain(void);
 
 /// The floor under the sampler's cost, for benchmarks: samples the calling thread at `rate_hz` with
 /// none of the sampler's work. HITCH_SAMPLER_SOURCE_SIGNAL: a per-thread timer whose SIGPROF the

@@ -26,9 +26,9 @@ public struct SamplerConfiguration: Sendable {
     /// Samples per second per sampled thread (1 ... 10,000).
     public var rateHz: Int
     public var threads: SampledThreads
-    /// How often the drain thread unwinds the snapshots and moves the samples into the trace; 0
-    /// (the default) derives it from the rate: a third of the time the smallest ring takes to fill
-    /// with full-size snapshots, from 10 to 100 ms (every 10 ms at 1 kHz, 40 ms at 250 Hz).
+    /// The longest the drain thread waits before it unwinds the snapshots and moves the samples
+    /// into the trace; it also wakes whenever a sampled thread's ring passes a quarter full, so the
+    /// wake-ups follow the rate (each costs tens of microseconds on a VM). 0 (the default): 100 ms.
     public var drainIntervalMs: Int
     /// Stack bytes copied per sample (256 ... 256 KiB; perf events copy at most 65,528); deeper
     /// stacks are cut off where the copy ends (counted in `UnwindFailures.offCopyEnd`).
@@ -180,8 +180,8 @@ public enum SamplerError: Error, CustomStringConvertible, Equatable {
 /// `rateHz` times a second, by the kernel (a perf_event_open task-clock event per thread, where
 /// permitted: `SampleSource.perfEvent`, no signals) or by a C SIGPROF handler driven by a per-thread
 /// CLOCK_MONOTONIC timer (`SampleSource.timerSignal`: it copies into a lock-free ring and does
-/// nothing else: no unwinding, no loader call, no lock). A drain thread unwinds the snapshots of
-/// either source, moves the samples into the recording (`TraceRecorder.defineStack`/`recordSample`)
+/// nothing else: no unwinding, no loader call, no lock; an eventfd write wakes the drain when its
+/// ring passes a quarter full). A drain thread unwinds the snapshots of either source, moves the samples into the recording (`TraceRecorder.defineStack`/`recordSample`)
 /// and names every new address once (`defineSymbol`). `source` and `sourceReason` say which ran.
 ///
 /// ```swift
@@ -291,6 +291,7 @@ public final class Sampler: Sendable {
             if let result { return result }
             hitch_sampler_stop()
             stopRequested.store(true, ordering: .releasing)
+            hitch_sampler_wake_drain() // it may have woken for the stop before it saw the request
             drainFinished.wait()
             var now = hitch_sampler_stats()
             hitch_sampler_get_stats(&now)
@@ -363,9 +364,8 @@ public final class Sampler: Sendable {
         let frames = UnsafeMutablePointer<UInt64>.allocate(capacity: Int(HITCH_MAX_FRAMES))
         defer { frames.deallocate() }
         var info = hitch_sample_info()
-        var sinceRescanNs: Int64 = 0
-        let intervalNs = configuration.drainIntervalMs > 0 ? Int64(configuration.drainIntervalMs) * 1_000_000
-            : Int64(hitch_sampler_drain_interval_ns())
+        let intervalNs = Int64(configuration.drainIntervalMs > 0 ? configuration.drainIntervalMs : 100) * 1_000_000
+        var lastRescanNs = DispatchTime.now().uptimeNanoseconds
         while true {
             let finishing = stopRequested.load(ordering: .acquiring)
             var drained: UInt64 = 0
@@ -384,10 +384,10 @@ public final class Sampler: Sendable {
             samplesRecorded.add(drained, ordering: .relaxed)
             drainWakeups.add(1, ordering: .relaxed)
             if finishing { break }
-            sleepNanoseconds(intervalNs)
-            sinceRescanNs += intervalNs
-            if configuration.threads.contains(.all), sinceRescanNs >= 100_000_000 {
-                sinceRescanNs = 0
+            hitch_sampler_wait_for_samples(UInt64(intervalNs))
+            let now = DispatchTime.now().uptimeNanoseconds
+            if configuration.threads.contains(.all), now - lastRescanNs >= 100_000_000 {
+                lastRescanNs = now
                 _ = hitch_sampler_rescan_threads()
             }
         }
@@ -396,11 +396,4 @@ public final class Sampler: Sendable {
         drainCPUNanoseconds.store(UInt64(cpu.tv_sec) * 1_000_000_000 + UInt64(cpu.tv_nsec), ordering: .relaxed)
         drainFinished.signal()
     }
-}
-
-/// Sleeps the full duration even when a signal (this thread may be sampled too) interrupts it.
-func sleepNanoseconds(_ nanoseconds: Int64) {
-    var request = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
-    var remaining = timespec()
-    while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
 }
