@@ -60,20 +60,20 @@ static int open_event(perf_source *source, pid_t tid, uint64_t period_ns, uint32
     attr.exclude_kernel = 1;
     attr.exclude_hv = 1;
     attr.disabled = 1;
-    // Wake a poller (the drain) when a quarter of the ring is written; three quarters are left for
-    // its latency. A ring halved for the locked-memory budget keeps this watermark (in bytes).
-    attr.watermark = 1;
-    attr.wakeup_watermark = (uint32_t)(data_bytes / 4);
     // Sample times on CLOCK_MONOTONIC, the clock the trace's ticks are calibrated against.
     attr.use_clockid = 1;
     attr.clockid = CLOCK_MONOTONIC;
-    int fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-    if (fd < 0) return errno;
+    // Wake a poller (the drain) when a quarter of the ring is written; three quarters are left for
+    // its latency. The watermark is fixed at open, so each ring size gets its own event.
+    attr.watermark = 1;
     long page = sysconf(_SC_PAGESIZE);
     // The data area is a power of two of pages; locked memory is budgeted per user and process
     // (perf_event_mlock_kb, RLIMIT_MEMLOCK), so a refused size is retried at half, down to the minimum.
     int error = 0;
     for (uint64_t bytes = data_bytes; bytes >= min_data_bytes && bytes >= (uint64_t)page; bytes /= 2) {
+        attr.wakeup_watermark = (uint32_t)(bytes / 4);
+        int fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+        if (fd < 0) return errno;
         void *map = mmap(NULL, (size_t)(bytes + (uint64_t)page), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         if (map != MAP_FAILED) {
             source->fd = fd;
@@ -84,9 +84,9 @@ static int open_event(perf_source *source, pid_t tid, uint64_t period_ns, uint32
             return 0;
         }
         error = errno;
+        close(fd);
         if (error != EPERM && error != ENOMEM) break;
     }
-    close(fd);
     return error ? error : ENOMEM;
 }
 

@@ -4,8 +4,8 @@ import Testing
 
 /// The sampler's fallback when the kernel refuses perf events, exercised for real in a child
 /// `hitch` process (tests run as root, where nothing is refused): a seccomp filter that fails
-/// perf_event_open with EACCES (as a container's profile does), and an ordinary user (nobody),
-/// whose permission perf_event_paranoid decides.
+/// perf_event_open with EACCES (as a container's profile does), an ordinary user (nobody), whose
+/// permission perf_event_paranoid decides, and the locked-memory budget for perf rings.
 @Suite(.enabled(if: FaultSupport.hitchExecutable != nil, "needs the hitch executable (swift build)"))
 struct SamplerRefusalTests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
@@ -52,7 +52,7 @@ struct SamplerRefusalTests {
         let trace = FaultSupport.temporaryPath("denied.fxt")
         defer { unlink(trace) }
         let record = try FaultSupport.run(deny, [hitch, "record", "feed", "--variant", "tuned", "--seconds", "2",
-                                                 "--rows", "2000", "-o", trace], timeout: 120)
+                                                 "--rows", "1", "-o", trace], timeout: 120)
         #expect(record.status == 0, "record under the seccomp filter failed: \(record.stderr.prefix(300))")
         let info = try Self.samplerInfo(trace)
         #expect(info.contains("samplerSource = timer-signal"), "\(info)")
@@ -76,7 +76,7 @@ struct SamplerRefusalTests {
         let hitch = try #require(FaultSupport.hitchExecutable)
         let trace = NSTemporaryDirectory() + "hitch-nobody-\(getpid())-\(UInt32.random(in: 0 ... .max)).fxt"
         defer { unlink(trace) }
-        let record = try Self.asNobody([hitch, "record", "feed", "--variant", "tuned", "--seconds", "2", "--rows", "2000", "-o", trace])
+        let record = try Self.asNobody([hitch, "record", "feed", "--variant", "tuned", "--seconds", "2", "--rows", "1", "-o", trace])
         #expect(record.status == 0, "record as nobody failed: \(record.stderr.prefix(300))")
         let info = try Self.samplerInfo(trace)
         // paranoid 3 and above (Debian's and Android's kernels) refuse every unprivileged user;
@@ -89,16 +89,63 @@ struct SamplerRefusalTests {
         }
     }
 
-    @Test func anOrdinaryUserUnderSeccompFallsBackToo() throws {
-        let deny = try Self.denyPerfEvents()
-        defer { unlink(deny) }
+    /// Perf rings are locked memory: `perf_event_mlock_kb` per user, then each process's
+    /// RLIMIT_MEMLOCK. With another process of the same user holding the per-user budget, a thread
+    /// whose ring does not fit falls back to the timer signal (counted, with the reason), and a
+    /// process that cannot lock even the start's probe samples with the timer signal throughout.
+    @Test func aRingBeyondTheLockedMemoryBudgetFallsBackToTheTimerSignal() throws {
         let hitch = try #require(FaultSupport.hitchExecutable)
-        let trace = NSTemporaryDirectory() + "hitch-nobody-denied-\(getpid())-\(UInt32.random(in: 0 ... .max)).fxt"
-        defer { unlink(trace) }
-        let record = try Self.asNobody([deny, hitch, "record", "feed", "--variant", "tuned", "--seconds", "2", "--rows", "2000", "-o", trace])
-        #expect(record.status == 0, "record as nobody under the seccomp filter failed: \(record.stderr.prefix(300))")
-        let info = try Self.samplerInfo(trace)
-        #expect(info.contains("samplerSource = timer-signal"), "\(info)")
-        #expect(info.contains("not permitted"), "\(info)")
+        guard getuid() == 0, let setpriv = ["/usr/bin/setpriv", "/bin/setpriv"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }),
+              let prlimit = ["/usr/bin/prlimit", "/bin/prlimit"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+            try Test.cancel("needs root, setpriv and prlimit to run processes as nobody with a locked-memory limit")
+        }
+        guard Sampler.perfEventParanoid.map({ $0 <= 2 }) ?? false else {
+            try Test.cancel("perf_event_paranoid \(Sampler.perfEventParanoid.map(String.init) ?? "absent"): no perf events for nobody at all")
+        }
+        let nobody = ["--reuid=65534", "--regid=65534", "--clear-groups"]
+        _ = try Self.asNobody([hitch, "--help"]) // cancels where nobody cannot run the executable
+        let directory = NSTemporaryDirectory()
+        let traces = (0..<3).map { "\(directory)hitch-mlock-\(getpid())-\(UInt32.random(in: 0 ... .max))-\($0).fxt" }
+        defer { traces.forEach { unlink($0) } }
+
+        // The holder: a recording sampled by perf events, whose ring takes the per-user budget
+        // until it is killed below.
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: setpriv)
+        holder.arguments = nobody + [hitch, "record", "feed", "--variant", "tuned", "--seconds", "120", "--rows", "1", "-o", traces[0]]
+        holder.currentDirectoryURL = URL(fileURLWithPath: directory)
+        holder.standardOutput = FileHandle.nullDevice
+        holder.standardError = FileHandle.nullDevice
+        try holder.run()
+        defer { kill(holder.processIdentifier, SIGKILL); holder.waitUntilExit() }
+        // Ready once it holds a perf event (the probe's is closed at once; the session's stays).
+        let deadline = Date().addingTimeInterval(30)
+        var holding = false
+        while !holding && Date() < deadline && holder.isRunning {
+            let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(holder.processIdentifier)/fd")) ?? []
+            holding = fds.contains { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(holder.processIdentifier)/fd/\($0)"))?.contains("perf_event") ?? false }
+            if !holding { usleep(100_000) }
+        }
+        guard holding else { try Test.cancel("the holder never started sampling with perf events") }
+        usleep(300_000) // past the probe: the session's ring is the one held
+
+        // 64 KiB: the probe's one-page ring fits, the thread's ring (4 records of 32 KiB at least) does not.
+        let small = try FaultSupport.run(prlimit, ["--memlock=65536:65536", setpriv] + nobody +
+                                         [hitch, "record", "feed", "--variant", "tuned", "--seconds", "2", "--rows", "1", "-o", traces[1]],
+                                         timeout: 120, currentDirectory: directory)
+        #expect(small.status == 0, "\(small.stderr.prefix(300))")
+        // Nothing at all: even the probe is refused.
+        let none = try FaultSupport.run(prlimit, ["--memlock=0:0", setpriv] + nobody +
+                                        [hitch, "record", "feed", "--variant", "tuned", "--seconds", "2", "--rows", "1", "-o", traces[2]],
+                                        timeout: 120, currentDirectory: directory)
+        #expect(none.status == 0, "\(none.stderr.prefix(300))")
+        #expect(holder.isRunning, "the holder must hold its ring throughout")
+
+        let smallInfo = try Self.samplerInfo(traces[1])
+        #expect(smallInfo.contains("samplerPerfFallbackThreads = 1"), "\(smallInfo)")
+        #expect(smallInfo.contains("samplerPerfFallbackReason = perf_event_open not permitted"), "\(smallInfo)")
+        let noneInfo = try Self.samplerInfo(traces[2])
+        #expect(noneInfo.contains("samplerSource = timer-signal"), "\(noneInfo)")
+        #expect(noneInfo.contains("samplerSourceReason = timer signal: perf_event_open not permitted"), "\(noneInfo)")
     }
 }
