@@ -321,6 +321,7 @@ typedef struct {
     int reached_new_module;  // find_proc_info met a module newer than the sample
     memo_entry *recording;   // the inputs of this unwind, for the memo (NULL: not recorded)
     int recording_overflow;  // more stack reads than an entry holds
+    int read_failed;         // some read was refused: its outcome hangs on more than the recorded inputs
 } unwind_context;
 
 static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi, int need_unwind_info, void *arg) {
@@ -377,12 +378,14 @@ static int access_mem(unw_addr_space_t as, unw_word_t address, unw_word_t *value
     }
     if (address >= base && address < snapshot->stack_limit) {
         context->ran_off_copy = 1;
+        context->read_failed = 1;
         return -UNW_EINVAL;
     }
     if (is_readable(address, sizeof *value)) {
         memcpy(value, (const void *)(uintptr_t)address, sizeof *value);
         return 0;
     }
+    context->read_failed = 1;
     return -UNW_EINVAL;
 }
 
@@ -523,8 +526,8 @@ uint32_t hitch_unwind_snapshot(const sample_snapshot *snapshot, const uint64_t *
     }
     if (depth == 0) { frames[depth++] = pc; if (*end == UNWIND_COMPLETE) *end = UNWIND_ERROR; }
     if (context.highest_read > snapshot->stack_base) *stack_bytes_read = context.highest_read - snapshot->stack_base;
-    if (entry != NULL && *end == UNWIND_COMPLETE && !context.recording_overflow && depth <= MEMO_MAX_FRAMES &&
-        depth < capacity) {
+    if (entry != NULL && *end == UNWIND_COMPLETE && !context.recording_overflow && !context.read_failed &&
+        depth <= MEMO_MAX_FRAMES && depth < capacity) {
         // Remembered only when the walk ended by itself (not at `capacity`, which a later caller may differ in).
         entry->pc = pc;
         entry->sp = snapshot->registers[SNAPSHOT_REG_RSP];
