@@ -437,6 +437,10 @@ static int arm_perf(sampler_slot *slot) {
         atomic_store_explicit(&slot->state, SLOT_IDLE, memory_order_release);
         slot->armed_with = 0;
         release_perf(slot);
+    } else {
+        // A drain already waiting polls the rings it knew: it must poll this one too, or the
+        // ring fills before its timeout (a thread registered after the start).
+        hitch_sampler_wake_drain();
     }
     return error;
 }
