@@ -11,7 +11,9 @@
 # --rounds times (each generates the same seeded SyntheticTrace, then measures the analyzer alone on
 # the measuring thread's CPU time, and its peak resident memory). Prints JSON: per run the analyzer's
 # events/s (CPU time and wall), CPU seconds and peak resident MB, and per round the speed ratio
-# new ÷ old (> 1: the new binary is faster), plus the load average before and after.
+# new ÷ old (> 1: the new binary is faster), plus the load average before and after. Peak memory is
+# given whole (peakResidentMB) and above the process's resident size before the analysis
+# (analysisResidentMB: the analyzer's own; the baseline differs with the binary's linked libraries).
 # (`hitch analyze --format json` is not used: encoding a large trace's per-frame JSON would dominate.)
 # Exit 0; 2 when something could not run.
 set -euo pipefail
@@ -24,7 +26,7 @@ while [ $# -gt 0 ]; do
         --new-bin) new_bin=$2; shift 2 ;;
         --size) size=$2; shift 2 ;;
         --rounds) rounds=$2; shift 2 ;;
-        -h|--help) sed -n 2,16p "$0"; exit 0 ;;
+        -h|--help) sed -n 2,18p "$0"; exit 0 ;;
         *) echo "compare-analyze-speed: unknown option '$1'" >&2; exit 2 ;;
     esac
 done
@@ -59,11 +61,16 @@ for line in open(sys.argv[1]):
     d = json.loads(line)
     run = {"round": d["round"], "binary": d["binary"], "events": d["events"], "traceBytes": d["traceBytes"],
            "analyzeEventsPerSecond": d["analyzeEventsPerSecond"], "analyzeEventsPerSecondWall": d["analyzeEventsPerSecondWall"],
-           "analyzeCPUSeconds": d["analyzeCPUSeconds"], "peakResidentMB": d["peakResidentMB"]}
+           "analyzeCPUSeconds": d["analyzeCPUSeconds"], "peakResidentMB": d["peakResidentMB"],
+           "baselineResidentMB": d["baselineResidentMB"],
+           "analysisResidentMB": round(d["peakResidentMB"] - d["baselineResidentMB"], 1)}
     runs.append(run)
     by_round.setdefault(d["round"], {})[d["binary"]] = run
 ratios = [round(r["new"]["analyzeEventsPerSecond"] / r["old"]["analyzeEventsPerSecond"], 3)
           for _, r in sorted(by_round.items()) if "old" in r and "new" in r and r["old"]["analyzeEventsPerSecond"] > 0]
+peaks = {which: max(r["peakResidentMB"] for r in runs if r["binary"] == which) for which in ("old", "new")}
+own = {which: max(r["analysisResidentMB"] for r in runs if r["binary"] == which) for which in ("old", "new")}
 print(json.dumps({"oldBinary": sys.argv[4], "newBinary": sys.argv[5], "loadAverageBefore": sys.argv[2],
-                  "loadAverageAfter": sys.argv[3], "runs": runs, "speedRatioNewOverOld": ratios}, indent=2))
+                  "loadAverageAfter": sys.argv[3], "runs": runs, "speedRatioNewOverOld": ratios,
+                  "peakResidentMB": peaks, "analysisResidentMB": own}, indent=2))
 PY

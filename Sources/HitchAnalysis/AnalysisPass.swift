@@ -25,9 +25,14 @@ struct PayloadKinds: OptionSet, Sendable {
     static let threadState = PayloadKinds(rawValue: 1 << 13)    // a thread's scheduler counters at a frame phase
     static let machineState = PayloadKinds(rawValue: 1 << 14)   // machine-wide scheduler counters
     static let schedSwitch = PayloadKinds(rawValue: 1 << 15)    // an exact context switch
-    /// Passes that read what others publish (`PassContext.finishedStages`, `.judgedFrames`, `.body`)
-    /// are called after every event that may have published something.
-    static let published = PayloadKinds(rawValue: 1 << 11)
+    /// Passes that read what others publish are called after every event that published it:
+    /// finished stage instances (`PassContext.finishedStages`), a body evaluation (`.body`), judged
+    /// hitching frames (`.judgedFrames`). Three bits, so a pass that reads only judged frames is not
+    /// called for every finished stage.
+    static let publishedStages = PayloadKinds(rawValue: 1 << 11)
+    static let publishedBody = PayloadKinds(rawValue: 1 << 16)
+    static let publishedFrames = PayloadKinds(rawValue: 1 << 17)
+    static let published: PayloadKinds = [.publishedStages, .publishedBody, .publishedFrames]
 }
 
 extension TraceEvent.Payload {
@@ -86,6 +91,9 @@ struct PassContext: Sendable {
     var runStartNs: Int64 = .max
     var runLastNs: Int64 = .min
     var runMetadata: [String: String] = [:]
+    /// No frame judged from now on in this run has a window that starts before this (`FramePass`;
+    /// .min while unknown): attribution drops history that ended earlier.
+    var frameWindowsFromNs: Int64 = .min
 
     // Published during one event (emptied by the dispatcher after every pass has seen them).
     var finishedStages = EventScratch<StageInstance>()
@@ -96,6 +104,13 @@ struct PassContext: Sendable {
 
     @inline(__always)
     var hasPublished: Bool { !finishedStages.isEmpty || body != nil || !judgedFrames.isEmpty }
+
+    /// Whether something a pass reading `kinds` reads was published for the current event.
+    @inline(__always)
+    func hasPublished(for kinds: PayloadKinds) -> Bool {
+        (kinds.contains(.publishedStages) && !finishedStages.isEmpty) || (kinds.contains(.publishedBody) && body != nil)
+            || (kinds.contains(.publishedFrames) && !judgedFrames.isEmpty)
+    }
 
     @inline(__always)
     mutating func clearPublished() {
@@ -196,7 +211,7 @@ struct Consume: PassVisitor {
     let kind: PayloadKinds
     @inline(__always)
     mutating func visit<Pass: AnalysisPass>(_ pass: inout Pass) {
-        if Pass.reads.contains(kind) || (Pass.reads.contains(.published) && context.pointee.hasPublished) {
+        if Pass.reads.contains(kind) || (!Pass.reads.isDisjoint(with: .published) && context.pointee.hasPublished(for: Pass.reads)) {
             pass.consume(&event.pointee, resolved, &context.pointee)
         }
     }

@@ -48,6 +48,25 @@ struct SampleInstance: Sendable {
     var stack: UInt32
 }
 
+/// An instance kept in a history: when it ended (a sample: when it was taken).
+protocol HistoryInstance: Sendable {
+    var historyEndNs: Int64 { get }
+}
+
+extension StageInstance: HistoryInstance { var historyEndNs: Int64 { endNs } }
+extension BodyInstance: HistoryInstance { var historyEndNs: Int64 { endNs } }
+extension SampleInstance: HistoryInstance { var historyEndNs: Int64 { atNs } }
+
+extension Ring where Element: HistoryInstance {
+    /// Appends, then drops the oldest instances that ended before `horizonNs`: no window still to
+    /// come reaches them (`PassContext.frameWindowsFromNs`), and a short history stays in cache.
+    @inline(__always)
+    mutating func append(_ element: Element, droppingBefore horizonNs: Int64) {
+        append(element)
+        dropOldest { $0.historyEndNs < horizonNs }
+    }
+}
+
 /// An order-independent sum of weights `hitchNs * part / whole`, in integer picoseconds, and the
 /// number of hitching frames it was taken over.
 struct WeightedHitch: Sendable, Equatable {
@@ -76,7 +95,7 @@ struct WeightedHitch: Sendable, Equatable {
 }
 
 /// Per-thread histories of one kind of instance, each a ring in its thread's own order.
-struct ThreadHistories<Element: Sendable>: Sendable {
+struct ThreadHistories<Element: HistoryInstance>: Sendable {
     /// Threads beyond this dense id share one history (a hostile trace's thread count stays bounded).
     static var denseThreads: Int { 4096 }
     let capacity: Int
@@ -88,10 +107,10 @@ struct ThreadHistories<Element: Sendable>: Sendable {
     mutating func removeAll() { rings.removeAll(); threadOfRing.removeAll() }
 
     @inline(__always)
-    mutating func append(_ element: Element, thread: UInt32) {
+    mutating func append(_ element: Element, thread: UInt32, droppingBefore horizonNs: Int64) {
         let index = min(Int(thread), Self.denseThreads)
         if index >= rings.count { addRings(through: index) }
-        rings[index].append(element)
+        rings[index].append(element, droppingBefore: horizonNs)
     }
 
     /// Out of the per-instance path: a new thread is rare.
@@ -169,6 +188,11 @@ struct HitchAttributionPass: Sendable {
             bodyTimes[b.viewType, default: (0, 0)].ns +|= overlap
         }
 
+        /// A retired window's tables, released while it waits to be dropped.
+        mutating func dropTables() {
+            stageTimes = [:]; concurrentStageTimes = [:]; mainStageTimes = [:]; bodyTimes = [:]; stackCounts = [:]
+        }
+
         mutating func addSample(_ s: SampleInstance) {
             if main.contains(s.atNs) { stackCounts[s.stack, default: 0] += 1 }
         }
@@ -177,9 +201,16 @@ struct HitchAttributionPass: Sendable {
     private var stages = ThreadHistories<StageInstance>(capacity: historyCapacity)
     private var bodies = ThreadHistories<BodyInstance>(capacity: historyCapacity)
     private var samples = Ring<SampleInstance>(capacity: historyCapacity)
+    /// Open windows from `openHead` on (the ones before are retired, dropped in batches: removing
+    /// the first of 256 large windows per hitching frame moved all the others each time).
     private var open: [OpenWindow] = []
+    private var openHead = 0
+    /// Retired windows dropped from the front of `open` at once.
+    private static let retiredBatch = 64
     /// Instances starting before this may overlap an open window.
     private var lateBeforeNs: Int64 = .min
+    /// Instances that ended before this are dropped from the histories (`PassContext.frameWindowsFromNs`).
+    private var historyFromNs: Int64 = .min
     private var lastMainEndNs: Int64 = .min
     private var lastRenderEndNs: Int64 = .min
     private var lastOtherEndNs: Int64 = .min
@@ -212,13 +243,14 @@ struct HitchAttributionPass: Sendable {
         stages.removeAll(); bodies.removeAll(); samples.removeAll()
         lastMainEndNs = .min; lastRenderEndNs = .min; lastOtherEndNs = .min
         lateBeforeNs = .min
+        historyFromNs = .min
     }
 
     // MARK: What the other passes publish
 
     @inline(__always)
     mutating func stageFinished(_ s: StageInstance, roles: ThreadRoles) {
-        stages.append(s, thread: s.thread)
+        stages.append(s, thread: s.thread, droppingBefore: historyFromNs)
         if s.startNs < lateBeforeNs { lateStage(s, roles: roles) }
     }
 
@@ -226,7 +258,7 @@ struct HitchAttributionPass: Sendable {
     @inline(never)
     private mutating func lateStage(_ s: StageInstance, roles: ThreadRoles) {
         let role = roles[s.thread]
-        for i in open.indices.reversed() {
+        for i in stride(from: open.count - 1, through: openHead, by: -1) {
             if open[i].reachNs < s.startNs { break }
             open[i].addStage(s, role: role)
         }
@@ -234,23 +266,23 @@ struct HitchAttributionPass: Sendable {
 
     @inline(__always)
     mutating func bodyFinished(_ b: BodyInstance, roles: ThreadRoles) {
-        bodies.append(b, thread: b.thread)
+        bodies.append(b, thread: b.thread, droppingBefore: historyFromNs)
         if b.startNs < lateBeforeNs { lateBody(b, roles: roles) }
     }
 
     @inline(never)
     private mutating func lateBody(_ b: BodyInstance, roles: ThreadRoles) {
         let role = roles[b.thread]
-        for i in open.indices.reversed() {
+        for i in stride(from: open.count - 1, through: openHead, by: -1) {
             if open[i].reachNs < b.startNs { break }
             open[i].addBody(b, role: role)
         }
     }
 
     mutating func mainThreadSample(_ s: SampleInstance) {
-        samples.append(s)
+        samples.append(s, droppingBefore: historyFromNs)
         guard s.atNs < lateBeforeNs else { return }
-        for i in open.indices.reversed() {
+        for i in stride(from: open.count - 1, through: openHead, by: -1) {
             if open[i].reachNs <= s.atNs { break }
             open[i].addSample(s)
         }
@@ -278,7 +310,7 @@ struct HitchAttributionPass: Sendable {
         a.cause = judged.cause
         a.mainThreadStates = judged.mainStates?.figures
         a.renderThreadStates = judged.renderStates?.figures
-        let reach = max(open.last?.reachNs ?? .min, main.upperBound, render.upperBound, other.upperBound)
+        let reach = max(openHead < open.count ? open[open.count - 1].reachNs : .min, main.upperBound, render.upperBound, other.upperBound)
         var window = OpenWindow(main: main, render: render, other: other, reachNs: reach, hitchNs: judged.hitchNs, attribution: a,
                                 vsyncNs: frame.vsyncNs)
         var short = false
@@ -296,7 +328,12 @@ struct HitchAttributionPass: Sendable {
         if short { framesWithShortHistory += 1 }
         open.append(window)
         lateBeforeNs = reach
-        if open.count > Self.openWindowLimit { retire(open.removeFirst(), names: names) }
+        if open.count - openHead > Self.openWindowLimit {
+            retire(open[openHead], names: names)
+            open[openHead].dropTables()
+            openHead += 1
+            if openHead == Self.retiredBatch { open.removeFirst(openHead); openHead = 0 }
+        }
     }
 
     private static func range(_ start: Int64, _ end: Int64) -> Range<Int64> { start..<max(start, end) }
@@ -365,8 +402,9 @@ struct HitchAttributionPass: Sendable {
 
     /// Closes every window of the run and resolves its stacks and names.
     mutating func endRun(runStartNs: Int64, stacks: StackStore, names: NameTable) {
-        for window in open { retire(window, names: names) }
+        for window in open[openHead...] { retire(window, names: names) }
         open.removeAll()
+        openHead = 0
         lateBeforeNs = .min
         for (stack, count) in runInHitches {
             foldedInHitches[stacks.frames(stack, names: names).reversed().joined(separator: ";"), default: 0] += count
@@ -429,6 +467,7 @@ extension HitchAttributionPass: AnalysisPass {
 
     @inline(__always)
     mutating func consume(_ event: inout TraceEvent, _ resolved: PassEvent, _ context: inout PassContext) {
+        historyFromNs = context.frameWindowsFromNs
         if resolved.role == .main, case .sample(let stack) = event.payload {
             mainThreadSample(SampleInstance(atNs: resolved.startNs, stack: stack.rawValue))
         }

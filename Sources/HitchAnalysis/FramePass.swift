@@ -40,6 +40,11 @@ struct FramePass: AnalysisPass {
     /// (windows whose switch records fall short of their switch counts are unknown).
     static let switchWaitFrames = 1024
     private var previousPeriodNs: Int64 = 0
+    /// The latest frame begin of this run (.min before the first).
+    private var lastBeganNs: Int64 = .min
+    /// How far before the oldest frame still to judge attribution keeps its history: frames that
+    /// begin out of time order, or commit before they begin, by less than this still find all their work.
+    static let historySlackNs: Int64 = 1_000_000_000
     /// This run's frame samples and refresh-rate changes (from these indexes on) hold absolute times
     /// until the run's first event is known, at its end.
     private var runFirstFrameSample = 0
@@ -61,6 +66,8 @@ struct FramePass: AnalysisPass {
         waiting.removeAll(keepingCapacity: true)
         waitingHead = 0
         previousPeriodNs = 0
+        lastBeganNs = .min
+        context.frameWindowsFromNs = .min
         runFrames = 0
         runFirstFrameSample = frameSamples.count
         runFirstRefreshChange = refreshChanges.count
@@ -71,8 +78,10 @@ struct FramePass: AnalysisPass {
 
     mutating func consume(_ event: inout TraceEvent, _ resolved: PassEvent, _ context: inout PassContext) {
         let t = resolved.startNs
+        if event.payload.passKind == .frames { publishHorizon(&context) }
         switch event.payload {
         case .frameBegan(let began):
+            lastBeganNs = max(lastBeganNs, t)
             frames.update(began.frameID, began: true) { frame in
                 frame.beganNs = t
                 frame.vsyncNs = clampedTime(began.vsyncNs)
@@ -115,17 +124,32 @@ struct FramePass: AnalysisPass {
         }
     }
 
+    /// Publishes how early the windows of frames still to judge may start: before the oldest frame
+    /// begun and not judged (or, with none, the latest begin: later frames begin after it), less the
+    /// slack. Taken before the event's frames are judged, so it covers them too.
+    @inline(__always)
+    private func publishHorizon(_ context: inout PassContext) {
+        let oldest = waitingHead < waiting.count ? waiting[waitingHead].beganNs : frames.oldestPendingBeganNs ?? lastBeganNs
+        context.frameWindowsFromNs = oldest == .min ? .min : oldest.subtractingSaturated(Self.historySlackNs)
+    }
+
     /// Judges every frame that is final, in the order frames began.
     private mutating func drainFrames(_ context: inout PassContext, all: Bool = false) {
         while var frame = frames.nextReady(all: all) {
             if frame.hasBegan { frame.inputArrivalNs = inputs.take(beganNs: frame.beganNs) }
+            // Nothing waiting and nothing to wait for: judged at once, without a trip through the
+            // queue (copying each record in and out of it cost more than judging it).
+            if waitingHead == waiting.count && (all || switchesAreIn(frame.readings)) {
+                finalize(&frame, &context)
+                continue
+            }
             waiting.append(frame)
         }
         while waitingHead < waiting.count {
-            let frame = waiting[waitingHead]
-            guard all || waiting.count - waitingHead > Self.switchWaitFrames || switchesAreIn(frame.readings) else { break }
+            guard all || waiting.count - waitingHead > Self.switchWaitFrames || switchesAreIn(waiting[waitingHead].readings) else { break }
+            var frame = waiting[waitingHead]
             waitingHead += 1
-            finalize(frame, &context)
+            finalize(&frame, &context)
         }
         if waitingHead == waiting.count { waiting.removeAll(keepingCapacity: true); waitingHead = 0 }
         else if waitingHead > 1024 && waitingHead * 2 > waiting.count { waiting.removeFirst(waitingHead); waitingHead = 0 }
@@ -145,9 +169,9 @@ struct FramePass: AnalysisPass {
             && windowIn(r.renderBegan, r.renderEnded, r.renderThread)
     }
 
-    private mutating func finalize(_ record: FrameRecord, _ context: inout PassContext) {
-        guard record.hasBegan else { return }   // events of a frame whose begin is not in this trace
-        var frame = record
+    /// `frame` is inout so the record is not copied again; its late starts are filled here.
+    private mutating func finalize(_ frame: inout FrameRecord, _ context: inout PassContext) {
+        guard frame.hasBegan else { return }   // events of a frame whose begin is not in this trace
         // Late starts: what the main thread did from the vsync to its begin, the render thread from
         // the first vsync after the commit to its render began (their readings before are in).
         if frame.readings.mainBegan.isPresent {

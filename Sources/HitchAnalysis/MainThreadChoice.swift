@@ -33,11 +33,27 @@ struct MainThreadChoice: Sendable {
 
     /// A thread seen for the first time: what the rule needs to know about it.
     mutating func saw(_ thread: UInt32, key: (processID: UInt64, threadID: UInt64), role: String?, name: String) {
+        if thread == pendingThread { pendingFrames = 0 }   // new facts start from no frames
         facts[thread] = Facts(key: key, hasRole: role != nil, roleIsMain: role == MetadataKey.mainThreadName,
                               namedMain: role == nil && name == MetadataKey.mainThreadName)
     }
 
-    mutating func frameBegan(on thread: UInt32) { facts[thread]?.framesBegun += 1 }
+    /// Frames begun on `pendingThread` not yet added to its facts: one thread begins nearly every
+    /// frame, and a hash lookup per frame showed in profiles.
+    private var pendingThread: UInt32 = .max
+    private var pendingFrames = 0
+
+    mutating func frameBegan(on thread: UInt32) {
+        if thread == pendingThread { pendingFrames += 1; return }
+        flushPendingFrames()
+        pendingThread = thread
+        pendingFrames = 1
+    }
+
+    private mutating func flushPendingFrames() {
+        if pendingFrames > 0 { facts[pendingThread]?.framesBegun += pendingFrames }
+        pendingFrames = 0
+    }
 
     /// The thread is main from now on; `fromFirstEvent` when none of its events was dispatched yet.
     mutating func becameMain(_ thread: UInt32, fromFirstEvent: Bool) {
@@ -46,6 +62,12 @@ struct MainThreadChoice: Sendable {
 
     /// The rule's choice over everything seen in this run.
     func chosen() -> Set<UInt32> {
+        var counted = self
+        counted.flushPendingFrames()
+        return counted.choice()
+    }
+
+    private func choice() -> Set<UInt32> {
         let withRole = Set(facts.filter(\.value.roleIsMain).keys)
         if !withRole.isEmpty { return withRole }
         var candidates = facts.filter(\.value.namedMain)

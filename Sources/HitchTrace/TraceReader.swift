@@ -137,16 +137,19 @@ final class ReaderCore {
         var converter = TickConverter(ticksPerSecond: 1_000_000_000)
         var clock = DecodeClock(ticksPerSecond: 1_000_000_000)
         var argMask: UInt64 = 0
-        /// The first two arguments of the event being decoded, whatever their names (an app's
-        /// arguments on intervals and instants, docs/FORMAT.md §5), and whether the event was generic.
-        var appArguments = RawArguments()
+        /// Where the last event's arguments are in the buffer (intact until the next read), for the
+        /// app's arguments and a counter's first numeric one, decoded only when asked.
+        var argumentsStart = 0
+        var argumentsLimit = 0
+        var argumentCount = 0
+        /// Whether the last event was generic (its app arguments are an interval's or instant's).
         var lastEventIsGeneric = false
-        var firstNumericBits: UInt64 = 0
-        var firstNumericKind: ArgKind?
         var lastTimestampNs: Int64 = 0
         var droppedEventCount: UInt64 = 0
-        /// The incoming side of a context switch record that named both threads (returned next).
-        var pendingSwitchIn: TraceEvent?
+        /// The incoming side of a context switch record that named both threads (returned next; thread
+        /// 0 when none): plain fields, so the per-event check is one compare.
+        var pendingSwitchInThread: UInt32 = 0
+        var pendingSwitchInNs: Int64 = 0
     }
     private let hot: UnsafeMutablePointer<Hot> = {
         let pointer = UnsafeMutablePointer<Hot>.allocate(capacity: 1)
@@ -161,8 +164,6 @@ final class ReaderCore {
     var converter: TickConverter { get { hot.pointee.converter } set { hot.pointee.converter = newValue } }
     private var clock: DecodeClock { hot.pointee.clock }
     private var argMask: UInt64 { get { hot.pointee.argMask } set { hot.pointee.argMask = newValue } }
-    private var firstNumericBits: UInt64 { get { hot.pointee.firstNumericBits } set { hot.pointee.firstNumericBits = newValue } }
-    private var firstNumericKind: ArgKind? { get { hot.pointee.firstNumericKind } set { hot.pointee.firstNumericKind = newValue } }
     private var lastTimestampNs: Int64 { get { hot.pointee.lastTimestampNs } set { hot.pointee.lastTimestampNs = newValue } }
     var droppedEventCount: UInt64 { get { hot.pointee.droppedEventCount } set { hot.pointee.droppedEventCount = newValue } }
 
@@ -403,9 +404,10 @@ final class ReaderCore {
 
     @usableFromInline
     func next(into event: inout TraceEvent) throws(TraceReadError) -> Bool {
-        if let pending = hot.pointee.pendingSwitchIn {
-            hot.pointee.pendingSwitchIn = nil
-            event = pending
+        if hot.pointee.pendingSwitchInThread != 0 {
+            event = TraceEvent(timestampNs: hot.pointee.pendingSwitchInNs, thread: ThreadID(rawValue: hot.pointee.pendingSwitchInThread),
+                               payload: .schedSwitch(SchedSwitch(direction: .switchedIn, preempted: false)))
+            hot.pointee.pendingSwitchInThread = 0
             return true
         }
         while !finished {
@@ -511,7 +513,10 @@ final class ReaderCore {
         }
         event = TraceEvent(timestampNs: timestampNs, thread: ThreadID(rawValue: thread), payload: .schedSwitch(
             SchedSwitch(direction: .switchedOut, preempted: state == FXT.ThreadState.running)))
-        hot.pointee.pendingSwitchIn = switchIn
+        if let switchIn {
+            hot.pointee.pendingSwitchInThread = switchIn.thread.rawValue
+            hot.pointee.pendingSwitchInNs = switchIn.timestampNs
+        }
         return true
     }
 
@@ -627,28 +632,39 @@ final class ReaderCore {
             return true
         }
         let categoryID = StringID(rawValue: category), nameID = StringID(rawValue: name)
+        let decoded: TraceEvent.Payload
         switch eventType {
-        case FXT.EventType.instant.rawValue: event.payload = .instant(category: categoryID, name: nameID)
+        case FXT.EventType.instant.rawValue: decoded = .instant(category: categoryID, name: nameID)
         case FXT.EventType.counter.rawValue:
-            event.payload = .counter(name: nameID, value: has(.value) ? double(.value) : firstNumericValue())
-        case FXT.EventType.durationBegin.rawValue: event.payload = .intervalBegin(category: categoryID, name: nameID)
-        case FXT.EventType.durationEnd.rawValue: event.payload = .intervalEnd(category: categoryID, name: nameID)
+            decoded = .counter(name: nameID, value: has(.value) ? double(.value) : firstNumericValue())
+        case FXT.EventType.durationBegin.rawValue: decoded = .intervalBegin(category: categoryID, name: nameID)
+        case FXT.EventType.durationEnd.rawValue: decoded = .intervalEnd(category: categoryID, name: nameID)
         case FXT.EventType.durationComplete.rawValue:
-            event.payload = .intervalComplete(category: categoryID, name: nameID, endNs: clock.nanoseconds(trailing))
+            decoded = .intervalComplete(category: categoryID, name: nameID, endNs: clock.nanoseconds(trailing))
         case FXT.EventType.asyncBegin.rawValue:
-            event.payload = .asyncIntervalBegin(category: categoryID, name: nameID, id: trailing)
+            decoded = .asyncIntervalBegin(category: categoryID, name: nameID, id: trailing)
         case FXT.EventType.asyncEnd.rawValue:
             // durationNs/selfNs are the recorder's (-1 when absent: another producer's async event).
-            event.payload = .asyncIntervalEnd(AsyncIntervalEnd(category: categoryID, name: nameID, id: trailing,
+            decoded = .asyncIntervalEnd(AsyncIntervalEnd(category: categoryID, name: nameID, id: trailing,
                                                                durationNs: has(.durationNs) ? signed(.durationNs) : -1,
                                                                selfNs: has(.selfNs) ? signed(.selfNs) : -1))
         default: return false   // flow events carry nothing the project uses
         }
+        store(decoded, in: &event.payload)
         // Counters and async events carry their arguments in the payload; intervals and instants an app's.
         hot.pointee.lastEventIsGeneric = eventType <= FXT.EventType.durationComplete.rawValue && eventType != FXT.EventType.counter.rawValue
         event.timestampNs = timestampNs
         event.thread = threadID
         return true
+    }
+
+    /// Stores a decoded payload over the previous event's. The previous one is destroyed only when it
+    /// holds a reference (a stack definition's addresses): every other payload is plain data, and
+    /// the large enum's generic destroy cost about 40 instructions per event.
+    @inline(__always) private func store(_ decoded: TraceEvent.Payload, in payload: inout TraceEvent.Payload) {
+        if case .stackDefinition = payload { payload = decoded; return }
+        // Overwriting plain data: nothing to release, so initializing in place is a plain store.
+        withUnsafeMutablePointer(to: &payload) { $0.initialize(to: decoded) }
     }
 
     @inline(__always) private func has(_ slot: Slot) -> Bool { argMask & (1 << UInt64(slot.rawValue)) != 0 }
@@ -667,7 +683,10 @@ final class ReaderCore {
 
     /// The last event's app arguments (empty for typed events, whose arguments are in their payload).
     var appArguments: EventArguments {
-        hot.pointee.lastEventIsGeneric ? hot.pointee.appArguments.decoded : EventArguments()
+        guard hot.pointee.lastEventIsGeneric else { return EventArguments() }
+        var kept = RawArguments()
+        walkArguments { name, kind, bits in kept.keep(name: name, kind: kind, bits: bits); return kept.count < 2 }
+        return kept.decoded
     }
 
     @inline(__always) private func unsigned(_ slot: Slot) -> UInt64 {
@@ -686,12 +705,30 @@ final class ReaderCore {
         }
     }
 
+    /// The value of the last event's first numeric argument (a counter without a `value` one), or 0.
     private func firstNumericValue() -> Double {
-        switch firstNumericKind {
-        case .double?: Double(bitPattern: firstNumericBits)
-        case .integer?: Double(Int64(bitPattern: firstNumericBits))
-        case .unsigned?: Double(firstNumericBits)
-        default: 0
+        var value: Double = 0
+        walkArguments { _, kind, bits in
+            switch kind {
+            case .double: value = Double(bitPattern: bits)
+            case .integer: value = Double(Int64(bitPattern: bits))
+            case .unsigned: value = Double(bits)
+            case .string: return true
+            }
+            return false
+        }
+        return value
+    }
+
+    /// Walks the last event's arguments again (decodeArguments checked them; the buffer still holds
+    /// the record) until `body` returns false.
+    private func walkArguments(_ body: (_ name: UInt32, _ kind: ArgKind, _ bits: UInt64) -> Bool) {
+        var cursor = hot.pointee.argumentsStart
+        let limit = hot.pointee.argumentsLimit
+        for _ in 0..<hot.pointee.argumentCount {
+            guard let argument = (try? parseArgument(at: cursor, limit: limit, offset: 0)) ?? nil else { return }
+            cursor = argument.next
+            if let kind = argument.kind, !body(argument.name, kind, argument.bits) { return }
         }
     }
 
@@ -703,12 +740,13 @@ final class ReaderCore {
         let isInstant = eventType == FXT.EventType.instant.rawValue
         let isComplete = eventType == FXT.EventType.durationComplete.rawValue
         let nameOffset = name &- ids.eventNameBase
+        let decoded: TraceEvent.Payload
         switch categoryOffset {
         case HitchCategory.body.rawValue where isComplete && has(.identity):
-            payload = .bodyEvaluation(BodyEvaluation(viewType: StringID(rawValue: name), identity: unsigned(.identity),
+            decoded = .bodyEvaluation(BodyEvaluation(viewType: StringID(rawValue: name), identity: unsigned(.identity),
                                                   endNs: clock.nanoseconds(trailing)))
         case HitchCategory.op.rawValue where isComplete:
-            payload = .inferenceOp(InferenceOp(
+            decoded = .inferenceOp(InferenceOp(
                 name: StringID(rawValue: name),
                 computeUnit: StringID(rawValue: stringArgument(.computeUnit)),
                 layer: has(.layer) ? Int32(truncatingIfNeeded: signed(.layer)) : 0,
@@ -722,27 +760,27 @@ final class ReaderCore {
             let frameID = unsigned(.frameID)
             switch nameOffset {
             case HitchEventName.frameBegan.rawValue:
-                payload = .frameBegan(FrameBegan(
+                decoded = .frameBegan(FrameBegan(
                     frameID: frameID,
                     vsyncNs: clock.nanoseconds(has(.vsyncTicks) ? unsigned(.vsyncTicks) : 0),
                     targetNs: clock.nanoseconds(has(.targetTicks) ? unsigned(.targetTicks) : 0),
                     periodNs: has(.periodNs) ? signed(.periodNs) : 0))
-            case HitchEventName.frameCommitted.rawValue: payload = .frameCommitted(frameID: frameID)
-            case HitchEventName.frameRenderEnded.rawValue: payload = .frameRenderEnded(frameID: frameID)
-            case HitchEventName.framePresented.rawValue: payload = .framePresented(frameID: frameID)
+            case HitchEventName.frameCommitted.rawValue: decoded = .frameCommitted(frameID: frameID)
+            case HitchEventName.frameRenderEnded.rawValue: decoded = .frameRenderEnded(frameID: frameID)
+            case HitchEventName.framePresented.rawValue: decoded = .framePresented(frameID: frameID)
             default: return false
             }
         case HitchCategory.layout.rawValue where isComplete:
-            payload = .layoutPass(endNs: clock.nanoseconds(trailing),
+            decoded = .layoutPass(endNs: clock.nanoseconds(trailing),
                                viewCount: has(.viewCount) ? UInt32(truncatingIfNeeded: unsigned(.viewCount)) : 0)
         case HitchCategory.invalidation.rawValue where isInstant:
-            payload = .invalidation(Invalidation(
+            decoded = .invalidation(Invalidation(
                 source: StringID(rawValue: name), target: StringID(rawValue: stringArgument(.target)),
                 targetIdentity: has(.targetIdentity) ? unsigned(.targetIdentity) : 0,
                 stack: has(.stack) ? StackID(rawValue: UInt32(truncatingIfNeeded: unsigned(.stack))) : nil))
         case HitchCategory.view.rawValue where isInstant && has(.identity):
             guard let change = word(.change, base: ids.viewChangeBase, as: ViewLifetime.Change.self) else { return false }
-            payload = .viewLifetime(ViewLifetime(
+            decoded = .viewLifetime(ViewLifetime(
                 change: change, viewType: StringID(rawValue: name), identity: unsigned(.identity),
                 parentIdentity: has(.parentIdentity) ? unsigned(.parentIdentity) : 0,
                 position: has(.position) ? signed(.position) : 0,
@@ -750,29 +788,29 @@ final class ReaderCore {
         case HitchCategory.token.rawValue where isInstant:
             let stage = name &- ids.tokenStageBase
             guard stage < 256, let tokenStage = TokenEvent.Stage(rawValue: UInt8(stage)) else { return false }
-            payload = .token(TokenEvent(stage: tokenStage, index: has(.index) ? signed(.index) : 0))
+            decoded = .token(TokenEvent(stage: tokenStage, index: has(.index) ? signed(.index) : 0))
         case HitchCategory.interaction.rawValue where eventType == FXT.EventType.asyncBegin.rawValue:
-            payload = .interactionBegin(kind: StringID(rawValue: name))
+            decoded = .interactionBegin(kind: StringID(rawValue: name))
         case HitchCategory.interaction.rawValue where eventType == FXT.EventType.asyncEnd.rawValue:
-            payload = .interactionEnd(kind: StringID(rawValue: name))
+            decoded = .interactionEnd(kind: StringID(rawValue: name))
         case HitchCategory.sample.rawValue where isInstant && nameOffset == HitchEventName.sample.rawValue && has(.stack):
-            payload = .sample(stack: StackID(rawValue: UInt32(truncatingIfNeeded: unsigned(.stack))))
+            decoded = .sample(stack: StackID(rawValue: UInt32(truncatingIfNeeded: unsigned(.stack))))
         case HitchCategory.meta.rawValue where isInstant && nameOffset == HitchEventName.metadata.rawValue && has(.key) && has(.value):
             guard argKinds[Int(Slot.key.rawValue)] == ArgKind.string.rawValue,
                   argKinds[Int(Slot.value.rawValue)] == ArgKind.string.rawValue else { return false }
             let key = UInt32(truncatingIfNeeded: argBits[Int(Slot.key.rawValue)])
             let value = UInt32(truncatingIfNeeded: argBits[Int(Slot.value.rawValue)])
             cold.pointee.metadata[cold.pointee.strings[Int(key)]] = cold.pointee.strings[Int(value)]
-            payload = .metadata(key: StringID(rawValue: key), value: StringID(rawValue: value))
+            decoded = .metadata(key: StringID(rawValue: key), value: StringID(rawValue: value))
         case HitchCategory.sched.rawValue where isInstant && nameOffset == HitchEventName.threadState.rawValue && has(.frameID) && has(.cpuNs):
             guard let phase = threadStatePhase() else { return false }
-            payload = .threadState(ThreadStateReading(
+            decoded = .threadState(ThreadStateReading(
                 frameID: unsigned(.frameID), phase: phase, cpuNs: signed(.cpuNs),
                 runnableWaitNs: has(.runnableWaitNs) ? signed(.runnableWaitNs) : nil,
                 voluntarySwitches: has(.voluntarySwitches) ? signed(.voluntarySwitches) : nil,
                 involuntarySwitches: has(.involuntarySwitches) ? signed(.involuntarySwitches) : nil))
         case HitchCategory.sched.rawValue where isInstant && nameOffset == HitchEventName.machineState.rawValue:
-            payload = .machineState(MachineStateReading(
+            decoded = .machineState(MachineStateReading(
                 stealNs: has(.stealNs) ? signed(.stealNs) : nil,
                 cpuPressureSomeUs: has(.cpuPressureSomeUs) ? signed(.cpuPressureSomeUs) : nil,
                 cgroupThrottledUs: has(.cgroupThrottledUs) ? signed(.cgroupThrottledUs) : nil,
@@ -780,10 +818,11 @@ final class ReaderCore {
         case HitchCategory.meta.rawValue where isInstant && nameOffset == HitchEventName.droppedEvents.rawValue && has(.count):
             let count = unsigned(.count)
             droppedEventCount &+= count
-            payload = .droppedEvents(count: count)
+            decoded = .droppedEvents(count: count)
         default:
             return false
         }
+        store(decoded, in: &payload)
         return true
     }
 
@@ -798,57 +837,62 @@ final class ReaderCore {
     @inline(__always)
     private func decodeArguments(count: Int, cursor: inout Int, limit: Int, offset: UInt64) throws(TraceReadError) -> Bool {
         argMask = 0
-        firstNumericKind = nil
-        hot.pointee.appArguments.count = 0
+        hot.pointee.argumentsStart = cursor
+        hot.pointee.argumentsLimit = limit
+        hot.pointee.argumentCount = count
         var remaining = count
         while remaining > 0 {
             remaining -= 1
-            guard cursor + 8 <= limit else { warn(offset, "event arguments run past the record; skipped"); return false }
-            let header = load(cursor)
-            let words = Int((header >> 4) & 0xFFF)
-            let argEnd = cursor + words * 8
-            guard words > 0, argEnd <= limit else { warn(offset, "argument with an impossible size \(words) words; event skipped"); return false }
-            let type = header & 0xF
-            var inner = cursor + 8
-            guard let nameID = try resolve(UInt16(truncatingIfNeeded: header >> 16), cursor: &inner, limit: argEnd, offset: offset) else {
-                warn(offset, "argument name is an undefined or oversized string ref; event skipped")
-                return false
-            }
-            var bits: UInt64 = 0
-            var kind = ArgKind.unsigned
-            switch type {
-            case FXT.ArgType.int32.rawValue:
-                bits = UInt64(bitPattern: Int64(Int32(truncatingIfNeeded: header >> 32))); kind = .integer
-            case FXT.ArgType.uint32.rawValue:
-                bits = header >> 32
-            case FXT.ArgType.int64.rawValue, FXT.ArgType.uint64.rawValue, FXT.ArgType.double.rawValue,
-                 FXT.ArgType.pointer.rawValue, FXT.ArgType.koid.rawValue:
-                guard inner + 8 <= argEnd else { warn(offset, "argument too short for its 64-bit value; event skipped"); return false }
-                bits = load(inner)
-                kind = type == FXT.ArgType.int64.rawValue ? .integer : type == FXT.ArgType.double.rawValue ? .double : .unsigned
-            case FXT.ArgType.string.rawValue:
-                guard let value = try resolve(UInt16(truncatingIfNeeded: header >> 32), cursor: &inner, limit: argEnd, offset: offset) else {
-                    warn(offset, "string argument is an undefined or oversized string ref; event skipped")
-                    return false
-                }
-                bits = UInt64(value); kind = .string
-            case FXT.ArgType.bool.rawValue:
-                bits = (header >> 32) & 1
-            default:
-                cursor = argEnd
-                continue   // null and unknown argument types are skipped by their size
-            }
-            if kind != .string && firstNumericKind == nil { firstNumericKind = kind; firstNumericBits = bits }
-            hot.pointee.appArguments.keep(name: nameID, kind: kind, bits: bits)
-            let slot = Int(nameID &- ids.argumentBase)
+            guard let argument = try parseArgument(at: cursor, limit: limit, offset: offset) else { return false }
+            cursor = argument.next
+            guard let kind = argument.kind else { continue }   // null and unknown argument types are skipped by their size
+            let slot = Int(argument.name &- ids.argumentBase)
             if slot < argumentSlots {
-                argBits[slot] = bits
+                argBits[slot] = argument.bits
                 argKinds[slot] = kind.rawValue
                 argMask |= 1 << UInt64(slot)
             }
-            cursor = argEnd
         }
         return true
+    }
+
+    /// The argument at `cursor` (docs/FORMAT.md §5): its name id, kind (nil for null and unknown
+    /// types) and bits, and where the next one starts; nil (with a warning) if it is malformed.
+    @inline(__always)
+    private func parseArgument(at cursor: Int, limit: Int, offset: UInt64) throws(TraceReadError)
+        -> (name: UInt32, kind: ArgKind?, bits: UInt64, next: Int)? {
+        guard cursor + 8 <= limit else { warn(offset, "event arguments run past the record; skipped"); return nil }
+        let header = load(cursor)
+        let words = Int((header >> 4) & 0xFFF)
+        let argEnd = cursor + words * 8
+        guard words > 0, argEnd <= limit else { warn(offset, "argument with an impossible size \(words) words; event skipped"); return nil }
+        let type = header & 0xF
+        var inner = cursor + 8
+        guard let nameID = try resolve(UInt16(truncatingIfNeeded: header >> 16), cursor: &inner, limit: argEnd, offset: offset) else {
+            warn(offset, "argument name is an undefined or oversized string ref; event skipped")
+            return nil
+        }
+        switch type {
+        case FXT.ArgType.int32.rawValue:
+            return (nameID, .integer, UInt64(bitPattern: Int64(Int32(truncatingIfNeeded: header >> 32))), argEnd)
+        case FXT.ArgType.uint32.rawValue:
+            return (nameID, .unsigned, header >> 32, argEnd)
+        case FXT.ArgType.int64.rawValue, FXT.ArgType.uint64.rawValue, FXT.ArgType.double.rawValue,
+             FXT.ArgType.pointer.rawValue, FXT.ArgType.koid.rawValue:
+            guard inner + 8 <= argEnd else { warn(offset, "argument too short for its 64-bit value; event skipped"); return nil }
+            let kind: ArgKind = type == FXT.ArgType.int64.rawValue ? .integer : type == FXT.ArgType.double.rawValue ? .double : .unsigned
+            return (nameID, kind, load(inner), argEnd)
+        case FXT.ArgType.string.rawValue:
+            guard let value = try resolve(UInt16(truncatingIfNeeded: header >> 32), cursor: &inner, limit: argEnd, offset: offset) else {
+                warn(offset, "string argument is an undefined or oversized string ref; event skipped")
+                return nil
+            }
+            return (nameID, .string, UInt64(value), argEnd)
+        case FXT.ArgType.bool.rawValue:
+            return (nameID, .unsigned, (header >> 32) & 1, argEnd)
+        default:
+            return (nameID, nil, 0, argEnd)
+        }
     }
 
     private func decodeBlob(header: UInt64, at start: Int, size: Int, offset: UInt64, into event: inout TraceEvent) throws(TraceReadError) -> Bool {

@@ -39,6 +39,10 @@ public final class TraceRecorder: Sendable {
         /// (each switch of a recorded thread then costs the kernel a ring record). HITCH_SCHED_PERF=0
         /// turns it off whatever this says.
         public var contextSwitchEvents: Bool
+        /// Tests only: read procfs and the cgroup tree under these roots for this session alone
+        /// (set once the session slot is held, reset at stop), so a test that fakes a missing
+        /// /proc cannot leak into a recording another suite starts in parallel.
+        var procfsRootsForTesting: (proc: String, cgroup: String)?
 
         public init(bufferBytesPerThread: Int = 64 << 10, maxBufferedBytes: Int = 64 << 20,
                     flushIntervalMs: Int = 100, waitForOtherRecordingSeconds: Double = 0, flushOnSignals: Bool = true,
@@ -126,6 +130,7 @@ public final class TraceRecorder: Sendable {
             close(fd); sessionSlot.signal(); throw .outOfMemory(bytes: bufferBytes * bufferCount)
         }
         activeRecorder.withLock { $0 = recorder }
+        if let roots = configuration.procfsRootsForTesting { hitch_sched_set_roots(roots.proc, roots.cgroup) }
         recorder.beginSchedReadings()
         installExitHooks(signals: configuration.flushOnSignals)
         // The file's preamble (magic, clock) is on disk before start returns, so a process killed at
@@ -207,6 +212,7 @@ public final class TraceRecorder: Sendable {
             hitch_recorder_end()
             writerDone.wait()
             hitch_recorder_release()
+            if configuration.procfsRootsForTesting != nil { hitch_sched_set_roots(nil, nil) }
             activeRecorder.withLock { $0 = nil }
             sessionSlot.signal()
         } else {

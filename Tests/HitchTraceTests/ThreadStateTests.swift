@@ -124,9 +124,9 @@ import Testing
     @Test func missingProcfsGivesNilReadingsNotErrors() throws {
         let path = temporaryTracePath("thread-states-missing")
         defer { unlink(path) }
-        hitch_sched_set_roots("/nonexistent-proc", "/nonexistent-cgroup")
-        defer { hitch_sched_set_roots(nil, nil) }
-        let recorder = try TraceRecorder.start(path: path, configuration: .init(waitForOtherRecordingSeconds: testRecordingWait))
+        var configuration = TraceRecorder.Configuration(waitForOtherRecordingSeconds: testRecordingWait)
+        configuration.procfsRootsForTesting = ("/nonexistent-proc", "/nonexistent-cgroup")
+        let recorder = try TraceRecorder.start(path: path, configuration: configuration)
         Self.onThread("ts-noproc") {
             let now = Trace.now()
             Trace.frameBegan(frameID: 1, vsync: now, target: now, periodNs: 8_333_333)
