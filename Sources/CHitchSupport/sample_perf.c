@@ -36,8 +36,10 @@ static uint64_t requested_registers(void) {
     return mask;
 }
 
-int perf_source_open(perf_source *source, pid_t tid, uint64_t period_ns, uint32_t stack_bytes,
-                     uint64_t data_bytes, uint64_t min_data_bytes) {
+/// Opens the event (registers and `stack_bytes` of stack per sample; neither when `bare`) and maps
+/// its ring. Shared by perf_source_open and the floor's bare event.
+static int open_event(perf_source *source, pid_t tid, uint64_t period_ns, uint32_t stack_bytes, int bare,
+                      uint64_t data_bytes, uint64_t min_data_bytes) {
     memset(source, 0, sizeof *source);
     source->fd = -1;
     if (stack_bytes > PERF_SOURCE_MAX_STACK_BYTES) return EINVAL;
@@ -48,9 +50,12 @@ int perf_source_open(perf_source *source, pid_t tid, uint64_t period_ns, uint32_
     // task-clock: counts only while this thread runs, so a sample every period of its CPU time.
     attr.config = PERF_COUNT_SW_TASK_CLOCK;
     attr.sample_period = period_ns;
-    attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-    attr.sample_regs_user = requested_registers();
-    attr.sample_stack_user = stack_bytes;
+    attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+    if (!bare) {
+        attr.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+        attr.sample_regs_user = requested_registers();
+        attr.sample_stack_user = stack_bytes;
+    }
     // User code only: what perf_event_paranoid 2 permits without privileges, and all we unwind.
     attr.exclude_kernel = 1;
     attr.exclude_hv = 1;
@@ -58,13 +63,17 @@ int perf_source_open(perf_source *source, pid_t tid, uint64_t period_ns, uint32_
     // Sample times on CLOCK_MONOTONIC, the clock the trace's ticks are calibrated against.
     attr.use_clockid = 1;
     attr.clockid = CLOCK_MONOTONIC;
-    int fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-    if (fd < 0) return errno;
+    // Wake a poller (the drain) when a quarter of the ring is written; three quarters are left for
+    // its latency. The watermark is fixed at open, so each ring size gets its own event.
+    attr.watermark = 1;
     long page = sysconf(_SC_PAGESIZE);
     // The data area is a power of two of pages; locked memory is budgeted per user and process
     // (perf_event_mlock_kb, RLIMIT_MEMLOCK), so a refused size is retried at half, down to the minimum.
     int error = 0;
     for (uint64_t bytes = data_bytes; bytes >= min_data_bytes && bytes >= (uint64_t)page; bytes /= 2) {
+        attr.wakeup_watermark = (uint32_t)(bytes / 4);
+        int fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+        if (fd < 0) return errno;
         void *map = mmap(NULL, (size_t)(bytes + (uint64_t)page), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         if (map != MAP_FAILED) {
             source->fd = fd;
@@ -75,10 +84,19 @@ int perf_source_open(perf_source *source, pid_t tid, uint64_t period_ns, uint32_
             return 0;
         }
         error = errno;
+        close(fd);
         if (error != EPERM && error != ENOMEM) break;
     }
-    close(fd);
     return error ? error : ENOMEM;
+}
+
+int perf_source_open(perf_source *source, pid_t tid, uint64_t period_ns, uint32_t stack_bytes,
+                     uint64_t data_bytes, uint64_t min_data_bytes) {
+    return open_event(source, tid, period_ns, stack_bytes, 0, data_bytes, min_data_bytes);
+}
+
+int perf_source_open_bare(perf_source *source, pid_t tid, uint64_t period_ns, uint64_t data_bytes) {
+    return open_event(source, tid, period_ns, 0, 1, data_bytes, data_bytes);
 }
 
 int perf_source_enable(perf_source *source) {
@@ -116,7 +134,7 @@ static void ring_read(const perf_source *source, uint64_t offset, void *destinat
 /// Parses one PERF_RECORD_SAMPLE (`size` bytes at `offset`, header included) into a snapshot.
 /// Returns 0 if the record is malformed.
 static int parse_sample(const perf_source *source, uint64_t offset, uint64_t size, sample_snapshot *snapshot,
-                        uint64_t *stack, uint64_t stack_capacity_words, uint64_t *time_ns) {
+                        uint64_t *stack, uint64_t stack_capacity_words, uint64_t stack_top, uint64_t *time_ns) {
     uint64_t end = offset + size, at = offset + sizeof(struct perf_event_header);
     uint32_t ids[2];   // PERF_SAMPLE_TID: pid, tid
     uint64_t abi = 0;
@@ -146,6 +164,10 @@ static int parse_sample(const perf_source *source, uint64_t offset, uint64_t siz
     }
     uint64_t words = copied_bytes / 8;
     if (words > stack_capacity_words) words = stack_capacity_words;
+    // The kernel copies the full size whatever the stack's depth: bytes above the top are not the
+    // thread's stack, so they are not copied out (most of a record, for a shallow stack).
+    uint64_t sp = snapshot->registers[SNAPSHOT_REG_RSP];
+    if (stack_top != 0 && sp < stack_top && (stack_top - sp) / 8 < words) words = (stack_top - sp) / 8;
     if (words > 0) ring_read(source, at, stack, words * 8);
     snapshot->stack_words = (uint32_t)words;
     snapshot->stack_base = snapshot->registers[SNAPSHOT_REG_RSP]; // the kernel copies from SP itself
@@ -154,7 +176,7 @@ static int parse_sample(const perf_source *source, uint64_t offset, uint64_t siz
 }
 
 int perf_source_read(perf_source *source, sample_snapshot *snapshot, uint64_t *stack, uint64_t stack_capacity_words,
-                     uint64_t *time_ns, uint64_t *lost) {
+                     uint64_t stack_top, uint64_t *time_ns, uint64_t *lost) {
     if (source->page == NULL) return 0;
     struct perf_event_mmap_page *page = source->page;
     uint64_t head = __atomic_load_n(&page->data_head, __ATOMIC_ACQUIRE);
@@ -169,7 +191,7 @@ int perf_source_read(perf_source *source, sample_snapshot *snapshot, uint64_t *s
             break;
         }
         if (header.type == PERF_RECORD_SAMPLE) {
-            found = parse_sample(source, tail, header.size, snapshot, stack, stack_capacity_words, time_ns);
+            found = parse_sample(source, tail, header.size, snapshot, stack, stack_capacity_words, stack_top, time_ns);
             if (!found) *lost += 1;
         } else if (header.type == PERF_RECORD_LOST) {
             uint64_t id_and_count[2];
@@ -198,13 +220,16 @@ int perf_source_open(perf_source *source, pid_t tid, uint64_t period_ns, uint32_
     source->fd = -1;
     return ENOSYS;
 }
+int perf_source_open_bare(perf_source *source, pid_t tid, uint64_t period_ns, uint64_t data_bytes) {
+    return perf_source_open(source, tid, period_ns, 0, data_bytes, data_bytes);
+}
 int perf_source_enable(perf_source *source) { (void)source; return ENOSYS; }
 void perf_source_disable(perf_source *source) { (void)source; }
 void perf_source_close(perf_source *source) { memset(source, 0, sizeof *source); source->fd = -1; }
 int perf_source_pending(const perf_source *source) { (void)source; return 0; }
 int perf_source_read(perf_source *source, sample_snapshot *snapshot, uint64_t *stack, uint64_t stack_capacity_words,
-                     uint64_t *time_ns, uint64_t *lost) {
-    (void)source; (void)snapshot; (void)stack; (void)stack_capacity_words; (void)time_ns; (void)lost;
+                     uint64_t stack_top, uint64_t *time_ns, uint64_t *lost) {
+    (void)source; (void)snapshot; (void)stack; (void)stack_capacity_words; (void)stack_top; (void)time_ns; (void)lost;
     return 0;
 }
 #endif

@@ -60,6 +60,9 @@ uint32_t hitch_unwind_module_generation_at(uint64_t monotonic_ns);
 /// the callback returns). Drain thread only.
 void hitch_unwind_refresh_modules(void);
 
+/// Unwinds served from the memo of earlier identical unwinds (no libunwind walk). Any thread.
+uint64_t hitch_unwind_memo_hits(void);
+
 /// Unwinds one snapshot into frames (innermost first; callers' return addresses minus one). Must
 /// run inside the same dl_iterate_phdr callback as the last hitch_unwind_refresh_modules. Returns
 /// the depth (at least 1 when the PC is nonzero), sets *end, and *stack_bytes_read to how far above
@@ -90,6 +93,9 @@ typedef struct {
 /// (EACCES/EPERM: not permitted; ENOSYS/ENOENT/EOPNOTSUPP: not supported; EINVAL).
 int perf_source_open(perf_source *source, pid_t tid, uint64_t period_ns, uint32_t stack_bytes,
                      uint64_t data_bytes, uint64_t min_data_bytes);
+/// The floor's bare event (hitch_sampler_floor_start): the same task-clock event sampling only the
+/// thread id and time, no registers or stack; its ring (`data_bytes`) is never read.
+int perf_source_open_bare(perf_source *source, pid_t tid, uint64_t period_ns, uint64_t data_bytes);
 int perf_source_enable(perf_source *source);
 /// Stops sampling (synchronously); the ring stays readable.
 void perf_source_disable(perf_source *source);
@@ -97,10 +103,11 @@ void perf_source_close(perf_source *source);
 /// 1 if the ring holds unread records.
 int perf_source_pending(const perf_source *source);
 /// Reads records until the first sample: converts it into `snapshot` (registers in snapshot order,
-/// stack bytes into `stack`, at most `stack_capacity_words`; stack_limit left 0 for the caller) and
+/// stack bytes into `stack`, at most `stack_capacity_words` and none at or above `stack_top` when
+/// it is nonzero; stack_limit left 0 for the caller) and
 /// its CLOCK_MONOTONIC time into *time_ns, and returns 1. Adds samples the kernel lost
 /// (PERF_RECORD_LOST) and malformed records to *lost. Returns 0 when the ring is empty. One reader.
 int perf_source_read(perf_source *source, sample_snapshot *snapshot, uint64_t *stack, uint64_t stack_capacity_words,
-                     uint64_t *time_ns, uint64_t *lost);
+                     uint64_t stack_top, uint64_t *time_ns, uint64_t *lost);
 
 #endif

@@ -9,7 +9,8 @@
 // Everything the SIGPROF handler touches is in this file. The handler only copies: the interrupted thread's registers (from the ucontext) and a
 // bounded copy of its stack from SP up, into that thread's preallocated ring, with a timestamp and
 // the unwinder's module-table generation. No libunwind, no dl_*, no lock, no allocation, errno
-// preserved. The unwinding happens later on the drain thread (hitch_sampler_pop -> sample_unwind.c),
+// preserved; its one system call is a write() to the drain's eventfd when the ring passes a quarter full.
+// The unwinding happens later on the drain thread (hitch_sampler_pop -> sample_unwind.c),
 // so a signal that lands inside the loader (dlopen holding its lock) can never wait for that lock.
 //
 // Each sampled thread owns a slot (heap-allocated once, never freed, so a late signal can never
@@ -38,6 +39,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <link.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -45,6 +47,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -54,7 +57,8 @@
 
 #define MAX_THREADS 256
 #define SAMPLER_SIGNAL SIGPROF
-#define DEFAULT_RING_WORDS_LOG2 17
+// 2 MiB per thread: at 1 kHz and 32 KiB copies, 63 full snapshots; the drain wakes at a quarter.
+#define DEFAULT_RING_WORDS_LOG2 18
 // At most this many snapshots are unwound per batch, i.e. per hold of the loader's lock.
 #define BATCH_SAMPLES 64
 // Handler durations: buckets of 2^HANDLER_BUCKET_SHIFT ticks; the last bucket takes the rest. The
@@ -78,6 +82,7 @@ typedef struct {
     // The thread's perf event and ring (fd -1 when none). Written by the control path under
     // pop_lock, read by the drain under pop_lock; kept after disarm until the drain has read it.
     perf_source perf;
+    int perf_hung_up;          // its fd reported POLLHUP/POLLERR (thread gone): not polled (pop_lock)
     // The thread's stack, [stack_low, stack_high): set when the thread registers or is armed, or
     // learned by the drain thread from /proc/self/maps; high == 0 means unknown (no copy).
     _Atomic uint64_t stack_low;
@@ -99,6 +104,9 @@ static double ticks_per_ns = 1.0;    // the trace clock's rate, for perf records
 static _Atomic int32_t perf_refusal; // errno that kept the session (or a thread) off perf events
 static _Atomic uint32_t perf_fallback_threads;
 static _Atomic uint64_t perf_samples_lost;
+// Wakes the drain thread (hitch_sampler_wait_for_samples): written by a handler whose ring just
+// passed a quarter full, and by hitch_sampler_stop. Created once, never closed (a late handler may write).
+static _Atomic int wake_fd = -1;
 
 static _Atomic uint64_t samples_taken;
 static _Atomic uint64_t samples_dropped;
@@ -187,6 +195,14 @@ static void take_snapshot(sampler_slot *slot, const ucontext_t *context, uint64_
     }
     atomic_store_explicit(&slot->head, head + needed, memory_order_release);
     atomic_fetch_add_explicit(&samples_taken, 1, memory_order_relaxed);
+    // Passing a quarter full wakes the drain (once per crossing: write() is async-signal-safe, and
+    // the eventfd stays readable until the drain reads it); three quarters are left for its latency.
+    uint64_t quarter = (mask + 1) / 4;
+    if (head - tail < quarter && head - tail + needed >= quarter) {
+        int fd = atomic_load_explicit(&wake_fd, memory_order_relaxed);
+        uint64_t one = 1;
+        if (fd >= 0 && write(fd, &one, sizeof one) < 0) { /* full or closed: the drain's timeout still comes */ }
+    }
 }
 
 /// Counts one duration in a histogram of HANDLER_BUCKETS buckets (atomic add: signal-safe).
@@ -303,12 +319,13 @@ static void release_perf(sampler_slot *slot) {
     pthread_mutex_lock(&pop_lock);
     sample_snapshot ignored;
     uint64_t time_ns = 0, lost = 0, unread = 0, word = 0;
-    while (perf_source_read(&slot->perf, &ignored, &word, 0, &time_ns, &lost)) unread += 1;
+    while (perf_source_read(&slot->perf, &ignored, &word, 0, 0, &time_ns, &lost)) unread += 1;
     if (unread + lost > 0) {
         atomic_fetch_add_explicit(&samples_dropped, unread + lost, memory_order_relaxed);
         atomic_fetch_add_explicit(&perf_samples_lost, unread + lost, memory_order_relaxed);
     }
     perf_source_close(&slot->perf);
+    slot->perf_hung_up = 0;
     pthread_mutex_unlock(&pop_lock);
 }
 
@@ -389,8 +406,9 @@ static int arm_timer(uint32_t index, sampler_slot *slot) {
     return 0;
 }
 
-/// The ring's data area: the configured ring size, at least 8 full records (a ring the kernel must
-/// wrap within one drain interval loses records).
+/// The ring's data area: the configured ring size (the kernel reserves the full stack copy in every
+/// record, however shallow the stack: 63 records of 32 KiB in 2 MiB), at least 8 full records; the
+/// minimum the locked-memory budget may halve it to is 4 records.
 static uint64_t perf_ring_bytes(uint64_t record_bytes, int minimum) {
     uint64_t wanted = minimum ? 4 * record_bytes : (uint64_t)8 << ring_words_log2;
     if (!minimum && wanted < 8 * record_bytes) wanted = 8 * record_bytes;
@@ -419,6 +437,10 @@ static int arm_perf(sampler_slot *slot) {
         atomic_store_explicit(&slot->state, SLOT_IDLE, memory_order_release);
         slot->armed_with = 0;
         release_perf(slot);
+    } else {
+        // A drain already waiting polls the rings it knew: it must poll this one too, or the
+        // ring fills before its timeout (a thread registered after the start).
+        hitch_sampler_wake_drain();
     }
     return error;
 }
@@ -499,6 +521,7 @@ int hitch_sampler_start(const hitch_sampler_config *config) {
     pthread_once(&setup_once, setup);
     pthread_mutex_lock(&control_lock);
     if (atomic_load(&session) != SESSION_STOPPED) { pthread_mutex_unlock(&control_lock); return EBUSY; }
+    if (atomic_load(&wake_fd) < 0) atomic_store(&wake_fd, eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
     hitch_sampler_reset_handler_times(); // the figures describe one session
     session_interval_ns = 1000000000L / (long)rate;
     atomic_store(&perf_fallback_threads, 0);
@@ -564,7 +587,47 @@ int hitch_sampler_stop(void) {
     }
     atomic_store(&session, SESSION_STOPPING);
     pthread_mutex_unlock(&control_lock);
+    hitch_sampler_wake_drain();
     return 0;
+}
+
+void hitch_sampler_wake_drain(void) {
+    int fd = atomic_load(&wake_fd);
+    uint64_t one = 1;
+    if (fd >= 0 && write(fd, &one, sizeof one) < 0) { /* already signalled (counter full) */ }
+}
+
+void hitch_sampler_wait_for_samples(uint64_t timeout_ns) {
+    struct pollfd fds[MAX_THREADS + 1];
+    uint32_t owners[MAX_THREADS + 1];
+    nfds_t count = 0;
+    int wake = atomic_load(&wake_fd);
+    if (wake >= 0) fds[count++] = (struct pollfd){.fd = wake, .events = POLLIN};
+    // Perf rings wake their poller when a quarter full (sample_perf.c sets the watermark).
+    pthread_mutex_lock(&pop_lock);
+    for (uint32_t i = 0; i < MAX_THREADS; i++) {
+        sampler_slot *slot = atomic_load_explicit(&slots[i], memory_order_acquire);
+        if (slot == NULL || slot->perf.fd < 0 || slot->perf_hung_up) continue;
+        owners[count] = i;
+        fds[count++] = (struct pollfd){.fd = slot->perf.fd, .events = POLLIN};
+    }
+    pthread_mutex_unlock(&pop_lock);
+    // An fd closed meanwhile (release_perf) reports POLLNVAL or waits on nothing until the timeout:
+    // either way the next wait polls the current set.
+    int timeout_ms = (int)((timeout_ns + 999999) / 1000000);
+    if (poll(fds, count, timeout_ms) <= 0) return;
+    if (wake >= 0 && (fds[0].revents & POLLIN)) {
+        uint64_t value;
+        if (read(wake, &value, sizeof value) < 0) { /* EAGAIN: another reader took it */ }
+    }
+    pthread_mutex_lock(&pop_lock);
+    for (nfds_t k = wake >= 0 ? 1 : 0; k < count; k++) {
+        if (!(fds[k].revents & (POLLHUP | POLLERR))) continue;
+        // The sampled thread exited: its fd would report this at once forever.
+        sampler_slot *slot = atomic_load_explicit(&slots[owners[k]], memory_order_acquire);
+        if (slot != NULL && slot->perf.fd == fds[k].fd) slot->perf_hung_up = 1;
+    }
+    pthread_mutex_unlock(&pop_lock);
 }
 
 void hitch_sampler_finish(void) {
@@ -643,6 +706,53 @@ int hitch_sampler_rescan_threads(void) {
     return armed;
 }
 
+// MARK: - The floor: taking samples with none of the sampler's work (hitch bench sample)
+
+// The token of the floor's timer: an index past every slot, so the handler returns at its first
+// check. Control path only (control_lock).
+#define FLOOR_TOKEN ((uintptr_t)0xffff)
+static timer_t floor_timer;
+static int floor_timer_armed;
+static perf_source floor_perf = {.fd = -1};
+
+int hitch_sampler_floor_start(uint32_t source, uint32_t rate_hz) {
+    if (rate_hz == 0 || rate_hz > 10000 || (source != HITCH_SAMPLER_SOURCE_SIGNAL && source != HITCH_SAMPLER_SOURCE_PERF))
+        return EINVAL;
+    pthread_mutex_lock(&control_lock);
+    int error = floor_timer_armed || floor_perf.fd >= 0 ? EBUSY : 0;
+    long interval = 1000000000L / (long)rate_hz;
+    if (error == 0 && source == HITCH_SAMPLER_SOURCE_PERF) {
+        // A ring that holds a second of bare records at 10 kHz; nobody reads it.
+        error = perf_source_open_bare(&floor_perf, current_tid(), (uint64_t)interval, 1 << 18);
+        if (error == 0) error = perf_source_enable(&floor_perf);
+        if (error != 0) perf_source_close(&floor_perf);
+    } else if (error == 0) {
+        error = install_handler();
+        struct sigevent event;
+        memset(&event, 0, sizeof event);
+        event.sigev_notify = SIGEV_THREAD_ID;
+        event.sigev_signo = SAMPLER_SIGNAL;
+        event._sigev_un._tid = current_tid();
+        event.sigev_value.sival_ptr = (void *)FLOOR_TOKEN;
+        if (error == 0 && timer_create(CLOCK_MONOTONIC, &event, &floor_timer) != 0) error = errno;
+        if (error == 0) {
+            struct itimerspec spec = {{interval / 1000000000L, interval % 1000000000L},
+                                      {interval / 1000000000L, interval % 1000000000L}};
+            if (timer_settime(floor_timer, 0, &spec, NULL) != 0) { error = errno; timer_delete(floor_timer); }
+            else floor_timer_armed = 1;
+        }
+    }
+    pthread_mutex_unlock(&control_lock);
+    return error;
+}
+
+void hitch_sampler_floor_stop(void) {
+    pthread_mutex_lock(&control_lock);
+    if (floor_timer_armed) { timer_delete(floor_timer); floor_timer_armed = 0; }
+    if (floor_perf.fd >= 0) { perf_source_disable(&floor_perf); perf_source_close(&floor_perf); }
+    pthread_mutex_unlock(&control_lock);
+}
+
 // MARK: - Consumer (the drain thread; everything below runs under pop_lock)
 
 typedef struct {
@@ -705,7 +815,8 @@ static uint64_t ticks_from_monotonic(uint64_t ns) {
 /// and with the module generation of its time. Counts what the kernel lost.
 static int pop_perf_record(sampler_slot *slot, sample_snapshot *snapshot) {
     uint64_t time_ns = 0, lost = 0;
-    int found = perf_source_read(&slot->perf, snapshot, scratch, scratch_words, &time_ns, &lost);
+    uint64_t top = atomic_load_explicit(&slot->stack_high, memory_order_acquire);
+    int found = perf_source_read(&slot->perf, snapshot, scratch, scratch_words, top, &time_ns, &lost);
     if (lost > 0) {
         atomic_fetch_add_explicit(&samples_dropped, lost, memory_order_relaxed);
         atomic_fetch_add_explicit(&perf_samples_lost, lost, memory_order_relaxed);
@@ -904,6 +1015,7 @@ void hitch_sampler_get_stats(hitch_sampler_stats *stats) {
     stats->perf_samples_lost = atomic_load_explicit(&perf_samples_lost, memory_order_relaxed);
     stats->perf_refusal = atomic_load_explicit(&perf_refusal, memory_order_relaxed);
     stats->perf_fallback_threads = atomic_load_explicit(&perf_fallback_threads, memory_order_relaxed);
+    stats->unwind_memo_hits = hitch_unwind_memo_hits();
     uint32_t armed = 0;
     for (uint32_t i = 0; i < MAX_THREADS; i++) {
         sampler_slot *slot = atomic_load_explicit(&slots[i], memory_order_acquire);
@@ -920,6 +1032,7 @@ void hitch_sampler_get_stats(hitch_sampler_stats *stats) {
 #include <errno.h>
 #include <execinfo.h>
 #include <string.h>
+#include <time.h>
 
 int hitch_sampler_start(const hitch_sampler_config *config) { (void)config; return ENOSYS; }
 int hitch_sampler_stop(void) { return EALREADY; }
@@ -938,6 +1051,13 @@ uint64_t hitch_sampler_unwind_ticks_percentile(double quantile) { (void)quantile
 void hitch_sampler_reset_handler_times(void) {}
 uint64_t hitch_sampler_stack_bytes_needed_percentile(double quantile) { (void)quantile; return 0; }
 void hitch_sampler_get_stats(hitch_sampler_stats *stats) { memset(stats, 0, sizeof *stats); }
+int hitch_sampler_floor_start(uint32_t source, uint32_t rate_hz) { (void)source; (void)rate_hz; return ENOSYS; }
+void hitch_sampler_floor_stop(void) {}
+void hitch_sampler_wait_for_samples(uint64_t timeout_ns) {
+    struct timespec delay = {(time_t)(timeout_ns / 1000000000ull), (long)(timeout_ns % 1000000000ull)};
+    nanosleep(&delay, NULL);
+}
+void hitch_sampler_wake_drain(void) {}
 
 // The system's frame-pointer backtrace (execinfo) where libunwind is not linked.
 #define HITCH_RAW_BACKTRACE(buffer, size) backtrace((buffer), (size))

@@ -123,6 +123,9 @@ final class SampleCollector: Sendable {
         }
         #expect(Double(intact.count) >= 0.9 * Double(withHot.count),
                 "middle and outer below hot in \(intact.count) of \(withHot.count); first: \(withHot.first.map { $0.addresses.map(name) } ?? []); \(statistics)")
+        // The loop's few stacks repeat: most unwinds come from the memo, and the checks above hold
+        // for them (a memo answer is the frames a fresh walk of the same input gave).
+        #expect(statistics.unwindMemoHits > 0 && statistics.unwindMemoHits <= statistics.samplesUnwound, "\(statistics)")
     }
 
     /// The timer signal reaches a thread blocked in a system call (perf events, which sample CPU

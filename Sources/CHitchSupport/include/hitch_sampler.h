@@ -50,7 +50,7 @@ enum {
 typedef struct {
     uint32_t rate_hz;            ///< samples per second per thread (1 ... 10000); 0 means 1000
     uint32_t scope;              ///< HITCH_SAMPLE_* flags; 0 means HITCH_SAMPLE_MAIN_THREAD
-    uint32_t ring_words_log2;    ///< per-thread ring size as log2 of 8-byte words; 0 means 17 (1 MiB)
+    uint32_t ring_words_log2;    ///< per-thread ring size as log2 of 8-byte words; 0 means 18 (2 MiB)
     uint32_t stack_copy_bytes;   ///< stack bytes copied per sample, 256 ... 1 MiB (at most a quarter of the
                                  ///< ring); 0 means HITCH_DEFAULT_STACK_COPY_BYTES
     uint32_t source;             ///< HITCH_SAMPLER_SOURCE_*
@@ -75,6 +75,7 @@ typedef struct {
                                  ///< threads) off perf events; EMSGSIZE: the stack copy exceeds a record
     uint32_t perf_fallback_threads; ///< threads of a perf session sampled by the timer signal instead
     uint32_t threads_sampled;    ///< threads armed (timer or perf event) right now
+    uint64_t unwind_memo_hits;   ///< unwinds answered from the memo of an earlier identical unwind
 } hitch_sampler_stats;
 
 typedef struct {
@@ -134,6 +135,21 @@ uint64_t hitch_sampler_unwind_ticks_percentile(double quantile);
 uint64_t hitch_sampler_stack_bytes_needed_percentile(double quantile);
 
 void hitch_sampler_get_stats(hitch_sampler_stats *stats);
+
+/// The drain thread's sleep: returns when a sampled thread's ring passes a quarter full (the timer
+/// signal's handler signals an eventfd once per crossing; a perf ring wakes its poller at that
+/// watermark), when hitch_sampler_stop or hitch_sampler_wake_drain
+/// is called, or after `timeout_ns`, whichever comes first. Off Linux: sleeps `timeout_ns`.
+void hitch_sampler_wait_for_samples(uint64_t timeout_ns);
+void hitch_sampler_wake_drain(void);
+
+/// The floor under the sampler's cost, for benchmarks: samples the calling thread at `rate_hz` with
+/// none of the sampler's work. HITCH_SAMPLER_SOURCE_SIGNAL: a per-thread timer whose SIGPROF the
+/// handler dismisses at its first check; _PERF: a bare task-clock event (thread id and time only,
+/// no registers or stack, its ring never read). Independent of sessions; one floor at a time.
+/// Returns 0, EBUSY, EINVAL, or the errno of timer_create / perf_event_open.
+int hitch_sampler_floor_start(uint32_t source, uint32_t rate_hz);
+void hitch_sampler_floor_stop(void);
 
 /// The calling thread's stack, innermost first, excluding hitch_backtrace_capture itself and
 /// `skip` further frames; addresses are return addresses minus one. Returns the count (0 ... capacity).

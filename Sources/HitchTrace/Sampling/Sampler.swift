@@ -18,10 +18,17 @@ public struct SamplerConfiguration: Sendable {
     /// The stack bytes copied per sample unless configured (docs/RELIABILITY.md says how it was chosen).
     public static let defaultStackCopyBytes = Int(HITCH_DEFAULT_STACK_COPY_BYTES)
 
+    /// The sampling rate unless configured: of recordings (`hitch record feed --sample-rate`), of
+    /// `hitch bench sample --rate` and of this type's initializer. One place, so the default can be
+    /// chosen from `hitch bench sample`'s figures (docs/RELIABILITY.md, "Sampling overhead").
+    public static let defaultRateHz = 1000
+
     /// Samples per second per sampled thread (1 ... 10,000).
     public var rateHz: Int
     public var threads: SampledThreads
-    /// How often the drain thread unwinds the snapshots and moves the samples into the trace.
+    /// The longest the drain thread waits before it unwinds the snapshots and moves the samples
+    /// into the trace; it also wakes whenever a sampled thread's ring passes a quarter full, so the
+    /// wake-ups follow the rate (each costs tens of microseconds on a VM). 0 (the default): 100 ms.
     public var drainIntervalMs: Int
     /// Stack bytes copied per sample (256 ... 256 KiB; perf events copy at most 65,528); deeper
     /// stacks are cut off where the copy ends (counted in `UnwindFailures.offCopyEnd`).
@@ -30,7 +37,7 @@ public struct SamplerConfiguration: Sendable {
     /// signal, unless the environment variable HITCH_SAMPLER_SOURCE says `signal` or `perf`.
     public var source: SampleSource?
 
-    public init(rateHz: Int = 1000, threads: SampledThreads = .main, drainIntervalMs: Int = 10,
+    public init(rateHz: Int = SamplerConfiguration.defaultRateHz, threads: SampledThreads = .main, drainIntervalMs: Int = 0,
                 stackCopyBytes: Int = SamplerConfiguration.defaultStackCopyBytes, source: SampleSource? = nil) {
         self.rateHz = rateHz; self.threads = threads; self.drainIntervalMs = drainIntervalMs
         self.stackCopyBytes = stackCopyBytes; self.source = source
@@ -93,6 +100,9 @@ public struct SamplerStatistics: Sendable, Equatable {
     public var timerOverruns: UInt64
     /// Snapshots unwound on the drain thread (complete or not).
     public var samplesUnwound: UInt64
+    /// Of `samplesUnwound`: answered from the memo of an earlier unwind of the same registers and
+    /// stack words (no libunwind walk).
+    public var unwindMemoHits: UInt64
     /// Unwinds that stopped early, by cause.
     public var unwindFailures: UnwindFailures
     /// Unwound snapshots that kept no frame at all (the interrupted PC's module changed before the
@@ -110,6 +120,10 @@ public struct SamplerStatistics: Sendable, Equatable {
     /// Stack bytes (from SP) that 99% of complete unwinds read, rounded up to a power of two: the
     /// copy size that would have sufficed for them.
     public var stackBytesNeededP99: UInt64
+    /// CPU time of the drain thread over the whole session (its wake-ups, unwinding, recording).
+    public var drainCPUSeconds: Double
+    /// Times the drain thread woke to look for samples.
+    public var drainWakeups: UInt64
 
     /// The share of unwound samples whose unwind ran off the end of the copied stack.
     public var offCopyEndShare: Double {
@@ -166,8 +180,8 @@ public enum SamplerError: Error, CustomStringConvertible, Equatable {
 /// `rateHz` times a second, by the kernel (a perf_event_open task-clock event per thread, where
 /// permitted: `SampleSource.perfEvent`, no signals) or by a C SIGPROF handler driven by a per-thread
 /// CLOCK_MONOTONIC timer (`SampleSource.timerSignal`: it copies into a lock-free ring and does
-/// nothing else: no unwinding, no loader call, no lock). A drain thread unwinds the snapshots of
-/// either source, moves the samples into the recording (`TraceRecorder.defineStack`/`recordSample`)
+/// nothing else: no unwinding, no loader call, no lock; an eventfd write wakes the drain when its
+/// ring passes a quarter full). A drain thread unwinds the snapshots of either source, moves the samples into the recording (`TraceRecorder.defineStack`/`recordSample`)
 /// and names every new address once (`defineSymbol`). `source` and `sourceReason` say which ran.
 ///
 /// ```swift
@@ -181,6 +195,8 @@ public final class Sampler: Sendable {
     private let stopRequested = Atomic<Bool>(false)
     private let stopped = Locked<SamplerStatistics?>(nil)
     private let samplesRecorded = Atomic<UInt64>(0)
+    private let drainCPUNanoseconds = Atomic<UInt64>(0)
+    private let drainWakeups = Atomic<UInt64>(0)
     private let drainFinished = DispatchSemaphore(value: 0)
     private let baseline: hitch_sampler_stats
     /// Where this session's samples come from, and why (also the trace's `samplerSource` and
@@ -275,6 +291,7 @@ public final class Sampler: Sendable {
             if let result { return result }
             hitch_sampler_stop()
             stopRequested.store(true, ordering: .releasing)
+            hitch_sampler_wake_drain() // it may have woken for the stop before it saw the request
             drainFinished.wait()
             var now = hitch_sampler_stats()
             hitch_sampler_get_stats(&now)
@@ -295,6 +312,7 @@ public final class Sampler: Sendable {
                 perfFallbackThreads: Int(now.perf_fallback_threads),
                 timerOverruns: now.timer_overruns - baseline.timer_overruns,
                 samplesUnwound: now.unwound_complete - baseline.unwound_complete + failures.total,
+                unwindMemoHits: now.unwind_memo_hits - baseline.unwind_memo_hits,
                 unwindFailures: failures,
                 samplesDiscarded: now.samples_discarded - baseline.samples_discarded,
                 samplesRecorded: samplesRecorded.load(ordering: .relaxed),
@@ -302,7 +320,9 @@ public final class Sampler: Sendable {
                 handlerNsP99: Double(hitch_sampler_handler_ticks_percentile(0.99)) * nsPerTick,
                 unwindNsP50: Double(hitch_sampler_unwind_ticks_percentile(0.5)) * nsPerTick,
                 unwindNsP99: Double(hitch_sampler_unwind_ticks_percentile(0.99)) * nsPerTick,
-                stackBytesNeededP99: hitch_sampler_stack_bytes_needed_percentile(0.99))
+                stackBytesNeededP99: hitch_sampler_stack_bytes_needed_percentile(0.99),
+                drainCPUSeconds: Double(drainCPUNanoseconds.load(ordering: .relaxed)) / 1e9,
+                drainWakeups: drainWakeups.load(ordering: .relaxed))
             if let recorder {
                 recorder.setMetadata("samplerSamplesTaken", String(statistics.samplesTaken))
                 recorder.setMetadata("samplerSamplesDropped", String(statistics.samplesDropped))
@@ -344,8 +364,8 @@ public final class Sampler: Sendable {
         let frames = UnsafeMutablePointer<UInt64>.allocate(capacity: Int(HITCH_MAX_FRAMES))
         defer { frames.deallocate() }
         var info = hitch_sample_info()
-        var sinceRescanNs: Int64 = 0
-        let intervalNs = Int64(max(configuration.drainIntervalMs, 1)) * 1_000_000
+        let intervalNs = Int64(configuration.drainIntervalMs > 0 ? configuration.drainIntervalMs : 100) * 1_000_000
+        var lastRescanNs = DispatchTime.now().uptimeNanoseconds
         while true {
             let finishing = stopRequested.load(ordering: .acquiring)
             var drained: UInt64 = 0
@@ -362,21 +382,18 @@ public final class Sampler: Sendable {
                 onSample?(SampledStack(threadID: info.tid, timestamp: timestamp, addresses: addresses))
             }
             samplesRecorded.add(drained, ordering: .relaxed)
+            drainWakeups.add(1, ordering: .relaxed)
             if finishing { break }
-            sleepNanoseconds(intervalNs)
-            sinceRescanNs += intervalNs
-            if configuration.threads.contains(.all), sinceRescanNs >= 100_000_000 {
-                sinceRescanNs = 0
+            hitch_sampler_wait_for_samples(UInt64(intervalNs))
+            let now = DispatchTime.now().uptimeNanoseconds
+            if configuration.threads.contains(.all), now - lastRescanNs >= 100_000_000 {
+                lastRescanNs = now
                 _ = hitch_sampler_rescan_threads()
             }
         }
+        var cpu = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu)
+        drainCPUNanoseconds.store(UInt64(cpu.tv_sec) * 1_000_000_000 + UInt64(cpu.tv_nsec), ordering: .relaxed)
         drainFinished.signal()
     }
-}
-
-/// Sleeps the full duration even when a signal (this thread may be sampled too) interrupts it.
-func sleepNanoseconds(_ nanoseconds: Int64) {
-    var request = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
-    var remaining = timespec()
-    while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
 }

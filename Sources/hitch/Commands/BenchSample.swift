@@ -1,4 +1,5 @@
 import Foundation
+import CHitchSupport
 import HitchTrace
 import Synchronization
 
@@ -12,7 +13,7 @@ import Synchronization
 // distribution-free 95% interval for that median.
 enum BenchSample: Subcommand {
     static let name = "sample"
-    static let summary = "Sampling profiler overhead at 1 kHz, per sample source."
+    static let summary = "Sampling profiler overhead per sample source, beside the floor of taking the samples."
     static let help = """
     USAGE: hitch bench sample [--rate HZ] [--seconds S] [--stack-copy-bytes N] [--source both|signal|perf] [--format text|json]
 
@@ -27,12 +28,17 @@ enum BenchSample: Subcommand {
     unless told (perf events where the kernel permits them).
 
     OPTIONS:
-      --rate HZ             Samples per second (default: 1000).
+      --rate HZ             Samples per second (default: \(SamplerConfiguration.defaultRateHz)).
       --seconds S           Total CPU time of the work, 1 to 600 (default: 15; each repetition is
                             about 250 ms of CPU time, so wall time is longer on a busy machine).
       --stack-copy-bytes N  Stack bytes copied per sample, 256 to 262144 (default: \(SamplerConfiguration.defaultStackCopyBytes)).
       --source both|signal|perf
                             The sources to measure (default: both; perf events only where permitted).
+      --floor yes|no        Also run each source's floor (default: yes): the same rate with none of
+                            our work (a timer signal the handler dismisses at once; a perf event
+                            without registers or stack), so the overhead reads as floor + ours.
+      --drain-interval-ms N How often the drain thread wakes, 1 to 1000 ms, or 0 for the sampler's
+                            choice from the rate and ring size (default: 0).
       --format text|json    Output format (default: text).
       -h, --help            Show this help.
 
@@ -76,11 +82,30 @@ enum BenchSample: Subcommand {
         /// unwinding the samples still in the rings): the per-session cost inside each repetition.
         var startCPUMicroseconds: Double
         var stopCPUMicroseconds: Double
+        /// The floor: the same rounds sampled at the same rate with none of the sampler's work (an
+        /// empty-handed timer signal, or a bare perf event without registers or stack), as a median
+        /// overhead over rounds with its 95% interval; nil with --floor no or where the floor could not start.
+        var floorOverheadPercent: Double?
+        var floorOverheadPercentCI95Low: Double?
+        var floorOverheadPercentCI95High: Double?
+        /// What the sampler adds above that floor: the median over rounds of
+        /// (sampled CPU - floor CPU) / unsampled CPU, in percent, with its 95% interval.
+        var aboveFloorPercent: Double?
+        var aboveFloorPercentCI95Low: Double?
+        var aboveFloorPercentCI95High: Double?
+        /// The drain thread's CPU time as a share of the sampled thread's CPU time, in percent, and
+        /// how often it woke (per second of the sampled thread's CPU time).
+        var drainCPUPercent: Double
+        var drainWakeupsPerSecond: Double
+        /// The share of unwinds answered from the memo of an earlier identical unwind.
+        var unwindMemoHitShare: Double
     }
 
     struct Result: Codable {
         var rateHz: Int
         var stackCopyBytes: Int
+        /// The drain thread's wake-up interval (ms); 0: the sampler's automatic choice.
+        var drainIntervalMs: Int
         var rounds: Int
         var loadAverageBefore: String
         var loadAverageAfter: String
@@ -93,12 +118,15 @@ enum BenchSample: Subcommand {
 
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         let format = try arguments.choice("--format", ["text", "json"], default: "text")
-        let rate = try arguments.number("--rate", in: 1...10_000, default: 1000)
+        let rate = try arguments.number("--rate", in: 1...10_000, default: SamplerConfiguration.defaultRateHz)
         let seconds = try arguments.number("--seconds", in: 1.0...600.0, default: 15.0)
         let copyBytes = try arguments.number("--stack-copy-bytes", in: 256...262_144, default: Int(SamplerConfiguration.defaultStackCopyBytes))
         let which = try arguments.choice("--source", ["both", "signal", "perf"], default: "both")
+        let withFloor = try arguments.choice("--floor", ["yes", "no"], default: "yes") == "yes"
+        let drainInterval = try arguments.number("--drain-interval-ms", in: 0...1000, default: 0)
         guard try arguments.positionals().isEmpty else { throw CLIError("'hitch bench sample' takes no arguments (see --help)") }
-        let result = try measure(rateHz: rate, seconds: seconds, stackCopyBytes: copyBytes, which: which)
+        let result = try measure(rateHz: rate, seconds: seconds, stackCopyBytes: copyBytes, which: which,
+                                 withFloor: withFloor, drainIntervalMs: drainInterval)
         if format == "json" {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -106,7 +134,7 @@ enum BenchSample: Subcommand {
         } else {
             func f(_ value: Double, _ digits: Int = 2) -> String { String(format: "%.\(digits)f", value) }
             var lines = ["""
-            rate          \(result.rateHz) Hz, \(result.rounds) rounds (unsampled and each source, interleaved), \(result.stackCopyBytes)-byte stack copies
+            rate          \(result.rateHz) Hz, \(result.rounds) rounds (unsampled, each source and its floor, interleaved), \(result.stackCopyBytes)-byte stack copies, drain interval \(result.drainIntervalMs == 0 ? "automatic" : "\(result.drainIntervalMs) ms")
             load average  \(result.loadAverageBefore) before, \(result.loadAverageAfter) after
             default       \(result.defaultSource): \(result.defaultSourceReason)
             unsampled     \(f(result.unsampledCPUSeconds, 3)) s CPU
@@ -115,6 +143,8 @@ enum BenchSample: Subcommand {
                 lines.append("""
                 \(source.sampleSource):
                   overhead      \(f(source.overheadPercent))% of CPU time (median of rounds; 95% interval \(f(source.overheadPercentCI95Low)) ... \(f(source.overheadPercentCI95High))%); wall time \(f(source.wallOverheadPercent))%; \(f(source.sampledCPUSeconds, 3)) s CPU sampled
+                  floor         \(source.floorOverheadPercent.map { "\(f($0))% (95% interval \(f(source.floorOverheadPercentCI95Low ?? 0)) ... \(f(source.floorOverheadPercentCI95High ?? 0))%) taking the samples with none of our work; ours = floor + \(f(source.aboveFloorPercent ?? 0))% (\(f(source.aboveFloorPercentCI95Low ?? 0)) ... \(f(source.aboveFloorPercentCI95High ?? 0))%)" } ?? "not measured")
+                  drain thread  \(f(source.drainCPUPercent))% of the sampled thread's CPU time, \(f(source.drainWakeupsPerSecond, 1)) wake-ups per second, \(f(source.unwindMemoHitShare * 100, 1))% of unwinds from the memo
                   samples       \(source.samplesTaken) taken of \(source.samplesExpected) expected (\(source.samplesDropped) dropped, \(source.perfSamplesLost) of them lost by the kernel; \(source.timerOverruns) timer overruns)
                   unwinds       \(source.unwoundComplete) complete of \(source.samplesUnwound); stopped early: \(source.unwindOffCopyEnd) off the copy's end (\(f(source.offCopyEndShare * 100))%; 99% needed at most \(source.stackBytesNeededP99) bytes), \(source.unwindStackUnknown) stack unknown, \(source.unwindModulesChanged) modules changed, \(source.unwindNoModule) outside modules, \(source.unwindErrors) errors
                   per sample    handler \(f(source.handlerNsP50, 0)) ns P50, \(f(source.handlerNsP99, 0)) ns P99; drain \(f(source.unwindNsP50, 0)) ns P50, \(f(source.unwindNsP99, 0)) ns P99
@@ -169,6 +199,8 @@ enum BenchSample: Subcommand {
         let collected = CollectedStacks()
         var reason = ""
         var cpuRatios: [Double] = [], wallRatios: [Double] = []
+        var floorRatios: [Double] = [], aboveFloor: [Double] = []
+        var floorAvailable = false
         var cpu = 0.0, threadCPU = 0.0
         var startCPU: [Double] = [], stopCPU: [Double] = []
         var statistics: [SamplerStatistics] = []
@@ -181,6 +213,9 @@ enum BenchSample: Subcommand {
             func sum(_ value: (SamplerStatistics) -> UInt64) -> UInt64 { statistics.reduce(0) { $0 + value($1) } }
             func median(_ value: (SamplerStatistics) -> Double) -> Double { BenchSample.medianWithInterval(statistics.map(value)).median }
             let unwound = sum(\.samplesUnwound)
+            let floor = floorAvailable ? BenchSample.medianWithInterval(floorRatios) : nil
+            let above = floorAvailable ? BenchSample.medianWithInterval(aboveFloor) : nil
+            let drainCPU = statistics.reduce(0) { $0 + $1.drainCPUSeconds }
             return SourceResult(
                 sampleSource: source.rawValue, sourceReason: reason, sampledCPUSeconds: cpu,
                 overheadPercent: overhead.median, overheadPercentCI95Low: overhead.low, overheadPercentCI95High: overhead.high,
@@ -196,11 +231,30 @@ enum BenchSample: Subcommand {
                 unwindNsP50: median(\.unwindNsP50), unwindNsP99: median(\.unwindNsP99),
                 hotFunctionShare: collected.share(containing: "BenchSampleWorkload.hot("),
                 startCPUMicroseconds: BenchSample.medianWithInterval(startCPU).median * 1e6,
-                stopCPUMicroseconds: BenchSample.medianWithInterval(stopCPU).median * 1e6)
+                stopCPUMicroseconds: BenchSample.medianWithInterval(stopCPU).median * 1e6,
+                floorOverheadPercent: floor?.median, floorOverheadPercentCI95Low: floor?.low, floorOverheadPercentCI95High: floor?.high,
+                aboveFloorPercent: above?.median, aboveFloorPercentCI95Low: above?.low, aboveFloorPercentCI95High: above?.high,
+                drainCPUPercent: threadCPU > 0 ? drainCPU / threadCPU * 100 : 0,
+                drainWakeupsPerSecond: threadCPU > 0 ? Double(sum(\.drainWakeups)) / threadCPU : 0,
+                unwindMemoHitShare: unwound == 0 ? 0 : Double(sum(\.unwindMemoHits)) / Double(unwound))
         }
     }
 
-    static func measure(rateHz: Int, seconds: Double, stackCopyBytes: Int, which: String) throws -> Result {
+    /// What one repetition runs under.
+    private enum Variant {
+        case unsampled
+        case sampled(SourceRuns)
+        /// The source's floor: the same rate, none of the sampler's work.
+        case floor(SourceRuns)
+    }
+
+    static func measure(rateHz: Int, seconds: Double, stackCopyBytes: Int, which: String, withFloor: Bool,
+                        drainIntervalMs: Int) throws -> Result {
+        func startSampler(rateHz: Int, stackCopyBytes: Int, source: SampleSource?, recorder: TraceRecorder?,
+                          collected: CollectedStacks?) throws -> Sampler {
+            try BenchSample.startSampler(rateHz: rateHz, stackCopyBytes: stackCopyBytes, drainIntervalMs: drainIntervalMs,
+                                         source: source, recorder: recorder, collected: collected)
+        }
         // The source a sampler picks unless told (one short session finds out).
         let probe = try startSampler(rateHz: rateHz, stackCopyBytes: stackCopyBytes, source: nil, recorder: nil, collected: nil)
         probe.stop()
@@ -222,7 +276,7 @@ enum BenchSample: Subcommand {
             probeIterations += 10
         }
         let iterationsPerRound = max(probeIterations * 5, 10)
-        let rounds = max(Int(seconds / (0.25 * Double(sources.count + 1))), 10)
+        let rounds = max(Int(seconds / (0.25 * Double(sources.count * (withFloor ? 2 : 1) + 1))), 10)
 
         let tracePath = FileManager.default.temporaryDirectory.appendingPathComponent("hitch-bench-sample-\(getpid()).fxt").path
         defer { unlink(tracePath) }
@@ -241,49 +295,82 @@ enum BenchSample: Subcommand {
             warmUp.stop()
         }
 
+        // A floor that cannot start here (perf events refused) is left out, not guessed.
+        if withFloor {
+            for run in runs {
+                let code = floorSourceCode(run.source)
+                if hitch_sampler_floor_start(code, UInt32(rateHz)) == 0 { hitch_sampler_floor_stop(); run.floorAvailable = true }
+            }
+        }
+
         var unsampledCPU = 0.0
-        let variants: [SourceRuns?] = [nil] + runs
+        let variants: [Variant] = [.unsampled] + runs.map { .sampled($0) } + runs.filter(\.floorAvailable).map { .floor($0) }
         for round in 0..<rounds {
             var cost: [(cpu: Double, wall: Double)] = Array(repeating: (0, 0), count: variants.count)
             // Rotate the order every round so drift in the machine's speed falls on every variant.
             for step in 0..<variants.count {
                 let index = (step + round) % variants.count
-                let run = variants[index]
                 let before = clocks()
                 let threadBefore = threadCPUSeconds()
-                let sampler = try run.map { try startSampler(rateHz: rateHz, stackCopyBytes: stackCopyBytes, source: $0.source, recorder: recorder, collected: $0.collected) }
+                var sampler: Sampler?
+                switch variants[index] {
+                case .unsampled: break
+                case .sampled(let run):
+                    sampler = try startSampler(rateHz: rateHz, stackCopyBytes: stackCopyBytes, source: run.source, recorder: recorder, collected: run.collected)
+                case .floor(let run):
+                    let code = hitch_sampler_floor_start(floorSourceCode(run.source), UInt32(rateHz))
+                    if code != 0 { throw CLIError("cannot start the \(run.source.rawValue) floor: \(String(cString: strerror(code)))") }
+                }
                 let started = clocks()
                 BenchSampleWorkload.consume(BenchSampleWorkload.outer(iterations: iterationsPerRound, seed: round))
                 let threadCPU = threadCPUSeconds() - threadBefore
-                if let sampler, let run {
+                switch variants[index] {
+                case .unsampled: break
+                case .sampled(let run):
                     let stopping = clocks()
-                    run.statistics.append(sampler.stop()) // waits for the drain thread to unwind the rest
+                    run.statistics.append(sampler!.stop()) // waits for the drain thread to unwind the rest
                     run.stopCPU.append(clocks().cpu - stopping.cpu)
                     run.startCPU.append(started.cpu - before.cpu)
                     run.threadCPU += threadCPU
+                case .floor:
+                    hitch_sampler_floor_stop()
                 }
                 let after = clocks()
                 cost[index] = (after.cpu - before.cpu, after.wall - before.wall)
             }
             unsampledCPU += cost[0].cpu
-            for (index, run) in runs.enumerated() {
-                let sampled = cost[index + 1]
-                run.cpu += sampled.cpu
-                run.cpuRatios.append((sampled.cpu / cost[0].cpu - 1) * 100)
-                run.wallRatios.append((sampled.wall / cost[0].wall - 1) * 100)
+            for (index, variant) in variants.enumerated() {
+                let measured = cost[index]
+                switch variant {
+                case .unsampled: break
+                case .sampled(let run):
+                    run.cpu += measured.cpu
+                    run.cpuRatios.append((measured.cpu / cost[0].cpu - 1) * 100)
+                    run.wallRatios.append((measured.wall / cost[0].wall - 1) * 100)
+                    if let floorIndex = variants.firstIndex(where: { if case .floor(let other) = $0 { other === run } else { false } }) {
+                        run.floorRatios.append((cost[floorIndex].cpu / cost[0].cpu - 1) * 100)
+                        run.aboveFloor.append((measured.cpu - cost[floorIndex].cpu) / cost[0].cpu * 100)
+                    }
+                case .floor: break
+                }
             }
         }
         _ = try? recorder.stop()
-        return Result(rateHz: rateHz, stackCopyBytes: stackCopyBytes, rounds: rounds,
+        return Result(rateHz: rateHz, stackCopyBytes: stackCopyBytes, drainIntervalMs: drainIntervalMs, rounds: rounds,
                       loadAverageBefore: loadBefore, loadAverageAfter: loadAverage(), unsampledCPUSeconds: unsampledCPU,
                       defaultSource: defaultSource.0.rawValue, defaultSourceReason: defaultSource.1,
                       sources: runs.map { $0.result(rateHz: rateHz) })
     }
 
-    private static func startSampler(rateHz: Int, stackCopyBytes: Int, source: SampleSource?, recorder: TraceRecorder?,
-                                     collected: CollectedStacks?) throws -> Sampler {
+    private static func floorSourceCode(_ source: SampleSource) -> UInt32 {
+        source == .perfEvent ? UInt32(HITCH_SAMPLER_SOURCE_PERF) : UInt32(HITCH_SAMPLER_SOURCE_SIGNAL)
+    }
+
+    private static func startSampler(rateHz: Int, stackCopyBytes: Int, drainIntervalMs: Int, source: SampleSource?,
+                                     recorder: TraceRecorder?, collected: CollectedStacks?) throws -> Sampler {
         do {
-            return try Sampler.start(.init(rateHz: rateHz, threads: .main, stackCopyBytes: stackCopyBytes, source: source),
+            return try Sampler.start(.init(rateHz: rateHz, threads: .main, drainIntervalMs: drainIntervalMs,
+                                           stackCopyBytes: stackCopyBytes, source: source),
                                      recorder: recorder, onSample: collected?.add)
         } catch {
             throw CLIError("cannot start the sampler: \(error)")

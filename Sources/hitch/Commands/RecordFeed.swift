@@ -27,7 +27,7 @@ enum RecordFeed: Subcommand {
       --rows N               Rows in the feed, 1 to 1000000 (default 10000).
       --seed N               Data and script seed (default 1).
       --backtraces           Capture the writer's stack with every invalidation.
-      --sample-rate HZ       Sample the main thread's stack at HZ, 0 to 10000 (default 1000; 0: off).
+      --sample-rate HZ       Sample the main thread's stack at HZ, 0 to 10000 (default \(SamplerConfiguration.defaultRateHz); 0: off).
       -h, --help             Show this help.
 
     EXAMPLES:
@@ -51,7 +51,7 @@ enum RecordFeed: Subcommand {
         let rows = try arguments.number("--rows", in: 1...1_000_000, default: 10_000)
         let seed = try arguments.number("--seed", in: UInt64.min...UInt64.max, default: 1)
         let backtraces = arguments.flag("--backtraces")
-        let sampleRateHz = try arguments.number("--sample-rate", in: 0...10_000, default: 1000)
+        let sampleRateHz = try arguments.number("--sample-rate", in: 0...10_000, default: SamplerConfiguration.defaultRateHz)
         let output = try arguments.output()
         _ = try arguments.positionals("record feed", count: 0...0, what: "no arguments")
         guard let output, output != "-" else { throw CLIError("option '-o' (the trace file to write) is required") }

@@ -1,0 +1,151 @@
+import Foundation
+import Testing
+@testable import HitchTrace
+
+/// The sampler's fallback when the kernel refuses perf events, exercised for real in a child
+/// `hitch` process (tests run as root, where nothing is refused): a seccomp filter that fails
+/// perf_event_open with EACCES (as a container's profile does), an ordinary user (nobody), whose
+/// permission perf_event_paranoid decides, and the locked-memory budget for perf rings.
+@Suite(.enabled(if: FaultSupport.hitchExecutable != nil, "needs the hitch executable (swift build)"))
+struct SamplerRefusalTests {
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+
+    /// Compiles scripts/support/deny-perf-events.c (the caller unlinks it); cancels the test where
+    /// there is no C compiler.
+    static func denyPerfEvents() throws -> String {
+        let source = repository.appendingPathComponent("scripts/support/deny-perf-events.c").path
+        let binary = FaultSupport.temporaryPath("deny-perf-events")
+        let compiled = try? FaultSupport.run("/usr/bin/env", ["cc", "-O2", "-o", binary, source])
+        guard let compiled, compiled.status == 0 else {
+            try Test.cancel("cannot compile the seccomp launcher (no cc?): \(compiled?.stderr.prefix(200) ?? "")")
+        }
+        chmod(binary, 0o755)
+        return binary
+    }
+
+    /// The trace's sampler metadata as `hitch info` prints it.
+    static func samplerInfo(_ trace: String) throws -> String {
+        let hitch = try #require(FaultSupport.hitchExecutable)
+        let info = try FaultSupport.run(hitch, ["info", trace])
+        #expect(info.status == 0, "hitch info failed: \(info.stderr.prefix(300))")
+        return info.stdout
+    }
+
+    /// Runs `arguments` as nobody (setpriv), or cancels the test where that is impossible (not
+    /// root, no setpriv, or nobody cannot reach the executable).
+    static func asNobody(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String, timedOut: Bool) {
+        guard getuid() == 0 else { try Test.cancel("not root: cannot switch to an unprivileged user") }
+        let setpriv = ["/usr/bin/setpriv", "/bin/setpriv"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        guard let setpriv else { try Test.cancel("no setpriv to switch to an unprivileged user") }
+        let prefix = ["--reuid=65534", "--regid=65534", "--clear-groups"]
+        let hitch = try #require(FaultSupport.hitchExecutable)
+        let probe = try FaultSupport.run(setpriv, prefix + [hitch, "--help"], timeout: 60)
+        guard probe.status == 0 else { try Test.cancel("nobody cannot run \(hitch): \(probe.stderr.prefix(200))") }
+        return try FaultSupport.run(setpriv, prefix + arguments, timeout: 120, currentDirectory: NSTemporaryDirectory())
+    }
+
+    @Test func seccompRefusalFallsBackToTheTimerSignalAndSaysSoInTheTrace() throws {
+        let deny = try Self.denyPerfEvents()
+        defer { unlink(deny) }
+        let hitch = try #require(FaultSupport.hitchExecutable)
+        let trace = FaultSupport.temporaryPath("denied.fxt")
+        defer { unlink(trace) }
+        let record = try FaultSupport.run(deny, [hitch, "record", "feed", "--variant", "tuned", "--seconds", "2",
+                                                 "--rows", "1", "-o", trace], timeout: 120)
+        #expect(record.status == 0, "record under the seccomp filter failed: \(record.stderr.prefix(300))")
+        let info = try Self.samplerInfo(trace)
+        #expect(info.contains("samplerSource = timer-signal"), "\(info)")
+        #expect(info.contains("perf_event_open not permitted (Permission denied"), "\(info)")
+        // The fallback still samples.
+        let taken = info.split(separator: "\n").first { $0.contains("samplerSamplesTaken = ") }
+        #expect((taken?.split(separator: "=").last.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? 0) > 100, "\(info)")
+    }
+
+    @Test func perfEventsAskedForExplicitlyAndRefusedFailWithOneLine() throws {
+        let deny = try Self.denyPerfEvents()
+        defer { unlink(deny) }
+        let hitch = try #require(FaultSupport.hitchExecutable)
+        let bench = try FaultSupport.run(deny, [hitch, "bench", "sample", "--source", "perf", "--seconds", "1", "--floor", "no"],
+                                         timeout: 120)
+        #expect(bench.status != 0 && !bench.timedOut)
+        #expect(bench.stderr.contains("perf events were asked for and refused"), "\(bench.stderr.prefix(300))")
+    }
+
+    @Test func anOrdinaryUserGetsWhatPerfEventParanoidAllows() throws {
+        let hitch = try #require(FaultSupport.hitchExecutable)
+        let trace = NSTemporaryDirectory() + "hitch-nobody-\(getpid())-\(UInt32.random(in: 0 ... .max)).fxt"
+        defer { unlink(trace) }
+        let record = try Self.asNobody([hitch, "record", "feed", "--variant", "tuned", "--seconds", "2", "--rows", "1", "-o", trace])
+        #expect(record.status == 0, "record as nobody failed: \(record.stderr.prefix(300))")
+        let info = try Self.samplerInfo(trace)
+        // paranoid 3 and above (Debian's and Android's kernels) refuse every unprivileged user;
+        // 2 permits user-space-only events on one's own threads, which is all the sampler asks for.
+        if let paranoid = Sampler.perfEventParanoid, paranoid >= 3 {
+            #expect(info.contains("samplerSource = timer-signal"), "\(info)")
+            #expect(info.contains("not permitted"), "\(info)")
+        } else {
+            #expect(info.contains("samplerSource = perf-event"), "\(info)")
+        }
+    }
+
+    /// Perf rings are locked memory: `perf_event_mlock_kb` per user, then each process's
+    /// RLIMIT_MEMLOCK. With another process of the same user holding the per-user budget, a thread
+    /// whose ring does not fit falls back to the timer signal (counted, with the reason), and a
+    /// process that cannot lock even the start's probe samples with the timer signal throughout.
+    @Test func aRingBeyondTheLockedMemoryBudgetFallsBackToTheTimerSignal() throws {
+        let hitch = try #require(FaultSupport.hitchExecutable)
+        guard getuid() == 0, let setpriv = ["/usr/bin/setpriv", "/bin/setpriv"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }),
+              let prlimit = ["/usr/bin/prlimit", "/bin/prlimit"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+            try Test.cancel("needs root, setpriv and prlimit to run processes as nobody with a locked-memory limit")
+        }
+        guard Sampler.perfEventParanoid.map({ $0 <= 2 }) ?? false else {
+            try Test.cancel("perf_event_paranoid \(Sampler.perfEventParanoid.map(String.init) ?? "absent"): no perf events for nobody at all")
+        }
+        let nobody = ["--reuid=65534", "--regid=65534", "--clear-groups"]
+        _ = try Self.asNobody([hitch, "--help"]) // cancels where nobody cannot run the executable
+        let directory = NSTemporaryDirectory()
+        let traces = (0..<3).map { "\(directory)hitch-mlock-\(getpid())-\(UInt32.random(in: 0 ... .max))-\($0).fxt" }
+        defer { traces.forEach { unlink($0) } }
+
+        // The holder: a recording sampled by perf events, whose ring takes the per-user budget
+        // until it is killed below.
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: setpriv)
+        holder.arguments = nobody + [hitch, "record", "feed", "--variant", "tuned", "--seconds", "120", "--rows", "1", "-o", traces[0]]
+        holder.currentDirectoryURL = URL(fileURLWithPath: directory)
+        holder.standardOutput = FileHandle.nullDevice
+        holder.standardError = FileHandle.nullDevice
+        try holder.run()
+        defer { kill(holder.processIdentifier, SIGKILL); holder.waitUntilExit() }
+        // Ready once it holds a perf event (the probe's is closed at once; the session's stays).
+        let deadline = Date().addingTimeInterval(30)
+        var holding = false
+        while !holding && Date() < deadline && holder.isRunning {
+            let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(holder.processIdentifier)/fd")) ?? []
+            holding = fds.contains { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(holder.processIdentifier)/fd/\($0)"))?.contains("perf_event") ?? false }
+            if !holding { usleep(100_000) }
+        }
+        guard holding else { try Test.cancel("the holder never started sampling with perf events") }
+        usleep(300_000) // past the probe: the session's ring is the one held
+
+        // 64 KiB: the probe's one-page ring fits, the thread's ring (4 records of 32 KiB at least) does not.
+        let small = try FaultSupport.run(prlimit, ["--memlock=65536:65536", setpriv] + nobody +
+                                         [hitch, "record", "feed", "--variant", "tuned", "--seconds", "2", "--rows", "1", "-o", traces[1]],
+                                         timeout: 120, currentDirectory: directory)
+        #expect(small.status == 0, "\(small.stderr.prefix(300))")
+        // Nothing at all: even the probe is refused.
+        let none = try FaultSupport.run(prlimit, ["--memlock=0:0", setpriv] + nobody +
+                                        [hitch, "record", "feed", "--variant", "tuned", "--seconds", "2", "--rows", "1", "-o", traces[2]],
+                                        timeout: 120, currentDirectory: directory)
+        #expect(none.status == 0, "\(none.stderr.prefix(300))")
+        #expect(holder.isRunning, "the holder must hold its ring throughout")
+
+        let smallInfo = try Self.samplerInfo(traces[1])
+        #expect(smallInfo.contains("samplerPerfFallbackThreads = 1"), "\(smallInfo)")
+        #expect(smallInfo.contains("samplerPerfFallbackReason = perf_event_open not permitted"), "\(smallInfo)")
+        let noneInfo = try Self.samplerInfo(traces[2])
+        #expect(noneInfo.contains("samplerSource = timer-signal"), "\(noneInfo)")
+        #expect(noneInfo.contains("samplerSourceReason = timer signal: perf_event_open not permitted"), "\(noneInfo)")
+    }
+}
