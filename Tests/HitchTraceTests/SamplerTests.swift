@@ -35,10 +35,12 @@ func onRegisteredThread<T: Sendable>(_ body: @escaping @Sendable () -> T)
     let box = Mutex<(T, Int32, Double, TraceTimestamp, TraceTimestamp)?>(nil)
     let done = DispatchSemaphore(value: 0)
     let thread = Thread {
+        // Before registering: the timer or perf event is armed inside registration and can fire
+        // before it returns, so every sample of this thread is taken after this moment.
+        let start = TraceTimestamp.now
         try? Sampler.registerCurrentThread()
         let tid = Trace.currentThreadID
         let cpuStart = threadCPUSeconds()
-        let start = TraceTimestamp.now
         let result = body()
         let cpu = threadCPUSeconds() - cpuStart
         Sampler.unregisterCurrentThread()
