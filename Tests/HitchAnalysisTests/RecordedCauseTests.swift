@@ -56,7 +56,7 @@ import Testing
                               sourceLocation: SourceLocation = #_sourceLocation) {
         let frames = analysis.frames.filter { planted.contains($0.frameID) }
         let hitched = frames.filter { $0.hitchMs > 0 }
-        let detail = frames.map { "frame \($0.frameID): hitch \($0.hitchMs) ms, \($0.cause.map { "\($0)" } ?? "-"), "
+        let detail = frames.map { "frame \($0.frameID): hitch \($0.hitchMs) ms (\($0.kind)), frame time \($0.frameTimeMs) ms, main \($0.mainThreadMs) ms, \($0.cause.map { "\($0)" } ?? "-"), "
                                   + ($0.mainThreadStates.map { "running \($0.runningMs) runnable \($0.runnableMs) blocked \($0.blockedMs) machine \($0.machineMs) unknown \($0.unknownMs)" } ?? "no readings") }
         #expect(!hitched.isEmpty, "no planted frame hitched: \(detail)", sourceLocation: sourceLocation)
         #expect(hitched.allSatisfy { $0.cause == cause }, "\(detail)", sourceLocation: sourceLocation)
