@@ -8,7 +8,7 @@ enum BenchCommand: Subcommand {
 
     BENCHMARKS:
       record    Recording cost per event against one bare timestamp read; reader throughput.
-      sample    Sampling profiler overhead at 1 kHz on a busy loop.
+      sample    Sampling profiler overhead on a busy loop (default 250 Hz), beside the floor.
       analyze   Analyzer throughput and resident memory on a generated trace.
       decode    LLM decode bandwidth per weight format against measured triad bandwidth.
       ui        Headless UI runtime cost per frame (update, diff, layout, display list, allocations).
