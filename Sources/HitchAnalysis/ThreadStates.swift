@@ -198,10 +198,11 @@ struct ReadingHistory: Sendable {
         return previous
     }
 
-    /// The runnable and stolen time of `thread` in [start, end), from each pair of consecutive
-    /// readings overlapping it: a pair's runnable time, then its stolen time, are taken as lying at
-    /// its end, up to the overlap (a thread that slept, woke and waited for a CPU waits last). Nil
-    /// when the readings kept do not reach back to `start`, or there was no such time.
+    /// The time not running of `thread` in [start, end), from each pair of consecutive readings
+    /// overlapping it: a pair's runnable time, then its stolen time, then its time asleep are taken
+    /// as lying at its end, up to the overlap (a thread that slept, woke and waited for a CPU waits
+    /// last, and slept before that). Nil when the readings kept do not reach back to `start`, or
+    /// there was no such time.
     func lateStart(thread: UInt32, from start: Int64, to end: Int64, switches: SwitchHistory) -> StateSplit? {
         guard end > start, let ring = rings[thread] else { return nil }
         var result = StateSplit(), later: PhaseReading? = nil, covered = false
@@ -215,7 +216,12 @@ struct ReadingHistory: Sendable {
             guard overlap > 0, span > 0, let split = StateSplit.between(earlier, later, thread: thread, switches: switches) else { return !covered }
             let runnable = min(overlap, split.runnableNs)
             result.runnableNs +|= runnable
-            result.machineNs +|= min(overlap - runnable, split.machineNs)
+            let machine = min(overlap - runnable, split.machineNs)
+            result.machineNs +|= machine
+            // Asleep past the vsync (a wake-up timer the host fired late, a lock): not on-CPU work,
+            // so the counterfactual frame does not keep it. The pair's running time may all lie
+            // after the wake-up (work before the frame began), so only what is left beyond it counts.
+            result.blockedNs +|= max(0, min(overlap - runnable - machine - split.runningNs, split.blockedNs))
             return !covered
         }
         return covered && result.notRunningNs > 0 ? result : nil

@@ -286,7 +286,7 @@ import Testing
     /// A frame that began 12 ms after its vsync because its wake-up waited for a CPU: the late
     /// start's runnable time is the scheduler's, so 5 ms of work is not app work.
     @Test func aLateStartThatWaitedForTheCPUIsWaiting() throws {
-        func session(gapRunnable: Int64) throws -> Analysis {
+        func session(gapRunnable: Int64, gapWork: Int64 = 0) throws -> Analysis {
             var b = TraceBuilder()
             let main = b.main
             var counters = Counters()
@@ -295,6 +295,7 @@ import Testing
                 let late: Int64 = id == 6 ? 12 * Self.ms : 0
                 // Before the frame: asleep until the vsync, then runnable for `gapRunnable` of the late start.
                 counters.spend(Window(runnable: id == 6 ? gapRunnable : 0, asleep: Self.ms))
+                if id == 6 && gapWork > 0 { counters.spend(.work(gapWork)) }
                 b.list.append(vsync + late, main, counters.reading(id, .frameBegan))
                 b.list.append(vsync + late, main, .frameBegan(FrameBegan(frameID: id, vsyncNs: vsync, targetNs: vsync + Self.period, periodNs: Self.period)))
                 counters.spend(.work(5 * Self.ms))
@@ -309,8 +310,12 @@ import Testing
         }
         let waited = try session(gapRunnable: 12 * Self.ms)
         #expect(waited.recorded.hitchCount == 1 && waited.recorded.byCause.waitingForCPU.hitchCount == 1)
-        // The same late start without runnable time (the thread slept past its vsync) stays in the frame: the app's.
-        let worked = try session(gapRunnable: 0)
+        // The same late start without runnable time (the thread slept past its vsync, as when the
+        // host fires its wake-up timer late, or a lock) is not on-CPU work either: blocked.
+        let slept = try session(gapRunnable: 0)
+        #expect(slept.recorded.hitchCount == 1 && slept.recorded.byCause.blocked.hitchCount == 1)
+        // A late start spent working (the thread ran after it woke) stays in the frame: the app's.
+        let worked = try session(gapRunnable: 0, gapWork: 12 * Self.ms)
         #expect(worked.recorded.hitchCount == 1 && worked.recorded.byCause.appWork.hitchCount == 1)
     }
 
