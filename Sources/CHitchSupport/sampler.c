@@ -198,11 +198,7 @@ static void take_snapshot(sampler_slot *slot, const ucontext_t *context, uint64_
     // Passing a quarter full wakes the drain (once per crossing: write() is async-signal-safe, and
     // the eventfd stays readable until the drain reads it); three quarters are left for its latency.
     uint64_t quarter = (mask + 1) / 4;
-    if (head - tail < quarter && head - tail + needed >= quarter) {
-        int fd = atomic_load_explicit(&wake_fd, memory_order_relaxed);
-        uint64_t one = 1;
-        if (fd >= 0 && write(fd, &one, sizeof one) < 0) { /* full or closed: the drain's timeout still comes */ }
-    }
+    if (head - tail < quarter && head - tail + needed >= quarter) hitch_sampler_wake_drain();
 }
 
 /// Counts one duration in a histogram of HANDLER_BUCKETS buckets (atomic add: signal-safe).
@@ -369,6 +365,25 @@ static uint32_t next_generation(sampler_slot *slot) {
     return generation;
 }
 
+/// A CLOCK_MONOTONIC timer that sends the sampling signal to thread `tid` with `token` as its
+/// value (the handler's slot index and generation); not yet set. 0 or errno.
+static int create_signal_timer(pid_t tid, uintptr_t token, timer_t *timer) {
+    struct sigevent event;
+    memset(&event, 0, sizeof event);
+    event.sigev_notify = SIGEV_THREAD_ID;
+    event.sigev_signo = SAMPLER_SIGNAL;
+    event._sigev_un._tid = tid;
+    event.sigev_value.sival_ptr = (void *)token;
+    return timer_create(CLOCK_MONOTONIC, &event, timer) != 0 ? errno : 0;
+}
+
+static struct itimerspec timer_spec(long interval_ns, long first_ns) {
+    return (struct itimerspec){
+        .it_interval = {.tv_sec = interval_ns / 1000000000L, .tv_nsec = interval_ns % 1000000000L},
+        .it_value = {.tv_sec = first_ns / 1000000000L, .tv_nsec = first_ns % 1000000000L},
+    };
+}
+
 static int arm_timer(uint32_t index, sampler_slot *slot) {
     if (slot->ring == NULL) {
         size_t words = (size_t)1 << ring_words_log2;
@@ -380,22 +395,14 @@ static int arm_timer(uint32_t index, sampler_slot *slot) {
         slot->ring = ring; // published to the handler by the state's release store below
     }
     uint32_t generation = next_generation(slot);
-    struct sigevent event;
-    memset(&event, 0, sizeof event);
-    event.sigev_notify = SIGEV_THREAD_ID;
-    event.sigev_signo = SAMPLER_SIGNAL;
-    event._sigev_un._tid = slot->tid;
-    event.sigev_value.sival_ptr = (void *)(((uintptr_t)generation << 16) | index);
-    if (timer_create(CLOCK_MONOTONIC, &event, &slot->timer) != 0) return errno;
+    int created = create_signal_timer(slot->tid, ((uintptr_t)generation << 16) | index, &slot->timer);
+    if (created != 0) return created;
     slot->armed_with = HITCH_SAMPLER_SOURCE_SIGNAL;
     atomic_store_explicit(&slot->state, SLOT_ARMED, memory_order_release);
 
     // Stagger first expiries so the threads' signals don't all land on the same tick.
     long first = session_interval_ns + (long)((index * 37003L) % session_interval_ns);
-    struct itimerspec spec = {
-        .it_interval = {.tv_sec = session_interval_ns / 1000000000L, .tv_nsec = session_interval_ns % 1000000000L},
-        .it_value = {.tv_sec = first / 1000000000L, .tv_nsec = first % 1000000000L},
-    };
+    struct itimerspec spec = timer_spec(session_interval_ns, first);
     if (timer_settime(slot->timer, 0, &spec, NULL) != 0) {
         int error = errno;
         atomic_store_explicit(&slot->state, SLOT_IDLE, memory_order_release);
@@ -591,10 +598,11 @@ int hitch_sampler_stop(void) {
     return 0;
 }
 
+/// Async-signal-safe (the handler calls it): one atomic load and one write().
 void hitch_sampler_wake_drain(void) {
     int fd = atomic_load(&wake_fd);
     uint64_t one = 1;
-    if (fd >= 0 && write(fd, &one, sizeof one) < 0) { /* already signalled (counter full) */ }
+    if (fd >= 0 && write(fd, &one, sizeof one) < 0) { /* counter full: already signalled; the drain's timeout still comes */ }
 }
 
 void hitch_sampler_wait_for_samples(uint64_t timeout_ns) {
@@ -728,16 +736,9 @@ int hitch_sampler_floor_start(uint32_t source, uint32_t rate_hz) {
         if (error != 0) perf_source_close(&floor_perf);
     } else if (error == 0) {
         error = install_handler();
-        struct sigevent event;
-        memset(&event, 0, sizeof event);
-        event.sigev_notify = SIGEV_THREAD_ID;
-        event.sigev_signo = SAMPLER_SIGNAL;
-        event._sigev_un._tid = current_tid();
-        event.sigev_value.sival_ptr = (void *)FLOOR_TOKEN;
-        if (error == 0 && timer_create(CLOCK_MONOTONIC, &event, &floor_timer) != 0) error = errno;
+        if (error == 0) error = create_signal_timer(current_tid(), FLOOR_TOKEN, &floor_timer);
         if (error == 0) {
-            struct itimerspec spec = {{interval / 1000000000L, interval % 1000000000L},
-                                      {interval / 1000000000L, interval % 1000000000L}};
+            struct itimerspec spec = timer_spec(interval, interval);
             if (timer_settime(floor_timer, 0, &spec, NULL) != 0) { error = errno; timer_delete(floor_timer); }
             else floor_timer_armed = 1;
         }
