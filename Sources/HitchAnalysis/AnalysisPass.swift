@@ -2,9 +2,10 @@ import HitchTrace
 
 // The shape every analysis pass has (docs/METRICS.md "Passes"): it reads some kinds of events,
 // ends a run, and contributes its figures to the `Analysis`. Passes talk to each other only
-// through what they publish in `PassContext` (finished stage instances, body evaluations, judged
-// frames) and through the `Analysis` the earlier passes have filled. To add a pass: write a type
-// conforming to `AnalysisPass` and register it in `AnalysisPasses` (the one list).
+// through what they publish in `PassContext` (finished stage instances, body evaluations,
+// main-thread samples, judged frames) and through the `Analysis` the earlier passes have filled.
+// To add a pass: write a type conforming to `AnalysisPass` and register it in `AnalysisPasses`
+// (the one list).
 
 /// The payload kinds a pass reads (the dispatcher hands it only those).
 struct PayloadKinds: OptionSet, Sendable {
@@ -25,14 +26,13 @@ struct PayloadKinds: OptionSet, Sendable {
     static let threadState = PayloadKinds(rawValue: 1 << 13)    // a thread's scheduler counters at a frame phase
     static let machineState = PayloadKinds(rawValue: 1 << 14)   // machine-wide scheduler counters
     static let schedSwitch = PayloadKinds(rawValue: 1 << 15)    // an exact context switch
-    /// Passes that read what others publish are called after every event that published it:
-    /// finished stage instances (`PassContext.finishedStages`), a body evaluation (`.body`), judged
-    /// hitching frames (`.judgedFrames`). Three bits, so a pass that reads only judged frames is not
-    /// called for every finished stage.
+    /// What others publish, read in `takePublished` (`PassContext`): finished stage instances,
+    /// body evaluations, main-thread samples, judged hitching frames.
     static let publishedStages = PayloadKinds(rawValue: 1 << 11)
     static let publishedBody = PayloadKinds(rawValue: 1 << 16)
     static let publishedFrames = PayloadKinds(rawValue: 1 << 17)
-    static let published: PayloadKinds = [.publishedStages, .publishedBody, .publishedFrames]
+    static let publishedSamples = PayloadKinds(rawValue: 1 << 18)
+    static let published: PayloadKinds = [.publishedStages, .publishedBody, .publishedFrames, .publishedSamples]
 }
 
 extension TraceEvent.Payload {
@@ -92,37 +92,48 @@ struct PassContext: Sendable {
     var runLastNs: Int64 = .min
     var runMetadata: [String: String] = [:]
     /// No frame judged from now on in this run has a window that starts before this (`FramePass`;
-    /// .min while unknown): attribution drops history that ended earlier.
+    /// .min while unknown): attribution drops history that ended earlier. Moves only on frame events.
     var frameWindowsFromNs: Int64 = .min
 
-    // Published during one event (emptied by the dispatcher after every pass has seen them).
+    // Published, in order, and handed to the passes that read them (`takePublished`) in batches:
+    // after an event that judged frames (the instances published before them first), that moved
+    // `frameWindowsFromNs`, or that filled a batch, and at the end of a run. A pass called every
+    // event for every instance cost more than what it did with them.
     var finishedStages = EventScratch<StageInstance>()
-    var body: BodyInstance?
+    var bodies = EventScratch<BodyInstance>()
+    var mainThreadSamples = EventScratch<SampleInstance>()
+    /// Judged hitching frames: handed over in the event that judged them.
     var judgedFrames = EventScratch<(FrameRecord, JudgedFrame)>()
+    /// The `frameWindowsFromNs` the instances being handed over were published under (every one:
+    /// a move of it hands them over).
+    var instancesHorizonNs: Int64 = .min
+    /// Instances held before they are handed over.
+    static let publishedBatch = 256
 
     init(options: AnalyzerOptions) { self.options = options }
 
     @inline(__always)
-    var hasPublished: Bool { !finishedStages.isEmpty || body != nil || !judgedFrames.isEmpty }
+    var hasPublishedInstances: Bool { !finishedStages.isEmpty || !bodies.isEmpty || !mainThreadSamples.isEmpty }
 
-    /// Whether something a pass reading `kinds` reads was published for the current event.
+    /// Whether the readers of what was published are due now (at the end of an event).
     @inline(__always)
-    func hasPublished(for kinds: PayloadKinds) -> Bool {
-        (kinds.contains(.publishedStages) && !finishedStages.isEmpty) || (kinds.contains(.publishedBody) && body != nil)
-            || (kinds.contains(.publishedFrames) && !judgedFrames.isEmpty)
+    var publishedAreDue: Bool {
+        !judgedFrames.isEmpty || finishedStages.count >= Self.publishedBatch || bodies.count >= Self.publishedBatch
+            || mainThreadSamples.count >= Self.publishedBatch
     }
 
     @inline(__always)
     mutating func clearPublished() {
         finishedStages.removeAll()
-        body = nil
+        bodies.removeAll()
+        mainThreadSamples.removeAll()
         judgedFrames.removeAll()
     }
 }
 
-/// A list refilled for every event: emptying it only resets its count (the storage stays and is
+/// A list refilled for every batch: emptying it only resets its count (the storage stays and is
 /// overwritten), where `Array.removeAll(keepingCapacity:)` cost more than the attribution it fed.
-/// Elements past the count are kept until overwritten: at most one event's worth.
+/// Elements past the count are kept until overwritten: at most one batch's worth.
 struct EventScratch<Element: Sendable>: Sendable, RandomAccessCollection {
     private var storage: [Element] = []
     private(set) var endIndex = 0
@@ -137,8 +148,10 @@ struct EventScratch<Element: Sendable>: Sendable, RandomAccessCollection {
         endIndex += 1
     }
 
-    mutating func append(contentsOf other: EventScratch<Element>) {
-        for element in other { append(element) }
+    /// The elements, for a tight loop without a bounds check per element.
+    @inline(__always)
+    func withElements<Result>(_ body: (UnsafeBufferPointer<Element>) throws -> Result) rethrows -> Result {
+        try storage.withUnsafeBufferPointer { try body(UnsafeBufferPointer(rebasing: $0[..<endIndex])) }
     }
 
     @inline(__always)
@@ -151,6 +164,10 @@ protocol AnalysisPass: Sendable {
     mutating func beginRun(_ context: inout PassContext)
     /// `event` is inout only so it is passed by address: read, never changed.
     mutating func consume(_ event: inout TraceEvent, _ resolved: PassEvent, _ context: inout PassContext)
+    /// What the passes before this one published (`PassContext`), for a pass whose `reads` has a
+    /// `published…` kind; the dispatcher empties it afterwards. A pass ending a run takes the rest
+    /// in its `endRun`.
+    mutating func takePublished(_ context: inout PassContext)
     mutating func endRun(_ context: inout PassContext)
     /// Adds this pass's figures (and warnings) to `analysis`; earlier passes' figures are already in.
     func contribute(to analysis: inout Analysis, _ context: PassContext)
@@ -158,6 +175,8 @@ protocol AnalysisPass: Sendable {
 
 extension AnalysisPass {
     mutating func beginRun(_ context: inout PassContext) {}
+    mutating func consume(_ event: inout TraceEvent, _ resolved: PassEvent, _ context: inout PassContext) {}
+    mutating func takePublished(_ context: inout PassContext) {}
     mutating func endRun(_ context: inout PassContext) {}
 }
 
@@ -195,6 +214,35 @@ struct AnalysisPasses: Sendable {
         visitor.visit(&attribution)
         visitor.visit(&threadStates)
     }
+
+    /// Hands one event to every pass that reads its kind, and what was published to the passes
+    /// reading it when due (`PassContext`).
+    @inline(__always)
+    mutating func consume(_ event: inout TraceEvent, _ resolved: PassEvent, _ context: inout PassContext) {
+        let kind = event.payload.passKind
+        // Frame events publish no instances: every instance held was published under this horizon.
+        let horizonNs = context.frameWindowsFromNs
+        withUnsafeMutablePointer(to: &event) { event in
+            withUnsafeMutablePointer(to: &context) { context in
+                var visitor = Consume(event: event, context: context, resolved: resolved, kind: kind)
+                visit(&visitor)
+            }
+        }
+        if context.publishedAreDue || (context.frameWindowsFromNs != horizonNs && context.hasPublishedInstances) {
+            handOverPublished(&context, instancesHorizonNs: horizonNs)
+        }
+    }
+
+    /// Out of the per-event path: once per batch.
+    @inline(never)
+    mutating func handOverPublished(_ context: inout PassContext, instancesHorizonNs: Int64) {
+        context.instancesHorizonNs = instancesHorizonNs
+        withUnsafeMutablePointer(to: &context) { context in
+            var visitor = TakePublished(context: context)
+            visit(&visitor)
+        }
+        context.clearPublished()
+    }
 }
 
 // The dispatcher's operations over every pass.
@@ -211,9 +259,15 @@ struct Consume: PassVisitor {
     let kind: PayloadKinds
     @inline(__always)
     mutating func visit<Pass: AnalysisPass>(_ pass: inout Pass) {
-        if Pass.reads.contains(kind) || (!Pass.reads.isDisjoint(with: .published) && context.pointee.hasPublished(for: Pass.reads)) {
-            pass.consume(&event.pointee, resolved, &context.pointee)
-        }
+        if Pass.reads.contains(kind) { pass.consume(&event.pointee, resolved, &context.pointee) }
+    }
+}
+
+struct TakePublished: PassVisitor {
+    let context: UnsafeMutablePointer<PassContext>
+    @inline(__always)
+    mutating func visit<Pass: AnalysisPass>(_ pass: inout Pass) {
+        if !Pass.reads.isDisjoint(with: .published) { pass.takePublished(&context.pointee) }
     }
 }
 

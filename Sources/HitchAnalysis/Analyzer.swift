@@ -195,19 +195,7 @@ public struct Analyzer: Sendable {
         if resolved.startNs < context.runStartNs { context.runStartNs = resolved.startNs }
         if resolved.endNs > context.runLastNs { context.runLastNs = resolved.endNs }
         resolved.role = role(of: event.thread, input)
-        Self.dispatch(&event, resolved, &passes, &context)
-    }
-
-    /// Hands one event to every pass that reads its kind, then to those reading what was published.
-    @inline(__always)
-    private static func dispatch(_ event: inout TraceEvent, _ resolved: PassEvent, _ passes: inout AnalysisPasses, _ context: inout PassContext) {
-        withUnsafeMutablePointer(to: &event) { event in
-            withUnsafeMutablePointer(to: &context) { context in
-                var visitor = Consume(event: event, context: context, resolved: resolved, kind: event.pointee.payload.passKind)
-                passes.visit(&visitor)
-                if context.pointee.hasPublished { context.pointee.clearPublished() }
-            }
-        }
+        passes.consume(&event, resolved, &context)
     }
 
     // MARK: End of a run, end of the analysis
@@ -215,6 +203,7 @@ public struct Analyzer: Sendable {
     private mutating func endRun(path: String) {
         rereadMainThreads = mainThreads.reread()
         context.stacks.prepare()   // every symbol is in: passes resolve stacks at their end of run
+        context.instancesHorizonNs = context.frameWindowsFromNs   // what passes still hold is taken in their endRun
         var visitor = EndRun(context: context)
         passes.visit(&visitor)
         context = visitor.context

@@ -58,12 +58,11 @@ extension BodyInstance: HistoryInstance { var historyEndNs: Int64 { endNs } }
 extension SampleInstance: HistoryInstance { var historyEndNs: Int64 { atNs } }
 
 extension Ring where Element: HistoryInstance {
-    /// Appends, then drops the oldest instances that ended before `horizonNs`: no window still to
+    /// Appends, dropping the oldest instances that ended before `horizonNs`: no window still to
     /// come reaches them (`PassContext.frameWindowsFromNs`), and a short history stays in cache.
     @inline(__always)
-    mutating func append(_ element: Element, droppingBefore horizonNs: Int64) {
-        append(element)
-        dropOldest { $0.historyEndNs < horizonNs }
+    mutating func append(_ elements: UnsafeBufferPointer<Element>, droppingBefore horizonNs: Int64) {
+        append(contentsOf: elements) { $0.historyEndNs < horizonNs }
     }
 }
 
@@ -94,8 +93,16 @@ struct WeightedHitch: Sendable, Equatable {
     var ms: Double { Double(picoseconds) / 1e9 }
 }
 
+/// An instance kept in per-thread histories: the thread it ran on.
+protocol ThreadInstance: HistoryInstance {
+    var thread: UInt32 { get }
+}
+
+extension StageInstance: ThreadInstance {}
+extension BodyInstance: ThreadInstance {}
+
 /// Per-thread histories of one kind of instance, each a ring in its thread's own order.
-struct ThreadHistories<Element: HistoryInstance>: Sendable {
+struct ThreadHistories<Element: ThreadInstance>: Sendable {
     /// Threads beyond this dense id share one history (a hostile trace's thread count stays bounded).
     static var denseThreads: Int { 4096 }
     let capacity: Int
@@ -106,11 +113,19 @@ struct ThreadHistories<Element: HistoryInstance>: Sendable {
 
     mutating func removeAll() { rings.removeAll(); threadOfRing.removeAll() }
 
-    @inline(__always)
-    mutating func append(_ element: Element, thread: UInt32, droppingBefore horizonNs: Int64) {
-        let index = min(Int(thread), Self.denseThreads)
-        if index >= rings.count { addRings(through: index) }
-        rings[index].append(element, droppingBefore: horizonNs)
+    /// Appends a batch, each instance to its thread's ring, in order: a run of one thread's
+    /// instances (a thread's buffer reaches the file as a unit) at a time.
+    mutating func append(_ batch: UnsafeBufferPointer<Element>, droppingBefore horizonNs: Int64) {
+        var start = batch.startIndex
+        while start < batch.endIndex {
+            let thread = batch[start].thread
+            var end = start + 1
+            while end < batch.endIndex && batch[end].thread == thread { end += 1 }
+            let index = min(Int(thread), Self.denseThreads)
+            if index >= rings.count { addRings(through: index) }
+            rings[index].append(UnsafeBufferPointer(rebasing: batch[start..<end]), droppingBefore: horizonNs)
+            start = end
+        }
     }
 
     /// Out of the per-instance path: a new thread is rare.
@@ -248,10 +263,11 @@ struct HitchAttributionPass: Sendable {
 
     // MARK: What the other passes publish
 
-    @inline(__always)
-    mutating func stageFinished(_ s: StageInstance, roles: ThreadRoles) {
-        stages.append(s, thread: s.thread, droppingBefore: historyFromNs)
-        if s.startNs < lateBeforeNs { lateStage(s, roles: roles) }
+    /// Finished stage instances, in publication order: into their threads' histories, and into
+    /// the open windows they may overlap.
+    mutating func stagesFinished(_ batch: UnsafeBufferPointer<StageInstance>, roles: ThreadRoles) {
+        stages.append(batch, droppingBefore: historyFromNs)
+        for s in batch where s.startNs < lateBeforeNs { lateStage(s, roles: roles) }
     }
 
     /// An instance that may overlap an open window (rare: out of the per-instance path).
@@ -264,10 +280,9 @@ struct HitchAttributionPass: Sendable {
         }
     }
 
-    @inline(__always)
-    mutating func bodyFinished(_ b: BodyInstance, roles: ThreadRoles) {
-        bodies.append(b, thread: b.thread, droppingBefore: historyFromNs)
-        if b.startNs < lateBeforeNs { lateBody(b, roles: roles) }
+    mutating func bodiesFinished(_ batch: UnsafeBufferPointer<BodyInstance>, roles: ThreadRoles) {
+        bodies.append(batch, droppingBefore: historyFromNs)
+        for b in batch where b.startNs < lateBeforeNs { lateBody(b, roles: roles) }
     }
 
     @inline(never)
@@ -279,9 +294,13 @@ struct HitchAttributionPass: Sendable {
         }
     }
 
-    mutating func mainThreadSample(_ s: SampleInstance) {
-        samples.append(s, droppingBefore: historyFromNs)
-        guard s.atNs < lateBeforeNs else { return }
+    mutating func mainThreadSamples(_ batch: UnsafeBufferPointer<SampleInstance>) {
+        samples.append(batch, droppingBefore: historyFromNs)
+        for s in batch where s.atNs < lateBeforeNs { lateSample(s) }
+    }
+
+    @inline(never)
+    private mutating func lateSample(_ s: SampleInstance) {
         for i in stride(from: open.count - 1, through: openHead, by: -1) {
             if open[i].reachNs <= s.atNs { break }
             open[i].addSample(s)
@@ -461,26 +480,20 @@ struct HitchAttributionPass: Sendable {
 }
 
 extension HitchAttributionPass: AnalysisPass {
-    static var reads: PayloadKinds { [.sample, .published] }
+    /// No event of its own: only what StageCost, ViewUpdates, SampleProfile and FramePass publish.
+    static var reads: PayloadKinds { .published }
 
     mutating func beginRun(_ context: inout PassContext) { beginRun(context.run) }
 
-    @inline(__always)
-    mutating func consume(_ event: inout TraceEvent, _ resolved: PassEvent, _ context: inout PassContext) {
-        historyFromNs = context.frameWindowsFromNs
-        if resolved.role == .main, case .sample(let stack) = event.payload {
-            mainThreadSample(SampleInstance(atNs: resolved.startNs, stack: stack.rawValue))
-        }
-        if context.hasPublished { takePublished(&context) }
-    }
-
-    /// What the passes before this one published for the current event. `context` is inout only
-    /// so it is passed by address (a by-value argument copied the whole context per event).
-    @inline(__always)
-    private mutating func takePublished(_ context: inout PassContext) {
-        for instance in context.finishedStages { stageFinished(instance, roles: context.roles) }
-        if let body = context.body { bodyFinished(body, roles: context.roles) }
-        for (frame, judged) in context.judgedFrames { hitch(frame, judged, roles: context.roles, names: context.names) }
+    /// The instances published since the last batch, then the frames judged after them. `context`
+    /// is inout only so it is passed by address (a by-value argument copied the whole context).
+    mutating func takePublished(_ context: inout PassContext) {
+        historyFromNs = context.instancesHorizonNs
+        let roles = context.roles
+        context.finishedStages.withElements { stagesFinished($0, roles: roles) }
+        context.bodies.withElements { bodiesFinished($0, roles: roles) }
+        context.mainThreadSamples.withElements { mainThreadSamples($0) }
+        for (frame, judged) in context.judgedFrames { hitch(frame, judged, roles: roles, names: context.names) }
     }
 
     mutating func endRun(_ context: inout PassContext) {

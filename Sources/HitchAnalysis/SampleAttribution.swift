@@ -58,7 +58,8 @@ struct StackStore: Sendable {
     }
 }
 
-/// Main-thread samples: the folded profile of all samples (those in hitching frames: `HitchAttributionPass`).
+/// Main-thread samples: the folded profile of all samples (those in hitching frames: `HitchAttributionPass`,
+/// which reads the samples this pass publishes).
 struct SampleProfile: Sendable {
     static let foldedLimit = 500
     /// Samples per stack id this run: dense below `denseStacks`, a dictionary above (odd ids).
@@ -114,7 +115,10 @@ extension SampleProfile: AnalysisPass {
     static var reads: PayloadKinds { .sample }
 
     mutating func consume(_ event: inout TraceEvent, _ resolved: PassEvent, _ context: inout PassContext) {
-        if resolved.role == .main, case .sample(let stack) = event.payload { sample(stack: stack, atNs: resolved.startNs) }
+        if resolved.role == .main, case .sample(let stack) = event.payload {
+            sample(stack: stack, atNs: resolved.startNs)
+            context.mainThreadSamples.append(SampleInstance(atNs: resolved.startNs, stack: stack.rawValue))
+        }
     }
 
     mutating func endRun(_ context: inout PassContext) { endRun(stacks: context.stacks, names: context.names) }

@@ -45,8 +45,8 @@ struct StageCost: Sendable {
     private(set) var mainThreadSelfNs: Int64 = 0
     private(set) var unmatchedEnds = 0
     private(set) var unclosedBegins = 0
-    /// Instances finished by the last event (published for hitch attribution; the analyzer empties it).
-    var finished = EventScratch<StageInstance>()
+    /// Instances finished: the context's published list while the pass works (`withPublished`).
+    private var finished = EventScratch<StageInstance>()
 
     mutating func beginRun() {
         threads.removeAll(keepingCapacity: true)
@@ -239,6 +239,8 @@ extension StageCost: AnalysisPass {
         let raw = Int(resolved.thread.rawValue)
         // The thread's role and name are applied inside the operation's one access to its state.
         let note: ThreadNote = (resolved.role == .main, raw < context.threadNameIndex.count ? context.threadNameIndex[raw] : -1)
+        swap(&finished, &context.finishedStages)
+        defer { swap(&finished, &context.finishedStages) }
         switch event.payload {
         case .intervalComplete: complete(name: resolved.name, thread: resolved.thread, startNs: resolved.startNs, endNs: resolved.endNs, note: note)
         case .intervalBegin: begin(name: resolved.name, thread: resolved.thread, atNs: resolved.startNs, note: note)
@@ -250,23 +252,15 @@ extension StageCost: AnalysisPass {
         default:
             noteThread(resolved.thread, isMain: note.isMain, name: note.name)
         }
-        publish(&context)
-    }
-
-    /// Moves the instances just finished to the context (an O(1) swap: the context's list is empty).
-    @inline(__always)
-    private mutating func publish(_ context: inout PassContext) {
-        guard !finished.isEmpty else { return }
-        if context.finishedStages.isEmpty { swap(&finished, &context.finishedStages) } else { context.finishedStages.append(contentsOf: finished) }
-        finished.removeAll()
     }
 
     mutating func endRun(_ context: inout PassContext) {
         for raw in threads.indices {
             threads[raw].isMain = context.roles[UInt32(raw)] == .main
         }
+        swap(&finished, &context.finishedStages)
         endRun()
-        publish(&context)
+        swap(&finished, &context.finishedStages)
     }
 
     func contribute(to a: inout Analysis, _ context: PassContext) {

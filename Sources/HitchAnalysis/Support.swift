@@ -83,6 +83,37 @@ struct Ring<Element: Sendable>: Sendable {
         count += 1
     }
 
+    /// Appends `elements` in order, keeping the elements that `append` then `dropOldest(while:)`
+    /// for each would keep: stale elements leave only from the front, so dropping them when room
+    /// is needed (before the ring grows or overwrites) and at the end keeps the same ones. Elements
+    /// that fit are written in one run (one uniqueness check, not one per element).
+    mutating func append(contentsOf elements: UnsafeBufferPointer<Element>, droppingOldest isStale: (Element) -> Bool) {
+        var next = elements.startIndex
+        while next < elements.endIndex {
+            if count == storage.count {
+                dropOldest(while: isStale)
+                if count == storage.count {
+                    append(elements[next])   // grows, or overwrites the oldest at capacity
+                    next += 1
+                    continue
+                }
+            }
+            let run = Swift.min(storage.count - count, elements.endIndex - next)
+            var index = head + count
+            if index >= storage.count { index -= storage.count }
+            storage.withUnsafeMutableBufferPointer { slots in
+                for offset in 0..<run {
+                    slots[index] = elements[next + offset]
+                    index += 1
+                    if index == slots.count { index = 0 }
+                }
+            }
+            count += run
+            next += run
+        }
+        dropOldest(while: isStale)
+    }
+
     /// Drops the oldest elements while `isStale` holds for them.
     @inline(__always)
     mutating func dropOldest(while isStale: (Element) -> Bool) {

@@ -359,6 +359,9 @@ struct ThreadStatePass: AnalysisPass {
         default:
             break
         }
+    }
+
+    mutating func takePublished(_ context: inout PassContext) {
         for (frame, judged) in context.judgedFrames where hitches.count < Self.hitchLimit {
             let states = FrameStates(main: judged.mainStates, render: judged.renderStates)
             hitches.append(Hitch(frameID: frame.frameID, mainStart: min(frame.beganNs, judged.commitNs), mainEnd: judged.commitNs,
@@ -367,11 +370,7 @@ struct ThreadStatePass: AnalysisPass {
     }
 
     mutating func endRun(_ context: inout PassContext) {
-        for (frame, judged) in context.judgedFrames where hitches.count < Self.hitchLimit {
-            hitches.append(Hitch(frameID: frame.frameID, mainStart: min(frame.beganNs, judged.commitNs), mainEnd: judged.commitNs,
-                                 frameEnd: max(judged.commitNs, judged.renderEndNs),
-                                 states: FrameStates(main: judged.mainStates, render: judged.renderStates)))
-        }
+        takePublished(&context)
         if source == nil, let word = context.runMetadata[MetadataKey.schedSource] {
             source = ThreadStateSource(rawValue: word) ?? ThreadStateSource.none
             sourceReason = context.runMetadata[MetadataKey.schedSourceReason] ?? ""

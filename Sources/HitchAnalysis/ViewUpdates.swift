@@ -69,8 +69,8 @@ extension ViewUpdates: AnalysisPass {
         switch event.payload {
         case .bodyEvaluation:
             body(viewType: resolved.name, startNs: resolved.startNs, endNs: resolved.endNs)
-            context.body = BodyInstance(viewType: resolved.name, thread: resolved.thread.rawValue,
-                                        startNs: resolved.startNs, endNs: max(resolved.startNs, resolved.endNs))
+            context.bodies.append(BodyInstance(viewType: resolved.name, thread: resolved.thread.rawValue,
+                                               startNs: resolved.startNs, endNs: max(resolved.startNs, resolved.endNs)))
         case .layoutPass(_, let viewCount):
             layoutPass(startNs: resolved.startNs, endNs: resolved.endNs, viewCount: viewCount)
         default:
