@@ -139,14 +139,15 @@ struct FramePass: AnalysisPass {
             if frame.hasBegan { frame.inputArrivalNs = inputs.take(beganNs: frame.beganNs) }
             // Nothing waiting and nothing to wait for: judged at once, without a trip through the
             // queue (copying each record in and out of it cost more than judging it).
-            if waitingHead == waiting.count && (all || switchesAreIn(frame.readings)) {
+            if waitingHead == waiting.count && (all || !frame.hasReadings || switchesAreIn(frame.readings)) {
                 finalize(&frame, &context)
                 continue
             }
             waiting.append(frame)
         }
         while waitingHead < waiting.count {
-            guard all || waiting.count - waitingHead > Self.switchWaitFrames || switchesAreIn(waiting[waitingHead].readings) else { break }
+            guard all || waiting.count - waitingHead > Self.switchWaitFrames || !waiting[waitingHead].hasReadings
+                    || switchesAreIn(waiting[waitingHead].readings) else { break }
             var frame = waiting[waitingHead]
             waitingHead += 1
             finalize(&frame, &context)
@@ -174,11 +175,12 @@ struct FramePass: AnalysisPass {
         guard frame.hasBegan else { return }   // events of a frame whose begin is not in this trace
         // Late starts: what the main thread did from the vsync to its begin, the render thread from
         // the first vsync after the commit to its render began (their readings before are in).
-        if frame.readings.mainBegan.isPresent {
+        let hasReadings = frame.hasReadings
+        if hasReadings && frame.readings.mainBegan.isPresent {
             frame.readings.mainLateStart = readingHistory.lateStart(thread: frame.readings.mainThread, from: frame.vsyncNs, to: frame.beganNs,
                                                                     switches: switchHistory)
         }
-        if frame.readings.renderBegan.isPresent, frame.hasCommit, frame.periodNs > 0 {
+        if hasReadings, frame.readings.renderBegan.isPresent, frame.hasCommit, frame.periodNs > 0 {
             let renderStart = vsyncAtOrAfter(frame.commitNs, anchor: frame.vsyncNs, period: frame.periodNs)
             frame.readings.renderLateStart = readingHistory.lateStart(thread: frame.readings.renderThread, from: renderStart,
                                                                       to: frame.readings.renderBegan.atNs, switches: switchHistory)
@@ -227,7 +229,7 @@ struct FramePass: AnalysisPass {
         // The replay's render duration is the render thread's own (from its renderBegan reading when
         // recorded): a renderer still busy with earlier frames must not bring that queue along, or the
         // replay queues it a second time and one stall keeps every later replayed frame late.
-        let began = frame.readings.renderBegan
+        let began = hasReadings ? frame.readings.renderBegan : PhaseReading()
         let replayRenderNs = began.isPresent && began.atNs <= judged.renderEndNs
             ? min(judged.renderNs, judged.renderEndNs - max(began.atNs, frame.commitNs)) : judged.renderNs
         for i in replays.indices {

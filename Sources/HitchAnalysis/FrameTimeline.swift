@@ -18,11 +18,37 @@ struct FrameRecord: Sendable {
     var presentNs: Int64 = .min
     /// The earliest input that arrived since the previous frame began (release time in the replay).
     var inputArrivalNs: Int64 = .min
-    /// The main and render threads' scheduler counters at the frame's phases (ThreadStates.swift).
-    var readings = FrameReadings()
+    /// The main and render threads' scheduler counters at the frame's phases (ThreadStates.swift),
+    /// boxed: most of a record's size, copied with every record, and absent from most traces.
+    private var readingsBox: FrameReadingsBox? = nil
+
+    init(frameID: UInt64) { self.frameID = frameID }
 
     var hasBegan: Bool { beganNs != .min }
     var hasCommit: Bool { commitNs != .min }
+
+    /// Whether any reading was recorded (without one, `readings` is all absent: callers skip it).
+    var hasReadings: Bool { readingsBox != nil }
+
+    /// The readings (none recorded: all absent). Changed in place, the box copied first when shared.
+    var readings: FrameReadings {
+        get { readingsBox?.readings ?? FrameReadings.none }
+        _modify {
+            if readingsBox == nil {
+                readingsBox = FrameReadingsBox(FrameReadings.none)
+            } else if !isKnownUniquelyReferenced(&readingsBox) {
+                readingsBox = FrameReadingsBox(readingsBox.unsafelyUnwrapped.readings)
+            }
+            yield &readingsBox.unsafelyUnwrapped.readings
+        }
+    }
+}
+
+/// A frame's readings on the heap (`FrameRecord.readings`). `@unchecked Sendable`: it is only
+/// changed through `FrameRecord.readings`, which copies it first unless the record holds the only reference.
+final class FrameReadingsBox: @unchecked Sendable {
+    var readings: FrameReadings
+    init(_ readings: FrameReadings) { self.readings = readings }
 }
 
 /// One frame, judged on some vsync grid.
@@ -122,9 +148,11 @@ func judgeRecorded(_ frame: FrameRecord, judge: inout LatenessJudge, switches: S
                              mainWorkNs: max(0, frame.commitNs - frame.beganNs), renderNs: renderNs,
                              commitNs: frame.commitNs, renderEndNs: renderEnd,
                              expectedNs: expected, actualNs: actual, hitchNs: hitch, latencyNs: latency, kind: kind)
-    judged.states = FrameStates(main: frame.readings.main(beganNs: frame.beganNs, switches: switches),
-                                render: frame.readings.render(switches: switches),
-                                lateStart: frame.readings.mainLateStart)
+    if frame.hasReadings {   // without readings every split is nil
+        judged.states = FrameStates(main: frame.readings.main(beganNs: frame.beganNs, switches: switches),
+                                    render: frame.readings.render(switches: switches),
+                                    lateStart: frame.readings.mainLateStart)
+    }
     judged.cause = HitchCauseRule.cause(hitchNs: hitch, periodNs: period, anchorNs: frame.vsyncNs, commitNs: frame.commitNs,
                                         renderNs: renderNs, states: judged.states)
     return judged

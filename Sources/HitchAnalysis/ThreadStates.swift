@@ -33,6 +33,9 @@ struct PhaseReading: Sendable, Equatable {
 
 /// A frame's readings: the main thread's at begin and commit, the render thread's around its render.
 struct FrameReadings: Sendable {
+    /// No reading at any phase.
+    static let none = FrameReadings()
+
     var mainBegan = PhaseReading()
     var mainCommitted = PhaseReading()
     /// The waiting and stolen parts of the frame's late starts (`ReadingHistory.lateStart`): the
