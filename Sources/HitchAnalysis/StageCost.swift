@@ -73,19 +73,22 @@ struct StageCost: Sendable {
     /// A thread's role and name as the dispatcher knows them now, applied before an event's work.
     typealias ThreadNote = (isMain: Bool, name: Int32)
 
-    /// Runs `body` on a thread's state moved out of `threads` (swapped with an empty one), so its
-    /// arrays are mutated without a uniqueness check on `threads` per access. `note`, when given,
-    /// updates the thread's role and name first (what `noteThread` does, without a second access).
+    /// Runs `body` on a thread's state in place, with `threads` moved out of self meanwhile (`body`
+    /// changes the rest of self): one uniqueness check on `threads`, no copy of the state. `note`,
+    /// when given, updates the thread's role and name first (what `noteThread` does, without a
+    /// second access).
     @inline(__always)
     private mutating func withThread(_ thread: ThreadID, note: ThreadNote?, _ body: (inout StageCost, inout ThreadState) -> Void) {
         let raw = Int(thread.rawValue)
         ensureThread(raw)
-        var state = ThreadState()
-        swap(&state, &threads[raw])
-        state.thread = UInt32(raw)
-        if let note { state.isMain = note.isMain; state.threadName = note.name }
-        body(&self, &state)
-        swap(&state, &threads[raw])
+        var states: [ThreadState] = []
+        swap(&states, &threads)
+        states.withUnsafeMutableBufferPointer { states in
+            states[raw].thread = UInt32(raw)
+            if let note { states[raw].isMain = note.isMain; states[raw].threadName = note.name }
+            body(&self, &states[raw])
+        }
+        swap(&states, &threads)
     }
 
     mutating func begin(name: Int32, thread: ThreadID, atNs: Int64, note: ThreadNote? = nil) {
