@@ -11,7 +11,9 @@ let hasHaswellLevel = ["avx2", "fma", "f16c", "bmi2"].allSatisfy(cpuFlags.contai
 let nativeKernelSettings: [SwiftSetting] = hasHaswellLevel ? [.unsafeFlags(["-target-cpu", "haswell"])] : []
 
 // Swift 6 language mode everywhere; the system libraries are libunwind (Debian libunwind-dev) and, for
-// `hitch history`, SQLite (libsqlite3-dev) and PostgreSQL's libpq (libpq-dev).
+// `hitch history`, SQLite (libsqlite3-dev) and PostgreSQL's libpq (libpq-dev). The history libraries
+// are not linked: CHistoryLibraries compiles against their headers and dlopens them on first use by
+// a store, so the other commands do not load libpq's 20-odd dependencies (TLS, Kerberos, LDAP).
 // The library products (HitchTrace, HitchAnalysis) carry no unsafe flags, so another package can
 // depend on Hitch with `.package(url: ..., from: "x.y.z")`; only HitchWorkloads, which nothing but
 // the `hitch` executable uses, is built with machine-specific flags.
@@ -38,9 +40,8 @@ let package = Package(
         .target(name: "HitchTrace", dependencies: ["CHitchSupport"]),
         .target(name: "HitchAnalysis", dependencies: ["HitchTrace"]),
         .target(name: "HitchReport", dependencies: ["HitchAnalysis"]),
-        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
-        .systemLibrary(name: "CLibpq", path: "Sources/CLibpq", providers: [.apt(["libpq-dev"])]),
-        .target(name: "HitchHistory", dependencies: ["HitchAnalysis", "HitchReport", "CSQLite", "CLibpq"]),
+        .target(name: "CHistoryLibraries", path: "Sources/CHistoryLibraries"),
+        .target(name: "HitchHistory", dependencies: ["HitchAnalysis", "HitchReport", "CHistoryLibraries"]),
         .target(name: "HeadlessUI", dependencies: ["HitchTrace"]),
         // The int8 dot-product kernels of GGUF models (q4_0, q4_1, q8_0): C with intrinsics, each compiled
         // for AVX512-VNNI, AVX-VNNI and AVX2 by function attributes and chosen at load time by what the

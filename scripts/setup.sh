@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what a fresh machine (Swift toolchain only) lacks: libunwind's headers and
-# development links (Debian libunwind-dev); for `hitch history`, SQLite's and libpq's (libsqlite3-dev,
-# libpq-dev) and the PostgreSQL server its tests start privately (postgresql; the package's own
+# development links (Debian libunwind-dev); for `hitch history`, SQLite's and libpq's headers (libsqlite3-dev,
+# libpq-dev; hitch loads the libraries at run time) and the PostgreSQL server its tests start privately (postgresql; the package's own
 # cluster service is not needed and not used). Idempotent and quiet when nothing is missing.
 # Sourced by scripts/demo.sh and scripts/test.sh; also runnable on its own.
 set -euo pipefail

@@ -27,7 +27,9 @@ enum { SLOT_FREE = 0, SLOT_OPENING = 1, SLOT_ACTIVE = 2, SLOT_EXITED = 3, SLOT_C
 /// More than any record the kernel appends to a ring (a switch record is 32 bytes, a lost record 48).
 #define RING_RECORD_ROOM 128
 
-typedef struct ring_slot {
+// One cache line per slot: each frame thread counts in its own ring at every reading (an atomic
+// add and subtract on `readers`), and the main and render threads must not share a line for that.
+typedef struct __attribute__((aligned(64))) ring_slot {
     uint64_t state;          // generation << 8 | SLOT_*
     uint32_t readers;        // the ring's thread is counting in it: the writer must not unmap it
     int fd;

@@ -196,6 +196,18 @@ void hitch_thread_read(hitch_thread_reading *out) {
     read_thread(t, out);
 }
 
+void hitch_thread_read_floor(void) {
+    sched_thread *t = &this_thread;
+    if (t->schedstat_fd < 0) {
+        if (!t->exit_hooked) { pthread_once(&key_once, make_key); pthread_setspecific(exit_key, t); t->exit_hooked = 1; }
+        open_schedstat(t);
+    }
+    uint64_t first = thread_cpu_ns();
+    uint64_t run_delay = read_run_delay(t);
+    uint64_t second = thread_cpu_ns();
+    __asm__ volatile("" : : "r"(first), "r"(run_delay), "r"(second) : "memory");   // keep the reads
+}
+
 void hitch_sched_set_roots(const char *proc, const char *cgroup) {
     snprintf(proc_root, sizeof proc_root, "%s", proc ? proc : "/proc");
     snprintf(cgroup_root, sizeof cgroup_root, "%s", cgroup ? cgroup : "/sys/fs/cgroup");

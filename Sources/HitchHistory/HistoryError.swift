@@ -15,6 +15,8 @@ public enum HistoryError: Error, Sendable, Equatable, CustomStringConvertible {
     case statement(String, reason: String)
     /// A command's input was wrong (an unknown metric, a bad tag).
     case invalid(String)
+    /// The store's C library (libsqlite3, libpq) could not be loaded; `reason` names it and gives dlerror().
+    case libraryUnavailable(store: String, reason: String)
 
     public var description: String {
         let text = switch self {
@@ -25,6 +27,7 @@ public enum HistoryError: Error, Sendable, Equatable, CustomStringConvertible {
             "history database has schema version \(found), newer than this hitch supports (\(supported)); upgrade hitch"
         case let .statement(what, reason): "history database error while \(what): \(reason)"
         case let .invalid(reason): reason
+        case let .libraryUnavailable(store, reason): "the \(store) history store is unavailable: \(reason)"
         }
         // One line, whatever a server or a file put in its message.
         return text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")

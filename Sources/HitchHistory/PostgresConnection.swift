@@ -1,39 +1,42 @@
-import CLibpq
+import CHistoryLibraries
 import Foundation
 
-// PostgreSQL through libpq, for a fleet of CI runners writing to one database. Parameters travel
-// as text (libpq's simplest path); results come back as text and are converted by the reader.
+// PostgreSQL through libpq, loaded on first use (HistoryLibraries), for a fleet of CI runners
+// writing to one database. Parameters travel as text (libpq's simplest path); results come back as
+// text and are converted by the reader.
 
 final class PostgresConnection: SQLConnection {
     let dialect = SQLDialect.postgres
     private var handle: OpaquePointer?
     /// The URL with any password removed, for messages.
     private let location: String
+    private let pq: hitch_libpq_functions
 
     init(url: String) throws(HistoryError) {
         location = Self.redacted(url)
+        pq = try HistoryLibraries.libpq()
         var parseError: UnsafeMutablePointer<CChar>?
-        guard let options = PQconninfoParse(url, &parseError) else {
+        guard let options = pq.conninfoParse(url, &parseError) else {
             let reason = parseError.map { String(cString: $0) } ?? "not a connection URL"
-            PQfreemem(parseError)
+            pq.freemem(parseError)
             throw .badLocation(location, reason: reason)
         }
-        PQconninfoFree(options)
-        guard let connection = PQconnectdb(url) else { throw .cannotOpen(location, reason: "out of memory") }
-        guard PQstatus(connection) == CONNECTION_OK else {
-            let reason = String(cString: PQerrorMessage(connection))
-            PQfinish(connection)
+        pq.conninfoFree(options)
+        guard let connection = pq.connectdb(url) else { throw .cannotOpen(location, reason: "out of memory") }
+        guard pq.status(connection) == CONNECTION_OK else {
+            let reason = HistoryLibraries.text(pq.errorMessage(connection))
+            pq.finish(connection)
             throw .cannotOpen(location, reason: reason)
         }
         handle = connection
         // Notices ("relation already exists, skipping") are not the user's business.
-        PQsetNoticeProcessor(connection, { _, _ in }, nil)
+        _ = pq.setNoticeProcessor(connection, { _, _ in }, nil)
     }
 
     deinit { close() }
 
     func close() {
-        if let handle { PQfinish(handle) }
+        if let handle { pq.finish(handle) }
         handle = nil
     }
 
@@ -66,35 +69,35 @@ final class PostgresConnection: SQLConnection {
             }
         }
         let result: OpaquePointer? = if parameters.isEmpty {
-            PQexec(handle, sql)
+            pq.exec(handle, sql)
         } else {
             withCStrings(texts) { pointers in
-                PQexecParams(handle, Self.numbered(sql), Int32(pointers.count), nil, pointers, nil, nil, 0)
+                pq.execParams(handle, Self.numbered(sql), Int32(pointers.count), nil, pointers, nil, nil, 0)
             }
         }
-        guard let result else { throw .statement("running a statement", reason: String(cString: PQerrorMessage(handle))) }
-        let status = PQresultStatus(result)
+        guard let result else { throw .statement("running a statement", reason: HistoryLibraries.text(pq.errorMessage(handle))) }
+        let status = pq.resultStatus(result)
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
-            let reason = String(cString: PQresultErrorMessage(result))
-            PQclear(result)
-            if PQstatus(handle) != CONNECTION_OK { throw .cannotOpen(location, reason: reason) }
+            let reason = HistoryLibraries.text(pq.resultErrorMessage(result))
+            pq.clear(result)
+            if pq.status(handle) != CONNECTION_OK { throw .cannotOpen(location, reason: reason) }
             throw .statement("running a statement", reason: reason)
         }
         return result
     }
 
     func execute(_ sql: String, _ parameters: [SQLValue]) throws(HistoryError) {
-        PQclear(try run(sql, parameters))
+        pq.clear(try run(sql, parameters))
     }
 
     func query(_ sql: String, _ parameters: [SQLValue], row: ([SQLValue]) throws(HistoryError) -> Void) throws(HistoryError) {
         let result = try run(sql, parameters)
-        defer { PQclear(result) }
-        let rows = PQntuples(result), columns = PQnfields(result)
+        defer { pq.clear(result) }
+        let rows = pq.ntuples(result), columns = pq.nfields(result)
         var values = [SQLValue](repeating: .null, count: Int(columns))
         for r in 0..<rows {
             for c in 0..<columns {
-                values[Int(c)] = PQgetisnull(result, r, c) != 0 ? .null : .text(String(cString: PQgetvalue(result, r, c)))
+                values[Int(c)] = pq.getisnull(result, r, c) != 0 ? .null : .text(HistoryLibraries.text(pq.getvalue(result, r, c)))
             }
             try row(values)
         }

@@ -66,6 +66,50 @@ import Testing
         check.close()
     }
 
+    /// libsqlite3 and libpq are loaded by the first store that needs one, not linked: `hitch` does not
+    /// depend on them (nor on libpq's TLS, Kerberos and LDAP libraries), a library that cannot be
+    /// loaded is one line naming it and dlerror() with nothing written, and the other store still works.
+    @Test func storeLibrariesAreLoadedOnFirstUseAndTheirAbsenceIsOneLineExit2() throws {
+        let executable = try #require(HistoryTestSupport.hitchExecutable, "the hitch executable is not built (swift build)")
+        let ldd = Process()
+        ldd.executableURL = URL(fileURLWithPath: "/usr/bin/ldd")
+        ldd.arguments = [executable]
+        let listing = Pipe()
+        ldd.standardOutput = listing
+        try ldd.run()
+        let linked = String(decoding: listing.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        ldd.waitUntilExit()
+        #expect(ldd.terminationStatus == 0 && linked.contains("libc.so"), "ldd: \(linked)")
+        for library in ["libsqlite3", "libpq", "libssl", "libcrypto", "libgnutls", "libkrb5", "libldap"] {
+            #expect(!linked.contains(library), "hitch links \(library):\n\(linked)")
+        }
+
+        let folder = Self.temporary("libraries")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let trace = Self.temporary("small.fxt")
+        try HistoryTestSupport.writeSmallTrace(trace)
+        defer { unlink(trace) }
+        let add = ["history", "add", trace, "--commit", "abc", "--db"]
+        let absentSQLite = ["HITCH_TEST_SQLITE_LIBRARY": "/nonexistent/libsqlite3.so.0"]
+        for (arguments, words) in [(add + [folder + "/h.sqlite"], ["SQLite", "/nonexistent/libsqlite3.so.0", "cannot open shared object file"]),
+                                   (["history", "check", "--db", folder + "/h.sqlite"], ["SQLite", "libsqlite3.so.0"])] {
+            let (status, _, error) = try HistoryTestSupport.hitch(arguments, environment: absentSQLite)
+            #expect(status == 2 && error.hasPrefix("hitch: error: ") && error.dropLast().split(separator: "\n").count == 1, "exit \(status): \(error)")
+            for word in words { #expect(error.contains(word), "'\(word)' in: \(error)") }
+        }
+        #expect(!FileManager.default.fileExists(atPath: folder), "nothing is created without the library")
+        // A library without the functions (libc): the first missing one is named.
+        let wrong = try HistoryTestSupport.hitch(add + [folder + "/h.sqlite"], environment: ["HITCH_TEST_SQLITE_LIBRARY": "libc.so.6"])
+        #expect(wrong.0 == 2 && wrong.2.contains("undefined symbol: sqlite3_open_v2"), "\(wrong)")
+        let absentLibpq = ["HITCH_TEST_LIBPQ_LIBRARY": "/nonexistent/libpq.so.5"]
+        let postgres = try HistoryTestSupport.hitch(add + ["postgres://hitch@127.0.0.1:1/hitch"], environment: absentLibpq)
+        #expect(postgres.0 == 2 && postgres.2.contains("PostgreSQL") && postgres.2.contains("/nonexistent/libpq.so.5")
+                && postgres.2.split(separator: "\n").count == 1, "\(postgres)")
+        // SQLite needs nothing of libpq.
+        let sqlite = try HistoryTestSupport.hitch(add + [folder + "/h.sqlite"], environment: absentLibpq)
+        #expect(sqlite.0 == 0 && sqlite.1.hasPrefix("added run"), "\(sqlite)")
+    }
+
     @Test func addTwiceStoresOnceAndCheckNamesTheRegressionsCommits() throws {
         let db = Self.temporary("cli.sqlite")
         defer { for suffix in ["", "-wal", "-shm"] { unlink(db + suffix) } }

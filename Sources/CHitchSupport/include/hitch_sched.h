@@ -33,6 +33,10 @@ typedef struct hitch_thread_reading {
     uint64_t cpu_ns, runnable_wait_ns, voluntary_switches, involuntary_switches;
 } hitch_thread_reading;
 void hitch_thread_read(hitch_thread_reading *out);
+/// The system calls one frame's readings cannot do without, and nothing else: the CPU clock, the
+/// schedstat pread (the first reading after a wake-up), the CPU clock again (the second reading).
+/// `hitch bench record` times it beside the readings as their floor on this machine.
+void hitch_thread_read_floor(void);
 
 /// Starts taking readings for a session: `thread_states` turns the per-frame reads on,
 /// `switch_events` asks for perf context-switch rings. Returns the source actually used

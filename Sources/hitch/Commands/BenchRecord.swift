@@ -29,7 +29,10 @@ enum BenchRecord: Subcommand {
     extra CPU time per frame of the thread that pays more (target <= 2000 ns), with the default source
     (perf context switches where the kernel permits them); schedReadBySource has
     the same figures for the default and the procfs-only configuration (HITCH_SCHED_PERF=0), measured
-    in the same run, sessions alternating. machineReadNs is one read of the
+    in the same run, sessions alternating. schedReadFloorNsPerFrame* is the floor under them: the
+    same frames making only the system calls a frame's readings cannot do without (the CPU clock,
+    the schedstat read, the CPU clock again), timed alongside; schedReadAboveFloorNsPerFrame is
+    what Hitch adds above it (the thread where that is larger). machineReadNs is one read of the
     machine counters (on the writer thread, not on any frame path).
 
     OPTIONS:
@@ -60,6 +63,11 @@ enum BenchRecord: Subcommand {
         var schedReadNsPerFrame: Double
         var schedReadNsPerFrameMainThread: Double
         var schedReadNsPerFrameRenderThread: Double
+        /// The bare system calls of a frame's readings on the same frames (main / render pattern).
+        var schedReadFloorNsPerFrameMainThread: Double
+        var schedReadFloorNsPerFrameRenderThread: Double
+        /// The default source's cost above its floor, on the thread where that is larger.
+        var schedReadAboveFloorNsPerFrame: Double
 
         /// The source the default "on" sessions used (metadata schedSource).
         var schedSource: String
@@ -99,13 +107,15 @@ enum BenchRecord: Subcommand {
                 reader                      %.1f M events/s, %.0f MB/s (target >= 20 M events/s)
                 dropped events              %llu
                 thread-state reads          %.0f ns per frame (main %.0f, render %.0f; target <= 2000) via %@
+                  floor (bare syscalls)     main %.0f, render %.0f ns per frame; Hitch above it %.0f ns
                   procfs only               %.0f ns per frame (main %.0f, render %.0f) via %@
                 machine read                %.0f ns (writer thread)
                 """, result.clock, result.ticksPerSecond, result.timestampNs, result.intervalNs, result.intervalToTimestampRatio,
                 result.intervalNsTwoThreads, result.bytesPerEvent, result.chromeJsonBytesPerEvent, result.fxtToChromeJsonRatio,
                 result.readerEventsPerSecond / 1e6, result.readerMBPerSecond, result.droppedEvents,
                 result.schedReadNsPerFrame, result.schedReadNsPerFrameMainThread, result.schedReadNsPerFrameRenderThread,
-                result.schedSource, procfs.schedReadNsPerFrame, procfs.schedReadNsPerFrameMainThread,
+                result.schedSource, result.schedReadFloorNsPerFrameMainThread,
+                result.schedReadFloorNsPerFrameRenderThread, result.schedReadAboveFloorNsPerFrame, procfs.schedReadNsPerFrame, procfs.schedReadNsPerFrameMainThread,
                 procfs.schedReadNsPerFrameRenderThread, procfs.source, result.machineReadNs))
         }
         return .ok
@@ -197,20 +207,29 @@ enum BenchRecord: Subcommand {
             schedReadNsPerFrame: sched.bySource[0].schedReadNsPerFrame,
             schedReadNsPerFrameMainThread: sched.bySource[0].schedReadNsPerFrameMainThread,
             schedReadNsPerFrameRenderThread: sched.bySource[0].schedReadNsPerFrameRenderThread,
+            schedReadFloorNsPerFrameMainThread: sched.floor.main, schedReadFloorNsPerFrameRenderThread: sched.floor.render,
+            schedReadAboveFloorNsPerFrame: max(sched.bySource[0].schedReadNsPerFrameMainThread - sched.floor.main,
+                                               sched.bySource[0].schedReadNsPerFrameRenderThread - sched.floor.render),
             schedSource: sched.bySource[0].source, schedReadBySource: sched.bySource, machineReadNs: sched.machine)
     }
 
     /// Frame calls with thread-state reads off, on (default source) and on with procfs only,
     /// alternating sessions, best of `rounds` each: the extra CPU ns per frame of a main thread
-    /// (2 reads) and a render thread (3 reads), per configuration.
+    /// (2 reads) and a render thread (3 reads), per configuration; and, timed between the sessions
+    /// on the same frame pattern, the floor: the bare system calls of those reads.
     static func measureSchedReads(frames: Int, path: String) throws
-        -> (bySource: [SchedReadCost], machine: Double) {
+        -> (bySource: [SchedReadCost], floor: (main: Double, render: Double), machine: Double) {
         defer { unlink(path) }
         // Sessions: reads off, on with context-switch events (the default), on without them.
         let sessions: [(threadStates: Bool, switchEvents: Bool)] = [(false, false), (true, true), (true, false)]
         var mainNs = [Double](repeating: .infinity, count: 3), renderNs = [Double](repeating: .infinity, count: 3)
         var sources = ["none", "none", "none"]
+        var floorNs: [(main: Double, render: Double)] = [(.infinity, .infinity), (.infinity, .infinity)]   // without, with the calls
         for _ in 0..<rounds {
+            for (index, bare) in [false, true].enumerated() {
+                floorNs[index].main = min(floorNs[index].main, floorFrames(frames, bareReads: bare, presentWait: false))
+                floorNs[index].render = min(floorNs[index].render, floorFrames(frames, bareReads: bare, presentWait: true))
+            }
             for (index, session) in sessions.enumerated() {
                 let recorder = try TraceRecorder.start(path: path, configuration: .init(threadStates: session.threadStates,
                                                                                         contextSwitchEvents: session.switchEvents))
@@ -239,7 +258,27 @@ enum BenchRecord: Subcommand {
                                  schedReadNsPerFrame: max(main, render), schedReadNsPerFrameMainThread: main,
                                  schedReadNsPerFrameRenderThread: render)
         }
-        return (bySource, machineNs)
+        let floor = (main: max(0, floorNs[1].main - floorNs[0].main), render: max(0, floorNs[1].render - floorNs[0].render))
+        return (bySource, floor, machineNs)
+    }
+
+    /// CPU ns per frame of the floor: after the same wait as mainFrames (and renderFrames' second
+    /// wait, for the present, when `presentWait`), the bare system calls of the frame's readings,
+    /// or nothing (the baseline, which takes out the timing itself).
+    private static func floorFrames(_ count: Int, bareReads: Bool, presentWait: Bool) -> Double {
+        var total: UInt64 = 0
+        for _ in 0..<count {
+            usleep(20)
+            var start = threadCPUTimeNs()
+            if bareReads { hitch_thread_read_floor() }
+            total += threadCPUTimeNs() - start
+            if presentWait {
+                usleep(20)
+                start = threadCPUTimeNs()
+                total += threadCPUTimeNs() - start
+            }
+        }
+        return Double(total) / Double(count)
     }
 
     /// CPU ns per frame of a main thread's frame calls, each frame after a wait (as for its vsync).

@@ -1,2 +1,0 @@
-// The system SQLite (Debian libsqlite3-dev): the history store's embedded default.
-#include <sqlite3.h>
