@@ -404,6 +404,28 @@ final class ReaderCore {
 
     @usableFromInline
     func next(into event: inout TraceEvent) throws(TraceReadError) -> Bool {
+        // Fast path: an event record wholly inside the window (nearly every record). It does what the
+        // general loop does for such a record, without that loop's setup (its warnings' text is
+        // materialized on entry); anything else, and a pending switch-in, goes the general way.
+        let hot = self.hot
+        while hot.pointee.pendingSwitchInThread == 0 && !hot.pointee.finished {
+            let start = hot.pointee.pos
+            let available = hot.pointee.end &- start
+            guard available >= 8 else { break }
+            let header = load(start)
+            let size = Int(truncatingIfNeeded: (header >> 4) & 0xFFF) &* 8
+            guard header & 0xF == FXT.RecordType.event.rawValue, size != 0, size <= available else { break }
+            hot.pointee.pos = start &+ size
+            if try decodeEvent(header: header, at: start, size: size, offset: hot.pointee.base &+ UInt64(start), into: &event) {
+                return true
+            }
+        }
+        return try nextRecord(into: &event)
+    }
+
+    /// The general loop: every record type, refills, truncation and the pending switch-in.
+    @inline(never)
+    private func nextRecord(into event: inout TraceEvent) throws(TraceReadError) -> Bool {
         if hot.pointee.pendingSwitchInThread != 0 {
             event = TraceEvent(timestampNs: hot.pointee.pendingSwitchInNs, thread: ThreadID(rawValue: hot.pointee.pendingSwitchInThread),
                                payload: .schedSwitch(SchedSwitch(direction: .switchedIn, preempted: false)))
