@@ -958,10 +958,19 @@ final class ReaderCore {
 /// timestamp reads as Int64.max instead of wrapping (docs/FORMAT.md, docs/METRICS.md "Hostile timestamps").
 struct DecodeClock {
     private let converter: TickConverter
+    /// Whether a tick is a nanosecond (what the recorder writes): the conversion is then the identity,
+    /// saturated the same way, without the converter's two 64-bit multiplies (its factor is 1 + 0/2^64).
+    private let ticksAreNanoseconds: Bool
 
-    init(ticksPerSecond: UInt64) { converter = TickConverter(ticksPerSecond: ticksPerSecond) }
+    init(ticksPerSecond: UInt64) {
+        converter = TickConverter(ticksPerSecond: ticksPerSecond)
+        ticksAreNanoseconds = ticksPerSecond == 1_000_000_000
+    }
 
-    @inline(__always) func nanoseconds(_ ticks: UInt64) -> Int64 { converter.saturatingNanoseconds(fromTicks: ticks) }
+    @inline(__always) func nanoseconds(_ ticks: UInt64) -> Int64 {
+        if ticksAreNanoseconds { return ticks > UInt64(Int64.max) ? .max : Int64(ticks) }
+        return converter.saturatingNanoseconds(fromTicks: ticks)
+    }
 }
 
 private extension Double {
