@@ -216,20 +216,44 @@ struct AnalysisPasses: Sendable {
     }
 
     /// Hands one event to every pass that reads its kind, and what was published to the passes
-    /// reading it when due (`PassContext`).
+    /// reading it when due (`PassContext`). The kind is switched on once and passed on as a type, so
+    /// each case's `Pass.reads` checks fold at compile time: a case calls exactly its readers.
     @inline(__always)
     mutating func consume(_ event: inout TraceEvent, _ resolved: PassEvent, _ context: inout PassContext) {
-        let kind = event.payload.passKind
         // Frame events publish no instances: every instance held was published under this horizon.
         let horizonNs = context.frameWindowsFromNs
-        withUnsafeMutablePointer(to: &event) { event in
-            withUnsafeMutablePointer(to: &context) { context in
-                var visitor = Consume(event: event, context: context, resolved: resolved, kind: kind)
-                visit(&visitor)
-            }
+        switch event.payload.passKind {
+        case .intervals: consume(IntervalsKind.self, &event, resolved, &context)
+        case .instant: consume(InstantKind.self, &event, resolved, &context)
+        case .counter: consume(CounterKind.self, &event, resolved, &context)
+        case .frames: consume(FramesKind.self, &event, resolved, &context)
+        case .body: consume(BodyKind.self, &event, resolved, &context)
+        case .invalidation: consume(InvalidationKind.self, &event, resolved, &context)
+        case .layoutPass: consume(LayoutPassKind.self, &event, resolved, &context)
+        case .inferenceOp: consume(InferenceOpKind.self, &event, resolved, &context)
+        case .token: consume(TokenKind.self, &event, resolved, &context)
+        case .interaction: consume(InteractionKind.self, &event, resolved, &context)
+        case .sample: consume(SampleKind.self, &event, resolved, &context)
+        case .viewLifetime: consume(ViewLifetimeKind.self, &event, resolved, &context)
+        case .threadState: consume(ThreadStateKind.self, &event, resolved, &context)
+        case .machineState: consume(MachineStateKind.self, &event, resolved, &context)
+        case .schedSwitch: consume(SchedSwitchKind.self, &event, resolved, &context)
+        case let kind: assert(kind.isEmpty, "a payload kind without a case in AnalysisPasses.consume")
         }
         if context.publishedAreDue || (context.frameWindowsFromNs != horizonNs && context.hasPublishedInstances) {
             handOverPublished(&context, instancesHorizonNs: horizonNs)
+        }
+    }
+
+    /// One kind's readers, in registration order.
+    @inline(__always)
+    private mutating func consume<Kind: StaticPayloadKind>(_ kind: Kind.Type, _ event: inout TraceEvent, _ resolved: PassEvent,
+                                                           _ context: inout PassContext) {
+        withUnsafeMutablePointer(to: &event) { event in
+            withUnsafeMutablePointer(to: &context) { context in
+                var visitor = Consume<Kind>(event: event, context: context, resolved: resolved)
+                visit(&visitor)
+            }
         }
     }
 
@@ -252,16 +276,34 @@ struct BeginRun: PassVisitor {
     mutating func visit<Pass: AnalysisPass>(_ pass: inout Pass) { pass.beginRun(&context) }
 }
 
-struct Consume: PassVisitor {
+struct Consume<Kind: StaticPayloadKind>: PassVisitor {
     let event: UnsafeMutablePointer<TraceEvent>
     let context: UnsafeMutablePointer<PassContext>
     let resolved: PassEvent
-    let kind: PayloadKinds
     @inline(__always)
     mutating func visit<Pass: AnalysisPass>(_ pass: inout Pass) {
-        if Pass.reads.contains(kind) { pass.consume(&event.pointee, resolved, &context.pointee) }
+        if Pass.reads.contains(Kind.kind) { pass.consume(&event.pointee, resolved, &context.pointee) }
     }
 }
+
+/// A payload kind as a type: the dispatcher's per-kind code is specialized for it, so
+/// `Pass.reads.contains(Kind.kind)` is a constant there.
+protocol StaticPayloadKind { static var kind: PayloadKinds { get } }
+enum IntervalsKind: StaticPayloadKind { static var kind: PayloadKinds { .intervals } }
+enum InstantKind: StaticPayloadKind { static var kind: PayloadKinds { .instant } }
+enum CounterKind: StaticPayloadKind { static var kind: PayloadKinds { .counter } }
+enum FramesKind: StaticPayloadKind { static var kind: PayloadKinds { .frames } }
+enum BodyKind: StaticPayloadKind { static var kind: PayloadKinds { .body } }
+enum InvalidationKind: StaticPayloadKind { static var kind: PayloadKinds { .invalidation } }
+enum LayoutPassKind: StaticPayloadKind { static var kind: PayloadKinds { .layoutPass } }
+enum InferenceOpKind: StaticPayloadKind { static var kind: PayloadKinds { .inferenceOp } }
+enum TokenKind: StaticPayloadKind { static var kind: PayloadKinds { .token } }
+enum InteractionKind: StaticPayloadKind { static var kind: PayloadKinds { .interaction } }
+enum SampleKind: StaticPayloadKind { static var kind: PayloadKinds { .sample } }
+enum ViewLifetimeKind: StaticPayloadKind { static var kind: PayloadKinds { .viewLifetime } }
+enum ThreadStateKind: StaticPayloadKind { static var kind: PayloadKinds { .threadState } }
+enum MachineStateKind: StaticPayloadKind { static var kind: PayloadKinds { .machineState } }
+enum SchedSwitchKind: StaticPayloadKind { static var kind: PayloadKinds { .schedSwitch } }
 
 struct TakePublished: PassVisitor {
     let context: UnsafeMutablePointer<PassContext>

@@ -5,7 +5,7 @@ import HitchTrace
 /// ones (`PassContext.judgedFrames`) for attribution. Inputs and interactions are read here: they
 /// release replayed frames and measure the animating time.
 struct FramePass: AnalysisPass {
-    static let reads: PayloadKinds = [.frames, .instant, .interaction, .threadState, .schedSwitch]
+    static var reads: PayloadKinds { [.frames, .instant, .interaction, .threadState, .schedSwitch] }
 
     private let refreshRatesHz: [Double]
     private var recorded = HitchAccumulator(source: .recorded, rateHz: 0)

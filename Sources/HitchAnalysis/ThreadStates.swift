@@ -303,7 +303,7 @@ private struct MachinePoint: Sendable {
 /// The pass: machine readings over each hitch and the run, exact context switches of the main
 /// thread, and the trace-level summary. Per-frame splits and causes come with the judged frames.
 struct ThreadStatePass: AnalysisPass {
-    static let reads: PayloadKinds = [.threadState, .machineState, .schedSwitch, .publishedFrames]
+    static var reads: PayloadKinds { [.threadState, .machineState, .schedSwitch, .publishedFrames] }
     /// Bounds for a hostile trace: machine readings and switches kept per run, hitches kept per run.
     static let machineLimit = 1 << 20
     static let switchLimit = 1 << 21
