@@ -75,7 +75,10 @@ EOF
 }
 
 objects_for() {
-    local objs=("$BUILD"/obj/clock.o "$BUILD"/obj/recorder.o "$BUILD"/obj/sampler.o "$BUILD"/obj/symbols.o "$BUILD/obj/HitchTrace.o")
+    # Every CHitchSupport object build_modules compiled (a hand-kept list fell behind new C files).
+    local objs=() c
+    for c in "$ROOT"/Sources/CHitchSupport/*.c; do objs+=("$BUILD/obj/$(basename "$c" .c).o"); done
+    objs+=("$BUILD/obj/HitchTrace.o")
     if needs_analysis "$1"; then objs+=("$BUILD/obj/HitchAnalysis.o"); fi
     echo "${objs[@]}"
 }
