@@ -68,15 +68,20 @@ static void open_schedstat(sched_thread *t) {
     t->schedstat_fd = open(path, O_RDONLY | O_CLOEXEC);
 }
 
-// First reading of this thread in this session: the schedstat file (once per thread), the perf
-// ring (once per session), the exit hook that closes both.
-static void register_thread(sched_thread *t, uint64_t session) {
+/// The thread's schedstat file, opened once per thread, with the exit hook that closes it (and the ring).
+static void open_thread_files(sched_thread *t) {
     if (!t->exit_hooked) {
         pthread_once(&key_once, make_key);
         pthread_setspecific(exit_key, t);
         t->exit_hooked = 1;
     }
     if (t->schedstat_fd < 0) open_schedstat(t);
+}
+
+// First reading of this thread in this session: the schedstat file (once per thread), the perf
+// ring (once per session), the exit hook that closes both.
+static void register_thread(sched_thread *t, uint64_t session) {
+    open_thread_files(t);
     t->events_handle = hitch_sched_events_register_thread();
     t->cursor.valid = 0;
     t->last_run_delay = HITCH_SCHED_NONE;
@@ -189,19 +194,13 @@ void hitch_thread_state_emit(uint64_t ticks, uint64_t frame_id, uint32_t phase) 
 void hitch_thread_read(hitch_thread_reading *out) {
     sched_thread *t = &this_thread;
     t->last_run_delay = HITCH_SCHED_NONE;   // a direct read always reads everything
-    if (t->schedstat_fd < 0) {
-        if (!t->exit_hooked) { pthread_once(&key_once, make_key); pthread_setspecific(exit_key, t); t->exit_hooked = 1; }
-        open_schedstat(t);
-    }
+    open_thread_files(t);
     read_thread(t, out);
 }
 
 void hitch_thread_read_floor(void) {
     sched_thread *t = &this_thread;
-    if (t->schedstat_fd < 0) {
-        if (!t->exit_hooked) { pthread_once(&key_once, make_key); pthread_setspecific(exit_key, t); t->exit_hooked = 1; }
-        open_schedstat(t);
-    }
+    open_thread_files(t);
     uint64_t first = thread_cpu_ns();
     uint64_t run_delay = read_run_delay(t);
     uint64_t second = thread_cpu_ns();
