@@ -210,6 +210,7 @@ final class ReaderCore {
         let tokenStageBase = FixedStringIDs.tokenStageBase, viewChangeBase = FixedStringIDs.viewChangeBase
         let viewReasonBase = FixedStringIDs.viewReasonBase, byteKindBase = FixedStringIDs.byteKindBase
         let switchDirectionBase = FixedStringIDs.switchDirectionBase
+        let categoryCount = UInt32(HitchCategory.allCases.count)
     }
     private let ids = IDs()
     private let argumentSlots = slotCount
@@ -673,6 +674,10 @@ final class ReaderCore {
         hot.pointee.argumentsStart = cursor
         hot.pointee.argumentsLimit = limit
         hot.pointee.argumentCount = argCount
+        // Locals: the slot stores below go through pointers the compiler cannot tell from this
+        // object's fields, so it would reload every field after each store.
+        let strings = fxtStrings, slotBits = argBits, slotKinds = argKinds
+        let slots = argumentSlots, argumentBase = ids.argumentBase
         var mask: UInt64 = 0
         var remaining = argCount
         while remaining > 0 {
@@ -682,7 +687,7 @@ final class ReaderCore {
             let words = Int(truncatingIfNeeded: (argument >> 4) & 0xFFF)
             let argNameRef = Int(truncatingIfNeeded: (argument >> 16) & 0xFFFF)
             guard words != 0, words <= (limit &- cursor) >> 3, argNameRef & 0x8000 == 0 else { return .general }
-            let argName = fxtStrings[argNameRef]
+            let argName = strings[argNameRef]
             guard argName != ReaderCore.undefined else { return .general }
             let kind: ArgKind, bits: UInt64
             switch argument & 0xF {
@@ -697,7 +702,7 @@ final class ReaderCore {
             case FXT.ArgType.string.rawValue:
                 let valueRef = Int(truncatingIfNeeded: (argument >> 32) & 0xFFFF)
                 guard valueRef & 0x8000 == 0 else { return .general }
-                let value = fxtStrings[valueRef]
+                let value = strings[valueRef]
                 guard value != ReaderCore.undefined else { return .general }
                 kind = .string; bits = UInt64(value)
             case FXT.ArgType.bool.rawValue: kind = .unsigned; bits = (argument >> 32) & 1
@@ -706,11 +711,11 @@ final class ReaderCore {
                 continue
             }
             cursor &+= words &* 8
-            let slot = Int(argName &- ids.argumentBase)
-            if slot < argumentSlots {
-                argBits[slot] = bits
-                argKinds[slot] = kind.rawValue
-                mask |= 1 << UInt64(slot)
+            let slot = Int(argName &- argumentBase)
+            if slot < slots {   // at most 64 slots (HitchArgument): the shift stays in the word
+                slotBits[slot] = bits
+                slotKinds[slot] = kind.rawValue
+                mask |= 1 &<< UInt64(slot)
             }
         }
         hot.pointee.argMask = mask
@@ -847,7 +852,10 @@ final class ReaderCore {
     @inline(__always)
     private func hitchPayload(eventType: UInt64, category: UInt32, name: UInt32, trailing: UInt64, into payload: inout TraceEvent.Payload) -> Bool {
         // Integer compares against the cases' raw values (constants): an enum's init(rawValue:) is a call.
-        let categoryOffset = category &- ids.categoryBase   // other categories fall to `default`
+        let categoryOffset = category &- ids.categoryBase
+        // Other categories (a stage's, an app's) leave at once: past its jump table the switch
+        // below tests its remaining cases one compare chain at a time.
+        guard categoryOffset < ids.categoryCount else { return false }
         let isInstant = eventType == FXT.EventType.instant.rawValue
         let isComplete = eventType == FXT.EventType.durationComplete.rawValue
         let nameOffset = name &- ids.eventNameBase
