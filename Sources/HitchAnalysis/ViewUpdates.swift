@@ -14,11 +14,17 @@ struct ViewUpdates: Sendable {
     private var layoutNs: Int64 = 0
     private var layoutMaxNs: Int64 = 0
 
+    @inline(__always)
     mutating func body(viewType: Int32, startNs: Int64, endNs: Int64) {
         let index = Int(viewType)
-        if index >= totals.count { totals.append(contentsOf: repeatElement(Totals(), count: index + 1 - totals.count)) }
+        if index >= totals.count { addViewTypes(through: index) }
         let duration = max(0, endNs - startNs)
         Self.account(&totals[index], durationNs: duration)
+    }
+
+    @inline(never)
+    private mutating func addViewTypes(through index: Int) {
+        totals.append(contentsOf: repeatElement(Totals(), count: index + 1 - totals.count))
     }
 
     @inline(__always)
