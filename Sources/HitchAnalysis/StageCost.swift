@@ -153,6 +153,8 @@ struct StageCost: Sendable {
         }
     }
 
+    /// Inlined into `consume`, its one caller: most events are complete events.
+    @inline(__always)
     mutating func complete(name: Int32, thread: ThreadID, startNs: Int64, endNs: Int64, note: ThreadNote? = nil,
                            into finished: inout EventScratch<StageInstance>) {
         withThread(thread, note: note) { tally, state in
