@@ -79,6 +79,9 @@ struct StageCost: Sendable {
         var mainTotalNs: Int64 = 0
         var durations = QuantileSketch()
         var threads: [Int32] = []
+        /// The thread name `threads` was last checked for: the same again changes nothing (the list
+        /// only grows, up to its bound), so most instances skip the search.
+        var lastThreadName: Int32 = -1
     }
     /// What finishing a stage adds to, apart from its thread: kept beside `threads` so an operation
     /// can hold a thread's state in place (inside `threads`) and change these at once.
@@ -266,7 +269,10 @@ extension StageCost.Tally {
             t.mainSelfNs +|= selfNs
             t.mainTotalNs +|= durationNs
         }
-        if threadName >= 0, t.threads.count < 64, !t.threads.contains(threadName) { t.threads.append(threadName) }
+        if threadName >= 0, threadName != t.lastThreadName {
+            t.lastThreadName = threadName
+            if t.threads.count < 64, !t.threads.contains(threadName) { t.threads.append(threadName) }
+        }
     }
 }
 
