@@ -107,7 +107,7 @@ struct PassContext: Sendable {
     /// The `frameWindowsFromNs` the instances being handed over were published under (every one:
     /// a move of it hands them over).
     var instancesHorizonNs: Int64 = .min
-    /// Instances held before they are handed over.
+    /// Instances held before they are handed over (a power of two: `publishedAreDue`).
     static let publishedBatch = 256
 
     init(options: AnalyzerOptions) { self.options = options }
@@ -115,11 +115,13 @@ struct PassContext: Sendable {
     @inline(__always)
     var hasPublishedInstances: Bool { !finishedStages.isEmpty || !bodies.isEmpty || !mainThreadSamples.isEmpty }
 
-    /// Whether the readers of what was published are due now (at the end of an event).
+    /// Whether the readers of what was published are due now (at the end of an event): a judged frame,
+    /// or a full batch. One compare per event: the batch is a power of two, so a count reaches it exactly
+    /// when the count has a bit at or above the batch's, and or-ing the counts keeps every such bit.
     @inline(__always)
     var publishedAreDue: Bool {
-        !judgedFrames.isEmpty || finishedStages.count >= Self.publishedBatch || bodies.count >= Self.publishedBatch
-            || mainThreadSamples.count >= Self.publishedBatch
+        (judgedFrames.endIndex &* Self.publishedBatch | finishedStages.endIndex | bodies.endIndex | mainThreadSamples.endIndex)
+            >= Self.publishedBatch
     }
 
     @inline(__always)

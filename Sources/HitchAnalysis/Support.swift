@@ -9,7 +9,9 @@ struct DenseIndex: Sendable {
 
     @inline(__always)
     func lookup(_ raw: UInt32) -> Int32 {
-        if raw < UInt32(table.count) { return table[Int(raw)] }
+        // Compared as Int: `UInt32(table.count)` would check the count's range on every lookup.
+        let dense = Int(raw)
+        if dense < table.count { return table[dense] }
         if raw < Self.denseLimit { return -1 }
         return overflow[raw] ?? -1
     }

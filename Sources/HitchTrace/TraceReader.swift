@@ -210,6 +210,7 @@ final class ReaderCore {
         let tokenStageBase = FixedStringIDs.tokenStageBase, viewChangeBase = FixedStringIDs.viewChangeBase
         let viewReasonBase = FixedStringIDs.viewReasonBase, byteKindBase = FixedStringIDs.byteKindBase
         let switchDirectionBase = FixedStringIDs.switchDirectionBase
+        let categoryCount = UInt32(HitchCategory.allCases.count)
     }
     private let ids = IDs()
     private let argumentSlots = slotCount
@@ -416,8 +417,13 @@ final class ReaderCore {
             let size = Int(truncatingIfNeeded: (header >> 4) & 0xFFF) &* 8
             guard header & 0xF == FXT.RecordType.event.rawValue, size != 0, size <= available else { break }
             hot.pointee.pos = start &+ size
-            if try decodeEvent(header: header, at: start, size: size, offset: hot.pointee.base &+ UInt64(start), into: &event) {
-                return true
+            switch decodeCommonEvent(header: header, at: start, size: size, into: &event) {
+            case .event: return true
+            case .skipped: continue
+            case .general:
+                if try decodeEvent(header: header, at: start, size: size, offset: hot.pointee.base &+ UInt64(start), into: &event) {
+                    return true
+                }
             }
         }
         return try nextRecord(into: &event)
@@ -645,6 +651,94 @@ final class ReaderCore {
             warn(offset, "unknown event type \(eventType) skipped")
             return false
         }
+        return finishEvent(eventType: eventType, timestampNs: timestampNs, thread: thread, category: category, name: name,
+                           trailing: trailing, into: &event)
+    }
+
+    /// Decodes an event record of the shape the recorder writes, in a straight line: thread,
+    /// category, name and argument names by reference, argument values inline, 64-bit or string
+    /// references. `general` when the record has another shape or is malformed: the caller then
+    /// decodes it with `decodeEvent`, which also warns. Nothing is changed before the record is
+    /// known to fit (the argument slots, which `decodeEvent` rewrites, aside).
+    @inline(__always)
+    private func decodeCommonEvent(header: UInt64, at start: Int, size: Int, into event: inout TraceEvent) -> CommonDecode {
+        let threadRef = Int(truncatingIfNeeded: (header >> 24) & 0xFF)
+        let categoryRef = Int(truncatingIfNeeded: (header >> 32) & 0xFFFF), nameRef = Int(truncatingIfNeeded: header >> 48)
+        guard size >= 16, threadRef != 0, (categoryRef | nameRef) & 0x8000 == 0 else { return .general }
+        let thread = fxtThreads[threadRef], category = fxtStrings[categoryRef], name = fxtStrings[nameRef]
+        guard thread != ReaderCore.undefined, category != ReaderCore.undefined, name != ReaderCore.undefined else { return .general }
+        let limit = start &+ size
+        var cursor = start &+ 16
+        let argCount = Int(truncatingIfNeeded: (header >> 20) & 0xF)
+        let hot = self.hot
+        hot.pointee.argumentsStart = cursor
+        hot.pointee.argumentsLimit = limit
+        hot.pointee.argumentCount = argCount
+        // Locals: the slot stores below go through pointers the compiler cannot tell from this
+        // object's fields, so it would reload every field after each store.
+        let strings = fxtStrings, slotBits = argBits, slotKinds = argKinds
+        let slots = argumentSlots, argumentBase = ids.argumentBase
+        var mask: UInt64 = 0
+        var remaining = argCount
+        while remaining > 0 {
+            remaining &-= 1
+            guard limit &- cursor >= 8 else { return .general }
+            let argument = load(cursor)
+            let words = Int(truncatingIfNeeded: (argument >> 4) & 0xFFF)
+            let argNameRef = Int(truncatingIfNeeded: (argument >> 16) & 0xFFFF)
+            guard words != 0, words <= (limit &- cursor) >> 3, argNameRef & 0x8000 == 0 else { return .general }
+            let argName = strings[argNameRef]
+            guard argName != ReaderCore.undefined else { return .general }
+            let kind: ArgKind, bits: UInt64
+            switch argument & 0xF {
+            case FXT.ArgType.uint32.rawValue: kind = .unsigned; bits = argument >> 32
+            case FXT.ArgType.int32.rawValue: kind = .integer; bits = UInt64(bitPattern: Int64(Int32(truncatingIfNeeded: argument >> 32)))
+            case FXT.ArgType.int64.rawValue, FXT.ArgType.uint64.rawValue, FXT.ArgType.double.rawValue,
+                 FXT.ArgType.pointer.rawValue, FXT.ArgType.koid.rawValue:
+                guard words >= 2 else { return .general }
+                let type = argument & 0xF
+                kind = type == FXT.ArgType.int64.rawValue ? .integer : type == FXT.ArgType.double.rawValue ? .double : .unsigned
+                bits = load(cursor &+ 8)
+            case FXT.ArgType.string.rawValue:
+                let valueRef = Int(truncatingIfNeeded: (argument >> 32) & 0xFFFF)
+                guard valueRef & 0x8000 == 0 else { return .general }
+                let value = strings[valueRef]
+                guard value != ReaderCore.undefined else { return .general }
+                kind = .string; bits = UInt64(value)
+            case FXT.ArgType.bool.rawValue: kind = .unsigned; bits = (argument >> 32) & 1
+            default:   // null and unknown argument types are skipped by their size
+                cursor &+= words &* 8
+                continue
+            }
+            cursor &+= words &* 8
+            let slot = Int(argName &- argumentBase)
+            if slot < slots {   // at most 64 slots (HitchArgument): the shift stays in the word
+                slotBits[slot] = bits
+                slotKinds[slot] = kind.rawValue
+                mask |= 1 &<< UInt64(slot)
+            }
+        }
+        hot.pointee.argMask = mask
+        let eventType = (header >> 16) & 0xF
+        var trailing: UInt64 = 0
+        if eventType > FXT.EventType.durationComplete.rawValue || eventType == FXT.EventType.counter.rawValue
+            || eventType == FXT.EventType.durationComplete.rawValue {
+            guard eventType <= FXT.EventType.flowEnd.rawValue, limit &- cursor >= 8 else { return .general }
+            trailing = load(cursor)
+        }
+        let timestampNs = hot.pointee.clock.nanoseconds(load(start &+ 8))
+        return finishEvent(eventType: eventType, timestampNs: timestampNs, thread: thread, category: category, name: name,
+                           trailing: trailing, into: &event) ? .event : .skipped
+    }
+
+    /// What `decodeCommonEvent` made of a record.
+    private enum CommonDecode { case event, skipped, general }
+
+    /// The payload of an event whose record was read and checked: a typed event of the project's,
+    /// else the generic event of its FXT type; false for the types the project does not use (flows).
+    @inline(__always)
+    private func finishEvent(eventType: UInt64, timestampNs: Int64, thread: UInt32, category: UInt32, name: UInt32,
+                             trailing: UInt64, into event: inout TraceEvent) -> Bool {
         lastTimestampNs = timestampNs
         let threadID = ThreadID(rawValue: thread)
         if hitchPayload(eventType: eventType, category: category, name: name, trailing: trailing, into: &event.payload) {
@@ -758,7 +852,10 @@ final class ReaderCore {
     @inline(__always)
     private func hitchPayload(eventType: UInt64, category: UInt32, name: UInt32, trailing: UInt64, into payload: inout TraceEvent.Payload) -> Bool {
         // Integer compares against the cases' raw values (constants): an enum's init(rawValue:) is a call.
-        let categoryOffset = category &- ids.categoryBase   // other categories fall to `default`
+        let categoryOffset = category &- ids.categoryBase
+        // Other categories (a stage's, an app's) leave at once: past its jump table the switch
+        // below tests its remaining cases one compare chain at a time.
+        guard categoryOffset < ids.categoryCount else { return false }
         let isInstant = eventType == FXT.EventType.instant.rawValue
         let isComplete = eventType == FXT.EventType.durationComplete.rawValue
         let nameOffset = name &- ids.eventNameBase
