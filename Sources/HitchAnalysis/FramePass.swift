@@ -186,10 +186,11 @@ struct FramePass: AnalysisPass {
                                                                       to: frame.readings.renderBegan.atNs, switches: switchHistory)
         }
         runFrames += 1
-        guard let judged = judgeRecorded(frame, judge: &recordedJudge, switches: switchHistory) else {
+        guard frame.isJudgeable else {
             recorded.addUnjudged()
             return
         }
+        let judged = judgeRecorded(frame, judge: &recordedJudge, switches: switchHistory)
         recorded.add(judged)
         let hz = (1e10 / Double(frame.periodNs)).rounded() / 10
         if hz == lastRateHz { lastRateRepeats += 1 } else { flushRateCount(); lastRateHz = hz; lastRateRepeats = 1 }
@@ -235,7 +236,7 @@ struct FramePass: AnalysisPass {
         for i in replays.indices {
             replays[i].add(frameID: frame.frameID, releaseNs: release, isInput: isInput,
                            mainWorkNs: judged.mainWorkNs, renderNs: replayRenderNs,
-                           states: FrameStates(main: judged.mainStates, render: judged.renderStates))   // the replay starts on its grid: no late start
+                           states: judged.states)   // the replay reads only the main and render splits: it starts on its grid, no late start
         }
         if judged.hitchNs > 0 { context.judgedFrames.append((frame, judged)) }
     }

@@ -38,11 +38,11 @@ private let period60: Int64 = 16_666_667
         var hitches: [Int64] = []
         for id in 0..<24 {
             let work = id == 6 ? 9 * ms : 1 * ms
-            if let f = replay.add(frameID: UInt64(id), releaseNs: Int64(id) * period120, isInput: false, mainWorkNs: work, renderNs: ms) {
-                hitches.append(f.hitchNs)
+            if replay.add(frameID: UInt64(id), releaseNs: Int64(id) * period120, isInput: false, mainWorkNs: work, renderNs: ms) {
+                hitches.append(replay.completed.hitchNs)
             }
         }
-        if let f = replay.finish() { hitches.append(f.hitchNs) }
+        if replay.finish() { hitches.append(replay.completed.hitchNs) }
         #expect(hitches.filter { $0 > 0 } == [period120])
     }
 
