@@ -9,7 +9,7 @@ struct FramePass: AnalysisPass {
 
     private let refreshRatesHz: [Double]
     private var recorded = HitchAccumulator(source: .recorded, rateHz: 0)
-    private var replays: [ReplayTimeline]
+    private var replays: [DeferredReplay]
     private var recordedJudge = LatenessJudge()
     private var rateCounts: [Double: Int] = [:]
     /// Frames at the same rate as the previous one, not yet in `rateCounts` (no hashing per frame).
@@ -53,7 +53,7 @@ struct FramePass: AnalysisPass {
 
     init(options: AnalyzerOptions) {
         refreshRatesHz = options.refreshRatesHz
-        replays = options.refreshRatesHz.map { ReplayTimeline(rateHz: $0) }
+        replays = options.refreshRatesHz.map { DeferredReplay(rateHz: $0) }
     }
 
     mutating func beginRun(_ context: inout PassContext) {
@@ -236,7 +236,8 @@ struct FramePass: AnalysisPass {
         for i in replays.indices {
             replays[i].add(frameID: frame.frameID, releaseNs: release, isInput: isInput,
                            mainWorkNs: judged.mainWorkNs, renderNs: replayRenderNs,
-                           states: judged.states)   // the replay reads only the main and render splits: it starts on its grid, no late start
+                           states: judged.states,   // the replay reads only the main and render splits: it starts on its grid, no late start
+                           recordedHz: hz)
         }
         if judged.hitchNs > 0 { context.judgedFrames.append((frame, judged)) }
     }
@@ -276,7 +277,7 @@ struct FramePass: AnalysisPass {
         a.refreshRateChanges = refreshChanges
         for (i, rate) in refreshRatesHz.enumerated() {
             let key = Analyzer.rateKey(rate)
-            let everyFrameAtRate = !rateCounts.isEmpty && rateCounts.keys.allSatisfy { abs($0 - rate) <= periodTolerance * rate }
+            let everyFrameAtRate = !rateCounts.isEmpty && rateCounts.keys.allSatisfy { isRecordedRate($0, atRate: rate) }
             if everyFrameAtRate {
                 var figures = a.recorded
                 figures.rateHz = rate

@@ -522,6 +522,106 @@ struct ReplayTimeline: Sendable {
     }
 }
 
+/// A recorded frame rate (rounded to 0.1 Hz) counts as replayed rate `rateHz` within `periodTolerance`:
+/// the analysis reports the recorded figures for a rate every frame was recorded at.
+func isRecordedRate(_ recordedHz: Double, atRate rateHz: Double) -> Bool { abs(recordedHz - rateHz) <= periodTolerance * rateHz }
+
+/// A `ReplayTimeline` whose figures are read only if some frame was recorded at another rate (for a
+/// rate every frame was recorded at, the analysis reports the recorded figures). While every frame so
+/// far is at its rate, what it would replay waits here, and is replayed only when a frame at another
+/// rate comes, `pendingLimit` steps wait (memory stays bounded), or the figures are asked for. So a
+/// trace recorded at one of the replayed rates skips that rate's replay work, unless it is long.
+struct DeferredReplay: Sendable {
+    /// About 9 minutes of frames at 120 Hz; 48 bytes a step (6 MB), plus the thread states of frames with readings.
+    static let pendingLimit = 1 << 17
+
+    let rateHz: Double
+    private let pendingLimit: Int
+    private var timeline: ReplayTimeline
+    private var deferring = true
+
+    /// One frame's replay input; its thread states, when known, in `pendingStates`.
+    private struct PendingFrame: Sendable {
+        var frameID: UInt64
+        var releaseNs: Int64
+        var mainWorkNs: Int64
+        var renderNs: Int64
+        var statesIndex: Int32   // into `pendingStates`, -1 = `FrameStates.unknown`
+        var isInput: Bool
+    }
+    private enum Step: Sendable {
+        case beginRun(Int)
+        case frame(PendingFrame)
+        case endRun(interactionUnionNs: Int64?)
+    }
+    private var pending: [Step] = []
+    private var pendingStates: [FrameStates] = []
+
+    init(rateHz: Double, pendingLimit: Int = Self.pendingLimit) {
+        self.rateHz = rateHz
+        self.pendingLimit = pendingLimit
+        timeline = ReplayTimeline(rateHz: rateHz)
+    }
+
+    mutating func beginRun(_ run: Int) {
+        if deferring { postpone(.beginRun(run)) } else { timeline.beginRun(run) }
+    }
+
+    /// Run starts only label figures: applied at once, in any order with the rest.
+    mutating func resolveRunStart(_ run: Int, runStartNs: Int64) { timeline.resolveRunStart(run, runStartNs: runStartNs) }
+
+    /// Feeds one recorded frame, recorded at `recordedHz`.
+    mutating func add(frameID: UInt64, releaseNs: Int64, isInput: Bool, mainWorkNs: Int64, renderNs: Int64, states: FrameStates,
+                      recordedHz: Double) {
+        if deferring && !isRecordedRate(recordedHz, atRate: rateHz) { stopDeferring() }
+        guard deferring else {
+            timeline.add(frameID: frameID, releaseNs: releaseNs, isInput: isInput, mainWorkNs: mainWorkNs, renderNs: renderNs, states: states)
+            return
+        }
+        var statesIndex: Int32 = -1
+        if states.main != nil || states.render != nil {   // all the replay reads
+            statesIndex = Int32(pendingStates.count)
+            pendingStates.append(states)
+        }
+        postpone(.frame(PendingFrame(frameID: frameID, releaseNs: releaseNs, mainWorkNs: mainWorkNs, renderNs: renderNs,
+                                  statesIndex: statesIndex, isInput: isInput)))
+    }
+
+    mutating func endRun(interactionUnionNs: Int64?) {
+        if deferring { postpone(.endRun(interactionUnionNs: interactionUnionNs)) } else { timeline.endRun(interactionUnionNs: interactionUnionNs) }
+    }
+
+    /// The figures of every run so far (what waits replayed first).
+    func figures(periodMs: Double) -> HitchFigures {
+        var caughtUp = self
+        caughtUp.stopDeferring()
+        return caughtUp.timeline.figures(periodMs: periodMs)
+    }
+
+    private mutating func postpone(_ step: Step) {
+        pending.append(step)
+        if pending.count >= pendingLimit { stopDeferring() }
+    }
+
+    /// Replays what waits, and every later step as it comes.
+    private mutating func stopDeferring() {
+        deferring = false
+        for step in pending {
+            switch step {
+            case .beginRun(let run):
+                timeline.beginRun(run)
+            case .frame(let f):
+                timeline.add(frameID: f.frameID, releaseNs: f.releaseNs, isInput: f.isInput, mainWorkNs: f.mainWorkNs, renderNs: f.renderNs,
+                             states: f.statesIndex < 0 ? .unknown : pendingStates[Int(f.statesIndex)])
+            case .endRun(let union):
+                timeline.endRun(interactionUnionNs: union)
+            }
+        }
+        pending = []
+        pendingStates = []
+    }
+}
+
 /// Assembles frames from their events, which reach the file in per-thread order only: a thread's
 /// buffer is written as a unit, so the render thread's presents may come long before or after the
 /// main thread's begins and commits of the same frames. Frames are joined by id and released in the
