@@ -152,7 +152,8 @@ struct FramePass: AnalysisPass {
             waitingHead += 1
             finalize(&frame, &context)
         }
-        if waitingHead == waiting.count { waiting.removeAll(keepingCapacity: true); waitingHead = 0 }
+        // Emptied only when it held frames: emptying an empty array still replaced its storage.
+        if waitingHead == waiting.count { if waitingHead > 0 { waiting.removeAll(keepingCapacity: true); waitingHead = 0 } }
         else if waitingHead > 1024 && waitingHead * 2 > waiting.count { waiting.removeFirst(waitingHead); waitingHead = 0 }
     }
 
