@@ -726,12 +726,16 @@ struct FrameAssembler: Sendable {
         return finish(local)
     }
 
+    /// Marks the entry judged and moves its record out: the entry keeps only the id, all that is
+    /// read of a done entry (a copy of the record, retained, per frame showed in profiles).
     private mutating func finish(_ local: Int) -> FrameRecord {
         entries[local].done = true
         let id = entries[local].record.frameID
         if slots[slot(id)] == local + removed { slots[slot(id)] = -1 }
         if !overflow.isEmpty, overflow[id] == local + removed { overflow.removeValue(forKey: id) }
-        return entries[local].record
+        var record = FrameRecord(frameID: id)
+        swap(&record, &entries[local].record)
+        return record
     }
 
     /// Drops judged entries from the front, and begin-less ones once too many records wait.
