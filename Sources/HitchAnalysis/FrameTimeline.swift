@@ -532,7 +532,7 @@ func isRecordedRate(_ recordedHz: Double, atRate rateHz: Double) -> Bool { abs(r
 /// rate comes, `pendingLimit` steps wait (memory stays bounded), or the figures are asked for. So a
 /// trace recorded at one of the replayed rates skips that rate's replay work, unless it is long.
 struct DeferredReplay: Sendable {
-    /// About 9 minutes of frames at 120 Hz; 48 bytes a step (6 MB), plus the thread states of frames with readings.
+    /// About 18 minutes of frames at 120 Hz: 40 bytes a step (5 MB), and 144 more for a frame with thread states.
     static let pendingLimit = 1 << 17
 
     let rateHz: Double
