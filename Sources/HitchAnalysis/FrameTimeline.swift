@@ -702,6 +702,9 @@ struct FrameAssembler: Sendable {
         }
     }
 
+    /// Records kept, judged or not, from the first not yet dropped.
+    var keptRecords: Int { entries.count - head }
+
     /// The begin of the oldest frame begun and not yet handed out, if any.
     var oldestPendingBeganNs: Int64? {
         guard beganHead < beganQueue.count else { return nil }
@@ -710,8 +713,7 @@ struct FrameAssembler: Sendable {
 
     /// The next frame to judge, in begin order, if it is final (or `all`: the run ended).
     mutating func nextReady(all: Bool) -> FrameRecord? {
-        defer { compact() }
-        guard beganHead < beganQueue.count else { return nil }
+        guard beganHead < beganQueue.count else { compactIfCrowded(); return nil }
         let local = beganQueue[beganHead] - removed
         let position = entries[local].beganPosition
         let laterBegan = position < beganCount - 1
@@ -721,9 +723,16 @@ struct FrameAssembler: Sendable {
             || (laterBegan && (commitNs != .min || position < committedThrough)
                 && (presentNs != .min || position < presentedThrough))
             || beganCount - position > Self.window
-        guard ready else { return nil }
+        guard ready else { compactIfCrowded(); return nil }
         beganHead += 1
+        defer { compact() }
         return finish(local)
+    }
+
+    /// `compact` when nothing was handed out: only begin-less records can need dropping then (done
+    /// entries and the front trims all follow a frame handed out, and were compacted then).
+    @inline(__always) private mutating func compactIfCrowded() {
+        if entries.count - head > 2 * Self.window { compact() }
     }
 
     /// Marks the entry judged and moves its record out: the entry keeps only the id, all that is

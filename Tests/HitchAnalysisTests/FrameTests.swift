@@ -77,6 +77,23 @@ private let period60: Int64 = 16_666_667
         #expect(deferred.figures(periodMs: 1000 / 120) == figures)
     }
 
+    /// Events of frames whose begin never comes are dropped once twice the window waits, though no
+    /// frame is handed out in between; a frame begun later is still assembled.
+    @Test func framesWithoutABeginAreDroppedPastTwiceTheWindow() {
+        var assembler = FrameAssembler()
+        var mostKept = 0, handedOut = 0
+        for id in 0..<(3 * FrameAssembler.window) {
+            assembler.update(UInt64(id)) { $0.commitNs = Int64(id) }
+            if assembler.nextReady(all: false) != nil { handedOut += 1 }
+            mostKept = max(mostKept, assembler.keptRecords)
+        }
+        #expect(handedOut == 0)
+        #expect(mostKept == 2 * FrameAssembler.window)
+        assembler.update(1 << 40, began: true) { $0.beganNs = 0 }
+        assembler.update(1 << 40) { $0.commitNs = 1 }
+        #expect(assembler.nextReady(all: true)?.frameID == 1 << 40)
+    }
+
     @Test func hitchTimeRatioUsesInteractionTimeAndGradesOnBothScales() throws {
         var b = stallTrace()
         let kind = b.list.intern("scroll")
