@@ -14,6 +14,10 @@ struct FramePass: AnalysisPass {
     private var rateCounts: [Double: Int] = [:]
     /// Frames at the same rate as the previous one, not yet in `rateCounts` (no hashing per frame).
     private var lastRateHz: Double = .nan
+    /// The last frame's period and its rate in Hz (rounded to 0.1): periods repeat frame after
+    /// frame, and the rounding is a libm call.
+    private var lastRatePeriodNs: Int64 = 0
+    private var lastRatePeriodHz: Double = .nan
     private var lastRateRepeats = 0
     private var refreshChanges: [RefreshRateChange] = []
     private var frameSamples: [FrameSample] = []
@@ -193,7 +197,11 @@ struct FramePass: AnalysisPass {
         }
         let judged = judgeRecorded(frame, judge: &recordedJudge, switches: switchHistory)
         recorded.add(judged)
-        let hz = (1e10 / Double(frame.periodNs)).rounded() / 10
+        if frame.periodNs != lastRatePeriodNs {
+            lastRatePeriodNs = frame.periodNs
+            lastRatePeriodHz = (1e10 / Double(frame.periodNs)).rounded() / 10
+        }
+        let hz = lastRatePeriodHz
         if hz == lastRateHz { lastRateRepeats += 1 } else { flushRateCount(); lastRateHz = hz; lastRateRepeats = 1 }
         if previousPeriodNs > 0, abs(Double(frame.periodNs - previousPeriodNs)) > periodTolerance * Double(previousPeriodNs) {
             if refreshChanges.count < 100 {
