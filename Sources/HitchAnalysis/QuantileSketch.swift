@@ -20,11 +20,17 @@ struct QuantileSketch: Sendable {
 
     init() {}
 
+    @inline(__always)
     mutating func add(_ value: Int64) {
         count += 1
         sum += Double(value)
         if value > maximum { maximum = value }
-        if isHistogram { addToHistogram(value); return }
+        if isHistogram { addToHistogram(value) } else { addExact(value) }
+    }
+
+    /// Out of line: a sketch is exact for its first few thousand values only.
+    @inline(never)
+    private mutating func addExact(_ value: Int64) {
         exact.append(value)
         if exact.count > Self.exactLimit {
             isHistogram = true
@@ -35,20 +41,20 @@ struct QuantileSketch: Sendable {
         }
     }
 
+    @inline(__always)
     private mutating func addToHistogram(_ value: Int64) {
-        if value == 0 { zeros += 1; return }
-        let magnitude = value.magnitude
-        let index = Self.bucketIndex(magnitude)
-        if value > 0 { positive[index] &+= 1 } else { negative[index] &+= 1 }
+        if value > 0 { positive[Self.bucketIndex(value.magnitude)] &+= 1 }
+        else if value < 0 { negative[Self.bucketIndex(value.magnitude)] &+= 1 }
+        else { zeros += 1 }
     }
 
+    /// Values below 2 * subBuckets map one to one; above, the top subBucketBits+1 bits are kept,
+    /// each power of two past that taking subBuckets buckets. One formula for both, no branch.
+    @inline(__always)
     static func bucketIndex(_ magnitude: UInt64) -> Int {
-        // Values below subBuckets map one to one; above, keep the top subBucketBits+1 bits.
-        if magnitude < UInt64(subBuckets) { return Int(magnitude) }
-        let exponent = 63 - magnitude.leadingZeroBitCount            // >= subBucketBits
-        let shift = exponent - subBucketBits
-        let mantissa = Int(magnitude >> UInt64(shift)) - subBuckets   // 0 ..< subBuckets
-        return (shift + 1) * subBuckets + mantissa
+        // How far the value's highest bit lies above the subBucketBits+1 bits kept (0 for small values).
+        let shift = Swift.max(0, 63 - subBucketBits - magnitude.leadingZeroBitCount)
+        return shift << subBucketBits + Int(truncatingIfNeeded: magnitude &>> UInt64(shift))
     }
 
     /// The midpoint of a bucket's value range.

@@ -15,15 +15,56 @@ struct StageInstance: Sendable {
 }
 
 struct StageCost: Sendable {
-    private struct Open: Sendable {
+    fileprivate struct Open: Sendable {
         var name: Int32
         var startNs: Int64
         var endNs: Int64          // .max while a begin awaits its end
         var childNs: Int64 = 0
     }
-    private struct ThreadState: Sendable {
+    /// A thread's open stages, innermost last. The innermost is held inline: a stage usually
+    /// finishes before the thread's next one starts, so the array is touched only where stages nest.
+    fileprivate struct OpenStack: Sendable {
+        private var innermost = Open(name: -1, startNs: 0, endNs: 0)   // meaningful while count > 0
+        private var outer: [Open] = []
+        private(set) var count = 0
+
+        var last: Open? { count > 0 ? innermost : nil }
+
+        @inline(__always)
+        mutating func append(_ entry: Open) {
+            if count > 0 { outer.append(innermost) }
+            innermost = entry
+            count += 1
+        }
+
+        @inline(__always)
+        mutating func removeLast() -> Open {
+            let entry = innermost
+            count -= 1
+            if count > 0 { innermost = outer.removeLast() }
+            return entry
+        }
+
+        mutating func popLast() -> Open? { count > 0 ? removeLast() : nil }
+
+        /// Adds a finished stage's time to the innermost open stage when that one encloses it.
+        @inline(__always)
+        mutating func addChild(startNs: Int64, endNs: Int64, durationNs: Int64) -> Bool {
+            guard count > 0, innermost.startNs <= startNs, innermost.endNs >= endNs else { return false }
+            innermost.childNs +|= durationNs
+            return true
+        }
+
+        /// The depth (0 = outermost) of the innermost begin of `name` still awaiting its end.
+        func depthOfOpenBegin(named name: Int32) -> Int? {
+            guard count > 0 else { return nil }
+            if innermost.endNs == .max && innermost.name == name { return count - 1 }
+            return outer.lastIndex(where: { $0.endNs == .max && $0.name == name })
+        }
+    }
+    fileprivate struct ThreadState: Sendable {
         var thread: UInt32 = 0
-        var open: [Open] = []
+        var open = OpenStack()
         /// Finished top-level intervals an end-ordered parent may still adopt (bounded).
         var orphans: [(startNs: Int64, endNs: Int64)] = []
         var isMain = false
@@ -38,97 +79,96 @@ struct StageCost: Sendable {
         var mainTotalNs: Int64 = 0
         var durations = QuantileSketch()
         var threads: [Int32] = []
+        /// The thread name `threads` was last checked for: the same again changes nothing (the list
+        /// only grows, up to its bound), so most instances skip the search.
+        var lastThreadName: Int32 = -1
+    }
+    /// What finishing a stage adds to, apart from its thread: kept beside `threads` so an operation
+    /// can hold a thread's state in place (inside `threads`) and change these at once.
+    fileprivate struct Tally: Sendable {
+        var totals: [Totals] = []          // by NameTable index
+        var mainThreadSelfNs: Int64 = 0
+        var unmatchedEnds = 0
+        var unclosedBegins = 0
     }
 
     private var threads: [ThreadState] = []
-    private(set) var totals: [Totals] = []          // by NameTable index
-    private(set) var mainThreadSelfNs: Int64 = 0
-    private(set) var unmatchedEnds = 0
-    private(set) var unclosedBegins = 0
-    /// Instances finished: the context's published list while the pass works (`withPublished`).
-    private var finished = EventScratch<StageInstance>()
+    private var tally = Tally()
+    var totals: [Totals] { tally.totals }
+    var mainThreadSelfNs: Int64 { tally.mainThreadSelfNs }
+    var unmatchedEnds: Int { tally.unmatchedEnds }
+    var unclosedBegins: Int { tally.unclosedBegins }
 
     mutating func beginRun() {
         threads.removeAll(keepingCapacity: true)
-        finished.removeAll()
     }
 
-    @inline(__always)
-    private mutating func ensureThread(_ raw: Int) {
-        if raw >= threads.count { threads.append(contentsOf: repeatElement(ThreadState(), count: raw + 1 - threads.count)) }
-    }
-
-    /// Keeps a thread's role and name as the dispatcher knows them (a thread may become the main
-    /// thread when it begins the first frame).
-    @inline(__always)
-    mutating func noteThread(_ thread: ThreadID, isMain: Bool, name: Int32) {
-        let raw = Int(thread.rawValue)
-        ensureThread(raw)
-        if threads[raw].isMain != isMain || threads[raw].threadName != name {
-            threads[raw].isMain = isMain
-            threads[raw].threadName = name
-        }
-    }
-
-    /// A thread's role and name as the dispatcher knows them now, applied before an event's work.
+    /// A thread's role and name as the dispatcher knows them now, applied before an event's work
+    /// (a thread may become the main thread when it begins the first frame).
     typealias ThreadNote = (isMain: Bool, name: Int32)
 
-    /// Runs `body` on a thread's state in place, with `threads` moved out of self meanwhile (`body`
-    /// changes the rest of self): one uniqueness check on `threads`, no copy of the state. `note`,
-    /// when given, updates the thread's role and name first (what `noteThread` does, without a
-    /// second access).
-    @inline(__always)
-    private mutating func withThread(_ thread: ThreadID, note: ThreadNote?, _ body: (inout StageCost, inout ThreadState) -> Void) {
-        let raw = Int(thread.rawValue)
-        ensureThread(raw)
-        var states: [ThreadState] = []
-        swap(&states, &threads)
-        states.withUnsafeMutableBufferPointer { states in
-            states[raw].thread = UInt32(raw)
-            if let note { states[raw].isMain = note.isMain; states[raw].threadName = note.name }
-            body(&self, &states[raw])
+    @inline(never)
+    private mutating func addThreads(through raw: Int) {
+        for next in threads.count...raw {
+            var state = ThreadState()
+            state.thread = UInt32(next)
+            threads.append(state)
         }
-        swap(&states, &threads)
     }
 
-    mutating func begin(name: Int32, thread: ThreadID, atNs: Int64, note: ThreadNote? = nil) {
-        withThread(thread, note: note) { cost, state in
-            cost.closeFinished(&state, before: atNs)
+    /// Runs `body` on a thread's state in place, with the tally beside it: one uniqueness check on
+    /// `threads`, no copy of the state. `note`, when given, updates the thread's role and name first.
+    @inline(__always)
+    private mutating func withThread(_ thread: ThreadID, note: ThreadNote?, _ body: (inout Tally, inout ThreadState) -> Void) {
+        let raw = Int(thread.rawValue)
+        if raw >= threads.count { addThreads(through: raw) }
+        threads.withUnsafeMutableBufferPointer { states in
+            if let note { states[raw].isMain = note.isMain; states[raw].threadName = note.name }
+            body(&tally, &states[raw])
+        }
+    }
+
+    mutating func begin(name: Int32, thread: ThreadID, atNs: Int64, note: ThreadNote? = nil, into finished: inout EventScratch<StageInstance>) {
+        withThread(thread, note: note) { tally, state in
+            tally.closeFinished(&state, before: atNs, into: &finished)
             state.open.append(Open(name: name, startNs: atNs, endNs: .max))
             state.lastNs = max(state.lastNs, atNs)
         }
     }
 
-    mutating func end(name: Int32, thread: ThreadID, atNs: Int64, note: ThreadNote? = nil) {
-        withThread(thread, note: note) { cost, state in
-            cost.closeFinished(&state, before: atNs)
+    mutating func end(name: Int32, thread: ThreadID, atNs: Int64, note: ThreadNote? = nil, into finished: inout EventScratch<StageInstance>) {
+        withThread(thread, note: note) { tally, state in
+            tally.closeFinished(&state, before: atNs, into: &finished)
             state.lastNs = max(state.lastNs, atNs)
-            guard let index = state.open.lastIndex(where: { $0.endNs == .max && $0.name == name }) else {
-                cost.unmatchedEnds += 1
+            guard let depth = state.open.depthOfOpenBegin(named: name) else {
+                tally.unmatchedEnds += 1
                 return
             }
             // Begins above the match never got their end: they end here.
-            while state.open.count > index + 1 {
+            while state.open.count > depth + 1 {
                 var dangling = state.open.removeLast()
-                if dangling.endNs == .max { dangling.endNs = atNs; cost.unclosedBegins += 1 }
-                cost.finish(dangling, &state)
+                if dangling.endNs == .max { dangling.endNs = atNs; tally.unclosedBegins += 1 }
+                tally.finish(dangling, &state, into: &finished)
             }
             var entry = state.open.removeLast()
             entry.endNs = max(atNs, entry.startNs)
-            cost.finish(entry, &state)
+            tally.finish(entry, &state, into: &finished)
         }
     }
 
-    mutating func complete(name: Int32, thread: ThreadID, startNs: Int64, endNs: Int64, note: ThreadNote? = nil) {
-        withThread(thread, note: note) { cost, state in
+    /// Inlined into `consume`, its one caller: most events are complete events.
+    @inline(__always)
+    mutating func complete(name: Int32, thread: ThreadID, startNs: Int64, endNs: Int64, note: ThreadNote? = nil,
+                           into finished: inout EventScratch<StageInstance>) {
+        withThread(thread, note: note) { tally, state in
             let end = max(startNs, endNs)
-            cost.closeFinished(&state, before: startNs)
+            tally.closeFinished(&state, before: startNs, into: &finished)
             var entry = Open(name: name, startNs: startNs, endNs: end)
             // Children that arrived first (end-ordered producers): finished entries inside [start, end].
             while let top = state.open.last, top.endNs != .max, top.startNs >= startNs, top.endNs <= end,
                   !(top.startNs == startNs && top.endNs == end) {
                 let child = state.open.removeLast()
-                cost.finish(child, &state, adoptedByNext: true)
+                tally.finish(child, &state, adoptedByNext: true, into: &finished)
                 entry.childNs +|= child.endNs - child.startNs
             }
             while let orphan = state.orphans.last, orphan.startNs >= startNs, orphan.endNs <= end {
@@ -140,69 +180,24 @@ struct StageCost: Sendable {
         }
     }
 
-    /// Pops entries with a known end at or before `t` (nothing that starts at t can be inside them).
-    @inline(__always)
-    private mutating func closeFinished(_ state: inout ThreadState, before t: Int64) {
-        while let top = state.open.last, top.endNs != .max, top.endNs <= t {
-            finish(state.open.removeLast(), &state)
-        }
-    }
-
-    private mutating func finish(_ entry: Open, _ state: inout ThreadState, adoptedByNext: Bool = false) {
-        let duration = entry.endNs - entry.startNs
-        let selfNs = max(0, duration - entry.childNs)
-        if !adoptedByNext {
-            if let parentIndex = state.open.indices.last,
-               state.open[parentIndex].startNs <= entry.startNs,
-               state.open[parentIndex].endNs >= entry.endNs {
-                state.open[parentIndex].childNs +|= duration
-            } else {
-                state.orphans.append((entry.startNs, entry.endNs))
-                if state.orphans.count > 256 { state.orphans.removeFirst(128) }
-            }
-        }
-        let index = Int(entry.name)
-        if index >= totals.count { totals.append(contentsOf: repeatElement(Totals(), count: index + 1 - totals.count)) }
-        let isMain = state.isMain
-        if isMain { mainThreadSelfNs +|= selfNs }
-        Self.account(&totals[index], durationNs: duration, selfNs: selfNs, isMain: isMain, threadName: state.threadName)
-        finished.append(StageInstance(name: entry.name, thread: state.thread, startNs: entry.startNs, endNs: entry.endNs, selfNs: selfNs))
-    }
-
-    /// One finished instance into its stage's totals (one access to the totals array, not one per field).
-    @inline(__always)
-    private static func account(_ t: inout Totals, durationNs: Int64, selfNs: Int64, isMain: Bool, threadName: Int32) {
-        t.count += 1
-        t.totalNs +|= durationNs
-        t.selfNs +|= selfNs
-        t.durations.add(durationNs)
-        if isMain {
-            t.mainSelfNs +|= selfNs
-            t.mainTotalNs +|= durationNs
-        }
-        if threadName >= 0, t.threads.count < 64, !t.threads.contains(threadName) { t.threads.append(threadName) }
-    }
-
     /// An async interval (`Trace.interval` with an `async` body): it may have begun on another
     /// thread, so it does not nest with this thread's stages; its self time was measured per task
     /// by the recorder (docs/METRICS.md "Stages").
-    mutating func asyncInterval(name: Int32, thread: ThreadID, startNs: Int64, endNs: Int64, selfNs: Int64, note: ThreadNote? = nil) {
-        withThread(thread, note: note) { cost, state in
-            let index = Int(name)
-            if index >= cost.totals.count { cost.totals.append(contentsOf: repeatElement(Totals(), count: index + 1 - cost.totals.count)) }
-            if state.isMain { cost.mainThreadSelfNs +|= selfNs }
-            Self.account(&cost.totals[index], durationNs: endNs - startNs, selfNs: selfNs, isMain: state.isMain, threadName: state.threadName)
-            cost.finished.append(StageInstance(name: name, thread: state.thread, startNs: startNs, endNs: endNs, selfNs: selfNs))
+    mutating func asyncInterval(name: Int32, thread: ThreadID, startNs: Int64, endNs: Int64, selfNs: Int64, note: ThreadNote? = nil,
+                                into finished: inout EventScratch<StageInstance>) {
+        withThread(thread, note: note) { tally, state in
+            tally.account(name: name, durationNs: endNs - startNs, selfNs: selfNs, state)
+            finished.append(StageInstance(name: name, thread: state.thread, startNs: startNs, endNs: endNs, selfNs: selfNs))
         }
     }
 
     /// Closes everything still open at the end of a run (begins without an end end at the thread's last event).
-    mutating func endRun() {
+    mutating func endRun(into finished: inout EventScratch<StageInstance>) {
         for raw in threads.indices {
-            withThread(ThreadID(rawValue: UInt32(raw)), note: nil) { cost, state in
+            withThread(ThreadID(rawValue: UInt32(raw)), note: nil) { tally, state in
                 while var entry = state.open.popLast() {
-                    if entry.endNs == .max { entry.endNs = max(entry.startNs, state.lastNs); cost.unclosedBegins += 1 }
-                    cost.finish(entry, &state)
+                    if entry.endNs == .max { entry.endNs = max(entry.startNs, state.lastNs); tally.unclosedBegins += 1 }
+                    tally.finish(entry, &state, into: &finished)
                 }
             }
         }
@@ -233,6 +228,54 @@ struct StageCost: Sendable {
     }
 }
 
+extension StageCost.Tally {
+    /// Pops entries with a known end at or before `t` (nothing that starts at t can be inside them).
+    @inline(__always)
+    mutating func closeFinished(_ state: inout StageCost.ThreadState, before t: Int64, into finished: inout EventScratch<StageInstance>) {
+        while let top = state.open.last, top.endNs != .max, top.endNs <= t {
+            finish(state.open.removeLast(), &state, into: &finished)
+        }
+    }
+
+    mutating func finish(_ entry: StageCost.Open, _ state: inout StageCost.ThreadState, adoptedByNext: Bool = false,
+                         into finished: inout EventScratch<StageInstance>) {
+        let duration = entry.endNs - entry.startNs
+        let selfNs = max(0, duration - entry.childNs)
+        if !adoptedByNext && !state.open.addChild(startNs: entry.startNs, endNs: entry.endNs, durationNs: duration) {
+            state.orphans.append((entry.startNs, entry.endNs))
+            if state.orphans.count > 256 { state.orphans.removeFirst(128) }
+        }
+        account(name: entry.name, durationNs: duration, selfNs: selfNs, state)
+        finished.append(StageInstance(name: entry.name, thread: state.thread, startNs: entry.startNs, endNs: entry.endNs, selfNs: selfNs))
+    }
+
+    /// One finished instance into its stage's totals (one access to the totals array, not one per field).
+    @inline(__always)
+    mutating func account(name: Int32, durationNs: Int64, selfNs: Int64, _ state: StageCost.ThreadState) {
+        let index = Int(name)
+        if index >= totals.count { totals.append(contentsOf: repeatElement(StageCost.Totals(), count: index + 1 - totals.count)) }
+        let isMain = state.isMain, threadName = state.threadName
+        if isMain { mainThreadSelfNs +|= selfNs }
+        Self.account(&totals[index], durationNs: durationNs, selfNs: selfNs, isMain: isMain, threadName: threadName)
+    }
+
+    @inline(__always)
+    private static func account(_ t: inout StageCost.Totals, durationNs: Int64, selfNs: Int64, isMain: Bool, threadName: Int32) {
+        t.count += 1
+        t.totalNs +|= durationNs
+        t.selfNs +|= selfNs
+        t.durations.add(durationNs)
+        if isMain {
+            t.mainSelfNs +|= selfNs
+            t.mainTotalNs +|= durationNs
+        }
+        if threadName >= 0, threadName != t.lastThreadName {
+            t.lastThreadName = threadName
+            if t.threads.count < 64, !t.threads.contains(threadName) { t.threads.append(threadName) }
+        }
+    }
+}
+
 extension StageCost: AnalysisPass {
     static var reads: PayloadKinds { .intervals }
 
@@ -242,18 +285,18 @@ extension StageCost: AnalysisPass {
         let raw = Int(resolved.thread.rawValue)
         // The thread's role and name are applied inside the operation's one access to its state.
         let note: ThreadNote = (resolved.role == .main, raw < context.threadNameIndex.count ? context.threadNameIndex[raw] : -1)
-        swap(&finished, &context.finishedStages)
-        defer { swap(&finished, &context.finishedStages) }
         switch event.payload {
-        case .intervalComplete: complete(name: resolved.name, thread: resolved.thread, startNs: resolved.startNs, endNs: resolved.endNs, note: note)
-        case .intervalBegin: begin(name: resolved.name, thread: resolved.thread, atNs: resolved.startNs, note: note)
-        case .intervalEnd: end(name: resolved.name, thread: resolved.thread, atNs: resolved.startNs, note: note)
+        case .intervalComplete:
+            complete(name: resolved.name, thread: resolved.thread, startNs: resolved.startNs, endNs: resolved.endNs, note: note,
+                     into: &context.finishedStages)
+        case .intervalBegin: begin(name: resolved.name, thread: resolved.thread, atNs: resolved.startNs, note: note, into: &context.finishedStages)
+        case .intervalEnd: end(name: resolved.name, thread: resolved.thread, atNs: resolved.startNs, note: note, into: &context.finishedStages)
         case .asyncIntervalEnd(let interval) where interval.durationNs >= 0:
             // Only the recorder's async intervals carry their duration and per-task self time.
             asyncInterval(name: resolved.name, thread: resolved.thread, startNs: resolved.startNs, endNs: resolved.endNs,
-                          selfNs: min(max(0, interval.selfNs), resolved.endNs - resolved.startNs), note: note)
+                          selfNs: min(max(0, interval.selfNs), resolved.endNs - resolved.startNs), note: note, into: &context.finishedStages)
         default:
-            noteThread(resolved.thread, isMain: note.isMain, name: note.name)
+            withThread(resolved.thread, note: note) { _, _ in }
         }
     }
 
@@ -261,9 +304,7 @@ extension StageCost: AnalysisPass {
         for raw in threads.indices {
             threads[raw].isMain = context.roles[UInt32(raw)] == .main
         }
-        swap(&finished, &context.finishedStages)
-        endRun()
-        swap(&finished, &context.finishedStages)
+        endRun(into: &context.finishedStages)
     }
 
     func contribute(to a: inout Analysis, _ context: PassContext) {

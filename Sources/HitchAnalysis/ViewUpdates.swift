@@ -14,11 +14,17 @@ struct ViewUpdates: Sendable {
     private var layoutNs: Int64 = 0
     private var layoutMaxNs: Int64 = 0
 
-    mutating func body(viewType: Int32, startNs: Int64, endNs: Int64) {
-        let index = Int(viewType)
-        if index >= totals.count { totals.append(contentsOf: repeatElement(Totals(), count: index + 1 - totals.count)) }
-        let duration = max(0, endNs - startNs)
-        Self.account(&totals[index], durationNs: duration)
+    /// Body evaluations into their view types' totals. Done in batches, over the evaluations this
+    /// pass published: one uniqueness check on the totals per batch, not one per evaluation.
+    mutating func account(_ bodies: UnsafeBufferPointer<BodyInstance>) {
+        guard !bodies.isEmpty else { return }
+        var typeCount = totals.count
+        for b in bodies where Int(b.viewType) >= typeCount { typeCount = Int(b.viewType) + 1 }
+        if typeCount > totals.count { totals.append(contentsOf: repeatElement(Totals(), count: typeCount - totals.count)) }
+        totals.withUnsafeMutableBufferPointer { totals in
+            // Published bodies end no earlier than they start; view types are NameTable indexes (>= 0).
+            for b in bodies { Self.account(&totals[Int(b.viewType)], durationNs: b.endNs - b.startNs) }
+        }
     }
 
     @inline(__always)
@@ -63,12 +69,13 @@ struct ViewUpdates: Sendable {
 }
 
 extension ViewUpdates: AnalysisPass {
-    static var reads: PayloadKinds { [.body, .layoutPass] }
+    /// Its own published bodies (`account`), besides the events.
+    static var reads: PayloadKinds { [.body, .layoutPass, .publishedBody] }
 
     mutating func consume(_ event: inout TraceEvent, _ resolved: PassEvent, _ context: inout PassContext) {
         switch event.payload {
         case .bodyEvaluation:
-            body(viewType: resolved.name, startNs: resolved.startNs, endNs: resolved.endNs)
+            // Counted when handed over (`takePublished`), with the batch.
             context.bodies.append(BodyInstance(viewType: resolved.name, thread: resolved.thread.rawValue,
                                                startNs: resolved.startNs, endNs: max(resolved.startNs, resolved.endNs)))
         case .layoutPass(_, let viewCount):
@@ -76,6 +83,15 @@ extension ViewUpdates: AnalysisPass {
         default:
             break
         }
+    }
+
+    mutating func takePublished(_ context: inout PassContext) {
+        context.bodies.withElements { account($0) }
+    }
+
+    /// The bodies published since the last batch.
+    mutating func endRun(_ context: inout PassContext) {
+        takePublished(&context)
     }
 
     func contribute(to a: inout Analysis, _ context: PassContext) {
