@@ -9,7 +9,7 @@ struct FramePass: AnalysisPass {
 
     private let refreshRatesHz: [Double]
     private var recorded = HitchAccumulator(source: .recorded, rateHz: 0)
-    private var replays: [DeferredReplay]
+    private var replays: [ReplayTimeline]
     private var recordedJudge = LatenessJudge()
     private var rateCounts: [Double: Int] = [:]
     /// Frames at the same rate as the previous one, not yet in `rateCounts` (no hashing per frame).
@@ -57,7 +57,7 @@ struct FramePass: AnalysisPass {
 
     init(options: AnalyzerOptions) {
         refreshRatesHz = options.refreshRatesHz
-        replays = options.refreshRatesHz.map { DeferredReplay(rateHz: $0) }
+        replays = options.refreshRatesHz.map { ReplayTimeline(rateHz: $0) }
     }
 
     mutating func beginRun(_ context: inout PassContext) {
@@ -245,8 +245,7 @@ struct FramePass: AnalysisPass {
         for i in replays.indices {
             replays[i].add(frameID: frame.frameID, releaseNs: release, isInput: isInput,
                            mainWorkNs: judged.mainWorkNs, renderNs: replayRenderNs,
-                           states: judged.states,   // the replay reads only the main and render splits: it starts on its grid, no late start
-                           recordedHz: hz)
+                           states: judged.states)   // the replay reads only the main and render splits: it starts on its grid, no late start
         }
         if judged.hitchNs > 0 { context.judgedFrames.append((frame, judged)) }
     }
@@ -286,7 +285,7 @@ struct FramePass: AnalysisPass {
         a.refreshRateChanges = refreshChanges
         for (i, rate) in refreshRatesHz.enumerated() {
             let key = Analyzer.rateKey(rate)
-            let everyFrameAtRate = !rateCounts.isEmpty && rateCounts.keys.allSatisfy { isRecordedRate($0, atRate: rate) }
+            let everyFrameAtRate = !rateCounts.isEmpty && rateCounts.keys.allSatisfy { abs($0 - rate) <= periodTolerance * rate }
             if everyFrameAtRate {
                 var figures = a.recorded
                 figures.rateHz = rate

@@ -46,37 +46,6 @@ private let period60: Int64 = 16_666_667
         #expect(hitches.filter { $0 > 0 } == [period120])
     }
 
-    /// A deferred replay gives its timeline's figures whether it replayed the frames as they came
-    /// (after a frame at another rate), once its waiting list filled, or only when asked; over two
-    /// runs, the second continuing the first's timeline.
-    @Test(arguments: [(otherRateFrame: -1, pendingLimit: DeferredReplay.pendingLimit),
-                      (otherRateFrame: 25, pendingLimit: DeferredReplay.pendingLimit),
-                      (otherRateFrame: -1, pendingLimit: 40)])
-    func deferredReplayGivesTheReplaysFigures(otherRateFrame: Int, pendingLimit: Int) {
-        var direct = ReplayTimeline(rateHz: 120)
-        var deferred = DeferredReplay(rateHz: 120, pendingLimit: pendingLimit)
-        for run in 0..<2 {
-            direct.beginRun(run)
-            deferred.beginRun(run)
-            for id in 0..<60 {
-                let frame = run * 60 + id
-                let work = id % 17 == 6 ? 9 * ms : 1 * ms
-                let states = id % 2 == 0 ? FrameStates(main: StateSplit(runningNs: work / 2, blockedNs: work / 2), render: nil) : .unknown
-                direct.add(frameID: UInt64(frame), releaseNs: Int64(frame) * period120, isInput: id % 5 == 0, mainWorkNs: work,
-                           renderNs: ms, states: states)
-                deferred.add(frameID: UInt64(frame), releaseNs: Int64(frame) * period120, isInput: id % 5 == 0, mainWorkNs: work,
-                             renderNs: ms, states: states, recordedHz: frame == otherRateFrame ? 60 : 120)
-            }
-            direct.resolveRunStart(run, runStartNs: Int64(run * 60) * period120)
-            deferred.resolveRunStart(run, runStartNs: Int64(run * 60) * period120)
-            direct.endRun(interactionUnionNs: run == 0 ? 300 * ms : nil)
-            deferred.endRun(interactionUnionNs: run == 0 ? 300 * ms : nil)
-        }
-        let figures = direct.figures(periodMs: 1000 / 120)
-        #expect(figures.frameCount > 0 && figures.hitchCount > 0)
-        #expect(deferred.figures(periodMs: 1000 / 120) == figures)
-    }
-
     /// Events of frames whose begin never comes are dropped once twice the window waits, though no
     /// frame is handed out in between; a frame begun later is still assembled.
     @Test func framesWithoutABeginAreDroppedPastTwiceTheWindow() {
