@@ -14,6 +14,10 @@ struct FramePass: AnalysisPass {
     private var rateCounts: [Double: Int] = [:]
     /// Frames at the same rate as the previous one, not yet in `rateCounts` (no hashing per frame).
     private var lastRateHz: Double = .nan
+    /// The last frame's period and its rate in Hz (rounded to 0.1): periods repeat frame after
+    /// frame, and the rounding is a libm call.
+    private var lastRatePeriodNs: Int64 = 0
+    private var lastRatePeriodHz: Double = .nan
     private var lastRateRepeats = 0
     private var refreshChanges: [RefreshRateChange] = []
     private var frameSamples: [FrameSample] = []
@@ -152,7 +156,8 @@ struct FramePass: AnalysisPass {
             waitingHead += 1
             finalize(&frame, &context)
         }
-        if waitingHead == waiting.count { waiting.removeAll(keepingCapacity: true); waitingHead = 0 }
+        // Emptied only when it held frames: emptying an empty array still replaced its storage.
+        if waitingHead == waiting.count { if waitingHead > 0 { waiting.removeAll(keepingCapacity: true); waitingHead = 0 } }
         else if waitingHead > 1024 && waitingHead * 2 > waiting.count { waiting.removeFirst(waitingHead); waitingHead = 0 }
     }
 
@@ -186,12 +191,17 @@ struct FramePass: AnalysisPass {
                                                                       to: frame.readings.renderBegan.atNs, switches: switchHistory)
         }
         runFrames += 1
-        guard let judged = judgeRecorded(frame, judge: &recordedJudge, switches: switchHistory) else {
+        guard frame.isJudgeable else {
             recorded.addUnjudged()
             return
         }
+        let judged = judgeRecorded(frame, judge: &recordedJudge, switches: switchHistory)
         recorded.add(judged)
-        let hz = (1e10 / Double(frame.periodNs)).rounded() / 10
+        if frame.periodNs != lastRatePeriodNs {
+            lastRatePeriodNs = frame.periodNs
+            lastRatePeriodHz = (1e10 / Double(frame.periodNs)).rounded() / 10
+        }
+        let hz = lastRatePeriodHz
         if hz == lastRateHz { lastRateRepeats += 1 } else { flushRateCount(); lastRateHz = hz; lastRateRepeats = 1 }
         if previousPeriodNs > 0, abs(Double(frame.periodNs - previousPeriodNs)) > periodTolerance * Double(previousPeriodNs) {
             if refreshChanges.count < 100 {
@@ -235,7 +245,7 @@ struct FramePass: AnalysisPass {
         for i in replays.indices {
             replays[i].add(frameID: frame.frameID, releaseNs: release, isInput: isInput,
                            mainWorkNs: judged.mainWorkNs, renderNs: replayRenderNs,
-                           states: FrameStates(main: judged.mainStates, render: judged.renderStates))   // the replay starts on its grid: no late start
+                           states: judged.states)   // the replay reads only the main and render splits: it starts on its grid, no late start
         }
         if judged.hitchNs > 0 { context.judgedFrames.append((frame, judged)) }
     }

@@ -26,6 +26,8 @@ struct FrameRecord: Sendable {
 
     var hasBegan: Bool { beganNs != .min }
     var hasCommit: Bool { commitNs != .min }
+    /// Whether `judgeRecorded` can judge the frame: it began, committed and has a period.
+    var isJudgeable: Bool { hasBegan && hasCommit && periodNs > 0 }
 
     /// Whether any reading was recorded (without one, `readings` is all absent: callers skip it).
     var hasReadings: Bool { readingsBox != nil }
@@ -74,6 +76,10 @@ struct JudgedFrame: Sendable {
     var renderStates: StateSplit? { states.render }
     var frameTimeNs: Int64 { mainWorkNs + renderNs }
     var overrunNs: Int64 { actualNs - expectedNs }
+
+    /// All zero: what storage frames are judged into starts as (`ReplayModel.completed`).
+    static let zero = JudgedFrame(frameID: 0, startNs: 0, periodNs: 0, mainWorkNs: 0, renderNs: 0, commitNs: 0, renderEndNs: 0,
+                                  expectedNs: 0, actualNs: 0, hitchNs: 0, latencyNs: 0, kind: .none)
 }
 
 /// Smallest t' = anchor + k * period with t' >= t (k may be negative).
@@ -122,9 +128,9 @@ struct LatenessJudge: Sendable {
     }
 }
 
-/// Judges recorded frames on their own recorded grid (vsync + k * period).
-func judgeRecorded(_ frame: FrameRecord, judge: inout LatenessJudge, switches: SwitchHistory = SwitchHistory()) -> JudgedFrame? {
-    guard frame.hasBegan, frame.hasCommit, frame.periodNs > 0 else { return nil }
+/// Judges a recorded frame (`isJudgeable`) on its own recorded grid (vsync + k * period). Not an
+/// Optional: the frame is built in the caller's storage, where an Optional's payload was copied out.
+func judgeRecorded(_ frame: FrameRecord, judge: inout LatenessJudge, switches: SwitchHistory) -> JudgedFrame {
     let period = frame.periodNs
     let expected = frame.targetNs + period
     let renderStart = vsyncAtOrAfter(frame.commitNs, anchor: frame.vsyncNs, period: period)
@@ -174,6 +180,8 @@ struct HitchAccumulator: Sendable {
     private var overruns = QuantileSketch()
     private var slowFrames = 0, frozenFrames = 0
     private var unjudged = 0
+    /// `HitchCause.allCases` once: the synthesized property builds a new array at every call.
+    private static let causes = HitchCause.allCases
     private var causeCounts = [Int](repeating: 0, count: HitchCause.allCases.count)
     private var causeNs = [Int64](repeating: 0, count: HitchCause.allCases.count)
     private var framesWithStates = 0
@@ -242,7 +250,7 @@ struct HitchAccumulator: Sendable {
         longestHitchNs = max(longestHitchNs, frame.hitchNs)
         if frame.kind == .commit { commitHitchCount += 1; commitHitchNs +|= frame.hitchNs }
         else { renderHitchCount += 1; renderHitchNs +|= frame.hitchNs }
-        let cause = HitchCause.allCases.firstIndex(of: frame.cause) ?? 0
+        let cause = Self.causes.firstIndex(of: frame.cause) ?? 0
         causeCounts[cause] += 1
         causeNs[cause] +|= frame.hitchNs
         // Sliding one-second window ending at this hitch's present.
@@ -347,6 +355,9 @@ struct ReplayModel: Sendable {
     // on-CPU work, so a backlog that waits built up is not carried into later frames' causes.
     private var counterfactualMainFreeNs: Int64 = .min
     private var counterfactualRenderFreeNs: Int64 = .min
+    /// The replayed frame the last `add` or `finish` that returned true completed. Kept here and read
+    /// in place: returning it as an Optional copied the whole frame at every level.
+    private(set) var completed = JudgedFrame.zero
 
     init(rateHz: Double) {
         // The CLI accepts 1...1000 Hz; anything else (a library caller) is clamped to a usable period.
@@ -363,14 +374,15 @@ struct ReplayModel: Sendable {
         counterfactualMainFreeNs = .min; counterfactualRenderFreeNs = .min
     }
 
-    /// Feeds one recorded frame (in begin order); returns a replayed frame when one completes.
+    /// Feeds one recorded frame (in begin order); returns whether a replayed frame completed (`completed`).
     mutating func add(frameID: UInt64, releaseNs: Int64, isInput: Bool, mainWorkNs: Int64, renderNs: Int64,
-                      states: FrameStates = .unknown) -> JudgedFrame? {
+                      states: FrameStates = .unknown) -> Bool {
         if anchorNs == .min { anchorNs = releaseNs }
         lastReleaseNs = max(lastReleaseNs, releaseNs)
-        var emitted: JudgedFrame?
+        var emitted = false
         if groupOpen && releaseNs > groupStartNs {
-            emitted = closeGroup()
+            closeGroup()
+            emitted = true
         }
         if !groupOpen {
             groupOpen = true
@@ -394,10 +406,14 @@ struct ReplayModel: Sendable {
         return emitted
     }
 
-    /// Completes the open group (the end of a timeline).
-    mutating func finish() -> JudgedFrame? { groupOpen ? closeGroup() : nil }
+    /// Completes the open group (the end of a timeline); returns whether there was one (`completed`).
+    mutating func finish() -> Bool {
+        guard groupOpen else { return false }
+        closeGroup()
+        return true
+    }
 
-    private mutating func closeGroup() -> JudgedFrame {
+    private mutating func closeGroup() {
         groupOpen = false
         // Clamped so a hostile trace's absurd work cannot push the grid past Int64 over many groups.
         let inputLeads = groupHasInput && groupInputWorkNs >= groupAnimationWorkNs
@@ -415,10 +431,10 @@ struct ReplayModel: Sendable {
         let expected = target + periodNs
         let (hitch, latency) = judge.judge(latenessNs: actual - expected, periodNs: periodNs)
         let kind: JudgedFrame.Kind = hitch > 0 ? (commit > target ? .commit : .render) : (latency > 0 ? .latency : .none)
-        var judged = JudgedFrame(frameID: groupFrameID, startNs: start, periodNs: periodNs, mainWorkNs: work,
-                                 renderNs: groupRenderNs, commitNs: commit, renderEndNs: renderEnd,
-                                 expectedNs: expected, actualNs: actual, hitchNs: hitch, latencyNs: latency, kind: kind)
-        judged.states = states
+        completed = JudgedFrame(frameID: groupFrameID, startNs: start, periodNs: periodNs, mainWorkNs: work,
+                                renderNs: groupRenderNs, commitNs: commit, renderEndNs: renderEnd,
+                                expectedNs: expected, actualNs: actual, hitchNs: hitch, latencyNs: latency, kind: kind)
+        completed.states = states
         // The counterfactual frame: released as this one, started when the counterfactual main
         // thread is free, doing only its on-CPU work on both threads.
         let cfStart = vsyncAtOrAfter(max(groupReleaseNs, counterfactualMainFreeNs), anchor: anchorNs, period: periodNs)
@@ -430,8 +446,7 @@ struct ReplayModel: Sendable {
         let cfActual = cfRenderStart + max(1, (cfRenderNs + periodNs - 1) / periodNs) * periodNs
         // Judged with the real frame's triple-buffering allowance (lateness - hitch).
         let cfHitch = (cfActual - (cfStart + 2 * periodNs)) - ((actual - expected) - hitch)
-        judged.cause = HitchCauseRule.cause(hitchNs: hitch, counterfactualHitchNs: cfHitch, states: states)
-        return judged
+        completed.cause = HitchCauseRule.cause(hitchNs: hitch, counterfactualHitchNs: cfHitch, states: states)
     }
 }
 
@@ -477,9 +492,8 @@ struct ReplayTimeline: Sendable {
                 figures.beginRun(run)
             }
         }
-        if let frame = model.add(frameID: frameID, releaseNs: releaseNs, isInput: isInput, mainWorkNs: mainWorkNs, renderNs: renderNs,
-                                 states: states) {
-            figures.add(frame)
+        if model.add(frameID: frameID, releaseNs: releaseNs, isInput: isInput, mainWorkNs: mainWorkNs, renderNs: renderNs, states: states) {
+            figures.add(model.completed)
         }
     }
 
@@ -495,7 +509,7 @@ struct ReplayTimeline: Sendable {
     }
 
     private mutating func close(_ pending: PendingRun) {
-        if let last = model.finish() { figures.add(last) }
+        if model.finish() { figures.add(model.completed) }
         figures.endRun(interactionUnionNs: pending.interactionUnionNs)
         model.reset()
     }
@@ -588,6 +602,9 @@ struct FrameAssembler: Sendable {
         }
     }
 
+    /// Records kept, judged or not, from the first not yet dropped.
+    var keptRecords: Int { entries.count - head }
+
     /// The begin of the oldest frame begun and not yet handed out, if any.
     var oldestPendingBeganNs: Int64? {
         guard beganHead < beganQueue.count else { return nil }
@@ -596,8 +613,7 @@ struct FrameAssembler: Sendable {
 
     /// The next frame to judge, in begin order, if it is final (or `all`: the run ended).
     mutating func nextReady(all: Bool) -> FrameRecord? {
-        defer { compact() }
-        guard beganHead < beganQueue.count else { return nil }
+        guard beganHead < beganQueue.count else { compactIfCrowded(); return nil }
         let local = beganQueue[beganHead] - removed
         let position = entries[local].beganPosition
         let laterBegan = position < beganCount - 1
@@ -607,17 +623,28 @@ struct FrameAssembler: Sendable {
             || (laterBegan && (commitNs != .min || position < committedThrough)
                 && (presentNs != .min || position < presentedThrough))
             || beganCount - position > Self.window
-        guard ready else { return nil }
+        guard ready else { compactIfCrowded(); return nil }
         beganHead += 1
+        defer { compact() }
         return finish(local)
     }
 
+    /// `compact` when nothing was handed out: only begin-less records can need dropping then (done
+    /// entries and the front trims all follow a frame handed out, and were compacted then).
+    @inline(__always) private mutating func compactIfCrowded() {
+        if entries.count - head > 2 * Self.window { compact() }
+    }
+
+    /// Marks the entry judged and moves its record out: the entry keeps only the id, all that is
+    /// read of a done entry (a copy of the record, retained, per frame showed in profiles).
     private mutating func finish(_ local: Int) -> FrameRecord {
         entries[local].done = true
         let id = entries[local].record.frameID
         if slots[slot(id)] == local + removed { slots[slot(id)] = -1 }
         if !overflow.isEmpty, overflow[id] == local + removed { overflow.removeValue(forKey: id) }
-        return entries[local].record
+        var record = FrameRecord(frameID: id)
+        swap(&record, &entries[local].record)
+        return record
     }
 
     /// Drops judged entries from the front, and begin-less ones once too many records wait.

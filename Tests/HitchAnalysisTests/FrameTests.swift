@@ -38,12 +38,29 @@ private let period60: Int64 = 16_666_667
         var hitches: [Int64] = []
         for id in 0..<24 {
             let work = id == 6 ? 9 * ms : 1 * ms
-            if let f = replay.add(frameID: UInt64(id), releaseNs: Int64(id) * period120, isInput: false, mainWorkNs: work, renderNs: ms) {
-                hitches.append(f.hitchNs)
+            if replay.add(frameID: UInt64(id), releaseNs: Int64(id) * period120, isInput: false, mainWorkNs: work, renderNs: ms) {
+                hitches.append(replay.completed.hitchNs)
             }
         }
-        if let f = replay.finish() { hitches.append(f.hitchNs) }
+        if replay.finish() { hitches.append(replay.completed.hitchNs) }
         #expect(hitches.filter { $0 > 0 } == [period120])
+    }
+
+    /// Events of frames whose begin never comes are dropped once twice the window waits, though no
+    /// frame is handed out in between; a frame begun later is still assembled.
+    @Test func framesWithoutABeginAreDroppedPastTwiceTheWindow() {
+        var assembler = FrameAssembler()
+        var mostKept = 0, handedOut = 0
+        for id in 0..<(3 * FrameAssembler.window) {
+            assembler.update(UInt64(id)) { $0.commitNs = Int64(id) }
+            if assembler.nextReady(all: false) != nil { handedOut += 1 }
+            mostKept = max(mostKept, assembler.keptRecords)
+        }
+        #expect(handedOut == 0)
+        #expect(mostKept == 2 * FrameAssembler.window)
+        assembler.update(1 << 40, began: true) { $0.beganNs = 0 }
+        assembler.update(1 << 40) { $0.commitNs = 1 }
+        #expect(assembler.nextReady(all: true)?.frameID == 1 << 40)
     }
 
     @Test func hitchTimeRatioUsesInteractionTimeAndGradesOnBothScales() throws {
