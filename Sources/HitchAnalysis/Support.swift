@@ -187,6 +187,11 @@ extension FixedWidthInteger {
         return overflow ? (other < 0 ? .max : .min) : difference
     }
 
+    /// `self * other`, stuck at the ends of the type instead of trapping (hostile counters).
+    @inline(__always) func multipliedSaturated(by other: Self) -> Self {
+        let (product, overflow) = multipliedReportingOverflow(by: other)
+        return overflow ? ((self < 0) != (other < 0) ? .min : .max) : product
+    }
 }
 
 extension Int64 {

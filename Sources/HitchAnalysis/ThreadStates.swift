@@ -415,8 +415,8 @@ struct ThreadStatePass: AnalysisPass {
                 }
                 let cpus = max(1, b.cpus)
                 if a.stealNs >= 0 && b.stealNs >= 0 { w.stealNs +|= share(b.stealNs - a.stealNs) / cpus }
-                if a.pressureUs >= 0 && b.pressureUs >= 0 { w.pressureNs +|= share(b.pressureUs - a.pressureUs) * 1000 }
-                if a.throttledUs >= 0 && b.throttledUs >= 0 { w.throttledNs +|= share(b.throttledUs - a.throttledUs) * 1000 / cpus }
+                if a.pressureUs >= 0 && b.pressureUs >= 0 { w.pressureNs +|= share(b.pressureUs - a.pressureUs).multipliedSaturated(by: 1000) }
+                if a.throttledUs >= 0 && b.throttledUs >= 0 { w.throttledNs +|= share(b.throttledUs - a.throttledUs).multipliedSaturated(by: 1000) / cpus }
             }
             i += 1
         }

@@ -54,6 +54,17 @@ import Testing
                 list.append(end, main, .interactionEnd(kind: list.intern("scroll")))
                 list.append(end, main, .droppedEvents(count: .max))
                 list.append(end, main, .droppedEvents(count: .max))
+                // Scheduler counters at both ends of their range (the fuzzer found a pressure
+                // reading whose microseconds overflowed when scaled to nanoseconds).
+                for (at, value) in [(start, Int64(0)), (end, Int64.max), (end, Int64.min), (start, Int64.max)] {
+                    list.append(at, main, .threadState(ThreadStateReading(frameID: 1, phase: value == 0 ? .frameBegan : .committed, cpuNs: value,
+                                                                          runnableWaitNs: value, voluntarySwitches: value, involuntarySwitches: value)))
+                    list.append(at, render, .threadState(ThreadStateReading(frameID: 1, phase: value == 0 ? .renderBegan : .renderEnded, cpuNs: value,
+                                                                            runnableWaitNs: value, voluntarySwitches: value, involuntarySwitches: value)))
+                    list.append(at, main, .machineState(MachineStateReading(stealNs: value, cpuPressureSomeUs: value, cgroupThrottledUs: value,
+                                                                            onlineCPUs: value == 0 ? 0 : (value > 0 ? .max : .min))))
+                    list.append(at, main, .schedSwitch(SchedSwitch(direction: value > 0 ? .switchedOut : .switchedIn, preempted: value < 0)))
+                }
                 guard let analysis = try? Analyzer.analyze([list], options: AnalyzerOptions(refreshRatesHz: [60, 120, 1000])) else { continue }
                 _ = try JSONEncoder().encode(analysis)
             }
