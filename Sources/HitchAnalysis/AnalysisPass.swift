@@ -96,24 +96,18 @@ struct PassContext: Sendable {
     var frameWindowsFromNs: Int64 = .min
 
     // Published, in order, and handed to the passes that read them (`takePublished`) in batches:
-    // after an event that judged frames (the instances published before them first), that moved
-    // `frameWindowsFromNs`, or that filled a batch, and at the end of a run. A pass called every
-    // event for every instance cost more than what it did with them.
+    // after an event that judged frames (the instances published before them first) or that filled
+    // a batch, and at the end of a run. A pass called every event for every instance cost more than
+    // what it did with them.
     var finishedStages = EventScratch<StageInstance>()
     var bodies = EventScratch<BodyInstance>()
     var mainThreadSamples = EventScratch<SampleInstance>()
     /// Judged hitching frames: handed over in the event that judged them.
     var judgedFrames = EventScratch<(FrameRecord, JudgedFrame)>()
-    /// The `frameWindowsFromNs` the instances being handed over were published under (every one:
-    /// a move of it hands them over).
-    var instancesHorizonNs: Int64 = .min
     /// Instances held before they are handed over (a power of two: `publishedAreDue`).
     static let publishedBatch = 256
 
     init(options: AnalyzerOptions) { self.options = options }
-
-    @inline(__always)
-    var hasPublishedInstances: Bool { !finishedStages.isEmpty || !bodies.isEmpty || !mainThreadSamples.isEmpty }
 
     /// Whether the readers of what was published are due now (at the end of an event): a judged frame,
     /// or a full batch. One compare per event: the batch is a power of two, so a count reaches it exactly
@@ -222,8 +216,6 @@ struct AnalysisPasses: Sendable {
     /// each case's `Pass.reads` checks fold at compile time: a case calls exactly its readers.
     @inline(__always)
     mutating func consume(_ event: inout TraceEvent, _ resolved: PassEvent, _ context: inout PassContext) {
-        // Frame events publish no instances: every instance held was published under this horizon.
-        let horizonNs = context.frameWindowsFromNs
         switch event.payload.passKind {
         case .intervals: consume(IntervalsKind.self, &event, resolved, &context)
         case .instant: consume(InstantKind.self, &event, resolved, &context)
@@ -242,9 +234,7 @@ struct AnalysisPasses: Sendable {
         case .schedSwitch: consume(SchedSwitchKind.self, &event, resolved, &context)
         case let kind: assert(kind.isEmpty, "a payload kind without a case in AnalysisPasses.consume")
         }
-        if context.publishedAreDue || (context.frameWindowsFromNs != horizonNs && context.hasPublishedInstances) {
-            handOverPublished(&context, instancesHorizonNs: horizonNs)
-        }
+        if context.publishedAreDue { handOverPublished(&context) }
     }
 
     /// One kind's readers, in registration order.
@@ -261,8 +251,7 @@ struct AnalysisPasses: Sendable {
 
     /// Out of the per-event path: once per batch.
     @inline(never)
-    mutating func handOverPublished(_ context: inout PassContext, instancesHorizonNs: Int64) {
-        context.instancesHorizonNs = instancesHorizonNs
+    mutating func handOverPublished(_ context: inout PassContext) {
         withUnsafeMutablePointer(to: &context) { context in
             var visitor = TakePublished(context: context)
             visit(&visitor)

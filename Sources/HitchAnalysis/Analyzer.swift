@@ -203,7 +203,6 @@ public struct Analyzer: Sendable {
     private mutating func endRun(path: String) {
         rereadMainThreads = mainThreads.reread()
         context.stacks.prepare()   // every symbol is in: passes resolve stacks at their end of run
-        context.instancesHorizonNs = context.frameWindowsFromNs   // what passes still hold is taken in their endRun
         var visitor = EndRun(context: context)
         passes.visit(&visitor)
         context = visitor.context

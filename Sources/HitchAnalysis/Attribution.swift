@@ -57,12 +57,115 @@ extension StageInstance: HistoryInstance { var historyEndNs: Int64 { endNs } }
 extension BodyInstance: HistoryInstance { var historyEndNs: Int64 { endNs } }
 extension SampleInstance: HistoryInstance { var historyEndNs: Int64 { atNs } }
 
-extension Ring where Element: HistoryInstance {
-    /// Appends, dropping the oldest instances that ended before `horizonNs`: no window still to
-    /// come reaches them (`PassContext.frameWindowsFromNs`), and a short history stays in cache.
+/// One thread's history of one kind of instance, in the thread's own order: a ring whose storage
+/// grows (doubling, up to `capacity`) only when the instances still held and a new run do not fit.
+/// A run is copied in at most two block copies, and the oldest instances are dropped by moving
+/// `head`, so nothing is ever moved once stored (the element-at-a-time ring and an array
+/// compacted from the front both cost more than the attribution they fed).
+struct History<Element: HistoryInstance>: Sendable {
+    private var storage: [Element] = []
+    /// The oldest held instance's slot; `count` are held from it on (wrapping).
+    private var head = 0
+    private(set) var count = 0
+
+    /// Appends `run`, holding what a ring of `capacity` would after taking it one instance at a
+    /// time, each time overwriting the oldest when full and dropping the oldest that ended before
+    /// `horizonNs` (no window still to come reaches them, `PassContext.frameWindowsFromNs`):
+    /// both drop from the front only, so dropping before and after the run holds the same ones.
     @inline(__always)
-    mutating func append(_ elements: UnsafeBufferPointer<Element>, droppingBefore horizonNs: Int64) {
-        append(contentsOf: elements) { $0.historyEndNs < horizonNs }
+    mutating func append(_ run: UnsafeBufferPointer<Element>, capacity: Int, droppingBefore horizonNs: Int64) {
+        var run = run
+        if count + run.count > storage.count { run = makeRoom(for: run, capacity: capacity, droppingBefore: horizonNs) }
+        let (head, count) = (self.head, self.count)
+        (self.head, self.count) = storage.withUnsafeMutableBufferPointer { slots -> (Int, Int) in
+            var tail = head + count
+            if tail >= slots.count { tail -= slots.count }
+            let first = min(run.count, slots.count - tail)
+            Self.copy(UnsafeBufferPointer(rebasing: run[..<first]), to: slots, at: tail)
+            Self.copy(UnsafeBufferPointer(rebasing: run[first...]), to: slots, at: 0)
+            return Self.droppingStale(UnsafeBufferPointer(slots), head: head, count: count + run.count, before: horizonNs)
+        }
+    }
+
+    /// A short run (a thread's few instances between another's) is copied in a loop: a block copy
+    /// costs a call.
+    @inline(__always)
+    private static func copy(_ run: UnsafeBufferPointer<Element>, to slots: UnsafeMutableBufferPointer<Element>, at index: Int) {
+        guard let source = run.baseAddress, let base = slots.baseAddress else { return }
+        if run.count <= 8 {
+            for offset in 0..<run.count { base[index + offset] = source[offset] }
+        } else {
+            (base + index).update(from: source, count: run.count)
+        }
+    }
+
+    /// `head` and `count` after dropping the oldest instances that ended before `horizonNs`.
+    @inline(__always)
+    private static func droppingStale(_ slots: UnsafeBufferPointer<Element>, head: Int, count: Int, before horizonNs: Int64) -> (Int, Int) {
+        var head = head, count = count
+        while count > 0 {
+            let limit = min(head + count, slots.count)   // to the newest, or to the wrap
+            var index = head
+            while index < limit && slots[index].historyEndNs < horizonNs { index += 1 }
+            count -= index - head
+            head = index == slots.count ? 0 : index
+            if index < limit { break }
+        }
+        return (head, count)
+    }
+
+    /// Too full for `run`: drops the stale oldest first, then grows the storage if it is still too
+    /// full and below `capacity` (the ring unwrapped into the new storage), else (at capacity) lets
+    /// the oldest give way. Returns the part of `run` to write: past capacity only its newest.
+    @inline(never)
+    private mutating func makeRoom(for run: UnsafeBufferPointer<Element>, capacity: Int,
+                                   droppingBefore horizonNs: Int64) -> UnsafeBufferPointer<Element> {
+        (head, count) = storage.withUnsafeBufferPointer { Self.droppingStale($0, head: head, count: count, before: horizonNs) }
+        guard count + run.count > storage.count, let filler = run.first else { return run }
+        if storage.count < capacity {
+            let size = min(capacity, max(64, 2 * storage.count, count + run.count))
+            var grown: [Element] = []
+            grown.reserveCapacity(size)
+            let firstPart = min(count, storage.count - head)
+            grown.append(contentsOf: storage[head..<(head + firstPart)])
+            grown.append(contentsOf: storage[0..<(count - firstPart)])
+            grown.append(contentsOf: repeatElement(filler, count: size - grown.count))   // free slots
+            storage = grown
+            head = 0
+        }
+        let written = min(run.count, storage.count)
+        let overwritten = max(0, count + written - storage.count)
+        head += overwritten
+        if head >= storage.count { head -= storage.count }
+        count -= overwritten
+        return UnsafeBufferPointer(rebasing: run[(run.count - written)...])
+    }
+
+    mutating func removeAll() { head = 0; count = 0 }
+
+    /// Walks the instances newest first, handing over every one until `scanSlack` consecutive
+    /// ones ended before `startNs`. True when the history ran out first while full (`capacity`
+    /// held): older instances that might have been in the window were already dropped.
+    func scan(from startNs: Int64, capacity: Int, scanSlack: Int, _ add: (Element) -> Void) -> Bool {
+        var before = 0
+        let ranOut: Bool = storage.withUnsafeBufferPointer { slots in
+            var index = head + count
+            if index > slots.count { index -= slots.count }
+            for _ in 0..<count {
+                if index == 0 { index = slots.count }
+                index -= 1
+                let element = slots[index]
+                if element.historyEndNs < startNs {
+                    before += 1
+                    if before == scanSlack { return false }
+                } else {
+                    before = 0
+                    add(element)
+                }
+            }
+            return true
+        }
+        return ranOut && count == capacity
     }
 }
 
@@ -93,48 +196,68 @@ struct WeightedHitch: Sendable, Equatable {
     var ms: Double { Double(picoseconds) / 1e9 }
 }
 
-/// An instance kept in per-thread histories: the thread it ran on.
+/// An instance kept in per-thread histories: the thread it ran on, and when it began.
 protocol ThreadInstance: HistoryInstance {
     var thread: UInt32 { get }
+    var startNs: Int64 { get }
 }
 
 extension StageInstance: ThreadInstance {}
 extension BodyInstance: ThreadInstance {}
 
-/// Per-thread histories of one kind of instance, each a ring in its thread's own order.
+/// Per-thread histories of one kind of instance, each in its thread's own order.
 struct ThreadHistories<Element: ThreadInstance>: Sendable {
     /// Threads beyond this dense id share one history (a hostile trace's thread count stays bounded).
     static var denseThreads: Int { 4096 }
     let capacity: Int
-    private(set) var rings: [Ring<Element>] = []
-    private(set) var threadOfRing: [UInt32] = []
+    private(set) var histories: [History<Element>] = []
 
     init(capacity: Int) { self.capacity = capacity }
 
-    mutating func removeAll() { rings.removeAll(); threadOfRing.removeAll() }
+    mutating func removeAll() { histories.removeAll() }
 
-    /// Appends a batch, each instance to its thread's ring, in order: a run of one thread's
-    /// instances (a thread's buffer reaches the file as a unit) at a time.
-    mutating func append(_ batch: UnsafeBufferPointer<Element>, droppingBefore horizonNs: Int64) {
-        var start = batch.startIndex
+    /// The thread whose instances history `index` holds.
+    static func thread(ofHistory index: Int) -> UInt32 { UInt32(index) }
+
+    /// Appends a batch, each instance to its thread's history, in order: a run of one thread's
+    /// instances (a thread's buffer reaches the file as a unit) at a time. Returns the earliest
+    /// start in the batch (for the caller's check for late arrivals).
+    mutating func append(_ batch: UnsafeBufferPointer<Element>, droppingBefore horizonNs: Int64) -> Int64 {
+        var next = batch.startIndex, earliest = Int64.max
+        while next < batch.endIndex {
+            next = histories.withUnsafeMutableBufferPointer { held in
+                Self.appendRuns(of: batch, from: next, to: held, capacity: capacity, droppingBefore: horizonNs, earliest: &earliest)
+            }
+            if next < batch.endIndex { addHistories(through: min(Int(batch[next].thread), Self.denseThreads)) }
+        }
+        return earliest
+    }
+
+    /// Appends the runs of `batch` from `next` on while their thread has a history (one access to
+    /// the list of histories for the whole batch); returns where it stopped.
+    private static func appendRuns(of batch: UnsafeBufferPointer<Element>, from next: Int, to held: UnsafeMutableBufferPointer<History<Element>>,
+                                   capacity: Int, droppingBefore horizonNs: Int64, earliest: inout Int64) -> Int {
+        var start = next
         while start < batch.endIndex {
             let thread = batch[start].thread
+            let index = min(Int(thread), denseThreads)
+            guard index < held.count else { return start }
             var end = start + 1
-            while end < batch.endIndex && batch[end].thread == thread { end += 1 }
-            let index = min(Int(thread), Self.denseThreads)
-            if index >= rings.count { addRings(through: index) }
-            rings[index].append(UnsafeBufferPointer(rebasing: batch[start..<end]), droppingBefore: horizonNs)
+            earliest = min(earliest, batch[start].startNs)
+            while end < batch.endIndex && batch[end].thread == thread {
+                earliest = min(earliest, batch[end].startNs)
+                end += 1
+            }
+            held[index].append(UnsafeBufferPointer(rebasing: batch[start..<end]), capacity: capacity, droppingBefore: horizonNs)
             start = end
         }
+        return start
     }
 
     /// Out of the per-instance path: a new thread is rare.
     @inline(never)
-    private mutating func addRings(through index: Int) {
-        for i in rings.count...index {
-            rings.append(Ring(capacity: capacity))
-            threadOfRing.append(UInt32(i))
-        }
+    private mutating func addHistories(through index: Int) {
+        histories.append(contentsOf: repeatElement(History(), count: index + 1 - histories.count))
     }
 }
 
@@ -158,11 +281,12 @@ struct HitchAttributionPass: Sendable {
         var attribution: HitchAttribution
         /// The frame's vsync: `startMs` is relative to the run's first event, known at the end of the run.
         var vsyncNs: Int64
-        var stageTimes: [Int32: (count: Int, ns: Int64)] = [:]          // main and render threads
-        var concurrentStageTimes: [Int32: (count: Int, ns: Int64)] = [:] // every other thread
-        var mainStageTimes: [Int32: Int64] = [:]
-        var bodyTimes: [Int32: (count: Int, ns: Int64)] = [:]
-        var stackCounts: [UInt32: Int] = [:]
+        // Sized for a frame's usual few names up front: growing from empty cost more than filling them.
+        var stageTimes: [Int32: (count: Int, ns: Int64)] = Dictionary(minimumCapacity: 16)          // main and render threads
+        var concurrentStageTimes: [Int32: (count: Int, ns: Int64)] = Dictionary(minimumCapacity: 4) // every other thread
+        var mainStageTimes: [Int32: Int64] = Dictionary(minimumCapacity: 16)
+        var bodyTimes: [Int32: (count: Int, ns: Int64)] = Dictionary(minimumCapacity: 16)
+        var stackCounts: [UInt32: Int] = Dictionary(minimumCapacity: 16)
 
         func window(for role: ThreadRole) -> Range<Int64> {
             switch role {
@@ -187,20 +311,21 @@ struct HitchAttributionPass: Sendable {
             // Integer share of the self time (full width: overlap * self may pass Int64).
             let selfOverlap = duration > 0 ? Int64(truncatingIfNeeded: Int64(duration).dividingFullWidth(overlap.multipliedFullWidth(by: s.selfNs)).quotient) : 0
             switch role {
-            case .main, .render:
-                stageTimes[s.name, default: (0, 0)].count += 1
-                stageTimes[s.name, default: (0, 0)].ns +|= selfOverlap
-            case .unknown, .other:
-                concurrentStageTimes[s.name, default: (0, 0)].count += 1
-                concurrentStageTimes[s.name, default: (0, 0)].ns +|= selfOverlap
+            case .main, .render: Self.count(&stageTimes[s.name, default: (0, 0)], ns: selfOverlap)
+            case .unknown, .other: Self.count(&concurrentStageTimes[s.name, default: (0, 0)], ns: selfOverlap)
             }
             if role == .main { mainStageTimes[s.name, default: 0] +|= selfOverlap }
         }
 
         mutating func addBody(_ b: BodyInstance, role: ThreadRole) {
             guard let overlap = Self.overlap(window(for: role == .render ? .render : .main), b.startNs, b.endNs) else { return }
-            bodyTimes[b.viewType, default: (0, 0)].count += 1
-            bodyTimes[b.viewType, default: (0, 0)].ns +|= overlap
+            Self.count(&bodyTimes[b.viewType, default: (0, 0)], ns: overlap)
+        }
+
+        /// One more instance of a name (one table look-up for both figures).
+        private static func count(_ entry: inout (count: Int, ns: Int64), ns: Int64) {
+            entry.count += 1
+            entry.ns +|= ns
         }
 
         /// A retired window's tables, released while it waits to be dropped.
@@ -215,7 +340,7 @@ struct HitchAttributionPass: Sendable {
 
     private var stages = ThreadHistories<StageInstance>(capacity: historyCapacity)
     private var bodies = ThreadHistories<BodyInstance>(capacity: historyCapacity)
-    private var samples = Ring<SampleInstance>(capacity: historyCapacity)
+    private var samples = History<SampleInstance>()
     /// Open windows from `openHead` on (the ones before are retired, dropped in batches: removing
     /// the first of 256 large windows per hitching frame moved all the others each time).
     private var open: [OpenWindow] = []
@@ -266,8 +391,9 @@ struct HitchAttributionPass: Sendable {
     /// Finished stage instances, in publication order: into their threads' histories, and into
     /// the open windows they may overlap.
     mutating func stagesFinished(_ batch: UnsafeBufferPointer<StageInstance>, roles: ThreadRoles) {
-        stages.append(batch, droppingBefore: historyFromNs)
-        for s in batch where s.startNs < lateBeforeNs { lateStage(s, roles: roles) }
+        if stages.append(batch, droppingBefore: historyFromNs) < lateBeforeNs {
+            for s in batch where s.startNs < lateBeforeNs { lateStage(s, roles: roles) }
+        }
     }
 
     /// An instance that may overlap an open window (rare: out of the per-instance path).
@@ -281,8 +407,9 @@ struct HitchAttributionPass: Sendable {
     }
 
     mutating func bodiesFinished(_ batch: UnsafeBufferPointer<BodyInstance>, roles: ThreadRoles) {
-        bodies.append(batch, droppingBefore: historyFromNs)
-        for b in batch where b.startNs < lateBeforeNs { lateBody(b, roles: roles) }
+        if bodies.append(batch, droppingBefore: historyFromNs) < lateBeforeNs {
+            for b in batch where b.startNs < lateBeforeNs { lateBody(b, roles: roles) }
+        }
     }
 
     @inline(never)
@@ -295,7 +422,7 @@ struct HitchAttributionPass: Sendable {
     }
 
     mutating func mainThreadSamples(_ batch: UnsafeBufferPointer<SampleInstance>) {
-        samples.append(batch, droppingBefore: historyFromNs)
+        samples.append(batch, capacity: Self.historyCapacity, droppingBefore: historyFromNs)
         for s in batch where s.atNs < lateBeforeNs { lateSample(s) }
     }
 
@@ -333,17 +460,18 @@ struct HitchAttributionPass: Sendable {
         var window = OpenWindow(main: main, render: render, other: other, reachNs: reach, hitchNs: judged.hitchNs, attribution: a,
                                 vsyncNs: frame.vsyncNs)
         var short = false
-        for (index, ring) in stages.rings.enumerated() {
-            let role = roles[stages.threadOfRing[index]]
-            short = Self.scan(ring, from: window.window(for: role).lowerBound, end: \.endNs) { window.addStage($0, role: role) } || short
-        }
-        for (index, ring) in bodies.rings.enumerated() {
-            let role = roles[bodies.threadOfRing[index]]
-            short = Self.scan(ring, from: window.window(for: role == .render ? .render : .main).lowerBound, end: \.endNs) {
-                window.addBody($0, role: role)
+        for (index, history) in stages.histories.enumerated() {
+            let role = roles[ThreadHistories<StageInstance>.thread(ofHistory: index)]
+            short = history.scan(from: window.window(for: role).lowerBound, capacity: Self.historyCapacity, scanSlack: Self.scanSlack) {
+                window.addStage($0, role: role)
             } || short
         }
-        short = Self.scan(samples, from: main.lowerBound, end: \.atNs) { window.addSample($0) } || short
+        for (index, history) in bodies.histories.enumerated() {
+            let role = roles[ThreadHistories<BodyInstance>.thread(ofHistory: index)]
+            short = history.scan(from: window.window(for: role == .render ? .render : .main).lowerBound, capacity: Self.historyCapacity,
+                                 scanSlack: Self.scanSlack) { window.addBody($0, role: role) } || short
+        }
+        short = samples.scan(from: main.lowerBound, capacity: Self.historyCapacity, scanSlack: Self.scanSlack) { window.addSample($0) } || short
         if short { framesWithShortHistory += 1 }
         open.append(window)
         lateBeforeNs = reach
@@ -356,22 +484,6 @@ struct HitchAttributionPass: Sendable {
     }
 
     private static func range(_ start: Int64, _ end: Int64) -> Range<Int64> { start..<max(start, end) }
-
-    /// Walks `ring` newest first, handing over every instance until `scanSlack` consecutive ones
-    /// ended before `startNs`. True when the ring ran out first while full: older instances that
-    /// might have been in the window were already overwritten.
-    private static func scan<Element>(_ ring: Ring<Element>, from startNs: Int64, end: (Element) -> Int64,
-                                      _ add: (Element) -> Void) -> Bool {
-        var before = 0, walked = 0
-        ring.forEachNewestFirst { element in
-            walked += 1
-            if end(element) < startNs { before += 1; return before < scanSlack }
-            before = 0
-            add(element)
-            return true
-        }
-        return walked == ring.capacity && before < scanSlack
-    }
 
     // MARK: Closing windows
 
@@ -488,7 +600,7 @@ extension HitchAttributionPass: AnalysisPass {
     /// The instances published since the last batch, then the frames judged after them. `context`
     /// is inout only so it is passed by address (a by-value argument copied the whole context).
     mutating func takePublished(_ context: inout PassContext) {
-        historyFromNs = context.instancesHorizonNs
+        historyFromNs = context.frameWindowsFromNs
         let roles = context.roles
         context.finishedStages.withElements { stagesFinished($0, roles: roles) }
         context.bodies.withElements { bodiesFinished($0, roles: roles) }

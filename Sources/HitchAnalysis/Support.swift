@@ -47,8 +47,8 @@ struct NameTable: Sendable {
     var count: Int { names.count }
 }
 
-/// A fixed-capacity ring that overwrites its oldest element (bounded attribution history). Its
-/// storage grows with what it holds: a history whose old elements are dropped stays small.
+/// A fixed-capacity ring that overwrites its oldest element (a bounded recent history). Its
+/// storage grows with what it holds.
 struct Ring<Element: Sendable>: Sendable {
     private var storage: [Element] = []
     /// The oldest element's index in `storage`, and how many are held from it on (wrapping).
@@ -83,47 +83,6 @@ struct Ring<Element: Sendable>: Sendable {
         }
         storage.append(element)
         count += 1
-    }
-
-    /// Appends `elements` in order, keeping the elements that `append` then `dropOldest(while:)`
-    /// for each would keep: stale elements leave only from the front, so dropping them when room
-    /// is needed (before the ring grows or overwrites) and at the end keeps the same ones. Elements
-    /// that fit are written in one run (one uniqueness check, not one per element).
-    mutating func append(contentsOf elements: UnsafeBufferPointer<Element>, droppingOldest isStale: (Element) -> Bool) {
-        var next = elements.startIndex
-        while next < elements.endIndex {
-            if count == storage.count {
-                dropOldest(while: isStale)
-                if count == storage.count {
-                    append(elements[next])   // grows, or overwrites the oldest at capacity
-                    next += 1
-                    continue
-                }
-            }
-            let run = Swift.min(storage.count - count, elements.endIndex - next)
-            var index = head + count
-            if index >= storage.count { index -= storage.count }
-            storage.withUnsafeMutableBufferPointer { slots in
-                for offset in 0..<run {
-                    slots[index] = elements[next + offset]
-                    index += 1
-                    if index == slots.count { index = 0 }
-                }
-            }
-            count += run
-            next += run
-        }
-        dropOldest(while: isStale)
-    }
-
-    /// Drops the oldest elements while `isStale` holds for them.
-    @inline(__always)
-    mutating func dropOldest(while isStale: (Element) -> Bool) {
-        while count > 0 && isStale(storage[head]) {
-            head += 1
-            if head == storage.count { head = 0 }
-            count -= 1
-        }
     }
 
     mutating func removeAll() { storage.removeAll(keepingCapacity: true); head = 0; count = 0 }
