@@ -28,6 +28,8 @@ public struct Analysis: Codable, Sendable, Equatable {
     public var frames: [FrameSample] = []
     /// True when `frames` stopped at its limit.
     public var framesTruncated: Bool = false
+    /// Hitch's verdicts beside the platform's, for imported traces that carry them; nil otherwise.
+    public var platformAgreement: PlatformAgreement? = nil
 
     /// Pipeline stages (every duration event), sorted by total time, longest first.
     public var stages: [StageFigures] = []

@@ -155,5 +155,8 @@ public struct FrameSample: Codable, Sendable, Equatable {
     public var cause: HitchCause? = nil
     /// The main thread's begin-to-commit window by state; nil without readings.
     public var mainThreadStates: ThreadStateSplit? = nil
+    /// The platform's own verdict on an imported frame ("janky: App Deadline Missed", "on time"); nil
+    /// for frames without one (every recorded trace).
+    public var platformVerdict: String? = nil
     public init() {}
 }
