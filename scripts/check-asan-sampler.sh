@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The C sampler (and the recorder's C hot path) under AddressSanitizer + UndefinedBehaviorSanitizer,
-# driven by the Swift tests that exercise them (issue 8; run by scripts/test.sh). Own scratch path:
+# driven by the Swift tests that exercise them (run by scripts/test.sh). Own scratch path:
 # the first run builds the package sanitized (minutes), later runs are incremental.
-# The dlopen/dlclose storm (issue 19: every thread sampled at 1 kHz, some inside the loader) runs
+# The dlopen/dlclose storm (every thread sampled at 1 kHz, some inside the loader) runs
 # HITCH_SAMPLER_STORM_ITERATIONS sessions in a row (default 200); the test's own watchdog aborts
 # with every thread's state if one hangs, and the test run sits under with-deadline.sh, which prints
 # gdb backtraces of every thread and fails the check if the whole run passes its limit.

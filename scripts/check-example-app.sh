@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's example app (Examples/FrameApp) built the way a user builds it: as an outside
 # package that depends on Hitch by version (`.package(url:, from: "0.1.0")`), recorded, and
-# analyzed. Issue 17.
+# analyzed.
 #   1. README's "Record your own" includes the example's files verbatim (checked here).
 #   2. This working tree (tracked and new files) becomes a git repository tagged 0.1.0 in a
 #      temporary directory; the example's dependency URL is pointed at it (the only change).

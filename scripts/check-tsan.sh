@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The recorder's concurrency tests under ThreadSanitizer (issue 8; run by scripts/test.sh).
+# The recorder's concurrency tests under ThreadSanitizer (run by scripts/test.sh).
 # Its own scratch path, so the sanitized build neither fights nor invalidates the normal one:
 # the first run builds the package with -sanitize=thread (minutes), later runs are incremental.
 #   HITCH_TSAN_SCRATCH   scratch path (default /tmp/hb-tsan)

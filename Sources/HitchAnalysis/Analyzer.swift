@@ -117,12 +117,12 @@ public struct Analyzer: Sendable {
         let recordedRole = input.threadRole(thread)
         mainThreads.saw(thread.rawValue, key: input.threadKoids(thread) ?? (0, UInt64(thread.rawValue)), role: recordedRole, name: text)
         let isMain = mainThreads.forced.map { $0.contains(thread.rawValue) }
-            ?? (recordedRole == MetadataKey.mainThreadName || (recordedRole == nil && text == MetadataKey.mainThreadName && !hasMainThread))
+            ?? (recordedRole == ThreadRole.main.rawValue || (recordedRole == nil && text == ThreadRole.main.rawValue && !hasMainThread))
         if isMain {
             hasMainThread = true
             mainThreads.becameMain(thread.rawValue, fromFirstEvent: true)
         }
-        let isRender = recordedRole.map { $0 == MetadataKey.renderThreadName } ?? (text == MetadataKey.renderThreadName)
+        let isRender = recordedRole.map { $0 == ThreadRole.render.rawValue } ?? (text == ThreadRole.render.rawValue)
         let role: FrameThreadRole = isMain ? .main : (isRender ? .render : .other)
         context.roles[thread.rawValue] = role
         context.threadNameIndex[raw] = context.threadNames.index(of: text)

@@ -43,14 +43,31 @@ public enum ChangeDirection: String, Codable, Sendable {
     case unchanged
 }
 
+/// The unit of a compared figure; its raw value is how reports and the JSON spell it.
+public enum FigureUnit: String, Codable, Sendable {
+    case msPerS = "ms/s"
+    case perSecond = "per s"
+    case ms
+    case percentOfFrames = "% of frames"
+    case frames
+    case msPerFrame = "ms per frame"
+    case perFrame = "per frame"
+    case tokensPerSecond = "tok/s"
+    case bytes = "B"
+    case gigabytesPerSecond = "GB/s"
+    case fraction
+    case tokens
+    case events
+}
+
 /// One compared figure.
 public struct FigureChange: Codable, Sendable, Equatable {
     /// The metric path of the figure compared (the names budgets use), before normalization.
     public var metric: String
     /// What the figure is, in words: "hitch time ratio at 120 Hz", "stage 'filter' on the main thread".
     public var label: String
-    /// The unit of the compared values: "ms/s", "ms per frame", "per frame", "ms", "%", "tok/s".
-    public var unit: String
+    /// The unit of the compared values.
+    public var unit: FigureUnit
     public var scale: FigureScale
     public var role: FigureRole
     public var presence: FigurePresence
@@ -119,7 +136,7 @@ public struct Comparison: Codable, Sendable, Equatable {
 public struct ComparedFigure: Sendable {
     public var metric: String
     var label: String
-    public var unit: String
+    public var unit: FigureUnit
     var scale: FigureScale
     var role: FigureRole
     public var value: Double
@@ -132,7 +149,7 @@ extension Analysis {
     public func comparedFigures() -> [ComparedFigure] {
         var result: [ComparedFigure] = []
         let frames = Double(recorded.frameCount), seconds = recorded.animatingSeconds
-        func add(_ metric: String, _ label: String, _ unit: String, _ value: Double, _ role: FigureRole,
+        func add(_ metric: String, _ label: String, _ unit: FigureUnit, _ value: Double, _ role: FigureRole,
                  scale: FigureScale = .asIs, higherIsBetter: Bool = false, floor: Double) {
             let divisor = scale == .perFrame ? frames : scale == .perSecond ? seconds : 1
             // A run without frames has no per-frame figures (nothing to divide by).
@@ -143,64 +160,67 @@ extension Analysis {
         for key in hitches.keys.sorted(by: { (Double($0) ?? 0, $0) < (Double($1) ?? 0, $1) }) {
             guard let h = hitches[key], h.frameCount > 0 else { continue }
             let p = "hitches.\(key).", at = " at \(key) Hz"
-            add(p + "hitchTimeRatioMsPerS", "hitch time ratio" + at, "ms/s", h.hitchTimeRatioMsPerS, .judged, floor: 0.5)
+            add(p + "hitchTimeRatioMsPerS", "hitch time ratio" + at, .msPerS, h.hitchTimeRatioMsPerS, .judged, floor: 0.5)
             // The app's share is judged (what a change to the app moves); the other causes are the
             // machine's and the scheduler's: shown, never a regression.
             if let app = h.appHitchTimeRatioMsPerS {
-                add(p + "appHitchTimeRatioMsPerS", "app-work hitch time ratio" + at, "ms/s", app, .judged, floor: 0.5)
+                add(p + "appHitchTimeRatioMsPerS", "app-work hitch time ratio" + at, .msPerS, app, .judged, floor: 0.5)
                 for cause in HitchCause.allCases where cause != .appWork {
-                    add(p + "byCause.\(cause).hitchTimeRatioMsPerS", "\(cause) hitch time ratio" + at, "ms/s",
+                    add(p + "byCause.\(cause).hitchTimeRatioMsPerS", "\(cause) hitch time ratio" + at, .msPerS,
                         h.byCause[cause].hitchTimeRatioMsPerS, .informational, floor: 0.5)
                 }
             }
-            add(p + "hitchCount", "hitches" + at, "per s", Double(h.hitchCount), .judged, scale: .perSecond, floor: 0.2)
-            add(p + "longestHitchMs", "longest hitch" + at, "ms", h.longestHitchMs, .judged, floor: 1)
-            add(p + "frameTimeMs.p95", "p95 frame time" + at, "ms", h.frameTimeMs.p95, .judged, floor: 0.25)
-            add(p + "frameTimeMs.p99", "p99 frame time" + at, "ms", h.frameTimeMs.p99, .judged, floor: 0.25)
+            add(p + "hitchCount", "hitches" + at, .perSecond, Double(h.hitchCount), .judged, scale: .perSecond, floor: 0.2)
+            add(p + "longestHitchMs", "longest hitch" + at, .ms, h.longestHitchMs, .judged, floor: 1)
+            add(p + "frameTimeMs.p95", "p95 frame time" + at, .ms, h.frameTimeMs.p95, .judged, floor: 0.25)
+            add(p + "frameTimeMs.p99", "p99 frame time" + at, .ms, h.frameTimeMs.p99, .judged, floor: 0.25)
             // Frames over one period, as a share of frames: a run with more frames is not worse for it.
-            result.append(ComparedFigure(metric: p + "slowFrames", label: "slow frames" + at, unit: "% of frames", scale: .asIs,
+            result.append(ComparedFigure(metric: p + "slowFrames", label: "slow frames" + at, unit: .percentOfFrames, scale: .asIs,
                                          role: .judged, value: Double(h.slowFrames) / Double(h.frameCount) * 100,
                                          higherIsBetter: false, absoluteFloor: 0.5))
-            add(p + "frozenFrames", "frozen frames" + at, "frames", Double(h.frozenFrames), .judged, floor: 1)
+            add(p + "frozenFrames", "frozen frames" + at, .frames, Double(h.frozenFrames), .judged, floor: 1)
         }
         for s in stages {
             let name = "stage '\(s.name)'"
             // Time a stage spends on the main thread delays frames; time elsewhere does not.
-            add("stages[\(s.name)].mainThreadMs", name + " on the main thread", "ms per frame", s.mainThreadMs, .judged, scale: .perFrame, floor: 0.05)
-            add("stages[\(s.name)].totalMs", name + " on all threads", "ms per frame", s.totalMs, .informational, scale: .perFrame, floor: 0.05)
+            add("stages[\(s.name)].mainThreadMs", name + " on the main thread", .msPerFrame, s.mainThreadMs, .judged, scale: .perFrame, floor: 0.05)
+            add("stages[\(s.name)].totalMs", name + " on all threads", .msPerFrame, s.totalMs, .informational, scale: .perFrame, floor: 0.05)
             // Self time moves whenever work moves into or out of a nested stage.
-            add("stages[\(s.name)].selfMs", name + " self time", "ms per frame", s.selfMs, .informational, scale: .perFrame, floor: 0.05)
-            add("stages[\(s.name)].count", name + " runs", "per frame", Double(s.count), .informational, scale: .perFrame, floor: 0.05)
-            add("stages[\(s.name)].p95Ms", name + " p95 duration", "ms", s.p95Ms, .informational, floor: 0.1)
+            add("stages[\(s.name)].selfMs", name + " self time", .msPerFrame, s.selfMs, .informational, scale: .perFrame, floor: 0.05)
+            add("stages[\(s.name)].count", name + " runs", .perFrame, Double(s.count), .informational, scale: .perFrame, floor: 0.05)
+            add("stages[\(s.name)].p95Ms", name + " p95 duration", .ms, s.p95Ms, .informational, floor: 0.1)
         }
         for v in views {
             let name = "view \(v.type)"
             // Body evaluations run on the main thread (the view runtime is main-actor isolated).
-            add("views[\(v.type)].totalMs", name + " body time", "ms per frame", v.totalMs, .judged, scale: .perFrame, floor: 0.05)
-            add("views[\(v.type)].bodyEvaluations", name + " body evaluations", "per frame", Double(v.bodyEvaluations), .judged, scale: .perFrame, floor: 0.1)
-            add("views[\(v.type)].longUpdates", name + " long updates (>500 µs)", "per s", Double(v.longUpdates), .judged, scale: .perSecond, floor: 0.1)
-            add("views[\(v.type)].maxMs", name + " longest body", "ms", v.maxMs, .informational, floor: 0.1)
+            add("views[\(v.type)].totalMs", name + " body time", .msPerFrame, v.totalMs, .judged, scale: .perFrame, floor: 0.05)
+            add("views[\(v.type)].bodyEvaluations", name + " body evaluations", .perFrame, Double(v.bodyEvaluations), .judged, scale: .perFrame, floor: 0.1)
+            add("views[\(v.type)].longUpdates", name + " long updates (>500 µs)", .perSecond, Double(v.longUpdates), .judged, scale: .perSecond, floor: 0.1)
+            add("views[\(v.type)].maxMs", name + " longest body", .ms, v.maxMs, .informational, floor: 0.1)
         }
         if layout.passes > 0 {
-            add("layout.totalMs", "layout", "ms per frame", layout.totalMs, .judged, scale: .perFrame, floor: 0.05)
+            add("layout.totalMs", "layout", .msPerFrame, layout.totalMs, .judged, scale: .perFrame, floor: 0.05)
         }
         if let d = decode {
-            add("decode.tokensPerSecond", "decode rate", "tok/s", d.tokensPerSecond, .informational, higherIsBetter: true, floor: 0.1)
-            add("decode.timeToFirstTokenMs", "time to first token", "ms", d.timeToFirstTokenMs, .informational, floor: 1)
-            add("decode.bytesPerToken", "bytes per token", "B", d.bytesPerToken, .informational, floor: 1)
-            add("decode.bandwidthGBps", "decode bandwidth", "GB/s", d.bandwidthGBps, .informational, higherIsBetter: true, floor: 0.01)
-            add("decode.utilization", "bandwidth utilization", "fraction", d.utilization, .informational, higherIsBetter: true, floor: 0.005)
+            add("decode.tokensPerSecond", "decode rate", .tokensPerSecond, d.tokensPerSecond, .informational, higherIsBetter: true, floor: 0.1)
+            add("decode.timeToFirstTokenMs", "time to first token", .ms, d.timeToFirstTokenMs, .informational, floor: 1)
+            add("decode.bytesPerToken", "bytes per token", .bytes, d.bytesPerToken, .informational, floor: 1)
+            add("decode.bandwidthGBps", "decode bandwidth", .gigabytesPerSecond, d.bandwidthGBps, .informational, higherIsBetter: true, floor: 0.01)
+            add("decode.utilization", "bandwidth utilization", .fraction, d.utilization, .informational, higherIsBetter: true, floor: 0.005)
         }
         if let t = tokens {
-            add("tokens.dropped", "tokens dropped", "tokens", Double(t.dropped), .informational, floor: 1)
-            add("tokens.tokenToScreenMs.p95", "p95 token-to-screen latency", "ms", t.tokenToScreenMs.p95, .informational, floor: 0.5)
+            add("tokens.dropped", "tokens dropped", .tokens, Double(t.dropped), .informational, floor: 1)
+            add("tokens.tokenToScreenMs.p95", "p95 token-to-screen latency", .ms, t.tokenToScreenMs.p95, .informational, floor: 0.5)
         }
-        add("droppedEvents", "events dropped by the recorder", "events", Double(droppedEvents), .informational, floor: 1)
+        add("droppedEvents", "events dropped by the recorder", .events, Double(droppedEvents), .informational, floor: 1)
         return result
     }
 }
 
 public enum RunComparison {
+    /// The smallest relative change that counts, in percent, unless a command is told otherwise.
+    public static let defaultThresholdPercent = 5.0
+
     /// Compares figure by figure and decides the verdict. `base` and `new` hold one analysis per run.
     public static func compare(base: [Analysis], new: [Analysis], thresholdPercent: Double, alpha: Double = 0.05) -> Comparison {
         var order: [String] = []

@@ -34,8 +34,8 @@ struct MainThreadChoice: Sendable {
     /// A thread seen for the first time: what the rule needs to know about it.
     mutating func saw(_ thread: UInt32, key: (processID: UInt64, threadID: UInt64), role: String?, name: String) {
         if thread == pendingThread { pendingFrames = 0 }   // new facts start from no frames
-        facts[thread] = Facts(key: key, hasRole: role != nil, roleIsMain: role == MetadataKey.mainThreadName,
-                              namedMain: role == nil && name == MetadataKey.mainThreadName)
+        facts[thread] = Facts(key: key, hasRole: role != nil, roleIsMain: role == ThreadRole.main.rawValue,
+                              namedMain: role == nil && name == ThreadRole.main.rawValue)
     }
 
     /// Frames begun on `pendingThread` not yet added to its facts: one thread begins nearly every

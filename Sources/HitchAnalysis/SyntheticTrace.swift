@@ -10,7 +10,7 @@ public struct SyntheticTrace {
     /// twice the hitch time (the planted regression `hitch diff` is tested on).
     public var slowFrameOneIn: Int64 = 97
     /// Writes the main and render threads' scheduler readings at each frame's phases, and machine
-    /// readings every 8 frames (issue 13's records): a slow frame's extra time is then on the CPU,
+    /// readings every 8 frames (the scheduler records): a slow frame's extra time is then on the CPU,
     /// runnable, or asleep, a third of the slow frames each.
     public var threadStates = false
     private var state: UInt64
@@ -27,9 +27,9 @@ public struct SyntheticTrace {
         // Thread ids apart from the process id (1): the reader names koids, and a shared koid would share a name.
         let main = writer.thread(name: "main", threadID: 1001), render = writer.thread(name: "render", threadID: 1002)
         let worker = writer.thread(name: "worker", threadID: 1003)
-        writer.setMetadata("workload", "synthetic")
-        writer.setMetadata("refreshRateHz", "120")
-        let stage = writer.string("stage"), input = writer.string("input"), key = writer.string("keystroke")
+        writer.setMetadata(.workload, "synthetic")
+        writer.setMetadata(.refreshRateHz, "120")
+        let stage = writer.string("stage"), input = writer.string(HitchCategory.input.string), key = writer.string("keystroke")
         let stageNames = ["filter", "sort", "layout", "row body", "commit", "image decode"].map { writer.string($0) }
         let views = ["FeedRow", "Thumbnail", "SearchField", "Header"].map { writer.string($0) }
         let source = writer.string("FeedModel.query"), scroll = writer.string("scroll")

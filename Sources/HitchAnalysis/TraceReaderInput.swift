@@ -16,7 +16,7 @@ extension TraceReader: AnalysisInput {
 extension Analyzer {
     /// Streams one FXT trace (one run). The concrete overload for the usual input: a caller in
     /// another module (the CLI) reaching the generic `add` gets an unspecialized per-event path
-    /// (the input's calls through witness tables; callgrind: 4% more instructions than this one).
+    /// (the input's calls through witness tables).
     public mutating func add(_ reader: inout TraceReader, path: String, progress: ((Double) -> Void)? = nil) throws {
         try addInput(&reader, path: path, progress: progress)
     }

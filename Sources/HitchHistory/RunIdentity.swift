@@ -59,7 +59,7 @@ public enum RunIdentity {
     /// the same normalization (per frame, per second), units, directions and noise floors.
     public static func metrics(of analysis: Analysis) -> [MetricValue] {
         analysis.comparedFigures().map {
-            MetricValue(metric: $0.metric, value: $0.value, unit: $0.unit, higherIsBetter: $0.higherIsBetter, absoluteFloor: $0.absoluteFloor)
+            MetricValue(metric: $0.metric, value: $0.value, unit: $0.unit.rawValue, higherIsBetter: $0.higherIsBetter, absoluteFloor: $0.absoluteFloor)
         }
     }
 }

@@ -59,15 +59,15 @@ public enum ComparisonReport {
     }
 
     /// A compared value with its unit, formatted the same way everywhere.
-    public static func value(_ v: Double, _ unit: String, withUnit: Bool = true) -> String {
+    public static func value(_ v: Double, _ unit: FigureUnit, withUnit: Bool = true) -> String {
         let number: String
         let suffix: String
         switch unit {
-        case "ms/s": number = Format.fixed(v, 1); suffix = " ms/s"
-        case "% of frames": number = Format.fixed(v, 1); suffix = "% of frames"
-        case "fraction": number = Format.fixed(v * 100, 1); suffix = "%"
-        case "B": return withUnit ? ReportText.bytes(v) : Format.significant(v)
-        default: number = Format.significant(v); suffix = " " + unit
+        case .msPerS: number = Format.fixed(v, 1); suffix = " ms/s"
+        case .percentOfFrames: number = Format.fixed(v, 1); suffix = "% of frames"
+        case .fraction: number = Format.fixed(v * 100, 1); suffix = "%"
+        case .bytes: return withUnit ? ReportText.bytes(v) : Format.significant(v)
+        default: number = Format.significant(v); suffix = " " + unit.rawValue
         }
         return withUnit ? number + suffix : number
     }

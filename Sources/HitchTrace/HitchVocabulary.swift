@@ -1,5 +1,5 @@
 // The project's event vocabulary, spelled once: the categories, fixed event names, argument names,
-// string-argument words and thread roles of the typed events (docs/FORMAT.md §3 is its table, and
+// string-argument words, thread roles and metadata keys of the typed events (docs/FORMAT.md §3 is its table, and
 // `VocabularyTests` checks that table against `HitchEventSchema.all`). The FXT writer
 // (HitchEventEncoding.swift), the reader (HitchEventDecoding.swift), the Chrome importer and the Chrome
 // exporter all take their words from here. A word is an enum case and its text is the case's name,
@@ -29,13 +29,16 @@ func caseName(_ value: some Any) -> String { String(describing: value) }
 /// The category of each of the project's typed events: "hitch." and the case name.
 public enum HitchCategory: UInt32, TraceWord {
     case frame, body, layout, invalidation, op, token, interaction, sample, meta, view
-    /// Scheduler records (issue 13): thread states, machine states, context switches.
+    /// Scheduler records: thread states, machine states, context switches.
     case sched
     public var name: String { HitchCategory.spelled[Int(rawValue)] }
     private static let spelled = allCases.map { "hitch." + caseName($0) }
 
     /// The generic category of pipeline stages (intervals any producer may write).
     public static let stage = "stage"
+    /// Instants in this category are input arrivals (keystrokes, scroll deltas): they release
+    /// replayed frames.
+    public static let input: TraceName = "input"
 }
 
 /// The fixed event names of typed events whose name is not the event's own (a view type, an op).
@@ -177,6 +180,55 @@ public struct HitchEventSchema: Sendable {
         .init("machineState", .sched, .machineState, [(.stealNs, .int), (.cpuPressureSomeUs, .int), (.cgroupThrottledUs, .int),
                                                      (.onlineCPUs, .int)]),
     ]
+}
+
+/// What a thread does, as the analyzer reads it (docs/METRICS.md "Trace inputs").
+public struct ThreadRole: RawRepresentable, Hashable, Sendable {
+    public let rawValue: String
+    /// At most 15 bytes are kept.
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// Runs the frame loop: begins and commits frames.
+    public static let main = ThreadRole(rawValue: "main")
+    /// Renders and presents frames.
+    public static let render = ThreadRole(rawValue: "render")
+}
+
+/// The trace-wide metadata keys the project's producers write (`TraceRecorder.setMetadata`) and its
+/// readers look up (docs/FORMAT.md "Metadata"). A key's text is the case's name.
+public enum MetadataKey: UInt32, TraceWord {
+    // What was recorded, and where (an app's own recorder may say `host` and `cpu`).
+    case workload, variant, refreshRateHz, rows, seed, seconds, backtraces, host, cpu
+    // The LLM workload.
+    case model, prompt, promptTokens, output, weights, parameterCount, weightsBytes, kvCacheBytes
+    case dim, layers, heads, kvHeads, ffn, vocab, context, tokens, buffering, computeUnit, decodeThreads
+    // The bandwidth probe.
+    case peakBandwidthGBps, triadGBps, readGBps, peakGFLOPS, bandwidthProbeThreads, bandwidthProbeArrayBytes
+    case lastLevelCacheBytes, lastLevelCacheLevel, lastLevelCacheSource
+    /// "false" when the bandwidth probe's arrays were below 4x the last-level cache.
+    case bandwidthProbeMeetsCacheRule
+    case bandwidthProbeShortfall
+    /// Where the thread states came from: `perf-context-switch`, `procfs` or `none`.
+    case schedSource
+    /// Why perf was refused, or why the reads are unavailable.
+    case schedSourceReason
+    /// Context-switch records the kernel dropped for a full ring.
+    case schedSwitchesLost
+    /// Dynamic names evicted from the recorder's name table during the recording.
+    case dynamicNameEvictions
+    // The sampling profiler.
+    case samplerRateHz, samplerSource, samplerSourceReason, samplerStackCopyBytes
+    case samplerSamplesTaken, samplerSamplesDropped, samplerPerfSamplesLost, samplerPerfFallbackThreads
+    case samplerPerfFallbackReason, samplerTimerOverruns, samplerSamplesUnwound, samplerSamplesDiscarded
+    case samplerUnwindFailures, samplerUnwindStackUnknown, samplerUnwindOffCopyEnd, samplerUnwindModulesChanged
+    case samplerUnwindNoModule, samplerUnwindErrors, samplerHandlerNsP50, samplerHandlerNsP99
+    case samplerUnwindNsP50, samplerUnwindNsP99, samplerStackBytesNeededP99
+    public var name: String { MetadataKey.spelled[Int(rawValue)] }
+    private static let spelled = allCases.map { caseName($0) }
+}
+
+extension Dictionary where Key == String {
+    /// The value of one of the project's own metadata keys.
+    public subscript(key: MetadataKey) -> Value? { self[key.name] }
 }
 
 /// The reader's fixed string ids: every vocabulary word is interned first, in this order, so a

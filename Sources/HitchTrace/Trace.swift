@@ -314,17 +314,6 @@ final class AsyncIntervalContext: Sendable {
     func addChild(ticks: UInt64) { children.add(ticks, ordering: .releasing) }
 }
 
-/// What a thread does, as the analyzer reads it (docs/METRICS.md "Trace inputs").
-public struct ThreadRole: RawRepresentable, Hashable, Sendable {
-    public let rawValue: String
-    /// At most 15 bytes are kept.
-    public init(rawValue: String) { self.rawValue = rawValue }
-    /// Runs the frame loop: begins and commits frames.
-    public static let main = ThreadRole(rawValue: "main")
-    /// Renders and presents frames.
-    public static let render = ThreadRole(rawValue: "render")
-}
-
 /// A named value written on an interval or instant (`with: .int("rows", 120)`).
 public struct TraceArgument: Sendable {
     public enum Value: Sendable {

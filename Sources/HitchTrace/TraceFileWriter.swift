@@ -59,6 +59,11 @@ public final class TraceFileWriter {
                          payload: .metadata(key: string(key), value: string(value))))
     }
 
+    /// Writes one of the project's own metadata keys (`MetadataKey`).
+    public func setMetadata(_ key: MetadataKey, _ value: String, thread: ThreadID? = nil, timestampNs: Int64 = 0) {
+        setMetadata(key.name, value, thread: thread, timestampNs: timestampNs)
+    }
+
     private func defaultThread() -> ThreadID {
         threads.count > 1 ? ThreadID(rawValue: 1) : thread(name: "main")
     }

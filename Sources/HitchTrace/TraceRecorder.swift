@@ -165,9 +165,9 @@ public final class TraceRecorder: Sendable {
         var reason = [CChar](repeating: 0, count: 512)
         let source = hitch_sched_begin(configuration.threadStatesInEffect ? 1 : 0,
                                        configuration.contextSwitchEventsInEffect ? 1 : 0, &reason, reason.count)
-        setMetadata("schedSource", SchedSource(rawValue: Int(source))?.name ?? "none")
+        setMetadata(.schedSource, SchedSource(rawValue: Int(source))?.name ?? "none")
         let text = String(decoding: reason.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        if !text.isEmpty { setMetadata("schedSourceReason", text) }
+        if !text.isEmpty { setMetadata(.schedSourceReason, text) }
     }
 
     /// Adds trace-wide key/value metadata (host, cpu, refreshRateHz, peakBandwidthGBps, ...).
@@ -175,6 +175,9 @@ public final class TraceRecorder: Sendable {
         let item = SideItem.metadata(tid: hitch_current_tid(), ticks: hitch_now(), key: key, value: value)
         state.withLock { if !$0.stopped { $0.pending.append(item) } }
     }
+
+    /// Adds one of the project's own metadata keys (`MetadataKey`).
+    public func setMetadata(_ key: MetadataKey, _ value: String) { setMetadata(key.name, value) }
 
     /// The id of a call stack (return addresses, innermost first); defined in the trace once.
     public func defineStack(addresses: [UInt64]) -> StackID {
@@ -357,9 +360,9 @@ public final class TraceRecorder: Sendable {
         drainSwitches()
         hitch_sched_close()
         readMachine()
-        if lostSwitches > 0 { writer.metadata(tid: writer.selfTid, ticks: hitch_now(), key: "schedSwitchesLost", value: String(lostSwitches)) }
+        if lostSwitches > 0 { writer.metadata(tid: writer.selfTid, ticks: hitch_now(), key: MetadataKey.schedSwitchesLost.name, value: String(lostSwitches)) }
         let evictions = TraceName.dynamicNameEvictions &- evictionsBaseline
-        if evictions > 0 { writer.metadata(tid: writer.selfTid, ticks: hitch_now(), key: "dynamicNameEvictions", value: String(evictions)) }
+        if evictions > 0 { writer.metadata(tid: writer.selfTid, ticks: hitch_now(), key: MetadataKey.dynamicNameEvictions.name, value: String(evictions)) }
         output.flush()
         var summary = Summary(path: path, eventCount: encoder.eventCount, droppedEventCount: droppedTotal,
                               bytesWritten: output.bytesFlushed, ticksPerSecond: ticksPerSecond)

@@ -25,10 +25,10 @@ public struct BandwidthProbeResult: Sendable, Codable, Equatable {
     public var sizing: ProbeSizing
 
     /// Metadata keys and values as recorded in a trace.
-    public var metadata: [(key: String, value: String)] {
-        [("peakBandwidthGBps", Self.format(peakBandwidthGBps)), ("triadGBps", Self.format(triadGBps)),
-         ("readGBps", Self.format(readGBps)), ("peakGFLOPS", Self.format(peakGFLOPS)),
-         ("bandwidthProbeThreads", String(threads)), ("bandwidthProbeArrayBytes", String(arrayBytes))]
+    public var metadata: [(key: MetadataKey, value: String)] {
+        [(.peakBandwidthGBps, Self.format(peakBandwidthGBps)), (.triadGBps, Self.format(triadGBps)),
+         (.readGBps, Self.format(readGBps)), (.peakGFLOPS, Self.format(peakGFLOPS)),
+         (.bandwidthProbeThreads, String(threads)), (.bandwidthProbeArrayBytes, String(arrayBytes))]
             + sizing.metadata
     }
 
@@ -134,11 +134,11 @@ public struct ProbeSizing: Sendable, Codable, Equatable {
     }
 
     /// Recorded with the probe's figures in trace metadata and `hitch bench decode` JSON.
-    public var metadata: [(key: String, value: String)] {
-        var pairs = [("lastLevelCacheBytes", String(lastLevelCache.bytes)), ("lastLevelCacheLevel", String(lastLevelCache.level)),
-                     ("lastLevelCacheSource", lastLevelCache.source),
-                     ("bandwidthProbeMeetsCacheRule", meetsCacheRule ? "true" : "false")]
-        if let shortfall { pairs.append(("bandwidthProbeShortfall", shortfall)) }
+    public var metadata: [(key: MetadataKey, value: String)] {
+        var pairs: [(key: MetadataKey, value: String)] = [(.lastLevelCacheBytes, String(lastLevelCache.bytes)), (.lastLevelCacheLevel, String(lastLevelCache.level)),
+                     (.lastLevelCacheSource, lastLevelCache.source),
+                     (.bandwidthProbeMeetsCacheRule, meetsCacheRule ? "true" : "false")]
+        if let shortfall { pairs.append((.bandwidthProbeShortfall, shortfall)) }
         return pairs
     }
 }

@@ -250,9 +250,9 @@ struct LLMRecordingTests {
         // Finite and below any memory system's speed: a zero-length timing would give infinity.
         for figure in [result.triadGBps, result.readGBps, result.peakGFLOPS] { #expect(figure > 0 && figure < 100_000) }
         let metadata = Dictionary(uniqueKeysWithValues: result.metadata.map { ($0.key, $0.value) })
-        #expect(metadata["lastLevelCacheBytes"] == String(8 << 20))
-        #expect(metadata["bandwidthProbeArrayBytes"] == String(4 << 20))
-        #expect(metadata["bandwidthProbeMeetsCacheRule"] == "false")
+        #expect(metadata[.lastLevelCacheBytes] == String(8 << 20))
+        #expect(metadata[.bandwidthProbeArrayBytes] == String(4 << 20))
+        #expect(metadata[.bandwidthProbeMeetsCacheRule] == "false")
     }
 
     @Test("probe arrays are at least 4x the last-level cache when memory allows, and say so when it does not")

@@ -236,7 +236,7 @@ extension DecodeBandwidthPass: AnalysisPass {
         case .token(let token):
             if token.stage == .produced { tokenProduced(atNs: resolved.startNs) }
         case .counter(_, let value):
-            if residentCounter < 0 { residentCounter = context.names.index(of: MetadataKey.residentBytesCounter) }
+            if residentCounter < 0 { residentCounter = context.names.index(of: ProcessMemory.residentCounterName.string) }
             if resolved.name == residentCounter, value.isFinite, value > 0, value < 1.8e19 {
                 peakResidentBytes = max(peakResidentBytes, UInt64(value))
             }
@@ -249,7 +249,7 @@ extension DecodeBandwidthPass: AnalysisPass {
         endRun(promptTokensFromMetadata: context.runMetadata[MetadataKey.promptTokens].flatMap { Int($0) })
     }
 
-    func contribute(to a: inout Analysis, _ context: PassContext) {
+    func contribute(to a: inout Analysis, _ context: inout PassContext) {
         a.decode = figures(names: context.names, metadata: a.metadata, peakResidentBytes: peakResidentBytes,
                            deviceBudgetBytes: context.options.deviceBudgetBytes)
     }

@@ -120,7 +120,7 @@ struct FramePass: AnalysisPass {
                               thread: resolved.thread.rawValue)
             if waitingHead < waiting.count { drainFrames(&context) }
         case .instant:
-            if inputCategory < 0 { inputCategory = context.names.index(of: MetadataKey.inputCategory) }
+            if inputCategory < 0 { inputCategory = context.names.index(of: HitchCategory.input.string) }
             if resolved.name == inputCategory { inputs.add(t) }
             else { _ = verdicts.instant(category: resolved.name, verdict: resolved.secondName, thread: resolved.thread.rawValue, &context) }
         case .interactionBegin:
@@ -283,7 +283,7 @@ struct FramePass: AnalysisPass {
         for i in replays.indices { replays[i].resolveRunStart(run, runStartNs: start) }
     }
 
-    func contribute(to a: inout Analysis, _ context: PassContext) {
+    func contribute(to a: inout Analysis, _ context: inout PassContext) {
         a.refreshRatesHz = refreshRatesHz
         a.recordedRates = rateCounts.map { rate, count in var r = RecordedRate(); r.rateHz = rate; r.frameCount = count; return r }
             .sorted { ($0.frameCount, $1.rateHz) > ($1.frameCount, $0.rateHz) }

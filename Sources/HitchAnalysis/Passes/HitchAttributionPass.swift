@@ -364,7 +364,7 @@ extension HitchAttributionPass: AnalysisPass {
         endRun(runStartNs: context.runStartNs == .max ? 0 : context.runStartNs, stacks: context.stacks, names: context.names)
     }
 
-    func contribute(to a: inout Analysis, _ context: PassContext) {
+    func contribute(to a: inout Analysis, _ context: inout PassContext) {
         a.hitchAttributions = attributions
         a.offenders = offenders(names: context.names)
         a.samples.samplesInHitches = samplesInHitches
@@ -373,9 +373,7 @@ extension HitchAttributionPass: AnalysisPass {
             var o = Offender(); o.kind = .function; o.name = name; o.weightedHitchMs = weight.ms; o.hitchingFrames = weight.frames; return o
         }.sorted { ($0.weightedHitchMs, $1.name) > ($1.weightedHitchMs, $0.name) }.prefix(10))
         a.samples.foldedInHitches = SampleProfilePass.list(foldedInHitches)
-        var inHitchNsByName: [String: Int64] = [:]
-        for (name, ns) in inHitchNsByStage { inHitchNsByName[context.names[name]] = ns }
-        for i in a.stages.indices { a.stages[i].inHitchingFramesMs = milliseconds(inHitchNsByName[a.stages[i].name] ?? 0) }
+        for (i, name) in context.stageFigureNames.enumerated() { a.stages[i].inHitchingFramesMs = milliseconds(inHitchNsByStage[name] ?? 0) }
         if framesWithShortHistory > 0 {
             a.warnings.append("\(framesWithShortHistory) hitching frames were judged after part of their work left the attribution history (their attribution may be short)")
         }

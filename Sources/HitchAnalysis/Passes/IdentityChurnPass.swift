@@ -211,5 +211,5 @@ extension IdentityChurnPass: AnalysisPass {
 
     mutating func endRun(_ context: inout PassContext) { endRun(runStartNs: context.runStartNs) }
 
-    func contribute(to a: inout Analysis, _ context: PassContext) { a.identityChurn = figures(names: context.names) }
+    func contribute(to a: inout Analysis, _ context: inout PassContext) { a.identityChurn = figures(names: context.names) }
 }

@@ -92,7 +92,7 @@ extension InvalidationGraphPass: AnalysisPass {
         context.names = resolved
     }
 
-    func contribute(to a: inout Analysis, _ context: PassContext) {
+    func contribute(to a: inout Analysis, _ context: inout PassContext) {
         let graph = figures(names: context.names)
         a.invalidations = graph.edges
         a.invalidationSources = graph.sources

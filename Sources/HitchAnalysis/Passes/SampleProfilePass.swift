@@ -65,5 +65,5 @@ extension SampleProfilePass: AnalysisPass {
 
     mutating func endRun(_ context: inout PassContext) { endRun(stacks: context.stacks, names: context.names) }
 
-    func contribute(to a: inout Analysis, _ context: PassContext) { a.samples = figures() }
+    func contribute(to a: inout Analysis, _ context: inout PassContext) { a.samples = figures() }
 }

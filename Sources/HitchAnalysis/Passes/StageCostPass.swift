@@ -194,9 +194,9 @@ struct StageCostPass: Sendable {
         }
     }
 
-    /// The stages' figures (time in hitching frames is added by hitch attribution).
-    func figures(names: NameTable, threadNames: NameTable) -> [StageFigures] {
-        var result: [StageFigures] = []
+    /// The stages' figures with their names (time in hitching frames is added by hitch attribution).
+    func figures(names: NameTable, threadNames: NameTable) -> [(name: Int32, figures: StageFigures)] {
+        var result: [(name: Int32, figures: StageFigures)] = []
         for (index, t) in totals.enumerated() where t.count > 0 {
             var f = StageFigures()
             f.name = names[Int32(index)]
@@ -213,9 +213,9 @@ struct StageCostPass: Sendable {
             f.mainThreadShare = mainThreadSelfNs > 0 ? Double(t.mainSelfNs) / Double(mainThreadSelfNs) : 0
             f.onMainThreadFraction = t.totalNs > 0 ? Double(t.mainTotalNs) / Double(t.totalNs) : 0
             f.mainThreadMs = milliseconds(t.mainTotalNs)
-            result.append(f)
+            result.append((Int32(index), f))
         }
-        return result.sorted { ($0.totalMs, $1.name) > ($1.totalMs, $0.name) }
+        return result.sorted { ($0.figures.totalMs, $1.figures.name) > ($1.figures.totalMs, $0.figures.name) }
     }
 }
 
@@ -298,8 +298,10 @@ extension StageCostPass: AnalysisPass {
         endRun(into: &context.finishedStages)
     }
 
-    func contribute(to a: inout Analysis, _ context: PassContext) {
-        a.stages = figures(names: context.names, threadNames: context.threadNames)
+    func contribute(to a: inout Analysis, _ context: inout PassContext) {
+        let stages = figures(names: context.names, threadNames: context.threadNames)
+        a.stages = stages.map(\.figures)
+        context.stageFigureNames = stages.map(\.name)
         if unmatchedEnds > 0 { a.warnings.append("\(unmatchedEnds) interval ends had no matching begin") }
         if unclosedBegins > 0 { a.warnings.append("\(unclosedBegins) interval begins had no end (closed at the thread's last event)") }
     }

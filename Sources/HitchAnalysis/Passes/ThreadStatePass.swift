@@ -144,7 +144,7 @@ struct ThreadStatePass: AnalysisPass {
         return split.figures
     }
 
-    func contribute(to a: inout Analysis, _ context: PassContext) {
+    func contribute(to a: inout Analysis, _ context: inout PassContext) {
         let withReadings = a.recorded.framesWithThreadStates
         let hitchesUnknown = a.recorded.byCause.unknown.hitchCount
         guard readings > 0 || contextSwitches > 0 || source != nil else {

@@ -71,7 +71,7 @@ extension TokenDeliveryPass: AnalysisPass {
 
     mutating func endRun(_ context: inout PassContext) { endRun() }
 
-    func contribute(to a: inout Analysis, _ context: PassContext) {
+    func contribute(to a: inout Analysis, _ context: inout PassContext) {
         let dominantPeriodMs = a.recordedRates.first.map { 1000 / $0.rateHz } ?? 0
         a.tokens = figures(periodNs: Int64(clampingDouble: dominantPeriodMs * 1e6))
     }

@@ -94,7 +94,7 @@ extension ViewUpdatesPass: AnalysisPass {
         takePublished(&context)
     }
 
-    func contribute(to a: inout Analysis, _ context: PassContext) {
+    func contribute(to a: inout Analysis, _ context: inout PassContext) {
         a.views = figures(names: context.names, frameCount: a.recorded.frameCount)
         a.layout = layoutFigures()
     }

@@ -59,7 +59,7 @@ struct ComparisonTable {
             case (_, .informational, .worse), (_, .informational, .better): verdict = .text("changed (information)")
             default: verdict = .text("unchanged")
             }
-            table.add([.name(change.label + " (" + change.unit + ")"),
+            table.add([.name(change.label + " (" + change.unit.rawValue + ")"),
                        .number(change.baseMean, ComparisonReport.value(change.baseMean, change.unit)),
                        .number(change.newMean, ComparisonReport.value(change.newMean, change.unit)),
                        percent]

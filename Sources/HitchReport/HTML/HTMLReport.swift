@@ -1,4 +1,5 @@
 import HitchAnalysis
+import HitchTrace
 
 // The HTML report: one self-contained page from an `Analysis` (or two, side by side). Each section
 // appears only when the analysis has its data. Every figure shown is read from the Analysis value; the
@@ -87,8 +88,8 @@ struct Context {
         let paths = analysis.runs.map(\.path).filter { !$0.isEmpty }
         if !paths.isEmpty { lines.append((paths.count == 1 ? "Trace: " : "Traces: ") + paths.joined(separator: ", ")) }
         var facts: [String] = []
-        for key in ["workload", "variant", "host", "cpu"] {
-            if let value = analysis.metadata[key] { facts.append(key + " " + value) }
+        for key: MetadataKey in [.workload, .variant, .host, .cpu] {
+            if let value = analysis.metadata[key] { facts.append(key.name + " " + value) }
         }
         if !facts.isEmpty { lines.append(facts.joined(separator: " · ")) }
         return lines

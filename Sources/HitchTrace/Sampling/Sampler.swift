@@ -276,10 +276,10 @@ public final class Sampler: Sendable {
         }
         let sampler = Sampler(configuration: configuration, recorder: recorder, onSample: onSample, baseline: baseline,
                               source: source, sourceReason: reason)
-        recorder?.setMetadata("samplerRateHz", String(configuration.rateHz))
-        recorder?.setMetadata("samplerSource", source.rawValue)
-        recorder?.setMetadata("samplerSourceReason", reason)
-        recorder?.setMetadata("samplerStackCopyBytes", String(configuration.stackCopyBytes))
+        recorder?.setMetadata(.samplerRateHz, String(configuration.rateHz))
+        recorder?.setMetadata(.samplerSource, source.rawValue)
+        recorder?.setMetadata(.samplerSourceReason, reason)
+        recorder?.setMetadata(.samplerStackCopyBytes, String(configuration.stackCopyBytes))
         let thread = Thread { sampler.drainLoop() }
         thread.name = "hitch-sampler-drain"
         thread.start()
@@ -327,27 +327,27 @@ public final class Sampler: Sendable {
                 drainCPUSeconds: Double(drainCPUNanoseconds.load(ordering: .relaxed)) / 1e9,
                 drainWakeups: drainWakeups.load(ordering: .relaxed))
             if let recorder {
-                recorder.setMetadata("samplerSamplesTaken", String(statistics.samplesTaken))
-                recorder.setMetadata("samplerSamplesDropped", String(statistics.samplesDropped))
-                recorder.setMetadata("samplerPerfSamplesLost", String(statistics.perfSamplesLost))
+                recorder.setMetadata(.samplerSamplesTaken, String(statistics.samplesTaken))
+                recorder.setMetadata(.samplerSamplesDropped, String(statistics.samplesDropped))
+                recorder.setMetadata(.samplerPerfSamplesLost, String(statistics.perfSamplesLost))
                 if statistics.perfFallbackThreads > 0 {
-                    recorder.setMetadata("samplerPerfFallbackThreads", String(statistics.perfFallbackThreads))
-                    recorder.setMetadata("samplerPerfFallbackReason", Self.describePerfRefusal(now.perf_refusal))
+                    recorder.setMetadata(.samplerPerfFallbackThreads, String(statistics.perfFallbackThreads))
+                    recorder.setMetadata(.samplerPerfFallbackReason, Self.describePerfRefusal(now.perf_refusal))
                 }
-                recorder.setMetadata("samplerTimerOverruns", String(statistics.timerOverruns))
-                recorder.setMetadata("samplerSamplesUnwound", String(statistics.samplesUnwound))
-                recorder.setMetadata("samplerSamplesDiscarded", String(statistics.samplesDiscarded))
-                recorder.setMetadata("samplerUnwindFailures", String(failures.total))
-                recorder.setMetadata("samplerUnwindStackUnknown", String(failures.stackUnknown))
-                recorder.setMetadata("samplerUnwindOffCopyEnd", String(failures.offCopyEnd))
-                recorder.setMetadata("samplerUnwindModulesChanged", String(failures.modulesChanged))
-                recorder.setMetadata("samplerUnwindNoModule", String(failures.noModule))
-                recorder.setMetadata("samplerUnwindErrors", String(failures.errors))
-                recorder.setMetadata("samplerHandlerNsP50", String(Int(statistics.handlerNsP50.rounded())))
-                recorder.setMetadata("samplerHandlerNsP99", String(Int(statistics.handlerNsP99.rounded())))
-                recorder.setMetadata("samplerUnwindNsP50", String(Int(statistics.unwindNsP50.rounded())))
-                recorder.setMetadata("samplerUnwindNsP99", String(Int(statistics.unwindNsP99.rounded())))
-                recorder.setMetadata("samplerStackBytesNeededP99", String(statistics.stackBytesNeededP99))
+                recorder.setMetadata(.samplerTimerOverruns, String(statistics.timerOverruns))
+                recorder.setMetadata(.samplerSamplesUnwound, String(statistics.samplesUnwound))
+                recorder.setMetadata(.samplerSamplesDiscarded, String(statistics.samplesDiscarded))
+                recorder.setMetadata(.samplerUnwindFailures, String(failures.total))
+                recorder.setMetadata(.samplerUnwindStackUnknown, String(failures.stackUnknown))
+                recorder.setMetadata(.samplerUnwindOffCopyEnd, String(failures.offCopyEnd))
+                recorder.setMetadata(.samplerUnwindModulesChanged, String(failures.modulesChanged))
+                recorder.setMetadata(.samplerUnwindNoModule, String(failures.noModule))
+                recorder.setMetadata(.samplerUnwindErrors, String(failures.errors))
+                recorder.setMetadata(.samplerHandlerNsP50, String(Int(statistics.handlerNsP50.rounded())))
+                recorder.setMetadata(.samplerHandlerNsP99, String(Int(statistics.handlerNsP99.rounded())))
+                recorder.setMetadata(.samplerUnwindNsP50, String(Int(statistics.unwindNsP50.rounded())))
+                recorder.setMetadata(.samplerUnwindNsP99, String(Int(statistics.unwindNsP99.rounded())))
+                recorder.setMetadata(.samplerStackBytesNeededP99, String(statistics.stackBytesNeededP99))
             }
             result = statistics
             return statistics

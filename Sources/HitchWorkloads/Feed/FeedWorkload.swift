@@ -172,7 +172,7 @@ public final class FeedSession {
             nextEvent += 1
             switch event.action {
             case .type(let character):
-                Trace.instant("keystroke", category: "input")
+                Trace.instant("keystroke", category: HitchCategory.input)
                 keystrokes += 1
                 typeCharacter(character)
             case .drag(let delta):

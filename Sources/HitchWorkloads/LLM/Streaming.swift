@@ -146,7 +146,7 @@ public actor LLMInference {
         guard promptTokens.count + count <= session.shape.context else {
             throw LLMWorkloadError.promptTooLong(tokens: promptTokens.count, context: session.shape.context)
         }
-        TraceRecorder.current?.setMetadata("promptTokens", String(promptTokens.count))
+        TraceRecorder.current?.setMetadata(.promptTokens, String(promptTokens.count))
         session.reset()
         ProcessMemory.recordResident()
         try Trace.interval("prefill", category: .stage) { try session.prefill(tokens: promptTokens) }
@@ -275,16 +275,16 @@ public enum LLMStreamingWorkload {
             ?? "synthetic \(configuration.format.rawValue), \(String(format: "%.2f", Double(shape.parameterCount) / 1e9)) B parameters, seed \(configuration.seed)"
         if let recorder {
             BandwidthProbe.record(probe)
-            let metadata: [(String, String)] = [
-                ("workload", "llm"), ("refreshRateHz", String(configuration.refreshRateHz)),
-                ("model", modelName), ("prompt", configuration.prompt),
-                ("weights", weights.formatName), ("parameterCount", String(shape.parameterCount)),
-                ("weightsBytes", String(weights.byteCount)), ("kvCacheBytes", String(shape.kvCacheBytes(positions: shape.context))),
-                ("dim", String(shape.dim)), ("layers", String(shape.layers)), ("heads", String(shape.heads)),
-                ("kvHeads", String(shape.kvHeads)), ("ffn", String(shape.ffn)), ("vocab", String(shape.vocab)),
-                ("context", String(shape.context)), ("tokens", String(configuration.tokens)),
-                ("buffering", configuration.buffering == .unbounded ? "unbounded" : "newest:\(bufferSize(configuration.buffering))"),
-                ("computeUnit", "cpu"), ("decodeThreads", String(pool.threadCount)),
+            let metadata: [(MetadataKey, String)] = [
+                (.workload, "llm"), (.refreshRateHz, String(configuration.refreshRateHz)),
+                (.model, modelName), (.prompt, configuration.prompt),
+                (.weights, weights.formatName), (.parameterCount, String(shape.parameterCount)),
+                (.weightsBytes, String(weights.byteCount)), (.kvCacheBytes, String(shape.kvCacheBytes(positions: shape.context))),
+                (.dim, String(shape.dim)), (.layers, String(shape.layers)), (.heads, String(shape.heads)),
+                (.kvHeads, String(shape.kvHeads)), (.ffn, String(shape.ffn)), (.vocab, String(shape.vocab)),
+                (.context, String(shape.context)), (.tokens, String(configuration.tokens)),
+                (.buffering, configuration.buffering == .unbounded ? "unbounded" : "newest:\(bufferSize(configuration.buffering))"),
+                (.computeUnit, "cpu"), (.decodeThreads, String(pool.threadCount)),
             ]
             for (key, value) in metadata { recorder.setMetadata(key, value) }
         }
@@ -326,7 +326,7 @@ public enum LLMStreamingWorkload {
         outcome.dropped = outcome.produced - outcome.delivered
         outcome.model = modelName
         // The first tokens as text, in the report's metadata (escaped: a synthetic model's bytes are noise).
-        recorder?.setMetadata("output", escapedForDisplay(String(outcome.text.prefix(200))))
+        recorder?.setMetadata(.output, escapedForDisplay(String(outcome.text.prefix(200))))
         return outcome
     }
 

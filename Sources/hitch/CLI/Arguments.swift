@@ -162,3 +162,15 @@ extension String {
         return String(s)
     }
 }
+
+extension Arguments {
+    /// `--refresh HZ` of a recording (`Quantities.refreshRange`, default `Quantities.defaultRecordingRefreshHz`).
+    mutating func recordingRefreshRate() throws -> Double {
+        try number("--refresh", in: Quantities.refreshRange, default: Quantities.defaultRecordingRefreshHz)
+    }
+
+    /// `--threshold PERCENT` of a comparison (`Quantities.thresholdRange`, default `RunComparison.defaultThresholdPercent`).
+    mutating func thresholdPercent() throws -> Double {
+        try number("--threshold", in: Quantities.thresholdRange, default: RunComparison.defaultThresholdPercent)
+    }
+}

@@ -30,7 +30,7 @@ protocol Subcommand: SendableMetatype {
     static var help: String { get }
     /// Runs with the arguments after the subcommand name.
     static func run(_ arguments: inout Arguments) throws -> ExitCode
-    /// True for `record` and `bench`, whose first word names a nested subcommand with its own help.
+    /// True for a command whose first word names a nested subcommand with its own help (`record`, `bench`, `history`).
     static var hasNestedSubcommands: Bool { get }
 }
 

@@ -172,7 +172,7 @@ enum TraceFiles {
     }
 
     /// The metadata keys that make two recordings runs of one workload (docs/METRICS.md "Merging runs").
-    static let identityKeys = ["workload", "variant", "weights", "buffering", "parameterCount", "refreshRateHz"]
+    static let identityKeys: [MetadataKey] = [.workload, .variant, .weights, .buffering, .parameterCount, .refreshRateHz]
 
     /// What workload a trace recorded, from the metadata at its start: "workload=feed, variant=naive, refreshRateHz=120".
     static func workloadIdentity(_ fxtPath: String, name path: String) throws -> String {
@@ -191,8 +191,8 @@ enum TraceFiles {
         }
         let parts = identityKeys.compactMap { key -> String? in
             guard var value = metadata[key] else { return nil }
-            if key == "refreshRateHz", let rate = Double(value) { value = rate == rate.rounded() ? String(Int(rate)) : String(rate) }
-            return "\(key)=\(value)"
+            if key == .refreshRateHz, let rate = Double(value) { value = rate == rate.rounded() ? String(Int(rate)) : String(rate) }
+            return "\(key.name)=\(value)"
         }
         return parts.isEmpty ? "no workload metadata" : parts.joined(separator: ", ")
     }

@@ -17,6 +17,13 @@ func writeOutput(_ text: String, to path: String?, inputs: [String] = [], create
     try output.close()
 }
 
+/// Writes `text` to standard output through the checked writer (a write that fails is an error,
+/// never a silent loss).
+func writeStandardOutput(_ text: String) throws { try writeOutput(text, to: nil) }
+
+/// Writes `line` and a newline to standard output (`writeStandardOutput`).
+func writeStandardOutputLine(_ line: String) throws { try writeOutput(line + "\n", to: nil) }
+
 /// A command's output, written in pieces as it is produced (a 2 GB trace's export never sits in
 /// memory whole). Every write is checked; `close()` commits, `abandon()` discards.
 final class OutputFile {

@@ -54,7 +54,12 @@ enum Quantities {
         return String(format: "%g", value)
     }
 
+    /// Every `--refresh`, recording or judging: a display refresh rate in Hz.
     static let refreshRange = 1.0...1000.0
+    /// The display rate a recording runs at without `--refresh`.
+    static let defaultRecordingRefreshHz = 120.0
+    /// Every `--threshold` (diff, report, history): the smallest relative change that counts, in percent.
+    static let thresholdRange = 0.0...10_000.0
 
     /// One refresh rate in Hz (1 to 1000).
     static func rate(_ text: String, option: String) throws -> Double {

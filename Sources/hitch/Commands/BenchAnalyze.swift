@@ -89,10 +89,9 @@ enum BenchAnalyze: Subcommand {
             ("targetPeakResidentMB", 200),
         ]
         if format == "json" {
-            let body = result.sorted { $0.0 < $1.0 }.map { "  \"\($0.0)\": \(jsonNumber($0.1))" }.joined(separator: ",\n")
-            print("{\n" + body + "\n}")
+            try writeStandardOutput(try JSONOutput.text(Dictionary(result, uniquingKeysWith: { first, _ in first })))
         } else {
-            for (key, value) in result { print("\(key): \(jsonNumber(value))") }
+            for (key, value) in result { try writeStandardOutputLine("\(key): \(jsonNumber(value))") }
         }
         return .ok
     }

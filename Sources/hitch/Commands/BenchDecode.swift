@@ -154,21 +154,21 @@ enum BenchDecode: Subcommand {
         let report = Report(shape: shape, parameterCount: shape.parameterCount, threads: pool.threadCount, tokens: tokens,
                             peakGFLOPS: flops, quantizedKernels: QuantizedKernels.instructionSet, probeSizing: sizing, results: results)
         if output == "json" {
-            print(try JSONOutput.text(report), terminator: "")
+            try writeStandardOutput(JSONOutput.text(report))
             return .ok
         }
-        print("model \(String(format: "%.2f", Double(shape.parameterCount) / 1e9)) B params, \(pool.threadCount) threads, \(tokens) tokens, peak \(String(format: "%.1f", flops)) GFLOP/s")
-        if let fileModel { print("model \(fileModel.name) (\((fileModel.file.path as NSString).lastPathComponent))") }
+        try writeStandardOutputLine("model \(String(format: "%.2f", Double(shape.parameterCount) / 1e9)) B params, \(pool.threadCount) threads, \(tokens) tokens, peak \(String(format: "%.1f", flops)) GFLOP/s")
+        if let fileModel { try writeStandardOutputLine("model \(fileModel.name) (\((fileModel.file.path as NSString).lastPathComponent))") }
         let cache = sizing.lastLevelCache
         if let arrays {
-            print("triad arrays \(arrays.arrayBytes >> 20) MiB each; last-level cache \(cache.bytes >> 20) MiB (L\(cache.level), \(cache.source))"
+            try writeStandardOutputLine("triad arrays \(arrays.arrayBytes >> 20) MiB each; last-level cache \(cache.bytes >> 20) MiB (L\(cache.level), \(cache.source))"
                   + (sizing.meetsCacheRule ? "" : "; below 4x the cache: \(sizing.shortfall ?? "")"))
         } else {
-            print("--speed-only: no bandwidth probes; last-level cache \(cache.bytes >> 20) MiB (L\(cache.level), \(cache.source))")
+            try writeStandardOutputLine("--speed-only: no bandwidth probes; last-level cache \(cache.bytes >> 20) MiB (L\(cache.level), \(cache.source))")
         }
-        print("weights  tok/s   MB/token  GB/s   triad GB/s  read GB/s  utilization  load avg")
+        try writeStandardOutputLine("weights  tok/s   MB/token  GB/s   triad GB/s  read GB/s  utilization  load avg")
         for r in results {
-            print(String(format: "%-7@ %6.1f  %8.1f  %5.1f  %10.1f  %9.1f  %10.1f%%  %8@", r.weights as NSString, r.tokensPerSecond,
+            try writeStandardOutputLine(String(format: "%-7@ %6.1f  %8.1f  %5.1f  %10.1f  %9.1f  %10.1f%%  %8@", r.weights as NSString, r.tokensPerSecond,
                          r.bytesPerToken / 1e6, r.bandwidthGBps, r.triadGBps, r.readGBps, r.utilization * 100,
                          (r.loadAverage.map { String(format: "%.2f", $0) } ?? "-") as NSString))
         }

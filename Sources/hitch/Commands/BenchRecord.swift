@@ -96,9 +96,9 @@ enum BenchRecord: Subcommand {
         let result = try measure(events: events)
         let procfs = result.schedReadBySource[result.schedReadBySource.count - 1]
         if format == "json" {
-            print(try JSONOutput.text(result), terminator: "")
+            try writeStandardOutput(JSONOutput.text(result))
         } else {
-            print(String(format: """
+            try writeStandardOutputLine(String(format: """
                 clock                       %@ (%llu ticks/s)
                 timestamp read              %.2f ns
                 interval, 1 thread          %.2f ns  (%.2fx a timestamp read; target <= 2.5x)
@@ -241,7 +241,7 @@ enum BenchRecord: Subcommand {
                 if session.threadStates {
                     var reader = try TraceReader(path: path)
                     while try reader.next() != nil {}
-                    sources[index] = reader.metadata["schedSource"] ?? "none"
+                    sources[index] = reader.metadata[MetadataKey.schedSource] ?? "none"
                 }
             }
         }
@@ -343,7 +343,7 @@ enum BenchRecord: Subcommand {
     /// Records intervals on two threads forever (until SIGKILL), after announcing the first flush on stdout.
     private static func recordUntilKilled(path: String) throws -> Never {
         let recorder = try TraceRecorder.start(path: path, configuration: .init(bufferBytesPerThread: 16 << 10, flushIntervalMs: 5))
-        recorder.setMetadata("workload", "crash-test")
+        recorder.setMetadata(.workload, "crash-test")
         for _ in 0..<2 {
             Thread {
                 var i: UInt64 = 0

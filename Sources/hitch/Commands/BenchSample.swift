@@ -1,4 +1,5 @@
 import Foundation
+import enum HitchAnalysis.JSONOutput
 import CHitchSupport
 import HitchTrace
 import Synchronization
@@ -128,9 +129,7 @@ enum BenchSample: Subcommand {
         let result = try measure(rateHz: rate, seconds: seconds, stackCopyBytes: copyBytes, which: which,
                                  withFloor: withFloor, drainIntervalMs: drainInterval)
         if format == "json" {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try encoder.encode(result), as: UTF8.self))
+            try writeStandardOutput(JSONOutput.text(result))
         } else {
             func f(_ value: Double, _ digits: Int = 2) -> String { String(format: "%.\(digits)f", value) }
             var lines = ["""
@@ -152,7 +151,7 @@ enum BenchSample: Subcommand {
                   per session   start \(f(source.startCPUMicroseconds, 0)) us, stop \(f(source.stopCPUMicroseconds, 0)) us of CPU
                 """)
             }
-            print(lines.joined(separator: "\n"))
+            try writeStandardOutputLine(lines.joined(separator: "\n"))
         }
         return .ok
     }

@@ -1,4 +1,5 @@
 import Foundation
+import HitchAnalysis
 import HeadlessUI
 import HitchWorkloads
 import Synchronization
@@ -27,7 +28,7 @@ enum BenchUI: Subcommand {
       --variant tuned|naive  The screen to drive (default tuned). naive's rows decode their
                              thumbnail in the body, so its update time is mostly that decoding.
       --seconds S            Session length on the frame clock, 2 to 120 (default 12).
-      --refresh HZ           Frames per second of session time, 30 to 240 (default 120).
+      --refresh HZ           Frames per second of session time, 1 to 1000 (default 120).
       --format text|json     Output format (default: text).
       -h, --help             Show this help.
 
@@ -67,21 +68,19 @@ enum BenchUI: Subcommand {
         let format = try arguments.choice("--format", ["text", "json"], default: "text")
         let variantName = try arguments.choice("--variant", ["tuned", "naive"], default: "tuned")
         let seconds = try arguments.number("--seconds", in: 2.0...120.0, default: 12.0)
-        let refresh = try arguments.number("--refresh", in: 30.0...240.0, default: 120.0)
+        let refresh = try arguments.recordingRefreshRate()
         guard try arguments.positionals().isEmpty else { throw CLIError("'hitch bench ui' takes no arguments (see --help)") }
         let result = try MainActor.assumeIsolated {
             try measure(variant: FeedVariant(rawValue: variantName)!, seconds: seconds, refreshHz: refresh)
         }
         if format == "json" {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try encoder.encode(result), as: UTF8.self))
+            try writeStandardOutput(JSONOutput.text(result))
         } else {
             func line(_ name: String, _ d: Distribution) -> String {
                 name.padding(toLength: 14, withPad: " ", startingAt: 0)
                     + String(format: "mean %9.0f   p99 %9.0f   max %9.0f", d.mean, d.p99, d.max)
             }
-            print("""
+            try writeStandardOutputLine("""
             session       \(result.variant), \(result.rows) rows, \(result.frames) frames at \(result.refreshHz) Hz, \
             \(result.keystrokes) keystrokes, \(result.publishedSnapshots) snapshots, \(result.rowsBuilt) rows built
             first frame   \(result.firstFrameNs) ns

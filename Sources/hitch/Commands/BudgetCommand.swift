@@ -71,11 +71,11 @@ enum BudgetCommand: Subcommand {
                                   parameters: fileModel.file.tensors.reduce(0) { $0 + $1.elementCount })
         }
         if output == "json" {
-            print(try JSONOutput.text(budget), terminator: "")
+            try writeStandardOutput(JSONOutput.text(budget))
             return .ok
         }
         let s = budget.shape
-        print("""
+        try writeStandardOutputLine("""
         model       \(String(format: "%.2f", Double(budget.parameterCount) / 1e9)) B parameters (dim \(s.dim), \(s.layers) layers, \(s.heads) heads, \(s.kvHeads) KV heads, ffn \(s.ffn), vocab \(s.vocab))
         weights     \(formatBytes(budget.weightsBytes))  (\(weightsName))
         KV cache    \(formatBytes(budget.kvCacheBytes))  (\(budget.context) positions, \(kvBytes == 2 ? "f16" : "f32"))

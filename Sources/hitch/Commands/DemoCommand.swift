@@ -119,7 +119,7 @@ enum DemoCommand: Subcommand {
         }
         if let naive = analyses["feed-naive-120hz.fxt"], let tuned = analyses["feed-tuned-120hz.fxt"] {
             let report = reportsDirectory + "/feed-compare.html"
-            let comparison = RunComparison.compare(base: [naive], new: [tuned], thresholdPercent: 5)
+            let comparison = RunComparison.compare(base: [naive], new: [tuned], thresholdPercent: RunComparison.defaultThresholdPercent)
             let html = HTMLReport.renderComparison(base: naive, new: tuned, comparison: comparison, baseLabel: tracesDirectory + "/feed-naive-120hz.fxt",
                                                    newLabel: tracesDirectory + "/feed-tuned-120hz.fxt", title: "feed: naive vs tuned")
             try TraceAnalysis.write(html, to: report)

@@ -42,7 +42,7 @@ enum DiffCommand: Subcommand {
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         var base = try arguments.options("--base")
         var new = try arguments.options("--new")
-        let threshold = try arguments.number("--threshold", in: 0.0...10_000.0, default: 5.0)
+        let threshold = try arguments.thresholdPercent()
         let alpha = try arguments.number("--alpha", in: 0.000001...0.5, default: 0.05)
         let format = try arguments.choice("--format", ComparisonReport.formats, default: "text")
         let context = try CommandContext.parse(&arguments, command: name)

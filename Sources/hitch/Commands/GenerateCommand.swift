@@ -86,19 +86,19 @@ enum GenerateCommand: Subcommand {
             tokens.append(token)
             let piece = detokenizer.append(token)
             text += piece
-            if output == "text" { print(piece, terminator: ""); try flushStandardOutput() }
+            if output == "text" { try writeStandardOutput(piece); try flushStandardOutput() }
             if index + 1 < count { try session.step(token: token) }
         }
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         let report = Report(model: (modelPath as NSString).lastPathComponent, promptTokens: promptTokens, tokens: tokens,
                             margins: margins, text: text, decodeTokensPerSecond: count > 1 ? Double(count - 1) / seconds : 0)
         if output == "json" {
-            print(try JSONOutput.text(report), terminator: "")
+            try writeStandardOutput(JSONOutput.text(report))
         } else {
-            print("")
-            print("prompt tokens: \(promptTokens.map(String.init).joined(separator: " "))")
-            print("tokens: \(tokens.map(String.init).joined(separator: " "))")
-            print(String(format: "decode: %.1f tokens/s", report.decodeTokensPerSecond))
+            try writeStandardOutputLine("")
+            try writeStandardOutputLine("prompt tokens: \(promptTokens.map(String.init).joined(separator: " "))")
+            try writeStandardOutputLine("tokens: \(tokens.map(String.init).joined(separator: " "))")
+            try writeStandardOutputLine(String(format: "decode: %.1f tokens/s", report.decodeTokensPerSecond))
         }
         return .ok
     }

@@ -57,12 +57,7 @@ enum HistoryCommand: Subcommand {
 
     static func number(_ value: Double) -> String { Format.significant(value) }
 
-    static func json<T: Encodable>(_ value: T) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
-        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
-        return String(decoding: try encoder.encode(value), as: UTF8.self) + "\n"
-    }
+    static func json<T: Encodable>(_ value: T) throws -> String { try JSONOutput.text(value) }
 
     /// A markdown table cell: pipes and line breaks would break the table.
     static func cell(_ text: String) -> String {
@@ -135,7 +130,7 @@ enum HistoryAdd: Subcommand {
         let store = try HistoryCommand.openStore(&rest)
         defer { store.close() }
         let added = try HistoryCommand.store { () throws(HistoryError) in try store.add(run) }
-        print(added ? "added run \(run.id.prefix(12)) (\(run.metrics.count) metrics, commit \(commit), branch \(branch))"
+        try writeStandardOutputLine(added ? "added run \(run.id.prefix(12)) (\(run.metrics.count) metrics, commit \(commit), branch \(branch))"
                     : "run \(run.id.prefix(12)) is already stored (same traces, commit and machine); nothing written")
         return .ok
     }
@@ -167,9 +162,9 @@ enum HistoryList: Subcommand {
         if metricsOnly {
             let names = try HistoryCommand.store { () throws(HistoryError) in try store.metricNames() }
             switch format {
-            case "json": print(try HistoryCommand.json(names), terminator: "")
-            case "markdown": print((["| metric |", "|---|"] + names.map { "| `\(HistoryCommand.cell($0))` |" }).joined(separator: "\n"))
-            default: for name in names { print(name) }
+            case "json": try writeStandardOutput(HistoryCommand.json(names))
+            case "markdown": try writeStandardOutputLine((["| metric |", "|---|"] + names.map { "| `\(HistoryCommand.cell($0))` |" }).joined(separator: "\n"))
+            default: for name in names { try writeStandardOutputLine(name) }
             }
             return .ok
         }
@@ -177,18 +172,18 @@ enum HistoryList: Subcommand {
         let lines = runs.map { RunLine(id: $0.id, commit: $0.commit, branch: $0.branch, time: HistoryCommand.time($0.timeMs), machine: $0.machine.name,
                                        cpuModel: $0.machine.cpuModel, cores: $0.machine.cores, refreshHz: $0.machine.refreshHz, tags: $0.tags, traces: $0.traces) }
         switch format {
-        case "json": print(try HistoryCommand.json(lines), terminator: "")
+        case "json": try writeStandardOutput(HistoryCommand.json(lines))
         case "markdown":
-            print("| time | branch | commit | machine | tags | run |\n|---|---|---|---|---|---|")
+            try writeStandardOutputLine("| time | branch | commit | machine | tags | run |\n|---|---|---|---|---|---|")
             for l in lines {
                 let tags = l.tags.keys.sorted().map { "\($0)=\(l.tags[$0] ?? "")" }.joined(separator: " ")
-                print("| \(l.time) | \(HistoryCommand.cell(l.branch)) | `\(HistoryCommand.cell(l.commit))` | \(HistoryCommand.cell(l.machine)) | \(HistoryCommand.cell(tags)) | `\(l.id.prefix(12))` |")
+                try writeStandardOutputLine("| \(l.time) | \(HistoryCommand.cell(l.branch)) | `\(HistoryCommand.cell(l.commit))` | \(HistoryCommand.cell(l.machine)) | \(HistoryCommand.cell(tags)) | `\(l.id.prefix(12))` |")
             }
         default:
-            if lines.isEmpty { print("no runs stored" + (branch.map { " on branch \($0)" } ?? "")) }
+            if lines.isEmpty { try writeStandardOutputLine("no runs stored" + (branch.map { " on branch \($0)" } ?? "")) }
             for l in lines {
                 let tags = l.tags.keys.sorted().map { "\($0)=\(l.tags[$0] ?? "")" }.joined(separator: " ")
-                print("\(l.time)  \(l.branch)  \(l.commit)  \(l.machine)  \(l.id.prefix(12))" + (tags.isEmpty ? "" : "  " + tags))
+                try writeStandardOutputLine("\(l.time)  \(l.branch)  \(l.commit)  \(l.machine)  \(l.id.prefix(12))" + (tags.isEmpty ? "" : "  " + tags))
             }
         }
         return .ok
@@ -214,7 +209,7 @@ enum HistoryShow: Subcommand {
         let last = try HistoryCommand.last(&arguments)
         let format = try arguments.choice("--format", ["text", "json", "markdown"], default: "text")
         let options = try HistoryCommand.detectorOptions(&arguments)
-        let threshold = try arguments.number("--threshold", in: 0.0...1e6, default: 5.0)
+        let threshold = try arguments.thresholdPercent()
         let store = try HistoryCommand.openStore(&arguments)
         defer { store.close() }
         let positionals = try arguments.positionals()
@@ -226,16 +221,16 @@ enum HistoryShow: Subcommand {
         let changes = result.metrics.first?.changePoints ?? []
         let changeAt = Dictionary(changes.map { ($0.runIndex, $0) }, uniquingKeysWith: { a, _ in a })
         switch format {
-        case "json": print(try HistoryCommand.json(Output(metric: metric, branch: branch, values: rows, changePoints: changes)), terminator: "")
+        case "json": try writeStandardOutput(HistoryCommand.json(Output(metric: metric, branch: branch, values: rows, changePoints: changes)))
         case "markdown":
-            print("| time | commit | \(HistoryCommand.cell(metric)) | change |\n|---|---|---:|---|")
+            try writeStandardOutputLine("| time | commit | \(HistoryCommand.cell(metric)) | change |\n|---|---|---:|---|")
             for (index, row) in rows.enumerated() {
-                print("| \(row.time) | `\(HistoryCommand.cell(row.commit))` | \(row.value.map(HistoryCommand.number) ?? "–") | \(changeAt[index].map(describe) ?? "") |")
+                try writeStandardOutputLine("| \(row.time) | `\(HistoryCommand.cell(row.commit))` | \(row.value.map(HistoryCommand.number) ?? "–") | \(changeAt[index].map(describe) ?? "") |")
             }
         default:
-            if rows.isEmpty { print("no runs on branch \(branch)") }
+            if rows.isEmpty { try writeStandardOutputLine("no runs on branch \(branch)") }
             for (index, row) in rows.enumerated() {
-                print("\(row.time)  \(row.commit)  \(row.value.map(HistoryCommand.number) ?? "–")" + (changeAt[index].map { "  <- " + describe($0) } ?? ""))
+                try writeStandardOutputLine("\(row.time)  \(row.commit)  \(row.value.map(HistoryCommand.number) ?? "–")" + (changeAt[index].map { "  <- " + describe($0) } ?? ""))
             }
         }
         return .ok
@@ -261,7 +256,7 @@ enum HistoryCheckCommand: Subcommand {
     OPTIONS:
       --branch B             The branch (default main).
       --metric M             Only these metrics (repeatable; default every stored metric).
-      --threshold PCT        Smallest relative change that counts (default 5).
+      --threshold PCT        Smallest relative change that counts, 0 to 10000 (default 5).
       --last N               Only the newest N runs.
       --max-pvalue P         Significance of a change point (default 0.0001).
       --window N             E-divisive window in runs (default 50).
@@ -273,7 +268,7 @@ enum HistoryCheckCommand: Subcommand {
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         let branch = try arguments.option("--branch") ?? "main"
         let metrics = try arguments.options("--metric")
-        let threshold = try arguments.number("--threshold", in: 0.0...1e6, default: 5.0)
+        let threshold = try arguments.thresholdPercent()
         let last = try HistoryCommand.last(&arguments)
         let options = try HistoryCommand.detectorOptions(&arguments)
         let format = try arguments.choice("--format", ["text", "json", "markdown"], default: "text")
@@ -285,17 +280,17 @@ enum HistoryCheckCommand: Subcommand {
         }
         let result = HistoryCheck.check(history, branch: branch, thresholdPercent: threshold, options: options)
         switch format {
-        case "json": print(try HistoryCommand.json(result), terminator: "")
+        case "json": try writeStandardOutput(HistoryCommand.json(result))
         case "markdown":
-            print("### hitch history check: \(HistoryCommand.cell(branch)), \(result.runs) runs\n\n| metric | newest change | verdict |\n|---|---|---|")
+            try writeStandardOutputLine("### hitch history check: \(HistoryCommand.cell(branch)), \(result.runs) runs\n\n| metric | newest change | verdict |\n|---|---|---|")
             for m in result.metrics {
-                print("| `\(HistoryCommand.cell(m.metric))` | \(m.newest.map(HistoryShow.describe).map(HistoryCommand.cell) ?? "none") | \(m.verdict) |")
+                try writeStandardOutputLine("| `\(HistoryCommand.cell(m.metric))` | \(m.newest.map(HistoryShow.describe).map(HistoryCommand.cell) ?? "none") | \(m.verdict) |")
             }
         default:
-            print("\(result.runs) runs on branch \(branch), \(result.metrics.count) metrics, \(result.metrics.reduce(0) { $0 + $1.changePoints.count }) change points")
+            try writeStandardOutputLine("\(result.runs) runs on branch \(branch), \(result.metrics.count) metrics, \(result.metrics.reduce(0) { $0 + $1.changePoints.count }) change points")
             for m in result.metrics {
                 guard let newest = m.newest else { continue }
-                print("\(m.verdict == "regression" ? "FAIL" : "ok  ")  \(m.metric): newest \(HistoryShow.describe(newest))")
+                try writeStandardOutputLine("\(m.verdict == "regression" ? "FAIL" : "ok  ")  \(m.metric): newest \(HistoryShow.describe(newest))")
             }
         }
         let regressions = result.regressions
@@ -324,7 +319,7 @@ enum HistoryReport: Subcommand {
         guard let output = try arguments.option("--output") ?? arguments.option("-o") else { throw CLIError("'hitch history report' needs -o FILE (see --help)") }
         let branch = try arguments.option("--branch") ?? "main"
         let metrics = try arguments.options("--metric")
-        let threshold = try arguments.number("--threshold", in: 0.0...1e6, default: 5.0)
+        let threshold = try arguments.thresholdPercent()
         let last = try HistoryCommand.last(&arguments)
         let options = try HistoryCommand.detectorOptions(&arguments)
         let store = try HistoryCommand.openStore(&arguments)
@@ -375,7 +370,7 @@ enum HistoryPrune: Subcommand {
         guard try arguments.positionals().isEmpty else { throw CLIError("'hitch history prune' takes no arguments (see --help)") }
         let cutoff = Int64((Date().timeIntervalSince1970 - days * 86_400) * 1000)
         let removed = try HistoryCommand.store { () throws(HistoryError) in try store.prune(olderThanMs: cutoff, branch: branch) }
-        print("removed \(removed) run\(removed == 1 ? "" : "s") older than \(text) days")
+        try writeStandardOutputLine("removed \(removed) run\(removed == 1 ? "" : "s") older than \(text) days")
         return .ok
     }
 }
@@ -457,7 +452,7 @@ enum HistoryBench: Subcommand {
             let store = try HistoryCommand.store { () throws(HistoryError) in try HistoryStore(location: path) }
             defer { store.close() }
             let history = try HistoryCommand.store { () throws(HistoryError) in try store.series(branch: "main") }
-            result = HistoryCheck.check(history, branch: "main", thresholdPercent: 5)
+            result = HistoryCheck.check(history, branch: "main", thresholdPercent: RunComparison.defaultThresholdPercent)
         }
         let checkCPU = cpu
         var bytes = 0
@@ -465,7 +460,7 @@ enum HistoryBench: Subcommand {
             let store = try HistoryCommand.store { () throws(HistoryError) in try HistoryStore(location: path) }
             defer { store.close() }
             let history = try HistoryCommand.store { () throws(HistoryError) in try store.series(branch: "main") }
-            let page = HistoryReport.render(history, branch: "main", threshold: 5, options: ChangePointOptions())
+            let page = HistoryReport.render(history, branch: "main", threshold: RunComparison.defaultThresholdPercent, options: ChangePointOptions())
             let output = path + ".html"
             try writeOutput(page, to: output)
             bytes = page.utf8.count
@@ -477,7 +472,7 @@ enum HistoryBench: Subcommand {
         let figures = Figures(runs: runCount, metrics: metricCount, fillSeconds: fill, checkSeconds: check, reportSeconds: report,
                               checkCPUSeconds: checkCPU, reportCPUSeconds: reportCPU, changePoints: result?.metrics.reduce(0) { $0 + $1.changePoints.count } ?? 0,
                               regressions: result?.regressions.count ?? 0, reportBytes: bytes, databaseBytes: size, loadAverage: load)
-        print(try HistoryCommand.json(figures), terminator: "")
+        try writeStandardOutput(HistoryCommand.json(figures))
         return .ok
     }
 }

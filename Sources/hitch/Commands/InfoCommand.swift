@@ -116,20 +116,20 @@ enum InfoCommand: Subcommand {
         }
         lines.append("dropped    \(info.droppedEvents)" + (info.droppedEvents > 0 ? " (the recorder's writer could not keep up)" : ""))
         // Where the thread states come from (docs/FORMAT.md "Thread states").
-        let schedReason = info.metadata["schedSourceReason"].map { " (\($0))" } ?? ""
-        lines.append("sched      " + (info.metadata["schedSource"].map { $0 + schedReason } ?? "none (recorded without thread states)"))
+        let schedReason = info.metadata[MetadataKey.schedSourceReason].map { " (\($0))" } ?? ""
+        lines.append("sched      " + (info.metadata[MetadataKey.schedSource].map { $0 + schedReason } ?? "none (recorded without thread states)"))
         lines.append("threads    \(info.threads.count)")
         for thread in info.threads {
             lines.append("  " + "\(thread.name) [\(thread.processID)/\(thread.threadID)]".padding(toLength: 36, withPad: " ", startingAt: 0)
                          + "\(thread.eventCount) events")
         }
-        if let source = info.metadata["samplerSource"] {
+        if let source = info.metadata[MetadataKey.samplerSource] {
             // Which sample source ran and why (the same entries are in the metadata below).
-            let rate = info.metadata["samplerRateHz"].map { " at \($0) Hz" } ?? ""
-            let reason = info.metadata["samplerSourceReason"].map { ": \($0)" } ?? ""
+            let rate = info.metadata[MetadataKey.samplerRateHz].map { " at \($0) Hz" } ?? ""
+            let reason = info.metadata[MetadataKey.samplerSourceReason].map { ": \($0)" } ?? ""
             lines.append("sampler    \(source)\(rate)\(reason)")
-            if let fallback = info.metadata["samplerPerfFallbackThreads"] {
-                lines.append("           \(fallback) threads on the timer signal instead: \(info.metadata["samplerPerfFallbackReason"] ?? "")")
+            if let fallback = info.metadata[MetadataKey.samplerPerfFallbackThreads] {
+                lines.append("           \(fallback) threads on the timer signal instead: \(info.metadata[MetadataKey.samplerPerfFallbackReason] ?? "")")
             }
         }
         if !info.metadata.isEmpty {

@@ -21,7 +21,7 @@ enum RecordFeed: Subcommand {
                              tuned: the search runs off the main actor behind a request generation
                              (stale results dropped), stable ids, thumbnails decoded off-main and
                              cached at display size, narrow invalidation. (required)
-      --refresh HZ           Display refresh rate, 30 to 240 (default 120).
+      --refresh HZ           Display refresh rate, 1 to 1000 (default 120).
       -o, --output FILE      The trace to write (.fxt). (required)
       --seconds S            Session length in seconds, 2 to 600 (default 12).
       --rows N               Rows in the feed, 1 to 1000000 (default 10000).
@@ -46,7 +46,7 @@ enum RecordFeed: Subcommand {
         guard let variant = FeedVariant(rawValue: variantName) else {
             throw CLIError("option '--variant' must be one of naive, tuned; got '\(variantName)'")
         }
-        let refresh = try arguments.number("--refresh", in: 30.0...240.0, default: 120.0)
+        let refresh = try arguments.recordingRefreshRate()
         let seconds = try arguments.number("--seconds", in: 2.0...600.0, default: 12.0)
         let rows = try arguments.number("--rows", in: 1...1_000_000, default: 10_000)
         let seed = try arguments.number("--seed", in: UInt64.min...UInt64.max, default: 1)
@@ -68,9 +68,9 @@ enum RecordFeed: Subcommand {
             }
             Trace.setCurrentThreadName("main")
             Backtrace.isEnabled = backtraces
-            for (key, value) in [("workload", "feed"), ("variant", variant.rawValue), ("refreshRateHz", "\(Int(refresh))"),
-                                 ("rows", "\(rows)"), ("seed", "\(seed)"), ("seconds", "\(seconds)"),
-                                 ("backtraces", "\(backtraces)")] {
+            for (key, value): (MetadataKey, String) in [(.workload, "feed"), (.variant, variant.rawValue), (.refreshRateHz, "\(Int(refresh))"),
+                                 (.rows, "\(rows)"), (.seed, "\(seed)"), (.seconds, "\(seconds)"),
+                                 (.backtraces, "\(backtraces)")] {
                 recorder.setMetadata(key, value)
             }
             // The main thread's stacks, so the analyzer can say what it was doing in each hitch.

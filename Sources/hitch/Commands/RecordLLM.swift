@@ -32,7 +32,7 @@ enum RecordLLM: Subcommand {
       --temperature T        Sampling temperature (default 0.8; 0 = greedy)
       --buffering POLICY     unbounded (default: consumer coalesces per frame, no token lost) or
                              newest:N (AsyncStream .bufferingNewest(N); the trace shows dropped tokens)
-      --refresh HZ           Display refresh rate (default 120)
+      --refresh HZ           Display refresh rate, 1 to 1000 (default 120)
       --decode-threads N     Threads that decode (default: all cores but one, left for the UI)
       --seed N               Weight and sampling seed (default 1)
       --dim --layers --heads --kv-heads --ffn --vocab --context   Model shape (default the bundled 0.40 B model)
@@ -57,7 +57,7 @@ enum RecordLLM: Subcommand {
         let topK = try arguments.number("--top-k", in: 1...SamplingOptions.maxTopK, default: 40)
         let topP = try arguments.number("--top-p", in: 0.0...1.0, default: 1.0)
         let temperature = try arguments.number("--temperature", in: 0.0...100.0, default: 0.8)
-        let refresh = try arguments.number("--refresh", in: 1.0...1000.0, default: 120.0)
+        let refresh = try arguments.recordingRefreshRate()
         let seed = try arguments.number("--seed", in: UInt64(0)...UInt64.max, default: 1)
         let decodeThreads = try arguments.number("--decode-threads", in: 1...256, default: LLMStreamingConfiguration.defaultDecodeThreads)
         let bufferingText = try arguments.option("--buffering") ?? "unbounded"

@@ -39,7 +39,7 @@ enum ReportCommand: Subcommand {
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         let title = try arguments.option("--title")
         let merge = arguments.flag("--merge")
-        let threshold = try arguments.number("--threshold", in: 0.0...10_000.0, default: 5.0)
+        let threshold = try arguments.thresholdPercent()
         let context = try CommandContext.parse(&arguments, command: name)
         let traces = try arguments.positionals(name, count: 1...Int.max, what: "at least one TRACE")
         guard let output = context.output else { throw CLIError("'hitch report' needs -o FILE.html") }
