@@ -55,14 +55,16 @@ let package = Package(
         .executableTarget(name: "hitch-record-probe", dependencies: ["HitchTrace"], path: "Tests/RecordProbe"),
         // C++ exceptions thrown and caught under sampling (the sampler storm test); tests only.
         .target(name: "CxxExceptionSupport", path: "Tests/CxxExceptionSupport"),
-        .testTarget(name: "HitchTraceTests", dependencies: ["HitchTrace", "CHitchSupport", "CxxExceptionSupport"]),
+        // The one locator of the built `hitch` for tests that run it; tests only.
+        .target(name: "HitchTestSupport", path: "Tests/HitchTestSupport"),
+        .testTarget(name: "HitchTraceTests", dependencies: ["HitchTrace", "CHitchSupport", "CxxExceptionSupport", "HitchTestSupport"]),
         .testTarget(name: "HitchAnalysisTests", dependencies: ["HitchAnalysis", "HitchTrace"]),
         .testTarget(name: "HitchReportTests", dependencies: ["HitchReport", "HitchAnalysis", "HitchTrace"]),
-        .testTarget(name: "HitchHistoryTests", dependencies: ["HitchHistory", "HitchAnalysis", "HitchReport", "HitchTrace", "HitchWorkloads"]),
+        .testTarget(name: "HitchHistoryTests", dependencies: ["HitchHistory", "HitchAnalysis", "HitchReport", "HitchTrace", "HitchWorkloads", "HitchTestSupport"]),
         .testTarget(name: "HeadlessUITests", dependencies: ["HeadlessUI", "HitchTrace", "HitchAnalysis"]),
         .testTarget(name: "HitchWorkloadsTests", dependencies: ["HitchWorkloads", "HeadlessUI", "HitchTrace"]),
         // Runs the built `hitch` binary (swift build --build-tests builds it) as a user would.
-        .testTarget(name: "HitchCLITests", dependencies: ["HitchAnalysis", "HitchTrace"]),
+        .testTarget(name: "HitchCLITests", dependencies: ["HitchAnalysis", "HitchTrace", "HitchTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -3,7 +3,7 @@ import HitchTrace
 import Testing
 @testable import HitchAnalysis
 
-/// Hostile input to the analyzer and to budgets (issue 8). Inputs that once crashed run in a child
+/// Hostile input to the analyzer and to budgets. Inputs that once crashed run in a child
 /// process (exit tests), so a regression fails its test instead of killing the whole suite.
 @Suite struct HostileAnalysisTests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -69,7 +69,7 @@ struct ScaleTraceGenerator {
     }
 }
 
-/// Scale (issue 8): a big generated trace analyzes in one pass with bounded resident memory, and a
+/// Scale: a big generated trace analyzes in one pass with bounded resident memory, and a
 /// session split over several traces gives the figures of the same frames in one trace.
 @Suite struct ScaleTests {
     /// Generates a ~`HITCH_SCALE_MB` (default 60) MB trace in a child process, resets the peak

@@ -1,6 +1,7 @@
 import Foundation
 import HitchAnalysis
 import HitchTrace
+import HitchTestSupport
 
 /// Runs the built `hitch` binary (it sits beside the test bundle) as a user would.
 struct HitchCLI {
@@ -14,12 +15,8 @@ struct HitchCLI {
     /// The package root: Traces/ and docs/ paths are relative to it.
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
 
-    /// HITCH_BINARY runs the tests against another build (e.g. the previous one, to see each problem reproduced).
-    static var binary: String {
-        if let override = ProcessInfo.processInfo.environment["HITCH_BINARY"] { return override }
-        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        return URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("hitch").path
-    }
+    /// The built `hitch` (`HitchBinary`; HITCH_BIN runs the tests against another build).
+    static var binary: String { HitchBinary.path ?? "hitch (not built: swift build --build-tests)" }
 
     static func trace(_ name: String) -> String { root + "/Traces/" + name }
 

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-// One suite per problem of issue 18, each reproducing it through the built binary.
+// One suite per problem, each reproducing it through the built binary.
 
 private let naive = HitchCLI.trace("feed-naive-120hz.fxt")
 private let tuned = HitchCLI.trace("feed-tuned-120hz.fxt")

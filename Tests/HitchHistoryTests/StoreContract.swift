@@ -1,4 +1,5 @@
 import Foundation
+import HitchTestSupport
 import HitchAnalysis
 import HitchTrace
 import Testing
@@ -184,19 +185,8 @@ enum StoreContract {
 }
 
 enum HistoryTestSupport {
-    /// The built `hitch` next to the test bundle, or `HITCH_BIN`.
-    static var hitchExecutable: String? {
-        if let path = ProcessInfo.processInfo.environment["HITCH_BIN"], FileManager.default.isExecutableFile(atPath: path) { return path }
-        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for _ in 0..<4 {
-            let candidate = directory.appendingPathComponent("hitch").path
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: candidate, isDirectory: &isDirectory), !isDirectory.boolValue,
-               FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-            directory = directory.deletingLastPathComponent()
-        }
-        return nil
-    }
+    /// The built `hitch` (`HitchBinary`).
+    static var hitchExecutable: String? { HitchBinary.path }
 
     static func writeSmallTrace(_ path: String, seed: UInt64 = 3) throws {
         let writer = try TraceFileWriter(path: path)

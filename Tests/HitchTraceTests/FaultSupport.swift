@@ -1,8 +1,9 @@
 import Foundation
+import HitchTestSupport
 import Synchronization
 @testable import HitchTrace
 
-/// Helpers for the fault, load and hostile-input tests (issue 8).
+/// Helpers for the fault, load and hostile-input tests.
 enum FaultSupport {
     /// The file's size in bytes (0 when it does not exist yet).
     static func fileSize(_ path: String) -> Int64 {
@@ -15,24 +16,8 @@ enum FaultSupport {
         NSTemporaryDirectory() + "hitch-hardening-\(getpid())-\(UInt32.random(in: 0 ... .max))-\(name)"
     }
 
-    /// The built `hitch` executable next to the test bundle (SwiftPM puts both in one directory),
-    /// or `HITCH_BIN`; nil when it was not built.
-    static var hitchExecutable: String? {
-        if let path = ProcessInfo.processInfo.environment["HITCH_BIN"], FileManager.default.isExecutableFile(atPath: path) {
-            return path
-        }
-        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for _ in 0..<4 {
-            let candidate = directory.appendingPathComponent("hitch").path
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: candidate, isDirectory: &isDirectory), !isDirectory.boolValue,
-               FileManager.default.isExecutableFile(atPath: candidate) {
-                return candidate
-            }
-            directory = directory.deletingLastPathComponent()
-        }
-        return nil
-    }
+    /// The built `hitch` (`HitchBinary`); nil when it was not built.
+    static var hitchExecutable: String? { HitchBinary.path }
 
     /// What reading a whole trace gave.
     struct ReadBack {

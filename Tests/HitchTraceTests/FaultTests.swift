@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 @testable import HitchTrace
 
-/// Faults while recording (issue 8): the disk fills, the process is SIGKILLed, a thread exits with
+/// Faults while recording: the disk fills, the process is SIGKILLed, a thread exits with
 /// an unflushed buffer, a sampling signal lands in a blocking syscall. One recording session per
 /// process, so these run one after another.
 @Suite(.serialized) struct FaultTests {

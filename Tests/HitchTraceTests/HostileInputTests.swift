@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import HitchTrace
 
-/// Hostile input everywhere a user passes a file to `hitch` (issue 8): traces, Chrome JSON and
+/// Hostile input everywhere a user passes a file to `hitch`: traces, Chrome JSON and
 /// budgets get exit 0/1 or a one-line error and exit 2, never a crash or a hang; outputs land only
 /// where `-o` says; a failed write is an error, never a silent exit 0. Runs the built `hitch`.
 @Suite(.enabled(if: FaultSupport.hitchExecutable != nil)) struct HostileInputTests {

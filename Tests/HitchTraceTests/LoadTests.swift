@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 @testable import HitchTrace
 
-/// Load (issue 8): 8 threads record flat out while the sampler runs at 1 kHz on all of them.
+/// Load: 8 threads record flat out while the sampler runs at 1 kHz on all of them.
 /// Nothing is lost that is not counted, the recorder's memory stays within its configured bound,
 /// and the cost is reported. The test runs 2 s; `HITCH_LOAD_SECONDS=10` gives the issue's full run
 /// (figures in docs/RELIABILITY.md).

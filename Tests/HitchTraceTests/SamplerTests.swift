@@ -223,7 +223,7 @@ final class SampleCollector: Sendable {
     }
 }
 
-// MARK: - The loader storm (issue 19): a handler must never wait for anything the sampled thread holds
+// MARK: - The loader storm: a handler must never wait for anything the sampled thread holds
 
 /// Threads doing what used to hang or crash a signal-time unwinder, all sampled at 1 kHz: loading
 /// and unloading libraries (inside the loader's lock), walking the loader's list themselves

@@ -1,23 +1,13 @@
 import Foundation
+import HitchTestSupport
 import Testing
 @testable import HitchTrace
-
-/// The `hitch` executable built next to this test bundle.
-func builtHitchExecutable() -> String? {
-    var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    for _ in 0..<4 {
-        let candidate = directory.appendingPathComponent("hitch").path
-        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        directory = directory.deletingLastPathComponent()
-    }
-    return nil
-}
 
 struct TraceCrashTests {
     /// A process SIGKILLed while two threads record flat out leaves a file that reads cleanly up to
     /// its last complete record.
     @Test func sigkilledRecorderLeavesAReadableFile() throws {
-        guard let hitch = builtHitchExecutable() else {
+        guard let hitch = HitchBinary.path else {
             Issue.record("the hitch executable is not built next to the tests (swift build first)")
             return
         }
