@@ -18,11 +18,11 @@ fail() { echo "llama-reference: $1" >&2; exit 1; }
 
 if [[ ! -f "$src/CMakeLists.txt" ]]; then
   mkdir -p "$cache/llama"
-  (cd "$cache/llama" && pip download --quiet --no-deps --no-binary :all: "llama-cpp-python==$version" -d . \
+  (cd "$cache/llama" && pip download --quiet --no-deps --no-binary llama-cpp-python "llama-cpp-python==$version" -d . \
      && tar xzf "llama_cpp_python-$version.tar.gz") || fail "cannot fetch the llama-cpp-python $version sdist"
 fi
 command -v cmake >/dev/null || fail "cmake is needed (apt-get install cmake, or pip install cmake)"
-if [[ ! -x "$build/bin/llama-bench" || ! -x "$build/bin/llama-tokenize" ]]; then
+if [[ ! -x "$build/bin/llama-bench" || ! -x "$build/bin/llama-tokenize" || ! -x "$build/bin/llama-quantize" ]]; then
   # llama.cpp builds for the CPU it runs on, as a user would; but where the CPU reports AMX its
   # batched prompt path died with an illegal instruction on machines of this kind, so AMX is off.
   flags=(-DGGML_NATIVE=ON)
@@ -34,7 +34,7 @@ if [[ ! -x "$build/bin/llama-bench" || ! -x "$build/bin/llama-tokenize" ]]; then
   cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release -DLLAMA_CURL=OFF -DLLAMA_BUILD_SERVER=OFF \
     -DLLAMA_BUILD_TESTS=OFF -DBUILD_SHARED_LIBS=ON "${flags[@]}" >"$build.configure.log" 2>&1 \
     || fail "cmake configure failed (see $build.configure.log)"
-  cmake --build "$build" -j2 --target llama-tokenize llama-simple llama-bench >"$build.build.log" 2>&1 \
+  cmake --build "$build" -j2 --target llama-tokenize llama-simple llama-bench llama-quantize >"$build.build.log" 2>&1 \
     || fail "build failed (see $build.build.log)"
 fi
 if [[ "${1:-}" == "--build" ]]; then echo "$build/bin"; exit 0; fi

@@ -33,6 +33,10 @@ final class MatvecTask: ParallelTask, @unchecked Sendable {
         case .none: break
         case .int16: quantizedX.quantize(x, count: matrix.columns)
         case .ggml8: quantizedX.quantize8(x, count: matrix.columns)
+        case .ggmlK: quantizedX.quantizeK(x, count: matrix.columns)
+        case .ggml8AndK:
+            quantizedX.quantize8(x, count: matrix.columns)
+            quantizedX.quantizeK(x, count: matrix.columns)
         }
         chunkRows = rowsPerChunk(matrix.rows)
         pool.run(self, chunkCount: (matrix.rows + chunkRows - 1) / chunkRows)
