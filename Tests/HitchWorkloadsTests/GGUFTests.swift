@@ -255,7 +255,7 @@ struct GGUFTests {
         wrong.metadata[0] = ("general.architecture", 8, GGUFWriter.string("gemma"))
         let other = try wrong.write("arch")
         defer { unlink(other) }
-        #expect(throws: GGUFError.unsupportedModel("architecture gemma (only llama is run)")) { try GGUFModel(path: other) }
+        #expect(throws: GGUFError.unsupportedModel("general.architecture is gemma (supported: llama, gemma3)")) { try GGUFModel(path: other) }
     }
 
     @Test("smollm pre-tokenization splits digits apart and keeps llama.cpp's whitespace rules")

@@ -219,9 +219,9 @@ extension GGMLType {
         return out
     }
 
-    /// The type named as llama.cpp names it ("q4_1").
+    /// The type named as llama.cpp names it ("q4_K"), in any case ("q4_k").
     public init?(name: String) {
-        guard let type = Self.allCases.first(where: { $0.name == name }) else { return nil }
+        guard let type = Self.allCases.first(where: { $0.name.lowercased() == name.lowercased() }) else { return nil }
         self = type
     }
 }
