@@ -6,7 +6,9 @@
 # llama.cpp's or first depart from it at a near tie: our top-2 logit gap there under 0.5 (both
 # runtimes' gaps are printed).
 #   smollm2 (the Q4_1 file): all prompts but one equal, the one departing at token 16 or later.
-#   gemma3, smollm2-q4_k_m, smollm2-q6_k: at least 3 of the 5 equal.
+#   gemma3, smollm2-q4_k_m, smollm2-q6_k: at least 3 of the 5 equal; or, where llama.cpp agrees
+#   with itself on fewer (its continuation with the prompt decoded token by token against the batched
+#   one, both in the fixture), at least as many as it does: its own arithmetic moves those ties.
 # A model that cannot be fetched is skipped with the reason (exit 0 when all are skipped or pass):
 # the requantized SmolLM2 files need llama-quantize from scripts/llama-reference.sh --build's cache.
 #   scripts/check-llm-reference.sh [MODEL...]   (default: every fixture)
@@ -60,7 +62,12 @@ for case in cases:
         failures.append(f"{label}: differs before token 16 ({note})")
     elif gap >= near_tie or (strict and theirs is not None and theirs > near_tie):
         failures.append(f"{label}: not a near tie ({note})")
-need = len(cases) - 1 if strict else min(3, len(cases))
+if strict:
+    need = len(cases) - 1
+else:
+    own = sum(1 for c in cases if c.get("greedyPromptTokenByToken", c["greedy"]) == c["greedy"])
+    need = min(3, len(cases), own)
+    print(f"  {which}: llama.cpp's token-by-token prompt agrees with its batched one on {own} of {len(cases)}")
 if equal < need:
     failures.append(f"only {equal} of {len(cases)} greedy continuations equal llama.cpp's (at least {need} must)")
 for failure in failures:

