@@ -62,7 +62,28 @@ public struct Analysis: Codable, Sendable, Equatable {
     public var threadStates: ThreadStateFigures? = nil
     /// Warnings from the analysis (unmatched interval ends, frames without commit...).
     public var warnings: [String] = []
+    /// What the figures stand on: frames judged, seconds animated, events, whether every file
+    /// ended on a whole record (docs/METRICS.md "Evidence").
+    public var evidence: Evidence = Evidence()
 
+    public init() {}
+}
+
+/// How much an analysis stands on. `check`, `diff` and `history add` refuse to judge a trace
+/// without frames or cut short (`EvidenceRule`), unless the user opts in.
+public struct Evidence: Codable, Sendable, Equatable {
+    /// Frames judged at their recorded rates (`recorded.frameCount`).
+    public var framesJudged: Int = 0
+    /// Seconds of animation the hitch time ratio divides by (`recorded.animatingSeconds`).
+    public var animatingSeconds: Double = 0
+    /// Events read, over all runs.
+    public var eventCount: UInt64 = 0
+    /// Runs whose file ends inside a record (the writer was killed, or the file was cut).
+    public var runsCutShort: Int = 0
+    /// True when every run's file ended on a whole record.
+    public var endedCleanly: Bool = true
+    /// Fewer frames than `HitchGrading.fewFramesBelow`: the grades are marked as from a small sample.
+    public var fewFrames: Bool = true
     public init() {}
 }
 
@@ -72,6 +93,9 @@ public struct RunSummary: Codable, Sendable, Equatable {
     public var droppedEvents: UInt64 = 0
     public var durationMs: Double = 0
     public var frameCount: Int = 0
+    /// False when the file ends inside a record; `cutShortAtByte` is that record's offset.
+    public var endedCleanly: Bool = true
+    public var cutShortAtByte: UInt64? = nil
     public init() {}
 }
 
@@ -92,7 +116,7 @@ public struct RefreshRateChange: Codable, Sendable, Equatable {
 /// The grade of a hitch time ratio on one named scale.
 public struct HitchVerdict: Codable, Sendable, Equatable {
     /// "good", "warning" or "critical" (Apple test scale); "good", "fair", "poor", "critical" (Organizer scale).
-    public var grade: HitchGrade = .good
+    public var grade: HitchGrade = .ungraded
     /// The scale's name, so a reader knows which thresholds applied.
     public var scale: String = ""
     public init() {}
@@ -114,8 +138,10 @@ public struct HitchFigures: Codable, Sendable, Equatable {
     public var animatingSeconds: Double = 0
     /// "interactions" (union of interaction intervals) or "frames" (first frame start to last present).
     public var animatingTimeSource: AnimatingTimeSource = .frames
-    /// Apple's test scale grade (good < 5, warning 5-10, critical >= 10 ms/s).
-    public var verdict: HitchGrade = .good
+    /// Apple's test scale grade (good < 5, warning 5-10, critical >= 10 ms/s); `ungraded` without frames.
+    public var verdict: HitchGrade = .ungraded
+    /// Fewer judged frames than `HitchGrading.fewFramesBelow`: the grade stands on a small sample.
+    public var fewFrames: Bool = true
     /// Both grades with their scales named.
     public var appleTestScale: HitchVerdict = HitchVerdict()
     public var organizerScale: HitchVerdict = HitchVerdict()
@@ -260,6 +286,8 @@ public struct FrameTimeHistogram: Codable, Sendable, Equatable {
 }
 
 public struct Percentiles: Codable, Sendable, Equatable {
+    /// Values the percentiles are taken from (`PercentileEvidence` says when that is too few).
+    public var count: Int = 0
     public var p50: Double = 0
     public var p90: Double = 0
     public var p95: Double = 0

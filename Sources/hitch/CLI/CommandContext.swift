@@ -40,6 +40,27 @@ struct CommandContext {
         return CommandContext(command: command, options: options, output: output)
     }
 
+    // MARK: Evidence
+
+    /// The help lines of the evidence options, the same in every command that gates on figures.
+    static let evidenceHelp = """
+      --min-frames N         Refuse a trace with fewer judged frames (default 1: a trace without frames
+                             is refused; 0 accepts one, e.g. a decode-only trace).
+      --allow-cut-short      Judge a trace whose file ends inside a record (a killed recorder) instead of refusing it.
+    """
+
+    /// Parses `--min-frames` and `--allow-cut-short` (check, diff, history add).
+    static func evidenceRule(_ arguments: inout Arguments) throws -> EvidenceRule {
+        EvidenceRule(minimumFrames: try arguments.number("--min-frames", in: 0...1_000_000_000, default: EvidenceRule.defaultMinimumFrames),
+                     allowCutShort: arguments.flag("--allow-cut-short"))
+    }
+
+    /// Refuses (exit 2, one line) an analysis with too little to judge.
+    static func requireEvidence(_ analysis: Analysis, _ rule: EvidenceRule, what: String = "trace") throws {
+        if let refusal = rule.refusal(of: analysis, what: what) { throw CLIError(refusal) }
+        warnIfCutShort(analysis)
+    }
+
     // MARK: Inputs
 
     /// Checks every trace path before any is read: it exists, is a readable regular file, is an
@@ -93,6 +114,13 @@ struct CommandContext {
             }
         }
         return analyzer.finish()
+    }
+
+    /// Says on stderr, where a reader sees it (not only in the report's last lines), which runs were cut short.
+    static func warnIfCutShort(_ analysis: Analysis) {
+        for run in analysis.runs where !run.endedCleanly {
+            writeWarning("'\(run.path)' was cut short (its file ends inside a record\(run.cutShortAtByte.map { " at byte \($0)" } ?? "")): the figures cover only what was written before the cut")
+        }
     }
 
     // MARK: Output
@@ -163,8 +191,9 @@ enum TraceFiles {
     /// The metadata keys that make two recordings runs of one workload (docs/METRICS.md "Merging runs").
     static let identityKeys = ["workload", "variant", "weights", "buffering", "parameterCount", "refreshRateHz"]
 
-    /// What workload a trace recorded, from the metadata at its start: "workload=feed, variant=naive, refreshRateHz=120".
-    static func workloadIdentity(_ path: String) throws -> String {
+    /// What workload a trace recorded, from the metadata at its start: the identity keys it has,
+    /// the refresh rate written as analyze prints it ("120", "59.94").
+    static func workloadIdentity(_ path: String) throws -> WorkloadIdentity {
         var metadata: [String: String] = [:]
         do {
             var reader = try TraceReader(path: path)
@@ -178,11 +207,41 @@ enum TraceFiles {
         } catch {
             throw TraceFiles.error(error, path: path)
         }
-        let parts = identityKeys.compactMap { key -> String? in
-            guard var value = metadata[key] else { return nil }
-            if key == "refreshRateHz", let rate = Double(value) { value = rate == rate.rounded() ? String(Int(rate)) : String(rate) }
-            return "\(key)=\(value)"
+        var values: [String: String] = [:]
+        for key in identityKeys {
+            guard var value = metadata[key] else { continue }
+            if key == "refreshRateHz", let rate = Double(value) { value = Analyzer.rateKey(rate) }
+            values[key] = value
         }
+        return WorkloadIdentity(values: values)
+    }
+
+    /// Refuses to compare traces of different workloads (the `workload` key), or recorded at
+    /// different refresh rates unless `acrossRates`: `hitch diff`'s rule. A trace without the key
+    /// (an import) is compared as it is.
+    static func checkComparable(_ paths: [String], acrossWorkloads: Bool, acrossRates: Bool) throws {
+        guard !(acrossWorkloads && acrossRates), let first = paths.first else { return }
+        let reference = try workloadIdentity(first)
+        for path in paths.dropFirst() {
+            let other = try workloadIdentity(path)
+            if !acrossWorkloads, let a = reference.values["workload"], let b = other.values["workload"], a != b {
+                throw CLIError("'\(first)' (workload=\(a)) and '\(path)' (workload=\(b)) record different workloads: their figures do not compare; "
+                               + "diff runs of one workload, or pass --cross-workload to compare them anyway")
+            }
+            if !acrossRates, let a = reference.values["refreshRateHz"], let b = other.values["refreshRateHz"], a != b {
+                throw CLIError("'\(first)' was recorded at \(a) Hz and '\(path)' at \(b) Hz: hitch figures at different rates do not compare; "
+                               + "diff runs recorded at one rate, or pass --cross-rate to compare them anyway")
+            }
+        }
+    }
+}
+
+/// The metadata that makes recordings runs of one workload (`TraceFiles.identityKeys`, those present).
+struct WorkloadIdentity: Equatable, CustomStringConvertible {
+    var values: [String: String]
+    /// "workload=feed, variant=naive, refreshRateHz=120", in `identityKeys` order.
+    var description: String {
+        let parts = TraceFiles.identityKeys.compactMap { key in values[key].map { "\(key)=\($0)" } }
         return parts.isEmpty ? "no workload metadata" : parts.joined(separator: ", ")
     }
 }

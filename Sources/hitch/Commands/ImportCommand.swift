@@ -45,6 +45,11 @@ enum ImportCommand: Subcommand {
         } catch {
             throw CLIError("'\(path)': \(error)")
         }
+        // An import with nothing in it would analyze as an empty run: refuse it here, naming why.
+        guard !trace.events.isEmpty else {
+            throw CLIError("'\(path)' holds no trace events (no traceEvents list, or an empty one"
+                           + (trace.warnings.isEmpty ? "" : "; \(trace.warnings.count) skipped") + "): nothing to import")
+        }
         // The checked writer: the FXT goes to a temporary file beside the target, renamed on success.
         let file = try OutputFile(path: output, inputs: [path])
         let bytes: UInt64
