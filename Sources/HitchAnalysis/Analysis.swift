@@ -28,6 +28,8 @@ public struct Analysis: Codable, Sendable, Equatable {
     public var frames: [FrameSample] = []
     /// True when `frames` stopped at its limit.
     public var framesTruncated: Bool = false
+    /// Hitch's verdicts beside the platform's, for imported traces that carry them; nil otherwise.
+    public var platformAgreement: PlatformAgreement? = nil
 
     /// Pipeline stages (every duration event), sorted by total time, longest first.
     public var stages: [StageFigures] = []
@@ -325,6 +327,9 @@ public struct FrameSample: Codable, Sendable, Equatable {
     public var cause: HitchCause? = nil
     /// The main thread's begin-to-commit window by state; nil without readings.
     public var mainThreadStates: ThreadStateSplit? = nil
+    /// The platform's own verdict on an imported frame ("janky: App Deadline Missed", "on time"); nil
+    /// for frames without one (every recorded trace).
+    public var platformVerdict: String? = nil
     public init() {}
 }
 

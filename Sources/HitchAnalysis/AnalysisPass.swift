@@ -71,7 +71,7 @@ struct PassEvent: Sendable {
     /// The payload's first name (interval, instant category, counter, body view type, op, invalidation
     /// source), -1 when it has none.
     var name: Int32
-    /// The payload's second name (op compute unit, invalidation target), -1 when it has none.
+    /// The payload's second name (op compute unit, invalidation target, instant name), -1 when it has none.
     var secondName: Int32
 }
 

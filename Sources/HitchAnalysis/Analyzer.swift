@@ -141,8 +141,8 @@ public struct Analyzer: Sendable {
             resolved.name = name(n, input)
         case .intervalComplete(_, let n, let endNs):
             resolved.name = name(n, input); resolved.endNs = clampedTime(endNs)
-        case .instant(let category, _):
-            resolved.name = name(category, input)
+        case .instant(let category, let instantName):
+            resolved.name = name(category, input); resolved.secondName = name(instantName, input)
         case .bodyEvaluation(let body):
             resolved.name = name(body.viewType, input); resolved.endNs = clampedTime(body.endNs)
         case .viewLifetime(let lifetime):

@@ -4,6 +4,23 @@ import HitchAnalysis
 public enum TextReport: AnalysisRenderer {
     public static let format = "text"
 
+    /// Hitch's frames beside the platform's verdicts (imported traces), and the first frames where they differ.
+    static func platformLines(_ a: Analysis) -> [String] {
+        guard let p = a.platformAgreement else { return [] }
+        var out = ["", "Platform verdicts (the recording tool's own judgement, frame by frame)"]
+        out.append("  \(p.frames) frames: both janky \(p.bothJanky), both on time \(p.bothOnTime), platform only \(p.platformOnly), Hitch only \(p.hitchOnly)"
+                   + " (agreement \(ReportText.percent(p.agreementRatio)))" + (p.unjudged > 0 ? "; \(p.unjudged) frames Hitch could not judge" : ""))
+        let differing = a.frames.filter { frame in
+            guard let verdict = frame.platformVerdict else { return false }
+            return verdict.hasPrefix("janky") != (frame.hitchMs > 0)
+        }
+        for frame in differing.prefix(10) {
+            out.append("  frame \(frame.frameID) at \(ReportText.ms(frame.startMs)): Hitch \(frame.hitchMs > 0 ? "hitch " + ReportText.ms(frame.hitchMs) : "no hitch"), platform \(frame.platformVerdict ?? "")")
+        }
+        if differing.count > 10 { out.append("  … \(differing.count - 10) more frames differ (--format json lists every frame)") }
+        return out
+    }
+
     public static func render(_ input: ReportInput) throws -> String {
         let a = input.analysis
         var out: [String] = []
@@ -37,6 +54,7 @@ public enum TextReport: AnalysisRenderer {
             if ReportText.rateKeys(a).contains(where: { a.hitches[$0].map { $0.fewFrames && $0.frameCount > 0 } ?? false }) {
                 out.append("  * \(ReportText.fewFramesNote)")
             }
+            out.append(contentsOf: Self.platformLines(a))
         }
         if !a.offenders.isEmpty {
             out.append("")

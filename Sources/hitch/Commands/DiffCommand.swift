@@ -20,7 +20,7 @@ enum DiffCommand: Subcommand {
     significant by Welch's t-test (p < --alpha). Definitions: docs/METRICS.md "Comparing runs".
 
     ARGUMENTS:
-      BASE NEW               The baseline and the new trace (.fxt).
+      BASE NEW               The baseline and the new trace (.fxt, or another tool's: 'hitch import --help').
 
     OPTIONS:
       --base TRACE           A baseline run (repeat for several runs).
@@ -61,11 +61,10 @@ enum DiffCommand: Subcommand {
             _ = try arguments.positionals(name, count: 0...0, what: "every trace with --base or --new when those are used")
             guard !base.isEmpty, !new.isEmpty else { throw CLIError("'hitch diff' needs at least one --base and one --new trace") }
         }
-        try context.checkTraces(base); try context.checkTraces(new)
-        try TraceFiles.checkComparable(base + new, acrossWorkloads: acrossWorkloads, acrossRates: acrossRates)
         // One analysis per run: the significance test needs each run's own figures.
         let baseAnalyses = try context.analyzeEach(base)
         let newAnalyses = try context.analyzeEach(new)
+        try TraceFiles.checkComparable(Array(zip(base + new, baseAnalyses + newAnalyses)), acrossWorkloads: acrossWorkloads, acrossRates: acrossRates)
         for analysis in baseAnalyses + newAnalyses { try CommandContext.requireEvidence(analysis, evidence) }
         let comparison = RunComparison.compare(base: baseAnalyses, new: newAnalyses, thresholdPercent: threshold, alpha: alpha)
         let text = try ComparisonReport.render(ComparisonInput(comparison: comparison, basePaths: base, newPaths: new), format: format)
