@@ -2,6 +2,24 @@
 // (docs/METRICS.md "Evidence"). A gate that reads figures (`check`, `diff`, `history add`) asks
 // `EvidenceRule` first, so an empty, cut-short or frameless trace cannot pass for a good run.
 
+/// How much an analysis stands on. `check`, `diff` and `history add` refuse to judge a trace
+/// without frames or cut short (`EvidenceRule`), unless the user opts in.
+public struct Evidence: Codable, Sendable, Equatable {
+    /// Frames judged at their recorded rates (`recorded.frameCount`).
+    public var framesJudged: Int = 0
+    /// Seconds of animation the hitch time ratio divides by (`recorded.animatingSeconds`).
+    public var animatingSeconds: Double = 0
+    /// Events read, over all runs.
+    public var eventCount: UInt64 = 0
+    /// Runs whose file ends inside a record (the writer was killed, or the file was cut).
+    public var runsCutShort: Int = 0
+    /// True when every run's file ended on a whole record.
+    public var endedCleanly: Bool = true
+    /// Fewer frames than `HitchGrading.fewFramesBelow`: the grades are marked as from a small sample.
+    public var fewFrames: Bool = true
+    public init() {}
+}
+
 extension Evidence {
     /// The evidence of an analysis whose passes have contributed their figures.
     init(of analysis: Analysis) {
