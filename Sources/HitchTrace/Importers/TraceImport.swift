@@ -15,6 +15,8 @@ public enum TraceImport {
         switch format {
         case .framestats:
             for input in inputs { try FramestatsImporter(periodNs: options.periodNs).importFile(path: input, into: sink) }
+        case .perfetto:
+            for input in inputs { try PerfettoImporter().importFile(path: input, into: sink) }
         }
         return try sink.finish()
     }

@@ -5,7 +5,7 @@ import HitchTrace
 
 enum ImportCommand: Subcommand {
     static let name = "import"
-    static let summary = "Convert another tool's trace (Chrome JSON, Android framestats) into an FXT trace."
+    static let summary = "Convert another tool's trace (Chrome JSON, Android framestats, Perfetto) into an FXT trace."
     static let help = """
     USAGE: hitch import FORMAT FILE -o FILE.fxt [options]
 
@@ -17,6 +17,8 @@ enum ImportCommand: Subcommand {
     ARGUMENTS:
       FORMAT                chrome      Chrome trace-event JSON (the array or {"traceEvents": [...]} form).
                             framestats  'adb shell dumpsys gfxinfo PACKAGE framestats' output (Android 6 and later).
+                            perfetto    A Perfetto protobuf trace with the android.surfaceflinger.frametimeline
+                                        data source (Android 12 and later), atrace or track-event slices, sched.
       FILE                  The file to read.
 
     OPTIONS:
@@ -29,6 +31,7 @@ enum ImportCommand: Subcommand {
       hitch import chrome trace.json -o trace.fxt
       adb shell dumpsys gfxinfo com.example.app framestats > frames.txt
       hitch import framestats frames.txt -o frames.fxt
+      hitch import perfetto trace.pftrace -o trace.fxt
       hitch analyze frames.fxt
     """
 
