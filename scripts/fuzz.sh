@@ -9,7 +9,7 @@
 #
 # Targets: reader (FXT TraceReader), analyze (reader -> every analysis pass -> JSON),
 #          chrome (Chrome JSON importer -> analysis), budget (budget-file parser -> evaluation),
-#          framestats, perfetto (their importers -> FXT -> analysis; Tests/Fuzz/ImportFuzz.swift).
+#          framestats, perfetto, xctrace (their importers -> FXT -> analysis; Tests/Fuzz/ImportFuzz.swift).
 #
 # Each target is one binary built with `swiftc -sanitize=fuzzer,address`: CHitchSupport's C files
 # compiled by clang with -fsanitize=fuzzer-no-link,address, HitchTrace (and HitchAnalysis) compiled
@@ -27,7 +27,7 @@ SECONDS_PER_TARGET=60
 KEEP_GOING=0
 BUILD_ONLY=0
 NO_BUILD=0
-ALL_TARGETS=(reader analyze chrome budget framestats perfetto)
+ALL_TARGETS=(reader analyze chrome budget framestats perfetto xctrace)
 
 usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; }
 
@@ -40,6 +40,7 @@ source_file() {
         budget) echo "$ROOT/Tests/Fuzz/BudgetFuzz.swift" ;;
         framestats) echo "-D FUZZ_FRAMESTATS $ROOT/Tests/Fuzz/ImportFuzz.swift $ROOT/Tests/Fuzz/FuzzSupport.swift" ;;
         perfetto) echo "-D FUZZ_PERFETTO $ROOT/Tests/Fuzz/ImportFuzz.swift $ROOT/Tests/Fuzz/FuzzSupport.swift" ;;
+        xctrace) echo "-D FUZZ_XCTRACE $ROOT/Tests/Fuzz/ImportFuzz.swift $ROOT/Tests/Fuzz/FuzzSupport.swift" ;;
         *) echo "fuzz.sh: unknown target '$1' (known: ${ALL_TARGETS[*]})" >&2; exit 2 ;;
     esac
 }

@@ -96,5 +96,37 @@ import Testing
         #expect(agreement.unjudged == 1)   // the dropped frame
         #expect(analysis.stages.contains { $0.name == "Choreographer#doFrame" } && analysis.stages.contains { $0.name == "DrawFrame" })
     }
-}
 
+    struct XctraceTruth: Decodable {
+        var appleHitchCount: Int
+        var totalHitchNs: Int64
+        var animationNs: Int64
+        var hitchTimeRatioMsPerS: Double
+        var frames: Int
+        var periodsNs: [Int64]
+    }
+
+    /// An Instruments export (scripts/make-xctrace-fixtures.py: hitches, display-surface-swap with
+    /// display-vsyncs-interval, time-profile with <backtrace> and <tagged-backtrace>, ids and refs):
+    /// the hitch time ratio is the sum of Apple's hitch durations over the animation time, every
+    /// Apple hitch is Hitch's, the periods come from the display, samples become named offenders.
+    @Test func xctraceHitchTimeRatioIsApplesDurationsOverTheAnimation() throws {
+        let truth = try JSONDecoder().decode(XctraceTruth.self, from: Data(contentsOf: Self.fixtures.appendingPathComponent("xctrace.truth.json")))
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("import-\(UUID().uuidString).fxt").path
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let inputs = ["xctrace-hitches.xml", "xctrace-display.xml", "xctrace-time-profile.xml"].map { Self.fixtures.appendingPathComponent($0).path }
+        let summary = try TraceImport.run(.xctrace, inputs: inputs, output: output)
+        #expect(summary.frames == truth.frames)
+        var analyzer = Analyzer(options: AnalyzerOptions(refreshRatesHz: [60, 120]))
+        var reader = try TraceReader(path: output)
+        try analyzer.add(&reader, path: output)
+        let analysis = analyzer.finish()
+        #expect(abs(analysis.recorded.hitchTimeRatioMsPerS - truth.hitchTimeRatioMsPerS) < 1e-6)
+        #expect(abs(analysis.recorded.totalHitchMs * 1e6 - Double(truth.totalHitchNs)) < 10)
+        #expect(analysis.recorded.hitchCount == truth.appleHitchCount)
+        #expect(Set(analysis.recordedRates.map(\.rateHz)) == Set(truth.periodsNs.map { (1e10 / Double($0)).rounded() / 10 }))
+        let agreement = try #require(analysis.platformAgreement)
+        #expect(agreement.bothJanky == truth.appleHitchCount && agreement.agreementRatio == 1)
+        #expect(analysis.offenders.first?.name == "FeedRow.body.getter")
+    }
+}

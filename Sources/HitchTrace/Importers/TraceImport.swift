@@ -17,6 +17,10 @@ public enum TraceImport {
             for input in inputs { try FramestatsImporter(periodNs: options.periodNs).importFile(path: input, into: sink) }
         case .perfetto:
             for input in inputs { try PerfettoImporter().importFile(path: input, into: sink) }
+        case .xctrace:
+            var importer = XctraceImporter()
+            for input in inputs { try importer.importFile(path: input, into: sink) }
+            importer.finish(into: sink)
         }
         return try sink.finish()
     }

@@ -18,7 +18,7 @@ enum AnalyzeCommand: Subcommand {
     workload and refresh rate (else use --merge, or compare them with hitch diff). Definitions: docs/METRICS.md.
 
     ARGUMENTS:
-      TRACE                  Trace files: FXT (.fxt), or another tool's (Chrome JSON, Android framestats, Perfetto),
+      TRACE                  Trace files: FXT (.fxt), or another tool's (Chrome JSON, framestats, Perfetto, xctrace),
                              imported on the way in (see 'hitch import --help').
 
     OPTIONS:
