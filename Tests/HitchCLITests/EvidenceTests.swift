@@ -205,3 +205,23 @@ private let ratioBudget = #"{"budgets": [{"metric": "hitches.120.hitchTimeRatioM
         #expect(three.stdout.contains("3.21 B parameters"), "\(three.stdout)")
     }
 }
+
+@Suite struct OutputFolderTests {
+    @Test func everyCommandCreatesAMissingOutputFolder() throws {
+        let dir = try HitchCLI.scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let budgets = try budgetFile(in: dir, ratioBudget)
+        let runs: [[String]] = [
+            ["analyze", tuned, "-o", dir + "/a/analysis.txt"],
+            ["check", tuned, "--budget", budgets, "--format", "junit", "-o", dir + "/b/budgets.xml"],
+            ["diff", naive, tuned, "-o", dir + "/c/diff.txt"],
+            ["export", tuned, "--format", "chrome", "-o", dir + "/d/trace.json"],
+            ["report", tuned, "-o", dir + "/e/report.html"],
+        ]
+        for arguments in runs {
+            let r = try HitchCLI.run(arguments)
+            #expect(r.status != 2, "\(arguments): \(r.stderr)")
+            #expect(FileManager.default.fileExists(atPath: arguments.last!), "\(arguments)")
+        }
+    }
+}
