@@ -36,7 +36,9 @@ let package = Package(
         .target(name: "CHitchSupport", dependencies: ["CLibunwind"], path: "Sources/CHitchSupport",
                 linkerSettings: [.linkedLibrary("unwind", .when(platforms: [.linux])),
                                  .linkedLibrary("unwind-x86_64", .when(platforms: [.linux])),
-                                 .linkedLibrary("dl", .when(platforms: [.linux]))]),
+                                 .linkedLibrary("dl", .when(platforms: [.linux])),
+                                 // __cxa_demangle for the C++ frames of sampled stacks (the Swift runtime's).
+                                 .linkedLibrary("stdc++", .when(platforms: [.linux]))]),
         .target(name: "HitchTrace", dependencies: ["CHitchSupport"]),
         .target(name: "HitchAnalysis", dependencies: ["HitchTrace"]),
         .target(name: "HitchReport", dependencies: ["HitchAnalysis"]),

@@ -150,6 +150,7 @@ final class ReaderCore {
         /// 0 when none): plain fields, so the per-event check is one compare.
         var pendingSwitchInThread: UInt32 = 0
         var pendingSwitchInNs: Int64 = 0
+        var pendingSwitchInCPU: UInt16 = 0
     }
     private let hot: UnsafeMutablePointer<Hot> = {
         let pointer = UnsafeMutablePointer<Hot>.allocate(capacity: 1)
@@ -434,7 +435,7 @@ final class ReaderCore {
     private func nextRecord(into event: inout TraceEvent) throws(TraceReadError) -> Bool {
         if hot.pointee.pendingSwitchInThread != 0 {
             event = TraceEvent(timestampNs: hot.pointee.pendingSwitchInNs, thread: ThreadID(rawValue: hot.pointee.pendingSwitchInThread),
-                               payload: .schedSwitch(SchedSwitch(direction: .switchedIn, preempted: false)))
+                               payload: .schedSwitch(SchedSwitch(direction: .switchedIn, preempted: false, cpu: hot.pointee.pendingSwitchInCPU)))
             hot.pointee.pendingSwitchInThread = 0
             return true
         }
@@ -511,6 +512,7 @@ final class ReaderCore {
         guard header >> 60 == 0 else { return false }   // newer scheduling records: not used here
         guard size >= 16 else { warn(offset, "context switch record too short; skipped"); return false }
         let state = (header >> 24) & 0xF
+        let cpu = UInt16((header >> 16) & 0xFF)
         let outgoingRef = Int((header >> 28) & 0xFF), incomingRef = Int((header >> 36) & 0xFF)
         let timestampNs = clock.nanoseconds(load(start + 8))
         var cursor = start + 16
@@ -532,7 +534,7 @@ final class ReaderCore {
         }
         lastTimestampNs = timestampNs
         let switchIn = (incoming ?? nil).map {
-            TraceEvent(timestampNs: timestampNs, thread: ThreadID(rawValue: $0), payload: .schedSwitch(SchedSwitch(direction: .switchedIn, preempted: false)))
+            TraceEvent(timestampNs: timestampNs, thread: ThreadID(rawValue: $0), payload: .schedSwitch(SchedSwitch(direction: .switchedIn, preempted: false, cpu: cpu)))
         }
         guard let thread = outgoing ?? nil else {
             guard let switchIn else { return false }
@@ -540,10 +542,11 @@ final class ReaderCore {
             return true
         }
         event = TraceEvent(timestampNs: timestampNs, thread: ThreadID(rawValue: thread), payload: .schedSwitch(
-            SchedSwitch(direction: .switchedOut, preempted: state == FXT.ThreadState.running)))
+            SchedSwitch(direction: .switchedOut, preempted: state == FXT.ThreadState.running, cpu: cpu)))
         if let switchIn {
             hot.pointee.pendingSwitchInThread = switchIn.thread.rawValue
             hot.pointee.pendingSwitchInNs = switchIn.timestampNs
+            hot.pointee.pendingSwitchInCPU = cpu
         }
         return true
     }

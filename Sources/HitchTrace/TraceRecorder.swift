@@ -168,6 +168,9 @@ public final class TraceRecorder: Sendable {
         setMetadata("schedSource", SchedSource(rawValue: Int(source))?.name ?? "none")
         let text = String(decoding: reason.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
         if !text.isEmpty { setMetadata("schedSourceReason", text) }
+        // Rings open for every thread that records events (hitch_sched_join_thread): the analysis can
+        // tell which of the app's threads held the CPUs while a frame thread waited for one.
+        if source == 2 { setMetadata("schedSwitchThreads", "recording") }
     }
 
     /// Adds trace-wide key/value metadata (host, cpu, refreshRateHz, peakBandwidthGBps, ...).
@@ -593,7 +596,7 @@ final class RawRecordWriter {
         // replace the one its own events gave it.
         let thread = encoder.threadRef(pid: pid, tid: UInt64(UInt32(bitPattern: change.tid)), name: registeredThreadName(tid: change.tid))
         encoder.contextSwitch(cpu: change.cpu, ticks: ticks, thread: thread,
-                              SchedSwitch(direction: change.switched_in != 0 ? .switchedIn : .switchedOut, preempted: change.preempted != 0))
+                              SchedSwitch(direction: change.switched_in != 0 ? .switchedIn : .switchedOut, preempted: change.preempted != 0, cpu: change.cpu))
     }
 
     private func registeredThreadName(tid: Int32) -> String? {
