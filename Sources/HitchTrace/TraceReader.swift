@@ -512,7 +512,8 @@ final class ReaderCore {
         guard header >> 60 == 0 else { return false }   // newer scheduling records: not used here
         guard size >= 16 else { warn(offset, "context switch record too short; skipped"); return false }
         let state = (header >> 24) & 0xF
-        let cpu = UInt16((header >> 16) & 0xFF)
+        // 0xFF: the writer did not know the CPU (`SchedSwitch.unknownCPU` in the 8-bit field).
+        let cpu = (header >> 16) & 0xFF == 0xFF ? SchedSwitch.unknownCPU : UInt16((header >> 16) & 0xFF)
         let outgoingRef = Int((header >> 28) & 0xFF), incomingRef = Int((header >> 36) & 0xFF)
         let timestampNs = clock.nanoseconds(load(start + 8))
         var cursor = start + 16
