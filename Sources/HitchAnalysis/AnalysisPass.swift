@@ -67,11 +67,11 @@ struct PassEvent: Sendable {
     /// The end of a payload that spans time, else `startNs`.
     var endNs: Int64
     var thread: ThreadID
-    var role: ThreadRole
+    var role: FrameThreadRole
     /// The payload's first name (interval, instant category, counter, body view type, op, invalidation
     /// source), -1 when it has none.
     var name: Int32
-    /// The payload's second name (op compute unit, invalidation target), -1 when it has none.
+    /// The payload's second name (op compute unit, invalidation target, instant name), -1 when it has none.
     var secondName: Int32
 }
 
@@ -83,7 +83,7 @@ struct PassContext: Sendable {
     var threadNames = NameTable()
     /// Dense thread name index per ThreadID (this run).
     var threadNameIndex: [Int32] = []
-    var roles = ThreadRoles()
+    var roles = FrameThreadRoles()
     /// This run's stack definitions and symbols (prepared before passes end the run).
     var stacks = StackStore()
     var run = -1
@@ -184,14 +184,14 @@ protocol PassVisitor {
 /// Every pass, in the order they see each event and contribute (a pass reads what the passes before
 /// it published or contributed). The one place to register a pass.
 struct AnalysisPasses: Sendable {
-    var stages = StageCost()
+    var stages = StageCostPass()
     var frames: FramePass
-    var views = ViewUpdates()
-    var identityChurn = IdentityChurn()
-    var invalidations = InvalidationGraph()
-    var decode = DecodeBandwidth()
-    var tokens = TokenDelivery()
-    var samples = SampleProfile()
+    var views = ViewUpdatesPass()
+    var identityChurn = IdentityChurnPass()
+    var invalidations = InvalidationGraphPass()
+    var decode = DecodeBandwidthPass()
+    var tokens = TokenDeliveryPass()
+    var samples = SampleProfilePass()
     var attribution = HitchAttributionPass()
     var threadStates = ThreadStatePass()
 

@@ -100,12 +100,12 @@ public struct Analyzer: Sendable {
 
     /// The thread's role; resolves its name the first time it is seen.
     @inline(__always)
-    private mutating func role<Input: AnalysisInput>(of thread: ThreadID, _ input: Input) -> ThreadRole {
+    private mutating func role<Input: AnalysisInput>(of thread: ThreadID, _ input: Input) -> FrameThreadRole {
         let known = context.roles[thread.rawValue]
         return known != .unknown ? known : classify(thread, input)
     }
 
-    private mutating func classify<Input: AnalysisInput>(_ thread: ThreadID, _ input: Input) -> ThreadRole {
+    private mutating func classify<Input: AnalysisInput>(_ thread: ThreadID, _ input: Input) -> FrameThreadRole {
         let raw = Int(thread.rawValue)
         if raw >= context.threadNameIndex.count {
             context.threadNameIndex.append(contentsOf: repeatElement(-1, count: raw + 1 - context.threadNameIndex.count))
@@ -123,7 +123,7 @@ public struct Analyzer: Sendable {
             mainThreads.becameMain(thread.rawValue, fromFirstEvent: true)
         }
         let isRender = recordedRole.map { $0 == MetadataKey.renderThreadName } ?? (text == MetadataKey.renderThreadName)
-        let role: ThreadRole = isMain ? .main : (isRender ? .render : .other)
+        let role: FrameThreadRole = isMain ? .main : (isRender ? .render : .other)
         context.roles[thread.rawValue] = role
         context.threadNameIndex[raw] = context.threadNames.index(of: text)
         return role
@@ -141,8 +141,8 @@ public struct Analyzer: Sendable {
             resolved.name = name(n, input)
         case .intervalComplete(_, let n, let endNs):
             resolved.name = name(n, input); resolved.endNs = clampedTime(endNs)
-        case .instant(let category, _):
-            resolved.name = name(category, input)
+        case .instant(let category, let instantName):
+            resolved.name = name(category, input); resolved.secondName = name(instantName, input)
         case .bodyEvaluation(let body):
             resolved.name = name(body.viewType, input); resolved.endNs = clampedTime(body.endNs)
         case .viewLifetime(let lifetime):
@@ -231,5 +231,12 @@ public struct Analyzer: Sendable {
         var visitor = Contribute(analysis: a, context: context)
         passes.visit(&visitor)
         return visitor.analysis
+    }
+}
+
+extension Analyzer {
+    /// "60", "120", "59.94": the JSON key of a refresh rate.
+    public static func rateKey(_ rateHz: Double) -> String {
+        rateHz == rateHz.rounded() && abs(rateHz) < 1e15 ? String(Int(rateHz)) : String(rateHz)
     }
 }

@@ -36,11 +36,6 @@ extension Analyzer {
         return analyzer.finish()
     }
 
-    /// "60", "120", "59.94": the JSON key of a refresh rate.
-    public static func rateKey(_ rateHz: Double) -> String {
-        rateHz == rateHz.rounded() && abs(rateHz) < 1e15 ? String(Int(rateHz)) : String(rateHz)
-    }
-
     /// Analyzes trace files as runs of one analysis; `progress(runIndex, fraction)` for progress bars.
     public static func analyze(paths: [String], options: AnalyzerOptions = AnalyzerOptions(),
                                progress: ((Int, Double) -> Void)? = nil) throws -> Analysis {

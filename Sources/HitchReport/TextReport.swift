@@ -4,6 +4,23 @@ import HitchAnalysis
 public enum TextReport: AnalysisRenderer {
     public static let format = "text"
 
+    /// Hitch's frames beside the platform's verdicts (imported traces), and the first frames where they differ.
+    static func platformLines(_ a: Analysis) -> [String] {
+        guard let p = a.platformAgreement else { return [] }
+        var out = ["", "Platform verdicts (the recording tool's own judgement, frame by frame)"]
+        out.append("  \(p.frames) frames: both janky \(p.bothJanky), both on time \(p.bothOnTime), platform only \(p.platformOnly), Hitch only \(p.hitchOnly)"
+                   + " (agreement \(ReportText.percent(p.agreementRatio)))" + (p.unjudged > 0 ? "; \(p.unjudged) frames Hitch could not judge" : ""))
+        let differing = a.frames.filter { frame in
+            guard let verdict = frame.platformVerdict else { return false }
+            return verdict.hasPrefix("janky") != (frame.hitchMs > 0)
+        }
+        for frame in differing.prefix(10) {
+            out.append("  frame \(frame.frameID) at \(ReportText.ms(frame.startMs)): Hitch \(frame.hitchMs > 0 ? "hitch " + ReportText.ms(frame.hitchMs) : "no hitch"), platform \(frame.platformVerdict ?? "")")
+        }
+        if differing.count > 10 { out.append("  … \(differing.count - 10) more frames differ (--format json lists every frame)") }
+        return out
+    }
+
     public static func render(_ input: ReportInput) throws -> String {
         let a = input.analysis
         var out: [String] = []
@@ -33,6 +50,7 @@ public enum TextReport: AnalysisRenderer {
                 out.append("  worst second (recorded): \(ReportText.ms(h.worstWindow.hitchMs)) of hitches in \(h.worstWindow.hitchCount) frames from \(ReportText.ms(h.worstWindow.startMs))")
             }
             out.append("  grades: \(HitchGrading.appleTestScaleName); \(HitchGrading.organizerScaleName)")
+            out.append(contentsOf: Self.platformLines(a))
         }
         if !a.offenders.isEmpty {
             out.append("")

@@ -1,7 +1,7 @@
 // The project's event vocabulary, spelled once: the categories, fixed event names, argument names,
 // string-argument words and thread roles of the typed events (docs/FORMAT.md §3 is its table, and
 // `VocabularyTests` checks that table against `HitchEventSchema.all`). The FXT writer
-// (HitchEventEncoding.swift), the reader (TraceReader.swift), the Chrome importer and the Chrome
+// (HitchEventEncoding.swift), the reader (HitchEventDecoding.swift), the Chrome importer and the Chrome
 // exporter all take their words from here. A word is an enum case and its text is the case's name,
 // so a list cannot drift out of step with the cases that index it; the reader's fixed string ids are
 // derived from these enums in one place (`FixedStringIDs`).

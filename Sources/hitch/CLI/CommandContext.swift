@@ -14,6 +14,8 @@ struct CommandContext {
     var options: AnalyzerOptions
     /// `-o FILE`; nil or "-" is standard output.
     var output: String?
+    /// `--input-format`: how to read every trace (nil: recognised per file).
+    var inputFormat: String? = nil
 
     /// The options' help lines, the same in every command that takes them.
     static let optionsHelp = """
@@ -21,6 +23,7 @@ struct CommandContext {
       --device-budget SIZE   Device memory budget for the LLM memory figures: 1.2GB, 800MB, 6GiB (default 1.2GB).
       --full-names           Show Swift functions with their full demangled names (default: simplified,
                              as Instruments shows them: module, type and function, no specialization noise).
+    \(TraceInputs.optionHelp)
     """
 
     /// Parses `--refresh`, `--device-budget`, `--full-names` and (when `takesOutput`) `-o`.
@@ -36,18 +39,19 @@ struct CommandContext {
             throw CLIError("option '--device-budget-mb' is now '--device-budget SIZE' in every command: use --device-budget \(old)MB")
         }
         options.fullSymbolNames = arguments.flag("--full-names")
+        let inputFormat = try arguments.option("--input-format").map { try TraceInputs.checkedFormat($0) }
         let output = takesOutput ? try arguments.output() : nil
-        return CommandContext(command: command, options: options, output: output)
+        return CommandContext(command: command, options: options, output: output, inputFormat: inputFormat)
     }
 
     // MARK: Inputs
 
-    /// Checks every trace path before any is read: it exists, is a readable regular file, is an
-    /// FXT trace (a Chrome JSON file gets the import command to run), and is not given twice.
+    /// Checks every trace path before any is read: it exists, is a readable regular file, and is
+    /// not given twice. Traces of other tools are imported when read (`TraceInputs`).
     func checkTraces(_ paths: [String]) throws {
         var seen: [(String, FileIdentity)] = []
         for path in paths {
-            try TraceFiles.check(path)
+            try TraceFiles.check(path, allowingImports: true)
             if let identity = FileIdentity(path) {
                 if let earlier = seen.first(where: { $0.1 == identity }) {
                     throw CLIError("'\(path)' is the same file as '\(earlier.0)': each trace counts once; give each run once")
@@ -61,29 +65,34 @@ struct CommandContext {
     /// workloads or refresh rates are refused unless `merge` is set.
     func analyze(_ paths: [String], merge: Bool = false) throws -> Analysis {
         try checkTraces(paths)
+        let inputs = try TraceInputs.prepare(paths, forced: inputFormat)
+        defer { TraceInputs.cleanUp(inputs) }
         if paths.count > 1, !merge {
-            let identities = try paths.map { ($0, try TraceFiles.workloadIdentity($0)) }
+            let identities = try inputs.map { ($0.path, try TraceFiles.workloadIdentity($0.fxtPath, name: $0.path)) }
             if let different = identities.first(where: { $0.1 != identities[0].1 }) {
                 throw CLIError("'\(identities[0].0)' (\(identities[0].1)) and '\(different.0)' (\(different.1)) are not runs of one workload: "
                                + "compare them with 'hitch diff \(identities[0].0) \(different.0)', or pass --merge to merge them anyway")
             }
         }
-        return try analyzeMerged(paths)
+        return try analyzeMerged(inputs)
     }
 
     /// One analysis per trace (what `diff` compares).
     func analyzeEach(_ paths: [String]) throws -> [Analysis] {
         try checkTraces(paths)
-        return try paths.map { try analyzeMerged([$0]) }
+        let inputs = try TraceInputs.prepare(paths, forced: inputFormat)
+        defer { TraceInputs.cleanUp(inputs) }
+        return try inputs.map { try analyzeMerged([$0]) }
     }
 
-    private func analyzeMerged(_ paths: [String]) throws -> Analysis {
-        let progress = ProgressBar(label: "analyzing", runs: paths.count)
+    private func analyzeMerged(_ inputs: [TraceInputs.Prepared]) throws -> Analysis {
+        let progress = ProgressBar(label: "analyzing", runs: inputs.count)
         defer { progress.finish() }
         var analyzer = Analyzer(options: options)
-        for (index, path) in paths.enumerated() {
+        for (index, input) in inputs.enumerated() {
+            let path = input.path
             do {
-                var reader = try TraceReader(path: path)
+                var reader = try TraceReader(path: input.fxtPath)
                 try analyzer.add(&reader, path: path) { progress.update(run: index, fraction: $0) }
                 if reader.warningCount > 0 {
                     analyzer.addWarning("\(path): \(reader.warningCount) records skipped (first: \(reader.warnings.first?.description ?? "?"))")
@@ -106,7 +115,9 @@ struct CommandContext {
 /// Checks and errors for trace files, shared by every command that reads one.
 enum TraceFiles {
     /// One line naming the file and what to do, for a path that cannot be a trace.
-    static func check(_ path: String) throws {
+    /// With `allowingImports`, a file another tool wrote (Chrome JSON, framestats, ...) passes: the
+    /// analysis commands import it (`TraceInputs`).
+    static func check(_ path: String, allowingImports: Bool = false) throws {
         if path == "-" { throw CLIError("'-': traces are read from files, not standard input; save it to a file first") }
         var status = stat()
         guard stat(path, &status) == 0 else {
@@ -132,7 +143,7 @@ enum TraceFiles {
                            ? "'\(path)' is a kernel file, not a trace: give a trace file (.fxt)"
                            : "'\(path)' is empty: not a trace (record one with 'hitch record' or the HitchTrace library)")
         }
-        if looksLikeJSON(head.prefix(count)) {
+        if !allowingImports, looksLikeJSON(head.prefix(count)) {
             throw CLIError("'\(path)' is Chrome JSON, not an FXT trace: run 'hitch import chrome \(path) -o \(fxtName(path))' and use that file")
         }
     }
@@ -164,10 +175,10 @@ enum TraceFiles {
     static let identityKeys = ["workload", "variant", "weights", "buffering", "parameterCount", "refreshRateHz"]
 
     /// What workload a trace recorded, from the metadata at its start: "workload=feed, variant=naive, refreshRateHz=120".
-    static func workloadIdentity(_ path: String) throws -> String {
+    static func workloadIdentity(_ fxtPath: String, name path: String) throws -> String {
         var metadata: [String: String] = [:]
         do {
-            var reader = try TraceReader(path: path)
+            var reader = try TraceReader(path: fxtPath)
             var events = 0
             // The recorder writes metadata first; stop at the first frame (or after a bounded scan).
             while events < 200_000, let event = try reader.next() {

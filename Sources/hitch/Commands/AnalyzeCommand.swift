@@ -18,7 +18,8 @@ enum AnalyzeCommand: Subcommand {
     workload and refresh rate (else use --merge, or compare them with hitch diff). Definitions: docs/METRICS.md.
 
     ARGUMENTS:
-      TRACE                  FXT trace files (.fxt); Chrome JSON first goes through 'hitch import chrome'.
+      TRACE                  Trace files: FXT (.fxt), or another tool's (Chrome JSON, Android framestats),
+                             imported on the way in (see 'hitch import --help').
 
     OPTIONS:
       --format FORMAT        text (default), json (stable schema), markdown (CI summary), junit, html.

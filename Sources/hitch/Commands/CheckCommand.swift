@@ -25,7 +25,7 @@ enum CheckCommand: Subcommand {
       ]}
 
     ARGUMENTS:
-      TRACE                  FXT trace files (.fxt).
+      TRACE                  Trace files: FXT (.fxt), or another tool's, imported on the way in ('hitch import --help').
 
     OPTIONS:
       --budget FILE          The budget file (required).

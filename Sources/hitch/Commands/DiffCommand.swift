@@ -20,7 +20,7 @@ enum DiffCommand: Subcommand {
     significant by Welch's t-test (p < --alpha). Definitions: docs/METRICS.md "Comparing runs".
 
     ARGUMENTS:
-      BASE NEW               The baseline and the new trace (.fxt).
+      BASE NEW               The baseline and the new trace (.fxt, or another tool's: 'hitch import --help').
 
     OPTIONS:
       --base TRACE           A baseline run (repeat for several runs).

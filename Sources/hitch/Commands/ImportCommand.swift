@@ -5,61 +5,71 @@ import HitchTrace
 
 enum ImportCommand: Subcommand {
     static let name = "import"
-    static let summary = "Convert another tool's trace (Chrome trace-event JSON) into an FXT trace."
+    static let summary = "Convert another tool's trace (Chrome JSON, Android framestats) into an FXT trace."
     static let help = """
-    USAGE: hitch import chrome FILE.json -o FILE.fxt
+    USAGE: hitch import FORMAT FILE -o FILE.fxt [options]
 
-    Reads Chrome trace-event JSON (the array form or the {"traceEvents": [...]} object form) and
-    writes an FXT trace the analyzer reads. Traces written by `hitch export --format chrome` come
-    back with everything the analyzer uses (frames, stages, bodies, invalidations, ops, tokens,
-    counters, samples, metadata); other producers' slices, instants, counters and samples map to
-    generic intervals, instants, counters and samples.
+    Reads a trace another tool wrote and writes an FXT trace the analyzer reads: the same frames,
+    stages and scheduling records the recorder writes, plus the platform's own verdict on each
+    frame (docs/IMPORT.md says what each field becomes and what is lost). 'hitch analyze', 'check',
+    'diff', 'report' and 'history add' also take these files directly.
 
     ARGUMENTS:
-      chrome                The input format (the one format offered).
-      FILE.json             The Chrome trace to read.
+      FORMAT                chrome      Chrome trace-event JSON (the array or {"traceEvents": [...]} form).
+                            framestats  'adb shell dumpsys gfxinfo PACKAGE framestats' output (Android 6 and later).
+      FILE                  The file to read.
 
     OPTIONS:
       -o, --output FILE     The FXT file to write (required; never the input).
+      --refresh HZ          framestats: the display's refresh rate, for dumps before Android 12, which do
+                            not record it (default: inferred from the frames' vsync spacing).
       -h, --help            Show this help.
 
     EXAMPLES:
       hitch import chrome trace.json -o trace.fxt
-      hitch analyze trace.fxt
+      adb shell dumpsys gfxinfo com.example.app framestats > frames.txt
+      hitch import framestats frames.txt -o frames.fxt
+      hitch analyze frames.fxt
     """
+
+    static let formats = TraceInputs.formats.filter { $0 != "fxt" }
 
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         let output = try arguments.output()
-        let words = try arguments.positionals(name, count: 1...2, what: "a format and a file: chrome FILE.json")
-        guard words[0] == "chrome" else { throw CLIError("unknown import format '\(words[0])'; expected one of: chrome") }
-        guard words.count == 2 else { throw CLIError("'hitch import chrome' needs exactly one FILE.json") }
-        guard let output else { throw CLIError("'hitch import chrome' needs -o FILE.fxt") }
-        let path = words[1]
-        var status = stat()
-        if stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFDIR {
-            throw CLIError("'\(path)' is a directory: give the Chrome JSON file to import (e.g. \(path.hasSuffix("/") ? path : path + "/")trace.json)")
+        let refresh = try arguments.option("--refresh")
+        let words = try arguments.positionals(name, count: 1...Int.max, what: "a format and a file: \(formats.joined(separator: "|")) FILE")
+        let format = words[0]
+        guard formats.contains(format) else {
+            throw CLIError("unknown import format '\(format)'; expected one of: \(formats.joined(separator: ", "))")
         }
-        let trace: ImportedTrace
-        do {
-            trace = try ChromeTraceImporter.importFile(path: path)
-        } catch {
-            throw CLIError("'\(path)': \(error)")
+        let inputs = Array(words.dropFirst())
+        guard inputs.count == 1 else { throw CLIError("'hitch import \(format)' needs exactly one FILE") }
+        guard let output else { throw CLIError("'hitch import \(format)' needs -o FILE.fxt") }
+        for path in inputs {
+            var status = stat()
+            if stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFDIR {
+                throw CLIError("'\(path)' is a directory: give the file to import (e.g. \(path.hasSuffix("/") ? path : path + "/")trace)")
+            }
+        }
+        var options = ImportOptions()
+        if let refresh {
+            guard format == "framestats" else { throw CLIError("option '--refresh' applies to 'hitch import framestats' only") }
+            let rates = try Quantities.rates(refresh, option: "--refresh")
+            guard rates.count == 1 else { throw CLIError("option '--refresh' takes one rate in Hz for an import, e.g. --refresh 90") }
+            options.periodNs = Int64((1e9 / rates[0]).rounded())
         }
         // The checked writer: the FXT goes to a temporary file beside the target, renamed on success.
-        let file = try OutputFile(path: output, inputs: [path])
-        let bytes: UInt64
+        let file = try OutputFile(path: output, inputs: inputs)
+        let summary: ImportSummary
         do {
-            bytes = try trace.writeFXT(to: file.stagingPath ?? "/dev/stdout")
+            summary = try TraceInputs.importFile(format: format, inputs: inputs, output: file.stagingPath ?? "/dev/stdout", options: options)
             try file.close()
-        } catch let error as CLIError {
-            file.abandon()
-            throw error
         } catch {
             file.abandon()
-            throw CLIError("cannot write '\(output)': \(error)")
+            throw error
         }
-        for warning in trace.warnings.prefix(10) { writeStandardError("hitch: warning: \(path): \(warning)\n") }
-        writeStandardError("wrote \(output): \(trace.events.count) events, \(bytes) bytes\n")
+        for warning in summary.warnings.prefix(10) { writeStandardError("hitch: warning: \(inputs[0]): \(warning)\n") }
+        writeStandardError("wrote \(output): \(summary.frames) frames, \(summary.events) events, \(summary.bytes) bytes\n")
         return .ok
     }
 }

@@ -19,7 +19,8 @@ enum ReportCommand: Subcommand {
     of one report instead.
 
     ARGUMENTS:
-      TRACE                  FXT trace files (from `hitch record`, the recorder, or `hitch import`).
+      TRACE                  Trace files: FXT (from `hitch record` or the recorder), or another tool's, imported
+                             on the way in ('hitch import --help').
 
     OPTIONS:
       -o, --output FILE      Where to write the report (required; - for standard output).

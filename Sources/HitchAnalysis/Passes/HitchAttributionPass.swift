@@ -5,261 +5,12 @@ import HitchTrace
 // A frame's windows come from its own timestamps: the main thread's from the frame's begin to its
 // commit, the render thread's from the commit to the render end, other threads' from the begin to
 // the later of the two. What ran in those windows is read from what the other passes publish:
-// finished stage instances (StageCost), body evaluations and main-thread samples. Those reach the
+// finished stage instances (StageCostPass), body evaluations and main-thread samples. Those reach the
 // file in per-thread order only, so they may come before the frame is judged (kept in per-thread
 // histories, each in its thread's own order) or after (added to the windows still open). Either
 // way every instance overlapping a window is counted once, whatever the interleaving of threads.
 // Times are summed in integer nanoseconds, weights in integer picoseconds: the same events in any
 // order give bit-identical figures.
-
-/// What a thread does for frames: the windows its work is measured in.
-enum ThreadRole: UInt8, Sendable {
-    case unknown, main, render, other
-}
-
-/// Thread roles of one run, by dense thread id (the analyzer classifies; passes read).
-struct ThreadRoles: Sendable {
-    private var roles: [ThreadRole] = []
-
-    mutating func removeAll() { roles.removeAll(keepingCapacity: true) }
-
-    @inline(__always)
-    subscript(thread: UInt32) -> ThreadRole {
-        get { Int(thread) < roles.count ? roles[Int(thread)] : .unknown }
-        set {
-            let raw = Int(thread)
-            if raw >= roles.count { roles.append(contentsOf: repeatElement(.unknown, count: raw + 1 - roles.count)) }
-            roles[raw] = newValue
-        }
-    }
-}
-
-/// A finished body evaluation, kept briefly for hitch attribution.
-struct BodyInstance: Sendable {
-    var viewType: Int32
-    var thread: UInt32
-    var startNs: Int64
-    var endNs: Int64
-}
-
-/// A main-thread sample, kept briefly for hitch attribution.
-struct SampleInstance: Sendable {
-    var atNs: Int64
-    var stack: UInt32
-}
-
-/// An instance kept in a history: when it ended (a sample: when it was taken).
-protocol HistoryInstance: Sendable {
-    var historyEndNs: Int64 { get }
-}
-
-extension StageInstance: HistoryInstance { var historyEndNs: Int64 { endNs } }
-extension BodyInstance: HistoryInstance { var historyEndNs: Int64 { endNs } }
-extension SampleInstance: HistoryInstance { var historyEndNs: Int64 { atNs } }
-
-/// One thread's history of one kind of instance, in the thread's own order: a ring whose storage
-/// grows (doubling, up to `capacity`) only when the instances still held and a new run do not fit.
-/// A run is copied in at most two block copies, and the oldest instances are dropped by moving
-/// `head`, so nothing is ever moved once stored (the element-at-a-time ring and an array
-/// compacted from the front both cost more than the attribution they fed).
-struct History<Element: HistoryInstance>: Sendable {
-    private var storage: [Element] = []
-    /// The oldest held instance's slot; `count` are held from it on (wrapping).
-    private var head = 0
-    private(set) var count = 0
-
-    /// Appends `run`, holding what a ring of `capacity` would after taking it one instance at a
-    /// time, each time overwriting the oldest when full and dropping the oldest that ended before
-    /// `horizonNs` (no window still to come reaches them, `PassContext.frameWindowsFromNs`):
-    /// both drop from the front only, so dropping before and after the run holds the same ones.
-    @inline(__always)
-    mutating func append(_ run: UnsafeBufferPointer<Element>, capacity: Int, droppingBefore horizonNs: Int64) {
-        var run = run
-        if count + run.count > storage.count { run = makeRoom(for: run, capacity: capacity, droppingBefore: horizonNs) }
-        let (head, count) = (self.head, self.count)
-        (self.head, self.count) = storage.withUnsafeMutableBufferPointer { slots -> (Int, Int) in
-            var tail = head + count
-            if tail >= slots.count { tail -= slots.count }
-            let first = min(run.count, slots.count - tail)
-            Self.copy(UnsafeBufferPointer(rebasing: run[..<first]), to: slots, at: tail)
-            Self.copy(UnsafeBufferPointer(rebasing: run[first...]), to: slots, at: 0)
-            return Self.droppingStale(UnsafeBufferPointer(slots), head: head, count: count + run.count, before: horizonNs)
-        }
-    }
-
-    /// A short run (a thread's few instances between another's) is copied in a loop: a block copy
-    /// costs a call.
-    @inline(__always)
-    private static func copy(_ run: UnsafeBufferPointer<Element>, to slots: UnsafeMutableBufferPointer<Element>, at index: Int) {
-        guard let source = run.baseAddress, let base = slots.baseAddress else { return }
-        if run.count <= 8 {
-            for offset in 0..<run.count { base[index + offset] = source[offset] }
-        } else {
-            (base + index).update(from: source, count: run.count)
-        }
-    }
-
-    /// `head` and `count` after dropping the oldest instances that ended before `horizonNs`.
-    @inline(__always)
-    private static func droppingStale(_ slots: UnsafeBufferPointer<Element>, head: Int, count: Int, before horizonNs: Int64) -> (Int, Int) {
-        var head = head, count = count
-        while count > 0 {
-            let limit = min(head + count, slots.count)   // to the newest, or to the wrap
-            var index = head
-            while index < limit && slots[index].historyEndNs < horizonNs { index += 1 }
-            count -= index - head
-            head = index == slots.count ? 0 : index
-            if index < limit { break }
-        }
-        return (head, count)
-    }
-
-    /// Too full for `run`: drops the stale oldest first, then grows the storage if it is still too
-    /// full and below `capacity` (the ring unwrapped into the new storage), else (at capacity) lets
-    /// the oldest give way. Returns the part of `run` to write: past capacity only its newest.
-    @inline(never)
-    private mutating func makeRoom(for run: UnsafeBufferPointer<Element>, capacity: Int,
-                                   droppingBefore horizonNs: Int64) -> UnsafeBufferPointer<Element> {
-        (head, count) = storage.withUnsafeBufferPointer { Self.droppingStale($0, head: head, count: count, before: horizonNs) }
-        guard count + run.count > storage.count, let filler = run.first else { return run }
-        if storage.count < capacity {
-            let size = min(capacity, max(64, 2 * storage.count, count + run.count))
-            var grown: [Element] = []
-            grown.reserveCapacity(size)
-            let firstPart = min(count, storage.count - head)
-            grown.append(contentsOf: storage[head..<(head + firstPart)])
-            grown.append(contentsOf: storage[0..<(count - firstPart)])
-            grown.append(contentsOf: repeatElement(filler, count: size - grown.count))   // free slots
-            storage = grown
-            head = 0
-        }
-        let written = min(run.count, storage.count)
-        let overwritten = max(0, count + written - storage.count)
-        head += overwritten
-        if head >= storage.count { head -= storage.count }
-        count -= overwritten
-        return UnsafeBufferPointer(rebasing: run[(run.count - written)...])
-    }
-
-    mutating func removeAll() { head = 0; count = 0 }
-
-    /// Walks the instances newest first, handing over every one until `scanSlack` consecutive
-    /// ones ended before `startNs`. True when the history ran out first while full (`capacity`
-    /// held): older instances that might have been in the window were already dropped.
-    func scan(from startNs: Int64, capacity: Int, scanSlack: Int, _ add: (Element) -> Void) -> Bool {
-        var before = 0
-        let ranOut: Bool = storage.withUnsafeBufferPointer { slots in
-            var index = head + count
-            if index > slots.count { index -= slots.count }
-            for _ in 0..<count {
-                if index == 0 { index = slots.count }
-                index -= 1
-                let element = slots[index]
-                if element.historyEndNs < startNs {
-                    before += 1
-                    if before == scanSlack { return false }
-                } else {
-                    before = 0
-                    add(element)
-                }
-            }
-            return true
-        }
-        return ranOut && count == capacity
-    }
-}
-
-/// An order-independent sum of weights `hitchNs * part / whole`, in integer picoseconds, and the
-/// number of hitching frames it was taken over.
-struct WeightedHitch: Sendable, Equatable {
-    private(set) var picoseconds: Int64 = 0
-    var frames = 0
-
-    /// One hitching frame's share (one offender appears once per frame).
-    mutating func add(hitchNs: Int64, part: Int64, whole: Int64) {
-        addWeight(hitchNs: hitchNs, part: part, whole: whole)
-        frames += 1
-    }
-
-    /// A share without a frame: a part of a frame whose offender is counted once by the caller
-    /// (a sampled function spread over several stacks of one frame).
-    mutating func addWeight(hitchNs: Int64, part: Int64, whole: Int64) {
-        let ps = Double(hitchNs) * Double(part) / Double(max(1, whole)) * 1000
-        picoseconds +|= Int64(clampingDouble: ps.rounded())
-    }
-
-    mutating func merge(_ other: WeightedHitch) {
-        picoseconds +|= other.picoseconds
-        frames += other.frames
-    }
-
-    var ms: Double { Double(picoseconds) / 1e9 }
-}
-
-/// An instance kept in per-thread histories: the thread it ran on, and when it began.
-protocol ThreadInstance: HistoryInstance {
-    var thread: UInt32 { get }
-    var startNs: Int64 { get }
-}
-
-extension StageInstance: ThreadInstance {}
-extension BodyInstance: ThreadInstance {}
-
-/// Per-thread histories of one kind of instance, each in its thread's own order.
-struct ThreadHistories<Element: ThreadInstance>: Sendable {
-    /// Threads beyond this dense id share one history (a hostile trace's thread count stays bounded).
-    static var denseThreads: Int { 4096 }
-    let capacity: Int
-    private(set) var histories: [History<Element>] = []
-
-    init(capacity: Int) { self.capacity = capacity }
-
-    mutating func removeAll() { histories.removeAll() }
-
-    /// The thread whose instances history `index` holds.
-    static func thread(ofHistory index: Int) -> UInt32 { UInt32(index) }
-
-    /// Appends a batch, each instance to its thread's history, in order: a run of one thread's
-    /// instances (a thread's buffer reaches the file as a unit) at a time. Returns the earliest
-    /// start in the batch (for the caller's check for late arrivals).
-    mutating func append(_ batch: UnsafeBufferPointer<Element>, droppingBefore horizonNs: Int64) -> Int64 {
-        var next = batch.startIndex, earliest = Int64.max
-        while next < batch.endIndex {
-            next = histories.withUnsafeMutableBufferPointer { held in
-                Self.appendRuns(of: batch, from: next, to: held, capacity: capacity, droppingBefore: horizonNs, earliest: &earliest)
-            }
-            if next < batch.endIndex { addHistories(through: min(Int(batch[next].thread), Self.denseThreads)) }
-        }
-        return earliest
-    }
-
-    /// Appends the runs of `batch` from `next` on while their thread has a history (one access to
-    /// the list of histories for the whole batch); returns where it stopped.
-    private static func appendRuns(of batch: UnsafeBufferPointer<Element>, from next: Int, to held: UnsafeMutableBufferPointer<History<Element>>,
-                                   capacity: Int, droppingBefore horizonNs: Int64, earliest: inout Int64) -> Int {
-        var start = next
-        while start < batch.endIndex {
-            let thread = batch[start].thread
-            let index = min(Int(thread), denseThreads)
-            guard index < held.count else { return start }
-            var end = start + 1
-            earliest = min(earliest, batch[start].startNs)
-            while end < batch.endIndex && batch[end].thread == thread {
-                earliest = min(earliest, batch[end].startNs)
-                end += 1
-            }
-            held[index].append(UnsafeBufferPointer(rebasing: batch[start..<end]), capacity: capacity, droppingBefore: horizonNs)
-            start = end
-        }
-        return start
-    }
-
-    /// Out of the per-instance path: a new thread is rare.
-    @inline(never)
-    private mutating func addHistories(through index: Int) {
-        histories.append(contentsOf: repeatElement(History(), count: index + 1 - histories.count))
-    }
-}
 
 struct HitchAttributionPass: Sendable {
     /// Instances kept per thread for frames judged after their work reached the file.
@@ -288,7 +39,7 @@ struct HitchAttributionPass: Sendable {
         var bodyTimes: [Int32: (count: Int, ns: Int64)] = Dictionary(minimumCapacity: 16)
         var stackCounts: [UInt32: Int] = Dictionary(minimumCapacity: 16)
 
-        func window(for role: ThreadRole) -> Range<Int64> {
+        func window(for role: FrameThreadRole) -> Range<Int64> {
             switch role {
             case .main: main
             case .render: render
@@ -305,7 +56,7 @@ struct HitchAttributionPass: Sendable {
             return nil
         }
 
-        mutating func addStage(_ s: StageInstance, role: ThreadRole) {
+        mutating func addStage(_ s: StageInstance, role: FrameThreadRole) {
             guard let overlap = Self.overlap(window(for: role), s.startNs, s.endNs) else { return }
             let duration = s.endNs - s.startNs
             // Integer share of the self time (full width: overlap * self may pass Int64).
@@ -317,7 +68,7 @@ struct HitchAttributionPass: Sendable {
             if role == .main { mainStageTimes[s.name, default: 0] +|= selfOverlap }
         }
 
-        mutating func addBody(_ b: BodyInstance, role: ThreadRole) {
+        mutating func addBody(_ b: BodyInstance, role: FrameThreadRole) {
             guard let overlap = Self.overlap(window(for: role == .render ? .render : .main), b.startNs, b.endNs) else { return }
             Self.count(&bodyTimes[b.viewType, default: (0, 0)], ns: overlap)
         }
@@ -390,7 +141,7 @@ struct HitchAttributionPass: Sendable {
 
     /// Finished stage instances, in publication order: into their threads' histories, and into
     /// the open windows they may overlap.
-    mutating func stagesFinished(_ batch: UnsafeBufferPointer<StageInstance>, roles: ThreadRoles) {
+    mutating func stagesFinished(_ batch: UnsafeBufferPointer<StageInstance>, roles: FrameThreadRoles) {
         if stages.append(batch, droppingBefore: historyFromNs) < lateBeforeNs {
             for s in batch where s.startNs < lateBeforeNs { lateStage(s, roles: roles) }
         }
@@ -398,7 +149,7 @@ struct HitchAttributionPass: Sendable {
 
     /// An instance that may overlap an open window (rare: out of the per-instance path).
     @inline(never)
-    private mutating func lateStage(_ s: StageInstance, roles: ThreadRoles) {
+    private mutating func lateStage(_ s: StageInstance, roles: FrameThreadRoles) {
         let role = roles[s.thread]
         for i in stride(from: open.count - 1, through: openHead, by: -1) {
             if open[i].reachNs < s.startNs { break }
@@ -406,14 +157,14 @@ struct HitchAttributionPass: Sendable {
         }
     }
 
-    mutating func bodiesFinished(_ batch: UnsafeBufferPointer<BodyInstance>, roles: ThreadRoles) {
+    mutating func bodiesFinished(_ batch: UnsafeBufferPointer<BodyInstance>, roles: FrameThreadRoles) {
         if bodies.append(batch, droppingBefore: historyFromNs) < lateBeforeNs {
             for b in batch where b.startNs < lateBeforeNs { lateBody(b, roles: roles) }
         }
     }
 
     @inline(never)
-    private mutating func lateBody(_ b: BodyInstance, roles: ThreadRoles) {
+    private mutating func lateBody(_ b: BodyInstance, roles: FrameThreadRoles) {
         let role = roles[b.thread]
         for i in stride(from: open.count - 1, through: openHead, by: -1) {
             if open[i].reachNs < b.startNs { break }
@@ -437,7 +188,7 @@ struct HitchAttributionPass: Sendable {
     // MARK: A hitching frame
 
     /// Opens a hitching frame's windows and adds what already reached the file.
-    mutating func hitch(_ frame: FrameRecord, _ judged: JudgedFrame, roles: ThreadRoles, names: NameTable) {
+    mutating func hitch(_ frame: FrameRecord, _ judged: JudgedFrame, roles: FrameThreadRoles, names: NameTable) {
         let began = min(frame.beganNs, judged.commitNs)
         let frameEnd = max(judged.commitNs, judged.renderEndNs)
         let main = Self.range(max(began, lastMainEndNs), judged.commitNs)
@@ -563,7 +314,7 @@ struct HitchAttributionPass: Sendable {
             for waiter in Set(frameStacks.filter { asleep.contains($0) }.map { innermost[$0] ?? "?" }) { waitingFunctions[waiter, default: WeightedHitch()].frames += 1 }
         }
         runInHitches.removeAll(); runFunctionOffenders.removeAll(); runHitchStacks.removeAll()
-        if foldedInHitches.count > 20_000 { foldedInHitches = SampleProfile.top(foldedInHitches, 10_000) }
+        if foldedInHitches.count > 20_000 { foldedInHitches = SampleProfilePass.top(foldedInHitches, 10_000) }
         for (attribution, vsyncNs, stackCounts) in pending {
             var a = attribution
             a.startMs = milliseconds(vsyncNs.subtractingSaturated(runStartNs))
@@ -592,7 +343,7 @@ struct HitchAttributionPass: Sendable {
 }
 
 extension HitchAttributionPass: AnalysisPass {
-    /// No event of its own: only what StageCost, ViewUpdates, SampleProfile and FramePass publish.
+    /// No event of its own: only what StageCostPass, ViewUpdatesPass, SampleProfilePass and FramePass publish.
     static var reads: PayloadKinds { .published }
 
     mutating func beginRun(_ context: inout PassContext) { beginRun(context.run) }
@@ -621,7 +372,7 @@ extension HitchAttributionPass: AnalysisPass {
         a.samples.waitingInHitches = Array(waitingFunctions.map { name, weight -> Offender in
             var o = Offender(); o.kind = .function; o.name = name; o.weightedHitchMs = weight.ms; o.hitchingFrames = weight.frames; return o
         }.sorted { ($0.weightedHitchMs, $1.name) > ($1.weightedHitchMs, $0.name) }.prefix(10))
-        a.samples.foldedInHitches = SampleProfile.list(foldedInHitches)
+        a.samples.foldedInHitches = SampleProfilePass.list(foldedInHitches)
         var inHitchNsByName: [String: Int64] = [:]
         for (name, ns) in inHitchNsByStage { inHitchNsByName[context.names[name]] = ns }
         for i in a.stages.indices { a.stages[i].inHitchingFramesMs = milliseconds(inHitchNsByName[a.stages[i].name] ?? 0) }

@@ -5,16 +5,7 @@ import HitchTrace
 // stages nested inside. Producers write either begin/end pairs, complete events in start order
 // (parent first) or complete events in end order (children first): all three nest correctly.
 
-/// A finished stage instance, published for hitch attribution.
-struct StageInstance: Sendable {
-    var name: Int32          // NameTable index
-    var thread: UInt32
-    var startNs: Int64
-    var endNs: Int64
-    var selfNs: Int64
-}
-
-struct StageCost: Sendable {
+struct StageCostPass: Sendable {
     fileprivate struct Open: Sendable {
         var name: Int32
         var startNs: Int64
@@ -228,16 +219,16 @@ struct StageCost: Sendable {
     }
 }
 
-extension StageCost.Tally {
+extension StageCostPass.Tally {
     /// Pops entries with a known end at or before `t` (nothing that starts at t can be inside them).
     @inline(__always)
-    mutating func closeFinished(_ state: inout StageCost.ThreadState, before t: Int64, into finished: inout EventScratch<StageInstance>) {
+    mutating func closeFinished(_ state: inout StageCostPass.ThreadState, before t: Int64, into finished: inout EventScratch<StageInstance>) {
         while let top = state.open.last, top.endNs != .max, top.endNs <= t {
             finish(state.open.removeLast(), &state, into: &finished)
         }
     }
 
-    mutating func finish(_ entry: StageCost.Open, _ state: inout StageCost.ThreadState, adoptedByNext: Bool = false,
+    mutating func finish(_ entry: StageCostPass.Open, _ state: inout StageCostPass.ThreadState, adoptedByNext: Bool = false,
                          into finished: inout EventScratch<StageInstance>) {
         let duration = entry.endNs - entry.startNs
         let selfNs = max(0, duration - entry.childNs)
@@ -251,16 +242,16 @@ extension StageCost.Tally {
 
     /// One finished instance into its stage's totals (one access to the totals array, not one per field).
     @inline(__always)
-    mutating func account(name: Int32, durationNs: Int64, selfNs: Int64, _ state: StageCost.ThreadState) {
+    mutating func account(name: Int32, durationNs: Int64, selfNs: Int64, _ state: StageCostPass.ThreadState) {
         let index = Int(name)
-        if index >= totals.count { totals.append(contentsOf: repeatElement(StageCost.Totals(), count: index + 1 - totals.count)) }
+        if index >= totals.count { totals.append(contentsOf: repeatElement(StageCostPass.Totals(), count: index + 1 - totals.count)) }
         let isMain = state.isMain, threadName = state.threadName
         if isMain { mainThreadSelfNs +|= selfNs }
         Self.account(&totals[index], durationNs: durationNs, selfNs: selfNs, isMain: isMain, threadName: threadName)
     }
 
     @inline(__always)
-    private static func account(_ t: inout StageCost.Totals, durationNs: Int64, selfNs: Int64, isMain: Bool, threadName: Int32) {
+    private static func account(_ t: inout StageCostPass.Totals, durationNs: Int64, selfNs: Int64, isMain: Bool, threadName: Int32) {
         t.count += 1
         t.totalNs +|= durationNs
         t.selfNs +|= selfNs
@@ -276,7 +267,7 @@ extension StageCost.Tally {
     }
 }
 
-extension StageCost: AnalysisPass {
+extension StageCostPass: AnalysisPass {
     static var reads: PayloadKinds { .intervals }
 
     mutating func beginRun(_ context: inout PassContext) { beginRun() }

@@ -31,6 +31,7 @@ struct FramePass: AnalysisPass {
     private var interactions = InteractionUnion()
     private var inputs = InputArrivals()
     private var inputCategory: Int32 = -1
+    private var verdicts = PlatformVerdicts()
     /// The frame threads' recent thread-state readings.
     private var readingHistory = ReadingHistory()
     /// Frames being assembled from events in per-thread (not global) time order.
@@ -66,6 +67,7 @@ struct FramePass: AnalysisPass {
         inputs.reset()
         frames.reset()
         readingHistory.removeAll()
+        verdicts.reset()
         switchHistory.removeAll()
         waiting.removeAll(keepingCapacity: true)
         waitingHead = 0
@@ -86,6 +88,7 @@ struct FramePass: AnalysisPass {
         switch event.payload {
         case .frameBegan(let began):
             lastBeganNs = max(lastBeganNs, t)
+            verdicts.frameBegan(began.frameID, thread: resolved.thread.rawValue)
             frames.update(began.frameID, began: true) { frame in
                 frame.beganNs = t
                 frame.vsyncNs = clampedTime(began.vsyncNs)
@@ -119,6 +122,7 @@ struct FramePass: AnalysisPass {
         case .instant:
             if inputCategory < 0 { inputCategory = context.names.index(of: MetadataKey.inputCategory) }
             if resolved.name == inputCategory { inputs.add(t) }
+            else { _ = verdicts.instant(category: resolved.name, verdict: resolved.secondName, thread: resolved.thread.rawValue, &context) }
         case .interactionBegin:
             interactions.add(t, isBegin: true)
         case .interactionEnd:
@@ -192,11 +196,14 @@ struct FramePass: AnalysisPass {
         }
         runFrames += 1
         guard frame.isJudgeable else {
+            verdicts.unjudged(frame.frameID)
             recorded.addUnjudged()
             return
         }
         let judged = judgeRecorded(frame, judge: &recordedJudge, switches: switchHistory)
         recorded.add(judged)
+        let verdict = verdicts.take(frame.frameID, context)
+        if let verdict { verdicts.judged(verdict: verdict, hitch: judged.hitchNs > 0) }
         if frame.periodNs != lastRatePeriodNs {
             lastRatePeriodNs = frame.periodNs
             lastRatePeriodHz = (1e10 / Double(frame.periodNs)).rounded() / 10
@@ -229,6 +236,7 @@ struct FramePass: AnalysisPass {
             s.kind = judged.kind
             if judged.hitchNs > 0 { s.cause = judged.cause }
             s.mainThreadStates = judged.mainStates?.figures
+            s.platformVerdict = verdict
             frameSamples.append(s)
         } else {
             framesTruncated = true
@@ -303,6 +311,7 @@ struct FramePass: AnalysisPass {
         }
         a.frames = frameSamples
         a.framesTruncated = framesTruncated
+        if verdicts.agreement.frames + verdicts.agreement.unjudged > 0 { a.platformAgreement = verdicts.agreement }
         if a.recorded.unjudgedFrames > 0 { a.warnings.append("\(a.recorded.unjudgedFrames) frames had no commit and were not judged") }
     }
 }

@@ -1,0 +1,81 @@
+/// Why one hitching frame was late.
+public struct HitchAttribution: Codable, Sendable, Equatable {
+    public static let limit = 50
+    public var run: Int = 0
+    public var frameID: UInt64 = 0
+    public var startMs: Double = 0
+    public var hitchMs: Double = 0
+    /// "commit" or "render".
+    public var kind: FrameKind = .commit
+    public var mainThreadMs: Double = 0
+    public var renderMs: Double = 0
+    /// Stages on the main and render threads overlapping the frame's window, with the overlapping
+    /// self time (top 10): the work of producing frames.
+    public var stages: [NamedDuration] = []
+    /// Stages on other threads overlapping the window (top 5): not part of the frame, but running
+    /// beside it and competing for the CPU (background decode, a search off the main actor).
+    public var concurrentStages: [NamedDuration] = []
+    /// Body evaluations in the window per view type (top 10).
+    public var bodies: [NamedDuration] = []
+    /// Top main-thread stacks sampled in the window (top 5), innermost frame first.
+    public var stacks: [SampledStack] = []
+    /// Why the frame was late (docs/METRICS.md "Hitch causes").
+    public var cause: HitchCause = .unknown
+    /// The main thread's begin-to-commit window and the render thread's render window by state
+    /// (from the readings); nil without readings.
+    public var mainThreadStates: ThreadStateSplit? = nil
+    public var renderThreadStates: ThreadStateSplit? = nil
+    /// The main thread's window from exact context switches, when the trace has them.
+    public var mainThreadSwitches: ThreadStateSplit? = nil
+    /// Machine counters over the frame (begin to the later of commit and render end); nil without readings.
+    public var machine: MachineWindow? = nil
+    public init() {}
+}
+
+public struct NamedDuration: Codable, Sendable, Equatable {
+    public var name: String = ""
+    public var count: Int = 0
+    public var ms: Double = 0
+    public init() {}
+}
+
+public struct SampledStack: Codable, Sendable, Equatable {
+    /// Function names, innermost first.
+    public var frames: [String] = []
+    public var samples: Int = 0
+    public init() {}
+}
+
+public struct Offender: Codable, Sendable, Equatable {
+    /// "stage", "view" or "function" (the innermost symbol of main-thread samples).
+    public var kind: OffenderKind = .stage
+    public var name: String = ""
+    /// Sum over hitching frames of hitch ms x this offender's share of the frame's window.
+    public var weightedHitchMs: Double = 0
+    /// Distinct hitching frames this offender is in (once per frame, however many samples or stacks).
+    public var hitchingFrames: Int = 0
+    public init() {}
+}
+
+public struct SampleFigures: Codable, Sendable, Equatable {
+    public var mainThreadSamples: Int = 0
+    public var samplesInHitches: Int = 0
+    /// Folded stacks ("outer;inner count", root first) of every main-thread sample (top 500).
+    public var folded: [FoldedStack] = []
+    /// Folded stacks of main-thread samples inside hitching frames (top 500).
+    public var foldedInHitches: [FoldedStack] = []
+    /// Samples inside hitching frames that caught the main thread asleep (innermost frame a blocking
+    /// call, `BlockingCalls`): blocked time, never a hot function among the offenders.
+    public var samplesAsleepInHitches: Int = 0
+    /// Where the main thread slept in hitching frames: the first frame above the blocking call,
+    /// weighted like offenders (top 10).
+    public var waitingInHitches: [Offender] = []
+    public init() {}
+}
+
+public struct FoldedStack: Codable, Sendable, Equatable {
+    /// Root first, separated by ";".
+    public var stack: String = ""
+    public var count: Int = 0
+    public init() {}
+}

@@ -1,0 +1,162 @@
+/// The grade of a hitch time ratio on one named scale.
+public struct HitchVerdict: Codable, Sendable, Equatable {
+    /// "good", "warning" or "critical" (Apple test scale); "good", "fair", "poor", "critical" (Organizer scale).
+    public var grade: HitchGrade = .good
+    /// The scale's name, so a reader knows which thresholds applied.
+    public var scale: String = ""
+    public init() {}
+}
+
+/// Hitch figures for one refresh rate (or for the recorded frames).
+public struct HitchFigures: Codable, Sendable, Equatable {
+    /// "recorded" (judged from the recorded frames) or "replay" (the replay model at `rateHz`).
+    public var source: HitchSource = .recorded
+    /// The refresh rate judged at; 0 for the recorded figures when the trace mixes rates.
+    public var rateHz: Double = 0
+    public var periodMs: Double = 0
+    public var frameCount: Int = 0
+    public var hitchCount: Int = 0
+    public var totalHitchMs: Double = 0
+    public var longestHitchMs: Double = 0
+    /// Total hitch ms per second of animating time.
+    public var hitchTimeRatioMsPerS: Double = 0
+    public var animatingSeconds: Double = 0
+    /// "interactions" (union of interaction intervals) or "frames" (first frame start to last present).
+    public var animatingTimeSource: AnimatingTimeSource = .frames
+    /// Apple's test scale grade (good < 5, warning 5-10, critical >= 10 ms/s).
+    public var verdict: HitchGrade = .good
+    /// Both grades with their scales named.
+    public var appleTestScale: HitchVerdict = HitchVerdict()
+    public var organizerScale: HitchVerdict = HitchVerdict()
+    /// Hitches whose commit missed its deadline vs those committed in time but rendered late.
+    public var commitHitchCount: Int = 0
+    public var commitHitchMs: Double = 0
+    public var renderHitchCount: Int = 0
+    public var renderHitchMs: Double = 0
+    /// Frames in a steady triple-buffered state: one period of added latency, not a hitch.
+    public var tripleBufferedFrames: Int = 0
+    public var addedLatencyMs: Double = 0
+    /// Frame time = main-thread work (frame start to commit) + render duration.
+    public var frameTimeMs: Percentiles = Percentiles()
+    /// Overrun = actual present - expected present (negative = early).
+    public var overrunMs: Percentiles = Percentiles()
+    /// Every judged frame's frame time, binned (not only the `frames[]` samples).
+    public var frameTimeHistogram: FrameTimeHistogram = FrameTimeHistogram()
+    /// Frames whose frame time exceeds one period.
+    public var slowFrames: Int = 0
+    /// Frames whose frame time exceeds 700 ms.
+    public var frozenFrames: Int = 0
+    /// The one-second window with the most hitch time.
+    public var worstWindow: WorstWindow = WorstWindow()
+    /// Frames recorded without a commit (not judged).
+    public var unjudgedFrames: Int = 0
+    /// Hitch time split by cause (docs/METRICS.md "Hitch causes"): each hitch counts whole under
+    /// one cause, so the five parts sum to the totals above.
+    public var byCause: HitchCauseFigures = HitchCauseFigures()
+    /// `byCause.appWork.hitchTimeRatioMsPerS`: the hitch time the app's own work caused, the figure
+    /// a CI gate holds the app to. Absent (null) when no frame carried thread-state readings, so a
+    /// budget on it never passes a trace that cannot tell.
+    public var appHitchTimeRatioMsPerS: Double? = nil
+    /// Judged frames whose main thread had thread-state readings (the rest are `unknown` if they hitch).
+    public var framesWithThreadStates: Int = 0
+    public init() {}
+}
+
+/// One cause's share of the hitches at one rate.
+public struct CauseFigures: Codable, Sendable, Equatable {
+    public var hitchCount: Int = 0
+    public var totalHitchMs: Double = 0
+    /// This cause's hitch ms per second of animating time (the same denominator as the total).
+    public var hitchTimeRatioMsPerS: Double = 0
+    public init() {}
+}
+
+/// Hitches by cause, one field per `HitchCause`.
+public struct HitchCauseFigures: Codable, Sendable, Equatable {
+    public var appWork: CauseFigures = CauseFigures()
+    public var waitingForCPU: CauseFigures = CauseFigures()
+    public var blocked: CauseFigures = CauseFigures()
+    public var machineStall: CauseFigures = CauseFigures()
+    public var unknown: CauseFigures = CauseFigures()
+    public init() {}
+
+    public subscript(cause: HitchCause) -> CauseFigures {
+        get {
+            switch cause {
+            case .appWork: appWork
+            case .waitingForCPU: waitingForCPU
+            case .blocked: blocked
+            case .machineStall: machineStall
+            case .unknown: unknown
+            }
+        }
+        set {
+            switch cause {
+            case .appWork: appWork = newValue
+            case .waitingForCPU: waitingForCPU = newValue
+            case .blocked: blocked = newValue
+            case .machineStall: machineStall = newValue
+            case .unknown: unknown = newValue
+            }
+        }
+    }
+}
+
+/// Frame times in fixed bins of `binMs` from 0; the last bin holds everything from its lower edge up.
+public struct FrameTimeHistogram: Codable, Sendable, Equatable {
+    public static let binNs: Int64 = 250_000
+    public static let binCount = 401              // 0-100 ms in quarter milliseconds, then the rest
+    public var binMs: Double = Double(FrameTimeHistogram.binNs) / 1e6
+    /// Frames per bin; empty when no frame was judged.
+    public var counts: [Int] = []
+    public init() {}
+
+    public mutating func add(frameTimeNs: Int64) {
+        if counts.isEmpty { counts = [Int](repeating: 0, count: Self.binCount) }
+        counts[Int(min(max(0, frameTimeNs) / Self.binNs, Int64(Self.binCount - 1)))] += 1
+    }
+}
+
+public struct Percentiles: Codable, Sendable, Equatable {
+    public var p50: Double = 0
+    public var p90: Double = 0
+    public var p95: Double = 0
+    public var p99: Double = 0
+    public var max: Double = 0
+    public var mean: Double = 0
+    /// Bound on the relative error of p50..p99 (0 when computed exactly from every value).
+    public var relativeError: Double = 0
+    public init() {}
+}
+
+public struct WorstWindow: Codable, Sendable, Equatable {
+    public var run: Int = 0
+    public var startMs: Double = 0
+    public var hitchMs: Double = 0
+    public var hitchCount: Int = 0
+    public init() {}
+}
+
+/// One recorded frame, for timelines.
+public struct FrameSample: Codable, Sendable, Equatable {
+    public static let limit = 20_000
+    public var run: Int = 0
+    public var frameID: UInt64 = 0
+    public var startMs: Double = 0
+    public var periodMs: Double = 0
+    public var mainThreadMs: Double = 0
+    public var renderMs: Double = 0
+    public var frameTimeMs: Double = 0
+    public var overrunMs: Double = 0
+    public var hitchMs: Double = 0
+    /// "none", "commit", "render" or "latency" (triple-buffered).
+    public var kind: FrameKind = .none
+    /// Why the frame hitched; nil when it did not.
+    public var cause: HitchCause? = nil
+    /// The main thread's begin-to-commit window by state; nil without readings.
+    public var mainThreadStates: ThreadStateSplit? = nil
+    /// The platform's own verdict on an imported frame ("janky: App Deadline Missed", "on time"); nil
+    /// for frames without one (every recorded trace).
+    public var platformVerdict: String? = nil
+    public init() {}
+}

@@ -1,0 +1,149 @@
+import HitchTrace
+
+/// Assembles frames from their events, which reach the file in per-thread order only: a thread's
+/// buffer is written as a unit, so the render thread's presents may come long before or after the
+/// main thread's begins and commits of the same frames. Frames are joined by id and released in the
+/// order they began, once final: a later frame has begun, and
+/// - its commit is in, or a later-begun frame's commit is (commits come in order on the main thread,
+///   so this frame has none), and
+/// - its present is in, or a later-begun frame's present or render end is (the render thread
+///   records render end then present, frame after frame, so this frame has no present);
+/// or `window` later frames have begun (bounded memory whatever the file order), or the run ended.
+/// Events of a frame whose begin never comes are dropped once `2 * window` records wait.
+struct FrameAssembler: Sendable {
+    static let window = 4096
+    private static let slotBits = 12
+
+    private struct Entry: Sendable {
+        var record: FrameRecord
+        var beganPosition = -1     // position in begin order, -1 until the begin arrives
+        var done = false
+    }
+    private var entries: [Entry] = []
+    private var head = 0
+    private var removed = 0                  // entries dropped from the front (absolute = removed + index)
+    private var slots = [Int](repeating: -1, count: 1 << slotBits)   // frameID's low bits -> absolute index
+    private var overflow: [UInt64: Int] = [:]                          // frames whose slot another took
+    private var beganQueue: [Int] = []       // absolute indexes in begin order
+    private var beganHead = 0
+    private var beganCount = 0
+    private var presentedThrough = -1        // highest begin position of a presented (or rendered) frame
+    private var committedThrough = -1        // highest begin position of a committed frame
+
+    mutating func reset() {
+        entries.removeAll(keepingCapacity: true); head = 0; removed = 0
+        for i in slots.indices { slots[i] = -1 }
+        overflow.removeAll()
+        beganQueue.removeAll(keepingCapacity: true); beganHead = 0; beganCount = 0
+        presentedThrough = -1
+        committedThrough = -1
+    }
+
+    @inline(__always) private func slot(_ id: UInt64) -> Int { Int(truncatingIfNeeded: id) & ((1 << Self.slotBits) - 1) }
+
+    /// The absolute index of frame `id`'s pending entry, creating one if needed.
+    private mutating func index(of id: UInt64) -> Int {
+        let s = slot(id)
+        let candidate = slots[s]
+        if candidate >= 0 {
+            let local = candidate - removed
+            if local >= head, local < entries.count, entries[local].record.frameID == id, !entries[local].done { return candidate }
+        }
+        if !overflow.isEmpty, let found = overflow[id] { return found }
+        let absolute = removed + entries.count
+        entries.append(Entry(record: FrameRecord(frameID: id)))
+        if candidate >= 0 {
+            let local = candidate - removed
+            if local >= head, local < entries.count - 1, !entries[local].done {
+                overflow[entries[local].record.frameID] = candidate   // keep the displaced frame findable
+            }
+        }
+        slots[s] = absolute
+        return absolute
+    }
+
+    /// Applies `change` to frame `id`; `began` marks its begin (it joins the begin order).
+    mutating func update(_ id: UInt64, began: Bool = false, _ change: (inout FrameRecord) -> Void) {
+        let local = index(of: id) - removed
+        change(&entries[local].record)
+        if began && entries[local].beganPosition < 0 {
+            entries[local].beganPosition = beganCount
+            beganCount += 1
+            beganQueue.append(local + removed)
+        }
+        let position = entries[local].beganPosition
+        if position >= 0 {
+            if entries[local].record.presentNs != .min || entries[local].record.renderEndNs != .min {
+                presentedThrough = max(presentedThrough, position)
+            }
+            if entries[local].record.commitNs != .min { committedThrough = max(committedThrough, position) }
+        }
+    }
+
+    /// Records kept, judged or not, from the first not yet dropped.
+    var keptRecords: Int { entries.count - head }
+
+    /// The begin of the oldest frame begun and not yet handed out, if any.
+    var oldestPendingBeganNs: Int64? {
+        guard beganHead < beganQueue.count else { return nil }
+        return entries[beganQueue[beganHead] - removed].record.beganNs
+    }
+
+    /// The next frame to judge, in begin order, if it is final (or `all`: the run ended).
+    mutating func nextReady(all: Bool) -> FrameRecord? {
+        guard beganHead < beganQueue.count else { compactIfCrowded(); return nil }
+        let local = beganQueue[beganHead] - removed
+        let position = entries[local].beganPosition
+        let laterBegan = position < beganCount - 1
+        // The two fields read in place: a copy of the whole record per call showed in profiles.
+        let commitNs = entries[local].record.commitNs, presentNs = entries[local].record.presentNs
+        let ready = all
+            || (laterBegan && (commitNs != .min || position < committedThrough)
+                && (presentNs != .min || position < presentedThrough))
+            || beganCount - position > Self.window
+        guard ready else { compactIfCrowded(); return nil }
+        beganHead += 1
+        defer { compact() }
+        return finish(local)
+    }
+
+    /// `compact` when nothing was handed out: only begin-less records can need dropping then (done
+    /// entries and the front trims all follow a frame handed out, and were compacted then).
+    @inline(__always) private mutating func compactIfCrowded() {
+        if entries.count - head > 2 * Self.window { compact() }
+    }
+
+    /// Marks the entry judged and moves its record out: the entry keeps only the id, all that is
+    /// read of a done entry (a copy of the record, retained, per frame showed in profiles).
+    private mutating func finish(_ local: Int) -> FrameRecord {
+        entries[local].done = true
+        let id = entries[local].record.frameID
+        if slots[slot(id)] == local + removed { slots[slot(id)] = -1 }
+        if !overflow.isEmpty, overflow[id] == local + removed { overflow.removeValue(forKey: id) }
+        var record = FrameRecord(frameID: id)
+        swap(&record, &entries[local].record)
+        return record
+    }
+
+    /// Drops judged entries from the front, and begin-less ones once too many records wait.
+    private mutating func compact() {
+        while head < entries.count {
+            if entries[head].done { head += 1; continue }
+            if entries[head].beganPosition < 0 && entries.count - head > 2 * Self.window {
+                _ = finish(head)
+                head += 1
+                continue
+            }
+            break
+        }
+        if head > 1024 && head * 2 > entries.count {
+            entries.removeFirst(head)
+            removed += head
+            head = 0
+        }
+        if beganHead > 1024 && beganHead * 2 > beganQueue.count {
+            beganQueue.removeFirst(beganHead)
+            beganHead = 0
+        }
+    }
+}

@@ -1,0 +1,30 @@
+import HitchTrace
+
+/// One frame, judged on some vsync grid.
+struct JudgedFrame: Sendable {
+    typealias Kind = FrameKind
+    var frameID: UInt64
+    var startNs: Int64          // vsync the frame's work started at
+    var periodNs: Int64
+    var mainWorkNs: Int64
+    var renderNs: Int64
+    var commitNs: Int64
+    var renderEndNs: Int64
+    var expectedNs: Int64
+    var actualNs: Int64
+    var hitchNs: Int64
+    var latencyNs: Int64
+    var kind: Kind
+    /// Why the frame hitched (`HitchCauseRule`); `.unknown` when it did not or without readings.
+    var cause: HitchCause = .unknown
+    /// The main thread's frame work and the render thread's render by state (nil without readings).
+    var states = FrameStates.unknown
+    var mainStates: StateSplit? { states.main }
+    var renderStates: StateSplit? { states.render }
+    var frameTimeNs: Int64 { mainWorkNs + renderNs }
+    var overrunNs: Int64 { actualNs - expectedNs }
+
+    /// All zero: what storage frames are judged into starts as (`ReplayModel.completed`).
+    static let zero = JudgedFrame(frameID: 0, startNs: 0, periodNs: 0, mainWorkNs: 0, renderNs: 0, commitNs: 0, renderEndNs: 0,
+                                  expectedNs: 0, actualNs: 0, hitchNs: 0, latencyNs: 0, kind: .none)
+}

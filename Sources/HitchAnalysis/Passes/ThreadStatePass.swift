@@ -1,0 +1,198 @@
+import HitchTrace
+
+/// Cumulative machine counters at one time (-1 = unavailable).
+private struct MachinePoint: Sendable {
+    var atNs: Int64
+    var stealNs: Int64
+    var pressureUs: Int64
+    var throttledUs: Int64
+    var cpus: Int64
+}
+
+/// The pass: machine readings over each hitch and the run, exact context switches of the main
+/// thread, and the trace-level summary. Per-frame splits and causes come with the judged frames.
+struct ThreadStatePass: AnalysisPass {
+    static var reads: PayloadKinds { [.threadState, .machineState, .schedSwitch, .publishedFrames] }
+    /// Bounds for a hostile trace: machine readings and switches kept per run, hitches kept per run.
+    static let machineLimit = 1 << 20
+    static let switchLimit = 1 << 21
+    static let hitchLimit = 1 << 16
+
+    private struct Hitch: Sendable {
+        var frameID: UInt64
+        var mainStart: Int64, mainEnd: Int64
+        var frameEnd: Int64
+        var states: FrameStates
+    }
+    /// Per-hitch figures the attribution is patched with, by (run, frameID).
+    private struct HitchDetail: Sendable {
+        var machine: MachineWindow?
+        var switches: ThreadStateSplit?
+    }
+
+    // Per run.
+    private var machine: [MachinePoint] = []
+    /// The main threads' switches, as one thread (key 0): only the main role's are kept.
+    private var mainSwitches = SwitchHistory(perThread: switchLimit)
+    private var hitches: [Hitch] = []
+    private var run = 0
+
+    // Over every run.
+    private var readings = 0
+    private var contextSwitches = 0
+    private var details: [Int: [UInt64: HitchDetail]] = [:]
+    private var machineTotal = MachineAccumulator()
+    private var machineInHitches = MachineAccumulator()
+    private var mainInHitches = StateSplit()
+    private var renderInHitches = StateSplit()
+    private var source: ThreadStateSource?
+    private var sourceReason = ""
+
+    mutating func beginRun(_ context: inout PassContext) {
+        run = context.run
+        machine.removeAll(keepingCapacity: true)
+        mainSwitches.removeAll()
+        hitches.removeAll(keepingCapacity: true)
+    }
+
+    mutating func consume(_ event: inout TraceEvent, _ resolved: PassEvent, _ context: inout PassContext) {
+        switch event.payload {
+        case .threadState:
+            readings += 1
+        case .machineState(let m):
+            guard machine.count < Self.machineLimit else { break }
+            machine.append(MachinePoint(atNs: resolved.startNs, stealNs: m.stealNs ?? -1, pressureUs: m.cpuPressureSomeUs ?? -1,
+                                        throttledUs: m.cgroupThrottledUs ?? -1, cpus: Int64(max(1, m.onlineCPUs))))
+        case .schedSwitch(let s):
+            contextSwitches += 1
+            if resolved.role == .main {
+                mainSwitches.add(.init(atNs: resolved.startNs, out: s.direction == .switchedOut, preempted: s.preempted), thread: 0)
+            }
+        default:
+            break
+        }
+    }
+
+    mutating func takePublished(_ context: inout PassContext) {
+        for (frame, judged) in context.judgedFrames where hitches.count < Self.hitchLimit {
+            let states = FrameStates(main: judged.mainStates, render: judged.renderStates)
+            hitches.append(Hitch(frameID: frame.frameID, mainStart: min(frame.beganNs, judged.commitNs), mainEnd: judged.commitNs,
+                                 frameEnd: max(judged.commitNs, judged.renderEndNs), states: states))
+        }
+    }
+
+    mutating func endRun(_ context: inout PassContext) {
+        takePublished(&context)
+        if source == nil, let word = context.runMetadata[MetadataKey.schedSource] {
+            source = ThreadStateSource(rawValue: word) ?? ThreadStateSource.none
+            sourceReason = context.runMetadata[MetadataKey.schedSourceReason] ?? ""
+        }
+        // File order is per-thread order only: sort by time (ties keep the file order: a stable sort).
+        machine = machine.enumerated().sorted { ($0.element.atNs, $0.offset) < ($1.element.atNs, $1.offset) }.map(\.element)
+        if let first = machine.first, let last = machine.last { machineTotal.add(window(first.atNs, last.atNs)) }
+        var runDetails: [UInt64: HitchDetail] = [:]
+        for hitch in hitches {
+            if let main = hitch.states.main { mainInHitches.add(main) }
+            if let render = hitch.states.render { renderInHitches.add(render) }
+            var detail = HitchDetail()
+            if machine.count >= 2 {
+                let w = window(hitch.mainStart, hitch.frameEnd)
+                machineInHitches.add(w)
+                detail.machine = w.figures
+            }
+            detail.switches = switchSplit(hitch.mainStart, hitch.mainEnd)
+            runDetails[hitch.frameID] = detail
+        }
+        details[run] = runDetails
+    }
+
+    /// Machine counters over [start, end): each reading interval's deltas prorated by its overlap.
+    private func window(_ start: Int64, _ end: Int64) -> MachineAccumulator {
+        var w = MachineAccumulator()
+        guard end > start, machine.count >= 2 else { return w }
+        // First interval that may overlap: binary search on the readings' times.
+        var low = 0, high = machine.count - 1
+        while low < high { let mid = (low + high) / 2; if machine[mid + 1].atNs <= start { low = mid + 1 } else { high = mid } }
+        var i = max(0, low)
+        while i + 1 < machine.count, machine[i].atNs < end {
+            let a = machine[i], b = machine[i + 1]
+            let span = b.atNs - a.atNs
+            let overlap = min(end, b.atNs) - max(start, a.atNs)
+            if span > 0 && overlap > 0 {
+                func share(_ delta: Int64) -> Int64 {
+                    Int64(truncatingIfNeeded: span.dividingFullWidth(overlap.multipliedFullWidth(by: max(0, delta))).quotient)
+                }
+                let cpus = max(1, b.cpus)
+                if a.stealNs >= 0 && b.stealNs >= 0 { w.stealNs +|= share(b.stealNs - a.stealNs) / cpus }
+                if a.pressureUs >= 0 && b.pressureUs >= 0 { w.pressureNs +|= share(b.pressureUs - a.pressureUs).multipliedSaturated(by: 1000) }
+                if a.throttledUs >= 0 && b.throttledUs >= 0 { w.throttledNs +|= share(b.throttledUs - a.throttledUs).multipliedSaturated(by: 1000) / cpus }
+            }
+            i += 1
+        }
+        return w
+    }
+
+    /// The main thread's window split by exact switches: time switched out after a preempting
+    /// switch-out is runnable, after any other switch-out blocked, the rest running. Nil without switches.
+    private func switchSplit(_ start: Int64, _ end: Int64) -> ThreadStateSplit? {
+        guard end > start, !mainSwitches.isEmpty,
+              let out = mainSwitches.outTime(thread: 0, from: start, to: end, expectedOuts: 0) else { return nil }
+        var split = StateSplit()
+        split.runnableNs = out.runnableNs
+        split.blockedNs = out.blockedNs
+        split.runningNs = max(0, (end - start) - split.runnableNs - split.blockedNs)
+        return split.figures
+    }
+
+    func contribute(to a: inout Analysis, _ context: PassContext) {
+        let withReadings = a.recorded.framesWithThreadStates
+        let hitchesUnknown = a.recorded.byCause.unknown.hitchCount
+        guard readings > 0 || contextSwitches > 0 || source != nil else {
+            if a.recorded.hitchCount > 0 {
+                a.warnings.append("the trace has no thread-state records (an older trace or an import): the cause of every hitch is unknown")
+            }
+            return
+        }
+        var t = ThreadStateFigures()
+        t.source = source ?? (readings > 0 ? .procfs : .none)
+        t.sourceReason = sourceReason
+        t.framesWithReadings = withReadings
+        t.framesWithoutReadings = max(0, a.recorded.frameCount - withReadings)
+        t.contextSwitches = contextSwitches
+        t.mainThread = a.threadStates?.mainThread ?? ThreadStateSplit()
+        t.mainThreadInHitches = mainInHitches.figures
+        t.renderThreadInHitches = renderInHitches.figures
+        t.machine = machineTotal.figures
+        t.machineInHitches = machineInHitches.figures
+        a.threadStates = t
+        if hitchesUnknown > 0 {
+            a.warnings.append("\(hitchesUnknown) hitching frames had no thread-state readings on the main thread: their cause is unknown")
+        }
+        for i in a.hitchAttributions.indices {
+            guard let detail = details[a.hitchAttributions[i].run]?[a.hitchAttributions[i].frameID] else { continue }
+            a.hitchAttributions[i].machine = detail.machine
+            a.hitchAttributions[i].mainThreadSwitches = detail.switches
+        }
+    }
+}
+
+/// Machine counter deltas, in integer ns (order independent).
+struct MachineAccumulator: Sendable {
+    var stealNs: Int64 = 0
+    var pressureNs: Int64 = 0
+    var throttledNs: Int64 = 0
+
+    mutating func add(_ other: MachineAccumulator) {
+        stealNs +|= other.stealNs
+        pressureNs +|= other.pressureNs
+        throttledNs +|= other.throttledNs
+    }
+
+    var figures: MachineWindow {
+        var m = MachineWindow()
+        m.stealMs = milliseconds(stealNs)
+        m.cpuPressureSomeMs = milliseconds(pressureNs)
+        m.cgroupThrottledMs = milliseconds(throttledNs)
+        return m
+    }
+}

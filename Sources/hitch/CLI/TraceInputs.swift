@@ -1,0 +1,115 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import HitchAnalysis
+import HitchTrace
+
+// Traces other tools wrote, taken where an FXT trace is: the analysis commands sniff each input's
+// format (or take `--input-format`), import it into a temporary FXT file through the same importer
+// `hitch import` runs, and analyze that. The analyzer never knows where a trace came from.
+
+enum TraceInputs {
+    /// What `--input-format` accepts.
+    static let formats = ["fxt", "chrome"] + ImportFormat.allCases.map(\.rawValue)
+
+    static let optionHelp = """
+      --input-format F       Read every TRACE as F: fxt, chrome, \(ImportFormat.allCases.map(\.rawValue).joined(separator: ", "))
+                             (default: recognised from each file's first bytes; docs/IMPORT.md).
+    """
+
+    /// `--input-format`'s value, checked.
+    static func checkedFormat(_ value: String) throws -> String {
+        guard formats.contains(value) else {
+            let closest = Spelling.closest(to: value, among: formats, limit: 1)
+            throw CLIError("option '--input-format' must be one of \(formats.joined(separator: ", ")); got '\(value)'"
+                           + (closest.isEmpty ? "" : " (did you mean '\(closest[0])'?)"))
+        }
+        return value
+    }
+
+    /// A trace ready for the FXT reader: `path` as the user named it, `fxtPath` where to read it.
+    struct Prepared {
+        var path: String
+        var fxtPath: String
+        var isTemporary: Bool
+    }
+
+    /// The format of `path`: `forced`, or recognised from its first bytes (FXT when nothing else fits,
+    /// so the reader names what is wrong with it).
+    static func format(of path: String, forced: String?) -> String {
+        if let forced { return forced }
+        let head = TraceImport.firstBytes(of: path, count: 4096)
+        if head.starts(with: [0x10, 0x00, 0x04, 0x46, 0x78, 0x54, 0x16, 0x00]) { return "fxt" }
+        if TraceFiles.looksLikeJSON(head[...]) { return "chrome" }
+        return ImportFormat.sniff(head[...])?.rawValue ?? "fxt"
+    }
+
+    /// Imports every input that is not FXT into a temporary file; `cleanUp` removes them.
+    static func prepare(_ paths: [String], forced: String?) throws -> [Prepared] {
+        var prepared: [Prepared] = []
+        do {
+            for path in paths {
+                let format = format(of: path, forced: forced)
+                if format == "fxt" {
+                    prepared.append(Prepared(path: path, fxtPath: path, isTemporary: false))
+                    continue
+                }
+                let temporary = try temporaryFXT()
+                prepared.append(Prepared(path: path, fxtPath: temporary, isTemporary: true))
+                let summary = try importFile(format: format, inputs: [path], output: temporary)
+                for warning in summary.warnings.prefix(3) { writeStandardError("hitch: warning: \(path): \(warning)\n") }
+            }
+        } catch {
+            cleanUp(prepared)
+            throw error
+        }
+        return prepared
+    }
+
+    static func cleanUp(_ prepared: [Prepared]) {
+        for input in prepared where input.isTemporary { unlink(input.fxtPath) }
+    }
+
+    /// Runs the importer for `format` (chrome, framestats, ...) into the FXT file `output`. Errors
+    /// are one line naming the input.
+    static func importFile(format: String, inputs: [String], output: String, options: ImportOptions = ImportOptions()) throws -> ImportSummary {
+        if format == "chrome" {
+            let trace: ImportedTrace
+            do {
+                trace = try ChromeTraceImporter.importFile(path: inputs[0])
+            } catch {
+                throw CLIError("'\(inputs[0])': \(error)")
+            }
+            var summary = ImportSummary()
+            do {
+                summary.bytes = try trace.writeFXT(to: output)
+            } catch {
+                throw CLIError("cannot write '\(output)': \(error)")
+            }
+            summary.events = trace.events.count
+            summary.frames = trace.events.reduce(0) { count, event in
+                if case .frameBegan = event.payload { return count + 1 }
+                return count
+            }
+            summary.warnings = trace.warnings
+            return summary
+        }
+        guard let importFormat = ImportFormat(rawValue: format) else {
+            throw CLIError("unknown input format '\(format)'; expected one of: \(formats.joined(separator: ", "))")
+        }
+        do {
+            return try TraceImport.run(importFormat, inputs: inputs, output: output, options: options)
+        } catch let error as ImportError {
+            throw CLIError(error.description)
+        }
+    }
+
+    private static func temporaryFXT() throws -> String {
+        let directory = (getenv("TMPDIR").map { String(cString: $0) }).flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        var template = Array((directory + "/hitch-import-XXXXXX.fxt").utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemps($0.baseAddress!, 4) }
+        guard fd >= 0 else { throw CLIError("cannot create a temporary file in \(directory) for the import: \(String(cString: strerror(errno)))") }
+        close(fd)
+        return String(cString: template.map { CChar(bitPattern: UInt8(bitPattern: $0)) })
+    }
+}
