@@ -75,7 +75,10 @@ struct FrameReadings: Sendable {
     /// that late start (a render thread busy or waiting for a CPU before it could begin).
     func render(switches: SwitchHistory) -> StateSplit? {
         guard var split = StateSplit.between(renderBegan, renderEnded, thread: renderThread, switches: switches) else { return nil }
-        if let late = renderLateStart { split.add(late) }
+        if var late = renderLateStart {
+            late.runningNs = 0   // the render thread's earlier work (an earlier frame's render), not this render's
+            split.add(late)
+        }
         return split
     }
 
