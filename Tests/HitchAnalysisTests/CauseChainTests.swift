@@ -27,21 +27,6 @@ import Testing
         var isWork: Bool { self == .mainWork || self == .renderWork }
     }
 
-    /// A small deterministic generator (splitmix64).
-    struct Generator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E3779B97F4A7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58476D1CE4E5B9
-            z = (z ^ (z >> 27)) &* 0x94D049BB133111EB
-            return z ^ (z >> 31)
-        }
-        mutating func next(in range: ClosedRange<Int64>) -> Int64 {
-            range.lowerBound + Int64(next() % UInt64(range.upperBound - range.lowerBound + 1))
-        }
-    }
-
     typealias Window = ThreadStateTests.Window
     typealias Counters = ThreadStateTests.Counters
 
@@ -58,7 +43,10 @@ import Testing
         /// each committed frame at the first vsync after the commit once it is free, and a frame is
         /// shown at the first vsync after its render, one frame per vsync.
         init(seed: UInt64, episodes: Int) {
-            var random = Generator(state: seed)
+            var random = AttributionOrderTests.Random(state: seed)
+            func next(in range: ClosedRange<Int64>) -> Int64 {
+                range.lowerBound + Int64(random.next() % UInt64(range.upperBound - range.lowerBound + 1))
+            }
             let mainThread = b.main, renderThread = b.render
             var vsync: Int64 = 10 * CauseChainTests.ms
             var renderFree: Int64 = 0, lastShown: Int64 = 0
@@ -66,9 +54,9 @@ import Testing
             let p = CauseChainTests.period
             for episode in 0..<(episodes * 8) {
                 let plant: Plant? = episode % 8 == 7 ? Plant.allCases[Int(random.next() % UInt64(Plant.allCases.count))] : nil
-                let amount = random.next(in: (3 * p / 2)...(4 * p))
-                var mainWindow = Window(running: random.next(in: (CauseChainTests.ms / 2)...(2 * CauseChainTests.ms)))
-                var renderWindow = Window(running: random.next(in: (CauseChainTests.ms / 2)...(2 * CauseChainTests.ms)))
+                let amount = next(in: (3 * p / 2)...(4 * p))
+                var mainWindow = Window(running: next(in: (CauseChainTests.ms / 2)...(2 * CauseChainTests.ms)))
+                var renderWindow = Window(running: next(in: (CauseChainTests.ms / 2)...(2 * CauseChainTests.ms)))
                 var lateWake: Int64 = 0
                 switch plant {
                 case .mainWork?: mainWindow.running += amount

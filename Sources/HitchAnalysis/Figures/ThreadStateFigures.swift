@@ -13,7 +13,8 @@ public struct ThreadStateSplit: Codable, Sendable, Equatable {
     /// Not told apart (a counter unavailable on this machine).
     public var unknownMs: Double = 0
     /// The part of `runnableMs` the app's own other threads held the CPU for (docs/METRICS.md
-    /// "Hitch causes"); 0 when the trace cannot tell (`threadStates.appThreadSplit`).
+    /// "Hitch causes"): filled for hitching recorded frames and their sums; 0 elsewhere and when the
+    /// trace cannot tell (`threadStates.appThreadSplit`).
     public var runnableBehindAppThreadsMs: Double = 0
     public init() {}
 }

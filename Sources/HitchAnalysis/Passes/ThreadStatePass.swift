@@ -62,6 +62,9 @@ struct ThreadStatePass: AnalysisPass {
     private var machineInHitches = MachineAccumulator()
     private var mainInHitches = StateSplit()
     private var renderInHitches = StateSplit()
+    /// The part of their runnable time the app's other threads held the CPU for (`runnableBehindAppThreadsMs`).
+    private var mainBehindAppInHitchesNs: Int64 = 0
+    private var renderBehindAppInHitchesNs: Int64 = 0
     private var source: ThreadStateSource?
     private var sourceReason = ""
     private var appThreadSplit = false
@@ -143,7 +146,8 @@ struct ThreadStatePass: AnalysisPass {
                     taken[taker.thread, default: 0] +|= taker.ns
                     behind +|= taker.ns
                 }
-                if isMain { detail.mainBehindAppNs = min(runnable, behind) } else { detail.renderBehindAppNs = min(runnable, behind) }
+                if isMain { detail.mainBehindAppNs = min(runnable, behind); mainBehindAppInHitchesNs +|= detail.mainBehindAppNs }
+                else { detail.renderBehindAppNs = min(runnable, behind); renderBehindAppInHitchesNs +|= detail.renderBehindAppNs }
             }
             for (thread, ns) in taken { cpuTakenInHitches[context.threadName(thread), default: 0] +|= ns }
             detail.cpuTakenBy = taken.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(5).map { thread, ns in
@@ -216,7 +220,9 @@ struct ThreadStatePass: AnalysisPass {
         t.contextSwitches = contextSwitches
         t.mainThread = a.threadStates?.mainThread ?? ThreadStateSplit()
         t.mainThreadInHitches = mainInHitches.figures
+        t.mainThreadInHitches.runnableBehindAppThreadsMs = milliseconds(mainBehindAppInHitchesNs)
         t.renderThreadInHitches = renderInHitches.figures
+        t.renderThreadInHitches.runnableBehindAppThreadsMs = milliseconds(renderBehindAppInHitchesNs)
         t.machine = machineTotal.figures
         t.machineInHitches = machineInHitches.figures
         t.appThreadSplit = appThreadSplit
