@@ -10,7 +10,8 @@ let cpuFlags = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
 let hasHaswellLevel = ["avx2", "fma", "f16c", "bmi2"].allSatisfy(cpuFlags.contains)
 let nativeKernelSettings: [SwiftSetting] = hasHaswellLevel ? [.unsafeFlags(["-target-cpu", "haswell"])] : []
 
-// Swift 6 language mode everywhere; the system libraries are libunwind (Debian libunwind-dev) and, for
+// Swift 6 language mode everywhere; the system libraries are libunwind (Debian libunwind-dev), zlib
+// (zlib1g-dev, for importing Perfetto traces) and, for
 // `hitch history`, SQLite (libsqlite3-dev) and PostgreSQL's libpq (libpq-dev). The history libraries
 // are not linked: CHistoryLibraries compiles against their headers and dlopens them on first use by
 // a store, so the other commands do not load libpq's 20-odd dependencies (TLS, Kerberos, LDAP).
@@ -39,7 +40,9 @@ let package = Package(
                                  .linkedLibrary("dl", .when(platforms: [.linux])),
                                  // __cxa_demangle for the C++ frames of sampled stacks (the Swift runtime's).
                                  .linkedLibrary("stdc++", .when(platforms: [.linux]))]),
-        .target(name: "HitchTrace", dependencies: ["CHitchSupport"]),
+        // zlib (Debian zlib1g-dev) inflates the compressed packets of Perfetto traces on import.
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
+        .target(name: "HitchTrace", dependencies: ["CHitchSupport", "CZlib"]),
         .target(name: "HitchAnalysis", dependencies: ["HitchTrace"]),
         .target(name: "HitchReport", dependencies: ["HitchAnalysis"]),
         .target(name: "CHistoryLibraries", path: "Sources/CHistoryLibraries"),

@@ -8,7 +8,8 @@
 #   scripts/fuzz.sh big [TARGET...]                                         1 MB inputs, each within -timeout=1
 #
 # Targets: reader (FXT TraceReader), analyze (reader -> every analysis pass -> JSON),
-#          chrome (Chrome JSON importer -> analysis), budget (budget-file parser -> evaluation).
+#          chrome (Chrome JSON importer -> analysis), budget (budget-file parser -> evaluation),
+#          framestats, perfetto, xctrace (their importers -> FXT -> analysis; Tests/Fuzz/ImportFuzz.swift).
 #
 # Each target is one binary built with `swiftc -sanitize=fuzzer,address`: CHitchSupport's C files
 # compiled by clang with -fsanitize=fuzzer-no-link,address, HitchTrace (and HitchAnalysis) compiled
@@ -26,7 +27,7 @@ SECONDS_PER_TARGET=60
 KEEP_GOING=0
 BUILD_ONLY=0
 NO_BUILD=0
-ALL_TARGETS=(reader analyze chrome budget)
+ALL_TARGETS=(reader analyze chrome budget framestats perfetto xctrace)
 
 usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; }
 
@@ -37,13 +38,16 @@ source_file() {
         analyze) echo "$ROOT/Tests/Fuzz/AnalyzeFuzz.swift $ROOT/Tests/Fuzz/FuzzSupport.swift" ;;
         chrome) echo "$ROOT/Tests/Fuzz/ChromeFuzz.swift $ROOT/Tests/Fuzz/FuzzSupport.swift" ;;
         budget) echo "$ROOT/Tests/Fuzz/BudgetFuzz.swift" ;;
+        framestats) echo "-D FUZZ_FRAMESTATS $ROOT/Tests/Fuzz/ImportFuzz.swift $ROOT/Tests/Fuzz/FuzzSupport.swift" ;;
+        perfetto) echo "-D FUZZ_PERFETTO $ROOT/Tests/Fuzz/ImportFuzz.swift $ROOT/Tests/Fuzz/FuzzSupport.swift" ;;
+        xctrace) echo "-D FUZZ_XCTRACE $ROOT/Tests/Fuzz/ImportFuzz.swift $ROOT/Tests/Fuzz/FuzzSupport.swift" ;;
         *) echo "fuzz.sh: unknown target '$1' (known: ${ALL_TARGETS[*]})" >&2; exit 2 ;;
     esac
 }
 
 SAN=(-sanitize=fuzzer,address)
 SWIFT_FLAGS=(-O -g -parse-as-library -swift-version 6 -I "$BUILD/mod" -Xcc "-fmodule-map-file=$BUILD/mod/module.modulemap")
-LIBS=(-lunwind -lunwind-x86_64 -ldl)
+LIBS=(-lunwind -lunwind-x86_64 -ldl -lz)
 
 # Rebuilds the instrumented modules when any of their sources changed.
 build_modules() {
@@ -51,6 +55,11 @@ build_modules() {
     cat > "$BUILD/mod/module.modulemap" <<EOF
 module CHitchSupport {
     umbrella "$ROOT/Sources/CHitchSupport/include"
+    export *
+}
+module CZlib [system] {
+    header "$ROOT/Sources/CZlib/shim.h"
+    link "z"
     export *
 }
 EOF

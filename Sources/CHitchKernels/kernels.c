@@ -77,6 +77,38 @@ void hitch_quantize_q8(const float *x, long count, const hitch_q8_activations *o
     }
 }
 
+void hitch_quantize_q8_K(const float *x, long count, const hitch_q8_activations *out) {
+    for (long b = 0; b < count / 256; b++) {
+        const float *xb = x + 256 * b;
+        int8_t *q = out->k_values + 256 * b;
+        int16_t *sums = out->k_sums + 16 * b;
+        float amax = 0, extreme = 0;
+        for (int j = 0; j < 256; j++) {
+            const float a = fabsf(xb[j]);
+            if (a > amax) { amax = a; extreme = xb[j]; }
+        }
+        if (amax == 0 || amax != amax || amax == INFINITY) {   // all zero (or garbage): contributes nothing
+            memset(q, 0, 256);
+            memset(sums, 0, 16 * sizeof(int16_t));
+            out->k_scales[b] = 0;
+            continue;
+        }
+        // The extreme value maps to -127 exactly, so the scale carries its sign (as ggml).
+        const float inverse = -127.f / extreme;
+        for (int run = 0; run < 16; run++) {
+            int sum = 0;
+            for (int j = 16 * run; j < 16 * run + 16; j++) {
+                const float v = nearbyintf(inverse * xb[j]);
+                const int i = v == v ? (v > 127.f ? 127 : v < -127.f ? -127 : (int)v) : 0;
+                q[j] = (int8_t)i;
+                sum += i;
+            }
+            sums[run] = (int16_t)sum;
+        }
+        out->k_scales[b] = 1 / inverse;
+    }
+}
+
 // MARK: SwiGLU as llama.cpp's AVX-512 build computes it
 
 /// ggml_v_expf of ggml's AVX-512 build, one lane: exp(x) = 2^n * p(b) with n = round(x / ln 2) and
@@ -162,8 +194,136 @@ static void portable_q8_0(const uint8_t *w, size_t row_bytes, long rows, long bl
     }
 }
 
+/// The 5-bit weights of a q5_0/q5_1 block: the nibble plus bit i of the 32-bit `qh` as 16.
+static inline int five_bits(const uint8_t *qs, uint32_t qh, int i) {
+    const int nibble = i < 16 ? qs[i] & 15 : qs[i - 16] >> 4;
+    return nibble | (int)((qh >> i) & 1) << 4;
+}
+
+static void portable_q5(const uint8_t *w, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y,
+                        int has_minimum) {
+    const size_t block_bytes = has_minimum ? 24 : 22;
+    for (long r = 0; r < rows; r++) {
+        float total = 0, minimum = 0;
+        for (long b = 0; b < blocks; b++) {
+            const uint8_t *block = w + (size_t)r * row_bytes + block_bytes * b;
+            uint32_t qh;
+            memcpy(&qh, block + (has_minimum ? 4 : 2), 4);
+            const uint8_t *qs = block + (has_minimum ? 8 : 6);
+            const int8_t *xq = x->values + 32 * b;
+            int sum = 0;
+            for (int i = 0; i < 32; i++) sum += (five_bits(qs, qh, i) - (has_minimum ? 0 : 16)) * xq[i];
+            total += half_to_float((uint16_t)(block[0] | block[1] << 8)) * x->scales[b] * (float)sum;
+            if (has_minimum) minimum += half_to_float((uint16_t)(block[2] | block[3] << 8)) * x->sums[b];
+        }
+        y[r] = total + minimum;
+    }
+}
+
+static void portable_q5_0(const uint8_t *w, size_t rb, long rows, long blocks, const hitch_q8_activations *x, float *y) {
+    portable_q5(w, rb, rows, blocks, x, y, 0);
+}
+static void portable_q5_1(const uint8_t *w, size_t rb, long rows, long blocks, const hitch_q8_activations *x, float *y) {
+    portable_q5(w, rb, rows, blocks, x, y, 1);
+}
+
+/// The eight 6-bit scales and eight 6-bit minimums packed in a q4_K/q5_K block's 12 bytes: bytes
+/// 0-3 hold scales 0-3 (low 6 bits), bytes 4-7 minimums 0-3; bytes 8-11 hold the low 4 bits of
+/// scales 4-7 (low nibble) and minimums 4-7 (high nibble), whose top 2 bits are the spare top bits
+/// of bytes 0-3 and 4-7. Done on 32-bit words: four at a time.
+static inline void unpack_k_scales(const uint8_t *packed, uint8_t scales[8], uint8_t minimums[8]) {
+    uint32_t a, b, c;
+    memcpy(&a, packed, 4); memcpy(&b, packed + 4, 4); memcpy(&c, packed + 8, 4);
+    const uint32_t low6 = 0x3F3F3F3Fu, low4 = 0x0F0F0F0Fu, low2 = 0x03030303u;
+    const uint32_t s_low = a & low6, m_low = b & low6;
+    const uint32_t s_high = (c & low4) | ((a >> 6) & low2) << 4, m_high = ((c >> 4) & low4) | ((b >> 6) & low2) << 4;
+    memcpy(scales, &s_low, 4); memcpy(scales + 4, &s_high, 4);
+    memcpy(minimums, &m_low, 4); memcpy(minimums + 4, &m_high, 4);
+}
+
+/// q4_K (144 bytes: f16 d, f16 dmin, 12 bytes of scales, 128 of nibbles) and q5_K (176: the same
+/// with 32 bytes of fifth bits before the nibbles). Weight 64j + i (i < 32) is the low nibble of
+/// byte 32j + i, weight 64j + 32 + i its high nibble; the fifth bit of weight 64j + i is bit 2j of
+/// qh[i], of weight 64j + 32 + i bit 2j + 1. Sub-block s (32 weights) is d * scale_s * q - dmin * min_s.
+static void portable_k4or5(const uint8_t *w, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y,
+                           int five) {
+    const size_t block_bytes = five ? 176 : 144;
+    for (long r = 0; r < rows; r++) {
+        float total = 0;
+        for (long b = 0; b < blocks; b++) {
+            const uint8_t *block = w + (size_t)r * row_bytes + block_bytes * b;
+            const uint8_t *qh = block + 16, *qs = block + (five ? 48 : 16);
+            uint8_t scales[8], minimums[8];
+            unpack_k_scales(block + 4, scales, minimums);
+            const int8_t *xq = x->k_values + 256 * b;
+            const int16_t *sums = x->k_sums + 16 * b;
+            int sum = 0, minimum = 0;
+            for (int s = 0; s < 8; s++) {
+                int dot = 0;
+                for (int i = 0; i < 32; i++) {
+                    const uint8_t byte = qs[32 * (s / 2) + i];
+                    int q = s % 2 ? byte >> 4 : byte & 15;
+                    if (five) q |= ((qh[i] >> s) & 1) << 4;
+                    dot += q * xq[32 * s + i];
+                }
+                sum += scales[s] * dot;
+                minimum += minimums[s] * (sums[2 * s] + sums[2 * s + 1]);
+            }
+            const float xd = x->k_scales[b];
+            total += half_to_float((uint16_t)(block[0] | block[1] << 8)) * xd * (float)sum
+                   - half_to_float((uint16_t)(block[2] | block[3] << 8)) * xd * (float)minimum;
+        }
+        y[r] = total;
+    }
+}
+
+static void portable_q4_K(const uint8_t *w, size_t rb, long rows, long blocks, const hitch_q8_activations *x, float *y) {
+    portable_k4or5(w, rb, rows, blocks, x, y, 0);
+}
+static void portable_q5_K(const uint8_t *w, size_t rb, long rows, long blocks, const hitch_q8_activations *x, float *y) {
+    portable_k4or5(w, rb, rows, blocks, x, y, 1);
+}
+
+/// q6_K (210 bytes: 128 bytes of low nibbles, 64 of high 2-bit pairs, 16 int8 scales, f16 d). In
+/// each half h of 128 weights, weight 32k + i (k < 4, i < 32) takes its low 4 bits from byte
+/// 64h + 32(k % 2) + i of the nibbles (low nibble for k < 2, high for k >= 2) and its top 2 bits from
+/// bits 2k..2k+1 of byte 32h + i of the pairs; q - 32 is scaled by int8 scale 8h + 2k + i / 16.
+static void portable_q6_K(const uint8_t *w, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y) {
+    for (long r = 0; r < rows; r++) {
+        float total = 0;
+        for (long b = 0; b < blocks; b++) {
+            const uint8_t *block = w + (size_t)r * row_bytes + 210 * b;
+            const int8_t *scales = (const int8_t *)(block + 192);
+            const int8_t *xq = x->k_values + 256 * b;
+            int sum = 0;
+            for (int h = 0; h < 2; h++) {
+                const uint8_t *ql = block + 64 * h, *qh = block + 128 + 32 * h;
+                for (int k = 0; k < 4; k++) {
+                    for (int half = 0; half < 2; half++) {
+                        int dot = 0;
+                        for (int i = 16 * half; i < 16 * half + 16; i++) {
+                            const uint8_t byte = ql[32 * (k % 2) + i];
+                            const int q = ((k < 2 ? byte & 15 : byte >> 4) | ((qh[i] >> (2 * k)) & 3) << 4) - 32;
+                            dot += q * xq[128 * h + 32 * k + i];
+                        }
+                        sum += scales[8 * h + 2 * k + half] * dot;
+                    }
+                }
+            }
+            total += half_to_float((uint16_t)(block[208] | block[209] << 8)) * x->k_scales[b] * (float)sum;
+        }
+        y[r] = total;
+    }
+}
+
 typedef void (*matvec_fn)(const uint8_t *, size_t, long, long, const hitch_q8_activations *, float *);
-static matvec_fn chosen_q4_0 = portable_q4_0, chosen_q4_1 = portable_q4_1, chosen_q8_0 = portable_q8_0;
+
+/// One instruction set's kernels, one per ggml type.
+typedef struct { matvec_fn q4_0, q4_1, q5_0, q5_1, q8_0, q4_K, q5_K, q6_K; } kernel_set;
+
+static const kernel_set portable_kernels = {portable_q4_0, portable_q4_1, portable_q5_0, portable_q5_1, portable_q8_0,
+                                            portable_q4_K, portable_q5_K, portable_q6_K};
+static kernel_set chosen = portable_kernels;
 static const char *chosen_isa = "portable";
 
 // MARK: x86 versions
@@ -208,14 +368,16 @@ static int cpu_has(const char *isa) {
 }
 #endif
 
-/// The three kernels of `isa` if the CPU runs it (returns 1).
-static int kernels_for(const char *isa, matvec_fn *q4_0, matvec_fn *q4_1, matvec_fn *q8_0) {
-    if (strcmp(isa, "portable") == 0) { *q4_0 = portable_q4_0; *q4_1 = portable_q4_1; *q8_0 = portable_q8_0; return 1; }
+/// The kernels of `isa` if the CPU runs it (returns 1).
+static int kernels_for(const char *isa, kernel_set *set) {
+    if (strcmp(isa, "portable") == 0) { *set = portable_kernels; return 1; }
 #if defined(__x86_64__) && defined(__clang__)
     if (!cpu_has(isa)) return 0;
-    if (strcmp(isa, "avx512vnni") == 0) { *q4_0 = avx512vnni_q4_0; *q4_1 = avx512vnni_q4_1; *q8_0 = avx512vnni_q8_0; return 1; }
-    if (strcmp(isa, "avxvnni") == 0) { *q4_0 = avxvnni_q4_0; *q4_1 = avxvnni_q4_1; *q8_0 = avxvnni_q8_0; return 1; }
-    *q4_0 = avx2_q4_0; *q4_1 = avx2_q4_1; *q8_0 = avx2_q8_0;
+#define SET(prefix) (kernel_set){prefix##_q4_0, prefix##_q4_1, prefix##_q5_0, prefix##_q5_1, prefix##_q8_0, prefix##_q4_K, prefix##_q5_K, prefix##_q6_K}
+    if (strcmp(isa, "avx512vnni") == 0) { *set = SET(avx512vnni); return 1; }
+    if (strcmp(isa, "avxvnni") == 0) { *set = SET(avxvnni); return 1; }
+    *set = SET(avx2);
+#undef SET
     return 1;
 #else
     return 0;
@@ -223,17 +385,32 @@ static int kernels_for(const char *isa, matvec_fn *q4_0, matvec_fn *q4_1, matvec
 }
 
 static int select_kernels(const char *isa) {
-    if (!kernels_for(isa, &chosen_q4_0, &chosen_q4_1, &chosen_q8_0)) return 0;
+    if (!kernels_for(isa, &chosen)) return 0;
     chosen_isa = isa;
     return 1;
 }
 
-hitch_matvec_fn hitch_kernel(const char *isa, int type) {
-    matvec_fn q4_0, q4_1, q8_0;
-    if (!kernels_for(isa, &q4_0, &q4_1, &q8_0)) return NULL;
-    matvec_fn chosen = type == 2 ? q4_0 : type == 3 ? q4_1 : type == 8 ? q8_0 : NULL;
-    return chosen;
+static matvec_fn kernel_of(const kernel_set *set, int type) {
+    switch (type) {
+    case 2: return set->q4_0;
+    case 3: return set->q4_1;
+    case 6: return set->q5_0;
+    case 7: return set->q5_1;
+    case 8: return set->q8_0;
+    case 12: return set->q4_K;
+    case 13: return set->q5_K;
+    case 14: return set->q6_K;
+    default: return NULL;
+    }
 }
+
+hitch_matvec_fn hitch_kernel(const char *isa, int type) {
+    kernel_set set;
+    if (!kernels_for(isa, &set)) return NULL;
+    return kernel_of(&set, type);
+}
+
+hitch_matvec_fn hitch_matvec_for_type(int type) { return kernel_of(&chosen, type); }
 
 /// The best version the CPU runs, chosen before main; never written again.
 __attribute__((constructor)) static void choose_kernels(void) {
@@ -244,13 +421,17 @@ __attribute__((constructor)) static void choose_kernels(void) {
 #endif
 }
 
-void hitch_matvec_q4_0(const void *w, size_t rb, long rows, long blocks, const hitch_q8_activations *x, float *y) {
-    chosen_q4_0((const uint8_t *)w, rb, rows, blocks, x, y);
-}
-void hitch_matvec_q4_1(const void *w, size_t rb, long rows, long blocks, const hitch_q8_activations *x, float *y) {
-    chosen_q4_1((const uint8_t *)w, rb, rows, blocks, x, y);
-}
-void hitch_matvec_q8_0(const void *w, size_t rb, long rows, long blocks, const hitch_q8_activations *x, float *y) {
-    chosen_q8_0((const uint8_t *)w, rb, rows, blocks, x, y);
-}
+#define ENTRY(type)                                                                                            \
+    void hitch_matvec_##type(const void *w, size_t rb, long rows, long blocks, const hitch_q8_activations *x, float *y) { \
+        chosen.type((const uint8_t *)w, rb, rows, blocks, x, y);                                              \
+    }
+ENTRY(q4_0)
+ENTRY(q4_1)
+ENTRY(q5_0)
+ENTRY(q5_1)
+ENTRY(q8_0)
+ENTRY(q4_K)
+ENTRY(q5_K)
+ENTRY(q6_K)
+#undef ENTRY
 const char *hitch_kernels_isa(void) { return chosen_isa; }

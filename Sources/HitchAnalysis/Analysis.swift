@@ -64,6 +64,9 @@ public struct Analysis: Codable, Sendable, Equatable {
     public var threadStates: ThreadStateFigures? = nil
     /// Warnings from the analysis (unmatched interval ends, frames without commit...).
     public var warnings: [String] = []
+    /// What the figures stand on: frames judged, seconds animated, events, whether every file
+    /// ended on a whole record (docs/METRICS.md "Evidence").
+    public var evidence: Evidence = Evidence()
 
     public init() {}
 }
@@ -74,6 +77,9 @@ public struct RunSummary: Codable, Sendable, Equatable {
     public var droppedEvents: UInt64 = 0
     public var durationMs: Double = 0
     public var frameCount: Int = 0
+    /// False when the file ends inside a record; `cutShortAtByte` is that record's offset.
+    public var endedCleanly: Bool = true
+    public var cutShortAtByte: UInt64? = nil
     public init() {}
 }
 

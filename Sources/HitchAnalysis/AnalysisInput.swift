@@ -16,6 +16,9 @@ public protocol AnalysisInput {
     func threadKoids(_ thread: ThreadID) -> (processID: UInt64, threadID: UInt64)?
     /// How far through the input the stream is (0...1), for progress bars; nil when unknown.
     var progress: Double? { get }
+    /// Where the input ends inside a record (a file cut short), once the stream has ended; nil when
+    /// it ended on a whole record, or the input has no records (events in memory).
+    var cutShortAtOffset: UInt64? { get }
     /// Starts the stream again from its first event; false if this input cannot (the analyzer then
     /// keeps what one read gave, with a warning).
     mutating func rewind() throws -> Bool
@@ -29,6 +32,7 @@ public protocol AnalysisInput {
 
 extension AnalysisInput {
     public func threadRole(_ thread: ThreadID) -> String? { nil }
+    public var cutShortAtOffset: UInt64? { nil }
     public var arguments: EventArguments { EventArguments() }
     public func threadKoids(_ thread: ThreadID) -> (processID: UInt64, threadID: UInt64)? { nil }
     public mutating func rewind() throws -> Bool { false }

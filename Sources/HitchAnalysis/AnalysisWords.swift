@@ -11,9 +11,9 @@ extension AnalysisWord {
 }
 
 /// A hitch time ratio's grade: Apple's test scale uses good, warning, critical; Xcode Organizer's
-/// field scale good, fair, poor, critical (`HitchGrading`).
+/// field scale good, fair, poor, critical (`HitchGrading`); `ungraded` when no frame was judged.
 public enum HitchGrade: String, AnalysisWord {
-    case good, fair, warning, poor, critical
+    case good, fair, warning, poor, critical, ungraded
 }
 
 /// Where hitch figures come from: the recorded frames, or the replay model at another rate.

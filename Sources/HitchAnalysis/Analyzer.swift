@@ -66,10 +66,10 @@ public struct Analyzer: Sendable {
                 if sinceProgress & 0xFFFFF == 0, let progress, let fraction = input.progress { progress(fraction) }
             }
         } catch {
-            endRun(path: path)
+            endRun(path: path, cutShortAtOffset: input.cutShortAtOffset)
             throw error
         }
-        endRun(path: path)
+        endRun(path: path, cutShortAtOffset: input.cutShortAtOffset)
     }
 
     private mutating func beginRun(mainThreads forced: Set<UInt32>?) {
@@ -200,7 +200,7 @@ public struct Analyzer: Sendable {
 
     // MARK: End of a run, end of the analysis
 
-    private mutating func endRun(path: String) {
+    private mutating func endRun(path: String, cutShortAtOffset: UInt64?) {
         rereadMainThreads = mainThreads.reread()
         context.stacks.prepare()   // every symbol is in: passes resolve stacks at their end of run
         var visitor = EndRun(context: context)
@@ -214,6 +214,8 @@ public struct Analyzer: Sendable {
         summary.droppedEvents = runDropped
         summary.durationMs = context.runLastNs > context.runStartNs ? milliseconds(context.runLastNs - context.runStartNs) : 0
         summary.frameCount = passes.frames.runFrames
+        summary.endedCleanly = cutShortAtOffset == nil
+        summary.cutShortAtByte = cutShortAtOffset
         runs.append(summary)
         eventCount &+= runEvents
         droppedEvents &+= runDropped
@@ -230,6 +232,7 @@ public struct Analyzer: Sendable {
         var passes = self.passes
         var visitor = Contribute(analysis: a, context: context)
         passes.visit(&visitor)
+        visitor.analysis.evidence = Evidence(of: visitor.analysis)
         return visitor.analysis
     }
 }

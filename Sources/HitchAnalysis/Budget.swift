@@ -47,6 +47,8 @@ public struct BudgetOutcome: Sendable, Equatable, Codable {
     public var passed: Bool { status != .failed }
     /// One line: "hitches.120.hitchTimeRatioMsPerS = 12.3 > max 5".
     public var message: String
+    /// Set when the figure stands on too few values to gate on (a percentile of a handful).
+    public var warning: String? = nil
 }
 
 public enum BudgetFile {
@@ -157,6 +159,7 @@ public enum BudgetFile {
                 throw .invalid(path: path, reason: "metric '\(budget.metric)' is \(what), not a number")
             case .number(let value):
                 outcome.actual = value
+                outcome.warning = thinPercentileWarning(budget.metric, root)
                 if let max = budget.max, value > max {
                     outcome.status = .failed
                     outcome.message = "\(budget.metric) = \(format(value)) > max \(format(max))"
@@ -171,6 +174,19 @@ public enum BudgetFile {
             outcomes.append(outcome)
         }
         return outcomes
+    }
+
+    /// A warning when the budget's figure is a percentile of fewer values than it needs
+    /// (`PercentileEvidence`); its sample count is the `count` beside it.
+    static func thinPercentileWarning(_ metric: MetricPath, _ root: Any) -> String? {
+        guard case .key(let key)? = metric.segments.last, let level = PercentileEvidence.level(ofKey: key),
+              let count = metric.sibling("count").flatMap({ path -> Double? in
+                  if case .number(let n) = path.resolve(in: root) { return n } else { return nil }
+              }) else { return nil }
+        let values = Int(count)
+        guard PercentileEvidence.isThin(percentile: level, count: values) else { return nil }
+        return "\(metric) is the P\(format(level)) of \(values) value\(values == 1 ? "" : "s"), fewer than the \(PercentileEvidence.minimumValues(forPercentile: level)) it needs "
+            + "(one slow value moves it): gate it on repeated runs (hitch check run1.fxt run2.fxt … merges them) or on a figure with more samples"
     }
 
     static func format(_ value: Double) -> String {

@@ -14,12 +14,19 @@ public enum HitchGrading {
         ratioMsPerS <= 10 ? .good : ratioMsPerS <= 25 ? .fair : ratioMsPerS <= 50 ? .poor : .critical
     }
 
+    /// A grade from fewer judged frames than this is marked `fewFrames`: one hitch in a handful of
+    /// frames is a large ratio over a fraction of a second, not a measurement of the app.
+    public static let fewFramesBelow = 60
+
+    /// Grades on both scales; no frames judged is `ungraded` (nothing was measured, so nothing is good).
     static func apply(to figures: inout HitchFigures) {
-        figures.verdict = appleTestGrade(figures.hitchTimeRatioMsPerS)
+        let judged = figures.frameCount > 0
+        figures.verdict = judged ? appleTestGrade(figures.hitchTimeRatioMsPerS) : .ungraded
         figures.appleTestScale.grade = figures.verdict
         figures.appleTestScale.scale = appleTestScaleName
-        figures.organizerScale.grade = organizerGrade(figures.hitchTimeRatioMsPerS)
+        figures.organizerScale.grade = judged ? organizerGrade(figures.hitchTimeRatioMsPerS) : .ungraded
         figures.organizerScale.scale = organizerScaleName
+        figures.fewFrames = figures.frameCount < fewFramesBelow
     }
 }
 

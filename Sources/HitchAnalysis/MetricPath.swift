@@ -45,7 +45,28 @@ public struct MetricPath: Sendable, Equatable, CustomStringConvertible {
         }
         try flush()
         guard !segments.isEmpty else { throw MetricPathError.malformed(text, "no figure named") }
+        // A fractional refresh rate is one key: `hitches.59.94.…` names `hitches["59.94"]`.
+        if segments.count >= 3, segments[0] == .key("hitches"), case .key(let whole) = segments[1], case .key(let fraction) = segments[2],
+           !whole.isEmpty, whole.allSatisfy({ $0.isASCII && $0.isNumber }), !fraction.isEmpty, fraction.allSatisfy({ $0.isASCII && $0.isNumber }) {
+            segments.replaceSubrange(1...2, with: [.key(whole + "." + fraction)])
+        }
         self.segments = segments
+    }
+
+    /// The path of the figure beside this one: `stages[filter].p95Ms` -> `stages[filter].count`.
+    public func sibling(_ key: String) -> MetricPath? {
+        try? MetricPath(segments: Array(segments.dropLast()) + [.key(key)])
+    }
+
+    private init(segments: [Segment]) throws(MetricPathError) {
+        guard !segments.isEmpty else { throw MetricPathError.malformed("", "no figure named") }
+        self.segments = segments
+        text = segments.enumerated().map { index, segment in
+            switch segment {
+            case .key(let key): (index == 0 ? "" : ".") + key
+            case .element(let selector): "[\(selector)]"
+            }
+        }.joined()
     }
 
     /// Keys that name an array element, tried in order.

@@ -116,6 +116,7 @@ struct QuantileSketch: Sendable {
         result.max = Double(maximum) / 1e6
         result.mean = mean / 1e6
         result.relativeError = relativeError
+        result.count = Int(count)
         return result
     }
 }

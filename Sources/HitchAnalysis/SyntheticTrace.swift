@@ -28,7 +28,7 @@ public struct SyntheticTrace {
         let main = writer.thread(name: "main", threadID: 1001), render = writer.thread(name: "render", threadID: 1002)
         let worker = writer.thread(name: "worker", threadID: 1003)
         writer.setMetadata("workload", "synthetic")
-        writer.setMetadata("refreshRateHz", "120")
+        writer.setMetadata("refreshRateHz", Analyzer.rateKey((1e9 / Double(periodNs)).rounded()))
         let stage = writer.string("stage"), input = writer.string("input"), key = writer.string("keystroke")
         let stageNames = ["filter", "sort", "layout", "row body", "commit", "image decode"].map { writer.string($0) }
         let views = ["FeedRow", "Thumbnail", "SearchField", "Header"].map { writer.string($0) }

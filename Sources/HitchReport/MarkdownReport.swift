@@ -9,12 +9,14 @@ public enum MarkdownReport: AnalysisRenderer {
         var out: [String] = ["## " + escape(input.title), ""]
         out.append("Runs: \(a.runs.map { "`" + escape($0.path) + "`" }.joined(separator: ", ")) · events \(a.eventCount) · dropped events \(a.droppedEvents)")
         out.append("")
+        out.append("Evidence: " + escape(a.evidence.summary))
+        out.append("")
         if a.recorded.frameCount > 0 {
             out.append("| rate | source | hitch time ratio | Apple test scale | Organizer scale | frames | hitches | longest | p95 frame |")
             out.append("|---|---|---:|---|---|---:|---:|---:|---:|")
             for key in ReportText.rateKeys(a) {
                 guard let h = a.hitches[key] else { continue }
-                out.append("| \(key) Hz | \(h.source) | \(Format.fixed(h.hitchTimeRatioMsPerS, 2)) ms/s | \(icon(h.verdict)) \(h.verdict) | \(h.organizerScale.grade) | \(h.frameCount) | \(h.hitchCount) | \(ReportText.ms(h.longestHitchMs)) | \(ReportText.ms(h.frameTimeMs.p95)) |")
+                out.append("| \(key) Hz | \(h.source) | \(Format.fixed(h.hitchTimeRatioMsPerS, 2)) ms/s | \(icon(h.verdict)) \(h.verdict)\(h.fewFrames ? " (small sample)" : "") | \(h.organizerScale.grade) | \(h.frameCount) | \(h.hitchCount) | \(ReportText.ms(h.longestHitchMs)) | \(ReportText.ms(h.frameTimeMs.p95)) |")
             }
             out.append("")
             if a.threadStates != nil {
@@ -57,7 +59,10 @@ public enum MarkdownReport: AnalysisRenderer {
         if !input.budgets.isEmpty {
             out.append("| budget | result |")
             out.append("|---|---|")
-            for b in input.budgets { out.append("| \(escape(b.name)) | \(b.status == .passed ? "✅" : b.status == .failed ? "❌" : "⏭️ skipped:") \(escape(b.message)) |") }
+            for b in input.budgets {
+                out.append("| \(escape(b.name)) | \(b.status == .passed ? "✅" : b.status == .failed ? "❌" : "⏭️ skipped:") \(escape(b.message))"
+                           + (b.warning.map { " ⚠️ " + escape($0) } ?? "") + " |")
+            }
             out.append("")
         }
         for w in a.warnings { out.append("> warning: " + escape(w)) }
@@ -69,6 +74,7 @@ public enum MarkdownReport: AnalysisRenderer {
         case .good: "🟢"
         case .warning, .fair: "🟠"
         case .poor, .critical: "🔴"
+        case .ungraded: "⚪"
         }
     }
 

@@ -30,6 +30,13 @@ public enum Renderers {
 
 /// Small shared wording for the text-like renderers.
 enum ReportText {
+    /// Beside a grade from fewer frames than `HitchGrading.fewFramesBelow`.
+    static let fewFramesNote = "graded on fewer than \(HitchGrading.fewFramesBelow) frames: a small sample, the grade is provisional (docs/METRICS.md \"Evidence\")"
+    /// Beside a percentile from fewer values than it needs.
+    static let thinPercentileNote = "a percentile of fewer values than it needs (P50: \(PercentileEvidence.minimumValues(forPercentile: 50)), "
+        + "P95: \(PercentileEvidence.minimumValues(forPercentile: 95)), P99: \(PercentileEvidence.minimumValues(forPercentile: 99))): one slow value moves it"
+    /// "†" when `count` values are too few for the percentile `level`.
+    static func thinMark(_ level: Double, _ count: Int) -> String { PercentileEvidence.isThin(percentile: level, count: count) ? "†" : "" }
     static func ms(_ value: Double) -> String { Format.significant(value) + " ms" }
     static func percent(_ fraction: Double) -> String { Format.fixed(fraction * 100, 1) + "%" }
     static func bytes(_ value: Double) -> String {

@@ -26,6 +26,7 @@ public enum TextReport: AnalysisRenderer {
         var out: [String] = []
         let runs = a.runs.count == 1 ? a.runs[0].path : "\(a.runs.count) runs merged: " + a.runs.map(\.path).joined(separator: ", ")
         out.append("\(input.title): \(runs)")
+        out.append("  evidence: \(a.evidence.summary)")
         out.append("  events \(a.eventCount), dropped by the recorder \(a.droppedEvents)"
                    + (a.recordedRates.isEmpty ? "" : ", recorded at " + a.recordedRates.map { "\(Format.significant($0.rateHz)) Hz (\($0.frameCount) frames)" }.joined(separator: ", ")))
         for change in a.refreshRateChanges.prefix(5) {
@@ -50,6 +51,9 @@ public enum TextReport: AnalysisRenderer {
                 out.append("  worst second (recorded): \(ReportText.ms(h.worstWindow.hitchMs)) of hitches in \(h.worstWindow.hitchCount) frames from \(ReportText.ms(h.worstWindow.startMs))")
             }
             out.append("  grades: \(HitchGrading.appleTestScaleName); \(HitchGrading.organizerScaleName)")
+            if ReportText.rateKeys(a).contains(where: { a.hitches[$0].map { $0.fewFrames && $0.frameCount > 0 } ?? false }) {
+                out.append("  * \(ReportText.fewFramesNote)")
+            }
             out.append(contentsOf: Self.platformLines(a))
         }
         if !a.offenders.isEmpty {
@@ -66,10 +70,14 @@ public enum TextReport: AnalysisRenderer {
                            widths: [22, 7, 10, 10, 8, 8, 8, 8, 8, 10, 13, 0]))
             for s in a.stages.prefix(25) {
                 out.append(pad([s.name, "\(s.count)", Format.fixed(s.totalMs, 1), Format.fixed(s.selfMs, 1), Format.significant(s.meanMs),
-                                Format.significant(s.p50Ms), Format.significant(s.p95Ms), Format.significant(s.p99Ms), Format.significant(s.maxMs),
+                                Format.significant(s.p50Ms) + ReportText.thinMark(50, s.count), Format.significant(s.p95Ms) + ReportText.thinMark(95, s.count),
+                                Format.significant(s.p99Ms) + ReportText.thinMark(99, s.count), Format.significant(s.maxMs),
                                 ReportText.percent(s.mainThreadShare), Format.fixed(s.inHitchingFramesMs, 1), s.threads.joined(separator: ",")],
                                widths: [22, 7, 10, 10, 8, 8, 8, 8, 8, 10, 13, 0]))
             }
+        }
+        if a.stages.prefix(25).contains(where: { PercentileEvidence.isThin(percentile: 95, count: $0.count) }) {
+            out.append("  † \(ReportText.thinPercentileNote)")
         }
         if !a.views.isEmpty {
             out.append("")
@@ -182,7 +190,8 @@ public enum TextReport: AnalysisRenderer {
     }
 
     static func row(_ label: String, _ h: HitchFigures) -> String {
-        pad([label, h.source.rawValue, Format.fixed(h.hitchTimeRatioMsPerS, 2), h.appleTestScale.grade.rawValue, h.organizerScale.grade.rawValue, "\(h.frameCount)", "\(h.hitchCount)",
+        let small = h.fewFrames && h.frameCount > 0 ? "*" : ""
+        return pad([label, h.source.rawValue, Format.fixed(h.hitchTimeRatioMsPerS, 2), h.appleTestScale.grade.rawValue + small, h.organizerScale.grade.rawValue + small, "\(h.frameCount)", "\(h.hitchCount)",
              ReportText.ms(h.longestHitchMs), ReportText.ms(h.frameTimeMs.p95), "\(h.slowFrames)", "\(h.frozenFrames)", "\(h.commitHitchCount)/\(h.renderHitchCount)"],
             widths: columnWidths)
     }

@@ -78,6 +78,7 @@ final class ReaderCore {
         var metadata: [String: String] = [:]
         var warnings: [TraceReadWarning] = []
         var warningCount = 0
+        var cutShortAtOffset: UInt64?
     }
     let cold: UnsafeMutablePointer<Cold> = {
         let pointer = UnsafeMutablePointer<Cold>.allocate(capacity: 1)
@@ -87,6 +88,7 @@ final class ReaderCore {
     var metadata: [String: String] { cold.pointee.metadata }
     var warnings: [TraceReadWarning] { cold.pointee.warnings }
     var warningCount: Int { cold.pointee.warningCount }
+    var cutShortAtOffset: UInt64? { cold.pointee.cutShortAtOffset }
 
     // Arguments of the event being decoded, by known slot.
     let argBits: UnsafeMutablePointer<UInt64>
@@ -330,7 +332,10 @@ final class ReaderCore {
         }
         while !finished {
             guard try ensure(8) else {
-                if end - pos > 0 { warn(base + UInt64(pos), "truncated record: the trace ends \(end - pos) bytes into a record header") }
+                if end - pos > 0 {
+                    cold.pointee.cutShortAtOffset = base + UInt64(pos)
+                    warn(base + UInt64(pos), "truncated record: the trace ends \(end - pos) bytes into a record header")
+                }
                 finished = true
                 return false
             }
@@ -343,6 +348,7 @@ final class ReaderCore {
                 let largeType = (header >> 36) & 0xF
                 if largeType != 0 { warn(offset, "unknown large record type \(largeType) skipped") }
                 guard try skip(words * 8) else {
+                    cold.pointee.cutShortAtOffset = offset
                     warn(offset, "truncated large record: \(words * 8) bytes declared, the trace ends first")
                     finished = true
                     return false
@@ -353,6 +359,7 @@ final class ReaderCore {
             guard words > 0 else { throw .impossibleRecordSize(offset: offset, header: header) }
             let size = words * 8
             guard try ensure(size) else {
+                cold.pointee.cutShortAtOffset = offset
                 warn(offset, "truncated record: \(size) bytes declared, \(end - pos) present (the writer was likely killed)")
                 finished = true
                 return false

@@ -64,6 +64,10 @@ public struct TraceReader {
     public var warnings: [TraceReadWarning] { core.warnings }
     public var warningCount: Int { core.warningCount }
 
+    /// The byte offset of the record the file ends inside, when it ends mid-record (the writer was
+    /// killed, or the file was cut); nil while the file has ended on a whole record so far.
+    public var cutShortAtOffset: UInt64? { core.cutShortAtOffset }
+
     /// Ticks per second from the initialization record (1e9 without one).
     public var ticksPerSecond: UInt64 { core.converter.ticksPerSecond }
 

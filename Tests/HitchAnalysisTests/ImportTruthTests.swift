@@ -46,4 +46,87 @@ import Testing
         let (_, analysis) = try Self.importAndAnalyze(.framestats, "framestats-android6.txt", options: ImportOptions(periodNs: 8_333_333))
         #expect(analysis.recordedRates.map(\.rateHz) == [120])
     }
+
+    struct PerfettoTruth: Decodable {
+        struct Frame: Decodable {
+            var token: UInt64
+            var scenario: String
+            var judged: Bool
+            var latenessNs: Int64?
+            var hitchNs: Int64?
+            var kind: String?
+            var androidJanky: Bool?
+        }
+        var periodNs: Int64
+        var frames: [Frame]
+        var totalHitchNs: Int64
+        var hitchTimeRatioMsPerS: Double
+    }
+
+    /// Perfetto traces written with Perfetto's own Python package (scripts/make-perfetto-fixtures.py)
+    /// at 60 and 120 Hz, packets in SurfaceFlinger's emit order: each frame's lateness, hitch and
+    /// commit/render split, and the hitch time ratio, equal the generator's ground truth; the split
+    /// agrees with Android's jank types; dropped and in-flight frames are not judged.
+    @Test(arguments: ["perfetto-60hz", "perfetto-120hz"])
+    func perfettoFramesEqualTheGeneratorsTruth(_ name: String) throws {
+        let truth = try JSONDecoder().decode(PerfettoTruth.self, from: Data(contentsOf: Self.fixtures.appendingPathComponent(name + ".truth.json")))
+        let (_, analysis) = try Self.importAndAnalyze(.perfetto, name + ".pftrace")
+        let rate = truth.periodNs > 10_000_000 ? "60" : "120"
+        let figures = try #require(analysis.hitches[rate])
+        #expect(figures.source == .recorded)
+        #expect(abs(figures.hitchTimeRatioMsPerS - truth.hitchTimeRatioMsPerS) < 1e-6)
+        let ours = Dictionary(analysis.frames.map { ($0.frameID, $0) }, uniquingKeysWith: { first, _ in first })
+        for frame in truth.frames {
+            guard frame.judged else {
+                #expect(ours[frame.token] == nil, "\(frame.scenario) should not be judged")
+                continue
+            }
+            let judged = try #require(ours[frame.token], "\(frame.scenario) missing")
+            #expect(abs(judged.hitchMs * 1e6 - Double(frame.hitchNs ?? 0)) < 2, "\(frame.scenario)")
+            #expect(abs(judged.overrunMs * 1e6 - Double(frame.latenessNs ?? 0)) < 2, "\(frame.scenario)")
+            #expect(judged.kind.rawValue == frame.kind, "\(frame.scenario)")
+            let verdict = try #require(judged.platformVerdict)
+            #expect(verdict.hasPrefix("janky") == frame.androidJanky, "\(frame.scenario): \(verdict)")
+            // The app's misses are commit hitches, the compositor's render hitches.
+            if judged.kind == .commit { #expect(verdict.contains("App Deadline Missed") || verdict.contains("Unknown Jank"), "\(verdict)") }
+            if judged.kind == .render { #expect(verdict.contains("SurfaceFlinger"), "\(verdict)") }
+        }
+        let agreement = try #require(analysis.platformAgreement)
+        #expect(agreement.agreementRatio == 1)
+        #expect(agreement.unjudged == 1)   // the dropped frame
+        #expect(analysis.stages.contains { $0.name == "Choreographer#doFrame" } && analysis.stages.contains { $0.name == "DrawFrame" })
+    }
+
+    struct XctraceTruth: Decodable {
+        var appleHitchCount: Int
+        var totalHitchNs: Int64
+        var animationNs: Int64
+        var hitchTimeRatioMsPerS: Double
+        var frames: Int
+        var periodsNs: [Int64]
+    }
+
+    /// An Instruments export (scripts/make-xctrace-fixtures.py: hitches, display-surface-swap with
+    /// display-vsyncs-interval, time-profile with <backtrace> and <tagged-backtrace>, ids and refs):
+    /// the hitch time ratio is the sum of Apple's hitch durations over the animation time, every
+    /// Apple hitch is Hitch's, the periods come from the display, samples become named offenders.
+    @Test func xctraceHitchTimeRatioIsApplesDurationsOverTheAnimation() throws {
+        let truth = try JSONDecoder().decode(XctraceTruth.self, from: Data(contentsOf: Self.fixtures.appendingPathComponent("xctrace.truth.json")))
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("import-\(UUID().uuidString).fxt").path
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let inputs = ["xctrace-hitches.xml", "xctrace-display.xml", "xctrace-time-profile.xml"].map { Self.fixtures.appendingPathComponent($0).path }
+        let summary = try TraceImport.run(.xctrace, inputs: inputs, output: output)
+        #expect(summary.frames == truth.frames)
+        var analyzer = Analyzer(options: AnalyzerOptions(refreshRatesHz: [60, 120]))
+        var reader = try TraceReader(path: output)
+        try analyzer.add(&reader, path: output)
+        let analysis = analyzer.finish()
+        #expect(abs(analysis.recorded.hitchTimeRatioMsPerS - truth.hitchTimeRatioMsPerS) < 1e-6)
+        #expect(abs(analysis.recorded.totalHitchMs * 1e6 - Double(truth.totalHitchNs)) < 10)
+        #expect(analysis.recorded.hitchCount == truth.appleHitchCount)
+        #expect(Set(analysis.recordedRates.map(\.rateHz)) == Set(truth.periodsNs.map { (1e10 / Double($0)).rounded() / 10 }))
+        let agreement = try #require(analysis.platformAgreement)
+        #expect(agreement.bothJanky == truth.appleHitchCount && agreement.agreementRatio == 1)
+        #expect(analysis.offenders.first?.name == "FeedRow.body.getter")
+    }
 }

@@ -143,13 +143,13 @@ struct GGUFTests {
         #expect(check(try outside.bytes(), "outside").map { if case .tensorOutsideFile = $0 { true } else { false } } == true)
         var shape = w; shape.tensors[0].dimensions = [33, 2]
         #expect(check(try shape.bytes(), "shape") != nil)
-        var type = w; type.tensors[0].type = 12   // q4_K
-        #expect(check(try type.bytes(), "type").map { $0.description.contains("q4_K") } == true)
+        var type = w; type.tensors[0].type = 10   // q2_K
+        #expect(check(try type.bytes(), "type").map { $0.description == "tensor t has type q2_K; supported: \(GGMLType.supportedNames)" } == true)
     }
 
     @Test("mapped products equal the dequantized reference within the int8 activation error", arguments: GGMLType.allCases)
     func mappedProducts(type: GGMLType) throws {
-        let rows = 35, columns = 128
+        let rows = 35, columns = 512
         let weights = values(rows * columns, seed: 9)
         var w = GGUFWriter()
         w.addTensor("a", dimensions: [columns, 20], type: type, bytes: ggmlEncode(Array(weights[..<(20 * columns)]), type: type))
@@ -175,15 +175,15 @@ struct GGUFTests {
         }
         // Every kernel version this CPU runs gives the portable version's products (up to the order
         // of the float additions), called directly: the one the products use is never switched.
-        if type != .f32 && type != .f16 {
+        if !type.isFloat {
             let xq = QuantizedVector(capacity: columns)
-            x.withUnsafeBufferPointer { xq.quantize8($0.baseAddress!, count: columns) }
+            x.withUnsafeBufferPointer { xq.quantize8($0.baseAddress!, count: columns); xq.quantizeK($0.baseAddress!, count: columns) }
             func run(_ isa: String) -> [Float]? {
                 guard let kernel = QuantizedKernels.kernel(isa, for: type) else { return nil }
                 var out = [Float](repeating: 0, count: rows)
                 out.withUnsafeMutableBufferPointer { o in
                     for segment in matrix.segments {
-                        kernel(segment.base.assumingMemoryBound(to: UInt8.self), segment.rowBytes, segment.rows, columns / 32,
+                        kernel(segment.base.assumingMemoryBound(to: UInt8.self), segment.rowBytes, segment.rows, columns / type.blockSize,
                                xq.ggml, o.baseAddress! + segment.firstRow)
                     }
                 }
@@ -202,10 +202,15 @@ struct GGUFTests {
             let reference = zip(row, x).reduce(Float(0)) { $0 + $1.0 * $1.1 }
             // The dequantized row is the stored weights exactly; the products differ by the int8
             // activations (half a step of max|x|/127 per element) and the f16 scales.
-            let bound: Float = type == .f32 || type == .f16 ? 1e-4 : 0.02 * Float(columns).squareRoot()
+            let bound: Float = type.isFloat ? 1e-4 * Float(columns).squareRoot() : 0.02 * Float(columns).squareRoot()
             #expect(abs(y[r] - reference) <= bound, "row \(r): \(y[r]) vs \(reference)")
             // And the stored weights are the written ones within the type's step.
-            let step: Float = switch type { case .f32: 1e-6; case .f16: 1e-3; case .q8_0: 1.0 / 127; case .q4_0: 1.0 / 7; case .q4_1: 2.0 / 15 }
+            // Half a quantization step of the block's range (K-quants: plus the 6- or 8-bit rounding of
+            // the sub-block scales).
+            let step: Float = switch type {
+            case .f32: 1e-6; case .f16: 1e-3; case .bf16: 1.0 / 128; case .q8_0: 1.0 / 127; case .q4_0: 1.0 / 7; case .q4_1: 2.0 / 15
+            case .q5_0: 1.0 / 15; case .q5_1: 2.0 / 31; case .q4_K: 0.1; case .q5_K: 0.06; case .q6_K: 0.04
+            }
             #expect(zip(row, weights[(r * columns)..<((r + 1) * columns)]).allSatisfy { abs($0 - $1) <= step })
         }
     }
@@ -250,7 +255,7 @@ struct GGUFTests {
         wrong.metadata[0] = ("general.architecture", 8, GGUFWriter.string("gemma"))
         let other = try wrong.write("arch")
         defer { unlink(other) }
-        #expect(throws: GGUFError.unsupportedModel("architecture gemma (only llama is run)")) { try GGUFModel(path: other) }
+        #expect(throws: GGUFError.unsupportedModel("general.architecture is gemma (supported: llama, gemma3)")) { try GGUFModel(path: other) }
     }
 
     @Test("smollm pre-tokenization splits digits apart and keeps llama.cpp's whitespace rules")

@@ -2,7 +2,9 @@
 #define HITCH_KERNELS_H
 
 // The integer dot-product kernels of the decode workload for weights in ggml's block layout (q4_0,
-// q4_1, q8_0 read in place from a GGUF mapping) against activations quantized to int8 as ggml does.
+// q4_1, q5_0, q5_1, q8_0 and the K-quants q4_K, q5_K, q6_K, read in place from a GGUF mapping)
+// against activations quantized to int8 as ggml does (blocks of 32 for the first five, of 256 for
+// the K-quants).
 // x86 has no portable way to ask for vpdpbusd from Swift, so these are C with intrinsics: each kernel
 // is compiled for AVX512-VNNI, AVX-VNNI and AVX2 (function target attributes, no build flags) and the
 // best the CPU reports is chosen once at load time; elsewhere a portable C version runs. Every
@@ -26,17 +28,35 @@ typedef struct {
     float *sums;
     /// Per block, 8 lanes: -8 times the sum of values 4i..4i+3 (q4_0's offset, in the kernels' lane order).
     int32_t *offsets;
+    /// The K-quants' form (ggml's q8_K): int8 values in blocks of 256 with a float scale
+    /// (max|x| / 127, signed as the value of largest magnitude), and per block the sums of its 16
+    /// runs of 16 values.
+    int8_t *k_values;
+    float *k_scales;
+    int16_t *k_sums;
 } hitch_q8_activations;
 
 /// Quantizes `count` floats (a multiple of 32) into `out`, as ggml's quantize_row_q8_1 (AVX2 path:
 /// scale = max|x| / 127, values = round-to-nearest-even(x * 127 / max|x|)).
 void hitch_quantize_q8(const float *x, long count, const hitch_q8_activations *out);
 
+/// Quantizes `count` floats (a multiple of 256) into the `k_` fields of `out`, as ggml's
+/// quantize_row_q8_K: scale = max / -127 for the value `max` of largest magnitude, values =
+/// round-to-nearest-even(x / scale) capped at 127.
+void hitch_quantize_q8_K(const float *x, long count, const hitch_q8_activations *out);
+
 /// y[r] = dot(row r, x) for r in [0, rows); row r starts at `weights + r * row_bytes` and holds
-/// `blocks` ggml blocks (q4_0: 18 bytes, q4_1: 20, q8_0: 34).
+/// `blocks` ggml blocks (q4_0: 18 bytes, q4_1: 20, q5_0: 22, q5_1: 24, q8_0: 34, all of 32 weights;
+/// q4_K: 144, q5_K: 176, q6_K: 210, of 256 weights).
 void hitch_matvec_q4_0(const void *weights, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y);
 void hitch_matvec_q4_1(const void *weights, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y);
+void hitch_matvec_q5_0(const void *weights, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y);
+void hitch_matvec_q5_1(const void *weights, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y);
 void hitch_matvec_q8_0(const void *weights, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y);
+void hitch_matvec_q4_K(const void *weights, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y);
+void hitch_matvec_q5_K(const void *weights, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y);
+void hitch_matvec_q6_K(const void *weights, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y);
+
 
 /// out[i] = silu(gate[i]) * up[i] with silu(x) = x / (1 + exp(-x)) and exp as ggml's AVX-512 build
 /// approximates it (ggml_v_expf), bit for bit, so a GGUF model's feed-forward matches llama.cpp's.
@@ -48,9 +68,14 @@ const char *hitch_kernels_isa(void);
 typedef void (*hitch_matvec_fn)(const uint8_t *weights, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y);
 
 /// The `isa` version ("avx512vnni", "avxvnni", "avx2", "portable") of the kernel for ggml type
-/// `type` (2 = q4_0, 3 = q4_1, 8 = q8_0), or NULL when the CPU lacks it: tests compare every
+/// `type` (ggml ids: 2 = q4_0, 3 = q4_1, 6 = q5_0, 7 = q5_1, 8 = q8_0, 12 = q4_K, 13 = q5_K,
+/// 14 = q6_K), or NULL when the CPU lacks it: tests compare every
 /// version with the portable one without changing which one runs.
 hitch_matvec_fn hitch_kernel(const char *isa, int type);
+
+/// The chosen version of the kernel for ggml type `type` (ids as `hitch_kernel`), NULL for a type
+/// without one.
+hitch_matvec_fn hitch_matvec_for_type(int type);
 
 #ifdef __cplusplus
 }

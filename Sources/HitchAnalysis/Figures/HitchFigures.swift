@@ -1,7 +1,7 @@
 /// The grade of a hitch time ratio on one named scale.
 public struct HitchVerdict: Codable, Sendable, Equatable {
     /// "good", "warning" or "critical" (Apple test scale); "good", "fair", "poor", "critical" (Organizer scale).
-    public var grade: HitchGrade = .good
+    public var grade: HitchGrade = .ungraded
     /// The scale's name, so a reader knows which thresholds applied.
     public var scale: String = ""
     public init() {}
@@ -23,8 +23,10 @@ public struct HitchFigures: Codable, Sendable, Equatable {
     public var animatingSeconds: Double = 0
     /// "interactions" (union of interaction intervals) or "frames" (first frame start to last present).
     public var animatingTimeSource: AnimatingTimeSource = .frames
-    /// Apple's test scale grade (good < 5, warning 5-10, critical >= 10 ms/s).
-    public var verdict: HitchGrade = .good
+    /// Apple's test scale grade (good < 5, warning 5-10, critical >= 10 ms/s); `ungraded` without frames.
+    public var verdict: HitchGrade = .ungraded
+    /// Fewer judged frames than `HitchGrading.fewFramesBelow`: the grade stands on a small sample.
+    public var fewFrames: Bool = true
     /// Both grades with their scales named.
     public var appleTestScale: HitchVerdict = HitchVerdict()
     public var organizerScale: HitchVerdict = HitchVerdict()
@@ -124,6 +126,8 @@ public struct FrameTimeHistogram: Codable, Sendable, Equatable {
 }
 
 public struct Percentiles: Codable, Sendable, Equatable {
+    /// Values the percentiles are taken from (`PercentileEvidence` says when that is too few).
+    public var count: Int = 0
     public var p50: Double = 0
     public var p90: Double = 0
     public var p95: Double = 0

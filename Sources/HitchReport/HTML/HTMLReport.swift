@@ -101,6 +101,7 @@ struct Context {
         case .good: "good"
         case .warning, .fair: "warning"
         case .poor, .critical: "critical"
+        case .ungraded: "neutral"
         }
     }
 
@@ -137,7 +138,7 @@ struct Context {
                 }
             }
         }
-        var notes: [(String, String)] = [("Dropped events", Format.count(analysis.droppedEvents))]
+        var notes: [(String, String)] = [("Evidence", analysis.evidence.summary), ("Dropped events", Format.count(analysis.droppedEvents))]
         if !analysis.recordedRates.isEmpty {
             notes.append(("Recorded at", analysis.recordedRates.map { Format.rate($0.rateHz) + " (" + Format.count($0.frameCount) + " frames)" }.joined(separator: ", ")))
         }
@@ -149,6 +150,12 @@ struct Context {
         Blocks.facts(&w, notes)
         if analysis.droppedEvents > 0 {
             Blocks.note(&w, "The recorder dropped events: figures may undercount.")
+        }
+        if analysis.evidence.fewFrames {
+            Blocks.note(&w, "The grades are " + ReportText.fewFramesNote + ".")
+        }
+        if !analysis.evidence.endedCleanly {
+            Blocks.note(&w, "A trace was cut short (its file ends inside a record): the figures cover only what was written before the cut.")
         }
     }
 

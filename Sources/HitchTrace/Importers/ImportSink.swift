@@ -20,7 +20,7 @@ public struct ImportError: Error, CustomStringConvertible, Sendable, Equatable {
 
 /// The formats `hitch import` reads besides Chrome JSON, and how a file of each is recognised.
 public enum ImportFormat: String, Sendable, CaseIterable {
-    case framestats
+    case framestats, perfetto, xctrace
 
     /// The format of a file from its first bytes, if it is one of these. Perfetto traces are a
     /// protobuf `Trace` whose first field is `packet` (field 1, length-delimited: byte 0x0A).
@@ -31,6 +31,10 @@ public enum ImportFormat: String, Sendable, CaseIterable {
         if text.contains("---PROFILEDATA---") || text.contains("Graphics info for pid") || text.hasPrefix("Applications Graphics Acceleration Info") {
             return .framestats
         }
+        let trimmed = text.drop(while: { $0 == " " || $0 == "\n" || $0 == "\r" || $0 == "\t" })
+        if trimmed.hasPrefix("<?xml") || trimmed.hasPrefix("<trace-query-result") { return .xctrace }
+        // A Trace's first packet: field 1, wire type 2, then a length and the packet's first tag.
+        if bytes.count >= 3, bytes.first == 0x0A, bytes.dropFirst().first.map({ $0 != 0x0A }) ?? false { return .perfetto }
         return nil
     }
 }

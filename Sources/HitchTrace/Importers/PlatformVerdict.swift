@@ -2,7 +2,8 @@
 // can show, frame by frame, where Hitch and the platform agree (docs/IMPORT.md "Platform verdicts").
 // It is an instant of category `platform.verdict` on the frame's thread at the frame's start, right
 // after the frame's begin (the analysis joins it to the last frame begun on that thread): named
-// `on time`, or `janky` and the platform's reason (`janky: App Deadline Missed`), with arguments
+// `janky` or `on time` and the platform's reason (`janky: App Deadline Missed`, `on time: Buffer
+// Stuffing`), with arguments
 // `frameID` and Apple's hitch duration `hitchNs` where the platform gives one.
 
 public enum PlatformVerdict {
@@ -17,7 +18,7 @@ public enum PlatformVerdict {
                      detail: String? = nil, hitchNs: Int64? = nil) {
         var arguments = EventArguments(first: .init(name: sink.string(frameIDArgument), value: .uint(frameID)))
         if let hitchNs { arguments.second = .init(name: sink.string(hitchNsArgument), value: .int(hitchNs)) }
-        let label = janky ? (detail.map { Self.janky + ": " + $0 } ?? Self.janky) : onTime
+        let label = (janky ? Self.janky : onTime) + (detail.map { ": " + $0 } ?? "")
         sink.emit(TraceEvent(timestampNs: atNs, thread: thread,
                              payload: .instant(category: sink.string(category), name: sink.string(label))),
                   arguments: arguments)

@@ -15,6 +15,12 @@ public enum TraceImport {
         switch format {
         case .framestats:
             for input in inputs { try FramestatsImporter(periodNs: options.periodNs).importFile(path: input, into: sink) }
+        case .perfetto:
+            for input in inputs { try PerfettoImporter().importFile(path: input, into: sink) }
+        case .xctrace:
+            var importer = XctraceImporter()
+            for input in inputs { try importer.importFile(path: input, into: sink) }
+            importer.finish(into: sink)
         }
         return try sink.finish()
     }

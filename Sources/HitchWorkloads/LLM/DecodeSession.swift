@@ -51,26 +51,28 @@ public final class DecodeSession {
     public let shape: ModelShape
     let pool: WorkerPool
     /// The next position to fill (tokens in the KV cache).
-    public private(set) var position = 0
+    public internal(set) var position = 0
     /// Accounting of the most recent `step` (or prefill), plus any `sample` since.
-    public private(set) var lastStep = StepAccounting()
+    public internal(set) var lastStep = StepAccounting()
     /// Logits of the last token run (vocab floats).
     public let logits: UnsafeMutablePointer<Float>
     /// Tokens batched per prefill matrix product.
     public let prefillBatch: Int
 
-    private let x, normed, projected, qkv, hidden, gated: UnsafeMutablePointer<Float>
-    private let keyCache, valueCache, scores, cosines, sines: UnsafeMutablePointer<Float>
+    let x, normed, projected, qkv, hidden, gated: UnsafeMutablePointer<Float>
+    let keyCache, valueCache, scores, cosines, sines: UnsafeMutablePointer<Float>
+    /// RoPE tables of a sliding window's own base (the same as `cosines`/`sines` without one).
+    let localCosines, localSines: UnsafeMutablePointer<Float>
     private let batchX, batchNormed, batchQKV, batchAttention, batchProjected, batchHidden, batchGated: UnsafeMutablePointer<Float>
     private let topIndices: UnsafeMutablePointer<Int>
     private let topValues: UnsafeMutablePointer<Float>
     private var allocations: [UnsafeMutablePointer<Float>] = []
-    private let matvec: MatvecTask
+    let matvec: MatvecTask
     private let batchMatmul: BatchMatmulTask
-    private let attention: AttentionTask
+    let attention: AttentionTask
     private var rng: SeededGenerator
     private var sampling: SamplingOptions
-    private var recordingToken: Int32 = 0
+    var recordingToken: Int32 = 0
 
     private static let cpu: TraceName = "cpu"
 
@@ -87,23 +89,37 @@ public final class DecodeSession {
             return p
         }
         logits = buffer(s.vocab)
-        x = buffer(s.dim); normed = buffer(s.dim); projected = buffer(s.dim)
+        // `normed` also takes the attention output (queryDim wide).
+        x = buffer(s.dim); normed = buffer(max(s.dim, s.queryDim)); projected = buffer(s.dim)
         qkv = buffer(s.qkvRows); hidden = buffer(2 * s.ffn); gated = buffer(s.ffn)
         keyCache = buffer(s.layers * s.context * s.kvDim)
         valueCache = buffer(s.layers * s.context * s.kvDim)
         scores = buffer(s.heads * s.context)
         cosines = buffer(s.context * s.headDim / 2); sines = buffer(s.context * s.headDim / 2)
+        localCosines = buffer(s.context * s.headDim / 2); localSines = buffer(s.context * s.headDim / 2)
         let b = self.prefillBatch
         batchX = buffer(b * s.dim); batchNormed = buffer(b * s.dim); batchQKV = buffer(b * s.qkvRows)
-        batchAttention = buffer(b * s.dim); batchProjected = buffer(b * s.dim)
+        batchAttention = buffer(b * max(s.dim, s.queryDim)); batchProjected = buffer(b * s.dim)
         batchHidden = buffer(b * 2 * s.ffn); batchGated = buffer(b * s.ffn)
         topIndices = .allocate(capacity: SamplingOptions.maxTopK + 1)
         topValues = .allocate(capacity: SamplingOptions.maxTopK + 1)
         self.allocations = allocations
+        for (base, cosines, sines) in [(weights.ropeBase, cosines, sines),
+                                       (weights.slidingWindow?.ropeBase ?? weights.ropeBase, localCosines, localSines)] {
+            Self.fillRoPETables(base: base, shape: s, asGGML: weights.ggmlNumerics, cosines: cosines, sines: sines)
+        }
+        matvec = MatvecTask(placeholder: weights.output, x: x, y: logits, maxColumns: max(s.dim, s.ffn, s.queryDim))
+        batchMatmul = BatchMatmulTask(placeholder: weights.output, x: x, y: logits)
+        attention = AttentionTask(shape: s, scores: scores, placeholder: x, asGGML: weights.ggmlNumerics)
+    }
+
+    /// cos and sin of every position's angle per dimension pair, for RoPE of base `base`.
+    private static func fillRoPETables(base: Double, shape s: ModelShape, asGGML: Bool,
+                                       cosines: UnsafeMutablePointer<Float>, sines: UnsafeMutablePointer<Float>) {
         for position in 0..<s.context {
-            if weights.ggmlNumerics {
+            if asGGML {
                 // As ggml's rope cache: the angle multiplied along in float, cosf/sinf of it.
-                let step = powf(Float(weights.ropeBase), -2 / Float(s.headDim))
+                let step = powf(Float(base), -2 / Float(s.headDim))
                 var angle = Float(position)
                 for pair in 0..<(s.headDim / 2) {
                     cosines[position * s.headDim / 2 + pair] = cosf(angle)
@@ -113,15 +129,12 @@ public final class DecodeSession {
                 continue
             }
             for pair in 0..<(s.headDim / 2) {
-                let frequency = pow(weights.ropeBase, -2 * Double(pair) / Double(s.headDim))
+                let frequency = pow(base, -2 * Double(pair) / Double(s.headDim))
                 let angle = Double(position) * frequency
                 cosines[position * s.headDim / 2 + pair] = Float(cos(angle))
                 sines[position * s.headDim / 2 + pair] = Float(sin(angle))
             }
         }
-        matvec = MatvecTask(placeholder: weights.output, x: x, y: logits, maxColumns: max(s.dim, s.ffn))
-        batchMatmul = BatchMatmulTask(placeholder: weights.output, x: x, y: logits)
-        attention = AttentionTask(shape: s, scores: scores, placeholder: x, asGGML: weights.ggmlNumerics)
     }
 
     deinit {
@@ -142,7 +155,7 @@ public final class DecodeSession {
     // MARK: Recording
 
     @inline(__always)
-    private func op<R>(_ name: TraceName, layer: Int, read: Int, written: Int, flops: Int,
+    func op<R>(_ name: TraceName, layer: Int, read: Int, written: Int, flops: Int,
                        weightBytes: Int = 0, kvBytes: Int = 0, _ body: () -> R) -> R {
         lastStep.bytesRead &+= UInt64(read)
         lastStep.bytesWritten &+= UInt64(written)
@@ -156,7 +169,7 @@ public final class DecodeSession {
                                  bytesRead: UInt64(read), bytesWritten: UInt64(written), flops: UInt64(flops), reads: reads, body)
     }
 
-    private func kvRow(_ cache: UnsafeMutablePointer<Float>, layer: Int, position: Int) -> UnsafeMutablePointer<Float> {
+    func kvRow(_ cache: UnsafeMutablePointer<Float>, layer: Int, position: Int) -> UnsafeMutablePointer<Float> {
         cache + (layer * shape.context + position) * shape.kvDim
     }
 
@@ -170,6 +183,15 @@ public final class DecodeSession {
         guard token >= 0 && token < s.vocab else { throw DecodeError.tokenOutOfRange(token: token, vocab: s.vocab) }
         lastStep = StepAccounting()
         recordingToken = Int32(truncatingIfNeeded: position)
+        switch weights.architecture {
+        case .llama: stepLlama(token: token, computeLogits: computeLogits)
+        case .gemma3: stepGemma3(token: token, computeLogits: computeLogits)
+        }
+    }
+
+    /// The llama forward pass of one token (the position and token are checked).
+    private func stepLlama(token: Int, computeLogits: Bool) {
+        let s = shape
         let dim = s.dim, f = 4
         let w = weights
         let rowBytes = w.embedding.rowByteCount

@@ -35,7 +35,7 @@ public enum GGUFError: Error, CustomStringConvertible, Equatable {
         case .tensorOutsideFile(let name, let end, let fileSize):
             return "tensor \(name) ends at byte \(end), past the end of the file (\(fileSize) bytes)"
         case .unsupportedTensorType(let name, let type):
-            return "tensor \(name) has type \(GGMLType.name(of: type)); supported: f32, f16, q8_0, q4_0, q4_1"
+            return "tensor \(name) has type \(GGMLType.name(of: type)); supported: \(GGMLType.supportedNames)"
         case .missingKey(let key): return "the GGUF file has no metadata key \(key)"
         case .missingTensor(let name): return "the GGUF file has no tensor \(name)"
         case .unsupportedModel(let reason): return "unsupported model: \(reason)"
@@ -49,27 +49,51 @@ public enum GGMLType: UInt32, Sendable, CaseIterable {
     case f16 = 1
     case q4_0 = 2
     case q4_1 = 3
+    case q5_0 = 6
+    case q5_1 = 7
     case q8_0 = 8
+    case q4_K = 12
+    case q5_K = 13
+    case q6_K = 14
+    case bf16 = 30
 
     /// Elements per block along a row.
     public var blockSize: Int {
         switch self {
-        case .f32, .f16: return 1
-        case .q4_0, .q4_1, .q8_0: return 32
+        case .f32, .f16, .bf16: return 1
+        case .q4_0, .q4_1, .q5_0, .q5_1, .q8_0: return 32
+        case .q4_K, .q5_K, .q6_K: return 256
         }
     }
 
     /// Bytes per block: q4_0 = f16 scale + 16 bytes of nibbles; q4_1 = f16 scale, f16 minimum + 16
-    /// bytes; q8_0 = f16 scale + 32 int8.
+    /// bytes; q5_0 / q5_1 = those with 4 bytes of fifth bits; q8_0 = f16 scale + 32 int8. The
+    /// K-quants (256 weights): q4_K = f16 scale and minimum, 12 bytes of 6-bit sub-block scales and
+    /// minimums, 128 of nibbles; q5_K = q4_K + 32 bytes of fifth bits; q6_K = 128 bytes of low
+    /// nibbles, 64 of top bit pairs, 16 int8 sub-block scales, f16 scale.
     public var blockBytes: Int {
         switch self {
         case .f32: return 4
-        case .f16: return 2
+        case .f16, .bf16: return 2
         case .q4_0: return 18
         case .q4_1: return 20
+        case .q5_0: return 22
+        case .q5_1: return 24
         case .q8_0: return 34
+        case .q4_K: return 144
+        case .q5_K: return 176
+        case .q6_K: return 210
         }
     }
+
+    /// Storage bits per weight (q4_K: 4.5, q5_K: 5.5, q6_K: 6.5625).
+    public var bitsPerWeight: Double { Double(blockBytes * 8) / Double(blockSize) }
+
+    /// Whether rows are plain numbers (the kernels take f32 activations) rather than quantized blocks.
+    public var isFloat: Bool { self == .f32 || self == .f16 || self == .bf16 }
+
+    /// Every type read, as named in messages.
+    public static var supportedNames: String { allCases.map(\.name).joined(separator: ", ") }
 
     public var name: String { Self.name(of: rawValue) }
 

@@ -1,6 +1,7 @@
-// The tokenizer a GGUF file carries (`tokenizer.ggml.model = gpt2`): GPT-2 byte-level BPE over
-// `tokenizer.ggml.tokens` and `tokenizer.ggml.merges`, after the pre-tokenizer `tokenizer.ggml.pre`
-// names, splitting out special tokens first. It follows llama.cpp's llama-vocab.cpp so the ids are
+// The tokenizer a GGUF file carries: `tokenizer.ggml.model = gpt2`, GPT-2 byte-level BPE over
+// `tokenizer.ggml.tokens` and `tokenizer.ggml.merges` after the pre-tokenizer `tokenizer.ggml.pre`
+// names; or `llama`, SentencePiece over the tokens' scores (SentencePiece.swift). Special tokens are
+// split out first. It follows llama.cpp's llama-vocab.cpp so the ids are
 // the ones llama.cpp produces for the same file (Tests/Fixtures/llm/smollm2-reference.json).
 
 /// What the streaming workload needs from a tokenizer: the synthetic `BPETokenizer` or a file's.
@@ -21,8 +22,13 @@ public enum GGUFTokenizerError: Error, CustomStringConvertible {
 }
 
 public struct GGUFTokenizer: TextTokenizer {
-    /// Token texts in GPT-2's byte-to-character mapping ("Ġthe" for " the").
+    /// Token texts: in GPT-2's byte-to-character mapping ("Ġthe" for " the"), or SentencePiece's
+    /// ("▁the").
     public let tokens: [String]
+    /// The SentencePiece encoder (`tokenizer.ggml.model = llama`); nil for byte-level BPE.
+    private let sentencePiece: SentencePieceEncoder?
+    /// The chat template is Gemma's (turns between <start_of_turn> and <end_of_turn>).
+    public let isGemmaChat: Bool
     /// llama.cpp's token types: 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte.
     public let tokenTypes: [Int]
     public let endOfSequence: Int?
@@ -45,7 +51,9 @@ public struct GGUFTokenizer: TextTokenizer {
 
     public init(file: GGUFFile) throws {
         let model = try file.string("tokenizer.ggml.model")
-        guard model == "gpt2" else { throw GGUFTokenizerError.unsupported("tokenizer.ggml.model is \(model) (only gpt2 byte-level BPE is read)") }
+        guard model == "gpt2" || model == "llama" else {
+            throw GGUFTokenizerError.unsupported("tokenizer.ggml.model is \(model) (supported: gpt2 byte-level BPE, llama SentencePiece)")
+        }
         guard let tokenValues = file.metadata["tokenizer.ggml.tokens"]?.array, !tokenValues.isEmpty else {
             throw GGUFError.missingKey("tokenizer.ggml.tokens")
         }
@@ -69,7 +77,14 @@ public struct GGUFTokenizer: TextTokenizer {
         beginningOfSequence = tokenID("tokenizer.ggml.bos_token_id")
         addsBeginningOfSequence = file.metadata["tokenizer.ggml.add_bos_token"]?.bool ?? false && beginningOfSequence != nil
         preTokenizer = file.metadata["tokenizer.ggml.pre"]?.string ?? "default"
-        guard Self.supportedPreTokenizers.contains(preTokenizer) else {
+        if model == "llama" {
+            let scores = file.metadata["tokenizer.ggml.scores"]?.array?.map { Float($0.number ?? 0) } ?? []
+            sentencePiece = SentencePieceEncoder(tokens: tokens, ids: ids, scores: scores,
+                                                 addsSpacePrefix: file.metadata["tokenizer.ggml.add_space_prefix"]?.bool ?? true)
+        } else {
+            sentencePiece = nil
+        }
+        guard sentencePiece != nil || Self.supportedPreTokenizers.contains(preTokenizer) else {
             throw GGUFTokenizerError.unsupported("pre-tokenizer \(preTokenizer) (supported: \(Self.supportedPreTokenizers.sorted().joined(separator: ", ")))")
         }
         let types = tokenTypes
@@ -77,16 +92,20 @@ public struct GGUFTokenizer: TextTokenizer {
             .map { (text: Array(tokens[$0].utf8), id: $0, control: types[$0] == 3) }
             .filter { !$0.text.isEmpty }
             .sorted { $0.text.count > $1.text.count }
-        let decoder = Self.byteDecoder
+        let decoder = Self.byteDecoder, isSentencePiece = sentencePiece != nil
         tokenBytes = tokens.indices.map { id in
             switch types[id] {
             case 3, 5: return []                       // control and unused: not text
             case 4: return Array(tokens[id].utf8)      // user-defined: literal text
-            default: return tokens[id].unicodeScalars.flatMap { decoder[$0.value].map { [$0] } ?? Array(String($0).utf8) }
+            default:
+                if isSentencePiece { return SentencePieceEncoder.bytes(ofToken: tokens[id], type: types[id]) }
+                return tokens[id].unicodeScalars.flatMap { decoder[$0.value].map { [$0] } ?? Array(String($0).utf8) }
             }
         }
         let template = file.metadata["tokenizer.chat_template"]?.string ?? ""
         isChatML = template.contains("<|im_start|>")
+        // Gemma files may carry no template at all: the turn tokens in the vocabulary say it is Gemma's.
+        isGemmaChat = !isChatML && ids["<start_of_turn>"] != nil && ids["<end_of_turn>"] != nil
         if let start = template.range(of: "<|im_start|>system\n"),
            let end = template.range(of: "<|im_end|>", range: start.upperBound..<template.endIndex) {
             defaultSystemPrompt = String(template[start.upperBound..<end.lowerBound])
@@ -106,6 +125,7 @@ public struct GGUFTokenizer: TextTokenizer {
     /// The prompt a chat model expects for one user message (ChatML with the template's default
     /// system prompt, and the assistant's turn opened), or the text itself for a non-chat model.
     public func chatPrompt(user: String) -> String {
+        if isGemmaChat { return "<start_of_turn>user\n\(user)<end_of_turn>\n<start_of_turn>model\n" }
         guard isChatML else { return user }
         var prompt = ""
         if let system = defaultSystemPrompt { prompt += "<|im_start|>system\n\(system)<|im_end|>\n" }
@@ -121,18 +141,19 @@ public struct GGUFTokenizer: TextTokenizer {
         var result: [Int] = []
         if addsBeginningOfSequence, let bos = beginningOfSequence { result.append(bos) }
         let bytes = Array(text.utf8)
-        var start = 0, i = 0
+        var start = 0, i = 0, afterSpecial = true
         while i < bytes.count {
             if let special = specials.first(where: { (parseSpecial || !$0.control) && matches($0.text, in: bytes, at: i) }) {
-                if start < i { encodeText(bytes[start..<i], into: &result) }
+                if start < i { encodeText(bytes[start..<i], afterSpecial: afterSpecial, into: &result) }
                 result.append(special.id)
                 i += special.text.count
                 start = i
+                afterSpecial = true
             } else {
                 i += 1
             }
         }
-        if start < bytes.count { encodeText(bytes[start..<bytes.count], into: &result) }
+        if start < bytes.count { encodeText(bytes[start..<bytes.count], afterSpecial: afterSpecial, into: &result) }
         return result
     }
 
@@ -142,7 +163,8 @@ public struct GGUFTokenizer: TextTokenizer {
         return true
     }
 
-    private func encodeText(_ bytes: ArraySlice<UInt8>, into result: inout [Int]) {
+    private func encodeText(_ bytes: ArraySlice<UInt8>, afterSpecial: Bool, into result: inout [Int]) {
+        if let sentencePiece { sentencePiece.encode(bytes, afterSpecial: afterSpecial, into: &result); return }
         let scalars = Array(String(decoding: bytes, as: UTF8.self).unicodeScalars)
         for word in Self.preTokenize(scalars, digitsApart: preTokenizer != "gpt2" && preTokenizer != "default") {
             bpe(word, into: &result)

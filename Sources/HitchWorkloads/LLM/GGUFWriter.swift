@@ -170,6 +170,11 @@ extension GGMLType {
             for v in values { let b = v.bitPattern; out += [UInt8(b & 0xFF), UInt8(b >> 8 & 0xFF), UInt8(b >> 16 & 0xFF), UInt8(b >> 24)] }
         case .f16:
             for v in values { half(v) }
+        case .bf16, .q5_0, .q5_1, .q4_K, .q5_K, .q6_K:
+            precondition(values.count % blockSize == 0)
+            for start in stride(from: 0, to: values.count, by: blockSize) {
+                encodeBlock(UnsafeBufferPointer(rebasing: values[start..<(start + blockSize)]), into: &out)
+            }
         case .q8_0, .q4_0, .q4_1:
             precondition(values.count % 32 == 0)
             for start in stride(from: 0, to: values.count, by: 32) {
@@ -214,9 +219,9 @@ extension GGMLType {
         return out
     }
 
-    /// The type named as llama.cpp names it ("q4_1").
+    /// The type named as llama.cpp names it ("q4_K"), in any case ("q4_k").
     public init?(name: String) {
-        guard let type = Self.allCases.first(where: { $0.name == name }) else { return nil }
+        guard let type = Self.allCases.first(where: { $0.name.lowercased() == name.lowercased() }) else { return nil }
         self = type
     }
 }

@@ -33,6 +33,10 @@ final class MatvecTask: ParallelTask, @unchecked Sendable {
         case .none: break
         case .int16: quantizedX.quantize(x, count: matrix.columns)
         case .ggml8: quantizedX.quantize8(x, count: matrix.columns)
+        case .ggmlK: quantizedX.quantizeK(x, count: matrix.columns)
+        case .ggml8AndK:
+            quantizedX.quantize8(x, count: matrix.columns)
+            quantizedX.quantizeK(x, count: matrix.columns)
         }
         chunkRows = rowsPerChunk(matrix.rows)
         pool.run(self, chunkCount: (matrix.rows + chunkRows - 1) / chunkRows)
@@ -90,19 +94,25 @@ final class AttentionTask: ParallelTask, @unchecked Sendable {
     var output: UnsafeMutablePointer<Float>
     let scores: UnsafeMutablePointer<Float>
     var positions = 0
+    /// The first position attended to (a sliding window starts after 0).
+    var firstPosition = 0
+    /// What each query-key dot product is multiplied by (1 / sqrt(headDim) unless the queries come scaled).
+    var scoreScale: Float
     let shape: ModelShape
     /// llama.cpp's flash-attention arithmetic (`attendHeadAsGGML`) instead of the two-pass softmax.
     let asGGML: Bool
 
     init(shape: ModelShape, scores: UnsafeMutablePointer<Float>, placeholder: UnsafeMutablePointer<Float>, asGGML: Bool = false) {
         self.shape = shape; self.scores = scores; self.asGGML = asGGML
+        scoreScale = 1 / Float(shape.headDim).squareRoot()
         query = UnsafePointer(placeholder); keys = UnsafePointer(placeholder); values = UnsafePointer(placeholder); output = placeholder
     }
 
     @_optimize(speed)   // as MappedMatrix.multiply: the real-model tests run in debug builds
     func execute(chunk head: Int) {
         if asGGML {
-            attendHeadAsGGML(head: head, shape: shape, query: query, keys: keys, values: values, positions: positions, output: output)
+            attendHeadAsGGML(head: head, shape: shape, query: query, keys: keys, values: values, positions: firstPosition..<positions,
+                             scale: scoreScale, output: output)
         } else {
             attendHead(head: head, shape: shape, query: query, keys: keys, values: values, positions: positions,
                        scores: scores + head * shape.context, output: output)
@@ -118,15 +128,14 @@ final class AttentionTask: ParallelTask, @unchecked Sendable {
 /// much as the near ties greedy decoding meets, so a runtime that sums in f32 picks other tokens.
 @inline(__always)
 func attendHeadAsGGML(head: Int, shape: ModelShape, query: UnsafePointer<Float>, keys: UnsafePointer<Float>,
-                      values: UnsafePointer<Float>, positions: Int, output: UnsafeMutablePointer<Float>) {
+                      values: UnsafePointer<Float>, positions: Range<Int>, scale: Float, output: UnsafeMutablePointer<Float>) {
     let headDim = shape.headDim, kvDim = shape.kvDim
     let kvHead = head / (shape.heads / shape.kvHeads)
     let q = query + head * headDim
-    let scale = 1 / Float(headDim).squareRoot()
     let out = output + head * headDim
     out.update(repeating: 0, count: headDim)   // the f16 accumulator (values exactly representable in f16)
     var largest = -Float.infinity, total: Float = 0
-    for t in 0..<positions {
+    for t in positions {
         let k = keys + t * kvDim + kvHead * headDim
         let v = values + t * kvDim + kvHead * headDim
         let score = dotAsGGML(q, k, count: headDim) * scale
@@ -265,5 +274,37 @@ func addInPlace(_ x: UnsafeMutablePointer<Float>, _ y: UnsafePointer<Float>, cou
     while i < count {
         UnsafeMutableRawPointer(x + i).storeBytes(of: load16(x + i) + load16(y + i), as: SIMD16<Float>.self)
         i &+= 16
+    }
+}
+
+/// RoPE in the NeoX arrangement (Gemma): dimension i of each head pairs with i + headDim/2, rather
+/// than with its neighbour; the same per-pair angles and the same fused arithmetic as `applyRoPE`.
+@inline(__always)
+func applyRoPENeoX(_ vector: UnsafeMutablePointer<Float>, heads: Int, headDim: Int,
+                   cosines: UnsafePointer<Float>, sines: UnsafePointer<Float>) {
+    let half = headDim / 2
+    for head in 0..<heads {
+        let v = vector + head * headDim
+        for pair in 0..<half {
+            let a = v[pair], b = v[pair + half], c = cosines[pair], s = sines[pair]
+            v[pair] = (-(b * s)).addingProduct(a, c)
+            v[pair + half] = (b * c).addingProduct(a, s)
+        }
+    }
+}
+
+/// out[i] = gelu(gate[i]) * up[i] with GELU's tanh approximation, as ggml's geglu computes it: the
+/// gate rounded to f16 and its GELU read from a table of f16 values (so rounded to f16 too), the
+/// gate taken as is beyond ±10.
+@_optimize(speed)
+func geGLU(gate: UnsafePointer<Float>, up: UnsafePointer<Float>, count: Int, into out: UnsafeMutablePointer<Float>) {
+    let root2OverPi: Float = 0.79788456080286535587989211986876, cubic: Float = 0.044715
+    for i in 0..<count {
+        let x = gate[i]
+        if x <= -10 { out[i] = 0; continue }
+        if x >= 10 { out[i] = x * up[i]; continue }
+        let h = Float(Float16(x))
+        let gelu = 0.5 * h * (1 + tanhf(root2OverPi * h * (1 + cubic * h * h)))
+        out[i] = Float(Float16(gelu)) * up[i]
     }
 }

@@ -8,6 +8,10 @@
 //   q8_0: sum_blocks d_w * d_x * sum(q_w * q_x)
 //   q4_0: sum_blocks d_w * d_x * sum((q_w - 8) * q_x)
 //   q4_1: sum_blocks d_w * d_x * sum(q_w * q_x) + m_w * s_x     (w = d * q + m, s_x = d_x * sum q_x)
+//   q5_0, q5_1: as q4_0 (centred on 16) and q4_1 with 5-bit q
+//   q4_K, q5_K: sum_blocks d_x * (d_w * sum_s scale_s * sum(q_w * q_x) - dmin_w * sum_s min_s * sum_s(q_x))
+//   q6_K: sum_blocks d_w * d_x * sum_s scale_s * sum((q_w - 32) * q_x)
+// where the K-quants take ggml's q8_K activations (blocks of 256, `QuantizedVector.quantizeK`).
 
 import CHitchKernels
 
@@ -45,14 +49,19 @@ final class MappedMatrix: DecodeMatrix, @unchecked Sendable {
         }
         rows = row
         self.segments = segments
-        let types = Set(segments.map { $0.type == .f32 || $0.type == .f16 })
+        let types = Set(segments.map(\.type.isFloat))
         guard types.count == 1 else { throw GGUFError.unsupportedModel("\(tensors.map(\.name)) mix float and quantized types") }
+        for segment in segments where !segment.type.isFloat && hitch_matvec_for_type(Int32(segment.type.rawValue)) == nil {
+            throw GGUFError.unsupportedModel("no kernel multiplies \(segment.type.name) rows")
+        }
     }
 
     var byteCount: Int { segments.reduce(0) { $0 + $1.rows * $1.rowBytes } }
     var rowByteCount: Int { segments[0].rowBytes }
     var activationQuantization: ActivationQuantization {
-        segments[0].type == .f32 || segments[0].type == .f16 ? .none : .ggml8
+        if segments[0].type.isFloat { return .none }
+        let blocks256 = segments.contains { $0.type.blockSize == 256 }, blocks32 = segments.contains { $0.type.blockSize == 32 }
+        return blocks256 ? (blocks32 ? .ggml8AndK : .ggmlK) : .ggml8
     }
 
     // @_optimize(speed): the real-model tests run in debug builds; unoptimized, a token took seconds.
@@ -66,10 +75,13 @@ final class MappedMatrix: DecodeMatrix, @unchecked Sendable {
             switch segment.type {
             case .f32: multiplyRowsF32(segment.base, columns: columns, local, UnsafeRawPointer(x), out)
             case .f16: multiplyRowsF16(segment.base, columns: columns, local, UnsafeRawPointer(x), out)
-            case .q8_0, .q4_0, .q4_1:
-                let rows = segment.base + local.lowerBound * segment.rowBytes, blocks = columns / 32
-                let kernel = segment.type == .q8_0 ? hitch_matvec_q8_0 : segment.type == .q4_0 ? hitch_matvec_q4_0 : hitch_matvec_q4_1
-                kernel(rows, segment.rowBytes, local.count, blocks, quantizedX.ggml, out + local.lowerBound)
+            case .bf16: multiplyRowsBF16(segment.base, columns: columns, local, UnsafeRawPointer(x), out)
+            case .q4_0, .q4_1, .q5_0, .q5_1, .q8_0, .q4_K, .q5_K, .q6_K:
+                let rows = segment.base + local.lowerBound * segment.rowBytes
+                // Kernels exist for every quantized type (checked in init).
+                let kernel = hitch_matvec_for_type(Int32(segment.type.rawValue))!
+                kernel(rows.assumingMemoryBound(to: UInt8.self), segment.rowBytes, local.count, columns / segment.type.blockSize,
+                       quantizedX.ggml, out + local.lowerBound)
             }
         }
     }
@@ -77,34 +89,7 @@ final class MappedMatrix: DecodeMatrix, @unchecked Sendable {
     @_optimize(speed)
     func dequantizeRow(_ row: Int, into out: UnsafeMutablePointer<Float>) {
         guard let segment = segments.last(where: { $0.firstRow <= row }) else { return }
-        let w = segment.base + (row - segment.firstRow) * segment.rowBytes
-        switch segment.type {
-        case .f32:
-            for i in 0..<columns { out[i] = w.loadUnaligned(fromByteOffset: i * 4, as: Float.self) }
-        case .f16:
-            for i in 0..<columns { out[i] = halfToFloat(w.loadUnaligned(fromByteOffset: i * 2, as: UInt16.self)) }
-        case .q8_0:
-            for block in 0..<(columns / 32) {
-                let b = w + block * 34
-                let d = halfToFloat(b.loadUnaligned(as: UInt16.self))
-                for j in 0..<32 { out[block * 32 + j] = Float(b.load(fromByteOffset: 2 + j, as: Int8.self)) * d }
-            }
-        case .q4_0, .q4_1:
-            let hasMinimum = segment.type == .q4_1
-            let blockBytes = segment.type.blockBytes
-            for block in 0..<(columns / 32) {
-                let b = w + block * blockBytes
-                let d = halfToFloat(b.loadUnaligned(as: UInt16.self))
-                let m = hasMinimum ? halfToFloat(b.loadUnaligned(fromByteOffset: 2, as: UInt16.self)) : 0
-                let qs = b + (hasMinimum ? 4 : 2)
-                for j in 0..<16 {
-                    let byte = qs.load(fromByteOffset: j, as: UInt8.self)
-                    let low = Float(byte & 15), high = Float(byte >> 4)
-                    out[block * 32 + j] = hasMinimum ? d * low + m : (low - 8) * d
-                    out[block * 32 + j + 16] = hasMinimum ? d * high + m : (high - 8) * d
-                }
-            }
-        }
+        segment.type.dequantizeRow(segment.base + (row - segment.firstRow) * segment.rowBytes, columns: columns, into: out)
     }
 }
 

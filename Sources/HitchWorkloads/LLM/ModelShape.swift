@@ -59,6 +59,8 @@ public struct ModelShape: Sendable, Equatable, Codable {
     public var vocab: Int
     /// Positions the KV cache holds.
     public var context: Int
+    /// Dimensions per attention head when not dim / heads (Gemma 3: 256 with dim 640 and 4 heads).
+    public var attentionHeadDim: Int?
 
     public init(dim: Int = 1536, layers: Int = 12, heads: Int = 12, kvHeads: Int = 4,
                 ffn: Int = 4096, vocab: Int = 32000, context: Int = 512) {
@@ -69,10 +71,12 @@ public struct ModelShape: Sendable, Equatable, Codable {
     /// The bundled model: 0.40 B parameters, so even q4_0 weights are several times the 32 MB LLC.
     public static let bundled = ModelShape()
 
-    public var headDim: Int { dim / heads }
+    public var headDim: Int { attentionHeadDim ?? dim / heads }
+    /// Query (and attention output) width: heads * headDim.
+    public var queryDim: Int { heads * headDim }
     public var kvDim: Int { kvHeads * headDim }
     /// Rows of the fused q|k|v projection.
-    public var qkvRows: Int { dim + 2 * kvDim }
+    public var qkvRows: Int { queryDim + 2 * kvDim }
 
     /// Why a shape cannot be built, naming the offending flag.
     public func validationError() -> String? {
@@ -90,7 +94,7 @@ public struct ModelShape: Sendable, Equatable, Codable {
 
     /// Matrices per layer as (rows, columns): qkv, attention output, gate|up, down.
     public var layerMatrices: [(rows: Int, columns: Int)] {
-        [(qkvRows, dim), (dim, dim), (2 * ffn, dim), (dim, ffn)]
+        [(qkvRows, dim), (dim, queryDim), (2 * ffn, dim), (dim, ffn)]
     }
 
     public var parameterCount: Int {
@@ -106,4 +110,43 @@ public struct ModelShape: Sendable, Equatable, Codable {
 
     /// Bytes of the f32 KV cache holding `positions` positions (keys and values, every layer).
     public func kvCacheBytes(positions: Int) -> Int { layers * positions * kvDim * 2 * 4 }
+}
+
+/// What a `--weights` word names for the synthetic model: a `WeightFormat` (matrices in this
+/// decoder's own planes and kernels), or any other ggml tensor type, in which the synthetic model is
+/// written as GGUF (`TransformerWeights.writeGGUF`) and read back in place through the GGUF kernels,
+/// so its bytes per token are the type's true bits per weight.
+public enum SyntheticWeights: Sendable, Equatable {
+    case format(WeightFormat)
+    case ggml(GGMLType)
+
+    /// A format name ("q4_0") or a ggml type name, any case ("q4_k").
+    public init?(name: String) {
+        if let format = WeightFormat(rawValue: name) { self = .format(format); return }
+        guard let type = GGMLType(name: name) else { return nil }
+        self = .ggml(type)
+    }
+
+    public var name: String {
+        switch self {
+        case .format(let format): return format.rawValue
+        case .ggml(let type): return type.name
+        }
+    }
+
+    /// Every name accepted: the formats, then the ggml types that are not also formats.
+    public static var allNames: [String] {
+        let formats = WeightFormat.allCases.map(\.rawValue)
+        return formats + GGMLType.allCases.map(\.name).filter { !formats.contains($0) }
+    }
+
+    /// Parses a comma-separated list such as "q4_0,q4_k".
+    public static func parseList(_ text: String) -> [SyntheticWeights]? {
+        var list: [SyntheticWeights] = []
+        for word in text.split(separator: ",") {
+            guard let weights = SyntheticWeights(name: String(word)) else { return nil }
+            list.append(weights)
+        }
+        return list.isEmpty ? nil : list
+    }
 }

@@ -43,6 +43,9 @@ public struct LLMStreamingConfiguration: Sendable {
     /// A GGUF model to run instead of the synthetic one (shape, format and seed are then ignored; the
     /// prompt is put in the file's chat template).
     public var modelPath: String?
+    /// The synthetic model in this ggml type instead of `format` (written as GGUF and read in place,
+    /// as `hitch bench decode --weights` runs the types that are not formats).
+    public var ggmlType: GGMLType?
     public init(shape: ModelShape, format: WeightFormat, seed: UInt64, prompt: String, tokens: Int,
                 sampling: SamplingOptions, buffering: TokenBuffering, refreshRateHz: Double,
                 decodeThreads: Int = LLMStreamingConfiguration.defaultDecodeThreads) {
@@ -257,7 +260,9 @@ public enum LLMStreamingWorkload {
     @MainActor
     public static func run(_ configuration: LLMStreamingConfiguration, recorder: TraceRecorder?) throws -> LLMStreamingOutcome {
         // A file's model is mapped (and checked) before anything else runs.
+        let syntheticType = configuration.modelPath == nil ? configuration.ggmlType : nil
         let fileModel = try configuration.modelPath.map { try GGUFModel(path: $0, context: configuration.shape.context) }
+            ?? syntheticType.map { try GGUFModel.synthetic(shape: configuration.shape, type: $0, seed: configuration.seed) }
         let shape = fileModel?.weights.shape ?? configuration.shape
         let needed = (fileModel?.weights.byteCount ?? shape.weightBytes(configuration.format)) + shape.kvCacheBytes(positions: shape.context) * 2
         let available = Int(ProcessInfo.processInfo.physicalMemory / 10 * 7)
@@ -271,8 +276,9 @@ public enum LLMStreamingWorkload {
         let probe = BandwidthProbe.measure(pool: pool, repetitions: 3)
         if let shortfall = probe.sizing.shortfall { FileHandle.standardError.write(Data("hitch: bandwidth probe: \(shortfall)\n".utf8)) }
         let weights = fileModel?.weights ?? TransformerWeights(shape: shape, format: configuration.format, seed: configuration.seed, pool: pool)
-        let modelName = fileModel.map { "\($0.name) (\(($0.file.path as NSString).lastPathComponent))" }
-            ?? "synthetic \(configuration.format.rawValue), \(String(format: "%.2f", Double(shape.parameterCount) / 1e9)) B parameters, seed \(configuration.seed)"
+        let syntheticName = "synthetic \(syntheticType?.name ?? configuration.format.rawValue), "
+            + "\(String(format: "%.2f", Double(shape.parameterCount) / 1e9)) B parameters, seed \(configuration.seed)"
+        let modelName = syntheticType != nil ? syntheticName : fileModel.map { "\($0.name) (\(($0.file.path as NSString).lastPathComponent))" } ?? syntheticName
         if let recorder {
             BandwidthProbe.record(probe)
             let metadata: [(String, String)] = [

@@ -7,6 +7,23 @@ import Foundation
 public final class TransformerWeights: @unchecked Sendable {
     // @unchecked: every field is written during init only.
     public let shape: ModelShape
+    /// Which forward pass runs these weights (a GGUF file's general.architecture).
+    public let architecture: Architecture
+    /// Gemma 3's local attention (nil: every layer attends to every position).
+    let slidingWindow: SlidingWindow?
+
+    public enum Architecture: String, Sendable, CaseIterable {
+        case llama
+        case gemma3
+    }
+
+    /// Layers with `isLocal` attend to the last `positions` positions only, rotated with their own
+    /// RoPE base.
+    struct SlidingWindow {
+        let positions: Int
+        let ropeBase: Double
+        let isLocal: [Bool]
+    }
     /// The synthetic model's format and seed (nil for a model read from a file).
     public let format: WeightFormat?
     public let seed: UInt64?
@@ -33,12 +50,19 @@ public final class TransformerWeights: @unchecked Sendable {
         /// Gate rows first, then up rows (one pass over the input for both).
         let gateUp: any DecodeMatrix
         let down: any DecodeMatrix
+        /// Gemma 3: per-head gains of queries and keys, and the norms after attention and the feed-forward.
+        var queryNorm: UnsafeMutablePointer<Float>? = nil
+        var keyNorm: UnsafeMutablePointer<Float>? = nil
+        var postAttentionNorm: UnsafeMutablePointer<Float>? = nil
+        var postFFNNorm: UnsafeMutablePointer<Float>? = nil
     }
 
     /// A model read from a file: the matrices and gains point into its mapping.
-    init(shape: ModelShape, formatName: String, ropeBase: Double, normEpsilon: Float, embedding: any DecodeMatrix,
-         layers: [LayerWeights], finalNorm: UnsafeMutablePointer<Float>, output: any DecodeMatrix) {
-        self.shape = shape; format = nil; seed = nil; self.formatName = formatName
+    init(shape: ModelShape, architecture: Architecture, formatName: String, ropeBase: Double, normEpsilon: Float,
+         embedding: any DecodeMatrix, layers: [LayerWeights], finalNorm: UnsafeMutablePointer<Float>, output: any DecodeMatrix,
+         slidingWindow: SlidingWindow? = nil) {
+        self.shape = shape; self.architecture = architecture; self.slidingWindow = slidingWindow
+        format = nil; seed = nil; self.formatName = formatName
         self.ropeBase = ropeBase; self.normEpsilon = normEpsilon; ggmlNumerics = true
         self.embedding = embedding; self.layers = layers; self.finalNorm = finalNorm; self.output = output
         ownsGains = false
@@ -49,6 +73,7 @@ public final class TransformerWeights: @unchecked Sendable {
     /// f32 model in every format, and the same one `writeGGUF` writes.
     public init(shape: ModelShape, format: WeightFormat, seed: UInt64, pool: WorkerPool) {
         self.shape = shape; self.format = format; self.seed = seed; formatName = format.rawValue
+        architecture = .llama; slidingWindow = nil
         ropeBase = Self.syntheticRopeBase; normEpsilon = Self.syntheticNormEpsilon; ggmlNumerics = false; ownsGains = true
         var plan = SyntheticTensor.plan(shape: shape, seed: seed).makeIterator()
         func matrix() -> WeightMatrix {
@@ -91,6 +116,7 @@ public final class TransformerWeights: @unchecked Sendable {
         for layer in layers {
             total += layer.qkv.byteCount + layer.attentionOutput.byteCount + layer.gateUp.byteCount + layer.down.byteCount
             total += 2 * shape.dim * 4
+            if layer.postAttentionNorm != nil { total += 2 * shape.dim * 4 + 2 * shape.headDim * 4 }
         }
         return total
     }

@@ -45,6 +45,10 @@ enum ActivationQuantization {
     /// int8 blocks of 32 with an f16 scale (and f16 sum), as ggml's q8_0/q8_1, so GGUF models see
     /// the activations llama.cpp's quantized matmuls see.
     case ggml8
+    /// int8 blocks of 256 with a float scale and per-16 sums, as ggml's q8_K (the K-quants).
+    case ggmlK
+    /// Both: a stacked matrix whose segments mix 32- and 256-weight blocks.
+    case ggml8AndK
 }
 
 public final class WeightMatrix: DecodeMatrix, @unchecked Sendable {
@@ -450,13 +454,17 @@ public final class QuantizedVector: @unchecked Sendable {
         scales = .allocate(capacity: blocks)
         offsets = .allocate(capacity: blocks)
         ggml = .allocate(capacity: 1)
+        let superBlocks = max(capacity / 256, 1)
         ggml.initialize(to: hitch_q8_activations(values: .allocate(capacity: blocks * 32), scales: .allocate(capacity: blocks),
-                                                 sums: .allocate(capacity: blocks), offsets: .allocate(capacity: blocks * 8)))
+                                                 sums: .allocate(capacity: blocks), offsets: .allocate(capacity: blocks * 8),
+                                                 k_values: .allocate(capacity: superBlocks * 256), k_scales: .allocate(capacity: superBlocks),
+                                                 k_sums: .allocate(capacity: superBlocks * 16)))
     }
     deinit {
         values.deallocate(); scales.deallocate(); offsets.deallocate()
         ggml.pointee.values.deallocate(); ggml.pointee.scales.deallocate(); ggml.pointee.sums.deallocate()
-        ggml.pointee.offsets.deallocate(); ggml.deallocate()
+        ggml.pointee.offsets.deallocate(); ggml.pointee.k_values.deallocate(); ggml.pointee.k_scales.deallocate()
+        ggml.pointee.k_sums.deallocate(); ggml.deallocate()
     }
 
     /// As ggml's quantize_row_q8_1 (hitch_quantize_q8): per block d = max|x| / 127 kept as f16,
@@ -464,6 +472,12 @@ public final class QuantizedVector: @unchecked Sendable {
     func quantize8(_ x: UnsafePointer<Float>, count: Int) {
         precondition(count <= capacity && count % 32 == 0)
         hitch_quantize_q8(x, count, ggml)
+    }
+
+    /// As ggml's quantize_row_q8_K (hitch_quantize_q8_K), for the K-quants: `count` a multiple of 256.
+    func quantizeK(_ x: UnsafePointer<Float>, count: Int) {
+        precondition(count <= capacity && count % 256 == 0)
+        hitch_quantize_q8_K(x, count, ggml)
     }
 
     func quantize(_ x: UnsafePointer<Float>, count: Int) {
@@ -518,6 +532,36 @@ func multiplyRowsF32(_ base: UnsafeRawPointer, columns: Int, _ range: Range<Int>
             a1 = a1.addingProduct(load8(w0 + (i &+ 32)), x1)
             b1 = b1.addingProduct(load8(w1 + (i &+ 32)), x1)
             i &+= 64
+        }
+        y[row] = (a0 + a1).sum()
+        if pair { y[row &+ 1] = (b0 + b1).sum() }
+        row &+= 2
+    }
+}
+
+/// As `multiplyRowsF32`, rows of bfloat16 (each the top half of an f32: widened by a shift).
+@inline(__always)
+func multiplyRowsBF16(_ base: UnsafeRawPointer, columns: Int, _ range: Range<Int>, _ x: UnsafeRawPointer, _ y: UnsafeMutablePointer<Float>) {
+    let rowBytes = columns &* 2
+    @inline(__always) func widen(_ p: UnsafeRawPointer) -> SIMD8<Float> {
+        unsafeBitCast(SIMD8<UInt32>(truncatingIfNeeded: p.loadUnaligned(as: SIMD8<UInt16>.self)) &<< 16, to: SIMD8<Float>.self)
+    }
+    var row = range.lowerBound
+    while row < range.upperBound {
+        let pair = row &+ 1 < range.upperBound
+        let w0 = base + row &* rowBytes
+        let w1 = pair ? w0 + rowBytes : w0
+        var a0 = SIMD8<Float>(), a1 = SIMD8<Float>(), b0 = SIMD8<Float>(), b1 = SIMD8<Float>()
+        let next = w0 + 2 &* rowBytes
+        var i = 0
+        while i < rowBytes {
+            prefetch(next + 2 &* i)
+            let x0 = load8(x + i &* 2), x1 = load8(x + (i &* 2 &+ 32))
+            a0 = a0.addingProduct(widen(w0 + i), x0)
+            b0 = b0.addingProduct(widen(w1 + i), x0)
+            a1 = a1.addingProduct(widen(w0 + (i &+ 16)), x1)
+            b1 = b1.addingProduct(widen(w1 + (i &+ 16)), x1)
+            i &+= 32
         }
         y[row] = (a0 + a1).sum()
         if pair { y[row &+ 1] = (b0 + b1).sum() }

@@ -44,6 +44,27 @@ struct CommandContext {
         return CommandContext(command: command, options: options, output: output, inputFormat: inputFormat)
     }
 
+    // MARK: Evidence
+
+    /// The help lines of the evidence options, the same in every command that gates on figures.
+    static let evidenceHelp = """
+      --min-frames N         Refuse a trace with fewer judged frames (default 1: a trace without frames
+                             is refused; 0 accepts one, e.g. a decode-only trace).
+      --allow-cut-short      Judge a trace whose file ends inside a record (a killed recorder) instead of refusing it.
+    """
+
+    /// Parses `--min-frames` and `--allow-cut-short` (check, diff, history add).
+    static func evidenceRule(_ arguments: inout Arguments) throws -> EvidenceRule {
+        EvidenceRule(minimumFrames: try arguments.number("--min-frames", in: 0...1_000_000_000, default: EvidenceRule.defaultMinimumFrames),
+                     allowCutShort: arguments.flag("--allow-cut-short"))
+    }
+
+    /// Refuses (exit 2, one line) an analysis with too little to judge.
+    static func requireEvidence(_ analysis: Analysis, _ rule: EvidenceRule, what: String = "trace") throws {
+        if let refusal = rule.refusal(of: analysis, what: what) { throw CLIError(refusal) }
+        warnIfCutShort(analysis)
+    }
+
     // MARK: Inputs
 
     /// Checks every trace path before any is read: it exists, is a readable regular file, and is
@@ -102,6 +123,13 @@ struct CommandContext {
             }
         }
         return analyzer.finish()
+    }
+
+    /// Says on stderr, where a reader sees it (not only in the report's last lines), which runs were cut short.
+    static func warnIfCutShort(_ analysis: Analysis) {
+        for run in analysis.runs where !run.endedCleanly {
+            writeWarning("'\(run.path)' was cut short (its file ends inside a record\(run.cutShortAtByte.map { " at byte \($0)" } ?? "")): the figures cover only what was written before the cut")
+        }
     }
 
     // MARK: Output
@@ -191,10 +219,31 @@ enum TraceFiles {
         }
         let parts = identityKeys.compactMap { key -> String? in
             guard var value = metadata[key] else { return nil }
-            if key == "refreshRateHz", let rate = Double(value) { value = rate == rate.rounded() ? String(Int(rate)) : String(rate) }
+            if key == "refreshRateHz", let rate = Double(value) { value = Analyzer.rateKey(rate) }
             return "\(key)=\(value)"
         }
         return parts.isEmpty ? "no workload metadata" : parts.joined(separator: ", ")
+    }
+
+    /// Refuses to compare runs of different workloads (metadata `workload`), or recorded at
+    /// different refresh rates (`refreshRateHz`) unless `acrossRates`: `hitch diff`'s rule, on the
+    /// keys of the merge rule above that a comparison does not vary. A run without the key (an
+    /// import from another tool) is compared as it is.
+    static func checkComparable(_ runs: [(path: String, analysis: Analysis)], acrossWorkloads: Bool, acrossRates: Bool) throws {
+        guard let first = runs.first else { return }
+        func rate(_ analysis: Analysis) -> String? {
+            analysis.metadata["refreshRateHz"].map { Double($0).map(Analyzer.rateKey) ?? $0 }
+        }
+        for other in runs.dropFirst() {
+            if !acrossWorkloads, let a = first.analysis.metadata["workload"], let b = other.analysis.metadata["workload"], a != b {
+                throw CLIError("'\(first.path)' (workload=\(a)) and '\(other.path)' (workload=\(b)) record different workloads: their figures do not compare; "
+                               + "diff runs of one workload, or pass --cross-workload to compare them anyway")
+            }
+            if !acrossRates, let a = rate(first.analysis), let b = rate(other.analysis), a != b {
+                throw CLIError("'\(first.path)' was recorded at \(a) Hz and '\(other.path)' at \(b) Hz: hitch figures at different rates do not compare; "
+                               + "diff runs recorded at one rate, or pass --cross-rate to compare them anyway")
+            }
+        }
     }
 }
 

@@ -21,6 +21,11 @@ func writeError(_ message: String) {
     writeStandardError("hitch: error: " + message.split(whereSeparator: \.isNewline).joined(separator: " ") + "\n")
 }
 
+/// One warning line on stderr (the command goes on).
+func writeWarning(_ message: String) {
+    writeStandardError("hitch: warning: " + message.split(whereSeparator: \.isNewline).joined(separator: " ") + "\n")
+}
+
 /// True when stderr is a terminal (progress bars draw only then).
 var standardErrorIsTerminal: Bool { isatty(2) != 0 }
 

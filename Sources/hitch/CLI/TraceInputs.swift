@@ -80,6 +80,11 @@ enum TraceInputs {
             } catch {
                 throw CLIError("'\(inputs[0])': \(error)")
             }
+            // An import with nothing in it would analyze as an empty run: refuse it, naming why.
+            guard !trace.events.isEmpty else {
+                throw CLIError("'\(inputs[0])' holds no trace events (no traceEvents list, or an empty one"
+                               + (trace.warnings.isEmpty ? "" : "; \(trace.warnings.count) skipped") + "): nothing to import")
+            }
             var summary = ImportSummary()
             do {
                 summary.bytes = try trace.writeFXT(to: output)

@@ -18,7 +18,7 @@ enum AnalyzeCommand: Subcommand {
     workload and refresh rate (else use --merge, or compare them with hitch diff). Definitions: docs/METRICS.md.
 
     ARGUMENTS:
-      TRACE                  Trace files: FXT (.fxt), or another tool's (Chrome JSON, Android framestats),
+      TRACE                  Trace files: FXT (.fxt), or another tool's (Chrome JSON, framestats, Perfetto, xctrace),
                              imported on the way in (see 'hitch import --help').
 
     OPTIONS:
@@ -39,6 +39,7 @@ enum AnalyzeCommand: Subcommand {
         let context = try CommandContext.parse(&arguments, command: name)
         let paths = try arguments.positionals(name, count: 1...Int.max, what: "at least one TRACE")
         let analysis = try context.analyze(paths, merge: merge)
+        CommandContext.warnIfCutShort(analysis)
         guard let renderer = Renderers.named(format) else { throw CLIError("unknown format '\(format)'") }
         let title = paths.count == 1 ? "hitch analyze" : "hitch analyze (\(paths.count) runs)"
         let text = try renderer.render(ReportInput(analysis: analysis, title: title))

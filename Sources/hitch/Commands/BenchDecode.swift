@@ -8,9 +8,9 @@ enum BenchDecode: Subcommand {
     static let name = "decode"
     static let summary = "LLM decode bandwidth against measured triad bandwidth."
     static let help = """
-    USAGE: hitch bench decode [--weights f32,f16,q8_0,q4_0,pal4] [--tokens N] [--threads N] [shape options] [--format text|json]
+    USAGE: hitch bench decode [--weights f32,f16,q8_0,q4_0,pal4,q4_K,...] [--tokens N] [--threads N] [shape options] [--format text|json]
            hitch bench decode --model FILE.gguf [--tokens N] [--threads N] [--speed-only] [--format text|json]
-           hitch bench decode --write-gguf FILE.gguf --weights f32|f16|q8_0|q4_0|q4_1 [--seed N] [shape options]
+           hitch bench decode --write-gguf FILE.gguf --weights TYPE [--seed N] [shape options]
 
     For each weight format: generates the model from the seed, prefills a short prompt, decodes
     --tokens tokens and reports tokens/s, bytes per token (every op's reads and writes, as recorded in
@@ -22,11 +22,16 @@ enum BenchDecode: Subcommand {
     of the per-step references, triadBestGBps the best single pass; the 1-minute load average is printed
     with each format.
 
+    The formats f32, f16, q8_0, q4_0 and pal4 run on this decoder's own planes and kernels; every
+    other ggml type (q4_1, q5_0, q5_1, q4_K, q5_K, q6_K, bf16) runs the same synthetic weights
+    written as GGUF in that type and read in place, as --model reads a file (bytes per token are the
+    type's true size: 4.5, 5.5 and 6.5625 bits per weight for q4_K, q5_K and q6_K).
+
     With --model, the GGUF file's model (mapped, its own tensor types) is measured instead of the
     generated ones; bytes per token follow from its real tensor sizes.
 
     With --write-gguf, nothing is measured: the synthetic model of --seed and the shape options is
-    written as a llama-architecture GGUF file with its matrices in the one --weights type (q4_1 too),
+    written as a llama-architecture GGUF file with its matrices in the one --weights type (any ggml type),
     so llama.cpp (llama-bench) and --model run the same weights (scripts/llama-compare.sh does).
 
     With --speed-only, the steps run back to back with no triad or read pass between them (a pass
@@ -37,7 +42,7 @@ enum BenchDecode: Subcommand {
       --model FILE.gguf  A llama-architecture GGUF model to measure instead of the synthetic formats
       --write-gguf FILE  Write the synthetic model as GGUF (matrices in --weights) and exit
       --speed-only     Tokens/s only: no bandwidth probes (bandwidth, triad and utilization print 0)
-      --weights LIST   Formats to run (default all)
+      --weights LIST   Formats or ggml types to run (default the five formats)
       --tokens N       Decode steps per format (default 32)
       --threads N      Pool threads (default: every core)
       --seed N         Weight seed (default 1)
@@ -47,6 +52,7 @@ enum BenchDecode: Subcommand {
 
     EXAMPLES:
       hitch bench decode --weights f32,q4_0 --format json
+      hitch bench decode --weights q4_K,q6_K --threads 2
     """
 
     struct Result: Codable {
@@ -86,8 +92,8 @@ enum BenchDecode: Subcommand {
         let output = try arguments.choice("--format", ["text", "json"], default: "text")
         if let path = try arguments.option("--write-gguf") { return try writeGGUF(path, &arguments) }
         let weightsText = try arguments.option("--weights") ?? WeightFormat.allCases.map(\.rawValue).joined(separator: ",")
-        guard let formats = WeightFormat.parseList(weightsText) else {
-            throw CLIError("option '--weights' must list formats from \(WeightFormat.allCases.map(\.rawValue).joined(separator: ", ")); got '\(weightsText)'")
+        guard let formats = SyntheticWeights.parseList(weightsText) else {
+            throw CLIError("option '--weights' must list formats from \(SyntheticWeights.allNames.joined(separator: ", ")); got '\(weightsText)'")
         }
         let tokens = try arguments.number("--tokens", in: 2...4096, default: 32)
         let threads = try arguments.number("--threads", in: 1...256, default: ProcessInfo.processInfo.activeProcessorCount)
@@ -113,11 +119,22 @@ enum BenchDecode: Subcommand {
         if let arrays, let shortfall = arrays.sizing.shortfall { writeStandardError("hitch: bench decode: \(shortfall)\n") }
         var results: [Result] = []
         // The file's model, or each synthetic format in turn.
-        let runs: [String] = fileModel.map { [$0.weights.formatName] } ?? formats.map(\.rawValue)
+        let runs: [String] = fileModel.map { [$0.weights.formatName] } ?? formats.map(\.name)
         for (index, name) in runs.enumerated() {
             if output == "text" && fileModel == nil { writeStandardError("decode \(name): generating weights...\n") }
             let start = DispatchTime.now().uptimeNanoseconds
-            let weights = fileModel?.weights ?? TransformerWeights(shape: shape, format: formats[index], seed: seed, pool: pool)
+            let weights: TransformerWeights
+            if let fileModel {
+                weights = fileModel.weights
+            } else {
+                switch formats[index] {
+                case .format(let format): weights = TransformerWeights(shape: shape, format: format, seed: seed, pool: pool)
+                case .ggml(let type):
+                    do { weights = try GGUFModel.synthetic(shape: shape, type: type, seed: seed).weights } catch {
+                        throw CLIError("cannot build the synthetic \(type.name) model: \(error)")
+                    }
+                }
+            }
             let generateSeconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
             let session = DecodeSession(weights: weights, pool: pool)
             let read = arrays.map { arrays in (0..<3).map { _ in arrays.readPassGBps() }.max()! } ?? 0

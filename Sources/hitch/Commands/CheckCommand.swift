@@ -31,11 +31,17 @@ enum CheckCommand: Subcommand {
       --budget FILE          The budget file (required).
       --format FORMAT        text (default), json (the budgets and their values), markdown, junit (one test case per budget).
       --merge                Merge traces of different workloads or refresh rates.
+    \(CommandContext.evidenceHelp)
     \(CommandContext.optionsHelp)
       -o, --output FILE      Write the report to FILE (- for standard output, the default).
       -h, --help             Show this help.
 
-    EXIT STATUS: 0 all budgets hold, 1 a budget is broken, 2 bad budget file, missing figure or unreadable trace.
+    A trace without frames, with fewer than --min-frames, or cut short is refused (exit 2): a check
+    never passes a run that recorded too little. A budget on a percentile taken from fewer values
+    than it needs (P95: 100) passes or fails as asked, with a warning: gate it on repeated runs
+    (several TRACEs are merged) or on a figure with more samples.
+
+    EXIT STATUS: 0 all budgets hold, 1 a budget is broken, 2 bad budget file, missing figure, unreadable trace or too little to judge.
 
     EXAMPLES:
       hitch check Traces/feed-tuned-120hz.fxt --budget .ci/budgets.json
@@ -58,6 +64,7 @@ enum CheckCommand: Subcommand {
             throw CLIError("'hitch check' has no html format: for the HTML report run 'hitch report TRACE -o FILE.html'; check writes text, json, markdown or junit")
         }
         let merge = arguments.flag("--merge")
+        let evidence = try CommandContext.evidenceRule(&arguments)
         var context = try CommandContext.parse(&arguments, command: name)
         let paths = try arguments.positionals(name, count: 1...Int.max, what: "at least one TRACE")
         // The budget file first: a typo in it fails fast, before a long analysis.
@@ -66,7 +73,9 @@ enum CheckCommand: Subcommand {
             context.options.refreshRatesHz.append(rate)
         }
         let analysis = try context.analyze(paths, merge: merge)
+        try CommandContext.requireEvidence(analysis, evidence)
         let outcomes = try evaluate(budgets, analysis, budgetPath)
+        for outcome in outcomes { if let warning = outcome.warning { writeWarning(warning) } }
         let text: String
         switch format {
         case "json":

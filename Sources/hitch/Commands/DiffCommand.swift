@@ -28,9 +28,15 @@ enum DiffCommand: Subcommand {
       --threshold PERCENT    Smallest change that counts, 0 to 10000 (default 5).
       --alpha P              Significance level for repeated runs (default 0.05).
       --format FORMAT        text (default), json, markdown (CI summary), junit (one test case per judged figure).
+      --cross-workload       Compare traces whose metadata names different workloads (refused by default).
+      --cross-rate           Compare traces recorded at different refresh rates (refused by default).
+    \(CommandContext.evidenceHelp)
     \(CommandContext.optionsHelp)
       -o, --output FILE      Write the report to FILE (- for standard output, the default).
       -h, --help             Show this help.
+
+    Traces of different workloads or recorded rates, and traces without frames or cut short, are
+    refused (exit 2): a comparison of those would say better or worse about nothing.
 
     EXIT STATUS: 0 no judged regression, 1 a judged regression beyond threshold and noise, 2 bad usage or unreadable trace.
 
@@ -45,6 +51,8 @@ enum DiffCommand: Subcommand {
         let threshold = try arguments.number("--threshold", in: 0.0...10_000.0, default: 5.0)
         let alpha = try arguments.number("--alpha", in: 0.000001...0.5, default: 0.05)
         let format = try arguments.choice("--format", ComparisonReport.formats, default: "text")
+        let acrossWorkloads = arguments.flag("--cross-workload"), acrossRates = arguments.flag("--cross-rate")
+        let evidence = try CommandContext.evidenceRule(&arguments)
         let context = try CommandContext.parse(&arguments, command: name)
         if base.isEmpty && new.isEmpty {
             let positionals = try arguments.positionals(name, count: 2...2, what: "BASE NEW (two traces), or --base/--new for repeated runs")
@@ -56,6 +64,8 @@ enum DiffCommand: Subcommand {
         // One analysis per run: the significance test needs each run's own figures.
         let baseAnalyses = try context.analyzeEach(base)
         let newAnalyses = try context.analyzeEach(new)
+        try TraceFiles.checkComparable(Array(zip(base + new, baseAnalyses + newAnalyses)), acrossWorkloads: acrossWorkloads, acrossRates: acrossRates)
+        for analysis in baseAnalyses + newAnalyses { try CommandContext.requireEvidence(analysis, evidence) }
         let comparison = RunComparison.compare(base: baseAnalyses, new: newAnalyses, thresholdPercent: threshold, alpha: alpha)
         let text = try ComparisonReport.render(ComparisonInput(comparison: comparison, basePaths: base, newPaths: new), format: format)
         try context.write(text, inputs: base + new)

@@ -99,8 +99,12 @@ enum HistoryAdd: Subcommand {
       --tag key=value        Any label (repeatable): --tag runner=ci-3 --tag os=debian12.
       --machine NAME         The machine's name (default the host name).
       --merge                Merge traces of different workloads into one run anyway.
+    \(CommandContext.evidenceHelp)
     \(HistoryCommand.dbHelp)
     \(CommandContext.optionsHelp)
+
+    A trace without frames, with fewer than --min-frames, or cut short is refused (exit 2) before
+    the database is opened: a run that recorded too little would become the baseline.
 
     EXAMPLE:
       hitch history add Traces/feed-tuned-120hz.fxt --commit "$(git rev-parse HEAD)" --branch main --tag runner=ci-1
@@ -118,6 +122,7 @@ enum HistoryAdd: Subcommand {
         }
         let machineName = try arguments.option("--machine")
         let merge = arguments.flag("--merge")
+        let evidence = try CommandContext.evidenceRule(&arguments)
         let context = try CommandContext.parse(&arguments, command: "history add", takesOutput: false)
         let location = try arguments.option("--db")
         let paths = try arguments.positionals()
@@ -126,6 +131,7 @@ enum HistoryAdd: Subcommand {
         try context.checkTraces(paths)
         let hashes = try HistoryCommand.store { () throws(HistoryError) in try paths.map { path throws(HistoryError) in try RunIdentity.contentHash(path: path) } }
         let analysis = try context.analyze(paths, merge: merge)
+        try CommandContext.requireEvidence(analysis, evidence)
         let machine = RunIdentity.thisMachine(name: machineName, analysis: analysis)
         let run = RunRecord(id: RunIdentity.runID(traceHashes: hashes, commit: commit, machine: machine), commit: commit,
                             branch: branch, timeMs: Int64((Date().timeIntervalSince1970 * 1000).rounded()), machine: machine,

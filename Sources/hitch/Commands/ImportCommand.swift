@@ -5,9 +5,9 @@ import HitchTrace
 
 enum ImportCommand: Subcommand {
     static let name = "import"
-    static let summary = "Convert another tool's trace (Chrome JSON, Android framestats) into an FXT trace."
+    static let summary = "Convert another tool's trace (Chrome JSON, framestats, Perfetto, xctrace) into an FXT trace."
     static let help = """
-    USAGE: hitch import FORMAT FILE -o FILE.fxt [options]
+    USAGE: hitch import FORMAT FILE... -o FILE.fxt [options]
 
     Reads a trace another tool wrote and writes an FXT trace the analyzer reads: the same frames,
     stages and scheduling records the recorder writes, plus the platform's own verdict on each
@@ -17,7 +17,12 @@ enum ImportCommand: Subcommand {
     ARGUMENTS:
       FORMAT                chrome      Chrome trace-event JSON (the array or {"traceEvents": [...]} form).
                             framestats  'adb shell dumpsys gfxinfo PACKAGE framestats' output (Android 6 and later).
-      FILE                  The file to read.
+                            perfetto    A Perfetto protobuf trace with the android.surfaceflinger.frametimeline
+                                        data source (Android 12 and later), atrace or track-event slices, sched.
+                            xctrace     'xctrace export' XML of an Instruments trace: hitches, display-surface-swap,
+                                        display-vsyncs-interval, time-profile, os-signpost tables (one or several
+                                        files, one table or several each).
+      FILE                  The file to read (xctrace: one or more exports, read as one trace).
 
     OPTIONS:
       -o, --output FILE     The FXT file to write (required; never the input).
@@ -29,6 +34,8 @@ enum ImportCommand: Subcommand {
       hitch import chrome trace.json -o trace.fxt
       adb shell dumpsys gfxinfo com.example.app framestats > frames.txt
       hitch import framestats frames.txt -o frames.fxt
+      hitch import perfetto trace.pftrace -o trace.fxt
+      hitch import xctrace hitches.xml swaps.xml profile.xml -o run.fxt
       hitch analyze frames.fxt
     """
 
@@ -43,7 +50,9 @@ enum ImportCommand: Subcommand {
             throw CLIError("unknown import format '\(format)'; expected one of: \(formats.joined(separator: ", "))")
         }
         let inputs = Array(words.dropFirst())
-        guard inputs.count == 1 else { throw CLIError("'hitch import \(format)' needs exactly one FILE") }
+        guard inputs.count == 1 || (format == ImportFormat.xctrace.rawValue && !inputs.isEmpty) else {
+            throw CLIError(format == ImportFormat.xctrace.rawValue ? "'hitch import xctrace' needs at least one EXPORT.xml" : "'hitch import \(format)' needs exactly one FILE")
+        }
         guard let output else { throw CLIError("'hitch import \(format)' needs -o FILE.fxt") }
         for path in inputs {
             var status = stat()

@@ -24,7 +24,8 @@ enum RecordLLM: Subcommand {
     OPTIONS:
       -o, --output FILE      The trace to write
       --model FILE.gguf      Run this GGUF model (f32, f16, q8_0, q4_0, q4_1 tensors) instead of the synthetic one
-      --weights FORMAT       Synthetic model: f32, f16, q8_0, q4_0 (default), pal4
+      --weights FORMAT       Synthetic model: f32, f16, q8_0, q4_0 (default), pal4, or a ggml type
+                             (q4_1, q5_0, q5_1, q4_K, q5_K, q6_K, bf16: written as GGUF, read in place)
       --tokens N             Tokens to generate (default 64)
       --prompt TEXT          The prompt (default a sentence; with --model, a question)
       --top-k N              1 = greedy (default 40)
@@ -48,7 +49,15 @@ enum RecordLLM: Subcommand {
 
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         guard let path = try arguments.output(), path != "-" else { throw CLIError("'hitch record llm' needs -o FILE") }
-        let format = WeightFormat(rawValue: try arguments.choice("--weights", WeightFormat.allCases.map(\.rawValue), default: "q4_0"))!
+        let weightsText = try arguments.option("--weights") ?? "q4_0"
+        guard let weights = SyntheticWeights(name: weightsText) else {
+            throw CLIError("option '--weights' must be one of \(SyntheticWeights.allNames.joined(separator: ", ")); got '\(weightsText)'")
+        }
+        var format = WeightFormat.q4_0, ggmlType: GGMLType?
+        switch weights {
+        case .format(let f): format = f
+        case .ggml(let type): ggmlType = type
+        }
         let tokens = try arguments.number("--tokens", in: 1...100_000, default: 64)
         let modelPath = try arguments.option("--model")
         let prompt = try arguments.option("--prompt") ?? (modelPath == nil
@@ -72,6 +81,7 @@ enum RecordLLM: Subcommand {
                                                       sampling: SamplingOptions(topK: topK, temperature: Float(temperature), seed: seed, topP: Float(topP)),
                                                       buffering: buffering, refreshRateHz: refresh, decodeThreads: decodeThreads)
         configuration.modelPath = modelPath
+        configuration.ggmlType = ggmlType
         let recorder: TraceRecorder
         do { recorder = try TraceRecorder.start(path: path) } catch {
             throw CLIError("cannot record to '\(path)': \(error)")

@@ -48,11 +48,13 @@ enum ReportCommand: Subcommand {
         if traces.count == 2 && !merge {
             // Each side on its own: comparing a trace with itself is allowed (it shows no change).
             let analyses = try traces.map { try context.analyzeEach([$0])[0] }
+            analyses.forEach(CommandContext.warnIfCutShort)
             let comparison = RunComparison.compare(base: [analyses[0]], new: [analyses[1]], thresholdPercent: threshold)
             html = HTMLReport.renderComparison(base: analyses[0], new: analyses[1], comparison: comparison, baseLabel: traces[0], newLabel: traces[1],
                                                title: title ?? "\(TraceAnalysis.displayName(traces[0])) vs \(TraceAnalysis.displayName(traces[1]))")
         } else {
             let analysis = try context.analyze(traces, merge: merge)
+            CommandContext.warnIfCutShort(analysis)
             html = HTMLReport.render(analysis, title: title ?? traces.map(TraceAnalysis.displayName).joined(separator: " + "))
         }
         try context.write(html, inputs: traces, createDirectories: true)

@@ -1,0 +1,365 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// `xctrace export --input T.trace --xpath '/trace-toc/run[@number="1"]/data/table[@schema="…"]'`
+// -> frames, Apple's hitches, samples and signposts. An export is a `<trace-query-result>` with one
+// `<node>` per table: a `<schema name="…">` naming the columns by `<mnemonic>`, then one `<row>` per
+// record whose children are the columns' values in order. A value defined once with `id="N"` is
+// repeated anywhere later as `<… ref="N"/>`; the importer keeps the definitions (all but
+// timestamps, which exports do not repeat, up to `maxDefinitions`) and resolves every ref.
+// Files are read as a stream (XMLTokenizer); several files, or one with several tables, may be
+// given. Tables read:
+//
+// - `hitches`: Apple's hitches (start, duration, process, swap-id, narrative-description), kept as
+//   the platform verdict of the frame they hit.
+// - `display-surface-swap`, `displayed-surfaces-interval`: presents (start, process, swap-id): one
+//   frame each. `display-vsyncs-interval` (duration) gives the refresh period in force; without it,
+//   the period is the smallest step between presents.
+// - `time-profile`, `time-sample`: samples with their `<backtrace>` or `<tagged-backtrace>` frames
+//   (`name`, `addr`, `<binary name load-addr>`) as stacks and symbols.
+// - `os-signpost`, `os-signpost-interval`: intervals (start, duration, name) as stages.
+//
+// A frame is reconstructed from its present P: expected at P minus Apple's hitch duration (P when
+// no hitch hit it), so it is judged late by what Apple measured; begun two periods before that
+// expectation, committed in time. Other tables are counted and skipped.
+
+/// One resolved value of a row: an element with its text, `fmt` and a few attributes, and children.
+final class XValue {
+    let name: String
+    var text = ""
+    var fmt: String?
+    var attributes: [(String, String)] = []
+    var children: [XValue] = []
+    init(name: String) { self.name = name }
+
+    func child(_ name: String) -> XValue? { children.first { $0.name == name } }
+    func attribute(_ key: String) -> String? { attributes.first { $0.0 == key }?.1 }
+    var integer: Int64? { Int64(text.trimmingSpaces) }
+    /// The first descendant (depth first) named `name`.
+    func find(_ name: String) -> XValue? {
+        for child in children {
+            if child.name == name { return child }
+            if let found = child.find(name) { return found }
+        }
+        return nil
+    }
+}
+
+private extension String {
+    var trimmingSpaces: Substring {
+        var text = Substring(self)
+        while let first = text.first, first == " " || first == "\n" || first == "\t" || first == "\r" { text = text.dropFirst() }
+        while let last = text.last, last == " " || last == "\n" || last == "\t" || last == "\r" { text = text.dropLast() }
+        return text
+    }
+}
+
+public struct XctraceImporter {
+    /// Definitions kept for refs; past this many, new ones are not kept (a ref to one is counted).
+    public var maxDefinitions = 1_000_000
+
+    private var definitions: [String: XValue] = [:]
+    private var hitches: [(startNs: Int64, durationNs: Int64, swap: String?, pid: Int64, narrative: String)] = []
+    private var presents: [(atNs: Int64, swap: String?, pid: Int64, process: String)] = []
+    private var vsyncIntervals: [(atNs: Int64, periodNs: Int64)] = []
+    private var stacks: [[UInt64]: StackID] = [:]
+    private var symbols: Set<UInt64> = []
+    private var threads: [Int64: ThreadID] = [:]
+    private var mainThread: ThreadID?
+    private var firstSampleNs = Int64.max
+
+    public init() {}
+
+    public mutating func importFile(path: String, into sink: ImportSink) throws {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw ImportError(file: path, location: "open", expected: "a readable file (\(String(cString: strerror(errno))))") }
+        defer { close(fd) }
+        try run(name: path, into: sink, XMLTokenizer { buffer, count in
+            while true {
+                let got = read(fd, buffer, count)
+                if got < 0, errno == EINTR { continue }
+                return got
+            }
+        })
+    }
+
+    public mutating func importBytes(_ bytes: [UInt8], name: String, into sink: ImportSink) throws {
+        var position = 0
+        try run(name: name, into: sink, XMLTokenizer { buffer, count in
+            let n = min(count, bytes.count - position)
+            bytes.withUnsafeBytes { buffer.copyMemory(from: $0.baseAddress! + position, byteCount: n) }
+            position += n
+            return n
+        })
+    }
+
+    private mutating func run(name: String, into sink: ImportSink, _ tokenizer: XMLTokenizer) throws {
+        var xml = tokenizer
+        var table: String?
+        var columns: [String] = []
+        var inSchema = false, inMnemonic = false
+        var sawResult = false
+        var depth = 0
+        // A row being read: the value elements open below it.
+        var rowValues: [XValue]?
+        var open: [XValue] = []
+        do {
+            while let token = try xml.next() {
+                switch token {
+                case .start(let element, let attributes, let selfClosing):
+                    depth += 1
+                    if depth > 256 { throw XMLError(offset: xml.tokenOffset, expected: "elements nested at most 256 deep") }
+                    if rowValues != nil {
+                        let value: XValue
+                        if let ref = attributes.first(where: { $0.0 == "ref" })?.1 {
+                            if let defined = definitions[ref] { value = defined } else {
+                                sink.skip("refs to values not kept or never defined (read as empty)")
+                                value = XValue(name: element)
+                            }
+                        } else {
+                            value = XValue(name: element)
+                            for (key, text) in attributes {
+                                switch key {
+                                case "fmt": value.fmt = text
+                                case "id": if !element.hasSuffix("-time"), definitions.count < maxDefinitions { definitions[text] = value }
+                                default: value.attributes.append((key, text))
+                                }
+                            }
+                        }
+                        if let parent = open.last { parent.children.append(value) } else { rowValues!.append(value) }
+                        // A definition collects its text and children until its end; a ref is complete
+                        // (content inside one is read into a placeholder and dropped).
+                        if selfClosing {
+                            depth -= 1
+                        } else {
+                            open.append(attributes.contains(where: { $0.0 == "ref" }) ? XValue(name: element) : value)
+                        }
+                        continue
+                    }
+                    switch element {
+                    case "trace-query-result": sawResult = true
+                    case "schema":
+                        table = attributes.first { $0.0 == "name" }?.1
+                        columns = []
+                        inSchema = true
+                    case "mnemonic" where inSchema: inMnemonic = true
+                    case "row" where table != nil:
+                        if !sawResult { throw XMLError(offset: xml.tokenOffset, expected: "rows inside <trace-query-result>") }
+                        rowValues = []
+                    default: break
+                    }
+                    if selfClosing {
+                        depth -= 1
+                        if element == "row", let values = rowValues { rowValues = nil; try self.row(table ?? "", columns, values, into: sink) }
+                        if element == "schema" { inSchema = false }
+                    }
+                case .end(let element):
+                    depth -= 1
+                    if rowValues != nil, !open.isEmpty {
+                        let closing = open.removeLast()
+                        guard closing.name == element else {
+                            throw XMLError(offset: xml.tokenOffset, expected: "</\(closing.name)> closing <\(closing.name)>, found </\(element)>")
+                        }
+                        continue
+                    }
+                    switch element {
+                    case "row":
+                        if let values = rowValues {
+                            rowValues = nil
+                            try self.row(table ?? "", columns, values, into: sink)
+                        }
+                    case "schema": inSchema = false
+                    case "mnemonic": inMnemonic = false
+                    case "node": table = nil
+                    default: break
+                    }
+                case .text(let text):
+                    if let value = open.last {
+                        if value.text.utf8.count < 65_536 { value.text += text }
+                    } else if inMnemonic {
+                        columns.append(String(text.trimmingSpaces))
+                    }
+                }
+            }
+        } catch let error as XMLError {
+            throw ImportError(file: name, location: "byte \(error.offset)", expected: error.expected)
+        }
+        guard sawResult else {
+            throw ImportError(file: name, location: "byte 0", expected: "an xctrace export: a <trace-query-result> element (xctrace export --xpath '…/table[@schema=\"hitches\"]')")
+        }
+        if depth != 0 { throw ImportError(file: name, location: "end of file", expected: "every element closed (\(depth) still open)") }
+    }
+
+    // MARK: Rows
+
+    private mutating func row(_ table: String, _ columns: [String], _ values: [XValue], into sink: ImportSink) throws {
+        func column(_ mnemonic: String) -> XValue? {
+            guard let index = columns.firstIndex(of: mnemonic), index < values.count else { return nil }
+            let value = values[index]
+            return value.name == "sentinel" ? nil : value
+        }
+        func time(_ mnemonics: String...) -> Int64? {
+            for m in mnemonics { if let t = column(m)?.integer { return t } }
+            return nil
+        }
+        func pid(_ value: XValue?) -> Int64 { value?.find("pid")?.integer ?? value?.integer ?? 0 }
+        switch table {
+        case "hitches":
+            guard let start = time("start"), let duration = time("duration"), duration >= 0 else { sink.skip("hitches rows without a start and duration"); return }
+            let narrative = column("narrative-description").map { $0.fmt ?? $0.text } ?? ""
+            guard hitches.count < 4_000_000 else { sink.skip("hitches past 4,000,000"); return }
+            hitches.append((start, duration, column("swap-id").map { $0.fmt ?? $0.text }, pid(column("process")), narrative))
+        case "display-surface-swap", "displayed-surfaces-interval":
+            guard let start = time("start", "timestamp", "time") else { sink.skip("\(table) rows without a start"); return }
+            let process = column("process")
+            guard presents.count < 20_000_000 else { sink.skip("presents past 20,000,000"); return }
+            presents.append((start, column("swap-id").map { $0.fmt ?? $0.text }, pid(process), process.flatMap(processName) ?? "app"))
+        case "display-vsyncs-interval":
+            guard let start = time("start"), let duration = time("duration"), duration > 1_000_000, duration < 100_000_000 else {
+                sink.skip("display-vsyncs-interval rows without a start and a 1-100 ms duration"); return
+            }
+            if vsyncIntervals.count < 20_000_000 { vsyncIntervals.append((start, duration)) }
+        case "time-profile", "time-sample":
+            try sample(column: column, time: time("time", "sample-time", "start"), into: sink)
+        case "os-signpost", "os-signpost-interval":
+            guard let start = time("start"), let duration = time("duration"), duration >= 0 else { sink.skip("signpost rows without a start and duration (events, not intervals)"); return }
+            let name = column("name").map { $0.fmt ?? $0.text } ?? "signpost"
+            let thread = thread(column("thread"), process: column("process"), into: sink)
+            sink.emit(TraceEvent(timestampNs: start, thread: thread, payload: .intervalComplete(
+                category: sink.string("signpost"), name: sink.string(String(name.prefix(200))), endNs: start &+ duration)))
+        default:
+            sink.skip("rows of tables other than hitches, display, time-profile and os-signpost (\(table.prefix(40)))")
+        }
+    }
+
+    private func processName(_ value: XValue) -> String? {
+        guard let fmt = value.fmt else { return nil }
+        // "App (123)" -> "App"
+        if let open = fmt.lastIndex(of: "("), open > fmt.startIndex { return String(String(fmt[..<open]).trimmingSpaces) }
+        return fmt
+    }
+
+    private mutating func thread(_ value: XValue?, process: XValue?, into sink: ImportSink) -> ThreadID {
+        let tid = value?.find("tid")?.integer ?? 0
+        if let id = threads[tid] { return id }
+        let pid = value?.find("pid")?.integer ?? process?.find("pid")?.integer ?? 0
+        // "Main Thread 0x1 (App, pid: 7)" -> "Main Thread"
+        var name = value?.fmt ?? "thread \(tid)"
+        if let cut = name.range(of: " 0x") ?? name.range(of: " (") { name = String(name[..<cut.lowerBound]) }
+        let id = sink.thread(pid: UInt64(bitPattern: pid), tid: UInt64(bitPattern: tid), name: name,
+                             role: name.hasPrefix("Main Thread") ? "main" : nil)
+        threads[tid] = id
+        if name.hasPrefix("Main Thread"), mainThread == nil { mainThread = id }
+        return id
+    }
+
+    private mutating func sample(column: (String) -> XValue?, time: Int64?, into sink: ImportSink) throws {
+        guard let time else { sink.skip("samples without a time"); return }
+        firstSampleNs = min(firstSampleNs, time)
+        let thread = thread(column("thread"), process: column("process"), into: sink)
+        guard let stack = column("stack") ?? column("backtrace") else { sink.skip("samples without a backtrace"); return }
+        let backtrace = stack.name == "backtrace" ? stack : (stack.find("backtrace") ?? stack)
+        var addresses: [UInt64] = []
+        for frame in backtrace.children where frame.name == "frame" {
+            guard addresses.count < 512 else { break }
+            let text = frame.attribute("addr") ?? ""
+            let address = text.hasPrefix("0x") ? UInt64(text.dropFirst(2), radix: 16) : UInt64(text)
+            guard let address else { continue }
+            addresses.append(address)
+            if !symbols.contains(address), symbols.count < 4_000_000 {
+                symbols.insert(address)
+                let binary = frame.child("binary")
+                let loadText = binary?.attribute("load-addr") ?? ""
+                let load = loadText.hasPrefix("0x") ? UInt64(loadText.dropFirst(2), radix: 16) : UInt64(loadText)
+                sink.emit(TraceEvent(timestampNs: time, thread: thread, payload: .symbol(Symbol(
+                    address: address, size: 1, function: sink.string(String((frame.attribute("name") ?? "?").prefix(1000))),
+                    image: sink.string(binary?.attribute("name") ?? ""), offset: load.map { address &- $0 } ?? 0))))
+            }
+        }
+        guard !addresses.isEmpty else { sink.skip("samples whose backtrace has no frames with addresses"); return }
+        let id: StackID
+        if let known = stacks[addresses] {
+            id = known
+        } else {
+            guard stacks.count < 4_000_000 else { sink.skip("samples past 4,000,000 distinct stacks"); return }
+            id = StackID(rawValue: UInt32(stacks.count + 1))
+            stacks[addresses] = id
+            sink.emit(TraceEvent(timestampNs: time, thread: thread, payload: .stackDefinition(stack: id, addresses: addresses)))
+        }
+        sink.emit(TraceEvent(timestampNs: time, thread: thread, payload: .sample(stack: id)))
+    }
+
+    // MARK: Frames
+
+    /// Turns the presents into frames, Apple's hitches into their lateness and verdicts. Call after
+    /// the last file.
+    public mutating func finish(into sink: ImportSink) {
+        guard !presents.isEmpty else {
+            if !hitches.isEmpty { sink.skip("hitches without display-surface-swap or displayed-surfaces-interval rows (no frames to judge)", count: hitches.count) }
+            return
+        }
+        // The app: the process with the most hitches, else the most presents.
+        var counts: [Int64: Int] = [:]
+        for hitch in hitches { counts[hitch.pid, default: 0] += 1 }
+        if counts.isEmpty { for present in presents { counts[present.pid, default: 0] += 1 } }
+        let app = counts.max { ($0.value, $1.key) < ($1.value, $0.key) }?.key ?? presents[0].pid
+        var frames = presents.filter { $0.pid == app || app == 0 }
+        frames.sort { $0.atNs < $1.atNs }
+        vsyncIntervals.sort { $0.atNs < $1.atNs }
+        let processName = frames.first?.process ?? "app"
+        let main = mainThread ?? sink.thread(pid: UInt64(bitPattern: app), tid: UInt64(bitPattern: app), name: "Main Thread", role: "main")
+        let renderServer = sink.thread(pid: 0, tid: UInt64.max - 1, name: "render server", role: "render")
+        sink.metadata("importedFrom", "xctrace", thread: main, timestampNs: frames[0].atNs)
+        sink.metadata("process", processName, thread: main, timestampNs: frames[0].atNs)
+        var bySwap: [String: Int] = [:]
+        for (index, hitch) in hitches.enumerated() where hitch.pid == app || app == 0 { if let swap = hitch.swap { bySwap[swap] = index } }
+        var used = Set<Int>()
+        var steps: [Int64] = []
+        var vsyncIndex = 0
+        var hitchCursor = 0
+        let appHitches = hitches.enumerated().filter { $0.element.pid == app || app == 0 }.sorted { $0.element.startNs &+ $0.element.durationNs < $1.element.startNs &+ $1.element.durationNs }
+        for (index, present) in frames.enumerated() {
+            if index > 0 {
+                let step = present.atNs - frames[index - 1].atNs
+                if step >= 2_000_000, step <= 100_000_000 { steps.append(step); if steps.count > 16 { steps.removeFirst() } }
+            }
+            while vsyncIndex + 1 < vsyncIntervals.count, vsyncIntervals[vsyncIndex + 1].atNs <= present.atNs { vsyncIndex += 1 }
+            let period = vsyncIntervals.isEmpty || vsyncIntervals[vsyncIndex].atNs > present.atNs
+                ? (steps.min() ?? (frames.count > 1 ? nil : 16_666_667)) ?? nextStep(frames, from: index)
+                : vsyncIntervals[vsyncIndex].periodNs
+            // Apple's hitch on this present: by swap id, else the one that ends within half a period of it.
+            var hitch: (startNs: Int64, durationNs: Int64, swap: String?, pid: Int64, narrative: String)?
+            if let swap = present.swap, let match = bySwap[swap], !used.contains(match) {
+                hitch = hitches[match]; used.insert(match)
+            } else {
+                while hitchCursor < appHitches.count, appHitches[hitchCursor].element.startNs &+ appHitches[hitchCursor].element.durationNs < present.atNs - period / 2 { hitchCursor += 1 }
+                if hitchCursor < appHitches.count, !used.contains(appHitches[hitchCursor].offset),
+                   abs(appHitches[hitchCursor].element.startNs &+ appHitches[hitchCursor].element.durationNs - present.atNs) <= period / 2 {
+                    hitch = appHitches[hitchCursor].element; used.insert(appHitches[hitchCursor].offset)
+                }
+            }
+            let lateness = hitch?.durationNs ?? 0
+            let expected = present.atNs - lateness
+            let vsync = expected - 2 * period
+            let frameID = UInt64(index + 1)
+            sink.emit(TraceEvent(timestampNs: vsync, thread: main, payload: .frameBegan(FrameBegan(frameID: frameID, vsyncNs: vsync, targetNs: expected - period, periodNs: period))))
+            PlatformVerdict.emit(into: sink, frameID: frameID, atNs: vsync, thread: main, janky: hitch != nil,
+                                 detail: hitch.map { $0.narrative.isEmpty ? "hitch" : String($0.narrative.prefix(200)) }, hitchNs: hitch?.durationNs)
+            sink.emit(TraceEvent(timestampNs: expected - period, thread: main, payload: .frameCommitted(frameID: frameID)))
+            sink.emit(TraceEvent(timestampNs: present.atNs, thread: renderServer, payload: .framePresented(frameID: frameID)))
+        }
+        let unmatched = hitches.indices.filter { !used.contains($0) && (hitches[$0].pid == app || app == 0) }.count
+        if unmatched > 0 { sink.skip("Apple hitches that matched no present (by swap id or time)", count: unmatched) }
+    }
+
+    /// The step to the next present (the first frame's period before any step is known).
+    private func nextStep(_ frames: [(atNs: Int64, swap: String?, pid: Int64, process: String)], from index: Int) -> Int64 {
+        var step = Int64.max
+        for i in (index + 1)..<min(frames.count, index + 17) {
+            let s = frames[i].atNs - frames[i - 1].atNs
+            if s >= 2_000_000, s <= 100_000_000 { step = min(step, s) }
+        }
+        return step == .max ? 16_666_667 : step
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+import HitchTrace
+import Testing
+
+@Suite struct PerfettoImporterTests {
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/import")
+
+    func importBytes(_ bytes: [UInt8]) throws -> ImportSummary {
+        let directory = FileManager.default.temporaryDirectory
+        let input = directory.appendingPathComponent("perfetto-\(UUID().uuidString).pftrace").path
+        let output = input + ".fxt"
+        defer { try? FileManager.default.removeItem(atPath: input); try? FileManager.default.removeItem(atPath: output) }
+        _ = FileManager.default.createFile(atPath: input, contents: Data(bytes))
+        return try TraceImport.run(.perfetto, inputs: [input], output: output)
+    }
+
+    func expectError(_ bytes: [UInt8], _ fragment: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        do {
+            _ = try importBytes(bytes)
+            Issue.record("no error for \(bytes.prefix(16))", sourceLocation: sourceLocation)
+        } catch let error as ImportError {
+            #expect(error.location.hasPrefix("byte ") && error.description.contains(fragment) && !error.description.contains("\n"),
+                    "\(error)", sourceLocation: sourceLocation)
+        } catch {
+            Issue.record("\(error)", sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test func malformedTracesNameTheByteAndWhatWasExpected() throws {
+        let fixture = try [UInt8](Data(contentsOf: Self.fixtures.appendingPathComponent("perfetto-60hz.pftrace")))
+        expectError(Array(fixture.prefix(fixture.count - 3)), "the file ends after")
+        expectError([0x0A, 0x05, 0x40, 0xFF, 0xFF, 0xFF, 0xFF], "a varint of at most 10 bytes")
+        expectError([0x0A, 0x03, 0x12, 0x09, 0x00], "bytes within its message")
+        expectError([0x0F], "a Perfetto trace")
+        // compressed_packets (field 50) that are not deflate.
+        expectError([0x0A, 0x05, 0x92, 0x03, 0x02, 0x01, 0x02], "compressed_packets holding a complete deflate stream")
+    }
+
+    @Test func unknownFieldsAreSkipped() throws {
+        // A packet with only unknown fields (varint, fixed64, bytes, fixed32), then nothing else.
+        let packet: [UInt8] = [0xB8, 0x3E, 0x07, 0xC1, 0x3E, 1, 2, 3, 4, 5, 6, 7, 8, 0xCA, 0x3E, 0x01, 0x00, 0xD5, 0x3E, 1, 2, 3, 4]
+        let summary = try importBytes([0x0A, UInt8(packet.count)] + packet)
+        #expect(summary.frames == 0)
+    }
+
+    @Test func sniffsATraceFromItsFirstBytes() throws {
+        let fixture = try [UInt8](Data(contentsOf: Self.fixtures.appendingPathComponent("perfetto-120hz.pftrace")))
+        #expect(ImportFormat.sniff(fixture.prefix(64)) == .perfetto)
+        #expect(ImportFormat.sniff(Array("\n\nhello".utf8)[...]) == nil)
+    }
+}

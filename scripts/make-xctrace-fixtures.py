@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""Writes the xctrace fixtures in Tests/Fixtures/import/: what `xctrace export --xpath
+'/trace-toc/run[@number="1"]/data/table[@schema="…"]'` prints, following the exports' shape (one
+<node> per table, <schema> columns by <mnemonic>, values defined once with id= and repeated with
+ref=, <sentinel/> for empty cells), and each one's ground truth as JSON.
+
+    python3 scripts/make-xctrace-fixtures.py                      # the committed fixtures
+    python3 scripts/make-xctrace-fixtures.py --big 1024 /tmp/big.xml   # a 1 GB time-profile export
+
+A ProMotion display: presents every 8.333 ms, then at 60 Hz (the vsync intervals say when); Apple's
+hitches of one to three periods on some presents, matched by swap id or, without one, by time.
+"""
+import json
+import os
+import sys
+
+APP_PID = 7
+PERIODS = [(0, 8_333_333), (300, 16_666_667)]   # from present index 300 on, 60 Hz
+
+
+class Ids:
+    def __init__(self):
+        self.n = 0
+        self.defined = {}
+
+    def value(self, tag, text, fmt=None, key=None, inner=""):
+        """A value element: defined with id= the first time `key` is seen, a ref= after."""
+        if key is not None and key in self.defined:
+            return f'<{tag} ref="{self.defined[key]}"/>'
+        self.n += 1
+        if key is not None:
+            self.defined[key] = self.n
+        f = f' fmt="{fmt}"' if fmt is not None else ""
+        return f'<{tag} id="{self.n}"{f}>{inner}{text}</{tag}>'
+
+
+    def element(self, tag, attributes, key, inner=None):
+        """An element with attributes (and children), defined once by `key`, a ref= after."""
+        if key in self.defined:
+            return f'<{tag} ref="{self.defined[key]}"/>'
+        self.n += 1
+        self.defined[key] = self.n
+        head = f'<{tag} id="{self.n}" {attributes}'
+        return head + ("/>" if inner is None else f">{inner}</{tag}>")
+
+
+def schema(name, columns):
+    cols = "".join(f"<col><mnemonic>{c}</mnemonic><name>{c.title()}</name></col>" for c in columns)
+    return f'<schema name="{name}">{cols}</schema>'
+
+
+def process(ids):
+    return ids.value("process", "", fmt=f"FeedApp ({APP_PID})", key="process",
+                     inner=ids.value("pid", str(APP_PID), fmt=str(APP_PID), key="pid"))
+
+
+def timeline():
+    presents, vsyncs, hitches = [], [], []
+    t = 20_000_000_000
+    planted = {40: 1, 80: 2, 120: 3, 200: 1, 330: 1, 400: 2}
+    for i in range(480):
+        period = [p for start, p in PERIODS if i >= start][-1]
+        if i in planted:
+            duration = planted[i] * period
+            t += duration
+            hitches.append(dict(index=i, start=t - duration, duration=duration, swap=i if i % 2 == 0 else None,
+                                narrative="Potential Issue: expensive commit" if planted[i] > 1 else "Potential Issue: long render"))
+        presents.append(dict(at=t, swap=i, period=period))
+        t += period
+    for start_index, period in PERIODS:
+        vsyncs.append(dict(at=presents[start_index]["at"] - (200_000_000 if start_index == 0 else 1_000_000), period=period))
+    return presents, vsyncs, hitches
+
+
+def write(out):
+    presents, vsyncs, hitches = timeline()
+    ids = Ids()
+    rows = []
+    for h in hitches:
+        swap = ids.value("uint64", str(h["swap"]), fmt=str(h["swap"])) if h["swap"] is not None else "<sentinel/>"
+        rows.append("<row>" + ids.value("start-time", str(h["start"]), fmt="t") + ids.value("duration", str(h["duration"]), fmt="d", key=("d", h["duration"]))
+                    + process(ids) + ids.value("boolean", "0", fmt="No", key="no") + swap
+                    + ids.value("string", "Hitch", key="label") + ids.value("display-name", "Display 1", key="display")
+                    + ids.value("narrative", h["narrative"], key=h["narrative"]) + "</row>")
+    hitch_xml = ('<?xml version="1.0"?>\n<trace-query-result>\n<node xpath=\'//trace-toc[1]/run[1]/data[1]/table[66]\'>'
+                 + schema("hitches", ["start", "duration", "process", "is-system", "swap-id", "label", "display", "narrative-description"])
+                 + "\n" + "\n".join(rows) + "\n</node>\n</trace-query-result>\n")
+    ids = Ids()
+    swaps = [("<row>" + ids.value("start-time", str(p["at"]), fmt="t") + process(ids)
+              + ids.value("uint64", str(p["swap"]), fmt=str(p["swap"])) + ids.value("display-name", "Display 1", key="display") + "</row>")
+             for p in presents]
+    vs = [("<row>" + ids.value("start-time", str(v["at"]), fmt="t") + ids.value("duration", str(v["period"]), fmt="d", key=("d", v["period"]))
+           + ids.value("display-name", "Display 1", key="display") + "</row>") for v in vsyncs]
+    display_xml = ('<?xml version="1.0"?>\n<trace-query-result>\n<node xpath=\'//trace-toc[1]/run[1]/data[1]/table[12]\'>'
+                   + schema("display-surface-swap", ["start", "process", "swap-id", "display"]) + "\n" + "\n".join(swaps)
+                   + "\n</node>\n<node xpath='//trace-toc[1]/run[1]/data[1]/table[13]'>"
+                   + schema("display-vsyncs-interval", ["start", "duration", "display"]) + "\n" + "\n".join(vs)
+                   + "\n</node>\n</trace-query-result>\n")
+    # Samples on the main thread inside the hitched frames' windows: <backtrace> and <tagged-backtrace>.
+    ids = Ids()
+    rows = []
+    for n, h in enumerate(hitches):
+        for k in range(4):
+            at = h["start"] - 2 * [p for s, p in PERIODS if h["index"] >= s][-1] + k * 2_000_000
+            thread = ids.value("thread", "", fmt=f"Main Thread 0x1 (FeedApp, pid: {APP_PID})", key="main",
+                               inner=ids.value("tid", "1", fmt="0x1", key="tid") + process(ids))
+            binary = lambda: ids.element("binary", 'name="FeedApp" load-addr="0x100000000"', "binary")
+            leaf = ids.element("frame", 'name="FeedRow.body.getter" addr="0x100004a10"', "leaf", inner=binary())
+            root = ids.element("frame", 'name="main" addr="0x100001000"', "root", inner=binary())
+            stack = f"<backtrace>{leaf}{root}</backtrace>"
+            if k % 2:
+                stack = f"<tagged-backtrace>{stack}</tagged-backtrace>"
+            rows.append("<row>" + ids.value("sample-time", str(at), fmt="t") + thread + process(ids)
+                        + ids.value("weight", "1000000", fmt="1.00 ms", key="w") + stack + "</row>")
+    profile_xml = ('<?xml version="1.0"?>\n<trace-query-result>\n<node xpath=\'//trace-toc[1]/run[1]/data[1]/table[3]\'>'
+                   + schema("time-profile", ["time", "thread", "process", "weight", "stack"]) + "\n" + "\n".join(rows)
+                   + "\n</node>\n</trace-query-result>\n")
+    for name, text in (("xctrace-hitches.xml", hitch_xml), ("xctrace-display.xml", display_xml), ("xctrace-time-profile.xml", profile_xml)):
+        with open(os.path.join(out, name), "w") as f:
+            f.write(text)
+    first_vsync = presents[0]["at"] - 2 * presents[0]["period"]
+    total = sum(h["duration"] for h in hitches)
+    animation = presents[-1]["at"] - first_vsync
+    with open(os.path.join(out, "xctrace.truth.json"), "w") as f:
+        json.dump(dict(appleHitchCount=len(hitches), totalHitchNs=total, animationNs=animation,
+                       hitchTimeRatioMsPerS=total / 1e6 / (animation / 1e9), frames=len(presents),
+                       periodsNs=[p for _, p in PERIODS]), f, indent=1)
+        f.write("\n")
+
+
+def big(megabytes, path):
+    """A time-profile export of about `megabytes` MB: repeated sample rows, ids and refs as xctrace writes them."""
+    with open(path, "w") as f:
+        f.write('<?xml version="1.0"?>\n<trace-query-result>\n<node xpath=\'//trace-toc[1]/run[1]/data[1]/table[3]\'>')
+        f.write(schema("time-profile", ["time", "thread", "process", "weight", "stack"]) + "\n")
+        f.write('<row><sample-time id="1" fmt="t">1000000</sample-time><thread id="2" fmt="Main Thread 0x1 (FeedApp, pid: 7)">'
+                '<tid id="3" fmt="0x1">1</tid><process id="4" fmt="FeedApp (7)"><pid id="5" fmt="7">7</pid></process></thread>'
+                '<process ref="4"/><weight id="6" fmt="1.00 ms">1000000</weight><tagged-backtrace id="7"><backtrace id="8">'
+                '<frame id="9" name="FeedRow.body.getter" addr="0x100004a10"><binary id="10" name="FeedApp" load-addr="0x100000000"/></frame>'
+                '<frame id="11" name="main" addr="0x100001000"><binary ref="10"/></frame></backtrace></tagged-backtrace></row>\n')
+        written, n, t = 0, 12, 2_000_000
+        while written < megabytes << 20:
+            row = (f'<row><sample-time id="{n}" fmt="00:00.{t // 1000000:03d}">{t}</sample-time><thread ref="2"/><process ref="4"/>'
+                   f'<weight ref="6"/><tagged-backtrace ref="7"/></row>\n')
+            f.write(row)
+            written += len(row)
+            n += 1
+            t += 1_000_000
+        f.write("</node>\n</trace-query-result>\n")
+
+
+def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--big":
+        big(int(sys.argv[2]), sys.argv[3])
+        return
+    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Tests", "Fixtures", "import")
+    os.makedirs(out, exist_ok=True)
+    write(out)
+
+
+if __name__ == "__main__":
+    main()
