@@ -321,6 +321,14 @@ struct FramePass: AnalysisPass {
                 a.hitches[key] = replays[i].figures(periodMs: 1000 / rate)
             }
         }
+        // The recorded rate is always judged, whatever --refresh lists (`analyze --refresh 90` of a
+        // 120 Hz trace keeps the recorded 120 Hz row beside the 90 Hz replay).
+        if a.recordedRates.count == 1, let recordedRate = a.recordedRates.first?.rateHz,
+           !refreshRatesHz.contains(where: { abs($0 - recordedRate) <= periodTolerance * recordedRate }) {
+            var figures = a.recorded
+            figures.periodMs = 1000 / recordedRate
+            a.hitches[Analyzer.rateKey(recordedRate)] = figures
+        }
         if framesWithStates > 0 {
             // The rest of the thread-state figures are the ThreadStatePass's (registered later).
             var t = ThreadStateFigures()
