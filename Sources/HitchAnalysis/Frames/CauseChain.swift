@@ -149,8 +149,8 @@ struct CauseChain: Sendable {
             previousHold = Hold(root: behind, cause: verdict.cause)
         } else if f.hitchNs > 0 && main != nil {
             previousHold = Hold(root: f.frameID, cause: verdict.cause)
-        } else if recordedQueued {
-            // On time itself, but it carried the earlier hold on: the next frame's root is that one.
+        } else if recordedQueued && f.actualNs > f.expectedNs {
+            // Late itself (added latency, not a hitch) only by the earlier hold: it carries that hold on.
         } else {
             // A hold the next frame is judged by in the recorded timeline only: one its on-CPU work
             // made shows in the counterfactual, so this is the frame's time not running.
