@@ -188,6 +188,16 @@ private let ratioBudget = #"{"budgets": [{"metric": "hitches.120.hitchTimeRatioM
         #expect(r.status == 0 && r.stdout.contains("hitches.59.94.hitchTimeRatioMsPerS = "), "\(r.stdout) \(r.stderr)")
     }
 
+    @Test func jsonFormatErrorsAreJSONOnStandardError() throws {
+        for arguments in [["analyze", "no-such.fxt", "--format", "json"], ["diff", naive, llm, "--format=json"]] {
+            let r = try HitchCLI.run(arguments)
+            #expect(r.status == 2 && r.stdout.isEmpty)
+            let object = try JSONSerialization.jsonObject(with: Data(r.stderr.utf8)) as? [String: String]
+            #expect(object?["error"]?.isEmpty == false, "\(r.stderr)")
+        }
+        #expect(try HitchCLI.run(["analyze", "no-such.fxt"]).stderr.hasPrefix("hitch: error: "))
+    }
+
     @Test func budgetPresetsSizeAsPublished() throws {
         let r = try HitchCLI.run(["budget", "--params", "1B", "--weights", "q4_0"])
         #expect(r.status == 0 && r.stdout.contains("1.24 B parameters"), "\(r.stdout)")
