@@ -21,6 +21,10 @@ public enum MetadataKey {
     public static let schedSource = "schedSource"
     /// Why perf was refused, or why the reads are unavailable.
     public static let schedSourceReason = "schedSourceReason"
+    /// Which threads' context switches the trace has: `everyRecordingThread` when every thread that
+    /// recorded events had a switch ring (the recorder's, docs/FORMAT.md "Thread states").
+    public static let schedSwitchThreads = "schedSwitchThreads"
+    public static let everyRecordingThread = "recording"
 }
 
 public struct AnalyzerOptions: Sendable, Equatable {
