@@ -37,7 +37,9 @@ let package = Package(
         .target(name: "CHitchSupport", dependencies: ["CLibunwind"], path: "Sources/CHitchSupport",
                 linkerSettings: [.linkedLibrary("unwind", .when(platforms: [.linux])),
                                  .linkedLibrary("unwind-x86_64", .when(platforms: [.linux])),
-                                 .linkedLibrary("dl", .when(platforms: [.linux]))]),
+                                 .linkedLibrary("dl", .when(platforms: [.linux])),
+                                 // __cxa_demangle for the C++ frames of sampled stacks (the Swift runtime's).
+                                 .linkedLibrary("stdc++", .when(platforms: [.linux]))]),
         // zlib (Debian zlib1g-dev) inflates the compressed packets of Perfetto traces on import.
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
         .target(name: "HitchTrace", dependencies: ["CHitchSupport", "CZlib"]),

@@ -29,30 +29,26 @@ static inline __attribute__((always_inline)) size_t KERNEL(ahead)(size_t row_byt
 // block the integer lanes, converted to float and multiplied-added by the product of the two scales
 // (as ggml's vec_dot), the next rows prefetched while these are read.
 
-static void KERNEL(q4_0)(const uint8_t *w, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y) {
-    const size_t ahead = KERNEL(ahead)(row_bytes);
-    for (long r = 0; r < rows; r += 2) {
-        const uint8_t *w0 = w + (size_t)r * row_bytes;
-        const uint8_t *w1 = r + 1 < rows ? w0 + row_bytes : w0;
-        __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
-        for (long b = 0; b < blocks; b++) {
-            const uint8_t *b0 = w0 + 18 * b, *b1 = w1 + 18 * b;
-            __builtin_prefetch(w0 + ahead + 2 * 18 * b, 0, 3);   // two blocks per block: the whole pair by the end
-            const __m256i xv = _mm256_loadu_si256((const __m256i *)(x->values + 32 * b));
-            // The offset lanes (-8 * sums of the activations) make the unsigned products (q - 8) * x.
-            const __m256i offset = _mm256_loadu_si256((const __m256i *)(x->offsets + 8 * b));
-            const __m256i p0 = DOT(offset, KERNEL(nibbles)(b0 + 2), xv);
-            const __m256i p1 = DOT(offset, KERNEL(nibbles)(b1 + 2), xv);
-            const float xd = x->scales[b];
-            a0 = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(*(const uint16_t *)b0) * xd), _mm256_cvtepi32_ps(p0), a0);
-            a1 = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(*(const uint16_t *)b1) * xd), _mm256_cvtepi32_ps(p1), a1);
-        }
-        y[r] = KERNEL(sum8)(a0);
-        if (r + 1 < rows) y[r + 1] = KERNEL(sum8)(a1);
-    }
+/// 32 bytes of 16 where bit i of the 32-bit word at `qh` is set (byte i), 0 elsewhere: q5_0/q5_1's
+/// fifth bits. Byte i is a copy of byte i / 8 of the word, tested against its own bit i % 8.
+static inline __attribute__((always_inline)) __m256i KERNEL(fifth_bits)(const uint8_t *qh) {
+    uint32_t bits;
+    memcpy(&bits, qh, 4);
+    const __m256i spread = _mm256_shuffle_epi8(_mm256_set1_epi32((int)bits),
+                                               _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202,
+                                                                 0x0101010101010101, 0x0000000000000000));
+    const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
+    const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
+    return _mm256_and_si256(set, _mm256_set1_epi8(16));
 }
 
-static void KERNEL(q4_1)(const uint8_t *w, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y) {
+/// The q4_0, q4_1, q5_0 and q5_1 kernels (constant flags, folded per wrapper): the nibbles, with the
+/// fifth bits or'ed in for q5_*; q*_0 weights are q - 8 (q - 16), made by the offset lanes (-8 times
+/// the activations' sums, doubled for q5_0); q*_1 weights are d * q + m, so the minimum adds m * (sum
+/// of x) = m * s per block.
+static inline __attribute__((always_inline)) void KERNEL(q4or5)(const uint8_t *w, size_t row_bytes, long rows, long blocks,
+                                                                const hitch_q8_activations *x, float *y, int has_minimum, int five) {
+    const size_t block_bytes = 18 + 2 * has_minimum + 4 * five, bits = 2 + 2 * has_minimum, nibbles = bits + 4 * five;
     const size_t ahead = KERNEL(ahead)(row_bytes);
     for (long r = 0; r < rows; r += 2) {
         const uint8_t *w0 = w + (size_t)r * row_bytes;
@@ -60,22 +56,39 @@ static void KERNEL(q4_1)(const uint8_t *w, size_t row_bytes, long rows, long blo
         __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
         float m0 = 0, m1 = 0;
         for (long b = 0; b < blocks; b++) {
-            const uint8_t *b0 = w0 + 20 * b, *b1 = w1 + 20 * b;
-            __builtin_prefetch(w0 + ahead + 2 * 20 * b, 0, 3);   // two blocks per block: the whole pair by the end
+            const uint8_t *b0 = w0 + block_bytes * b, *b1 = w1 + block_bytes * b;
+            __builtin_prefetch(w0 + ahead + 2 * block_bytes * b, 0, 3);   // two blocks per block: the whole pair by the end
             const __m256i xv = _mm256_loadu_si256((const __m256i *)(x->values + 32 * b));
-            const __m256i p0 = DOT(_mm256_setzero_si256(), KERNEL(nibbles)(b0 + 4), xv);
-            const __m256i p1 = DOT(_mm256_setzero_si256(), KERNEL(nibbles)(b1 + 4), xv);
-            const float xd = x->scales[b], xs = x->sums[b];
+            const __m256i offset = has_minimum ? _mm256_setzero_si256()
+                : _mm256_slli_epi32(_mm256_loadu_si256((const __m256i *)(x->offsets + 8 * b)), five);
+            __m256i q0 = KERNEL(nibbles)(b0 + nibbles), q1 = KERNEL(nibbles)(b1 + nibbles);
+            if (five) {
+                q0 = _mm256_or_si256(q0, KERNEL(fifth_bits)(b0 + bits));
+                q1 = _mm256_or_si256(q1, KERNEL(fifth_bits)(b1 + bits));
+            }
+            const __m256i p0 = DOT(offset, q0, xv), p1 = DOT(offset, q1, xv);
+            const float xd = x->scales[b];
             a0 = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(*(const uint16_t *)b0) * xd), _mm256_cvtepi32_ps(p0), a0);
             a1 = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(*(const uint16_t *)b1) * xd), _mm256_cvtepi32_ps(p1), a1);
-            // w = d * q + m, so the minimum adds m * (sum of x) = m * s.
-            m0 += _cvtsh_ss(*(const uint16_t *)(b0 + 2)) * xs;
-            m1 += _cvtsh_ss(*(const uint16_t *)(b1 + 2)) * xs;
+            if (has_minimum) {
+                m0 += _cvtsh_ss(*(const uint16_t *)(b0 + 2)) * x->sums[b];
+                m1 += _cvtsh_ss(*(const uint16_t *)(b1 + 2)) * x->sums[b];
+            }
         }
         y[r] = KERNEL(sum8)(a0) + m0;
         if (r + 1 < rows) y[r + 1] = KERNEL(sum8)(a1) + m1;
     }
 }
+
+#define Q4OR5(name, has_minimum, five)                                                                                    \
+    static void KERNEL(name)(const uint8_t *w, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y) { \
+        KERNEL(q4or5)(w, row_bytes, rows, blocks, x, y, has_minimum, five);                                               \
+    }
+Q4OR5(q4_0, 0, 0)
+Q4OR5(q4_1, 1, 0)
+Q4OR5(q5_0, 0, 1)
+Q4OR5(q5_1, 1, 1)
+#undef Q4OR5
 
 static void KERNEL(q8_0)(const uint8_t *w, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y) {
     const size_t ahead = KERNEL(ahead)(row_bytes);
@@ -98,70 +111,6 @@ static void KERNEL(q8_0)(const uint8_t *w, size_t row_bytes, long rows, long blo
         }
         y[r] = KERNEL(sum8)(a0);
         if (r + 1 < rows) y[r + 1] = KERNEL(sum8)(a1);
-    }
-}
-
-/// 32 bytes of 16 where bit i of the 32-bit word at `qh` is set (byte i), 0 elsewhere: q5_0/q5_1's
-/// fifth bits. Byte i is a copy of byte i / 8 of the word, tested against its own bit i % 8.
-static inline __attribute__((always_inline)) __m256i KERNEL(fifth_bits)(const uint8_t *qh) {
-    uint32_t bits;
-    memcpy(&bits, qh, 4);
-    const __m256i spread = _mm256_shuffle_epi8(_mm256_set1_epi32((int)bits),
-                                               _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202,
-                                                                 0x0101010101010101, 0x0000000000000000));
-    const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
-    const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
-    return _mm256_and_si256(set, _mm256_set1_epi8(16));
-}
-
-// q5_0 and q5_1: as q4_0 and q4_1 with the fifth bit or'ed into each nibble. q5_0's weights are
-// q - 16: the offset lanes (-8 times the activation sums) doubled.
-
-static void KERNEL(q5_0)(const uint8_t *w, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y) {
-    const size_t ahead = KERNEL(ahead)(row_bytes);
-    for (long r = 0; r < rows; r += 2) {
-        const uint8_t *w0 = w + (size_t)r * row_bytes;
-        const uint8_t *w1 = r + 1 < rows ? w0 + row_bytes : w0;
-        __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
-        for (long b = 0; b < blocks; b++) {
-            const uint8_t *b0 = w0 + 22 * b, *b1 = w1 + 22 * b;
-            __builtin_prefetch(w0 + ahead + 2 * 22 * b, 0, 3);
-            const __m256i xv = _mm256_loadu_si256((const __m256i *)(x->values + 32 * b));
-            const __m256i offset = _mm256_slli_epi32(_mm256_loadu_si256((const __m256i *)(x->offsets + 8 * b)), 1);
-            const __m256i q0 = _mm256_or_si256(KERNEL(nibbles)(b0 + 6), KERNEL(fifth_bits)(b0 + 2));
-            const __m256i q1 = _mm256_or_si256(KERNEL(nibbles)(b1 + 6), KERNEL(fifth_bits)(b1 + 2));
-            const __m256i p0 = DOT(offset, q0, xv), p1 = DOT(offset, q1, xv);
-            const float xd = x->scales[b];
-            a0 = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(*(const uint16_t *)b0) * xd), _mm256_cvtepi32_ps(p0), a0);
-            a1 = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(*(const uint16_t *)b1) * xd), _mm256_cvtepi32_ps(p1), a1);
-        }
-        y[r] = KERNEL(sum8)(a0);
-        if (r + 1 < rows) y[r + 1] = KERNEL(sum8)(a1);
-    }
-}
-
-static void KERNEL(q5_1)(const uint8_t *w, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y) {
-    const size_t ahead = KERNEL(ahead)(row_bytes);
-    for (long r = 0; r < rows; r += 2) {
-        const uint8_t *w0 = w + (size_t)r * row_bytes;
-        const uint8_t *w1 = r + 1 < rows ? w0 + row_bytes : w0;
-        __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
-        float m0 = 0, m1 = 0;
-        for (long b = 0; b < blocks; b++) {
-            const uint8_t *b0 = w0 + 24 * b, *b1 = w1 + 24 * b;
-            __builtin_prefetch(w0 + ahead + 2 * 24 * b, 0, 3);
-            const __m256i xv = _mm256_loadu_si256((const __m256i *)(x->values + 32 * b));
-            const __m256i q0 = _mm256_or_si256(KERNEL(nibbles)(b0 + 8), KERNEL(fifth_bits)(b0 + 4));
-            const __m256i q1 = _mm256_or_si256(KERNEL(nibbles)(b1 + 8), KERNEL(fifth_bits)(b1 + 4));
-            const __m256i p0 = DOT(_mm256_setzero_si256(), q0, xv), p1 = DOT(_mm256_setzero_si256(), q1, xv);
-            const float xd = x->scales[b], xs = x->sums[b];
-            a0 = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(*(const uint16_t *)b0) * xd), _mm256_cvtepi32_ps(p0), a0);
-            a1 = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(*(const uint16_t *)b1) * xd), _mm256_cvtepi32_ps(p1), a1);
-            m0 += _cvtsh_ss(*(const uint16_t *)(b0 + 2)) * xs;
-            m1 += _cvtsh_ss(*(const uint16_t *)(b1 + 2)) * xs;
-        }
-        y[r] = KERNEL(sum8)(a0) + m0;
-        if (r + 1 < rows) y[r + 1] = KERNEL(sum8)(a1) + m1;
     }
 }
 

@@ -153,20 +153,26 @@ void hitch_swiglu_ggml(const float *gate, const float *up, long count, float *ou
 
 // MARK: Portable kernels
 
-static void portable_q4(const uint8_t *w, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y,
-                        int has_minimum) {
-    const size_t block_bytes = has_minimum ? 20 : 18;
+/// The 4- or 5-bit weights of a q4_*/q5_* block: the nibble, plus bit i of q5's 32-bit `qh` as 16.
+static inline int small_weight(const uint8_t *qs, uint32_t qh, int i) {
+    const int nibble = i < 16 ? qs[i] & 15 : qs[i - 16] >> 4;
+    return nibble | (int)((qh >> i) & 1) << 4;
+}
+
+/// q4_0, q4_1, q5_0, q5_1: q*_0 weights are d (q - 8) (d (q - 16)), q*_1 weights d q + m.
+static void portable_q4or5(const uint8_t *w, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y,
+                           int has_minimum, int five) {
+    const size_t block_bytes = 18 + 2 * has_minimum + 4 * five, bits = 2 + 2 * has_minimum, nibbles = bits + 4 * five;
+    const int center = has_minimum ? 0 : five ? 16 : 8;
     for (long r = 0; r < rows; r++) {
         float total = 0, minimum = 0;
         for (long b = 0; b < blocks; b++) {
             const uint8_t *block = w + (size_t)r * row_bytes + block_bytes * b;
-            const uint8_t *qs = block + (has_minimum ? 4 : 2);
+            uint32_t qh = 0;
+            if (five) memcpy(&qh, block + bits, 4);
             const int8_t *xq = x->values + 32 * b;
             int sum = 0;
-            for (int j = 0; j < 16; j++) {
-                const int low = qs[j] & 15, high = qs[j] >> 4;
-                sum += (has_minimum ? low : low - 8) * xq[j] + (has_minimum ? high : high - 8) * xq[j + 16];
-            }
+            for (int i = 0; i < 32; i++) sum += (small_weight(block + nibbles, qh, i) - center) * xq[i];
             total += half_to_float((uint16_t)(block[0] | block[1] << 8)) * x->scales[b] * (float)sum;
             if (has_minimum) minimum += half_to_float((uint16_t)(block[2] | block[3] << 8)) * x->sums[b];
         }
@@ -174,12 +180,16 @@ static void portable_q4(const uint8_t *w, size_t row_bytes, long rows, long bloc
     }
 }
 
-static void portable_q4_0(const uint8_t *w, size_t rb, long rows, long blocks, const hitch_q8_activations *x, float *y) {
-    portable_q4(w, rb, rows, blocks, x, y, 0);
-}
-static void portable_q4_1(const uint8_t *w, size_t rb, long rows, long blocks, const hitch_q8_activations *x, float *y) {
-    portable_q4(w, rb, rows, blocks, x, y, 1);
-}
+#define PORTABLE_Q4OR5(name, has_minimum, five)                                                                        \
+    static void portable_##name(const uint8_t *w, size_t rb, long rows, long blocks, const hitch_q8_activations *x, float *y) { \
+        portable_q4or5(w, rb, rows, blocks, x, y, has_minimum, five);                                                 \
+    }
+PORTABLE_Q4OR5(q4_0, 0, 0)
+PORTABLE_Q4OR5(q4_1, 1, 0)
+PORTABLE_Q4OR5(q5_0, 0, 1)
+PORTABLE_Q4OR5(q5_1, 1, 1)
+#undef PORTABLE_Q4OR5
+
 static void portable_q8_0(const uint8_t *w, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y) {
     for (long r = 0; r < rows; r++) {
         float total = 0;
@@ -192,39 +202,6 @@ static void portable_q8_0(const uint8_t *w, size_t row_bytes, long rows, long bl
         }
         y[r] = total;
     }
-}
-
-/// The 5-bit weights of a q5_0/q5_1 block: the nibble plus bit i of the 32-bit `qh` as 16.
-static inline int five_bits(const uint8_t *qs, uint32_t qh, int i) {
-    const int nibble = i < 16 ? qs[i] & 15 : qs[i - 16] >> 4;
-    return nibble | (int)((qh >> i) & 1) << 4;
-}
-
-static void portable_q5(const uint8_t *w, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y,
-                        int has_minimum) {
-    const size_t block_bytes = has_minimum ? 24 : 22;
-    for (long r = 0; r < rows; r++) {
-        float total = 0, minimum = 0;
-        for (long b = 0; b < blocks; b++) {
-            const uint8_t *block = w + (size_t)r * row_bytes + block_bytes * b;
-            uint32_t qh;
-            memcpy(&qh, block + (has_minimum ? 4 : 2), 4);
-            const uint8_t *qs = block + (has_minimum ? 8 : 6);
-            const int8_t *xq = x->values + 32 * b;
-            int sum = 0;
-            for (int i = 0; i < 32; i++) sum += (five_bits(qs, qh, i) - (has_minimum ? 0 : 16)) * xq[i];
-            total += half_to_float((uint16_t)(block[0] | block[1] << 8)) * x->scales[b] * (float)sum;
-            if (has_minimum) minimum += half_to_float((uint16_t)(block[2] | block[3] << 8)) * x->sums[b];
-        }
-        y[r] = total + minimum;
-    }
-}
-
-static void portable_q5_0(const uint8_t *w, size_t rb, long rows, long blocks, const hitch_q8_activations *x, float *y) {
-    portable_q5(w, rb, rows, blocks, x, y, 0);
-}
-static void portable_q5_1(const uint8_t *w, size_t rb, long rows, long blocks, const hitch_q8_activations *x, float *y) {
-    portable_q5(w, rb, rows, blocks, x, y, 1);
 }
 
 /// The eight 6-bit scales and eight 6-bit minimums packed in a q4_K/q5_K block's 12 bytes: bytes

@@ -55,6 +55,9 @@ static uint32_t region_buffer_records = 0, region_buffer_count = 0;
 
 int32_t hitch_current_tid(void) { return hitch_platform_thread_id(); }
 
+// sched_state.c (hitch_sched.h, whose hitch_thread_state reader clashes with this file's type name).
+void hitch_sched_join_thread(void);
+
 // The thread's cursor as last published by `hitch_commit`, as an index into `b`, or -1 when it is
 // not in `b` (NULL after a stop, or another session's buffer).
 static ptrdiff_t committed_index(hitch_thread_state *st, hitch_buffer *b) {
@@ -161,6 +164,9 @@ hitch_record *hitch_reserve_slow(uint32_t count) {
     hitch_tls_cursor.cursor = b->records;
     hitch_tls_cursor.limit = b->records + b->capacity;
     pthread_mutex_unlock(&lock);
+    // Every thread that records events has its context switches recorded too (no-op after the
+    // first buffer of the session): who held the CPUs while a frame thread waited for one.
+    hitch_sched_join_thread();
     return b->records;
 }
 

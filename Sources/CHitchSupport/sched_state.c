@@ -174,6 +174,13 @@ static int read_thread_with_ring(sched_thread *t, hitch_thread_reading *out) {
     return 1;
 }
 
+void hitch_sched_join_thread(void) {
+    if (!__atomic_load_n(&hitch_thread_states_flag, __ATOMIC_ACQUIRE)) return;
+    sched_thread *t = &this_thread;
+    uint64_t session = __atomic_load_n(&sched_session, __ATOMIC_ACQUIRE);
+    if (t->session != session) register_thread(t, session);
+}
+
 void hitch_thread_state_emit(uint64_t ticks, uint64_t frame_id, uint32_t phase) {
     sched_thread *t = &this_thread;
     uint64_t session = __atomic_load_n(&sched_session, __ATOMIC_ACQUIRE);

@@ -200,3 +200,14 @@ void hitch_symbols_refresh_images(void) {
     images_current = 0;
     pthread_mutex_unlock(&symbols_lock);
 }
+
+// The C++ runtime's demangler (libstdc++'s ABI entry point, linked in Package.swift).
+extern char *__cxa_demangle(const char *mangled, char *buffer, size_t *length, int *status);
+
+char *hitch_cxx_demangle(const char *mangled) {
+    if (!mangled || mangled[0] != '_' || mangled[1] != 'Z') return NULL;
+    int status = 0;
+    char *demangled = __cxa_demangle(mangled, NULL, NULL, &status);
+    if (status != 0) { free(demangled); return NULL; }
+    return demangled;
+}

@@ -51,7 +51,7 @@ public enum OpBound: String, AnalysisWord {
 /// thread waiting runnable for a CPU, the thread asleep (a lock, I/O, a wait on another thread),
 /// the machine taking the CPU away (steal), or unknown (no thread-state readings).
 public enum HitchCause: String, AnalysisWord {
-    case appWork, waitingForCPU, blocked, machineStall, unknown
+    case appWork, waitingForAppThreads, waitingForCPU, blocked, machineStall, unknown
 }
 
 /// Where a trace's thread states came from (metadata `schedSource`): exact context switches from

@@ -259,7 +259,7 @@ extension Analysis {
         a.hitches = [anyKey: figures]
         a.recorded = figures
         var frame = FrameSample()
-        frame.cause = .unknown; frame.mainThreadStates = ThreadStateSplit()
+        frame.cause = .unknown; frame.mainThreadStates = ThreadStateSplit(); frame.queuedBehind = 0
         a.frames = [frame]
         a.stages = [StageFigures()]
         a.views = [ViewFigures()]
@@ -270,10 +270,13 @@ extension Analysis {
         attribution.stages = [NamedDuration()]; attribution.bodies = [NamedDuration()]; attribution.stacks = [SampledStack()]
         attribution.mainThreadStates = ThreadStateSplit(); attribution.renderThreadStates = ThreadStateSplit()
         attribution.mainThreadSwitches = ThreadStateSplit(); attribution.machine = MachineWindow()
+        attribution.queuedBehind = 0; attribution.cpuTakenBy = [NamedDuration()]
         a.hitchAttributions = [attribution]
         a.offenders = [Offender()]
         a.samples.folded = [FoldedStack()]; a.samples.foldedInHitches = [FoldedStack()]; a.samples.waitingInHitches = [Offender()]
-        a.threadStates = ThreadStateFigures()
+        var threadStates = ThreadStateFigures()
+        threadStates.cpuTakenByAppThreadsInHitches = [NamedDuration()]
+        a.threadStates = threadStates
         var decode = DecodeFigures(); decode.ops = [OpFigures()]
         a.decode = decode
         a.tokens = TokenFigures()

@@ -36,14 +36,30 @@ public struct ChangePointOptions: Sendable, Equatable {
     public var minMagnitude: Double = 0
     /// The fewest points on either side of a split.
     public var minSegment: Int = 3
+    /// A short series gets a laxer bar than `maxPValue`: `familyWiseAlpha` spread over its n - 1
+    /// candidate splits (Bonferroni), so the chance of any false alarm in the series stays near 1%.
+    /// From 101 points on, that is below `maxPValue`, which then applies. An explicit
+    /// `--max-pvalue` turns this off (`scalesWithLength` false).
+    public var familyWiseAlpha: Double = 0.01
+    public var scalesWithLength = true
+
+    /// The fewest points in which a change point can be found: `minSegment` either side.
+    public var pointsNeeded: Int { 2 * minSegment }
+
+    /// The p-value bar for a series of `count` points.
+    public func maxPValue(forPoints count: Int) -> Double {
+        scalesWithLength && count > 1 ? max(maxPValue, familyWiseAlpha / Double(count - 1)) : maxPValue
+    }
 
     public init() {}
 }
 
 public enum ChangePointDetector {
     /// Change points of `series`, oldest first.
-    public static func changePoints(in series: [Double], options: ChangePointOptions = ChangePointOptions()) -> [ChangePoint] {
-        guard series.count >= 2 * options.minSegment else { return [] }
+    public static func changePoints(in series: [Double], options given: ChangePointOptions = ChangePointOptions()) -> [ChangePoint] {
+        guard series.count >= given.pointsNeeded else { return [] }
+        var options = given
+        options.maxPValue = given.maxPValue(forPoints: series.count)
         let sums = PrefixSums(series)
         // A laxer first pass (as Otava's), so the merge pass has every plausible split to judge.
         let weak = split(series, sums, options: options, maxPValue: min(options.maxPValue * 10, 0.5))

@@ -42,7 +42,12 @@ public struct HistoryCheckResult: Sendable, Equatable, Codable {
     public var runs: Int
     public var thresholdPercent: Double
     public var maxPValue: Double
+    /// The fewest runs in which a change point can be found (`ChangePointOptions.pointsNeeded`);
+    /// a change among the newest `runsNeeded / 2 - 1` runs shows once enough runs follow it.
+    public var runsNeeded: Int
     public var metrics: [MetricCheck]
+    /// Fewer runs than `runsNeeded`: nothing could be judged.
+    public var tooFewRuns: Bool { runs < runsNeeded }
     /// Metrics whose newest change point is a regression.
     public var regressions: [MetricCheck] { metrics.filter { $0.verdict == "regression" } }
 }
@@ -61,7 +66,7 @@ public enum HistoryCheck {
         }
         let metrics = results.compactMap { $0 }
         return HistoryCheckResult(branch: branch, runs: history.runs.count, thresholdPercent: thresholdPercent,
-                                  maxPValue: options.maxPValue, metrics: metrics)
+                                  maxPValue: options.maxPValue(forPoints: history.runs.count), runsNeeded: options.pointsNeeded, metrics: metrics)
     }
 
     static func check(_ series: MetricSeries, runs: [RunRecord], thresholdPercent: Double, options: ChangePointOptions) -> MetricCheck {

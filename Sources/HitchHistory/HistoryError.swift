@@ -5,6 +5,8 @@ import Foundation
 public enum HistoryError: Error, Sendable, Equatable, CustomStringConvertible {
     /// `--db` is neither a file path nor a postgres:// URL libpq accepts.
     case badLocation(String, reason: String)
+    /// No database at this path, for a command that only reads it (only `history add` creates one).
+    case missing(String)
     /// The database could not be opened or refused the connection (server down, bad password).
     case cannotOpen(String, reason: String)
     /// The file is not an SQLite database, or is damaged.
@@ -21,6 +23,8 @@ public enum HistoryError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         let text = switch self {
         case let .badLocation(location, reason): "bad history database '\(location)': \(reason)"
+        case let .missing(location):
+            "no history database at '\(location)' (check --db or $HITCH_DB): 'hitch history add TRACE --commit SHA' creates one"
         case let .cannotOpen(location, reason): "cannot open history database '\(location)': \(reason)"
         case let .corrupted(location, reason): "history database '\(location)' is damaged or not a database: \(reason)"
         case let .newerSchema(found, supported):

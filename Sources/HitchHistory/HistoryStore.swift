@@ -16,9 +16,19 @@ public final class HistoryStore {
     private let sqlitePath: String?
     private var metricIDs: [String: Int64] = [:]
 
+    /// What a command does with the store: `create` (add: the database and its folder are made on
+    /// first use), `readWrite` (prune: an existing database), `readOnly` (list, show, check,
+    /// report: an existing database, never written, so a read-only file serves).
+    public enum Access: Sendable, Equatable {
+        case create, readWrite, readOnly
+    }
+    private let access: Access
+
     /// Opens `location`: a `postgres://` or `postgresql://` URL, or an SQLite file path (created on
-    /// first use, with its folder). Creates or migrates the schema.
-    public init(location: String) throws(HistoryError) {
+    /// first use, with its folder, when `access` is `.create`). Creates or migrates the schema,
+    /// except read-only, which needs the current schema.
+    public init(location: String, access: Access = .create) throws(HistoryError) {
+        self.access = access
         let trimmed = location.trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty else { throw .badLocation(location, reason: "empty") }
         sqlitePath = trimmed.contains("://") ? nil : trimmed
@@ -27,7 +37,7 @@ public final class HistoryStore {
         } else if let scheme = trimmed.range(of: "://") {
             throw .badLocation(location, reason: "unsupported scheme '\(trimmed[..<scheme.lowerBound])' (use a file path or postgres://…)")
         } else {
-            connection = try SQLiteConnection(path: trimmed)
+            connection = try SQLiteConnection(path: trimmed, access: access)
         }
         do { try migrate() } catch { connection.close(); throw error }
     }
@@ -98,9 +108,14 @@ public final class HistoryStore {
 
     private func migrate() throws(HistoryError) {
         // Reading first: a newer schema is refused without taking a write lock or writing anything.
-        if let version = try storedVersion() {
+        let stored = try storedVersion()
+        if let version = stored {
             if version > Self.schemaVersion { throw .newerSchema(found: version, supported: Self.schemaVersion) }
             if version == Self.schemaVersion { return }
+        }
+        if access != .create {
+            throw .invalid(stored == nil ? "'\(sqlitePath ?? "the PostgreSQL database")' holds no hitch history (no runs were ever added): 'hitch history add' creates one"
+                           : "'\(sqlitePath ?? "the PostgreSQL database")' has schema version \(stored ?? 0), older than this hitch's \(Self.schemaVersion): run 'hitch history add' once to migrate it")
         }
         try connection.transaction { () throws(HistoryError) in
             // Serialize migrations between processes (SQLite: BEGIN IMMEDIATE already holds the lock).
@@ -240,6 +255,11 @@ public final class HistoryStore {
         return result
     }
 
+    /// Every branch with a stored run, sorted.
+    public func branches() throws(HistoryError) -> [String] {
+        try connection.rows("SELECT DISTINCT branch FROM runs ORDER BY branch").compactMap { $0.first?.text }
+    }
+
     /// Every metric name stored, sorted.
     public func metricNames() throws(HistoryError) -> [String] {
         try connection.rows("SELECT name FROM metrics ORDER BY name").compactMap { $0.first?.text }
@@ -268,7 +288,7 @@ public final class HistoryStore {
         var readers: [any SQLConnection] = [connection]
         if let sqlitePath, definitions.count > 1, keyed.count * definitions.count >= 100_000,
            ProcessInfo.processInfo.activeProcessorCount > 1 {
-            readers.append(try SQLiteConnection(path: sqlitePath))
+            readers.append(try SQLiteConnection(path: sqlitePath, access: access == .create ? .readWrite : access))
         }
         defer { for reader in readers.dropFirst() { reader.close() } }
         let ids = definitions.map(\.id), runCount = keyed.count, readerCount = readers.count

@@ -12,19 +12,28 @@ final class SQLiteConnection: SQLConnection {
     private var statements: [String: OpaquePointer] = [:]
     private let sqlite: hitch_sqlite_functions
 
-    /// Opens (creating when missing) the database file at `path`; its folder is created too.
-    init(path: String) throws(HistoryError) {
+    /// Opens the database file at `path`: with `.create`, creating it (and its folder) when
+    /// missing; otherwise a missing file is an error; `.readOnly` never writes to the file.
+    init(path: String, access: HistoryStore.Access = .create) throws(HistoryError) {
         // Before anything is created: without the library, nothing is written.
         sqlite = try HistoryLibraries.sqlite()
         location = path
+        if access != .create && !FileManager.default.fileExists(atPath: path) {
+            throw .missing(path)
+        }
         let folder = (path as NSString).deletingLastPathComponent
-        if !folder.isEmpty && !FileManager.default.fileExists(atPath: folder) {
+        if access == .create && !folder.isEmpty && !FileManager.default.fileExists(atPath: folder) {
             do { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) } catch {
                 throw .cannotOpen(path, reason: "cannot create folder '\(folder)'")
             }
         }
         var db: OpaquePointer?
-        let status = sqlite.open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
+        let mode: Int32 = switch access {
+        case .create: SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+        case .readWrite: SQLITE_OPEN_READWRITE
+        case .readOnly: SQLITE_OPEN_READONLY
+        }
+        let status = sqlite.open_v2(path, &db, mode | SQLITE_OPEN_NOMUTEX, nil)
         guard status == SQLITE_OK, let db else {
             let reason = db.map { HistoryLibraries.text(sqlite.errmsg($0)) } ?? HistoryLibraries.text(sqlite.errstr(status))
             _ = sqlite.close(db)
@@ -36,7 +45,8 @@ final class SQLiteConnection: SQLConnection {
         _ = sqlite.extended_result_codes(db, 1)
         // The first statement reads the file's header: a file that is not a database fails here.
         try execute("PRAGMA foreign_keys = ON")
-        try query("PRAGMA journal_mode = WAL", []) { _ in }
+        // Setting the journal mode writes the file's header: a reader leaves it as the writers set it.
+        if access != .readOnly { try query("PRAGMA journal_mode = WAL", []) { _ in } }
     }
 
     deinit { close() }

@@ -264,7 +264,9 @@ public struct ChromeTraceExporter {
             args(fields); end()
         case let .schedSwitch(change):
             begin("i", thread, ts, category: HitchCategory.sched.name, name: HitchEventName.schedSwitch.name); buffer += ",\"s\":\"t\""
-            args([(.direction, .string(change.direction.name)), (.preempted, .bool(change.preempted))]); end()
+            var fields: [(HitchArgument, ArgValue)] = [(.direction, .string(change.direction.name)), (.preempted, .bool(change.preempted))]
+            if change.cpu != SchedSwitch.unknownCPU { fields.append((.cpu, .int(Int64(change.cpu)))) }
+            args(fields); end()
         }
     }
 

@@ -49,7 +49,8 @@ enum ReportText {
     static func cause(_ cause: HitchCause) -> String {
         switch cause {
         case .appWork: "app work"
-        case .waitingForCPU: "waiting for a CPU"
+        case .waitingForAppThreads: "waiting for the app's threads"
+        case .waitingForCPU: "waiting for a CPU (other processes)"
         case .blocked: "blocked"
         case .machineStall: "machine stall"
         case .unknown: "unknown"
@@ -62,11 +63,37 @@ enum ReportText {
         }
         return parts.isEmpty ? "no hitches" : parts.joined(separator: " · ") + " ms/s"
     }
-    /// "running 5.1 · runnable 0.3 · blocked 2 · machine 0 · unknown 0 ms" (parts with time only).
+    /// "running 5.1 · runnable 0.3 (app threads 0.2) · blocked 2 · machine 0 · unknown 0 ms" (parts with time only).
     static func split(_ s: ThreadStateSplit) -> String {
+        let runnable = s.runnableBehindAppThreadsMs > 0 ? "runnable \(Format.significant(s.runnableMs)) (app threads \(Format.significant(s.runnableBehindAppThreadsMs)))" : nil
         let parts = [("running", s.runningMs), ("runnable", s.runnableMs), ("blocked", s.blockedMs), ("machine", s.machineMs), ("unknown", s.unknownMs)]
-            .filter { $0.1 > 0 }.map { "\($0.0) \(Format.significant($0.1))" }
+            .filter { $0.1 > 0 }.map { $0.0 == "runnable" ? runnable ?? "runnable \(Format.significant($0.1))" : "\($0.0) \(Format.significant($0.1))" }
         return parts.isEmpty ? "no time" : parts.joined(separator: " · ") + " ms"
+    }
+    /// "frame 300's app work (queued behind it)" for a frame late only because of an earlier one;
+    /// the cause alone otherwise.
+    static func cause(of a: HitchAttribution) -> String {
+        guard let root = a.queuedBehind else { return cause(a.cause) }
+        return "queued behind frame \(root): \(cause(a.cause))"
+    }
+    /// "feed.thumbnails 6.1 ms, feed.search 0.4 ms" (the app's threads that took a frame thread's CPU).
+    static func takers(_ takers: [NamedDuration]) -> String {
+        takers.map { "\($0.name) \(Format.milliseconds($0.ms))" }.joined(separator: ", ")
+    }
+    /// "frame 300 (app work, 25.0 ms): frames 301–302 queued behind it", one line per root frame
+    /// with hitches queued behind it, the most queued first (`frames[]`, recorded frames).
+    static func queues(_ analysis: Analysis) -> [String] {
+        var byRoot: [String: [FrameSample]] = [:]
+        for frame in analysis.frames { if let root = frame.queuedBehind { byRoot["\(frame.run)-\(root)", default: []].append(frame) } }
+        let frames = Dictionary(analysis.frames.map { ("\($0.run)-\($0.frameID)", $0) }, uniquingKeysWith: { a, _ in a })
+        return byRoot.sorted { ($0.value.count, $1.key) > ($1.value.count, $0.key) }.map { key, queued in
+            let ids = queued.map(\.frameID).sorted()
+            let list = ids.count > 1 && ids.last! - ids.first! == UInt64(ids.count - 1) ? "frames \(ids.first!)–\(ids.last!)"
+                : (ids.count == 1 ? "frame \(ids[0])" : "frames " + ids.map(String.init).joined(separator: ", "))
+            let rootID = key.split(separator: "-").last.map(String.init) ?? key
+            let root = frames[key].map { f in " (\(f.cause.map(cause) ?? "on time"), hitch \(Format.milliseconds(f.hitchMs)))" } ?? ""
+            return "frame \(rootID)\(root): \(list) queued behind it (\(cause(queued[0].cause ?? .unknown)))"
+        }
     }
     static func rateKeys(_ analysis: Analysis) -> [String] {
         let asked = analysis.refreshRatesHz.map { Analyzer.rateKey($0) }

@@ -58,9 +58,9 @@ public enum TextReport: AnalysisRenderer {
         }
         if !a.offenders.isEmpty {
             out.append("")
-            out.append("Top offenders in hitching frames (weighted by hitch time)")
+            out.append("Top offenders in the hitches the app caused (on-CPU time, weighted by hitch time)")
             for o in a.offenders.prefix(10) {
-                out.append("  \(Format.fixed(o.weightedHitchMs, 1).leftPadded(8)) ms  \(o.kind.rawValue.padded(8)) \(o.name)  (\(o.hitchingFrames) frames)")
+                out.append("  \(Format.fixed(o.weightedHitchMs, 1).leftPadded(8)) ms  \(o.kind.rawValue.padded(8)) \(o.name)  (\(Format.fixed(o.onCPUMs, 2)) ms on a CPU, \(o.hitchingFrames) frames)")
             }
         }
         if !a.stages.isEmpty {
@@ -145,6 +145,10 @@ public enum TextReport: AnalysisRenderer {
                        + (h.appHitchTimeRatioMsPerS.map { "   (app \(Format.fixed($0, 2)) of \(Format.fixed(h.hitchTimeRatioMsPerS, 2)) ms/s)" } ?? ""))
         }
         out.append("  main thread in hitching frames: \(ReportText.split(t.mainThreadInHitches))")
+        if !t.cpuTakenByAppThreadsInHitches.isEmpty {
+            out.append("  the app's threads on the frame threads' CPUs in hitching frames: \(ReportText.takers(t.cpuTakenByAppThreadsInHitches))")
+        }
+        for line in ReportText.queues(a).prefix(5) { out.append("  " + line) }
         if t.renderThreadInHitches != ThreadStateSplit() { out.append("  render thread in hitching frames: \(ReportText.split(t.renderThreadInHitches))") }
         if t.machineInHitches != MachineWindow() {
             out.append("  machine over hitching frames: steal \(ReportText.ms(t.machineInHitches.stealMs)) per CPU, CPU pressure \(ReportText.ms(t.machineInHitches.cpuPressureSomeMs)), throttled \(ReportText.ms(t.machineInHitches.cgroupThrottledMs))")

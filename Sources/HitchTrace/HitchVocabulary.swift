@@ -71,6 +71,8 @@ public enum HitchArgument: UInt32, TraceWord {
     // Chrome JSON only (frames carry nanoseconds there; invalidations name their source in args;
     // definitions travel as M events).
     case vsyncNs, targetNs, source, presented, addresses, address, size, function, image, offset
+    /// A context switch's CPU (Chrome JSON; FXT keeps it in the record's header).
+    case cpu
     public var name: String { HitchArgument.spelled[Int(rawValue)] }
     private static let spelled = allCases.map { caseName($0) }
 }
@@ -141,7 +143,7 @@ public enum HitchArgumentType: String, Sendable {
 /// One typed event's shape in FXT: its payload, category, fixed name (nil: the event's own name) and
 /// arguments. `HitchEventSchema.all` is the table docs/FORMAT.md §3 shows, checked by a test.
 /// (`schedSwitch` is an FXT context switch record, not an event record: not listed; in Chrome JSON it
-/// is a `hitch.sched` instant `schedSwitch` with `direction` and `preempted`.)
+/// is a `hitch.sched` instant `schedSwitch` with `direction`, `preempted` and `cpu`.)
 public struct HitchEventSchema: Sendable {
     public struct Argument: Sendable, Equatable {
         public var argument: HitchArgument
@@ -213,6 +215,9 @@ public enum MetadataKey: UInt32, TraceWord {
     case schedSourceReason
     /// Context-switch records the kernel dropped for a full ring.
     case schedSwitchesLost
+    /// Whose context switches the trace has: `everyRecordingThread` when every thread that recorded
+    /// events had a switch ring (docs/FORMAT.md "Thread states").
+    case schedSwitchThreads
     /// Dynamic names evicted from the recorder's name table during the recording.
     case dynamicNameEvictions
     // The sampling profiler.
@@ -222,6 +227,8 @@ public enum MetadataKey: UInt32, TraceWord {
     case samplerUnwindFailures, samplerUnwindStackUnknown, samplerUnwindOffCopyEnd, samplerUnwindModulesChanged
     case samplerUnwindNoModule, samplerUnwindErrors, samplerHandlerNsP50, samplerHandlerNsP99
     case samplerUnwindNsP50, samplerUnwindNsP99, samplerStackBytesNeededP99
+    /// The value of `schedSwitchThreads` when every thread that recorded events had a switch ring.
+    public static let everyRecordingThread = "recording"
     public var name: String { MetadataKey.spelled[Int(rawValue)] }
     private static let spelled = allCases.map { caseName($0) }
 }

@@ -189,7 +189,7 @@ final class RawRecordWriter {
         // replace the one its own events gave it.
         let thread = encoder.threadRef(pid: pid, tid: UInt64(UInt32(bitPattern: change.tid)), name: registeredThreadName(tid: change.tid))
         encoder.contextSwitch(cpu: change.cpu, ticks: ticks, thread: thread,
-                              SchedSwitch(direction: change.switched_in != 0 ? .switchedIn : .switchedOut, preempted: change.preempted != 0))
+                              SchedSwitch(direction: change.switched_in != 0 ? .switchedIn : .switchedOut, preempted: change.preempted != 0, cpu: change.cpu))
     }
 
     private func registeredThreadName(tid: Int32) -> String? {

@@ -13,6 +13,8 @@ extension ReaderCore {
         guard header >> 60 == 0 else { return false }   // newer scheduling records: not used here
         guard size >= 16 else { warn(offset, "context switch record too short; skipped"); return false }
         let state = (header >> 24) & 0xF
+        // 0xFF: the writer did not know the CPU (`SchedSwitch.unknownCPU` in the 8-bit field).
+        let cpu = (header >> 16) & 0xFF == 0xFF ? SchedSwitch.unknownCPU : UInt16((header >> 16) & 0xFF)
         let outgoingRef = Int((header >> 28) & 0xFF), incomingRef = Int((header >> 36) & 0xFF)
         let timestampNs = clock.nanoseconds(load(start + 8))
         var cursor = start + 16
@@ -34,7 +36,7 @@ extension ReaderCore {
         }
         lastTimestampNs = timestampNs
         let switchIn = (incoming ?? nil).map {
-            TraceEvent(timestampNs: timestampNs, thread: ThreadID(rawValue: $0), payload: .schedSwitch(SchedSwitch(direction: .switchedIn, preempted: false)))
+            TraceEvent(timestampNs: timestampNs, thread: ThreadID(rawValue: $0), payload: .schedSwitch(SchedSwitch(direction: .switchedIn, preempted: false, cpu: cpu)))
         }
         guard let thread = outgoing ?? nil else {
             guard let switchIn else { return false }
@@ -42,10 +44,11 @@ extension ReaderCore {
             return true
         }
         event = TraceEvent(timestampNs: timestampNs, thread: ThreadID(rawValue: thread), payload: .schedSwitch(
-            SchedSwitch(direction: .switchedOut, preempted: state == FXT.ThreadState.running)))
+            SchedSwitch(direction: .switchedOut, preempted: state == FXT.ThreadState.running, cpu: cpu)))
         if let switchIn {
             hot.pointee.pendingSwitchInThread = switchIn.thread.rawValue
             hot.pointee.pendingSwitchInNs = switchIn.timestampNs
+            hot.pointee.pendingSwitchInCPU = cpu
         }
         return true
     }

@@ -39,6 +39,7 @@ final class ReaderCore {
         /// 0 when none): plain fields, so the per-event check is one compare.
         var pendingSwitchInThread: UInt32 = 0
         var pendingSwitchInNs: Int64 = 0
+        var pendingSwitchInCPU: UInt16 = 0
     }
     let hot: UnsafeMutablePointer<Hot> = {
         let pointer = UnsafeMutablePointer<Hot>.allocate(capacity: 1)
@@ -325,7 +326,7 @@ final class ReaderCore {
     func nextRecord(into event: inout TraceEvent) throws(TraceReadError) -> Bool {
         if hot.pointee.pendingSwitchInThread != 0 {
             event = TraceEvent(timestampNs: hot.pointee.pendingSwitchInNs, thread: ThreadID(rawValue: hot.pointee.pendingSwitchInThread),
-                               payload: .schedSwitch(SchedSwitch(direction: .switchedIn, preempted: false)))
+                               payload: .schedSwitch(SchedSwitch(direction: .switchedIn, preempted: false, cpu: hot.pointee.pendingSwitchInCPU)))
             hot.pointee.pendingSwitchInThread = 0
             return true
         }

@@ -169,7 +169,12 @@ public struct SchedSwitch: Sendable, Equatable {
     public var direction: Direction
     /// A switch-out while runnable (PERF_RECORD_MISC_SWITCH_OUT_PREEMPT); false for switch-ins.
     public var preempted: Bool
-    public init(direction: Direction, preempted: Bool) { self.direction = direction; self.preempted = preempted }
+    /// The CPU the thread left or took (`unknownCPU` when the source does not say).
+    public var cpu: UInt16
+    public static let unknownCPU: UInt16 = .max
+    public init(direction: Direction, preempted: Bool, cpu: UInt16 = SchedSwitch.unknownCPU) {
+        self.direction = direction; self.preempted = preempted; self.cpu = cpu
+    }
 }
 
 public struct BodyEvaluation: Sendable, Equatable {
@@ -271,11 +276,15 @@ public struct Symbol: Sendable, Equatable {
         self.address = address; self.size = size; self.function = function; self.image = image; self.offset = offset
     }
 
-    /// How a frame is shown: its function, simplified as Instruments shows Swift names
-    /// (`SwiftNames.simplified`) unless `fullNames`, or `file+0xoffset` when the image had no symbol
+    /// How a frame is shown: its function (C++ names demangled), simplified as Instruments shows
+    /// Swift names (`SwiftNames.simplified`, C++ names alike) unless `fullNames`, or `file+0xoffset` when the image had no symbol
     /// for it (the file address `addr2line -e IMAGE` takes).
     public static func displayName(function: String, image: String, offset: UInt64, fullNames: Bool = false) -> String {
-        guard function.isEmpty else { return fullNames ? function : SwiftNames.simplified(function) }
+        guard function.isEmpty else {
+            // Traces recorded before C++ names were demangled at recording keep them mangled.
+            let function = function.hasPrefix("_Z") ? Symbolicator.demangle(function) : function
+            return fullNames ? function : SwiftNames.simplified(function)
+        }
         let file = image.split(separator: "/").last.map(String.init) ?? image
         return (file.isEmpty ? "?" : file) + "+0x" + String(offset, radix: 16)
     }

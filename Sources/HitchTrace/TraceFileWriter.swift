@@ -160,7 +160,7 @@ public final class TraceFileWriter {
         case let .machineState(reading):
             e.machineState(thread: thread, ticks: t, reading)
         case let .schedSwitch(change):
-            e.contextSwitch(cpu: 0, ticks: t, thread: thread, change)
+            e.contextSwitch(cpu: change.cpu, ticks: t, thread: thread, change)
         case .stackDefinition, .symbol:
             break
         }

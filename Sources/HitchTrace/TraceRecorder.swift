@@ -122,16 +122,21 @@ public final class TraceRecorder: Sendable {
         }
         let ticksPerSecond = TraceClock.ticksPerSecond
         let recorder = TraceRecorder(path: path, configuration: configuration)
+        if let roots = configuration.procfsRootsForTesting { hitch_sched_set_roots(roots.proc, roots.cgroup) }
+        // Scheduler readings start before any buffer is handed out: a thread's first buffer of the
+        // session opens its context-switch ring (hitch_sched_join_thread).
+        let sched = recorder.beginSchedReadings()
         switch hitch_recorder_begin(UInt32(bufferBytes / MemoryLayout<hitch_record>.stride), UInt32(bufferCount)) {
         case 0: break
-        case -1:
-            close(fd); sessionSlot.signal(); throw .alreadyRecording(activePath: nil)
-        default:
-            close(fd); sessionSlot.signal(); throw .outOfMemory(bytes: bufferBytes * bufferCount)
+        case let failure:
+            hitch_sched_end()
+            if configuration.procfsRootsForTesting != nil { hitch_sched_set_roots(nil, nil) }
+            close(fd); sessionSlot.signal()
+            if failure == -1 { throw .alreadyRecording(activePath: nil) }
+            throw .outOfMemory(bytes: bufferBytes * bufferCount)
         }
         activeRecorder.withLock { $0 = recorder }
-        if let roots = configuration.procfsRootsForTesting { hitch_sched_set_roots(roots.proc, roots.cgroup) }
-        recorder.beginSchedReadings()
+        recorder.recordSchedSource(sched)
         installExitHooks(signals: configuration.flushOnSignals)
         // The file's preamble (magic, clock) is on disk before start returns, so a process killed at
         // any moment after it leaves a readable trace, never an empty file.
@@ -160,14 +165,23 @@ public final class TraceRecorder: Sendable {
         droppedBaseline = hitch_dropped_total()
     }
 
-    /// Which scheduler source this session uses, said in the trace's metadata (`schedSource`, `schedSourceReason`).
-    private func beginSchedReadings() {
+    /// Starts the scheduler readings; returns the source used and why perf was refused.
+    private func beginSchedReadings() -> (source: Int32, reason: String) {
         var reason = [CChar](repeating: 0, count: 512)
         let source = hitch_sched_begin(configuration.threadStatesInEffect ? 1 : 0,
                                        configuration.contextSwitchEventsInEffect ? 1 : 0, &reason, reason.count)
+        return (source, String(decoding: reason.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self))
+    }
+
+    /// Which scheduler source this session uses, said in the trace's metadata (`schedSource`,
+    /// `schedSourceReason`, and `schedSwitchThreads` when every recording thread has a switch ring).
+    private func recordSchedSource(_ sched: (source: Int32, reason: String)) {
+        let (source, text) = sched
         setMetadata(.schedSource, SchedSource(rawValue: Int(source))?.name ?? "none")
-        let text = String(decoding: reason.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
         if !text.isEmpty { setMetadata(.schedSourceReason, text) }
+        // Rings open for every thread that records events (hitch_sched_join_thread): the analysis can
+        // tell which of the app's threads held the CPUs while a frame thread waited for one.
+        if source == 2 { setMetadata(.schedSwitchThreads, MetadataKey.everyRecordingThread) }
     }
 
     /// Adds trace-wide key/value metadata (host, cpu, refreshRateHz, peakBandwidthGBps, ...).

@@ -126,7 +126,144 @@ import Testing
         #expect(blocked.contains { $0 > 10 })
     }
 
+    @Test(arguments: [true, false]) func aSleepInsideTheFrameIsBlocked(perf: Bool) throws {
+        // A 20 ms sleep the frame asked for (not a wait for the vsync): the thread is asleep, not waiting on the machine.
+        let (a, planted) = try Self.record("sleep", perf: perf) { usleep(20_000) }
+        Self.expectPlanted(a, planted, .blocked)
+        Self.expectSource(a, perf: perf)
+    }
+
+    @Test func anotherProcessAtAHigherPrioritySharingTheCPUIsWaitingForACPU() throws {
+        // Two busy child processes on the frame thread's CPU, the frame thread niced below them.
+        let (a, planted) = try Self.onNicedThread {
+            let cpu = Self.firstCPU(in: Self.affinity())
+            Self.pin(to: cpu)
+            let children = (0..<2).map { _ in Self.spawnBusyProcess() }   // inherits the pinned affinity
+            defer { for child in children { kill(child, SIGKILL); var status: Int32 = 0; waitpid(child, &status, 0) } }
+            return try Self.record("process", perf: true) { Self.spin(cpuNs: 4 * Self.ms) }
+        }
+        Self.expectPlanted(a, planted, .waitingForCPU)
+        let taken = a.hitchAttributions.filter { planted.contains($0.frameID) }.flatMap(\.cpuTakenBy)
+        #expect(taken.isEmpty, "another process's time named as the app's: \(taken)")
+    }
+
+    @Test func oneOfTheAppsThreadsAtAHigherPrioritySharingTheCPUIsNamed() throws {
+        let (a, planted) = try Self.onNicedThread {
+            let cpu = Self.firstCPU(in: Self.affinity())
+            Self.pin(to: cpu)
+            let stop = StopFlag()
+            // Two threads named alike: the frame thread's CPU shared three ways at least.
+            let hogs = (0..<2).map { _ in
+                Thread {
+                    Self.pin(to: cpu)
+                    Trace.setCurrentThreadName("cause.hog")
+                    while !stop.isSet {
+                        Trace.instant("hog")   // records events: its context switches are recorded too
+                        Self.spin(cpuNs: Self.ms)
+                    }
+                }
+            }
+            for hog in hogs { hog.start() }
+            defer { stop.set(); while hogs.contains(where: { !$0.isFinished }) { usleep(1000) } }
+            return try Self.record("app-thread", perf: true) { Self.spin(cpuNs: 4 * Self.ms) }
+        }
+        guard a.threadStates?.source == .perfContextSwitch, a.threadStates?.appThreadSplit == true else {
+            // The kernel refused perf: the split is unavailable and the trace says so.
+            #expect(a.warnings.contains { $0.contains("schedSwitchThreads") })
+            return
+        }
+        // The hog is named with its time in every planted hitch; on a machine whose other processes
+        // also share that CPU the hitch is the app's only where the hog held it for most of the wait.
+        let named = a.hitchAttributions.filter { planted.contains($0.frameID) && $0.hitchMs > 0 }
+        let detail = named.map { "frame \($0.frameID): \($0.cause), runnable \($0.mainThreadStates?.runnableMs ?? 0) ms, behind the app's threads \($0.mainThreadStates?.runnableBehindAppThreadsMs ?? 0) ms, \($0.cpuTakenBy.map { "\($0.name) \($0.ms)" })" }
+        #expect(!named.isEmpty, "no planted frame hitched")
+        for hitch in named {
+            let states = try #require(hitch.mainThreadStates)
+            #expect(hitch.cpuTakenBy.first?.name == "cause.hog" && (hitch.cpuTakenBy.first?.ms ?? 0) > 0.5, "\(detail)")
+            #expect(hitch.cause == (states.runnableBehindAppThreadsMs * 2 > states.runnableMs ? .waitingForAppThreads : .waitingForCPU), "\(detail)")
+        }
+    }
+
+    @Test func framesQueuedBehindALongRenderAreJudgedByIt() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("hitch-cause-queue-\(getpid()).fxt").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let recorder = try TraceRecorder.start(path: path, configuration: .init(waitForOtherRecordingSeconds: 300))
+        let renders = RenderQueue()
+        let renderer = Thread {
+            Trace.setThreadRole(.render)
+            while let (id, vsync, workNs) = renders.next() {
+                Self.sleep(untilNs: vsync)
+                Trace.frameRenderBegan(frameID: id)
+                Self.spin(cpuNs: workNs)
+                Trace.frameRenderEnded(frameID: id)
+                let end = Trace.now().nanoseconds
+                let shown = vsyncAtOrAfter(end, anchor: vsync, period: Self.periodNs)
+                Self.sleep(untilNs: shown)
+                Trace.framePresented(frameID: id, at: TraceTimestamp(nanoseconds: shown))
+            }
+        }
+        renderer.start()
+        Trace.setThreadRole(.main)
+        // Frame 20 renders for 40 ms of CPU: the frames after it commit in time and wait for the render thread.
+        // One frame waits for the render thread at most (a swap chain's back-pressure): the main
+        // thread begins a frame at the first vsync after there is room.
+        let root: UInt64 = 20
+        let origin = Trace.now().nanoseconds
+        for id in UInt64(1)...40 {
+            renders.waitForRoom(pending: 1)
+            let vsync = vsyncAtOrAfter(Trace.now().nanoseconds + 1, anchor: origin, period: Self.periodNs)
+            Self.sleep(untilNs: vsync)
+            Trace.frameBegan(frameID: id, vsync: TraceTimestamp(nanoseconds: vsync), target: TraceTimestamp(nanoseconds: vsync + Self.periodNs), periodNs: Self.periodNs)
+            Self.spin(cpuNs: Self.ms / 2)
+            Trace.frameCommitted(frameID: id)
+            let commit = Trace.now().nanoseconds
+            renders.push(id, vsyncAtOrAfter(commit, anchor: vsync, period: Self.periodNs), id == root ? 40 * Self.ms : Self.ms / 2)
+        }
+        renders.close()
+        while !renderer.isFinished { usleep(1000) }
+        _ = try recorder.stop()
+        let a = try Analyzer.analyze(paths: [path], options: AnalyzerOptions(refreshRatesHz: [120]))
+        let frames = a.frames.filter { $0.frameID >= root && $0.frameID < root + 8 && $0.hitchMs > 0 }
+        let detail = frames.map { "frame \($0.frameID): hitch \($0.hitchMs) \($0.cause.map { "\($0)" } ?? "-") behind \($0.queuedBehind.map { "\($0)" } ?? "-")" }
+        let rootFrame = try #require(frames.first { $0.frameID == root }, "\(detail)")
+        #expect(rootFrame.cause == .appWork && rootFrame.queuedBehind == nil, "\(detail)")
+        let queued = frames.filter { $0.frameID != root }
+        #expect(!queued.isEmpty, "\(detail)")
+        #expect(queued.allSatisfy { $0.cause == .appWork && $0.queuedBehind == root }, "\(detail)")
+    }
+
     // MARK: Helpers
+
+    /// Runs `body` on a new thread niced to 10 (below every other thread here), so a busy thread or
+    /// process at the default priority takes the CPU from it; the niceness dies with the thread.
+    static func onNicedThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) throws -> T {
+        let result = ResultBox<T>()
+        let thread = Thread {
+            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(Self.currentThreadID()), 10)
+            let outcome = Result { try body() }
+            result.value.withLock { $0 = outcome }
+        }
+        thread.stackSize = 8 << 20
+        thread.start()
+        while result.value.withLock({ $0 == nil }) { usleep(2000) }
+        return try result.value.withLock { $0! }.get()
+    }
+
+
+    /// The calling thread's kernel id (glibc's gettid, hidden from Swift's Glibc module).
+    static func currentThreadID() -> Int32 {
+        unsafeBitCast(dlsym(dlopen(nil, RTLD_NOW), "gettid"), to: (@convention(c) () -> Int32).self)()
+    }
+
+    /// A child process that spins until killed (`/bin/sh` running a busy loop).
+    static func spawnBusyProcess() -> pid_t {
+        var pid: pid_t = 0
+        let args = ["/bin/sh", "-c", "while :; do :; done"]
+        var argv = args.map { strdup($0) } + [nil]
+        defer { for arg in argv { free(arg) } }
+        _ = posix_spawn(&pid, "/bin/sh", nil, nil, &argv, environ)
+        return pid
+    }
 
     /// Spins until the calling thread has run `cpuNs` on a CPU (its CPU clock, not the wall clock).
     static func spin(cpuNs: Int64) {
@@ -187,4 +324,29 @@ final class StopFlag: Sendable {
     var isSet: Bool { flag.load(ordering: .acquiring) }
     func set() { flag.store(true, ordering: .releasing) }
     func reset() { flag.store(false, ordering: .releasing) }
+}
+
+/// What a thread hands back.
+final class ResultBox<T: Sendable>: Sendable {
+    let value = Mutex<Result<T, any Error>?>(nil)
+}
+
+/// Committed frames waiting for the render thread: (frame, the vsync to render at, CPU work).
+final class RenderQueue: Sendable {
+    private let frames = Mutex<(items: [(UInt64, Int64, Int64)], closed: Bool)>(([], false))
+    private let available = DispatchSemaphore(value: 0)
+    func push(_ id: UInt64, _ vsync: Int64, _ workNs: Int64) { frames.withLock { $0.items.append((id, vsync, workNs)) }; available.signal() }
+    func close() { frames.withLock { $0.closed = true }; available.signal() }
+    /// Waits until at most `pending` frames wait for the render thread.
+    func waitForRoom(pending: Int) { while frames.withLock({ $0.items.count > pending }) { usleep(200) } }
+    func next() -> (UInt64, Int64, Int64)? {
+        while true {
+            available.wait()
+            let (item, closed) = frames.withLock { state -> ((UInt64, Int64, Int64)?, Bool) in
+                state.items.isEmpty ? (nil, state.closed) : (state.items.removeFirst(), false)
+            }
+            if let item { return item }
+            if closed { return nil }
+        }
+    }
 }

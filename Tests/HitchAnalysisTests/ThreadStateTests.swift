@@ -310,10 +310,11 @@ import Testing
         }
         let waited = try session(gapRunnable: 12 * Self.ms)
         #expect(waited.recorded.hitchCount == 1 && waited.recorded.byCause.waitingForCPU.hitchCount == 1)
-        // The same late start without runnable time (the thread slept past its vsync, as when the
-        // host fires its wake-up timer late, or a lock) is not on-CPU work either: blocked.
+        // The same late start without runnable time (the thread slept past its vsync: its wake-up
+        // timer fired late, as when the host stalls) is not on-CPU work either, nor a wait on the
+        // app: a timed wait that woke late is the machine's.
         let slept = try session(gapRunnable: 0)
-        #expect(slept.recorded.hitchCount == 1 && slept.recorded.byCause.blocked.hitchCount == 1)
+        #expect(slept.recorded.hitchCount == 1 && slept.recorded.byCause.machineStall.hitchCount == 1)
         // A late start spent working (the thread ran after it woke) stays in the frame: the app's.
         let worked = try session(gapRunnable: 0, gapWork: 12 * Self.ms)
         #expect(worked.recorded.hitchCount == 1 && worked.recorded.byCause.appWork.hitchCount == 1)

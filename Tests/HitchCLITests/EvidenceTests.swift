@@ -169,3 +169,59 @@ private let ratioBudget = #"{"budgets": [{"metric": "hitches.120.hitchTimeRatioM
         #expect(BudgetFile.refreshRates(in: budgets) == [59.94])
     }
 }
+
+@Suite struct OptionsThatDoWhatTheySayTests {
+    @Test func theRecordedRateIsAlwaysJudged() throws {
+        let r = try HitchCLI.run(["analyze", tuned, "--refresh", "90", "--format", "json"])
+        let analysis = try JSONDecoder().decode(Analysis.self, from: Data(r.stdout.utf8))
+        #expect(analysis.hitches["90"]?.source == .replay)
+        #expect(analysis.hitches["120"]?.source == .recorded && analysis.hitches["120"] == {
+            var recorded = analysis.recorded; recorded.periodMs = 1000.0 / 120; return recorded
+        }())
+    }
+
+    @Test func anyRateRefreshAcceptsCanBeBudgeted() throws {
+        let dir = try HitchCLI.scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let budgets = try budgetFile(in: dir, #"{"budgets": [{"metric": "hitches.59.94.hitchTimeRatioMsPerS", "max": 1000}]}"#)
+        let r = try HitchCLI.run(["check", tuned, "--budget", budgets])
+        #expect(r.status == 0 && r.stdout.contains("hitches.59.94.hitchTimeRatioMsPerS = "), "\(r.stdout) \(r.stderr)")
+    }
+
+    @Test func jsonFormatErrorsAreJSONOnStandardError() throws {
+        for arguments in [["analyze", "no-such.fxt", "--format", "json"], ["diff", naive, llm, "--format=json"]] {
+            let r = try HitchCLI.run(arguments)
+            #expect(r.status == 2 && r.stdout.isEmpty)
+            let object = try JSONSerialization.jsonObject(with: Data(r.stderr.utf8)) as? [String: String]
+            #expect(object?["error"]?.isEmpty == false, "\(r.stderr)")
+        }
+        #expect(try HitchCLI.run(["analyze", "no-such.fxt"]).stderr.hasPrefix("hitch: error: "))
+    }
+
+    @Test func budgetPresetsSizeAsPublished() throws {
+        let r = try HitchCLI.run(["budget", "--params", "1B", "--weights", "q4_0"])
+        #expect(r.status == 0 && r.stdout.contains("1.24 B parameters"), "\(r.stdout)")
+        let three = try HitchCLI.run(["budget", "--params", "3B", "--weights", "q4_0"])
+        #expect(three.stdout.contains("3.21 B parameters"), "\(three.stdout)")
+    }
+}
+
+@Suite struct OutputFolderTests {
+    @Test func everyCommandCreatesAMissingOutputFolder() throws {
+        let dir = try HitchCLI.scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let budgets = try budgetFile(in: dir, ratioBudget)
+        let runs: [[String]] = [
+            ["analyze", tuned, "-o", dir + "/a/analysis.txt"],
+            ["check", tuned, "--budget", budgets, "--format", "junit", "-o", dir + "/b/budgets.xml"],
+            ["diff", naive, tuned, "-o", dir + "/c/diff.txt"],
+            ["export", tuned, "--format", "chrome", "-o", dir + "/d/trace.json"],
+            ["report", tuned, "-o", dir + "/e/report.html"],
+        ]
+        for arguments in runs {
+            let r = try HitchCLI.run(arguments)
+            #expect(r.status != 2, "\(arguments): \(r.stderr)")
+            #expect(FileManager.default.fileExists(atPath: arguments.last!), "\(arguments)")
+        }
+    }
+}

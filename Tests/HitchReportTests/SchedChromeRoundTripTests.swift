@@ -13,8 +13,8 @@ import HitchTrace
         .threadState(ThreadStateReading(frameID: 3, phase: .committed, cpuNs: 7, runnableWaitNs: nil,
                                         voluntarySwitches: nil, involuntarySwitches: nil)),
         .machineState(MachineStateReading(stealNs: 40_000_000, cpuPressureSomeUs: 17, cgroupThrottledUs: nil, onlineCPUs: 2)),
-        .schedSwitch(SchedSwitch(direction: .switchedOut, preempted: true)),
-        .schedSwitch(SchedSwitch(direction: .switchedIn, preempted: false)),
+        .schedSwitch(SchedSwitch(direction: .switchedOut, preempted: true, cpu: 1)),
+        .schedSwitch(SchedSwitch(direction: .switchedIn, preempted: false, cpu: 1)),
     ]
 
     @Test func schedRecordsRoundTripThroughChromeJSON() throws {

@@ -27,12 +27,28 @@ import Testing
         ("HitchWorkloads.Inflater.(decode in _1A2B3C4D5E6F708192A3B4C5D6E7F809)(HitchWorkloads.(Huffman in _1A2B3C4D5E6F708192A3B4C5D6E7F809)) throws -> Swift.Int",
          "HitchWorkloads.Inflater.decode(_:)"),
         ("Foundation.RunLoop.run(mode: Foundation.RunLoop.Mode, before: FoundationEssentials.Date) -> Swift.Bool", "Foundation.RunLoop.run(mode:before:)"),
-        // C and C++ names, and plain symbols, are left alone.
+        // Demangled C++ names (the Swift runtime's): the qualified name, without parameters,
+        // template arguments, return type or qualifiers.
+        ("swift::equalContexts(swift::TargetContextDescriptor<swift::InProcess> const*, swift::TargetContextDescriptor<swift::InProcess> const*)",
+         "swift::equalContexts"),
+        ("void swift::Lazy<swift::ConcurrentReadableHashMap<int, swift::LazyMutex>>::getValue()::{lambda(void*)#1}::operator()(void*) const",
+         "swift::Lazy::getValue::{lambda#1}::operator()"),
+        ("(anonymous namespace)::TypeCache::lookup(char const*) [clone .cold]", "(anonymous)::TypeCache::lookup"),
+        ("std::ostream::operator<<(int)", "std::ostream::operator<<"),
+        // Mangled C++ names and plain symbols are left alone (`Symbol.displayName` demangles first).
         ("__libc_start_main", "__libc_start_main"),
         ("_ZL7tryCastPN5swift11OpaqueValueEPKNS_14TargetMetadataINS_9InProcessEEES1_S6_RS6_S7_bbb", "_ZL7tryCastPN5swift11OpaqueValueEPKNS_14TargetMetadataINS_9InProcessEEES1_S6_RS6_S7_bbb"),
     ])
     func simplifiesAsInstrumentsShows(full: String, simplified: String) {
         #expect(SwiftNames.simplified(full) == simplified)
+    }
+
+    @Test func displayNameDemanglesCxxNames() {
+        // The C++ runtime's __cxa_demangle, then the simplification above.
+        let mangled = "_ZN5swift13equalContextsEPKNS_23TargetContextDescriptorINS_9InProcessEEES4_"
+        #expect(Symbolicator.demangle(mangled) == "swift::equalContexts(swift::TargetContextDescriptor<swift::InProcess> const*, swift::TargetContextDescriptor<swift::InProcess> const*)")
+        #expect(Symbol.displayName(function: mangled, image: "/lib/libswiftCore.so", offset: 0) == "swift::equalContexts")
+        #expect(Symbolicator.demangle("_Znot a name") == "_Znot a name")
     }
 
     @Test func displayNameKeepsTheFullNameWhenAsked() {

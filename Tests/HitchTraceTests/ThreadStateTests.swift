@@ -260,7 +260,8 @@ import Testing
     }
 
     /// A context switch record that names both threads (another producer's, e.g. a Fuchsia system
-    /// trace) reads as the outgoing thread's switch out, then the incoming thread's switch in.
+    /// trace) reads as the outgoing thread's switch out, then the incoming thread's switch in, both
+    /// on the record's CPU.
     @Test func contextSwitchRecordNamingBothThreadsReadsAsTwoSwitches() throws {
         let path = temporaryTracePath("context-switch")
         defer { unlink(path) }
@@ -280,9 +281,9 @@ import Testing
         #expect(reader.warnings.isEmpty, "\(reader.warnings)")
         let described = events.map { "\($0.timestampNs)@\(reader.threadName($0.thread)) \($0.payload)" }
         #expect(described == [
-            "500@a schedSwitch(HitchTrace.SchedSwitch(direction: HitchTrace.SchedSwitch.Direction.switchedOut, preempted: true))",
-            "500@b schedSwitch(HitchTrace.SchedSwitch(direction: HitchTrace.SchedSwitch.Direction.switchedIn, preempted: false))",
-            "600@a schedSwitch(HitchTrace.SchedSwitch(direction: HitchTrace.SchedSwitch.Direction.switchedIn, preempted: false))",
+            "500@a schedSwitch(HitchTrace.SchedSwitch(direction: HitchTrace.SchedSwitch.Direction.switchedOut, preempted: true, cpu: 1))",
+            "500@b schedSwitch(HitchTrace.SchedSwitch(direction: HitchTrace.SchedSwitch.Direction.switchedIn, preempted: false, cpu: 1))",
+            "600@a schedSwitch(HitchTrace.SchedSwitch(direction: HitchTrace.SchedSwitch.Direction.switchedIn, preempted: false, cpu: 1))",
         ])
     }
 }

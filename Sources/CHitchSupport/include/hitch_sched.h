@@ -22,6 +22,12 @@ extern int hitch_thread_states_flag;
 /// as two raw records stamped `ticks`. Opens the thread's schedstat file on its first reading.
 void hitch_thread_state_emit(uint64_t ticks, uint64_t frame_id, uint32_t phase);
 
+/// The calling thread has begun recording events in this session: with context-switch rings on,
+/// it opens its ring now, so the switches of every recording thread (not only the frame threads')
+/// are in the trace and a frame thread's wait for a CPU can be laid beside what the app's other
+/// threads ran meanwhile. Once per thread and session; called by the recorder's slow path.
+void hitch_sched_join_thread(void);
+
 static inline void hitch_thread_state(uint64_t ticks, uint64_t frame_id, uint32_t phase) {
     if (__builtin_expect(__atomic_load_n(&hitch_thread_states_flag, __ATOMIC_RELAXED) != 0, 1))
         hitch_thread_state_emit(ticks, frame_id, phase);

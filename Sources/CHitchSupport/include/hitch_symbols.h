@@ -22,6 +22,10 @@ typedef struct {
 /// known (name NULL, start/size 0), -1 when no loaded image contains it.
 int hitch_symbol_lookup(uint64_t address, hitch_symbol *out);
 
+/// The C++ runtime's demangling of an Itanium-mangled name (`_ZN5swift13equalContexts…`), as a
+/// malloc'd string the caller frees, or NULL when `mangled` is not a valid C++ name.
+char *hitch_cxx_demangle(const char *mangled);
+
 /// Forgets the image list so the next lookup re-reads it (images loaded or unloaded since).
 /// Symbol tables already read stay cached.
 void hitch_symbols_refresh_images(void);

@@ -21,6 +21,11 @@ public struct HitchAttribution: Codable, Sendable, Equatable {
     public var stacks: [SampledStack] = []
     /// Why the frame was late (docs/METRICS.md "Hitch causes").
     public var cause: HitchCause = .unknown
+    /// The root frame this one queued behind (`FrameSample.queuedBehind`); nil when late on its own.
+    public var queuedBehind: UInt64? = nil
+    /// The app's other threads on the CPU the main or render thread waited for in the frame, with
+    /// their time (`count` = 1), most first; empty when none or when the trace cannot tell.
+    public var cpuTakenBy: [NamedDuration] = []
     /// The main thread's begin-to-commit window and the render thread's render window by state
     /// (from the readings); nil without readings.
     public var mainThreadStates: ThreadStateSplit? = nil
@@ -50,8 +55,11 @@ public struct Offender: Codable, Sendable, Equatable {
     /// "stage", "view" or "function" (the innermost symbol of main-thread samples).
     public var kind: OffenderKind = .stage
     public var name: String = ""
-    /// Sum over hitching frames of hitch ms x this offender's share of the frame's window.
+    /// Sum over the hitches the app caused of hitch ms x this offender's on-CPU time in the frame's
+    /// window / the window (docs/METRICS.md "Hitch attribution").
     public var weightedHitchMs: Double = 0
+    /// Its estimated time on a CPU inside those windows.
+    public var onCPUMs: Double = 0
     /// Distinct hitching frames this offender is in (once per frame, however many samples or stacks).
     public var hitchingFrames: Int = 0
     public init() {}

@@ -55,8 +55,9 @@ public struct HitchFigures: Codable, Sendable, Equatable {
     /// Hitch time split by cause (docs/METRICS.md "Hitch causes"): each hitch counts whole under
     /// one cause, so the five parts sum to the totals above.
     public var byCause: HitchCauseFigures = HitchCauseFigures()
-    /// `byCause.appWork.hitchTimeRatioMsPerS`: the hitch time the app's own work caused, the figure
-    /// a CI gate holds the app to. Absent (null) when no frame carried thread-state readings, so a
+    /// `byCause.appWork` + `byCause.waitingForAppThreads` hitch time ratios: the hitch time the app's
+    /// own work caused (on its frame threads, or its other threads taking their CPU), the figure a
+    /// CI gate holds the app to. Absent (null) when no frame carried thread-state readings, so a
     /// budget on it never passes a trace that cannot tell.
     public var appHitchTimeRatioMsPerS: Double? = nil
     /// Judged frames whose main thread had thread-state readings (the rest are `unknown` if they hitch).
@@ -76,6 +77,9 @@ public struct CauseFigures: Codable, Sendable, Equatable {
 /// Hitches by cause, one field per `HitchCause`.
 public struct HitchCauseFigures: Codable, Sendable, Equatable {
     public var appWork: CauseFigures = CauseFigures()
+    /// Waiting for a CPU held by the app's own threads (its background work).
+    public var waitingForAppThreads: CauseFigures = CauseFigures()
+    /// Waiting for a CPU held by other processes or the machine.
     public var waitingForCPU: CauseFigures = CauseFigures()
     public var blocked: CauseFigures = CauseFigures()
     public var machineStall: CauseFigures = CauseFigures()
@@ -86,6 +90,7 @@ public struct HitchCauseFigures: Codable, Sendable, Equatable {
         get {
             switch cause {
             case .appWork: appWork
+            case .waitingForAppThreads: waitingForAppThreads
             case .waitingForCPU: waitingForCPU
             case .blocked: blocked
             case .machineStall: machineStall
@@ -95,6 +100,7 @@ public struct HitchCauseFigures: Codable, Sendable, Equatable {
         set {
             switch cause {
             case .appWork: appWork = newValue
+            case .waitingForAppThreads: waitingForAppThreads = newValue
             case .waitingForCPU: waitingForCPU = newValue
             case .blocked: blocked = newValue
             case .machineStall: machineStall = newValue
@@ -157,6 +163,9 @@ public struct FrameSample: Codable, Sendable, Equatable {
     public var kind: FrameKind = .none
     /// Why the frame hitched; nil when it did not.
     public var cause: HitchCause? = nil
+    /// The earlier frame (the root) whose hold of the main thread, the render thread or the
+    /// display made this one late, and whose cause this one carries; nil when it was late on its own.
+    public var queuedBehind: UInt64? = nil
     /// The main thread's begin-to-commit window by state; nil without readings.
     public var mainThreadStates: ThreadStateSplit? = nil
     /// The platform's own verdict on an imported frame ("janky: App Deadline Missed", "on time"); nil

@@ -12,6 +12,10 @@ public struct ThreadStateSplit: Codable, Sendable, Equatable {
     public var machineMs: Double = 0
     /// Not told apart (a counter unavailable on this machine).
     public var unknownMs: Double = 0
+    /// The part of `runnableMs` the app's own other threads held the CPU for (docs/METRICS.md
+    /// "Hitch causes"): filled for hitching recorded frames and their sums; 0 elsewhere and when the
+    /// trace cannot tell (`threadStates.appThreadSplit`).
+    public var runnableBehindAppThreadsMs: Double = 0
     public init() {}
 }
 
@@ -46,5 +50,12 @@ public struct ThreadStateFigures: Codable, Sendable, Equatable {
     /// Machine counters over the whole recording (first to last reading), and over the hitching frames.
     public var machine: MachineWindow = MachineWindow()
     public var machineInHitches: MachineWindow = MachineWindow()
+    /// Whether every thread that recorded events had its context switches recorded (metadata
+    /// `schedSwitchThreads` = `recording`), so a wait for a CPU can be split into behind the app's
+    /// own threads and behind other processes; without it every wait is `waitingForCPU`.
+    public var appThreadSplit: Bool = false
+    /// The app's threads that held the CPU a frame thread waited for, summed over the hitching
+    /// recorded frames (most first, top 10).
+    public var cpuTakenByAppThreadsInHitches: [NamedDuration] = []
     public init() {}
 }

@@ -156,7 +156,9 @@ struct HitchAccumulator: Sendable {
             f.byCause[cause] = c
         }
         f.framesWithThreadStates = framesWithStates
-        if framesWithStates > 0 { f.appHitchTimeRatioMsPerS = f.byCause.appWork.hitchTimeRatioMsPerS }
+        if framesWithStates > 0 {
+            f.appHitchTimeRatioMsPerS = f.byCause.appWork.hitchTimeRatioMsPerS + f.byCause.waitingForAppThreads.hitchTimeRatioMsPerS
+        }
         HitchGrading.apply(to: &f)
         return f
     }

@@ -15,8 +15,11 @@ struct JudgedFrame: Sendable {
     var hitchNs: Int64
     var latencyNs: Int64
     var kind: Kind
-    /// Why the frame hitched (`HitchCauseRule`); `.unknown` when it did not or without readings.
+    /// Why the frame hitched (`HitchCauseRule`, over the whole timeline for recorded frames:
+    /// `CauseChain`); `.unknown` when it did not or without readings.
     var cause: HitchCause = .unknown
+    /// The root frame a recorded frame queued behind (`CauseChain`); nil when late on its own.
+    var queuedBehind: UInt64? = nil
     /// The main thread's frame work and the render thread's render by state (nil without readings).
     var states = FrameStates.unknown
     var mainStates: StateSplit? { states.main }

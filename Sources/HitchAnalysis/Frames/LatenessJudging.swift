@@ -46,8 +46,9 @@ struct LatenessJudge: Sendable {
     }
 }
 
-/// Judges a recorded frame (`isJudgeable`) on its own recorded grid (vsync + k * period). Not an
-/// Optional: the frame is built in the caller's storage, where an Optional's payload was copied out.
+/// Judges a recorded frame (`isJudgeable`) on its own recorded grid (vsync + k * period); its cause
+/// comes from the whole timeline (`CauseChain`). Not an Optional: the frame is built in the
+/// caller's storage, where an Optional's payload was copied out.
 func judgeRecorded(_ frame: FrameRecord, judge: inout LatenessJudge, switches: SwitchHistory) -> JudgedFrame {
     let period = frame.periodNs
     let expected = frame.targetNs + period
@@ -77,7 +78,5 @@ func judgeRecorded(_ frame: FrameRecord, judge: inout LatenessJudge, switches: S
                                     render: frame.readings.render(switches: switches),
                                     lateStart: frame.readings.mainLateStart)
     }
-    judged.cause = HitchCauseRule.cause(hitchNs: hitch, periodNs: period, anchorNs: frame.vsyncNs, commitNs: frame.commitNs,
-                                        renderNs: renderNs, states: judged.states)
     return judged
 }

@@ -11,6 +11,8 @@ struct FramePass: AnalysisPass {
     private var recorded = HitchAccumulator(source: .recorded, rateHz: 0)
     private var replays: [ReplayTimeline]
     private var recordedJudge = LatenessJudge()
+    /// The recorded frames' causes over the whole timeline.
+    private var causeChain = CauseChain()
     private var rateCounts: [Double: Int] = [:]
     /// Frames at the same rate as the previous one, not yet in `rateCounts` (no hashing per frame).
     private var lastRateHz: Double = .nan
@@ -78,6 +80,7 @@ struct FramePass: AnalysisPass {
         runFirstFrameSample = frameSamples.count
         runFirstRefreshChange = refreshChanges.count
         recordedJudge.reset()
+        causeChain.reset()
         recorded.beginRun(run)
         for i in replays.indices { replays[i].beginRun(run) }
     }
@@ -116,7 +119,7 @@ struct FramePass: AnalysisPass {
                 if reading.phase == .renderBegan { frame.readings.renderThread = thread }
             }
         case .schedSwitch(let change):
-            switchHistory.add(SwitchHistory.Switch(atNs: t, out: change.direction == .switchedOut, preempted: change.preempted),
+            switchHistory.add(SwitchHistory.Switch(atNs: t, out: change.direction == .switchedOut, preempted: change.preempted, cpu: change.cpu),
                               thread: resolved.thread.rawValue)
             if waitingHead < waiting.count { drainFrames(&context) }
         case .instant:
@@ -200,7 +203,8 @@ struct FramePass: AnalysisPass {
             recorded.addUnjudged()
             return
         }
-        let judged = judgeRecorded(frame, judge: &recordedJudge, switches: switchHistory)
+        var judged = judgeRecorded(frame, judge: &recordedJudge, switches: switchHistory)
+        judgeCause(&judged, frame)
         recorded.add(judged)
         let verdict = verdicts.take(frame.frameID, context)
         if let verdict { verdicts.judged(verdict: verdict, hitch: judged.hitchNs > 0) }
@@ -234,7 +238,7 @@ struct FramePass: AnalysisPass {
             s.overrunMs = milliseconds(judged.overrunNs)
             s.hitchMs = milliseconds(judged.hitchNs)
             s.kind = judged.kind
-            if judged.hitchNs > 0 { s.cause = judged.cause }
+            if judged.hitchNs > 0 { s.cause = judged.cause; s.queuedBehind = judged.queuedBehind }
             s.mainThreadStates = judged.mainStates?.figures
             s.platformVerdict = verdict
             frameSamples.append(s)
@@ -256,6 +260,20 @@ struct FramePass: AnalysisPass {
                            states: judged.states)   // the replay reads only the main and render splits: it starts on its grid, no late start
         }
         if judged.hitchNs > 0 { context.judgedFrames.append((frame, judged)) }
+    }
+
+    /// The frame's cause over the whole timeline.
+    private mutating func judgeCause(_ judged: inout JudgedFrame, _ frame: FrameRecord) {
+        let readings = frame.hasReadings ? frame.readings : FrameReadings.none
+        let renderBegan = readings.renderBegan.isPresent ? readings.renderBegan.atNs : Int64.min
+        let lateness = judged.actualNs - judged.expectedNs
+        let verdict = causeChain.judge(ChainFrame(
+            frameID: frame.frameID, vsyncNs: frame.vsyncNs, periodNs: frame.periodNs, beganNs: frame.beganNs, commitNs: frame.commitNs,
+            renderBeganNs: renderBegan, renderEndNs: judged.renderEndNs, expectedNs: judged.expectedNs, actualNs: judged.actualNs,
+            hitchNs: judged.hitchNs, allowanceNs: max(0, lateness - judged.hitchNs), renderNs: judged.renderNs,
+            states: judged.states))
+        judged.cause = verdict.cause
+        judged.queuedBehind = verdict.queuedBehind
     }
 
     private mutating func flushRateCount() {
@@ -302,6 +320,14 @@ struct FramePass: AnalysisPass {
             } else {
                 a.hitches[key] = replays[i].figures(periodMs: 1000 / rate)
             }
+        }
+        // The recorded rate is always judged, whatever --refresh lists (`analyze --refresh 90` of a
+        // 120 Hz trace keeps the recorded 120 Hz row beside the 90 Hz replay).
+        if a.recordedRates.count == 1, let recordedRate = a.recordedRates.first?.rateHz,
+           !refreshRatesHz.contains(where: { abs($0 - recordedRate) <= periodTolerance * recordedRate }) {
+            var figures = a.recorded
+            figures.periodMs = 1000 / recordedRate
+            a.hitches[Analyzer.rateKey(recordedRate)] = figures
         }
         if framesWithStates > 0 {
             // The rest of the thread-state figures are the ThreadStatePass's (registered later).

@@ -29,6 +29,12 @@ struct HitchAttributionPass: Sendable {
         /// The latest end of this window and of every window opened before it (never decreasing).
         var reachNs: Int64
         var hitchNs: Int64
+        /// Whether the app caused the hitch (its own work or its threads taking the CPU, or no readings
+        /// to say otherwise) and the frame was late on its own: only such windows weight offenders.
+        var countsOffenders: Bool
+        /// The main thread's running and wall time in its window (the share of a stage's time on a CPU).
+        var mainRunningNs: Int64
+        var mainWallNs: Int64
         var attribution: HitchAttribution
         /// The frame's vsync: `startMs` is relative to the run's first event, known at the end of the run.
         var vsyncNs: Int64
@@ -122,11 +128,14 @@ struct HitchAttributionPass: Sendable {
     private(set) var attributions: [HitchAttribution] = []
     // This run's in-hitch samples per stack (symbolized at the end of the run).
     private var runInHitches: [UInt32: Int] = [:]
-    /// Weights per stack (no frame counts: a function's frames are counted by name, below).
-    private var runFunctionOffenders: [UInt32: WeightedHitch] = [:]
+    /// Weights per stack (no frame counts: a function's frames are counted by name, below): by
+    /// samples over every hitch (where the main thread waited), and by on-CPU time over the hitches
+    /// that weight offenders (`OpenWindow.countsOffenders`).
+    private var runStackWeights: [UInt32: WeightedHitch] = [:]
+    private var runStackOnCPU: [UInt32: WeightedHitch] = [:]
     /// This run's hitching frames' distinct sampled stacks: at the end of the run each frame counts
     /// once for every innermost function among them, however many stacks and samples it had.
-    private var runHitchStacks: [[UInt32]] = []
+    private var runHitchStacks: [(stacks: [UInt32], countsOffenders: Bool)] = []
     private var pending: [(HitchAttribution, vsyncNs: Int64, stacks: [(UInt32, Int)])] = []
 
     mutating func beginRun(_ run: Int) {
@@ -207,9 +216,14 @@ struct HitchAttributionPass: Sendable {
         a.cause = judged.cause
         a.mainThreadStates = judged.mainStates?.figures
         a.renderThreadStates = judged.renderStates?.figures
+        a.queuedBehind = judged.queuedBehind
+        let appCaused = judged.cause == .appWork || (judged.cause == .unknown && judged.mainStates == nil)
+        let mainStates = judged.mainStates
         let reach = max(openHead < open.count ? open[open.count - 1].reachNs : .min, main.upperBound, render.upperBound, other.upperBound)
-        var window = OpenWindow(main: main, render: render, other: other, reachNs: reach, hitchNs: judged.hitchNs, attribution: a,
-                                vsyncNs: frame.vsyncNs)
+        var window = OpenWindow(main: main, render: render, other: other, reachNs: reach, hitchNs: judged.hitchNs,
+                                countsOffenders: appCaused && judged.queuedBehind == nil,
+                                mainRunningNs: mainStates?.runningNs ?? 1, mainWallNs: mainStates.map { max(1, $0.wallNs) } ?? 1,
+                                attribution: a, vsyncNs: frame.vsyncNs)
         var short = false
         for (index, history) in stages.histories.enumerated() {
             let role = roles[ThreadHistories<StageInstance>.thread(ofHistory: index)]
@@ -242,20 +256,33 @@ struct HitchAttributionPass: Sendable {
     private mutating func retire(_ window: OpenWindow, names: NameTable) {
         let hitchNs = window.hitchNs, mainWindowNs = window.main.upperBound - window.main.lowerBound
         for (name, value) in window.stageTimes { inHitchNsByStage[name, default: 0] +|= value.ns }
-        for (name, ns) in window.mainStageTimes where ns > 0 {
-            stageOffenders[name, default: WeightedHitch()].add(hitchNs: hitchNs, part: ns, whole: mainWindowNs)
+        // Offenders: on-CPU time inside the windows of hitches the app's work caused, never mere
+        // presence. A main-thread stage's or view's time on a CPU is its time in the window times
+        // the main thread's running share of it.
+        func onCPU(_ ns: Int64) -> Int64 {
+            Int64(truncatingIfNeeded: window.mainWallNs.dividingFullWidth(ns.multipliedFullWidth(by: min(window.mainRunningNs, window.mainWallNs))).quotient)
         }
-        for (name, value) in window.bodyTimes where value.ns > 0 {
-            viewOffenders[name, default: WeightedHitch()].add(hitchNs: hitchNs, part: value.ns, whole: mainWindowNs)
+        if window.countsOffenders {
+            for (name, ns) in window.mainStageTimes where onCPU(ns) > 0 {
+                stageOffenders[name, default: WeightedHitch()].add(hitchNs: hitchNs, part: onCPU(ns), whole: mainWindowNs)
+            }
+            for (name, value) in window.bodyTimes where onCPU(value.ns) > 0 {
+                viewOffenders[name, default: WeightedHitch()].add(hitchNs: hitchNs, part: onCPU(value.ns), whole: mainWindowNs)
+            }
         }
         let sampleCount = window.stackCounts.values.reduce(0, +)
         if sampleCount > 0 {
             samplesInHitches += sampleCount
             for (stack, count) in window.stackCounts {
                 runInHitches[stack, default: 0] += count
-                runFunctionOffenders[stack, default: WeightedHitch()].addWeight(hitchNs: hitchNs, part: Int64(count), whole: Int64(sampleCount))
+                runStackWeights[stack, default: WeightedHitch()].addWeight(hitchNs: hitchNs, part: Int64(count), whole: Int64(sampleCount))
+                guard window.countsOffenders else { continue }
+                // A stack's share of the window's time on a CPU: the sampler runs on wall time.
+                let share = onCPU(mainWindowNs)
+                runStackOnCPU[stack, default: WeightedHitch()].addWeight(hitchNs: hitchNs, part: Int64(count) * share, whole: Int64(sampleCount) * max(1, mainWindowNs))
+                runStackOnCPU[stack, default: WeightedHitch()].addOnCPU(share * Int64(count) / Int64(sampleCount))
             }
-            runHitchStacks.append(Array(window.stackCounts.keys))
+            runHitchStacks.append((Array(window.stackCounts.keys), window.countsOffenders))
         }
 
         // Keep the worst `limit` hitching frames in detail.
@@ -293,7 +320,7 @@ struct HitchAttributionPass: Sendable {
         }
         var innermost: [UInt32: String] = [:]
         var asleep: Set<UInt32> = []
-        for (stack, weight) in runFunctionOffenders {
+        for (stack, weight) in runStackWeights {
             let frames = stacks.frames(stack, names: names)
             // A sample asleep in the kernel is the thread's blocked time, never a hot function:
             // it is kept apart under the first function above the blocking calls (the one that waited).
@@ -306,14 +333,16 @@ struct HitchAttributionPass: Sendable {
             } else {
                 let function = frames.first ?? "?"
                 innermost[stack] = function
-                functionOffenders[function, default: WeightedHitch()].merge(weight)
+                if let onCPU = runStackOnCPU[stack] { functionOffenders[function, default: WeightedHitch()].merge(onCPU) }
             }
         }
-        for frameStacks in runHitchStacks {
-            for function in Set(frameStacks.filter { !asleep.contains($0) }.map { innermost[$0] ?? "?" }) { functionOffenders[function, default: WeightedHitch()].frames += 1 }
+        for (frameStacks, countsOffenders) in runHitchStacks {
+            if countsOffenders {
+                for function in Set(frameStacks.filter { !asleep.contains($0) }.map { innermost[$0] ?? "?" }) { functionOffenders[function, default: WeightedHitch()].frames += 1 }
+            }
             for waiter in Set(frameStacks.filter { asleep.contains($0) }.map { innermost[$0] ?? "?" }) { waitingFunctions[waiter, default: WeightedHitch()].frames += 1 }
         }
-        runInHitches.removeAll(); runFunctionOffenders.removeAll(); runHitchStacks.removeAll()
+        runInHitches.removeAll(); runStackWeights.removeAll(); runStackOnCPU.removeAll(); runHitchStacks.removeAll()
         if foldedInHitches.count > 20_000 { foldedInHitches = SampleProfilePass.top(foldedInHitches, 10_000) }
         for (attribution, vsyncNs, stackCounts) in pending {
             var a = attribution
@@ -332,7 +361,8 @@ struct HitchAttributionPass: Sendable {
     func offenders(names: NameTable) -> [Offender] {
         var offenders: [Offender] = []
         func add(_ kind: OffenderKind, _ name: String, _ weight: WeightedHitch) {
-            var o = Offender(); o.kind = kind; o.name = name; o.weightedHitchMs = weight.ms; o.hitchingFrames = weight.frames
+            var o = Offender(); o.kind = kind; o.name = name; o.weightedHitchMs = weight.ms; o.onCPUMs = milliseconds(weight.onCPUNs)
+            o.hitchingFrames = weight.frames
             offenders.append(o)
         }
         for (name, weight) in stageOffenders { add(.stage, names[name], weight) }

@@ -23,17 +23,34 @@ struct ThreadStatePass: AnalysisPass {
         var mainStart: Int64, mainEnd: Int64
         var frameEnd: Int64
         var states: FrameStates
+        var hitchNs: Int64
+        var cause: HitchCause
+        var queuedBehind: UInt64?
+        /// The frame threads' windows (their readings) and the waits for a CPU in them: where the
+        /// app's other threads may have held the CPU (`SwitchHistory.cpuTakers`, at the end of the run).
+        var mainThread: UInt32, mainWindow: (Int64, Int64), mainRunnableNs: Int64
+        var renderThread: UInt32, renderWindow: (Int64, Int64), renderRunnableNs: Int64
     }
     /// Per-hitch figures the attribution is patched with, by (run, frameID).
-    private struct HitchDetail: Sendable {
+    fileprivate struct HitchDetail: Sendable {
         var machine: MachineWindow?
         var switches: ThreadStateSplit?
+        /// The app's threads on the main and render threads' CPUs while they waited, most first.
+        var cpuTakenBy: [NamedDuration] = []
+        var mainBehindAppNs: Int64 = 0
+        var renderBehindAppNs: Int64 = 0
+        /// A wait for a CPU that the app's own threads held for most of it (or the frame queued
+        /// behind such a wait): moved from `waitingForCPU` to `waitingForAppThreads`.
+        var behindAppThreads = false
+        var hitchNs: Int64 = 0
     }
 
     // Per run.
     private var machine: [MachinePoint] = []
     /// The main threads' switches, as one thread (key 0): only the main role's are kept.
     private var mainSwitches = SwitchHistory(perThread: switchLimit)
+    /// Every thread's switches, by thread: who held the CPU a frame thread waited for.
+    private var allSwitches = SwitchHistory(perThread: switchLimit / 2)
     private var hitches: [Hitch] = []
     private var run = 0
 
@@ -45,13 +62,20 @@ struct ThreadStatePass: AnalysisPass {
     private var machineInHitches = MachineAccumulator()
     private var mainInHitches = StateSplit()
     private var renderInHitches = StateSplit()
+    /// The part of their runnable time the app's other threads held the CPU for (`runnableBehindAppThreadsMs`).
+    private var mainBehindAppInHitchesNs: Int64 = 0
+    private var renderBehindAppInHitchesNs: Int64 = 0
     private var source: ThreadStateSource?
     private var sourceReason = ""
+    private var appThreadSplit = false
+    /// The app's threads on the frame threads' CPUs in hitching recorded frames, by name.
+    private var cpuTakenInHitches: [String: Int64] = [:]
 
     mutating func beginRun(_ context: inout PassContext) {
         run = context.run
         machine.removeAll(keepingCapacity: true)
         mainSwitches.removeAll()
+        allSwitches.removeAll()
         hitches.removeAll(keepingCapacity: true)
     }
 
@@ -65,6 +89,8 @@ struct ThreadStatePass: AnalysisPass {
                                         throttledUs: m.cgroupThrottledUs ?? -1, cpus: Int64(max(1, m.onlineCPUs))))
         case .schedSwitch(let s):
             contextSwitches += 1
+            allSwitches.add(.init(atNs: resolved.startNs, out: s.direction == .switchedOut, preempted: s.preempted, cpu: s.cpu),
+                            thread: resolved.thread.rawValue)
             if resolved.role == .main {
                 mainSwitches.add(.init(atNs: resolved.startNs, out: s.direction == .switchedOut, preempted: s.preempted), thread: 0)
             }
@@ -76,8 +102,16 @@ struct ThreadStatePass: AnalysisPass {
     mutating func takePublished(_ context: inout PassContext) {
         for (frame, judged) in context.judgedFrames where hitches.count < Self.hitchLimit {
             let states = FrameStates(main: judged.mainStates, render: judged.renderStates)
+            let r = frame.hasReadings ? frame.readings : FrameReadings.none
+            let mainBegan = r.mainBegan.isPresent ? r.mainBegan : r.beforeCommit
             hitches.append(Hitch(frameID: frame.frameID, mainStart: min(frame.beganNs, judged.commitNs), mainEnd: judged.commitNs,
-                                 frameEnd: max(judged.commitNs, judged.renderEndNs), states: states))
+                                 frameEnd: max(judged.commitNs, judged.renderEndNs), states: states,
+                                 hitchNs: judged.hitchNs, cause: judged.cause, queuedBehind: judged.queuedBehind,
+                                 mainThread: r.mainThread, mainWindow: (mainBegan.atNs, r.mainCommitted.atNs),
+                                 mainRunnableNs: mainBegan.isPresent && r.mainCommitted.isPresent ? judged.mainStates?.runnableNs ?? 0 : 0,
+                                 renderThread: r.renderThread, renderWindow: (r.renderBegan.atNs, r.renderEnded.atNs),
+                                 renderRunnableNs: r.renderBegan.isPresent && r.renderEnded.isPresent
+                                    ? max(0, (judged.renderStates?.runnableNs ?? 0) - (r.renderLateStart?.runnableNs ?? 0)) : 0))
         }
     }
 
@@ -86,6 +120,7 @@ struct ThreadStatePass: AnalysisPass {
         if source == nil, let word = context.runMetadata[MetadataKey.schedSource] {
             source = ThreadStateSource(rawValue: word) ?? ThreadStateSource.none
             sourceReason = context.runMetadata[MetadataKey.schedSourceReason] ?? ""
+            appThreadSplit = context.runMetadata[MetadataKey.schedSwitchThreads] == MetadataKey.everyRecordingThread
         }
         // File order is per-thread order only: sort by time (ties keep the file order: a stable sort).
         machine = machine.enumerated().sorted { ($0.element.atNs, $0.offset) < ($1.element.atNs, $1.offset) }.map(\.element)
@@ -101,7 +136,31 @@ struct ThreadStatePass: AnalysisPass {
                 detail.machine = w.figures
             }
             detail.switches = switchSplit(hitch.mainStart, hitch.mainEnd)
+            detail.hitchNs = hitch.hitchNs
+            // Who held the CPU while the frame threads waited for one: every thread's switches are in now.
+            var taken: [UInt32: Int64] = [:]
+            for (thread, window, runnable, isMain) in [(hitch.mainThread, hitch.mainWindow, hitch.mainRunnableNs, true),
+                                                        (hitch.renderThread, hitch.renderWindow, hitch.renderRunnableNs, false)] where runnable > 0 {
+                var behind: Int64 = 0
+                for taker in allSwitches.cpuTakers(thread: thread, from: window.0, to: window.1, runnableNs: runnable) {
+                    taken[taker.thread, default: 0] +|= taker.ns
+                    behind +|= taker.ns
+                }
+                if isMain { detail.mainBehindAppNs = min(runnable, behind); mainBehindAppInHitchesNs +|= detail.mainBehindAppNs }
+                else { detail.renderBehindAppNs = min(runnable, behind); renderBehindAppInHitchesNs +|= detail.renderBehindAppNs }
+            }
+            for (thread, ns) in taken { cpuTakenInHitches[context.threadName(thread), default: 0] +|= ns }
+            detail.cpuTakenBy = taken.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(5).map { thread, ns in
+                var d = NamedDuration(); d.name = context.threadName(thread); d.count = 1; d.ms = milliseconds(ns); return d
+            }
+            let waited = hitch.mainRunnableNs.addingSaturated(hitch.renderRunnableNs)
+            let behind = detail.mainBehindAppNs.addingSaturated(detail.renderBehindAppNs)
+            detail.behindAppThreads = hitch.cause == .waitingForCPU && hitch.queuedBehind == nil && behind > waited - behind
             runDetails[hitch.frameID] = detail
+        }
+        // A frame queued behind a wait that the app's threads caused carries that cause too.
+        for hitch in hitches where hitch.cause == .waitingForCPU {
+            if let root = hitch.queuedBehind, runDetails[root]?.behindAppThreads == true { runDetails[hitch.frameID]?.behindAppThreads = true }
         }
         details[run] = runDetails
     }
@@ -161,10 +220,19 @@ struct ThreadStatePass: AnalysisPass {
         t.contextSwitches = contextSwitches
         t.mainThread = a.threadStates?.mainThread ?? ThreadStateSplit()
         t.mainThreadInHitches = mainInHitches.figures
+        t.mainThreadInHitches.runnableBehindAppThreadsMs = milliseconds(mainBehindAppInHitchesNs)
         t.renderThreadInHitches = renderInHitches.figures
+        t.renderThreadInHitches.runnableBehindAppThreadsMs = milliseconds(renderBehindAppInHitchesNs)
         t.machine = machineTotal.figures
         t.machineInHitches = machineInHitches.figures
+        t.appThreadSplit = appThreadSplit
+        t.cpuTakenByAppThreadsInHitches = cpuTakenInHitches.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(10).map { name, ns in
+            var d = NamedDuration(); d.name = name; d.count = 1; d.ms = milliseconds(ns); return d
+        }
         a.threadStates = t
+        if !appThreadSplit && a.recorded.hitchCount > 0 {
+            a.warnings.append("the trace does not record every thread's context switches (metadata schedSwitchThreads): waits for a CPU behind the app's own threads cannot be told from waits behind other processes")
+        }
         if hitchesUnknown > 0 {
             a.warnings.append("\(hitchesUnknown) hitching frames had no thread-state readings on the main thread: their cause is unknown")
         }
@@ -172,7 +240,43 @@ struct ThreadStatePass: AnalysisPass {
             guard let detail = details[a.hitchAttributions[i].run]?[a.hitchAttributions[i].frameID] else { continue }
             a.hitchAttributions[i].machine = detail.machine
             a.hitchAttributions[i].mainThreadSwitches = detail.switches
+            a.hitchAttributions[i].cpuTakenBy = detail.cpuTakenBy
+            a.hitchAttributions[i].mainThreadStates?.runnableBehindAppThreadsMs = milliseconds(detail.mainBehindAppNs)
+            a.hitchAttributions[i].renderThreadStates?.runnableBehindAppThreadsMs = milliseconds(detail.renderBehindAppNs)
+            if detail.behindAppThreads { a.hitchAttributions[i].cause = .waitingForAppThreads }
         }
+        Self.moveWaitsBehindAppThreads(&a, details)
+    }
+}
+
+extension ThreadStatePass {
+    /// The recorded hitches judged `waitingForCPU` whose wait the app's own threads held the CPU for
+    /// (decided at the end of the run, when every thread's switches are in) move to
+    /// `waitingForAppThreads`: in the recorded figures and every rate reported from them, and in `frames[]`.
+    fileprivate static func moveWaitsBehindAppThreads(_ a: inout Analysis, _ details: [Int: [UInt64: HitchDetail]]) {
+        var movedCount = 0, movedNs: Int64 = 0
+        for run in details.values { for detail in run.values where detail.behindAppThreads { movedCount += 1; movedNs +|= detail.hitchNs } }
+        for i in a.frames.indices {
+            guard let detail = details[a.frames[i].run]?[a.frames[i].frameID] else { continue }
+            a.frames[i].mainThreadStates?.runnableBehindAppThreadsMs = milliseconds(detail.mainBehindAppNs)
+            if detail.behindAppThreads { a.frames[i].cause = .waitingForAppThreads }
+        }
+        guard movedCount > 0 else { return }
+        func move(_ f: inout HitchFigures) {
+            func ns(_ ms: Double) -> Int64 { Int64((ms * 1e6).rounded()) }
+            f.byCause.waitingForCPU.hitchCount -= movedCount
+            f.byCause.waitingForCPU.totalHitchMs = milliseconds(max(0, ns(f.byCause.waitingForCPU.totalHitchMs) - movedNs))
+            f.byCause.waitingForAppThreads.hitchCount += movedCount
+            f.byCause.waitingForAppThreads.totalHitchMs = milliseconds(ns(f.byCause.waitingForAppThreads.totalHitchMs).addingSaturated(movedNs))
+            for cause in [HitchCause.waitingForCPU, .waitingForAppThreads] {
+                f.byCause[cause].hitchTimeRatioMsPerS = f.animatingSeconds > 0 ? f.byCause[cause].totalHitchMs / f.animatingSeconds : 0
+            }
+            if f.appHitchTimeRatioMsPerS != nil {
+                f.appHitchTimeRatioMsPerS = f.byCause.appWork.hitchTimeRatioMsPerS + f.byCause.waitingForAppThreads.hitchTimeRatioMsPerS
+            }
+        }
+        move(&a.recorded)
+        for key in a.hitches.keys where a.hitches[key]?.source == .recorded { move(&a.hitches[key]!) }
     }
 }
 

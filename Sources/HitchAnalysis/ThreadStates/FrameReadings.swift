@@ -71,11 +71,18 @@ struct FrameReadings: Sendable {
         return StateSplit.between(beforeCommit, mainCommitted, thread: mainThread, switches: switches)
     }
     /// The render thread's split of its render. The judged render duration runs from the first
-    /// vsync after the commit, so a render that began later adds the runnable and stolen part of
-    /// that late start (a render thread busy or waiting for a CPU before it could begin).
+    /// vsync after the commit, so a render that began later adds the part of that late start it
+    /// did not run (waiting for a CPU, stolen, or asleep past that vsync: a late wake-up, machine).
     func render(switches: SwitchHistory) -> StateSplit? {
         guard var split = StateSplit.between(renderBegan, renderEnded, thread: renderThread, switches: switches) else { return nil }
-        if let late = renderLateStart { split.add(late) }
+        if var late = renderLateStart {
+            late.runningNs = 0   // the render thread's earlier work (an earlier frame's render), not this render's
+            // Asleep past the vsync it waited for: a timed wait that woke late, the machine's
+            // (docs/METRICS.md "Hitch causes", "Blocked or machine").
+            late.machineNs +|= late.blockedNs
+            late.blockedNs = 0
+            split.add(late)
+        }
         return split
     }
 

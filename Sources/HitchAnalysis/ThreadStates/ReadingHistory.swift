@@ -26,8 +26,9 @@ struct ReadingHistory: Sendable {
     /// The time not running of `thread` in [start, end), from each pair of consecutive readings
     /// overlapping it: a pair's runnable time, then its stolen time, then its time asleep are taken
     /// as lying at its end, up to the overlap (a thread that slept, woke and waited for a CPU waits
-    /// last, and slept before that). Nil when the readings kept do not reach back to `start`, or
-    /// there was no such time.
+    /// last, and slept before that); `runningNs` is the pair's running time in what the overlap has
+    /// left (on-CPU work in the late start). Nil when the readings kept do not reach back to `start`,
+    /// or there was no such time.
     func lateStart(thread: UInt32, from start: Int64, to end: Int64, switches: SwitchHistory) -> StateSplit? {
         guard end > start, let ring = rings[thread] else { return nil }
         var result = StateSplit(), later: PhaseReading? = nil, covered = false
@@ -47,8 +48,9 @@ struct ReadingHistory: Sendable {
             // so the counterfactual frame does not keep it. The pair's running time may all lie
             // after the wake-up (work before the frame began), so only what is left beyond it counts.
             result.blockedNs +|= max(0, min(overlap - runnable - machine - split.runningNs, split.blockedNs))
+            result.runningNs +|= min(overlap - runnable - machine, split.runningNs)
             return !covered
         }
-        return covered && result.notRunningNs > 0 ? result : nil
+        return covered && result.wallNs > 0 ? result : nil
     }
 }

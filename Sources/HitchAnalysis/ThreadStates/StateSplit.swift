@@ -65,6 +65,8 @@ struct StateSplit: Sendable, Equatable {
     }
 
     /// The non-running cause with the most time; ties go to the machine, then waiting, then blocked.
+    /// (Whose threads a wait for a CPU was behind is decided at the end of the run, when every
+    /// thread's switches are in: `ThreadStatePass`.)
     var largestNotRunning: HitchCause {
         var cause = HitchCause.machineStall, most = machineNs
         if runnableNs > most { cause = .waitingForCPU; most = runnableNs }

@@ -9,14 +9,18 @@ struct SwitchHistory: Sendable {
         var atNs: Int64
         var out: Bool
         var preempted: Bool
+        /// The CPU left or taken (`SchedSwitch.unknownCPU` when unsaid).
+        var cpu: UInt16 = SchedSwitch.unknownCPU
     }
     /// A reading is stamped just before its counters are read: a switch this soon after a window's
     /// end reading may already be in that reading's switch counts.
     static let readSlackNs: Int64 = 50_000
-    static let threads = 16
+    /// Every thread that records events has its switches recorded (`schedSwitchThreads`): enough
+    /// for the frame threads and the app's other threads.
+    static let threadLimit = 64
     /// Switches kept per thread: the oldest half goes when full.
     let perThread: Int
-    private var threads: [UInt32: [Switch]] = [:]
+    private(set) var threads: [UInt32: [Switch]] = [:]
 
     init(perThread: Int = 1 << 16) { self.perThread = perThread }
 
@@ -25,7 +29,7 @@ struct SwitchHistory: Sendable {
 
     mutating func add(_ s: Switch, thread: UInt32) {
         if threads[thread] == nil {
-            guard threads.count < Self.threads else { return }
+            guard threads.count < Self.threadLimit else { return }
             threads[thread] = []
         }
         // Per-thread records arrive in time order: appending is the common case.
@@ -39,7 +43,7 @@ struct SwitchHistory: Sendable {
         if threads[thread]!.count > perThread { threads[thread]!.removeFirst(perThread / 2) }
     }
 
-    private static func firstIndex(_ list: [Switch], atOrAfter t: Int64) -> Int {
+    static func firstIndex(_ list: [Switch], atOrAfter t: Int64) -> Int {
         var low = 0, high = list.count
         while low < high { let mid = (low + high) / 2; if list[mid].atNs < t { low = mid + 1 } else { high = mid } }
         return low

@@ -242,7 +242,7 @@ struct Context {
         w.element("details", [Attribute("class", "frame")]) { w in
             w.element("summary") { w in
                 w.element("strong", text: "Frame \(a.frameID)")
-                w.text(" at \(Format.fixed(a.startMs / 1000, 3)) s — \(a.kind) hitch \(Format.milliseconds(a.hitchMs)) (\(ReportText.cause(a.cause))); main thread \(Format.milliseconds(a.mainThreadMs)), render \(Format.milliseconds(a.renderMs))")
+                w.text(" at \(Format.fixed(a.startMs / 1000, 3)) s — \(a.kind) hitch \(Format.milliseconds(a.hitchMs)) (\(ReportText.cause(of: a))); main thread \(Format.milliseconds(a.mainThreadMs)), render \(Format.milliseconds(a.renderMs))")
             }
             w.element("div", [Attribute("class", "target"), Attribute.id(fragment("f-", "\(a.run)-\(a.frameID)"))]) { w in
                 var states: [(String, String)] = []
@@ -253,7 +253,8 @@ struct Context {
                     states.append(("Machine over the frame", "steal " + Format.milliseconds(m.stealMs) + " per CPU, CPU pressure "
                                    + Format.milliseconds(m.cpuPressureSomeMs) + ", throttled " + Format.milliseconds(m.cgroupThrottledMs)))
                 }
-                if !states.isEmpty { Blocks.facts(&w, [("Cause", ReportText.cause(a.cause))] + states) }
+                if !a.cpuTakenBy.isEmpty { states.append(("The app's threads on its CPU", ReportText.takers(a.cpuTakenBy))) }
+                if !states.isEmpty { Blocks.facts(&w, [("Cause", ReportText.cause(of: a))] + states) }
                 w.element("div", [Attribute("class", "grid2")]) { w in
                     if !a.stages.isEmpty {
                         w.element("div") { w in
@@ -328,7 +329,9 @@ struct Context {
 
     func offenders(_ w: inout HTMLWriter) {
         if !analysis.offenders.isEmpty {
-            Blocks.note(&w, "What ran on the main thread during hitches, weighted by hitch time.")
+            Blocks.note(&w, "What ran on a CPU for the frame in the hitches the app caused (its own work, or its threads "
+                        + "taking the frame's CPU), weighted by hitch time. Hitches caused by other processes or the machine "
+                        + "show their cause below instead.")
             let kinds = OffenderKind.allCases
             Charts.horizontalBars(&w, rows: analysis.offenders.prefix(15).map {
                 Charts.BarRow(label: $0.kind.rawValue + ": " + $0.name, value: $0.weightedHitchMs,

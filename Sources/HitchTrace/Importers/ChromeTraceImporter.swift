@@ -237,7 +237,8 @@ public struct ChromeTraceImporter {
             guard let direction = args[.direction]?.stringValue.flatMap(SchedSwitch.Direction.init(name:)) else { return nil }
             var preempted = false
             if case .bool(let flag)? = args[.preempted] { preempted = flag }
-            return .schedSwitch(SchedSwitch(direction: direction, preempted: preempted))
+            let cpu = args[.cpu]?.int64Value.map { UInt16(clamping: $0) } ?? SchedSwitch.unknownCPU
+            return .schedSwitch(SchedSwitch(direction: direction, preempted: preempted, cpu: cpu))
         default:
             return nil
         }

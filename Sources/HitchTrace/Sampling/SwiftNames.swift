@@ -15,6 +15,7 @@ public enum SwiftNames {
     /// The simplified form of a demangled Swift name; other names (C, C++) come back unchanged.
     public static func simplified(_ name: String) -> String {
         guard name.contains("(") || name.contains(" ") || name.contains("<") else { return name }
+        if name.contains("::") { return cxxSimplified(name) }   // a demangled C++ name (Swift's never hold "::")
         var text = Substring(name)
         if let suffix = text.range(of: " with unmangled suffix ") { text = text[..<suffix.lowerBound] }
         // Wrappers around the function, outermost first.
@@ -40,6 +41,53 @@ public enum SwiftNames {
         }
         if text.hasPrefix("reabstraction thunk") || text.hasPrefix("thunk for") { return "thunk" }
         return entity(text)
+    }
+
+    /// A demangled C++ name (the Swift runtime's own functions, `__cxa_demangle`'s output) the way
+    /// the Swift names above read: its qualified name without parameter lists, template arguments,
+    /// return type, cv-qualifiers or clone suffixes. `swift::Mutex::withLock<…>(…)::{lambda()#1}::operator()(…) const`
+    /// -> `swift::Mutex::withLock::{lambda#1}::operator()`.
+    static func cxxSimplified(_ name: String) -> String {
+        var text = Substring(name)
+        if let clone = text.range(of: " [clone ") { text = text[..<clone.lowerBound] }
+        let anonymous = "(anonymous namespace)"
+        var out = ""
+        var depth = 0
+        var i = text.startIndex
+        while i < text.endIndex {
+            let rest = text[i...]
+            if depth == 0, rest.hasPrefix(anonymous) {
+                out += "(anonymous)"; i = text.index(i, offsetBy: anonymous.count); continue
+            }
+            if depth == 0, out.hasSuffix("operator") {
+                // The operator's own symbol is part of the name: `operator()`, `operator<<`, `operator->`.
+                let symbol = rest.prefix { "()[]<>=!+-*/%&|^~,".contains($0) }
+                let taken = symbol.hasPrefix("()") ? Substring("()") : symbol.hasPrefix("[]") ? Substring("[]")
+                    : symbol.prefix { $0 != "(" }
+                if !taken.isEmpty { out += taken; i = text.index(i, offsetBy: taken.count); continue }
+            }
+            let c = text[i]
+            switch c {
+            case "<", "(": depth += 1
+            case ">" where depth > 0: depth -= 1
+            case ")" where depth > 0: depth -= 1
+            default: if depth == 0 { out.append(c) }
+            }
+            i = text.index(after: i)
+        }
+        // A template instance's return type comes first ("void swift::Lazy::getValue"); qualifiers last.
+        for qualifier in [" const", " volatile", " &&", " &", " noexcept"] where out.hasSuffix(qualifier) { out.removeLast(qualifier.count) }
+        var braces = 0, lastSpace: String.Index? = nil
+        for index in out.indices {
+            switch out[index] {
+            case "{": braces += 1
+            case "}": braces -= 1
+            case " " where braces == 0: lastSpace = index
+            default: break
+            }
+        }
+        if let space = lastSpace { out = String(out[out.index(after: space)...]) }
+        return out.isEmpty ? name : out
     }
 
     /// The index of the bracket closing the one at `start` ("(" or "<"), skipping "->".

@@ -43,8 +43,13 @@ public enum Symbolicator {
     /// Forgets the list of loaded images (call after dlopen/dlclose; lookups also refresh on a miss).
     public static func refreshImages() { hitch_symbols_refresh_images() }
 
-    /// The readable form of a Swift mangled name; other names come back unchanged.
+    /// The readable form of a Swift or C++ (Itanium, `_Z…`) mangled name; other names come back unchanged.
     public static func demangle(_ name: String) -> String {
+        if name.hasPrefix("_Z") {
+            guard let demangled = hitch_cxx_demangle(name) else { return name }
+            defer { free(demangled) }
+            return String(cString: demangled)
+        }
         guard name.hasPrefix("$s") || name.hasPrefix("_$s") || name.hasPrefix("$S") || name.hasPrefix("_T0") else {
             return name
         }

@@ -83,12 +83,6 @@ extension DecodeSession {
         }
         position += 1
         guard computeLogits else { return }
-        op("rmsnorm", layer: -1, read: 2 * dim * f, written: dim * f, flops: 4 * dim, weightBytes: dim * f) {
-            rmsNorm(x, gain: w.finalNorm, count: dim, epsilon: w.normEpsilon, into: normed)
-        }
-        op("output head", layer: -1, read: w.output.byteCount + dim * f, written: s.vocab * f,
-           flops: 2 * s.vocab * dim, weightBytes: w.output.byteCount) {
-            matvec.run(w.output, x: normed, y: logits, pool: pool)
-        }
+        computeLogitsOfX()
     }
 }

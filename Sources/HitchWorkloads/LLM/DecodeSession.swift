@@ -247,6 +247,12 @@ public final class DecodeSession {
         }
         position += 1
         guard computeLogits else { return }
+        computeLogitsOfX()
+    }
+
+    /// The final norm of the residual stream `x` and the output head: the logits of the last token.
+    func computeLogitsOfX() {
+        let s = shape, w = weights, dim = s.dim, f = 4
         op("rmsnorm", layer: -1, read: 2 * dim * f, written: dim * f, flops: 4 * dim, weightBytes: dim * f) {
             rmsNorm(x, gain: w.finalNorm, count: dim, epsilon: w.normEpsilon, into: normed)
         }
@@ -395,13 +401,7 @@ public final class DecodeSession {
         guard isLast else { return }
         // Only the last prompt token's logits are needed to pick the first generated token.
         x.update(from: batchX + (n - 1) * dim, count: dim)
-        op("rmsnorm", layer: -1, read: 2 * dim * f, written: dim * f, flops: 4 * dim, weightBytes: dim * f) {
-            rmsNorm(x, gain: w.finalNorm, count: dim, epsilon: w.normEpsilon, into: normed)
-        }
-        op("output head", layer: -1, read: w.output.byteCount + dim * f, written: s.vocab * f,
-           flops: 2 * s.vocab * dim, weightBytes: w.output.byteCount) {
-            matvec.run(w.output, x: normed, y: logits, pool: pool)
-        }
+        computeLogitsOfX()
     }
 }
 

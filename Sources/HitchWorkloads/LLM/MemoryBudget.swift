@@ -54,10 +54,15 @@ public struct LLMMemoryBudget: Sendable, Codable, Equatable {
     /// A Llama-family shape for a parameter count: published shapes (Llama 3.2 1B/3B, Llama 2 7B,
     /// Llama 3 8B, Llama 2 13B) picked by nearest size, with the bundled shape below 0.7 B.
     public static func llamaShape(parameters: Double, context: Int) -> ModelShape {
+        // Llama 3.2 1B and 3B share the embedding with the output head; that is what makes them 1.24 B and 3.2 B.
+        var llama1B = ModelShape(dim: 2048, layers: 16, heads: 32, kvHeads: 8, ffn: 8192, vocab: 128_256, context: context)
+        llama1B.tiedEmbeddings = true
+        var llama3B = ModelShape(dim: 3072, layers: 28, heads: 24, kvHeads: 8, ffn: 8192, vocab: 128_256, context: context)
+        llama3B.tiedEmbeddings = true
         let known: [(Double, ModelShape)] = [
             (Double(ModelShape.bundled.parameterCount), ModelShape(context: context)),   // 0.40 B
-            (1.24e9, ModelShape(dim: 2048, layers: 16, heads: 32, kvHeads: 8, ffn: 8192, vocab: 128_256, context: context)),
-            (3.2e9, ModelShape(dim: 3072, layers: 28, heads: 24, kvHeads: 8, ffn: 8192, vocab: 128_256, context: context)),
+            (1.24e9, llama1B),
+            (3.2e9, llama3B),
             (6.7e9, ModelShape(dim: 4096, layers: 32, heads: 32, kvHeads: 32, ffn: 11008, vocab: 32000, context: context)),
             (8.0e9, ModelShape(dim: 4096, layers: 32, heads: 32, kvHeads: 8, ffn: 14336, vocab: 128_256, context: context)),
             (13e9, ModelShape(dim: 5120, layers: 40, heads: 40, kvHeads: 40, ffn: 13824, vocab: 32000, context: context)),

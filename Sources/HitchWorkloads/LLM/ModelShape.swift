@@ -61,6 +61,8 @@ public struct ModelShape: Sendable, Equatable, Codable {
     public var context: Int
     /// Dimensions per attention head when not dim / heads (Gemma 3: 256 with dim 640 and 4 heads).
     public var attentionHeadDim: Int?
+    /// The output head is the embedding matrix (Llama 3.2 1B and 3B): its weights are stored once.
+    public var tiedEmbeddings = false
 
     public init(dim: Int = 1536, layers: Int = 12, heads: Int = 12, kvHeads: Int = 4,
                 ffn: Int = 4096, vocab: Int = 32000, context: Int = 512) {
@@ -99,13 +101,13 @@ public struct ModelShape: Sendable, Equatable, Codable {
 
     public var parameterCount: Int {
         let perLayer = layerMatrices.reduce(0) { $0 + $1.rows * $1.columns } + 2 * dim
-        return vocab * dim /* embedding */ + layers * perLayer + dim /* final norm */ + vocab * dim /* output head */
+        return vocab * dim /* embedding */ + layers * perLayer + dim /* final norm */ + (tiedEmbeddings ? 0 : vocab * dim) /* output head */
     }
 
     /// Bytes of all weights: matrices in `format`, norm gains in f32.
     public func weightBytes(_ format: WeightFormat) -> Int {
         let perLayer = layerMatrices.reduce(0) { $0 + format.bytes(rows: $1.rows, columns: $1.columns) } + 2 * dim * 4
-        return 2 * format.bytes(rows: vocab, columns: dim) + layers * perLayer + dim * 4
+        return (tiedEmbeddings ? 1 : 2) * format.bytes(rows: vocab, columns: dim) + layers * perLayer + dim * 4
     }
 
     /// Bytes of the f32 KV cache holding `positions` positions (keys and values, every layer).

@@ -135,8 +135,8 @@ struct CommandContext {
     // MARK: Output
 
     /// Writes the command's output to `-o` (or standard output), refusing to overwrite an input.
-    func write(_ text: String, inputs: [String], createDirectories: Bool = false) throws {
-        try writeOutput(text, to: output, inputs: inputs, createDirectories: createDirectories)
+    func write(_ text: String, inputs: [String]) throws {
+        try writeOutput(text, to: output, inputs: inputs)
     }
 }
 

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CHitchSupport
+import HitchAnalysis
 
 /// Writes text to standard error unbuffered (diagnostics and progress never mix into stdout data).
 func writeStandardError(_ text: String) {
@@ -16,10 +17,23 @@ func writeStandardError(_ text: String) {
     }
 }
 
-/// One line, always: an error message never spans lines, whatever a trace put in it.
+/// One line, always: an error message never spans lines, whatever a trace put in it. With
+/// `--format json` the line is JSON, `{"error":"…"}`, so a script reading the JSON output reads
+/// the failure the same way.
 func writeError(_ message: String) {
-    writeStandardError("hitch: error: " + message.split(whereSeparator: \.isNewline).joined(separator: " ") + "\n")
+    let line = message.split(whereSeparator: \.isNewline).joined(separator: " ")
+    if errorsAreJSON, let json = try? JSONOutput.encoder(pretty: false).encode(["error": line]) {
+        writeStandardError(String(decoding: json, as: UTF8.self) + "\n")
+    } else {
+        writeStandardError("hitch: error: " + line + "\n")
+    }
 }
+
+/// True when the command line asks for JSON output (`--format json` or `--format=json`).
+let errorsAreJSON: Bool = {
+    let words = CommandLine.arguments
+    return words.contains("--format=json") || zip(words, words.dropFirst()).contains { $0 == "--format" && $1 == "json" }
+}()
 
 /// One warning line on stderr (the command goes on).
 func writeWarning(_ message: String) {

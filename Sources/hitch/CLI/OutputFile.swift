@@ -11,8 +11,8 @@ import Glibc
 // - an output path that is one of the command's inputs is refused before anything is read.
 
 /// Writes `text` to `path` ("-" or nil: standard output); see `OutputFile`.
-func writeOutput(_ text: String, to path: String?, inputs: [String] = [], createDirectories: Bool = false) throws {
-    let output = try OutputFile(path: path, inputs: inputs, createDirectories: createDirectories)
+func writeOutput(_ text: String, to path: String?, inputs: [String] = []) throws {
+    let output = try OutputFile(path: path, inputs: inputs)
     do { try output.write(text) } catch { output.abandon(); throw error }
     try output.close()
 }
@@ -43,7 +43,9 @@ final class OutputFile {
     /// True when the output is standard output.
     static func isStandardOutput(_ path: String?) -> Bool { path == nil || path == "-" }
 
-    init(path: String?, inputs: [String] = [], createDirectories: Bool = false) throws {
+    /// A missing folder on the way to `path` is created, by every command alike (so `check --format
+    /// junit -o reports/budgets.xml` writes its file as `report -o Reports/new/x.html` does).
+    init(path: String?, inputs: [String] = []) throws {
         guard let path, path != "-" else {
             fflush(nil)   // anything printed before goes first
             target = .standardOutput
@@ -72,7 +74,7 @@ final class OutputFile {
         // Beside the real file (through a symlink), so the rename replaces its content, not the link.
         let final = OutputFile.resolvedPath(path)
         let directory = OutputFile.directory(of: final)
-        if createDirectories { try OutputFile.makeDirectories(directory, for: path) }
+        try OutputFile.makeDirectories(directory, for: path)
         var template = Array((directory + "/." + OutputFile.baseName(final) + ".hitch-XXXXXX").utf8CString)
         let opened = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard opened >= 0 else {

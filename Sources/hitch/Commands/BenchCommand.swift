@@ -2,7 +2,7 @@
 enum BenchCommand: Subcommand {
     static let hasNestedSubcommands = true
     static let name = "bench"
-    static let summary = "Benchmarks (record, sample, analyze, decode); --format json for scripts."
+    static let summary = "Benchmarks (record, sample, analyze, decode, ui, import); --format json for scripts."
     static let help = """
     USAGE: hitch bench <benchmark> [--format text|json]
 
@@ -12,6 +12,7 @@ enum BenchCommand: Subcommand {
       analyze   Analyzer throughput and resident memory on a generated trace.
       decode    LLM decode bandwidth per weight format against measured triad bandwidth.
       ui        Headless UI runtime cost per frame (update, diff, layout, display list, allocations).
+      import    Importer throughput per format (framestats, Perfetto, xctrace) beside the FXT reader's.
 
     OPTIONS:
       -h, --help   Show this help ('hitch bench <benchmark> --help' for the benchmark's options).
@@ -21,7 +22,7 @@ enum BenchCommand: Subcommand {
       hitch bench record --format json
     """
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
-        let benchmarks: [SubcommandEntry] = [BenchRecord.entry, BenchSample.entry, BenchAnalyze.entry, BenchDecode.entry, BenchUI.entry]
+        let benchmarks: [SubcommandEntry] = [BenchRecord.entry, BenchSample.entry, BenchAnalyze.entry, BenchDecode.entry, BenchUI.entry, BenchImport.entry]
         return try dispatch(&arguments, among: benchmarks, parent: "bench")
     }
 }

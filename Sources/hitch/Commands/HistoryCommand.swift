@@ -36,9 +36,31 @@ enum HistoryCommand: Subcommand {
     static let dbHelp = "  --db PATH|URL          SQLite file or postgres:// URL (default $HITCH_DB, else \(HistoryStore.defaultLocation))."
 
     /// Opens the store named by --db, $HITCH_DB or the default; its errors become one line, exit 2.
-    static func openStore(_ arguments: inout Arguments) throws -> HistoryStore {
+    /// Only `add` creates a database; the commands that read open it read-only.
+    static func openStore(_ arguments: inout Arguments, access: HistoryStore.Access = .readOnly) throws -> HistoryStore {
         let location = try arguments.option("--db") ?? ProcessInfo.processInfo.environment["HITCH_DB"] ?? HistoryStore.defaultLocation
-        return try store { () throws(HistoryError) in try HistoryStore(location: location) }
+        return try store { () throws(HistoryError) in try HistoryStore(location: location, access: access) }
+    }
+
+    /// What the runs can and cannot show: too few to judge, with the number needed, or how many of
+    /// the newest runs a change could still hide in.
+    static func coverage(_ result: HistoryCheckResult) -> String {
+        let side = result.runsNeeded / 2
+        if result.tooFewRuns {
+            return "too few runs to find change points: \(result.runs) on branch \(result.branch), at least \(result.runsNeeded) needed (\(side) either side of a change)"
+        }
+        return "a change among the newest \(side - 1) runs shows once \(side) runs follow it (p < \(Format.significant(result.maxPValue)) for \(result.runs) runs)"
+    }
+
+    /// A branch without stored runs is an error (a typo must not read as "no change"), naming the
+    /// closest branch the store has.
+    static func requireBranch(_ branch: String, in store: HistoryStore) throws {
+        let branches = try self.store { () throws(HistoryError) in try store.branches() }
+        guard !branches.contains(branch) else { return }
+        guard !branches.isEmpty else { throw CLIError("no runs stored yet: add one with 'hitch history add TRACE --commit SHA --branch \(branch)'") }
+        let closest = Spelling.closest(to: branch, among: branches, limit: 1)
+        throw CLIError("no runs on branch '\(branch)'" + (closest.isEmpty ? "" : "; did you mean '\(closest[0])'?")
+                       + " (branches: \(branches.prefix(20).joined(separator: ", "))\(branches.count > 20 ? ", …" : ""))")
     }
 
     /// Runs a store operation, turning its error into the CLI's one line and exit 2.
@@ -72,7 +94,13 @@ enum HistoryCommand: Subcommand {
 
     static func detectorOptions(_ arguments: inout Arguments) throws -> ChangePointOptions {
         var options = ChangePointOptions()
-        options.maxPValue = try arguments.number("--max-pvalue", in: 1e-12...0.5, default: options.maxPValue)
+        if let text = try arguments.option("--max-pvalue") {
+            guard let value = Double(text), (1e-12...0.5).contains(value) else {
+                throw CLIError("option '--max-pvalue' must be a number from 1e-12 to 0.5; got '\(text)'")
+            }
+            options.maxPValue = value
+            options.scalesWithLength = false
+        }
         options.windowLength = try arguments.number("--window", in: 6...100_000, default: options.windowLength)
         return options
     }
@@ -133,7 +161,7 @@ enum HistoryAdd: Subcommand {
                             tags: tags, traces: paths.map { ($0 as NSString).lastPathComponent },
                             metrics: RunIdentity.metrics(of: analysis))
         var rest = Arguments(location.map { ["--db", $0] } ?? [])
-        let store = try HistoryCommand.openStore(&rest)
+        let store = try HistoryCommand.openStore(&rest, access: .create)
         defer { store.close() }
         let added = try HistoryCommand.store { () throws(HistoryError) in try store.add(run) }
         try writeStandardOutputLine(added ? "added run \(run.id.prefix(12)) (\(run.metrics.count) metrics, commit \(commit), branch \(branch))"
@@ -165,6 +193,7 @@ enum HistoryList: Subcommand {
         let store = try HistoryCommand.openStore(&arguments)
         defer { store.close() }
         guard try arguments.positionals().isEmpty else { throw CLIError("'hitch history list' takes no arguments (see --help)") }
+        if let branch { try HistoryCommand.requireBranch(branch, in: store) }
         if metricsOnly {
             let names = try HistoryCommand.store { () throws(HistoryError) in try store.metricNames() }
             switch format {
@@ -220,6 +249,7 @@ enum HistoryShow: Subcommand {
         defer { store.close() }
         let positionals = try arguments.positionals()
         guard positionals.count == 1, let metric = positionals.first else { throw CLIError("'hitch history show' needs one METRIC (see --help)") }
+        try HistoryCommand.requireBranch(branch, in: store)
         let history = try HistoryCommand.store { () throws(HistoryError) in try store.series(branch: branch, metrics: [metric], last: last) }
         let result = HistoryCheck.check(history, branch: branch, thresholdPercent: threshold, options: options)
         let values = history.metrics.first?.values ?? []
@@ -281,6 +311,7 @@ enum HistoryCheckCommand: Subcommand {
         let store = try HistoryCommand.openStore(&arguments)
         defer { store.close() }
         guard try arguments.positionals().isEmpty else { throw CLIError("'hitch history check' takes no arguments (see --help)") }
+        try HistoryCommand.requireBranch(branch, in: store)
         let history = try HistoryCommand.store { () throws(HistoryError) in
             try store.series(branch: branch, metrics: metrics.isEmpty ? nil : metrics, last: last)
         }
@@ -288,12 +319,13 @@ enum HistoryCheckCommand: Subcommand {
         switch format {
         case "json": try writeStandardOutput(HistoryCommand.json(result))
         case "markdown":
-            try writeStandardOutputLine("### hitch history check: \(HistoryCommand.cell(branch)), \(result.runs) runs\n\n| metric | newest change | verdict |\n|---|---|---|")
+            try writeStandardOutputLine("### hitch history check: \(HistoryCommand.cell(branch)), \(result.runs) runs\n\n\(HistoryCommand.coverage(result))\n\n| metric | newest change | verdict |\n|---|---|---|")
             for m in result.metrics {
                 try writeStandardOutputLine("| `\(HistoryCommand.cell(m.metric))` | \(m.newest.map(HistoryShow.describe).map(HistoryCommand.cell) ?? "none") | \(m.verdict) |")
             }
         default:
             try writeStandardOutputLine("\(result.runs) runs on branch \(branch), \(result.metrics.count) metrics, \(result.metrics.reduce(0) { $0 + $1.changePoints.count }) change points")
+            try writeStandardOutputLine(HistoryCommand.coverage(result))
             for m in result.metrics {
                 guard let newest = m.newest else { continue }
                 try writeStandardOutputLine("\(m.verdict == "regression" ? "FAIL" : "ok  ")  \(m.metric): newest \(HistoryShow.describe(newest))")
@@ -331,6 +363,7 @@ enum HistoryReport: Subcommand {
         let store = try HistoryCommand.openStore(&arguments)
         defer { store.close() }
         guard try arguments.positionals().isEmpty else { throw CLIError("'hitch history report' takes no arguments (see --help)") }
+        try HistoryCommand.requireBranch(branch, in: store)
         let history = try HistoryCommand.store { () throws(HistoryError) in
             try store.series(branch: branch, metrics: metrics.isEmpty ? nil : metrics, last: last)
         }
@@ -371,7 +404,7 @@ enum HistoryPrune: Subcommand {
         guard let text = try arguments.option("--older-than") else { throw CLIError("'hitch history prune' needs --older-than DAYS (see --help)") }
         guard let days = Double(text), days.isFinite, days >= 0 else { throw CLIError("option '--older-than' must be a number of days; got '\(text)'") }
         let branch = try arguments.option("--branch")
-        let store = try HistoryCommand.openStore(&arguments)
+        let store = try HistoryCommand.openStore(&arguments, access: .readWrite)
         defer { store.close() }
         guard try arguments.positionals().isEmpty else { throw CLIError("'hitch history prune' takes no arguments (see --help)") }
         let cutoff = Int64((Date().timeIntervalSince1970 - days * 86_400) * 1000)

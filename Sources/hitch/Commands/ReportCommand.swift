@@ -57,7 +57,7 @@ enum ReportCommand: Subcommand {
             CommandContext.warnIfCutShort(analysis)
             html = HTMLReport.render(analysis, title: title ?? traces.map(TraceAnalysis.displayName).joined(separator: " + "))
         }
-        try context.write(html, inputs: traces, createDirectories: true)
+        try context.write(html, inputs: traces)
         if !OutputFile.isStandardOutput(output) { writeStandardError("wrote \(output)\n") }
         return .ok
     }
@@ -79,6 +79,6 @@ enum TraceAnalysis {
 
     /// Writes a report through the checked writer, creating its directory.
     static func write(_ text: String, to path: String) throws {
-        try writeOutput(text, to: path, createDirectories: true)
+        try writeOutput(text, to: path)
     }
 }

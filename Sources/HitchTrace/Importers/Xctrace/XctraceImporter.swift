@@ -61,7 +61,11 @@ public struct XctraceImporter {
 
     private var definitions: [String: XValue] = [:]
     private var hitches: [(startNs: Int64, durationNs: Int64, swap: String?, pid: Int64, narrative: String)] = []
-    private var presents: [(atNs: Int64, swap: String?, pid: Int64, process: String)] = []
+    /// Presents, 24 bytes each (an export of millions stays in bounded memory): swap ids are kept as
+    /// numbers (-1: none or not numeric), process names once per pid.
+    private struct Present { var atNs: Int64; var swap: Int64; var pid: Int64 }
+    private var presents: [Present] = []
+    private var processNames: [Int64: String] = [:]
     private var vsyncIntervals: [(atNs: Int64, periodNs: Int64)] = []
     private var stacks: [[UInt64]: StackID] = [:]
     private var symbols: Set<UInt64> = []
@@ -214,7 +218,9 @@ public struct XctraceImporter {
             guard let start = time("start", "timestamp", "time") else { sink.skip("\(table) rows without a start"); return }
             let process = column("process")
             guard presents.count < 20_000_000 else { sink.skip("presents past 20,000,000"); return }
-            presents.append((start, column("swap-id").map { $0.fmt ?? $0.text }, pid(process), process.flatMap(processName) ?? "app"))
+            let pid = pid(process)
+            if processNames[pid] == nil, processNames.count < 10_000 { processNames[pid] = process.flatMap(processName) }
+            presents.append(Present(atNs: start, swap: column("swap-id").flatMap { Int64(($0.fmt ?? $0.text).trimmingSpaces) } ?? -1, pid: pid))
         case "display-vsyncs-interval":
             guard let start = time("start"), let duration = time("duration"), duration > 1_000_000, duration < 100_000_000 else {
                 sink.skip("display-vsyncs-interval rows without a start and a 1-100 ms duration"); return
@@ -304,16 +310,19 @@ public struct XctraceImporter {
         for hitch in hitches { counts[hitch.pid, default: 0] += 1 }
         if counts.isEmpty { for present in presents { counts[present.pid, default: 0] += 1 } }
         let app = counts.max { ($0.value, $1.key) < ($1.value, $0.key) }?.key ?? presents[0].pid
-        var frames = presents.filter { $0.pid == app || app == 0 }
-        frames.sort { $0.atNs < $1.atNs }
+        if app != 0 { presents.removeAll { $0.pid != app } }
+        presents.sort { $0.atNs < $1.atNs }
+        let frames = presents
         vsyncIntervals.sort { $0.atNs < $1.atNs }
-        let processName = frames.first?.process ?? "app"
+        let processName = processNames[app] ?? "app"
         let main = mainThread ?? sink.thread(pid: UInt64(bitPattern: app), tid: UInt64(bitPattern: app), name: "Main Thread", role: "main")
         let renderServer = sink.thread(pid: 0, tid: UInt64.max - 1, name: "render server", role: "render")
         sink.metadata("importedFrom", "xctrace", thread: main, timestampNs: frames[0].atNs)
         sink.metadata("process", processName, thread: main, timestampNs: frames[0].atNs)
-        var bySwap: [String: Int] = [:]
-        for (index, hitch) in hitches.enumerated() where hitch.pid == app || app == 0 { if let swap = hitch.swap { bySwap[swap] = index } }
+        var bySwap: [Int64: Int] = [:]
+        for (index, hitch) in hitches.enumerated() where hitch.pid == app || app == 0 {
+            if let swap = hitch.swap.flatMap({ Int64($0.trimmingSpaces) }) { bySwap[swap] = index }
+        }
         var used = Set<Int>()
         var steps: [Int64] = []
         var vsyncIndex = 0
@@ -330,7 +339,7 @@ public struct XctraceImporter {
                 : vsyncIntervals[vsyncIndex].periodNs
             // Apple's hitch on this present: by swap id, else the one that ends within half a period of it.
             var hitch: (startNs: Int64, durationNs: Int64, swap: String?, pid: Int64, narrative: String)?
-            if let swap = present.swap, let match = bySwap[swap], !used.contains(match) {
+            if present.swap >= 0, let match = bySwap[present.swap], !used.contains(match) {
                 hitch = hitches[match]; used.insert(match)
             } else {
                 while hitchCursor < appHitches.count, appHitches[hitchCursor].element.startNs &+ appHitches[hitchCursor].element.durationNs < present.atNs - period / 2 { hitchCursor += 1 }
@@ -354,7 +363,7 @@ public struct XctraceImporter {
     }
 
     /// The step to the next present (the first frame's period before any step is known).
-    private func nextStep(_ frames: [(atNs: Int64, swap: String?, pid: Int64, process: String)], from index: Int) -> Int64 {
+    private func nextStep(_ frames: [Present], from index: Int) -> Int64 {
         var step = Int64.max
         for i in (index + 1)..<min(frames.count, index + 17) {
             let s = frames[i].atNs - frames[i - 1].atNs

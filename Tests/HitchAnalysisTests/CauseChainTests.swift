@@ -1,0 +1,222 @@
+import HitchTrace
+import Testing
+@testable import HitchAnalysis
+
+/// Hitch causes over the whole timeline (docs/METRICS.md "Hitch causes"): random timelines of an
+/// app with a main thread and a render thread, each frame's time planted as work, a wait for a CPU,
+/// a sleep, stolen time or a late wake-up, with the queues a real app has (a frame renders when the
+/// render thread is free, and is shown at most one frame per vsync). Every hitch must carry the
+/// cause that was planted in it or, when it is late only because it queued behind a planted frame,
+/// that frame's cause and id.
+@Suite struct CauseChainTests {
+    static let ms: Int64 = 1_000_000
+    static let period: Int64 = 8_333_333
+
+    /// What a planted frame does beyond ordinary work.
+    enum Plant: CaseIterable {
+        case mainWork, renderWork, mainRunnable, renderAsleep, mainStolen, lateWake
+        var cause: HitchCause {
+            switch self {
+            case .mainWork, .renderWork: .appWork
+            case .mainRunnable: .waitingForCPU
+            case .renderAsleep: .blocked
+            case .mainStolen, .lateWake: .machineStall
+            }
+        }
+        /// On-CPU work the plant adds, on the main or render thread.
+        var isWork: Bool { self == .mainWork || self == .renderWork }
+    }
+
+    typealias Window = ThreadStateTests.Window
+    typealias Counters = ThreadStateTests.Counters
+
+    /// One timeline: the trace and, per frame id, the plant it carries (planted frames only).
+    struct Timeline {
+        var b = TraceBuilder()
+        var main = Counters(), render = Counters()
+        var planted: [UInt64: (plant: Plant, amountNs: Int64)] = [:]
+        var order: [UInt64] = []
+
+        /// Frames in a loop like a display-link app's: the main thread begins each frame at the first
+        /// vsync after it is free and the previous frame's render has begun (one frame in flight:
+        /// the swap chain's back-pressure; a late wake-up begins it later), the render thread renders
+        /// each committed frame at the first vsync after the commit once it is free, and a frame is
+        /// shown at the first vsync after its render, one frame per vsync.
+        init(seed: UInt64, episodes: Int) {
+            var random = AttributionOrderTests.Random(state: seed)
+            func next(in range: ClosedRange<Int64>) -> Int64 {
+                range.lowerBound + Int64(random.next() % UInt64(range.upperBound - range.lowerBound + 1))
+            }
+            let mainThread = b.main, renderThread = b.render
+            var vsync: Int64 = 10 * CauseChainTests.ms
+            var renderFree: Int64 = 0, lastShown: Int64 = 0
+            var id: UInt64 = 0
+            let p = CauseChainTests.period
+            for episode in 0..<(episodes * 8) {
+                let plant: Plant? = episode % 8 == 7 ? Plant.allCases[Int(random.next() % UInt64(Plant.allCases.count))] : nil
+                let amount = next(in: (3 * p / 2)...(4 * p))
+                var mainWindow = Window(running: next(in: (CauseChainTests.ms / 2)...(2 * CauseChainTests.ms)))
+                var renderWindow = Window(running: next(in: (CauseChainTests.ms / 2)...(2 * CauseChainTests.ms)))
+                var lateWake: Int64 = 0
+                switch plant {
+                case .mainWork?: mainWindow.running += amount
+                case .renderWork?: renderWindow.running += amount
+                case .mainRunnable?: mainWindow.runnable += amount
+                case .renderAsleep?: renderWindow.asleep += amount
+                case .mainStolen?: mainWindow.stolen += amount
+                case .lateWake?: lateWake = amount
+                case nil: break
+                }
+                if let plant { planted[id] = (plant, amount) }
+                order.append(id)
+                // The main thread sleeps from its last commit to the vsync (plus a late wake-up).
+                let began = vsync + lateWake
+                main.spend(Window(asleep: 1))   // the sleep before the frame: a voluntary switch
+                b.list.append(began, mainThread, main.reading(id, .frameBegan))
+                b.list.append(began, mainThread, .frameBegan(FrameBegan(frameID: id, vsyncNs: vsync, targetNs: vsync + p, periodNs: p)))
+                let commit = began + mainWindow.total
+                main.spend(mainWindow)
+                b.list.append(commit, mainThread, .frameCommitted(frameID: id))
+                b.list.append(commit, mainThread, main.reading(id, .committed))
+                let renderBegan = max(vsyncAtOrAfter(commit, anchor: vsync, period: p), renderFree)
+                if renderBegan > renderFree { render.spend(Window(asleep: 1)) }   // idle until then: asleep
+                b.list.append(renderBegan, renderThread, render.reading(id, .renderBegan))
+                let renderEnd = renderBegan + renderWindow.total
+                render.spend(renderWindow)
+                b.list.append(renderEnd, renderThread, .frameRenderEnded(frameID: id))
+                b.list.append(renderEnd, renderThread, render.reading(id, .renderEnded))
+                let shown = max(vsyncAtOrAfter(renderEnd, anchor: vsync, period: p), vsyncAtOrAfter(renderBegan, anchor: vsync, period: p) + p, lastShown + p)
+                b.list.append(shown, renderThread, .framePresented(frameID: id))
+                renderFree = renderEnd
+                lastShown = shown
+                id += 1
+                vsync = vsyncAtOrAfter(max(commit + 1, renderBegan), anchor: vsync, period: p)
+            }
+        }
+
+        func analyze() throws -> Analysis {
+            var list = b.list
+            list.events.sort { $0.timestampNs < $1.timestampNs }
+            return try Analyzer.analyze([list], options: AnalyzerOptions(refreshRatesHz: [120]))
+        }
+    }
+
+    @Test(arguments: 1...12) func everyHitchCarriesThePlantedCauseOrItsRoots(seed: Int) throws {
+        let timeline = Timeline(seed: UInt64(seed), episodes: 12)
+        let a = try timeline.analyze()
+        let hitches = a.frames.filter { $0.hitchMs > 0 }
+        #expect(!hitches.isEmpty)
+        var plantedHitched = 0
+        for frame in hitches {
+            // The planted frame at or before this one, in this episode (queues drain within it).
+            guard let root = timeline.order.last(where: { $0 <= frame.frameID && timeline.planted[$0] != nil }),
+                  frame.frameID - root < 7, let plant = timeline.planted[root] else {
+                Issue.record("frame \(frame.frameID) hitched \(frame.hitchMs) ms outside any planted episode (\(frame.cause.map { "\($0)" } ?? "-"))")
+                continue
+            }
+            let detail = "seed \(seed): frame \(frame.frameID) hitch \(frame.hitchMs) ms, planted \(plant.plant) \(Double(plant.amountNs) / 1e6) ms in frame \(root): judged \(frame.cause.map { "\($0)" } ?? "-") behind \(frame.queuedBehind.map { "\($0)" } ?? "-")"
+            #expect(frame.cause == plant.plant.cause, "\(detail)")
+            if frame.frameID == root {
+                plantedHitched += 1
+                #expect(frame.queuedBehind == nil, "\(detail)")
+            } else {
+                #expect(frame.queuedBehind == root, "\(detail)")
+            }
+            // The invariant: an app-work hitch has enough on-CPU time in its own frame or its root's
+            // to miss the deadline by itself (here, more than a period planted as work).
+            if frame.cause == .appWork { #expect(plant.plant.isWork && plant.amountNs > Self.period, "\(detail)") }
+        }
+        #expect(plantedHitched > 0)
+        // A plant on the render thread holds it past the next frames' vsyncs: they queue behind it.
+        if timeline.planted.values.contains(where: { $0.plant == .renderWork || $0.plant == .renderAsleep }) {
+            #expect(hitches.contains { $0.queuedBehind != nil })
+        }
+        let figures = a.recorded
+        let sum = HitchCause.allCases.map { figures.byCause[$0].totalHitchMs }.reduce(0, +)
+        #expect(abs(sum - figures.totalHitchMs) < 1e-6)
+    }
+
+    /// A long render and the frames queued behind it: the render's frame is app work, the frames
+    /// behind it are judged by it and name it, and the report groups them under it.
+    @Test func framesQueuedBehindALongRenderAreJudgedByIt() throws {
+        var t = ThreadStateTests.StateTrace()
+        for _ in 0..<10 { t.frame() }
+        let root = t.frameID
+        // 30 ms of rendering on the CPU; the next frames commit in time but the render thread is busy.
+        let mainThread = t.b.main, renderThread = t.b.render
+        let p = Self.period
+        var renderFree: Int64 = 0, lastShown: Int64 = 0
+        for i in 0..<6 {
+            let id = t.frameID
+            let vsync = t.vsync
+            t.b.list.append(vsync, mainThread, t.main.reading(id, .frameBegan))
+            t.b.list.append(vsync, mainThread, .frameBegan(FrameBegan(frameID: id, vsyncNs: vsync, targetNs: vsync + p, periodNs: p)))
+            let commit = vsync + Self.ms
+            t.main.spend(.work(Self.ms))
+            t.b.list.append(commit, mainThread, .frameCommitted(frameID: id))
+            t.b.list.append(commit, mainThread, t.main.reading(id, .committed))
+            let renderBegan = max(vsync + p, renderFree)
+            t.b.list.append(renderBegan, renderThread, t.render.reading(id, .renderBegan))
+            let work = i == 0 ? 30 * Self.ms : Self.ms
+            let renderEnd = renderBegan + work
+            t.render.spend(.work(work))
+            t.b.list.append(renderEnd, renderThread, .frameRenderEnded(frameID: id))
+            t.b.list.append(renderEnd, renderThread, t.render.reading(id, .renderEnded))
+            let shown = max(vsyncAtOrAfter(renderEnd, anchor: vsync, period: p), lastShown + p)
+            t.b.list.append(shown, renderThread, .framePresented(frameID: id))
+            renderFree = renderEnd; lastShown = shown
+            t.frameID += 1
+            t.vsync += p
+        }
+        for _ in 0..<10 { t.frame() }
+        let a = try t.analyze(rates: [120])
+        let hitches = a.frames.filter { $0.hitchMs > 0 }
+        let rootFrame = try #require(hitches.first { $0.frameID == root })
+        #expect(rootFrame.cause == .appWork && rootFrame.queuedBehind == nil)
+        let queued = hitches.filter { $0.frameID != root }
+        #expect(!queued.isEmpty, "\(hitches.map { ($0.frameID, $0.hitchMs, $0.cause as Any, $0.queuedBehind as Any) })")
+        #expect(queued.allSatisfy { $0.cause == .appWork && $0.queuedBehind == root },
+                "\(hitches.map { ($0.frameID, $0.hitchMs, $0.cause as Any, $0.queuedBehind as Any) })")
+        #expect(a.hitchAttributions.filter { $0.queuedBehind == root }.count == queued.count)
+        // Only the root's window weights offenders: the queued frames' work is not what made them late.
+        #expect(a.offenders.allSatisfy { $0.hitchingFrames <= 1 })
+    }
+
+    /// A frame whose main thread waited for a CPU that one of the app's own threads held: behind
+    /// the app's threads, named, and counted in the app's ratio; the same wait while that thread ran
+    /// on the other CPU is behind other processes.
+    @Test(arguments: [0, 1]) func aWaitBehindTheAppsOwnThreadNamesIt(workerCPU: Int) throws {
+        var t = ThreadStateTests.StateTrace()
+        t.b.metadata(MetadataKey.schedSource.name, "perf-context-switch")
+        t.b.metadata(MetadataKey.schedSwitchThreads.name, MetadataKey.everyRecordingThread)
+        let worker = t.b.list.thread("feed.thumbnails")
+        for _ in 0..<10 { t.frame() }
+        let planted = t.frameID
+        let vsync = t.vsync
+        // Main: 2 ms running, preempted for 12 ms on CPU 0, 1 ms more.
+        let out = vsync + 2 * Self.ms, back = out + 12 * Self.ms
+        t.b.list.append(out, t.b.main, .schedSwitch(SchedSwitch(direction: .switchedOut, preempted: true, cpu: 0)))
+        t.b.list.append(back, t.b.main, .schedSwitch(SchedSwitch(direction: .switchedIn, preempted: false, cpu: 0)))
+        t.b.list.append(out, worker, .schedSwitch(SchedSwitch(direction: .switchedIn, preempted: false, cpu: UInt16(workerCPU))))
+        t.b.list.append(back, worker, .schedSwitch(SchedSwitch(direction: .switchedOut, preempted: false, cpu: UInt16(workerCPU))))
+        t.frame(main: ThreadStateTests.Window(running: 3 * Self.ms, runnable: 12 * Self.ms))
+        for _ in 0..<10 { t.frame() }
+        let a = try t.analyze(rates: [120])
+        let frame = try #require(a.frames.first { $0.frameID == planted })
+        #expect(frame.hitchMs > 0)
+        let attribution = try #require(a.hitchAttributions.first { $0.frameID == planted })
+        #expect(a.threadStates?.appThreadSplit == true)
+        if workerCPU == 0 {
+            #expect(frame.cause == .waitingForAppThreads)
+            #expect(attribution.cpuTakenBy.map(\.name) == ["feed.thumbnails"])
+            #expect(abs((attribution.cpuTakenBy.first?.ms ?? 0) - 12) < 1e-6)
+            #expect(abs((frame.mainThreadStates?.runnableBehindAppThreadsMs ?? 0) - 12) < 1e-6)
+            #expect(a.recorded.appHitchTimeRatioMsPerS == a.recorded.hitchTimeRatioMsPerS)
+            #expect(a.threadStates?.cpuTakenByAppThreadsInHitches.first?.name == "feed.thumbnails")
+        } else {
+            #expect(frame.cause == .waitingForCPU)
+            #expect(attribution.cpuTakenBy.isEmpty)
+            #expect(a.recorded.appHitchTimeRatioMsPerS == 0)
+        }
+    }
+}
