@@ -10,6 +10,8 @@ import Testing
 /// another thread holds is blocked. Bounds are wide: three frames are planted and only those are
 /// asserted (a shared machine may make others hitch too): every planted frame that hitched has the
 /// planted cause, and at least one hitched.
+/// Each test records in a child process of its own (an exit test): the recorder is process-wide, and
+/// frames other suites record while it runs would join its trace and its timeline of causes.
 @Suite(.serialized) struct RecordedCauseTests {
     /// 120 Hz: a planted frame misses by two periods or more, so it is a hitch even right after an
     /// ordinary frame the loaded machine made one period late (steady triple buffering otherwise).
@@ -70,14 +72,22 @@ import Testing
         else { #expect(source == .procfs, sourceLocation: sourceLocation) }
     }
 
-    @Test(arguments: [true, false]) func aBusyLoopInAFrameIsAppWork(perf: Bool) throws {
+    @Test(arguments: [true, false]) func aBusyLoopInAFrameIsAppWork(perf: Bool) async {
+        await #expect(processExitsWith: .success) { [perf] in try RecordedCauseTests.aBusyLoopInAFrameIsAppWorkRecorded(perf: perf) }
+    }
+
+    static func aBusyLoopInAFrameIsAppWorkRecorded(perf: Bool) throws {
         // 20 ms of the thread's own CPU time: two periods over the 8.3 ms deadline whatever else waited.
         let (a, planted) = try Self.record("app", perf: perf) { Self.spin(cpuNs: 20 * Self.ms) }
         Self.expectPlanted(a, planted, .appWork)
         Self.expectSource(a, perf: perf)
     }
 
-    @Test(arguments: [true, false]) func theMainThreadSharingOneCPUWithTwoBusyThreadsWaitsForTheCPU(perf: Bool) throws {
+    @Test(arguments: [true, false]) func theMainThreadSharingOneCPUWithTwoBusyThreadsWaitsForTheCPU(perf: Bool) async {
+        await #expect(processExitsWith: .success) { [perf] in try RecordedCauseTests.theMainThreadSharingOneCPUWithTwoBusyThreadsWaitsForTheCPURecorded(perf: perf) }
+    }
+
+    static func theMainThreadSharingOneCPUWithTwoBusyThreadsWaitsForTheCPURecorded(perf: Bool) throws {
         let original = Self.affinity()
         let cpu = Self.firstCPU(in: original)
         let stop = StopFlag()
@@ -100,7 +110,11 @@ import Testing
         #expect(runnable.contains { $0 > 4 })
     }
 
-    @Test(arguments: [true, false]) func aFrameWaitingOnAMutexAnotherThreadHoldsIsBlocked(perf: Bool) throws {
+    @Test(arguments: [true, false]) func aFrameWaitingOnAMutexAnotherThreadHoldsIsBlocked(perf: Bool) async {
+        await #expect(processExitsWith: .success) { [perf] in try RecordedCauseTests.aFrameWaitingOnAMutexAnotherThreadHoldsIsBlockedRecorded(perf: perf) }
+    }
+
+    static func aFrameWaitingOnAMutexAnotherThreadHoldsIsBlockedRecorded(perf: Bool) throws {
         let lock = NSLock()
         let held = StopFlag(), go = StopFlag()
         let (a, planted) = try Self.record("blocked", perf: perf, prepare: {
@@ -126,14 +140,22 @@ import Testing
         #expect(blocked.contains { $0 > 10 })
     }
 
-    @Test(arguments: [true, false]) func aSleepInsideTheFrameIsBlocked(perf: Bool) throws {
+    @Test(arguments: [true, false]) func aSleepInsideTheFrameIsBlocked(perf: Bool) async {
+        await #expect(processExitsWith: .success) { [perf] in try RecordedCauseTests.aSleepInsideTheFrameIsBlockedRecorded(perf: perf) }
+    }
+
+    static func aSleepInsideTheFrameIsBlockedRecorded(perf: Bool) throws {
         // A 20 ms sleep the frame asked for (not a wait for the vsync): the thread is asleep, not waiting on the machine.
         let (a, planted) = try Self.record("sleep", perf: perf) { usleep(20_000) }
         Self.expectPlanted(a, planted, .blocked)
         Self.expectSource(a, perf: perf)
     }
 
-    @Test func anotherProcessAtAHigherPrioritySharingTheCPUIsWaitingForACPU() throws {
+    @Test func anotherProcessAtAHigherPrioritySharingTheCPUIsWaitingForACPU() async {
+        await #expect(processExitsWith: .success) { try RecordedCauseTests.anotherProcessAtAHigherPrioritySharingTheCPUIsWaitingForACPURecorded() }
+    }
+
+    static func anotherProcessAtAHigherPrioritySharingTheCPUIsWaitingForACPURecorded() throws {
         // Two busy child processes on the frame thread's CPU, the frame thread niced below them.
         let (a, planted) = try Self.onNicedThread {
             let cpu = Self.firstCPU(in: Self.affinity())
@@ -147,7 +169,11 @@ import Testing
         #expect(taken.isEmpty, "another process's time named as the app's: \(taken)")
     }
 
-    @Test func oneOfTheAppsThreadsAtAHigherPrioritySharingTheCPUIsNamed() throws {
+    @Test func oneOfTheAppsThreadsAtAHigherPrioritySharingTheCPUIsNamed() async {
+        await #expect(processExitsWith: .success) { try RecordedCauseTests.oneOfTheAppsThreadsAtAHigherPrioritySharingTheCPUIsNamedRecorded() }
+    }
+
+    static func oneOfTheAppsThreadsAtAHigherPrioritySharingTheCPUIsNamedRecorded() throws {
         let (a, planted) = try Self.onNicedThread {
             let cpu = Self.firstCPU(in: Self.affinity())
             Self.pin(to: cpu)
@@ -184,7 +210,11 @@ import Testing
         }
     }
 
-    @Test func framesQueuedBehindALongRenderAreJudgedByIt() throws {
+    @Test func framesQueuedBehindALongRenderAreJudgedByIt() async {
+        await #expect(processExitsWith: .success) { try RecordedCauseTests.framesQueuedBehindALongRenderAreJudgedByItRecorded() }
+    }
+
+    static func framesQueuedBehindALongRenderAreJudgedByItRecorded() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("hitch-cause-queue-\(getpid()).fxt").path
         defer { try? FileManager.default.removeItem(atPath: path) }
         let recorder = try TraceRecorder.start(path: path, configuration: .init(waitForOtherRecordingSeconds: 300))

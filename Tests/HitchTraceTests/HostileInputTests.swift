@@ -28,11 +28,18 @@ import Testing
         #expect(!run.timedOut, "hitch \(label) did not finish in 30 s", sourceLocation: sourceLocation)
         #expect(allowed.contains(run.status), "hitch \(label) exited \(run.status): \(run.stderr.prefix(300))", sourceLocation: sourceLocation)
         if run.status == 2 {
+            // With `--format json` the one line is a JSON object {"error": …}; otherwise "hitch: error: …".
+            let jsonErrors = zip(arguments, arguments.dropFirst()).contains { $0 == "--format" && $1 == "json" }
             let lines = run.stderr.split(separator: "\n", omittingEmptySubsequences: true)
-            #expect(lines.count == 1 && lines[0].hasPrefix("hitch: error:"), "hitch \(label): \(run.stderr.prefix(300))",
-                    sourceLocation: sourceLocation)
+            let isOneError = lines.count == 1 && (jsonErrors ? isJSONError(lines[0]) : lines[0].hasPrefix("hitch: error:"))
+            #expect(isOneError, "hitch \(label): \(run.stderr.prefix(300))", sourceLocation: sourceLocation)
         }
         return (run.status, run.stderr)
+    }
+
+    static func isJSONError(_ line: Substring) -> Bool {
+        let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+        return object?["error"] is String
     }
 
     /// A scratch directory inside its own parent, so a test can see every file a command created.
