@@ -127,7 +127,17 @@ struct SamplerRefusalTests {
             if !holding { usleep(100_000) }
         }
         guard holding else { try Test.cancel("the holder never started sampling with perf events") }
-        usleep(300_000) // past the probe: the session's ring is the one held
+        // Past the probe: the session's ring is the one held, a perf fd that stays open for a whole
+        // second (on a loaded machine the session can start well after the probe closed its own).
+        var steady: Set<String> = [], polls = 0
+        while polls < 10 && Date() < deadline && holder.isRunning {
+            let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(holder.processIdentifier)/fd")) ?? []
+            let perf = Set(fds.filter { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(holder.processIdentifier)/fd/\($0)"))?.contains("perf_event") ?? false })
+            let held = steady.isEmpty ? perf : steady.intersection(perf)
+            polls = held.isEmpty ? 0 : polls + 1
+            steady = held.isEmpty ? perf : held
+            usleep(100_000)
+        }
 
         // 64 KiB: the probe's one-page ring fits, the thread's ring (4 records of 32 KiB at least) does not.
         let small = try FaultSupport.run(prlimit, ["--memlock=65536:65536", setpriv] + nobody +

@@ -209,15 +209,18 @@ import Testing
             }
             done.signal()
         }.start()
+        // The thread may not run inside one 5 ms session on a loaded machine: some session has readings.
+        var sessionsWithReadings = 0
         for _ in 0..<20 {
             let recorder = try TraceRecorder.start(path: path, configuration: .init(flushIntervalMs: 5, waitForOtherRecordingSeconds: testRecordingWait))
             usleep(5_000)
             try recorder.stop()
+            let (events, _) = try readAll(path)
+            if events.contains(where: { $0.payload.kindName == "threadState" }) { sessionsWithReadings += 1 }
         }
         stop.store(true, ordering: .relaxed)
         done.wait()
-        let (events, _) = try readAll(path)
-        #expect(events.contains { $0.payload.kindName == "threadState" })
+        #expect(sessionsWithReadings > 0)
     }
 
     @Test func missingProcfsGivesNilReadingsNotErrors() throws {
