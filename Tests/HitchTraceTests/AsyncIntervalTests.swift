@@ -17,12 +17,14 @@ struct AsyncIntervalTests {
     /// while its tasks are suspended, and other suites' tests blocked waiting for that recording
     /// would occupy the cooperative pool it needs to resume.
     @Test func selfTimeAcrossAwaitOnABusyPoolIsPerTask() async throws {
-        let result = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardOutputContent, \.standardErrorContent]) {
             let failures = try await AsyncIntervalTests.scenario()
             for failure in failures { print("FAILED: \(failure)") }
             exit(failures.isEmpty ? 0 : 1)
         }
+        // Everything the child said, stderr too: a child that fails before its own report says why there.
         if let output = result?.standardOutputContent { print(String(decoding: output, as: UTF8.self), terminator: "") }
+        if let errors = result?.standardErrorContent, !errors.isEmpty { print(String(decoding: errors, as: UTF8.self)) }
     }
 
     /// Records the planted intervals and returns what did not hold (empty: all held).
