@@ -1,7 +1,9 @@
 // The x86 kernels, included once per instruction set by kernels.c with KERNEL(name) naming the
 // version and DOT(acc, u, s) adding to the eight int32 lanes of `acc` the sums of four products
-// of unsigned bytes `u` with signed bytes `s` (vpdpbusd, or vpmaddubsw + vpmaddwd on AVX2). Every
-// function here gets the version's target attribute from the surrounding `#pragma clang attribute`.
+// of unsigned bytes `u` with signed bytes `s` (vpdpbusd, or vpmaddubsw + vpmaddwd on AVX2), and
+// SCALED_ADD(acc, a, b) adding to them the sums of adjacent products of int16 lanes (vpdpwssd, or
+// vpmaddwd + vpaddd on AVX2). Every function here gets the version's target attribute from the
+// surrounding `#pragma clang attribute`.
 // (No include guard: this file is meant to be included several times.)
 
 /// 32 nibbles of a q4 block's 16 bytes: low nibbles (weights 0..15) then high nibbles (16..31), as ggml.
@@ -117,42 +119,55 @@ static void KERNEL(q8_0)(const uint8_t *w, size_t row_bytes, long rows, long blo
 // The K-quants: blocks of 256 against ggml's q8_K activations. Each 32-byte DOT gives eight lanes
 // of four products; a lane's sum is below 2^15 (4 * 63 * 127 at most), so two DOTs pack into one
 // vector of int16 (vpackssdw, which interleaves per 128-bit half: 4 lanes of the first, 4 of the
-// second) and one vpmaddwd by the matching sub-block scales gives int32 lanes again.
+// second) and one SCALED_ADD by the matching sub-block scales adds them to int32 lanes again. The
+// scales reach their lanes by vpshufb with constant indexes: no scalar code per sub-block.
 
-/// The scales of two consecutive sub-blocks in vpackssdw's order: per 128-bit half, four int16
-/// copies of `first`, then four of `second`.
-static inline __attribute__((always_inline)) __m256i KERNEL(pair_scales)(int first, int second) {
-    const __m128i half = _mm_unpacklo_epi64(_mm_set1_epi16((short)first), _mm_set1_epi16((short)second));
-    return _mm256_set_m128i(half, half);
+/// vpshufb indexes that put, in each 128-bit half, byte `first` zero-extended into int16 lanes 0-3
+/// and byte `second` into lanes 4-7 (an index byte of 0x80 clears its byte).
+static inline __attribute__((always_inline)) __m256i KERNEL(spread_bytes)(int first, int second) {
+    const short a = (short)(0x8000 | first), b = (short)(0x8000 | second);
+    return _mm256_broadcastsi128_si256(_mm_set_epi16(b, b, b, b, a, a, a, a));
 }
 
-/// One q4_K or q5_K block (`five`) of one row: its int32 lanes (scaled sub-block dot products) and,
-/// through `minimum`, the sum over sub-blocks of min_s times the activations' sum over sub-block s.
-static inline __attribute__((always_inline)) __m256i KERNEL(k4or5_block)(const uint8_t *block, const int8_t *xq,
-                                                                        const int16_t *sums, int five, int *minimum) {
-    uint8_t scales[8], minimums[8];
-    unpack_k_scales(block + 4, scales, minimums);
-    int m = 0;
-    for (int s = 0; s < 8; s++) m += minimums[s] * (sums[2 * s] + sums[2 * s + 1]);
-    *minimum = m;
+/// The eight 6-bit scales (bytes 0-7) and eight 6-bit minimums (bytes 8-15) packed in the 12 bytes
+/// at `packed` (layout as unpack_k_scales), in both 128-bit halves. Reads 16 bytes: the packed
+/// scales sit 4 bytes into a block of 144 or 176.
+static inline __attribute__((always_inline)) __m256i KERNEL(k_scales)(const uint8_t *packed) {
+    const __m128i v = _mm_loadu_si128((const __m128i *)packed);   // 32-bit lanes a, b, c (and 4 bytes unused)
+    const __m128i low = _mm_and_si128(v, _mm_set1_epi8(0x3F));    // scales 0-3 | minimums 0-3
+    // The spare top 2 bits of each byte of a and b, as bits 4-5 (a 32-bit shift: bits 6-7 of the
+    // byte above land in bits 0-1, under the mask).
+    const __m128i top = _mm_and_si128(_mm_srli_epi32(v, 2), _mm_set1_epi8(0x30));
+    // c in lanes 0 and 1, the second shifted by 4: its low nibbles, then its high nibbles.
+    const __m128i c = _mm_srlv_epi32(_mm_shuffle_epi32(v, 0xAA), _mm_set_epi32(0, 0, 4, 0));
+    const __m128i high = _mm_or_si128(_mm_and_si128(c, _mm_set1_epi8(0x0F)), top);   // scales 4-7 | minimums 4-7
+    return _mm256_broadcastsi128_si256(_mm_unpacklo_epi32(low, high));
+}
+
+/// Bytes of `v` shifted left by `n` (right by -n), -3 <= n <= 4, on 16-bit lanes: bit 4 of each
+/// byte is then bit 4 - n of the same byte, the only bit the callers keep.
+static inline __attribute__((always_inline)) __m256i KERNEL(shift_to_bit4)(__m256i v, int n) {
+    return n >= 0 ? _mm256_slli_epi16(v, n) : _mm256_srli_epi16(v, -n);
+}
+
+/// One q4_K or q5_K block (`five`) of one row: its int32 lanes (scaled sub-block dot products), with
+/// `scales` from k_scales.
+static inline __attribute__((always_inline)) __m256i KERNEL(k4or5_block)(const uint8_t *block, __m256i scales, const int8_t *xq,
+                                                                        int five) {
     const uint8_t *qs = block + (five ? 48 : 16);
-    const __m256i low4 = _mm256_set1_epi8(0x0F);
-    __m256i high = five ? _mm256_loadu_si256((const __m256i *)(block + 16)) : _mm256_setzero_si256();
+    const __m256i low4 = _mm256_set1_epi8(0x0F), bit4 = _mm256_set1_epi8(0x10);
+    const __m256i high = five ? _mm256_loadu_si256((const __m256i *)(block + 16)) : _mm256_setzero_si256();
     __m256i total = _mm256_setzero_si256();
     for (int j = 0; j < 4; j++) {
         const __m256i q = _mm256_loadu_si256((const __m256i *)(qs + 32 * j));
         __m256i lo = _mm256_and_si256(q, low4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
-        if (five) {
-            // Bits 2j and 2j + 1 of each qh byte, moved to bit 4 (bit 0 after the shift, then << 4).
-            const __m256i one = _mm256_set1_epi8(1);
-            lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(high, one), 4));
-            hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(high, 1), one), 4));
-            high = _mm256_srli_epi16(high, 2);
+        if (five) {   // bits 2j and 2j + 1 of each qh byte, as bit 4
+            lo = _mm256_or_si256(lo, _mm256_and_si256(KERNEL(shift_to_bit4)(high, 4 - 2 * j), bit4));
+            hi = _mm256_or_si256(hi, _mm256_and_si256(KERNEL(shift_to_bit4)(high, 3 - 2 * j), bit4));
         }
         const __m256i p_lo = DOT(_mm256_setzero_si256(), lo, _mm256_loadu_si256((const __m256i *)(xq + 64 * j)));
         const __m256i p_hi = DOT(_mm256_setzero_si256(), hi, _mm256_loadu_si256((const __m256i *)(xq + 64 * j + 32)));
-        total = _mm256_add_epi32(total, _mm256_madd_epi16(_mm256_packs_epi32(p_lo, p_hi),
-                                                          KERNEL(pair_scales)(scales[2 * j], scales[2 * j + 1])));
+        total = SCALED_ADD(total, _mm256_packs_epi32(p_lo, p_hi), _mm256_shuffle_epi8(scales, KERNEL(spread_bytes)(2 * j, 2 * j + 1)));
     }
     return total;
 }
@@ -161,6 +176,9 @@ static inline __attribute__((always_inline)) void KERNEL(k4or5)(const uint8_t *w
                                                                 const hitch_q8_activations *x, float *y, int five) {
     const size_t block_bytes = five ? 176 : 144;
     const size_t ahead = KERNEL(ahead)(row_bytes);
+    // vpshufb indexes of the minimums (bytes 8-15 of k_scales), zero-extended to int16.
+    const __m128i minimum_index = _mm_set_epi16((short)0x800F, (short)0x800E, (short)0x800D, (short)0x800C,
+                                                (short)0x800B, (short)0x800A, (short)0x8009, (short)0x8008);
     for (long r = 0; r < rows; r += 2) {
         const uint8_t *w0 = w + (size_t)r * row_bytes;
         const uint8_t *w1 = r + 1 < rows ? w0 + row_bytes : w0;
@@ -171,9 +189,15 @@ static inline __attribute__((always_inline)) void KERNEL(k4or5)(const uint8_t *w
             for (size_t line = 0; line < 2 * block_bytes; line += 64) __builtin_prefetch(w0 + ahead + 2 * block_bytes * b + line, 0, 3);
             const int8_t *xq = x->k_values + 256 * b;
             const int16_t *sums = x->k_sums + 16 * b;
-            int min0, min1;
-            const __m256i p0 = KERNEL(k4or5_block)(b0, xq, sums, five, &min0);
-            const __m256i p1 = KERNEL(k4or5_block)(b1, xq, sums, five, &min1);
+            const __m256i s0 = KERNEL(k_scales)(b0 + 4), s1 = KERNEL(k_scales)(b1 + 4);
+            const __m256i p0 = KERNEL(k4or5_block)(b0, s0, xq, five), p1 = KERNEL(k4or5_block)(b1, s1, xq, five);
+            // Each row's sum over sub-blocks of minimum_s times the activations' sum over sub-block s
+            // (its two runs of 16): four int32 lanes per row, then added across.
+            const __m128i sub_block_sums = _mm_hadd_epi16(_mm_loadu_si128((const __m128i *)sums), _mm_loadu_si128((const __m128i *)(sums + 8)));
+            __m128i minimums = _mm_hadd_epi32(_mm_madd_epi16(_mm_shuffle_epi8(_mm256_castsi256_si128(s0), minimum_index), sub_block_sums),
+                                              _mm_madd_epi16(_mm_shuffle_epi8(_mm256_castsi256_si128(s1), minimum_index), sub_block_sums));
+            minimums = _mm_hadd_epi32(minimums, minimums);
+            const int min0 = _mm_cvtsi128_si32(minimums), min1 = _mm_extract_epi32(minimums, 1);
             const float xd = x->k_scales[b];
             a0 = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(*(const uint16_t *)b0) * xd), _mm256_cvtepi32_ps(p0), a0);
             a1 = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(*(const uint16_t *)b1) * xd), _mm256_cvtepi32_ps(p1), a1);
@@ -192,11 +216,24 @@ static void KERNEL(q5_K)(const uint8_t *w, size_t row_bytes, long rows, long blo
     KERNEL(k4or5)(w, row_bytes, rows, blocks, x, y, 1);
 }
 
+/// vpshufb indexes that put int16 lane `first` of each 128-bit half into lanes 0-3 and lane
+/// `first` + 2 into lanes 4-7, `first` = 2k in the lower half and 2k + 1 in the upper one: q6_K's
+/// scales of quarters k and k + 1 of a half block, in vpackssdw's order.
+static inline __attribute__((always_inline)) __m256i KERNEL(spread_q6_scales)(int k) {
+#define WORD(i) (short)((2 * (i) + 1) << 8 | 2 * (i))
+    const __m128i lower = _mm_set_epi16(WORD(2 * k + 2), WORD(2 * k + 2), WORD(2 * k + 2), WORD(2 * k + 2),
+                                        WORD(2 * k), WORD(2 * k), WORD(2 * k), WORD(2 * k));
+    const __m128i upper = _mm_set_epi16(WORD(2 * k + 3), WORD(2 * k + 3), WORD(2 * k + 3), WORD(2 * k + 3),
+                                        WORD(2 * k + 1), WORD(2 * k + 1), WORD(2 * k + 1), WORD(2 * k + 1));
+#undef WORD
+    return _mm256_set_m128i(upper, lower);
+}
+
 /// One q6_K block of one row: the unsigned 6-bit q (0..63) multiplied as the others, and the -32
 /// offset added once per block as -32 * sum of scale_s * (the activations' sum over run s).
 static inline __attribute__((always_inline)) __m256i KERNEL(q6_K_block)(const uint8_t *block, const int8_t *xq, const int16_t *sums) {
     const int8_t *scales = (const int8_t *)(block + 192);
-    const __m256i low4 = _mm256_set1_epi8(0x0F), low2 = _mm256_set1_epi8(0x03);
+    const __m256i low4 = _mm256_set1_epi8(0x0F), bits45 = _mm256_set1_epi8(0x30);
     const __m256i scale16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)scales));
     const __m256i offset = _mm256_madd_epi16(scale16, _mm256_loadu_si256((const __m256i *)sums));
     __m256i total = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(offset, 5));
@@ -204,23 +241,24 @@ static inline __attribute__((always_inline)) __m256i KERNEL(q6_K_block)(const ui
         const uint8_t *ql = block + 64 * h;
         const __m256i l0 = _mm256_loadu_si256((const __m256i *)ql), l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
         const __m256i qh = _mm256_loadu_si256((const __m256i *)(block + 128 + 32 * h));
+        // Quarter k's top 2 bits are bits 2k..2k+1 of qh, moved to bits 4-5 (16-bit shifts: bits
+        // 4-5 of a byte come from its own bits).
         const __m256i q[4] = {
-            _mm256_or_si256(_mm256_and_si256(l0, low4), _mm256_slli_epi16(_mm256_and_si256(qh, low2), 4)),
-            _mm256_or_si256(_mm256_and_si256(l1, low4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), low2), 4)),
-            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), low4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), low2), 4)),
-            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), low4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), low2), 4)),
+            _mm256_or_si256(_mm256_and_si256(l0, low4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), bits45)),
+            _mm256_or_si256(_mm256_and_si256(l1, low4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), bits45)),
+            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), low4), _mm256_and_si256(qh, bits45)),
+            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), low4), _mm256_and_si256(_mm256_srli_epi16(qh, 2), bits45)),
         };
+        // Scales 8h..8h+7 as int16 in both 128-bit halves.
+        int64_t eight;
+        memcpy(&eight, scales + 8 * h, 8);
+        const __m256i half_scales = _mm256_cvtepi8_epi16(_mm_set1_epi64x(eight));
         for (int k = 0; k < 4; k += 2) {
             const int8_t *xk = xq + 128 * h + 32 * k;
             const __m256i p_a = DOT(_mm256_setzero_si256(), q[k], _mm256_loadu_si256((const __m256i *)xk));
             const __m256i p_b = DOT(_mm256_setzero_si256(), q[k + 1], _mm256_loadu_si256((const __m256i *)(xk + 32)));
-            // Per 128-bit half after vpackssdw: run 2k (first 16 weights of p_a) or 2k + 1, then the same of p_b.
-            const int s = 8 * h + 2 * k;
-            const __m128i lower = _mm_set_epi16(scales[s + 2], scales[s + 2], scales[s + 2], scales[s + 2],
-                                                scales[s], scales[s], scales[s], scales[s]);
-            const __m128i upper = _mm_set_epi16(scales[s + 3], scales[s + 3], scales[s + 3], scales[s + 3],
-                                                scales[s + 1], scales[s + 1], scales[s + 1], scales[s + 1]);
-            total = _mm256_add_epi32(total, _mm256_madd_epi16(_mm256_packs_epi32(p_a, p_b), _mm256_set_m128i(upper, lower)));
+            // Per 128-bit half H after vpackssdw: run 2k + H (16 weights of p_a), then run 2k + 2 + H (of p_b).
+            total = SCALED_ADD(total, _mm256_packs_epi32(p_a, p_b), _mm256_shuffle_epi8(half_scales, KERNEL(spread_q6_scales)(k)));
         }
     }
     return total;

@@ -311,26 +311,32 @@ static const char *chosen_isa = "portable";
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni"))), apply_to = function)
 #define KERNEL(name) avx512vnni_##name
 #define DOT(acc, u, s) _mm256_dpbusd_epi32((acc), (u), (s))
+#define SCALED_ADD(acc, a, b) _mm256_dpwssd_epi32((acc), (a), (b))
 #include "kernel_body.h"
 #undef KERNEL
 #undef DOT
+#undef SCALED_ADD
 #pragma clang attribute pop
 
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avxvnni"))), apply_to = function)
 #define KERNEL(name) avxvnni_##name
 #define DOT(acc, u, s) _mm256_dpbusd_avx_epi32((acc), (u), (s))
+#define SCALED_ADD(acc, a, b) _mm256_dpwssd_avx_epi32((acc), (a), (b))
 #include "kernel_body.h"
 #undef KERNEL
 #undef DOT
+#undef SCALED_ADD
 #pragma clang attribute pop
 
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
 #define KERNEL(name) avx2_##name
 // vpmaddubsw cannot saturate here: 2 * 15 * 127 (q4) and 2 * 128 * 127 (q8_0's |q|) fit in int16.
 #define DOT(acc, u, s) _mm256_add_epi32((acc), _mm256_madd_epi16(_mm256_maddubs_epi16((u), (s)), _mm256_set1_epi16(1)))
+#define SCALED_ADD(acc, a, b) _mm256_add_epi32((acc), _mm256_madd_epi16((a), (b)))
 #include "kernel_body.h"
 #undef KERNEL
 #undef DOT
+#undef SCALED_ADD
 #pragma clang attribute pop
 
 static int cpu_has(const char *isa) {
