@@ -39,7 +39,7 @@ public enum FrameKind: String, AnalysisWord {
 
 /// What an offender is: a stage, a view type, or a sampled function (the innermost symbol).
 public enum OffenderKind: String, AnalysisWord {
-    case stage, view, function
+    case stage, view, function, thread
 }
 
 /// What bounds an inference op on the roofline: memory bandwidth or compute (unknown without peaks).
