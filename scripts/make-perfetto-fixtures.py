@@ -97,6 +97,18 @@ class Writer:
         return self.cookie
 
 
+def thread_tracks(w):
+    """Track descriptors of the app's main thread (uuid 11) and RenderThread (uuid 12)."""
+    for uuid, tid, name in ((11, APP_PID, "com.example.feed"), (12, RENDER_TID, "RenderThread")):
+        p = TracePacket()
+        p.trusted_packet_sequence_id = APP_SEQ
+        p.track_descriptor.uuid = uuid
+        p.track_descriptor.thread.pid = APP_PID
+        p.track_descriptor.thread.tid = tid
+        p.track_descriptor.thread.thread_name = name
+        w.add(1, p)
+
+
 def scenario(period):
     """(frames, truth): frames in vsync order with their planted timing."""
     frames = []
@@ -189,14 +201,7 @@ def build(period, use_atrace, compress):
     t = p.process_tree.threads.add(); t.tid = RENDER_TID; t.tgid = APP_PID; t.name = "RenderThread"
     t = p.process_tree.threads.add(); t.tid = APP_PID; t.tgid = APP_PID; t.name = "com.example.feed"
     w.add(0, p)
-    for uuid, tid, name in ((11, APP_PID, "com.example.feed"), (12, RENDER_TID, "RenderThread")):
-        p = TracePacket()
-        p.trusted_packet_sequence_id = APP_SEQ
-        p.track_descriptor.uuid = uuid
-        p.track_descriptor.thread.pid = APP_PID
-        p.track_descriptor.thread.tid = tid
-        p.track_descriptor.thread.thread_name = name
-        w.add(1, p)
+    thread_tracks(w)
     p = TracePacket()
     p.trusted_packet_sequence_id = APP_SEQ
     p.sequence_flags = 1
@@ -374,14 +379,7 @@ def build_sched(period):
                             (OTHER_PID, OTHER_PID, "logd"), (OTHER_APP, OTHER_APP, "com.other.app")):
         t = p.process_tree.threads.add(); t.tid = tid; t.tgid = tgid; t.name = name
     w.add(0, p)
-    for uuid, tid, name in ((11, MAIN, "com.example.feed"), (12, RT, "RenderThread")):
-        p = TracePacket()
-        p.trusted_packet_sequence_id = APP_SEQ
-        p.track_descriptor.uuid = uuid
-        p.track_descriptor.thread.pid = APP_PID
-        p.track_descriptor.thread.tid = tid
-        p.track_descriptor.thread.thread_name = name
-        w.add(1, p)
+    thread_tracks(w)
 
     def track_slice(uuid, name, begin, end):
         for ts, kind in ((begin, 1), (end, 2)):

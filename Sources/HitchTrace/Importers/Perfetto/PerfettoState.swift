@@ -444,8 +444,7 @@ struct PerfettoState {
     }
     private struct SliceKey: Hashable { var pid: Int64; var token: Int64 }
     private var frameSlices: [SliceKey: FrameSlices] = [:]
-    private var frameSliceOrder: [SliceKey] = []
-    private var frameSliceOrderHead = 0
+    private var frameSliceOrder = InsertionOrder<SliceKey>(limit: PerfettoState.maxWaiting)
 
     /// The token of a per-frame slice name, and whether it is the main thread's.
     static func frameSliceToken(_ name: some StringProtocol) -> (token: Int64, main: Bool)? {
@@ -461,12 +460,7 @@ struct PerfettoState {
         let key = SliceKey(pid: threadProcess[tid] ?? tid, token: token)
         if frameSlices[key] == nil {
             frameSlices[key] = FrameSlices()
-            frameSliceOrder.append(key)
-            if frameSliceOrder.count - frameSliceOrderHead > Self.maxWaiting {
-                frameSlices.removeValue(forKey: frameSliceOrder[frameSliceOrderHead])
-                frameSliceOrderHead += 1
-                if frameSliceOrderHead > 4096 { frameSliceOrder.removeFirst(frameSliceOrderHead); frameSliceOrderHead = 0 }
-            }
+            if let oldest = frameSliceOrder.add(key) { frameSlices.removeValue(forKey: oldest) }
         }
         if main {
             frameSlices[key]!.mainTid = tid
@@ -504,8 +498,7 @@ struct PerfettoState {
     private var cookies: [Int64: CookieTarget] = [:]
     private var surfaces: [SurfaceKey: SurfaceFrame] = [:]
     private var displays: [Int64: DisplayFrame] = [:]
-    private var displayOrder: [Int64] = []
-    private var displayOrderHead = 0
+    private var displayOrder = InsertionOrder<Int64>(limit: PerfettoState.maxWaiting)
     private var arrivals = 0
     /// Display frames' expected starts, for the refresh period (below).
     private var lastDisplayStart: Int64?
@@ -598,12 +591,7 @@ struct PerfettoState {
     private mutating func displayFrame(_ token: Int64, _ change: (inout DisplayFrame) -> Void) {
         if displays[token] == nil {
             displays[token] = DisplayFrame()
-            displayOrder.append(token)
-            if displayOrder.count - displayOrderHead > Self.maxWaiting {
-                displays.removeValue(forKey: displayOrder[displayOrderHead])
-                displayOrderHead += 1
-                if displayOrderHead > 4096 { displayOrder.removeFirst(displayOrderHead); displayOrderHead = 0 }
-            }
+            if let oldest = displayOrder.add(token) { displays.removeValue(forKey: oldest) }
         }
         change(&displays[token]!)
     }
@@ -816,5 +804,24 @@ struct PerfettoState {
                               expected: (selection.map { "one process matching \($0) (--process), found \(appPids.count)" } ?? "surface frames of one app, found \(appPids.count) processes")
                                 + ": \(candidateList()); pick one with 'hitch import perfetto --process NAME|PID'")
         }
+    }
+}
+
+/// Keys in the order they were first added, at most `limit`: adding one past the limit hands back
+/// the oldest, for its table to drop (the bound on what waits for its other half).
+struct InsertionOrder<Key: Hashable> {
+    private var keys: [Key] = []
+    private var head = 0
+    let limit: Int
+
+    init(limit: Int) { self.limit = limit }
+
+    mutating func add(_ key: Key) -> Key? {
+        keys.append(key)
+        guard keys.count - head > limit else { return nil }
+        let oldest = keys[head]
+        head += 1
+        if head > 4096 { keys.removeFirst(head); head = 0 }
+        return oldest
     }
 }
