@@ -109,6 +109,22 @@ def thread_tracks(w):
         w.add(1, p)
 
 
+def track_slice(w, uuid, name, begin, end, name_iid=None):
+    """A track-event slice on a thread track: begin (named, or by interned name) and end packets."""
+    for ts, kind in ((begin, 1), (end, 2)):
+        p = TracePacket()
+        p.timestamp = ts
+        p.trusted_packet_sequence_id = APP_SEQ
+        p.track_event.type = kind
+        p.track_event.track_uuid = uuid
+        if kind == 1:
+            if name_iid is not None:
+                p.track_event.name_iid = name_iid
+            else:
+                p.track_event.name = name
+        w.add(ts, p)
+
+
 def scenario(period):
     """(frames, truth): frames in vsync order with their planted timing."""
     frames = []
@@ -219,18 +235,7 @@ def build(period, use_atrace, compress):
                 ev = b.event.add(); ev.timestamp = ts; ev.pid = tid; ev.print.buf = text
                 w.add(ts, p)
             return
-        for ts, kind in ((begin, 1), (end, 2)):
-            p = TracePacket()
-            p.timestamp = ts
-            p.trusted_packet_sequence_id = APP_SEQ
-            p.track_event.type = kind
-            p.track_event.track_uuid = uuid
-            if kind == 1:
-                if interned:
-                    p.track_event.name_iid = 1
-                else:
-                    p.track_event.name = name
-            w.add(ts, p)
+        track_slice(w, uuid, name, begin, end, name_iid=1 if interned else None)
 
     def sched(ts, prev_pid, prev_state, next_pid):
         p = TracePacket()
@@ -381,17 +386,6 @@ def build_sched(period):
     w.add(0, p)
     thread_tracks(w)
 
-    def track_slice(uuid, name, begin, end):
-        for ts, kind in ((begin, 1), (end, 2)):
-            p = TracePacket()
-            p.timestamp = ts
-            p.trusted_packet_sequence_id = APP_SEQ
-            p.track_event.type = kind
-            p.track_event.track_uuid = uuid
-            if kind == 1:
-                p.track_event.name = name
-            w.add(ts, p)
-
     runs = {0: [], 1: []}    # cpu -> (start, end, tid, prev_state at its end)
     wakes = {0: [], 1: []}   # cpu recorded on -> (ts, pid, target cpu)
     for f in frames:
@@ -401,8 +395,8 @@ def build_sched(period):
             runs[cpu].append((at(start), at(end), tid, state))
         for tid, ms, cpu in f["wakes"]:
             wakes[cpu].append((at(ms), tid, cpu))
-        track_slice(11, f"Choreographer#doFrame {f['token']}", at(f["do_frame"][0]), at(f["do_frame"][1]))
-        track_slice(12, f"DrawFrames {f['token']}", at(f["draw"][0]), at(f["draw"][1]))
+        track_slice(w, 11, f"Choreographer#doFrame {f['token']}", at(f["do_frame"][0]), at(f["do_frame"][1]))
+        track_slice(w, 12, f"DrawFrames {f['token']}", at(f["draw"][0]), at(f["draw"][1]))
 
     # Each CPU's switches: to each run's thread at its start (from the previous run's thread when it
     # ends then, else from idle), and to idle at a run's end when no run follows at once.
