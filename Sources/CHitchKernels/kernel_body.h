@@ -20,6 +20,13 @@ static inline __attribute__((always_inline)) float KERNEL(sum8)(__m256 v) {
     return _mm_cvtss_f32(s);
 }
 
+static inline __attribute__((always_inline)) int KERNEL(sum8i)(__m256i v) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 1));
+    return _mm_cvtsi128_si32(s);
+}
+
 /// Prefetch whole row pairs at least 4 KB ahead: short rows (q4_1 at 576 columns is 360 bytes)
 /// would otherwise leave too little in flight to cover the memory latency.
 static inline __attribute__((always_inline)) size_t KERNEL(ahead)(size_t row_bytes) {
@@ -119,8 +126,7 @@ static void KERNEL(q8_0)(const uint8_t *w, size_t row_bytes, long rows, long blo
 // The K-quants: blocks of 256 against ggml's q8_K activations. Each 32-byte DOT gives eight lanes
 // of four products; a lane's sum is below 2^15 (4 * 63 * 127 at most), so two DOTs pack into one
 // vector of int16 (vpackssdw, which interleaves per 128-bit half: 4 lanes of the first, 4 of the
-// second) and one SCALED_ADD by the matching sub-block scales adds them to int32 lanes again. The
-// scales reach their lanes by vpshufb with constant indexes: no scalar code per sub-block.
+// second) and one vpmaddwd by the matching sub-block scales gives int32 lanes again.
 
 /// vpshufb indexes that put, in each 128-bit half, byte `first` zero-extended into int16 lanes 0-3
 /// and byte `second` into lanes 4-7 (an index byte of 0x80 clears its byte).
@@ -130,8 +136,8 @@ static inline __attribute__((always_inline)) __m256i KERNEL(spread_bytes)(int fi
 }
 
 /// The eight 6-bit scales (bytes 0-7) and eight 6-bit minimums (bytes 8-15) packed in the 12 bytes
-/// at `packed` (layout as unpack_k_scales), in both 128-bit halves. Reads 16 bytes: the packed
-/// scales sit 4 bytes into a block of 144 or 176.
+/// at `packed` (layout as unpack_k_scales), in both 128-bit halves, unpacked in vector registers (no
+/// scalar code per sub-block). Reads 16 bytes: the packed scales sit 4 bytes into a block of 144 or 176.
 static inline __attribute__((always_inline)) __m256i KERNEL(k_scales)(const uint8_t *packed) {
     const __m128i v = _mm_loadu_si128((const __m128i *)packed);   // 32-bit lanes a, b, c (and 4 bytes unused)
     const __m128i low = _mm_and_si128(v, _mm_set1_epi8(0x3F));    // scales 0-3 | minimums 0-3
@@ -150,14 +156,20 @@ static inline __attribute__((always_inline)) __m256i KERNEL(shift_to_bit4)(__m25
     return n >= 0 ? _mm256_slli_epi16(v, n) : _mm256_srli_epi16(v, -n);
 }
 
-/// One q4_K or q5_K block (`five`) of one row: its int32 lanes (scaled sub-block dot products), with
-/// `scales` from k_scales.
-static inline __attribute__((always_inline)) __m256i KERNEL(k4or5_block)(const uint8_t *block, __m256i scales, const int8_t *xq,
-                                                                        int five) {
+/// One q4_K or q5_K block (`five`) of one row, per pair p of sub-blocks (64 weights): int32 lanes
+/// `pairs[p]` summing to the exact integer sum of scale times q * x, and `mins[p]`, the exact sum of
+/// min times the activations' sums over the pair's two sub-blocks (one vpmaddwd gives all four).
+static inline __attribute__((always_inline)) void KERNEL(k4or5_block)(const uint8_t *block, const int8_t *xq, const int16_t *sums,
+                                                                      int five, __m256i pairs[4], int mins[4]) {
+    const __m256i scales = KERNEL(k_scales)(block + 4);
+    // Minimums (bytes 8-15) zero-extended to int16, by the activations' sums over each sub-block.
+    const __m128i minimum_index = _mm_set_epi16((short)0x800F, (short)0x800E, (short)0x800D, (short)0x800C,
+                                                (short)0x800B, (short)0x800A, (short)0x8009, (short)0x8008);
+    const __m128i sub_block_sums = _mm_hadd_epi16(_mm_loadu_si128((const __m128i *)sums), _mm_loadu_si128((const __m128i *)(sums + 8)));
+    _mm_storeu_si128((__m128i *)mins, _mm_madd_epi16(_mm_shuffle_epi8(_mm256_castsi256_si128(scales), minimum_index), sub_block_sums));
     const uint8_t *qs = block + (five ? 48 : 16);
     const __m256i low4 = _mm256_set1_epi8(0x0F), bit4 = _mm256_set1_epi8(0x10);
     const __m256i high = five ? _mm256_loadu_si256((const __m256i *)(block + 16)) : _mm256_setzero_si256();
-    __m256i total = _mm256_setzero_si256();
     for (int j = 0; j < 4; j++) {
         const __m256i q = _mm256_loadu_si256((const __m256i *)(qs + 32 * j));
         __m256i lo = _mm256_and_si256(q, low4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
@@ -167,18 +179,18 @@ static inline __attribute__((always_inline)) __m256i KERNEL(k4or5_block)(const u
         }
         const __m256i p_lo = DOT(_mm256_setzero_si256(), lo, _mm256_loadu_si256((const __m256i *)(xq + 64 * j)));
         const __m256i p_hi = DOT(_mm256_setzero_si256(), hi, _mm256_loadu_si256((const __m256i *)(xq + 64 * j + 32)));
-        total = SCALED_ADD(total, _mm256_packs_epi32(p_lo, p_hi), _mm256_shuffle_epi8(scales, KERNEL(spread_bytes)(2 * j, 2 * j + 1)));
+        pairs[j] = _mm256_madd_epi16(_mm256_packs_epi32(p_lo, p_hi), _mm256_shuffle_epi8(scales, KERNEL(spread_bytes)(2 * j, 2 * j + 1)));
     }
-    return total;
+}
+
+static inline __attribute__((always_inline)) __m256i KERNEL(sum_pairs)(const __m256i pairs[4]) {
+    return _mm256_add_epi32(_mm256_add_epi32(pairs[0], pairs[1]), _mm256_add_epi32(pairs[2], pairs[3]));
 }
 
 static inline __attribute__((always_inline)) void KERNEL(k4or5)(const uint8_t *w, size_t row_bytes, long rows, long blocks,
                                                                 const hitch_q8_activations *x, float *y, int five) {
     const size_t block_bytes = five ? 176 : 144;
     const size_t ahead = KERNEL(ahead)(row_bytes);
-    // vpshufb indexes of the minimums (bytes 8-15 of k_scales), zero-extended to int16.
-    const __m128i minimum_index = _mm_set_epi16((short)0x800F, (short)0x800E, (short)0x800D, (short)0x800C,
-                                                (short)0x800B, (short)0x800A, (short)0x8009, (short)0x8008);
     for (long r = 0; r < rows; r += 2) {
         const uint8_t *w0 = w + (size_t)r * row_bytes;
         const uint8_t *w1 = r + 1 < rows ? w0 + row_bytes : w0;
@@ -189,15 +201,12 @@ static inline __attribute__((always_inline)) void KERNEL(k4or5)(const uint8_t *w
             for (size_t line = 0; line < 2 * block_bytes; line += 64) __builtin_prefetch(w0 + ahead + 2 * block_bytes * b + line, 0, 3);
             const int8_t *xq = x->k_values + 256 * b;
             const int16_t *sums = x->k_sums + 16 * b;
-            const __m256i s0 = KERNEL(k_scales)(b0 + 4), s1 = KERNEL(k_scales)(b1 + 4);
-            const __m256i p0 = KERNEL(k4or5_block)(b0, s0, xq, five), p1 = KERNEL(k4or5_block)(b1, s1, xq, five);
-            // Each row's sum over sub-blocks of minimum_s times the activations' sum over sub-block s
-            // (its two runs of 16): four int32 lanes per row, then added across.
-            const __m128i sub_block_sums = _mm_hadd_epi16(_mm_loadu_si128((const __m128i *)sums), _mm_loadu_si128((const __m128i *)(sums + 8)));
-            __m128i minimums = _mm_hadd_epi32(_mm_madd_epi16(_mm_shuffle_epi8(_mm256_castsi256_si128(s0), minimum_index), sub_block_sums),
-                                              _mm_madd_epi16(_mm_shuffle_epi8(_mm256_castsi256_si128(s1), minimum_index), sub_block_sums));
-            minimums = _mm_hadd_epi32(minimums, minimums);
-            const int min0 = _mm_cvtsi128_si32(minimums), min1 = _mm_extract_epi32(minimums, 1);
+            __m256i pairs0[4], pairs1[4];
+            int mins0[4], mins1[4];
+            KERNEL(k4or5_block)(b0, xq, sums, five, pairs0, mins0);
+            KERNEL(k4or5_block)(b1, xq, sums, five, pairs1, mins1);
+            const __m256i p0 = KERNEL(sum_pairs)(pairs0), p1 = KERNEL(sum_pairs)(pairs1);
+            const int min0 = mins0[0] + mins0[1] + mins0[2] + mins0[3], min1 = mins1[0] + mins1[1] + mins1[2] + mins1[3];
             const float xd = x->k_scales[b];
             a0 = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(*(const uint16_t *)b0) * xd), _mm256_cvtepi32_ps(p0), a0);
             a1 = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(*(const uint16_t *)b1) * xd), _mm256_cvtepi32_ps(p1), a1);
@@ -209,67 +218,105 @@ static inline __attribute__((always_inline)) void KERNEL(k4or5)(const uint8_t *w
     }
 }
 
-static void KERNEL(q4_K)(const uint8_t *w, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y) {
-    KERNEL(k4or5)(w, row_bytes, rows, blocks, x, y, 0);
+/// One row's q4_K block into its two float accumulators, as llama.cpp's repacked kernels step them:
+/// the integer sums times d * d_x and dmin * d_x, fused; per block (gemv) or per pair (gemm).
+static inline __attribute__((always_inline)) void KERNEL(q4_K_step)(const __m256i dots[4], const int mins[4], float d, float dmin,
+                                                                    int per_pair, float *total, float *minimum) {
+    if (per_pair) {
+        for (int j = 0; j < 4; j++) {
+            *total = fmaf((float)KERNEL(sum8i)(dots[j]), d, *total);
+            *minimum = fmaf((float)mins[j], dmin, *minimum);
+        }
+    } else {
+        *total = fmaf((float)KERNEL(sum8i)(KERNEL(sum_pairs)(dots)), d, *total);
+        *minimum = fmaf((float)(mins[0] + mins[1] + mins[2] + mins[3]), dmin, *minimum);
+    }
 }
+
+/// q4_K as llama.cpp's repacked kernels sum it: per row, the scaled integer sums times d * d_x and
+/// the min sums times dmin * d_x accumulate (fused) in two floats, subtracted at the end; one step
+/// per block (its gemv: one token), or per pair of sub-blocks (its gemm: `x->q4_K_gemm`).
+static void KERNEL(q4_K)(const uint8_t *w, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y) {
+    const size_t ahead = KERNEL(ahead)(row_bytes);
+    const int per_pair = x->q4_K_gemm;
+    for (long r = 0; r < rows; r += 2) {
+        const uint8_t *w0 = w + (size_t)r * row_bytes;
+        const uint8_t *w1 = r + 1 < rows ? w0 + row_bytes : w0;
+        float a0 = 0, a1 = 0, m0 = 0, m1 = 0;
+        for (long b = 0; b < blocks; b++) {
+            const uint8_t *b0 = w0 + 144 * b, *b1 = w1 + 144 * b;
+            for (size_t line = 0; line < 2 * 144; line += 64) __builtin_prefetch(w0 + ahead + 2 * 144 * b + line, 0, 3);
+            const int8_t *xq = x->k_values + 256 * b;
+            const int16_t *sums = x->k_sums + 16 * b;
+            __m256i dots0[4], dots1[4];
+            int mins0[4], mins1[4];
+            KERNEL(k4or5_block)(b0, xq, sums, 0, dots0, mins0);
+            KERNEL(k4or5_block)(b1, xq, sums, 0, dots1, mins1);
+            const float xd = x->k_scales[b];
+            KERNEL(q4_K_step)(dots0, mins0, _cvtsh_ss(*(const uint16_t *)b0) * xd, _cvtsh_ss(*(const uint16_t *)(b0 + 2)) * xd,
+                              per_pair, &a0, &m0);
+            KERNEL(q4_K_step)(dots1, mins1, _cvtsh_ss(*(const uint16_t *)b1) * xd, _cvtsh_ss(*(const uint16_t *)(b1 + 2)) * xd,
+                              per_pair, &a1, &m1);
+        }
+        y[r] = a0 - m0;
+        if (r + 1 < rows) y[r + 1] = a1 - m1;
+    }
+}
+
 static void KERNEL(q5_K)(const uint8_t *w, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y) {
     KERNEL(k4or5)(w, row_bytes, rows, blocks, x, y, 1);
 }
 
-/// vpshufb indexes that put int16 lane `first` of each 128-bit half into lanes 0-3 and lane
-/// `first` + 2 into lanes 4-7, `first` = 2k in the lower half and 2k + 1 in the upper one: q6_K's
-/// scales of quarters k and k + 1 of a half block, in vpackssdw's order.
-static inline __attribute__((always_inline)) __m256i KERNEL(spread_q6_scales)(int k) {
-#define WORD(i) (short)((2 * (i) + 1) << 8 | 2 * (i))
-    const __m128i lower = _mm_set_epi16(WORD(2 * k + 2), WORD(2 * k + 2), WORD(2 * k + 2), WORD(2 * k + 2),
-                                        WORD(2 * k), WORD(2 * k), WORD(2 * k), WORD(2 * k));
-    const __m128i upper = _mm_set_epi16(WORD(2 * k + 3), WORD(2 * k + 3), WORD(2 * k + 3), WORD(2 * k + 3),
-                                        WORD(2 * k + 1), WORD(2 * k + 1), WORD(2 * k + 1), WORD(2 * k + 1));
-#undef WORD
-    return _mm256_set_m128i(upper, lower);
+/// vpshufb indexes that fill the lower 128-bit half with int16 lane `lower` and the upper half with
+/// int16 lane `upper`.
+static inline __attribute__((always_inline)) __m256i KERNEL(spread_words)(int lower, int upper) {
+    const short a = (short)((2 * lower + 1) << 8 | 2 * lower), b = (short)((2 * upper + 1) << 8 | 2 * upper);
+    return _mm256_set_m128i(_mm_set1_epi16(b), _mm_set1_epi16(a));
 }
 
-/// One q6_K block of one row: the unsigned 6-bit q (0..63) multiplied as the others, and the -32
-/// offset added once per block as -32 * sum of scale_s * (the activations' sum over run s).
+/// One q6_K block of one row in ggml's vec_dot lanes: per 32 weights, vpmaddubsw of the 6-bit q
+/// (0..63) with the activations, vpmaddwd by the scale of each 16, added into eight int32 lanes
+/// (lane i: weights 4i..4i+3 of every run of 32); less 32 * (scale_s * the activations' sum over run s).
 static inline __attribute__((always_inline)) __m256i KERNEL(q6_K_block)(const uint8_t *block, const int8_t *xq, const int16_t *sums) {
     const int8_t *scales = (const int8_t *)(block + 192);
-    const __m256i low4 = _mm256_set1_epi8(0x0F), bits45 = _mm256_set1_epi8(0x30);
-    const __m256i scale16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)scales));
-    const __m256i offset = _mm256_madd_epi16(scale16, _mm256_loadu_si256((const __m256i *)sums));
-    __m256i total = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(offset, 5));
+    const __m256i m3 = _mm256_set1_epi8(3), m15 = _mm256_set1_epi8(15);
+    const __m128i scale_bytes = _mm_loadu_si128((const __m128i *)scales);
+    const __m256i offset = _mm256_slli_epi32(_mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)sums), _mm256_cvtepi8_epi16(scale_bytes)), 5);
+    __m256i total = _mm256_setzero_si256();
     for (int h = 0; h < 2; h++) {
         const uint8_t *ql = block + 64 * h;
         const __m256i l0 = _mm256_loadu_si256((const __m256i *)ql), l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
         const __m256i qh = _mm256_loadu_si256((const __m256i *)(block + 128 + 32 * h));
-        // Quarter k's top 2 bits are bits 2k..2k+1 of qh, moved to bits 4-5 (16-bit shifts: bits
-        // 4-5 of a byte come from its own bits).
         const __m256i q[4] = {
-            _mm256_or_si256(_mm256_and_si256(l0, low4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), bits45)),
-            _mm256_or_si256(_mm256_and_si256(l1, low4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), bits45)),
-            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), low4), _mm256_and_si256(qh, bits45)),
-            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), low4), _mm256_and_si256(_mm256_srli_epi16(qh, 2), bits45)),
+            _mm256_or_si256(_mm256_and_si256(l0, m15), _mm256_slli_epi16(_mm256_and_si256(qh, m3), 4)),
+            _mm256_or_si256(_mm256_and_si256(l1, m15), _mm256_slli_epi16(_mm256_and_si256(qh, _mm256_set1_epi8(12)), 2)),
+            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m15), _mm256_and_si256(qh, _mm256_set1_epi8(48))),
+            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m15), _mm256_srli_epi16(_mm256_and_si256(qh, _mm256_set1_epi8(-64)), 2)),
         };
-        // Scales 8h..8h+7 as int16 in both 128-bit halves.
+        // Scales 8h..8h+7 as int16 in both 128-bit halves; vpshufb gives run 2k its lower half's
+        // lanes and run 2k + 1 its upper half's.
         int64_t eight;
         memcpy(&eight, scales + 8 * h, 8);
         const __m256i half_scales = _mm256_cvtepi8_epi16(_mm_set1_epi64x(eight));
-        for (int k = 0; k < 4; k += 2) {
-            const int8_t *xk = xq + 128 * h + 32 * k;
-            const __m256i p_a = DOT(_mm256_setzero_si256(), q[k], _mm256_loadu_si256((const __m256i *)xk));
-            const __m256i p_b = DOT(_mm256_setzero_si256(), q[k + 1], _mm256_loadu_si256((const __m256i *)(xk + 32)));
-            // Per 128-bit half H after vpackssdw: run 2k + H (16 weights of p_a), then run 2k + 2 + H (of p_b).
-            total = SCALED_ADD(total, _mm256_packs_epi32(p_a, p_b), _mm256_shuffle_epi8(half_scales, KERNEL(spread_q6_scales)(k)));
+        for (int k = 0; k < 4; k++) {
+            const __m256i products = _mm256_maddubs_epi16(q[k], _mm256_loadu_si256((const __m256i *)(xq + 128 * h + 32 * k)));
+            total = SCALED_ADD(total, _mm256_shuffle_epi8(half_scales, KERNEL(spread_words)(2 * k, 2 * k + 1)), products);
         }
     }
-    return total;
+    return _mm256_sub_epi32(total, offset);
 }
 
+/// q6_K as llama.cpp sums it: one token (vec_dot) fuses each block's eight lanes times d * d_x into
+/// eight float lanes, added at the end; a prompt row of its tiled matmul (`x->q6_K_tiled`) takes the
+/// block's exact sum times d, fused by d_x into one float.
 static void KERNEL(q6_K)(const uint8_t *w, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y) {
     const size_t ahead = KERNEL(ahead)(row_bytes);
+    const int tiled = x->q6_K_tiled;
     for (long r = 0; r < rows; r += 2) {
         const uint8_t *w0 = w + (size_t)r * row_bytes;
         const uint8_t *w1 = r + 1 < rows ? w0 + row_bytes : w0;
         __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+        float t0 = 0, t1 = 0;
         for (long b = 0; b < blocks; b++) {
             const uint8_t *b0 = w0 + 210 * b, *b1 = w1 + 210 * b;
             for (size_t line = 0; line < 2 * 210; line += 64) __builtin_prefetch(w0 + ahead + 2 * 210 * b + line, 0, 3);
@@ -277,10 +324,16 @@ static void KERNEL(q6_K)(const uint8_t *w, size_t row_bytes, long rows, long blo
             const int16_t *sums = x->k_sums + 16 * b;
             const __m256i p0 = KERNEL(q6_K_block)(b0, xq, sums), p1 = KERNEL(q6_K_block)(b1, xq, sums);
             const float xd = x->k_scales[b];
-            a0 = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(*(const uint16_t *)(b0 + 208)) * xd), _mm256_cvtepi32_ps(p0), a0);
-            a1 = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(*(const uint16_t *)(b1 + 208)) * xd), _mm256_cvtepi32_ps(p1), a1);
+            const float d0 = _cvtsh_ss(*(const uint16_t *)(b0 + 208)), d1 = _cvtsh_ss(*(const uint16_t *)(b1 + 208));
+            if (tiled) {
+                t0 = fmaf((float)KERNEL(sum8i)(p0) * d0, xd, t0);
+                t1 = fmaf((float)KERNEL(sum8i)(p1) * d1, xd, t1);
+            } else {
+                a0 = _mm256_fmadd_ps(_mm256_set1_ps(d0 * xd), _mm256_cvtepi32_ps(p0), a0);
+                a1 = _mm256_fmadd_ps(_mm256_set1_ps(d1 * xd), _mm256_cvtepi32_ps(p1), a1);
+            }
         }
-        y[r] = KERNEL(sum8)(a0);
-        if (r + 1 < rows) y[r + 1] = KERNEL(sum8)(a1);
+        y[r] = tiled ? t0 : KERNEL(sum8)(a0);
+        if (r + 1 < rows) y[r + 1] = tiled ? t1 : KERNEL(sum8)(a1);
     }
 }
