@@ -9,6 +9,13 @@ ref=, <sentinel/> for empty cells), and each one's ground truth as JSON.
 
 A ProMotion display: presents every 8.333 ms, then at 60 Hz (the vsync intervals say when); Apple's
 hitches of one to three periods on some presents, matched by swap id or, without one, by time.
+
+xctrace-detail.xml adds, for the same presents: hitches-updates (the app's commits; one of another
+process's, to be ignored) and hitches-renders by swap id, planting a commit hitch on every hitch of
+two or more periods and a render hitch on the others; swiftui-updates (view body updates of FeedRow
+and FeedList, and representable updates that are not bodies), swiftui-causes (property -> view
+edges) and swiftui-update-groups. xctrace-display-info.xml is a 30 fps app on a 60 Hz display
+without vsync intervals: device-display-info's rate, not the presents' spacing, is the period.
 """
 import json
 import os
@@ -118,14 +125,111 @@ def write(out):
     for name, text in (("xctrace-hitches.xml", hitch_xml), ("xctrace-display.xml", display_xml), ("xctrace-time-profile.xml", profile_xml)):
         with open(os.path.join(out, name), "w") as f:
             f.write(text)
+    extra = dict(detail=detail(out, presents, hitches), displayInfo=display_info(out))
     first_vsync = presents[0]["at"] - 2 * presents[0]["period"]
     total = sum(h["duration"] for h in hitches)
     animation = presents[-1]["at"] - first_vsync
     with open(os.path.join(out, "xctrace.truth.json"), "w") as f:
         json.dump(dict(appleHitchCount=len(hitches), totalHitchNs=total, animationNs=animation,
                        hitchTimeRatioMsPerS=total / 1e6 / (animation / 1e9), frames=len(presents),
-                       periodsNs=[p for _, p in PERIODS]), f, indent=1)
+                       periodsNs=[p for _, p in PERIODS], **extra), f, indent=1)
         f.write("\n")
+
+
+def detail(out, presents, hitches):
+    """xctrace-detail.xml and its truth (see the docstring)."""
+    ids = Ids()
+    lateness = {h["index"]: h["duration"] for h in hitches}
+    updates, renders, bodies, causes, groups = [], [], [], [], []
+    kinds, body_counts, edge_counts, group_count = [], {}, {}, 0
+    thread = lambda: ids.value("thread", "", fmt=f"Main Thread 0x1 (FeedApp, pid: {APP_PID})", key="main",
+                               inner=ids.value("tid", "1", fmt="0x1", key="tid") + process(ids))
+    ms = 1_000_000
+    near = {i + d for i in lateness for d in range(-2, 3)}   # commits and renders around the hitches only (small)
+    for i, pr in enumerate(presents):
+        if i not in near and i >= 100:
+            continue
+        p = pr["period"]
+        late = lateness.get(i, 0)
+        expected = pr["at"] - late
+        vsync, target = expected - 2 * p, expected - p
+        k = late // p if late else 0
+        update = (vsync + p // 10, vsync + 4 * p // 10)
+        render = (target + p // 20, target + 3 * p // 10)
+        if k >= 2:
+            update = (vsync + p // 10, target + k * p - p // 2)
+            kinds.append(dict(swap=i, kind="commit"))
+        elif k == 1:
+            render = (target + p // 20, target + p + 3 * p // 10)
+            kinds.append(dict(swap=i, kind="render"))
+            # Another process's commit of the same swap id, ending late: the app's own is the one taken.
+            updates.append("<row>" + ids.value("start-time", str(vsync), fmt="t") + ids.value("duration", str(target + p - vsync), fmt="d")
+                           + ids.value("process", "", fmt="Other (99)", key="other", inner=ids.value("pid", "99", fmt="99", key="pid99"))
+                           + ids.value("uint64", str(i), fmt=str(i)) + "</row>")
+        updates.append("<row>" + ids.value("start-time", str(update[0]), fmt="t") + ids.value("duration", str(update[1] - update[0]), fmt="d")
+                       + process(ids) + ids.value("uint64", str(i), fmt=str(i)) + "</row>")
+        renders.append("<row>" + ids.value("start-time", str(render[0]), fmt="t") + ids.value("duration", str(render[1] - render[0]), fmt="d")
+                       + ids.value("display-name", "Display 1", key="display") + ids.value("uint64", str(i), fmt=str(i))
+                       + ids.value("uint64", "4242", fmt="4242", key="surface") + "</row>")
+        if i % 2 == 0 and i < 100:
+            for view, identity, source in (("FeedRow", f"row-{i % 10}", "@Observable FeedModel.rows"),) + (
+                    (("FeedList", "list", "@State FeedList.query"),) if i % 10 == 0 else ()):
+                start = update[0] + ms // 5
+                causes.append("<row>" + ids.value("event-time", str(start - ms // 20), fmt="t") + ids.value("string", source, key=source)
+                              + ids.value("string", view, key=("dest", view)) + thread() + "</row>")
+                bodies.append("<row>" + ids.value("start-time", str(start), fmt="t") + ids.value("duration", str(ms // 2), fmt="d", key="half")
+                              + ids.value("string", identity, key=("id", identity)) + ids.value("string", "View Body Update", key="body")
+                              + ids.value("string", view, key=("view", view)) + thread() + process(ids) + "</row>")
+                body_counts[view] = body_counts.get(view, 0) + 1
+                edge_counts[(source, view)] = edge_counts.get((source, view), 0) + 1
+            bodies.append("<row>" + ids.value("start-time", str(update[0]), fmt="t") + ids.value("duration", str(ms // 10), fmt="d", key="tenth")
+                          + ids.value("string", "map", key=("id", "map")) + ids.value("string", "Representable Update", key="repr")
+                          + ids.value("string", "MapView", key=("view", "MapView")) + thread() + process(ids) + "</row>")
+        if i % 20 == 0 and i < 100:
+            groups.append("<row>" + ids.value("start-time", str(update[0]), fmt="t") + ids.value("duration", str(2 * ms), fmt="d", key="two")
+                          + ids.value("string", "Transaction", key="transaction") + thread() + "</row>")
+            group_count += 1
+    xml = ('<?xml version="1.0"?>\n<trace-query-result>\n'
+           + "<node xpath='//trace-toc[1]/run[1]/data[1]/table[70]'>" + schema("hitches-updates", ["start", "duration", "process", "swap-id"])
+           + "\n" + "\n".join(updates) + "\n</node>\n"
+           + "<node xpath='//trace-toc[1]/run[1]/data[1]/table[71]'>" + schema("hitches-renders", ["start", "duration", "display", "swap-id", "surface-id"])
+           + "\n" + "\n".join(renders) + "\n</node>\n"
+           + "<node xpath='//trace-toc[1]/run[1]/data[1]/table[80]'>"
+           + schema("swiftui-updates", ["start", "duration", "id", "update-type", "view-name", "thread", "process"])
+           + "\n" + "\n".join(bodies) + "\n</node>\n"
+           + "<node xpath='//trace-toc[1]/run[1]/data[1]/table[81]'>" + schema("swiftui-causes", ["timestamp", "source-node", "destination-node", "thread"])
+           + "\n" + "\n".join(causes) + "\n</node>\n"
+           + "<node xpath='//trace-toc[1]/run[1]/data[1]/table[82]'>" + schema("swiftui-update-groups", ["start", "duration", "label", "thread"])
+           + "\n" + "\n".join(groups) + "\n</node>\n</trace-query-result>\n")
+    with open(os.path.join(out, "xctrace-detail.xml"), "w") as f:
+        f.write(xml)
+    return dict(hitchKinds=kinds, bodies=body_counts, edges=[dict(source=s, target=t, count=c) for (s, t), c in sorted(edge_counts.items())],
+                groups=group_count)
+
+
+def display_info(out):
+    """xctrace-display-info.xml: presents of a 30 fps app on display 2 (60 Hz), display 1 (the main
+    one, 120 Hz) also listed, no vsync intervals."""
+    ids = Ids()
+    t, rows = 30_000_000_000, []
+    for i in range(120):
+        rows.append("<row>" + ids.value("start-time", str(t), fmt="t") + process(ids)
+                    + ids.value("uint64", str(i), fmt=str(i)) + ids.value("display-name", "Display 2", key="display") + "</row>")
+        t += 2 * 16_666_667
+    info = []
+    for display, rate, main in ((1, 120, "Yes"), (2, 60, "No")):
+        info.append("<row>" + ids.value("event-time", "0", fmt="t") + ids.value("uint32", str(display), fmt=str(display))
+                    + ids.value("string", "Built-in Display" if main == "Yes" else "External Display")
+                    + ids.value("uint32", str(rate), fmt=f"{rate} Hz") + ids.value("boolean", "1" if main == "Yes" else "0", fmt=main) + "</row>")
+    xml = ('<?xml version="1.0"?>\n<trace-query-result>\n'
+           + "<node xpath='//trace-toc[1]/run[1]/data[1]/table[5]'>"
+           + schema("device-display-info", ["timestamp", "display-id", "device-name", "max-refresh-rate", "is-main-display"])
+           + "\n" + "\n".join(info) + "\n</node>\n"
+           + "<node xpath='//trace-toc[1]/run[1]/data[1]/table[12]'>" + schema("display-surface-swap", ["start", "process", "swap-id", "display"])
+           + "\n" + "\n".join(rows) + "\n</node>\n</trace-query-result>\n")
+    with open(os.path.join(out, "xctrace-display-info.xml"), "w") as f:
+        f.write(xml)
+    return dict(frames=120, periodNs=16_666_667)
 
 
 def big(megabytes, path):

@@ -39,7 +39,7 @@ public enum FrameKind: String, AnalysisWord {
 
 /// What an offender is: a stage, a view type, or a sampled function (the innermost symbol).
 public enum OffenderKind: String, AnalysisWord {
-    case stage, view, function
+    case stage, view, function, thread
 }
 
 /// What bounds an inference op on the roofline: memory bandwidth or compute (unknown without peaks).
@@ -55,9 +55,11 @@ public enum HitchCause: String, AnalysisWord {
 }
 
 /// Where a trace's thread states came from (metadata `schedSource`): exact context switches from
-/// perf_event_open, counters read from procfs at frame phases, or nothing.
+/// perf_event_open, counters read from procfs at frame phases, an imported Perfetto trace's ftrace
+/// scheduling events (docs/IMPORT.md), or nothing.
 public enum ThreadStateSource: String, AnalysisWord {
     case perfContextSwitch = "perf-context-switch"
     case procfs
+    case ftrace
     case none
 }

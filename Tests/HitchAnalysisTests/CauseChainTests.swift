@@ -213,10 +213,17 @@ import Testing
             #expect(abs((frame.mainThreadStates?.runnableBehindAppThreadsMs ?? 0) - 12) < 1e-6)
             #expect(a.recorded.appHitchTimeRatioMsPerS == a.recorded.hitchTimeRatioMsPerS)
             #expect(a.threadStates?.cpuTakenByAppThreadsInHitches.first?.name == "feed.thumbnails")
+            // The thread that took the CPU is the hitch's offender, by its time on the CPU in the wait
+            // (12 of the 12 ms waited: the whole hitch), and the frame's own stages are not.
+            let thread = try #require(a.offenders.first { $0.kind == .thread })
+            #expect(thread.name == "feed.thumbnails" && thread.hitchingFrames == 1)
+            #expect(abs(thread.onCPUMs - 12) < 1e-6 && abs(thread.weightedHitchMs - frame.hitchMs) < 1e-6)
+            #expect(a.offenders.allSatisfy { $0.kind == .thread })
         } else {
             #expect(frame.cause == .waitingForCPU)
             #expect(attribution.cpuTakenBy.isEmpty)
             #expect(a.recorded.appHitchTimeRatioMsPerS == 0)
+            #expect(a.offenders.isEmpty)
         }
     }
 }

@@ -97,6 +97,82 @@ import Testing
         #expect(analysis.stages.contains { $0.name == "Choreographer#doFrame" } && analysis.stages.contains { $0.name == "DrawFrame" })
     }
 
+    struct PerfettoSchedTruth: Decodable {
+        struct Frame: Decodable {
+            var token: UInt64
+            var scenario: String
+            var judged: Bool
+            var hitchNs: Int64?
+            var kind: String?
+            var cause: String?
+        }
+        struct App: Decodable { var pid: Int64; var name: String; var frames: Int }
+        var frames: [Frame]
+        var hitchTimeRatioMsPerS: Double
+        var app: App
+        var otherApp: App
+    }
+
+    /// A Perfetto trace with ftrace scheduling (compact_sched on one CPU, sched_switch and
+    /// sched_waking events on the other) and doFrame/DrawFrames slices: each janky frame's cause
+    /// equals the one the generator planted (the main thread's own work; runnable behind another
+    /// process or behind the app's own worker; preempted; asleep), and the hitches equal its truth.
+    @Test func perfettoSchedCausesEqualThePlantedOnes() throws {
+        let truth = try JSONDecoder().decode(PerfettoSchedTruth.self,
+                                             from: Data(contentsOf: Self.fixtures.appendingPathComponent("perfetto-sched-60hz.truth.json")))
+        let (summary, analysis) = try Self.importAndAnalyze(.perfetto, "perfetto-sched-60hz.pftrace",
+                                                            options: ImportOptions(process: PerfettoProcessSelection(truth.app.name)))
+        #expect(summary.frames == truth.app.frames)
+        #expect(abs(analysis.recorded.hitchTimeRatioMsPerS - truth.hitchTimeRatioMsPerS) < 1e-6)
+        let states = try #require(analysis.threadStates)
+        #expect(states.source == .ftrace && states.appThreadSplit)
+        #expect(states.framesWithReadings == truth.app.frames)
+        let ours = Dictionary(analysis.frames.map { ($0.frameID, $0) }, uniquingKeysWith: { first, _ in first })
+        let attributions = Dictionary(analysis.hitchAttributions.map { ($0.frameID, $0) }, uniquingKeysWith: { first, _ in first })
+        for frame in truth.frames where frame.judged {
+            let judged = try #require(ours[frame.token], "\(frame.scenario) missing")
+            #expect(abs(judged.hitchMs * 1e6 - Double(frame.hitchNs ?? 0)) < 2, "\(frame.scenario)")
+            #expect(judged.kind.rawValue == frame.kind, "\(frame.scenario)")
+            #expect(judged.cause?.rawValue == frame.cause, "\(frame.scenario): \(String(describing: judged.cause))")
+            #expect(judged.mainThreadStates != nil, "\(frame.scenario)")
+        }
+        // The waits for a CPU: 15 ms behind the worker is the app's; behind logd it is not.
+        let worker = try #require(truth.frames.first { $0.cause == "waitingForAppThreads" })
+        let behindWorker = try #require(attributions[worker.token])
+        #expect(behindWorker.cpuTakenBy.first?.name == "worker")
+        #expect(abs((behindWorker.mainThreadStates?.runnableBehindAppThreadsMs ?? 0) - 15) < 0.01)
+        for frame in truth.frames where frame.cause == "waitingForCPU" {
+            let attribution = try #require(attributions[frame.token])
+            #expect(attribution.cpuTakenBy.isEmpty, "\(frame.scenario)")
+            #expect((attribution.mainThreadStates?.runnableMs ?? 0) > 13.9, "\(frame.scenario)")
+        }
+    }
+
+    /// A Perfetto trace with two apps' frames is refused without `--process`, the error listing both;
+    /// `--process` by pid or by name picks one.
+    @Test func perfettoProcessSelection() throws {
+        let truth = try JSONDecoder().decode(PerfettoSchedTruth.self,
+                                             from: Data(contentsOf: Self.fixtures.appendingPathComponent("perfetto-sched-60hz.truth.json")))
+        do {
+            _ = try Self.importAndAnalyze(.perfetto, "perfetto-sched-60hz.pftrace")
+            Issue.record("a trace with two apps' frames was imported without --process")
+        } catch let error as ImportError {
+            let text = error.description
+            #expect(!text.contains("\n") && text.contains("--process"))
+            #expect(text.contains("\(truth.app.name) (pid \(truth.app.pid), \(truth.app.frames) frames)"), "\(text)")
+            #expect(text.contains("\(truth.otherApp.name) (pid \(truth.otherApp.pid), \(truth.otherApp.frames) frames)"), "\(text)")
+        }
+        let (byPid, _) = try Self.importAndAnalyze(.perfetto, "perfetto-sched-60hz.pftrace",
+                                                   options: ImportOptions(process: PerfettoProcessSelection(String(truth.otherApp.pid))))
+        #expect(byPid.frames == truth.otherApp.frames)
+        do {
+            _ = try Self.importAndAnalyze(.perfetto, "perfetto-sched-60hz.pftrace", options: ImportOptions(process: .name("com.absent")))
+            Issue.record("--process of an absent app was accepted")
+        } catch let error as ImportError {
+            #expect(error.description.contains("'com.absent'") && error.description.contains(truth.app.name), "\(error)")
+        }
+    }
+
     struct XctraceTruth: Decodable {
         var appleHitchCount: Int
         var totalHitchNs: Int64
@@ -128,5 +204,57 @@ import Testing
         let agreement = try #require(analysis.platformAgreement)
         #expect(agreement.bothJanky == truth.appleHitchCount && agreement.agreementRatio == 1)
         #expect(analysis.offenders.first?.name == "FeedRow.body.getter")
+    }
+
+    struct XctraceDetailTruth: Decodable {
+        struct Kind: Decodable { var swap: UInt64; var kind: String }
+        struct Edge: Decodable { var source: String; var target: String; var count: Int }
+        struct Detail: Decodable { var hitchKinds: [Kind]; var bodies: [String: Int]; var edges: [Edge]; var groups: Int }
+        struct DisplayInfo: Decodable { var frames: Int; var periodNs: Int64 }
+        var hitchTimeRatioMsPerS: Double
+        var detail: Detail
+        var displayInfo: DisplayInfo
+    }
+
+    /// The same export with `hitches-updates`, `hitches-renders` and the SwiftUI tables
+    /// (xctrace-detail.xml): each Apple hitch is a commit hitch where the app's commit of its swap
+    /// ended after the frame's deadline and a render hitch where only the render server's render ran
+    /// late (another process's late commit of the same swap id is not the app's); body updates are
+    /// counted by view (representable updates are not bodies), causes become invalidation edges and
+    /// update groups stages; the hitch time ratio is unchanged.
+    @Test func xctraceSubTablesSplitCommitFromRenderAndSwiftUIBecomesViewUpdates() throws {
+        let truth = try JSONDecoder().decode(XctraceDetailTruth.self, from: Data(contentsOf: Self.fixtures.appendingPathComponent("xctrace.truth.json")))
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("import-\(UUID().uuidString).fxt").path
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let inputs = ["xctrace-detail.xml", "xctrace-hitches.xml", "xctrace-display.xml"].map { Self.fixtures.appendingPathComponent($0).path }
+        _ = try TraceImport.run(.xctrace, inputs: inputs, output: output)
+        var analyzer = Analyzer(options: AnalyzerOptions(refreshRatesHz: [60, 120]))
+        var reader = try TraceReader(path: output)
+        try analyzer.add(&reader, path: output)
+        let analysis = analyzer.finish()
+        #expect(abs(analysis.recorded.hitchTimeRatioMsPerS - truth.hitchTimeRatioMsPerS) < 1e-6)
+        let ours = Dictionary(analysis.frames.map { ($0.frameID, $0) }, uniquingKeysWith: { first, _ in first })
+        for planted in truth.detail.hitchKinds {
+            let frame = try #require(ours[planted.swap + 1], "swap \(planted.swap)")
+            #expect(frame.hitchMs > 0 && frame.kind.rawValue == planted.kind, "swap \(planted.swap): \(frame.kind)")
+        }
+        for (view, count) in truth.detail.bodies {
+            #expect(analysis.views.first { $0.type == view }?.bodyEvaluations == count, "\(view)")
+        }
+        #expect(!analysis.views.contains { $0.type == "MapView" })
+        for edge in truth.detail.edges {
+            #expect(analysis.invalidations.contains { $0.source == edge.source && $0.target == edge.target && $0.count == edge.count },
+                    "\(edge.source) -> \(edge.target)")
+        }
+        #expect(analysis.stages.contains { $0.name == "Transaction" && $0.count == truth.detail.groups })
+    }
+
+    /// Without vsync intervals, `device-display-info` gives the period of the display the presents
+    /// were on (60 Hz), not the main display's (120 Hz) nor the presents' spacing (a 30 fps app).
+    @Test func xctraceDeviceDisplayInfoGivesThePeriodWithoutVsyncs() throws {
+        let truth = try JSONDecoder().decode(XctraceDetailTruth.self, from: Data(contentsOf: Self.fixtures.appendingPathComponent("xctrace.truth.json")))
+        let (summary, analysis) = try Self.importAndAnalyze(.xctrace, "xctrace-display-info.xml")
+        #expect(summary.frames == truth.displayInfo.frames)
+        #expect(analysis.recordedRates.map(\.rateHz) == [(1e10 / Double(truth.displayInfo.periodNs)).rounded() / 10])
     }
 }

@@ -18,39 +18,59 @@ import Testing
     static let periodNs: Int64 = 8_333_333
     static let ms: Int64 = 1_000_000
 
-    /// Frames at 120 Hz on the calling thread: `ordinary` frames of ~1 ms of work around each planted
-    /// frame, `planted` frames doing `work`. Each frame begins at its vsync and is presented one
-    /// period after the first vsync at or after its commit (a display with one frame in flight).
-    /// Returns the analysis and the planted frames' ids.
-    /// `prepare` runs before a planted frame begins (outside its window).
+    /// One kind of planted frame: what runs before it (outside its window), in it, and after it.
+    struct Plant {
+        let name: String
+        var prepare: () -> Void = {}
+        let work: () -> Void
+        var finish: () -> Void = {}
+    }
+
+    /// Frames at 120 Hz on the calling thread, `planted` frames doing `work`, each after `ordinary`
+    /// frames of ~1 ms of work (see `record(_:perf:plants:)`). Returns the analysis and the planted frames' ids.
+    static func record(_ name: String, perf: Bool, planted: Int = 3, ordinary: Int = 4, prepare: @escaping () -> Void = {},
+                       work: @escaping () -> Void) throws -> (Analysis, [UInt64]) {
+        let (analysis, ids) = try record(name, perf: perf, plants: [Plant(name: name, prepare: prepare, work: work)], rounds: planted, ordinary: ordinary)
+        return (analysis, ids[name] ?? [])
+    }
+
+    /// Frames at 120 Hz on the calling thread: for each plant, `rounds` times, `ordinary` frames of
+    /// ~1 ms of work and then one planted frame; `ordinary` frames to end. Each frame begins at its
+    /// vsync and is presented one period after the first vsync at or after its commit (a display
+    /// with one frame in flight). Returns the analysis and each plant's frame ids.
     /// `perf`: the recorder's context-switch source where the kernel permits it (readings plus exact
     /// switches, which the analysis holds frames for), else the procfs reads alone.
-    static func record(_ name: String, perf: Bool, planted: Int = 3, ordinary: Int = 4, prepare: () -> Void = {},
-                       work: () -> Void) throws -> (Analysis, [UInt64]) {
+    static func record(_ name: String, perf: Bool, plants: [Plant], rounds: Int, ordinary: Int = 4) throws -> (Analysis, [String: [UInt64]]) {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("hitch-cause-\(name)-\(getpid()).fxt").path
         defer { try? FileManager.default.removeItem(atPath: path) }
         let recorder = try TraceRecorder.start(path: path, configuration: .init(waitForOtherRecordingSeconds: 300, contextSwitchEvents: perf))
-        var plantedIDs: [UInt64] = []
+        var planted: [String: [UInt64]] = [:]
         var id: UInt64 = 1
         var vsync = Trace.now().nanoseconds + periodNs
-        for round in 0...planted {
-            for f in 0..<(ordinary + (round == planted ? 0 : 1)) {
-                let isPlanted = round < planted && f == ordinary
-                if isPlanted { prepare() }
-                sleep(untilNs: vsync)
-                Trace.frameBegan(frameID: id, vsync: TraceTimestamp(nanoseconds: vsync), target: TraceTimestamp(nanoseconds: vsync + periodNs), periodNs: periodNs)
-                if isPlanted { work(); plantedIDs.append(id) } else { spin(cpuNs: ms) }
-                Trace.frameCommitted(frameID: id)
-                let commit = Trace.now().nanoseconds
-                let shown = vsyncAtOrAfter(commit, anchor: vsync, period: periodNs) + periodNs
-                Trace.frameRenderEnded(frameID: id)
-                Trace.framePresented(frameID: id, at: TraceTimestamp(nanoseconds: shown))
-                id += 1
-                vsync = vsyncAtOrAfter(commit + 1, anchor: vsync, period: periodNs)
+        func frame(_ work: () -> Void) {
+            sleep(untilNs: vsync)
+            Trace.frameBegan(frameID: id, vsync: TraceTimestamp(nanoseconds: vsync), target: TraceTimestamp(nanoseconds: vsync + periodNs), periodNs: periodNs)
+            work()
+            Trace.frameCommitted(frameID: id)
+            let commit = Trace.now().nanoseconds
+            let shown = vsyncAtOrAfter(commit, anchor: vsync, period: periodNs) + periodNs
+            Trace.frameRenderEnded(frameID: id)
+            Trace.framePresented(frameID: id, at: TraceTimestamp(nanoseconds: shown))
+            id += 1
+            vsync = vsyncAtOrAfter(commit + 1, anchor: vsync, period: periodNs)
+        }
+        for plant in plants {
+            for _ in 0..<rounds {
+                for _ in 0..<ordinary { frame { spin(cpuNs: ms) } }
+                plant.prepare()
+                planted[plant.name, default: []].append(id)
+                frame(plant.work)
+                plant.finish()
             }
         }
+        for _ in 0..<ordinary { frame { spin(cpuNs: ms) } }
         _ = try recorder.stop()
-        return (try Analyzer.analyze(paths: [path], options: AnalyzerOptions(refreshRatesHz: [120])), plantedIDs)
+        return (try Analyzer.analyze(paths: [path], options: AnalyzerOptions(refreshRatesHz: [120])), planted)
     }
 
     /// The planted frames that hitched all have `cause`, and at least one hitched.
@@ -115,25 +135,8 @@ import Testing
     }
 
     static func aFrameWaitingOnAMutexAnotherThreadHoldsIsBlockedRecorded(perf: Bool) throws {
-        let lock = NSLock()
-        let held = StopFlag(), go = StopFlag()
-        let (a, planted) = try Self.record("blocked", perf: perf, prepare: {
-            // Before the frame: another thread takes the lock and waits for the frame's signal.
-            held.reset(); go.reset()
-            let holder = Thread {
-                lock.lock()
-                held.set()
-                while !go.isSet { usleep(100) }
-                usleep(20_000)
-                lock.unlock()
-            }
-            holder.start()
-            while !held.isSet { usleep(100) }
-        }) {
-            go.set()
-            lock.lock()    // asleep ~20 ms until the holder lets go
-            lock.unlock()
-        }
+        let holder = SleepingLockHolder()
+        let (a, planted) = try Self.record("blocked", perf: perf, prepare: holder.takeLock, work: holder.waitForLock)
         Self.expectPlanted(a, planted, .blocked)
         Self.expectSource(a, perf: perf)
         let blocked = a.frames.filter { planted.contains($0.frameID) }.compactMap { $0.mainThreadStates?.blockedMs }
@@ -157,9 +160,7 @@ import Testing
 
     static func anotherProcessAtAHigherPrioritySharingTheCPUIsWaitingForACPURecorded() throws {
         // Two busy child processes on the frame thread's CPU, the frame thread niced below them.
-        let (a, planted) = try Self.onNicedThread {
-            let cpu = Self.firstCPU(in: Self.affinity())
-            Self.pin(to: cpu)
+        let (a, planted) = try Self.onNicedThreadOnOneCPU { _ in
             let children = (0..<2).map { _ in Self.spawnBusyProcess() }   // inherits the pinned affinity
             defer { for child in children { kill(child, SIGKILL); var status: Int32 = 0; waitpid(child, &status, 0) } }
             return try Self.record("process", perf: true) { Self.spin(cpuNs: 4 * Self.ms) }
@@ -174,39 +175,35 @@ import Testing
     }
 
     static func oneOfTheAppsThreadsAtAHigherPrioritySharingTheCPUIsNamedRecorded() throws {
-        let (a, planted) = try Self.onNicedThread {
-            let cpu = Self.firstCPU(in: Self.affinity())
-            Self.pin(to: cpu)
-            let stop = StopFlag()
-            // Two threads named alike: the frame thread's CPU shared three ways at least.
-            let hogs = (0..<2).map { _ in
-                Thread {
-                    Self.pin(to: cpu)
-                    Trace.setCurrentThreadName("cause.hog")
-                    while !stop.isSet {
-                        Trace.instant("hog")   // records events: its context switches are recorded too
-                        Self.spin(cpuNs: Self.ms)
-                    }
-                }
-            }
-            for hog in hogs { hog.start() }
-            defer { stop.set(); while hogs.contains(where: { !$0.isFinished }) { usleep(1000) } }
+        let (a, planted) = try Self.onNicedThreadOnOneCPU { cpu in
+            let hogs = AppHogThreads(cpu: cpu)
+            hogs.start()
+            defer { hogs.stop() }
             return try Self.record("app-thread", perf: true) { Self.spin(cpuNs: 4 * Self.ms) }
         }
+        try Self.expectHogNamed(a, planted)
+    }
+
+    /// The frames planted behind `AppHogThreads` that hitched name the hog with its time, and are the
+    /// app's where it held the CPU for most of the wait (on a machine whose other processes also
+    /// share that CPU, only there); the hog is then an offender by its time on the CPU. Without the
+    /// split (the kernel refused perf) the trace says it is unavailable.
+    static func expectHogNamed(_ a: Analysis, _ planted: [UInt64], sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let named = a.hitchAttributions.filter { planted.contains($0.frameID) && $0.hitchMs > 0 }
+        #expect(!named.isEmpty, "no frame planted behind the app's own thread hitched", sourceLocation: sourceLocation)
         guard a.threadStates?.source == .perfContextSwitch, a.threadStates?.appThreadSplit == true else {
-            // The kernel refused perf: the split is unavailable and the trace says so.
-            #expect(a.warnings.contains { $0.contains("schedSwitchThreads") })
+            #expect(a.warnings.contains { $0.contains("schedSwitchThreads") }, sourceLocation: sourceLocation)
             return
         }
-        // The hog is named with its time in every planted hitch; on a machine whose other processes
-        // also share that CPU the hitch is the app's only where the hog held it for most of the wait.
-        let named = a.hitchAttributions.filter { planted.contains($0.frameID) && $0.hitchMs > 0 }
         let detail = named.map { "frame \($0.frameID): \($0.cause), runnable \($0.mainThreadStates?.runnableMs ?? 0) ms, behind the app's threads \($0.mainThreadStates?.runnableBehindAppThreadsMs ?? 0) ms, \($0.cpuTakenBy.map { "\($0.name) \($0.ms)" })" }
-        #expect(!named.isEmpty, "no planted frame hitched")
         for hitch in named {
-            let states = try #require(hitch.mainThreadStates)
-            #expect(hitch.cpuTakenBy.first?.name == "cause.hog" && (hitch.cpuTakenBy.first?.ms ?? 0) > 0.5, "\(detail)")
-            #expect(hitch.cause == (states.runnableBehindAppThreadsMs * 2 > states.runnableMs ? .waitingForAppThreads : .waitingForCPU), "\(detail)")
+            let states = try #require(hitch.mainThreadStates, sourceLocation: sourceLocation)
+            #expect(hitch.cpuTakenBy.first?.name == AppHogThreads.name && (hitch.cpuTakenBy.first?.ms ?? 0) > 0.5, "\(detail)", sourceLocation: sourceLocation)
+            #expect(hitch.cause == (states.runnableBehindAppThreadsMs * 2 > states.runnableMs ? .waitingForAppThreads : .waitingForCPU), "\(detail)", sourceLocation: sourceLocation)
+        }
+        if named.contains(where: { $0.cause == .waitingForAppThreads }) {
+            let hog = a.offenders.first { $0.kind == .thread && $0.name == AppHogThreads.name }
+            #expect(hog.map { $0.onCPUMs > 0.5 } == true, "\(a.offenders.map { "\($0.kind) \($0.name) \($0.onCPUMs)" })", sourceLocation: sourceLocation)
         }
     }
 
@@ -279,6 +276,16 @@ import Testing
         return try result.value.withLock { $0! }.get()
     }
 
+
+    /// `onNicedThread`, with the thread pinned to the first CPU the process may run on (passed to
+    /// `body`): busy threads and processes pinned there share the frame thread's CPU.
+    static func onNicedThreadOnOneCPU<T: Sendable>(_ body: @escaping @Sendable (Int) throws -> T) throws -> T {
+        try onNicedThread {
+            let cpu = firstCPU(in: affinity())
+            pin(to: cpu)
+            return try body(cpu)
+        }
+    }
 
     /// The calling thread's kernel id (glibc's gettid, hidden from Swift's Glibc module).
     static func currentThreadID() -> Int32 {
@@ -378,5 +385,64 @@ final class RenderQueue: Sendable {
             if let item { return item }
             if closed { return nil }
         }
+    }
+}
+
+/// A lock another thread takes before a frame and holds, asleep, for 20 ms once the frame asks for it.
+final class SleepingLockHolder: Sendable {
+    private let lock = NSLock()
+    private let held = StopFlag(), go = StopFlag()
+
+    /// Before the frame: another thread takes the lock and waits for the frame's signal.
+    func takeLock() {
+        held.reset(); go.reset()
+        let holder = Thread { [self] in
+            lock.lock()
+            held.set()
+            while !go.isSet { usleep(100) }
+            usleep(20_000)
+            lock.unlock()
+        }
+        holder.start()
+        while !held.isSet { usleep(100) }
+    }
+
+    /// In the frame: asleep ~20 ms until the holder lets go.
+    func waitForLock() {
+        go.set()
+        lock.lock()
+        lock.unlock()
+    }
+}
+
+/// Two of the app's own threads, named alike, spinning on one CPU (the frame thread's, shared three
+/// ways at least) and recording events, so their context switches are recorded too.
+final class AppHogThreads: Sendable {
+    static let name = "cause.hog"
+    private let cpu: Int
+    private let stopFlag = StopFlag()
+    private let running = Atomic<Int>(0)
+
+    init(cpu: Int) { self.cpu = cpu }
+
+    func start() {
+        stopFlag.reset()
+        for _ in 0..<2 {
+            running.add(1, ordering: .relaxed)
+            Thread { [self] in
+                RecordedCauseTests.pin(to: cpu)
+                Trace.setCurrentThreadName(AppHogThreads.name)
+                while !stopFlag.isSet {
+                    Trace.instant("hog")
+                    RecordedCauseTests.spin(cpuNs: RecordedCauseTests.ms)
+                }
+                running.subtract(1, ordering: .releasing)
+            }.start()
+        }
+    }
+
+    func stop() {
+        stopFlag.set()
+        while running.load(ordering: .acquiring) > 0 { usleep(1000) }
     }
 }

@@ -52,7 +52,8 @@ public struct SampledStack: Codable, Sendable, Equatable {
 }
 
 public struct Offender: Codable, Sendable, Equatable {
-    /// "stage", "view" or "function" (the innermost symbol of main-thread samples).
+    /// "stage", "view", "function" (the innermost symbol of main-thread samples) or "thread" (one
+    /// of the app's threads that held a CPU a frame thread waited for).
     public var kind: OffenderKind = .stage
     public var name: String = ""
     /// Sum over the hitches the app caused of hitch ms x this offender's on-CPU time in the frame's
@@ -63,6 +64,11 @@ public struct Offender: Codable, Sendable, Equatable {
     /// Distinct hitching frames this offender is in (once per frame, however many samples or stacks).
     public var hitchingFrames: Int = 0
     public init() {}
+
+    /// The published list: the 30 heaviest, ties by kind and name.
+    static func ranked(_ offenders: [Offender]) -> [Offender] {
+        Array(offenders.sorted { ($0.weightedHitchMs, $1.kind.rawValue, $1.name) > ($1.weightedHitchMs, $0.kind.rawValue, $0.name) }.prefix(30))
+    }
 }
 
 public struct SampleFigures: Codable, Sendable, Equatable {

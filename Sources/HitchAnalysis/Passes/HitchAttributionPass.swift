@@ -295,7 +295,7 @@ struct HitchAttributionPass: Sendable {
         for (name, weight) in stageOffenders { add(.stage, names[name], weight) }
         for (name, weight) in viewOffenders { add(.view, names[name], weight) }
         for (name, weight) in functionOffenders { add(.function, name, weight) }
-        return Array(offenders.sorted { ($0.weightedHitchMs, $1.kind.rawValue, $1.name) > ($1.weightedHitchMs, $0.kind.rawValue, $0.name) }.prefix(30))
+        return Offender.ranked(offenders)
     }
 }
 

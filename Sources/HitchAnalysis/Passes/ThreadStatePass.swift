@@ -70,6 +70,9 @@ struct ThreadStatePass: AnalysisPass {
     private var appThreadSplit = false
     /// The app's threads on the frame threads' CPUs in hitching recorded frames, by name.
     private var cpuTakenInHitches: [String: Int64] = [:]
+    /// Offenders of the hitches the app's threads caused by taking the frame threads' CPUs (roots
+    /// only, as for app work): each taking thread's on-CPU time inside the waits, by name.
+    private var threadOffenders: [String: WeightedHitch] = [:]
 
     mutating func beginRun(_ context: inout PassContext) {
         run = context.run
@@ -156,6 +159,9 @@ struct ThreadStatePass: AnalysisPass {
             let waited = hitch.mainRunnableNs.addingSaturated(hitch.renderRunnableNs)
             let behind = detail.mainBehindAppNs.addingSaturated(detail.renderBehindAppNs)
             detail.behindAppThreads = hitch.cause == .waitingForCPU && hitch.queuedBehind == nil && behind > waited - behind
+            if detail.behindAppThreads {
+                for (thread, ns) in taken { threadOffenders[context.threadName(thread), default: WeightedHitch()].add(hitchNs: hitch.hitchNs, part: ns, whole: waited) }
+            }
             runDetails[hitch.frameID] = detail
         }
         // A frame queued behind a wait that the app's threads caused carries that cause too.
@@ -246,6 +252,14 @@ struct ThreadStatePass: AnalysisPass {
             if detail.behindAppThreads { a.hitchAttributions[i].cause = .waitingForAppThreads }
         }
         Self.moveWaitsBehindAppThreads(&a, details)
+        if !threadOffenders.isEmpty {
+            for (name, weight) in threadOffenders {
+                var o = Offender(); o.kind = .thread; o.name = name; o.weightedHitchMs = weight.ms; o.onCPUMs = milliseconds(weight.onCPUNs)
+                o.hitchingFrames = weight.frames
+                a.offenders.append(o)
+            }
+            a.offenders = Offender.ranked(a.offenders)
+        }
     }
 }
 

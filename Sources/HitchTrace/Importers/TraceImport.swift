@@ -5,7 +5,9 @@
 public struct ImportOptions: Sendable {
     /// The refresh period for inputs that do not record one (framestats before Android 12).
     public var periodNs: Int64?
-    public init(periodNs: Int64? = nil) { self.periodNs = periodNs }
+    /// Perfetto: the one app to import from a trace with several (`--process NAME|PID`).
+    public var process: PerfettoProcessSelection?
+    public init(periodNs: Int64? = nil, process: PerfettoProcessSelection? = nil) { self.periodNs = periodNs; self.process = process }
 }
 
 public enum TraceImport {
@@ -16,7 +18,7 @@ public enum TraceImport {
         case .framestats:
             for input in inputs { try FramestatsImporter(periodNs: options.periodNs).importFile(path: input, into: sink) }
         case .perfetto:
-            for input in inputs { try PerfettoImporter().importFile(path: input, into: sink) }
+            for input in inputs { try PerfettoImporter(selection: options.process).importFile(path: input, into: sink) }
         case .xctrace:
             var importer = XctraceImporter()
             for input in inputs { try importer.importFile(path: input, into: sink) }

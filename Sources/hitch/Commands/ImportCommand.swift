@@ -19,15 +19,20 @@ enum ImportCommand: Subcommand {
                             framestats  'adb shell dumpsys gfxinfo PACKAGE framestats' output (Android 6 and later).
                             perfetto    A Perfetto protobuf trace with the android.surfaceflinger.frametimeline
                                         data source (Android 12 and later), atrace or track-event slices, sched.
-                            xctrace     'xctrace export' XML of an Instruments trace: hitches, display-surface-swap,
-                                        display-vsyncs-interval, time-profile, os-signpost tables (one or several
-                                        files, one table or several each).
+                            xctrace     'xctrace export' XML of an Instruments trace: hitches (and hitches-updates,
+                                        hitches-renders), display-surface-swap, display-vsyncs-interval,
+                                        device-display-info, time-profile, os-signpost, swiftui-updates,
+                                        swiftui-causes, swiftui-update-groups tables (one or several files, one
+                                        table or several each).
       FILE                  The file to read (xctrace: one or more exports, read as one trace).
 
     OPTIONS:
       -o, --output FILE     The FXT file to write (required; never the input).
       --refresh HZ          framestats: the display's refresh rate, for dumps before Android 12, which do
                             not record it (default: inferred from the frames' vsync spacing).
+      --process NAME|PID    perfetto: the one app to import from a trace with frames of several (a pid,
+                            a process name or the package its layer names); a trace with several and no
+                            --process is refused with the candidates listed.
       -h, --help            Show this help.
 
     EXAMPLES:
@@ -35,6 +40,7 @@ enum ImportCommand: Subcommand {
       adb shell dumpsys gfxinfo com.example.app framestats > frames.txt
       hitch import framestats frames.txt -o frames.fxt
       hitch import perfetto trace.pftrace -o trace.fxt
+      hitch import perfetto trace.pftrace --process com.example.app -o app.fxt
       hitch import xctrace hitches.xml swaps.xml profile.xml -o run.fxt
       hitch analyze frames.fxt
     """
@@ -44,6 +50,7 @@ enum ImportCommand: Subcommand {
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         let output = try arguments.output()
         let refresh = try arguments.option("--refresh")
+        let process = try arguments.option("--process")
         let words = try arguments.positionals(name, count: 1...Int.max, what: "a format and a file: \(formats.joined(separator: "|")) FILE")
         let format = words[0]
         guard formats.contains(format) else {
@@ -66,6 +73,11 @@ enum ImportCommand: Subcommand {
             let rates = try Quantities.rates(refresh, option: "--refresh")
             guard rates.count == 1 else { throw CLIError("option '--refresh' takes one rate in Hz for an import, e.g. --refresh 90") }
             options.periodNs = Int64((1e9 / rates[0]).rounded())
+        }
+        if let process {
+            guard format == ImportFormat.perfetto.rawValue else { throw CLIError("option '--process' applies to 'hitch import perfetto' only") }
+            guard !process.isEmpty else { throw CLIError("option '--process' takes a process name or pid, e.g. --process com.example.app") }
+            options.process = PerfettoProcessSelection(process)
         }
         // The checked writer: the FXT goes to a temporary file beside the target, renamed on success.
         let file = try OutputFile(path: output, inputs: inputs)

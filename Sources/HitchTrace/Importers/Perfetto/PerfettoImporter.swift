@@ -14,8 +14,11 @@ import Glibc
 // - `track_event` (11) slices on thread tracks (`track_descriptor`, 60), and atrace slices from
 //   ftrace `print` events (`B|pid|name`, `E|pid`): intervals on their threads, the trailing token
 //   dropped from names such as `Choreographer#doFrame 1234`.
-// - ftrace `sched_switch`: context switches of the traced apps' and SurfaceFlinger's threads.
+// - ftrace `sched_switch` and `sched_waking` (also as `compact_sched`): the app's threads' context
+//   switches, with their CPU, and thread-state readings at each frame's phases (SchedAccounting).
 // - `process_tree` (2) and track descriptors: process and thread names.
+//
+// A trace holds one app's frames, or `--process` picks one (PerfettoProcessSelection).
 //
 // Every other field is skipped by its wire type, so what later Android releases add is no error.
 
@@ -23,8 +26,10 @@ public struct PerfettoImporter {
     /// A packet (or an inflated `compressed_packets` batch) larger than this is refused.
     public var maxPacketBytes = 64 << 20
     public var maxInflatedBytes = 256 << 20
+    /// The one app whose frames and threads are imported, from a trace with several.
+    public var selection: PerfettoProcessSelection?
 
-    public init() {}
+    public init(selection: PerfettoProcessSelection? = nil) { self.selection = selection }
 
     public func importFile(path: String, into sink: ImportSink) throws {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
@@ -52,7 +57,7 @@ public struct PerfettoImporter {
 
     /// The packet loop over `readInto` (fills a buffer, returns the bytes read, 0 at the end, -1 on error).
     private func run(name path: String, into sink: ImportSink, readInto: (UnsafeMutableRawPointer, Int) -> Int) throws {
-        var state = PerfettoState(sink: sink, file: path)
+        var state = PerfettoState(sink: sink, file: path, selection: selection)
         var buffer: [UInt8] = []
         buffer.reserveCapacity(1 << 20)
         var bufferStart = 0          // first unread byte in `buffer`
@@ -107,7 +112,7 @@ public struct PerfettoImporter {
             bufferStart += size
         }
         if packets == 0 { throw ImportError(file: path, location: "byte 0", expected: "a Perfetto trace with at least one TracePacket") }
-        state.finish()
+        try state.finish()
     }
 
     /// (field number, wire type, length for wire type 2 else 0, bytes of tag and length), or nil when
@@ -137,5 +142,30 @@ public struct PerfettoImporter {
     /// Inflates a zlib (or raw deflate) stream, refusing more than `maxInflatedBytes`.
     func inflate(_ input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         Inflater.inflate(input, limit: maxInflatedBytes)
+    }
+}
+
+/// `--process NAME|PID`: a pid, or a process name (the `process_tree` cmdline's first word without
+/// its path, or the package its layer names: "com.example.app/...#0").
+public enum PerfettoProcessSelection: Sendable, Equatable, CustomStringConvertible {
+    case pid(Int64)
+    case name(String)
+
+    public init(_ text: String) {
+        if let pid = Int64(text), pid > 0 { self = .pid(pid) } else { self = .name(text) }
+    }
+
+    func matches(pid: Int64, processName: String?, layerPackage: String?) -> Bool {
+        switch self {
+        case .pid(let wanted): pid == wanted
+        case .name(let name): processName == name || layerPackage == name
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .pid(let pid): "pid \(pid)"
+        case .name(let name): "'\(name)'"
+        }
     }
 }

@@ -105,6 +105,12 @@ struct ProtoReader {
         throw ProtoError(offset: base + UInt64(start), expected: "a varint of at most 10 bytes ending within its message")
     }
 
+    /// The next value of a packed repeated varint field read with a reader over its bytes, or nil at
+    /// their end.
+    mutating func nextPacked() throws(ProtoError) -> UInt64? {
+        position < end ? try varint() : nil
+    }
+
     /// A string field's text (invalid UTF-8 repaired).
     func string(_ range: Range<Int>) -> String {
         String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)

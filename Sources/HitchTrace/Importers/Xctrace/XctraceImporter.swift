@@ -13,16 +13,23 @@ import Glibc
 //
 // - `hitches`: Apple's hitches (start, duration, process, swap-id, narrative-description), kept as
 //   the platform verdict of the frame they hit.
-// - `display-surface-swap`, `displayed-surfaces-interval`: presents (start, process, swap-id): one
-//   frame each. `display-vsyncs-interval` (duration) gives the refresh period in force; without it,
-//   the period is the smallest step between presents.
+// - `display-surface-swap`, `displayed-surfaces-interval`: presents (start, process, swap-id,
+//   display): one frame each. `display-vsyncs-interval` (duration) gives the refresh period in
+//   force; without it, `device-display-info` (display-id, max-refresh-rate, is-main-display) gives
+//   each display's; without either, the period is the smallest step between presents.
+// - `hitches-updates` (the app's commits) and `hitches-renders` (the render server's renders), by
+//   swap id: a frame's commit and render end, so its hitch splits into commit and render.
+// - `swiftui-updates` (view body updates: start, duration, view-name, thread), `swiftui-causes`
+//   (timestamp, source-node, destination-node) and `swiftui-update-groups` (start, duration,
+//   label): body evaluations by view, invalidation cause -> effect edges, and update intervals.
 // - `time-profile`, `time-sample`: samples with their `<backtrace>` or `<tagged-backtrace>` frames
 //   (`name`, `addr`, `<binary name load-addr>`) as stacks and symbols.
 // - `os-signpost`, `os-signpost-interval`: intervals (start, duration, name) as stages.
 //
 // A frame is reconstructed from its present P: expected at P minus Apple's hitch duration (P when
 // no hitch hit it), so it is judged late by what Apple measured; begun two periods before that
-// expectation, committed in time. Other tables are counted and skipped.
+// expectation, committed at its `hitches-updates` end (else in time), its render ended at its
+// `hitches-renders` end. Other tables are counted and skipped.
 
 /// One resolved value of a row: an element with its text, `fmt` and a few attributes, and children.
 final class XValue {
@@ -63,7 +70,7 @@ public struct XctraceImporter {
     private var hitches: [(startNs: Int64, durationNs: Int64, swap: String?, pid: Int64, narrative: String)] = []
     /// Presents, 24 bytes each (an export of millions stays in bounded memory): swap ids are kept as
     /// numbers (-1: none or not numeric), process names once per pid.
-    private struct Present { var atNs: Int64; var swap: Int64; var pid: Int64 }
+    private struct Present { var atNs: Int64; var swap: Int64; var pid: Int64; var display: Int64 = -1 }
     private var presents: [Present] = []
     private var processNames: [Int64: String] = [:]
     private var vsyncIntervals: [(atNs: Int64, periodNs: Int64)] = []
@@ -72,6 +79,15 @@ public struct XctraceImporter {
     private var threads: [Int64: ThreadID] = [:]
     private var mainThread: ThreadID?
     private var firstSampleNs = Int64.max
+    /// The app's commits (`hitches-updates`) and the render server's renders (`hitches-renders`):
+    /// each one's end, by swap id (24 bytes each, sorted by swap at the end).
+    private struct SwapEnd { var swap: Int64; var endNs: Int64; var pid: Int64 }
+    private var updateEnds: [SwapEnd] = []
+    private var renderEnds: [SwapEnd] = []
+    static let maxSwapEnds = 2_000_000
+    /// `device-display-info`: each display's refresh period (from its maximum rate), and the main one.
+    private var displayPeriods: [Int64: Int64] = [:]
+    private var mainDisplay: Int64?
 
     public init() {}
 
@@ -220,7 +236,64 @@ public struct XctraceImporter {
             guard presents.count < 20_000_000 else { sink.skip("presents past 20,000,000"); return }
             let pid = pid(process)
             if processNames[pid] == nil, processNames.count < 10_000 { processNames[pid] = process.flatMap(processName) }
-            presents.append(Present(atNs: start, swap: column("swap-id").flatMap { Int64(($0.fmt ?? $0.text).trimmingSpaces) } ?? -1, pid: pid))
+            presents.append(Present(atNs: start, swap: column("swap-id").flatMap { Int64(($0.fmt ?? $0.text).trimmingSpaces) } ?? -1, pid: pid,
+                                    display: (column("display") ?? column("display-name")).flatMap(displayNumber) ?? -1))
+        case "hitches-updates", "hitches-renders":
+            guard let start = time("start"), let duration = time("duration"), duration >= 0, duration < 10_000_000_000,
+                  let swap = column("swap-id").flatMap({ Int64(($0.fmt ?? $0.text).trimmingSpaces) }) else {
+                sink.skip("\(table) rows without a start, a duration under 10 s and a swap id"); return
+            }
+            let end = SwapEnd(swap: swap, endNs: start &+ duration, pid: pid(column("process")))
+            if table == "hitches-updates" {
+                guard updateEnds.count < Self.maxSwapEnds else { sink.skip("hitches-updates rows past \(Self.maxSwapEnds)"); return }
+                updateEnds.append(end)
+            } else {
+                guard renderEnds.count < Self.maxSwapEnds else { sink.skip("hitches-renders rows past \(Self.maxSwapEnds)"); return }
+                renderEnds.append(end)
+            }
+        case "device-display-info":
+            guard let id = column("display-id").flatMap({ Int64(($0.fmt ?? $0.text).trimmingSpaces) ?? displayNumber($0) }),
+                  let rate = column("max-refresh-rate").flatMap(hertz), rate >= 10, rate <= 1000 else {
+                sink.skip("device-display-info rows without a display id and a 10-1000 Hz max-refresh-rate"); return
+            }
+            if displayPeriods.count < 256 { displayPeriods[id] = Int64((1e9 / rate).rounded()) }
+            if let main = column("is-main-display"), ["1", "yes", "true"].contains((main.fmt ?? main.text).trimmingSpaces.lowercased()) { mainDisplay = id }
+        case "swiftui-updates":
+            guard let start = time("start"), let duration = time("duration"), duration >= 0, duration < 3_600_000_000_000 else {
+                sink.skip("swiftui-updates rows without a start and a duration under an hour (updates in flight)"); return
+            }
+            // Body updates only ("View Body Update"); representable and other updates are not body evaluations.
+            if let type = column("update-type").map({ ($0.fmt ?? $0.text).lowercased() }), !type.isEmpty, !type.contains("body") {
+                sink.skip("swiftui-updates rows other than view body updates"); return
+            }
+            let view = [column("view-name"), column("description")].lazy.compactMap { $0.map { String(($0.fmt ?? $0.text).trimmingSpaces) } }
+                .first { !$0.isEmpty } ?? "View"
+            let identity = column("id").map { Self.identity(($0.fmt ?? $0.text)) } ?? 0
+            let thread = thread(column("thread"), process: column("process"), into: sink)
+            sink.emit(TraceEvent(timestampNs: start, thread: thread, payload: .bodyEvaluation(BodyEvaluation(
+                viewType: sink.string(String(view.prefix(200))), identity: identity, endNs: start &+ duration))))
+        case "swiftui-causes":
+            guard let at = time("timestamp", "time", "start") else { sink.skip("swiftui-causes rows without a timestamp"); return }
+            func text(_ value: XValue?) -> String? {
+                guard let value else { return nil }
+                let t = String((value.fmt ?? value.text).trimmingSpaces)
+                return t.isEmpty ? nil : String(t.prefix(200))
+            }
+            guard let source = text(column("source-node")), let destination = text(column("destination-node")) else {
+                sink.skip("swiftui-causes rows without a source-node and a destination-node"); return
+            }
+            let thread = thread(column("thread"), process: column("process"), into: sink)
+            sink.emit(TraceEvent(timestampNs: at, thread: thread, payload: .invalidation(Invalidation(
+                source: sink.string(source), target: sink.string(destination), targetIdentity: 0, stack: nil))))
+        case "swiftui-update-groups":
+            guard let start = time("start"), let duration = time("duration"), duration >= 0, duration < 3_600_000_000_000 else {
+                sink.skip("swiftui-update-groups rows without a start and a duration under an hour"); return
+            }
+            let label = [column("label"), column("name"), column("description")].lazy.compactMap { $0.map { String(($0.fmt ?? $0.text).trimmingSpaces) } }
+                .first { !$0.isEmpty } ?? "SwiftUI update"
+            let thread = thread(column("thread"), process: column("process"), into: sink)
+            sink.emit(TraceEvent(timestampNs: start, thread: thread, payload: .intervalComplete(
+                category: sink.string("swiftui"), name: sink.string(String(label.prefix(200))), endNs: start &+ duration)))
         case "display-vsyncs-interval":
             guard let start = time("start"), let duration = time("duration"), duration > 1_000_000, duration < 100_000_000 else {
                 sink.skip("display-vsyncs-interval rows without a start and a 1-100 ms duration"); return
@@ -235,8 +308,29 @@ public struct XctraceImporter {
             sink.emit(TraceEvent(timestampNs: start, thread: thread, payload: .intervalComplete(
                 category: sink.string("signpost"), name: sink.string(String(name.prefix(200))), endNs: start &+ duration)))
         default:
-            sink.skip("rows of tables other than hitches, display, time-profile and os-signpost (\(table.prefix(40)))")
+            sink.skip("rows of tables other than hitches, display, time-profile, os-signpost and swiftui (\(table.prefix(40)))")
         }
+    }
+
+    /// "Display 2" (or a bare number) -> 2.
+    private func displayNumber(_ value: XValue) -> Int64? {
+        let text = (value.fmt ?? value.text).trimmingSpaces
+        return Int64(text.split(separator: " ").last ?? "")
+    }
+
+    /// "120", "120 Hz", "119.88" -> Hz.
+    private func hertz(_ value: XValue) -> Double? {
+        for text in [value.text, value.fmt ?? ""] {
+            if let word = text.trimmingSpaces.split(separator: " ").first, let rate = Double(word) { return rate }
+        }
+        return nil
+    }
+
+    /// A view's identity from its `id` text: FNV-1a, so one id is one identity across rows.
+    static func identity(_ text: String) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return hash
     }
 
     private func processName(_ value: XValue) -> String? {
@@ -323,6 +417,8 @@ public struct XctraceImporter {
         for (index, hitch) in hitches.enumerated() where hitch.pid == app || app == 0 {
             if let swap = hitch.swap.flatMap({ Int64($0.trimmingSpaces) }) { bySwap[swap] = index }
         }
+        updateEnds.sort { ($0.swap, $0.endNs) < ($1.swap, $1.endNs) }
+        renderEnds.sort { ($0.swap, $0.endNs) < ($1.swap, $1.endNs) }
         var used = Set<Int>()
         var steps: [Int64] = []
         var vsyncIndex = 0
@@ -335,7 +431,7 @@ public struct XctraceImporter {
             }
             while vsyncIndex + 1 < vsyncIntervals.count, vsyncIntervals[vsyncIndex + 1].atNs <= present.atNs { vsyncIndex += 1 }
             let period = vsyncIntervals.isEmpty || vsyncIntervals[vsyncIndex].atNs > present.atNs
-                ? (steps.min() ?? (frames.count > 1 ? nil : 16_666_667)) ?? nextStep(frames, from: index)
+                ? displayPeriod(present.display) ?? (steps.min() ?? (frames.count > 1 ? nil : 16_666_667)) ?? nextStep(frames, from: index)
                 : vsyncIntervals[vsyncIndex].periodNs
             // Apple's hitch on this present: by swap id, else the one that ends within half a period of it.
             var hitch: (startNs: Int64, durationNs: Int64, swap: String?, pid: Int64, narrative: String)?
@@ -355,11 +451,41 @@ public struct XctraceImporter {
             sink.emit(TraceEvent(timestampNs: vsync, thread: main, payload: .frameBegan(FrameBegan(frameID: frameID, vsyncNs: vsync, targetNs: expected - period, periodNs: period))))
             PlatformVerdict.emit(into: sink, frameID: frameID, atNs: vsync, thread: main, janky: hitch != nil,
                                  detail: hitch.map { $0.narrative.isEmpty ? "hitch" : String($0.narrative.prefix(200)) }, hitchNs: hitch?.durationNs)
-            sink.emit(TraceEvent(timestampNs: expected - period, thread: main, payload: .frameCommitted(frameID: frameID)))
+            // The app's commit and the render server's render of this swap, where the export has them
+            // (within the frame: after its vsync, by its present).
+            func inFrame(_ t: Int64) -> Bool { t >= vsync && t <= present.atNs }
+            let commit = Self.end(of: present.swap, in: updateEnds, pid: app).flatMap { inFrame($0) ? $0 : nil }
+            sink.emit(TraceEvent(timestampNs: commit ?? expected - period, thread: main, payload: .frameCommitted(frameID: frameID)))
+            if let render = Self.end(of: present.swap, in: renderEnds, pid: nil), inFrame(render) {
+                sink.emit(TraceEvent(timestampNs: render, thread: renderServer, payload: .frameRenderEnded(frameID: frameID)))
+            }
             sink.emit(TraceEvent(timestampNs: present.atNs, thread: renderServer, payload: .framePresented(frameID: frameID)))
         }
         let unmatched = hitches.indices.filter { !used.contains($0) && (hitches[$0].pid == app || app == 0) }.count
         if unmatched > 0 { sink.skip("Apple hitches that matched no present (by swap id or time)", count: unmatched) }
+    }
+
+    /// A display's refresh period from `device-display-info`: the present's display, else the main
+    /// display, else the only one.
+    private func displayPeriod(_ display: Int64) -> Int64? {
+        if let period = displayPeriods[display] { return period }
+        if let main = mainDisplay, let period = displayPeriods[main] { return period }
+        return displayPeriods.count == 1 ? displayPeriods.first?.value : nil
+    }
+
+    /// The latest end recorded for `swap` (of process `pid` when given), from a list sorted by swap;
+    /// at most 64 rows of one swap are looked at (a swap has one commit and one render per surface).
+    private static func end(of swap: Int64, in list: [SwapEnd], pid: Int64?) -> Int64? {
+        guard swap >= 0 else { return nil }
+        var low = 0, high = list.count
+        while low < high { let mid = (low + high) / 2; if list[mid].swap < swap { low = mid + 1 } else { high = mid } }
+        var latest: Int64?
+        let limit = min(list.count, low + 64)
+        while low < limit, list[low].swap == swap {
+            if pid == nil || pid == 0 || list[low].pid == 0 || list[low].pid == pid { latest = max(latest ?? .min, list[low].endNs) }
+            low += 1
+        }
+        return latest
     }
 
     /// The step to the next present (the first frame's period before any step is known).
