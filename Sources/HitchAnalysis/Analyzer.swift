@@ -1,15 +1,13 @@
 import HitchTrace
 
 /// Drives one streaming pass over one or more traces (runs) and produces `Analysis`: resolves each
-/// event (clamped times, thread role, interned names) in file order, puts the threads' events into
-/// time order (`EventOrdering`), and hands each to the passes that read its kind (`AnalysisPasses`,
-/// in registration order). Figures aggregate over runs; frames never join across runs. Memory is
-/// bounded: passes fold per-event data into fixed-size aggregates, sketches and rings.
+/// event (clamped times, thread role, interned names) and hands it to the passes that read its kind
+/// (`AnalysisPasses`, in registration order). Figures aggregate over runs; frames never join across
+/// runs. Memory is bounded: passes fold per-event data into fixed-size aggregates, sketches and rings.
 public struct Analyzer: Sendable {
     public let options: AnalyzerOptions
     private var context: PassContext
     private var passes: AnalysisPasses
-    private var ordering = EventOrdering()
 
     // Results gathered across runs.
     private var runs: [RunSummary] = []
@@ -31,12 +29,6 @@ public struct Analyzer: Sendable {
         self.options = options
         context = PassContext(options: options)
         passes = AnalysisPasses(options: options)
-    }
-
-    /// The ordering stage over the runs read so far: events handed over beyond its bound (late),
-    /// before it (past its capacity), and the most it held at once.
-    var orderingCounts: (lateEvents: Int, releasedEarly: Int, peakHeld: Int) {
-        (ordering.lateEvents, ordering.releasedEarly, ordering.peakHeld)
     }
 
     /// A warning shown with the analysis (e.g. the reader's skipped records).
@@ -92,7 +84,6 @@ public struct Analyzer: Sendable {
         mainThreads = MainThreadChoice(forced: forced)
         rereadMainThreads = nil
         runEvents = 0; runDropped = 0
-        ordering.beginRun()
         var visitor = BeginRun(context: context)
         passes.visit(&visitor)
         context = visitor.context
@@ -204,14 +195,12 @@ public struct Analyzer: Sendable {
         if resolved.startNs < context.runStartNs { context.runStartNs = resolved.startNs }
         if resolved.endNs > context.runLastNs { context.runLastNs = resolved.endNs }
         resolved.role = role(of: event.thread, input)
-        ordering.push(event, resolved, recordNs: t)
-        while var held = ordering.next() { passes.consume(&held.event, held.resolved, &context) }
+        passes.consume(&event, resolved, &context)
     }
 
     // MARK: End of a run, end of the analysis
 
     private mutating func endRun(path: String, cutShortAtOffset: UInt64?) {
-        while var held = ordering.next(draining: true) { passes.consume(&held.event, held.resolved, &context) }
         rereadMainThreads = mainThreads.reread()
         context.stacks.prepare()   // every symbol is in: passes resolve stacks at their end of run
         var visitor = EndRun(context: context)

@@ -21,8 +21,6 @@ public final class TraceRecorder: Sendable {
         public var maxBufferedBytes: Int
         /// The longest an event waits before it is written to the file (while the writer keeps up).
         public var flushIntervalMs: Int
-        /// `flushIntervalMs` unless configured: the analyzer's ordering bound for a trace that does not say its own.
-        public static let defaultFlushIntervalMs = 100
         /// How long `start` waits for another active recording in the process to stop. 0 (the
         /// default): it fails at once with `TraceRecorderError.alreadyRecording`.
         public var waitForOtherRecordingSeconds: Double
@@ -47,7 +45,7 @@ public final class TraceRecorder: Sendable {
         var procfsRootsForTesting: (proc: String, cgroup: String)?
 
         public init(bufferBytesPerThread: Int = 64 << 10, maxBufferedBytes: Int = 64 << 20,
-                    flushIntervalMs: Int = defaultFlushIntervalMs, waitForOtherRecordingSeconds: Double = 0, flushOnSignals: Bool = true,
+                    flushIntervalMs: Int = 100, waitForOtherRecordingSeconds: Double = 0, flushOnSignals: Bool = true,
                     threadStates: Bool = true, machineStateIntervalMs: Int = 50, contextSwitchEvents: Bool = true) {
             self.bufferBytesPerThread = bufferBytesPerThread
             self.maxBufferedBytes = maxBufferedBytes
