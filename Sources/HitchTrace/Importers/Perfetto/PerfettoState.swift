@@ -714,12 +714,12 @@ struct PerfettoState {
         guard sawSched else { return nil }
         guard let slices = frameSlices[SliceKey(pid: key.pid, token: key.token)], slices.mainTid == key.pid,
               let mainEnd = slices.mainEnd, mainEnd >= vsync, mainEnd <= handOver else {
-            sink.skip("frames without a Choreographer#doFrame slice on the main thread (no thread states)")
+            sink.skip("thread states of frames without a Choreographer#doFrame slice on the main thread")
             return nil
         }
         guard let began = reading(key.pid, at: vsync, frameID: frameID, phase: .frameBegan),
               let committed = reading(key.pid, at: mainEnd, frameID: frameID, phase: .committed) else {
-            sink.skip("frames whose main thread has no sched_switch before them (no thread states)")
+            sink.skip("thread states of frames whose main thread has no sched_switch before them")
             return nil
         }
         if !wroteSchedMetadata {
@@ -734,7 +734,7 @@ struct PerfettoState {
               renderBegin >= mainEnd, renderEnd >= renderBegin, renderEnd <= handOver,
               let renderBegan = reading(slices.renderTid, at: renderBegin, frameID: frameID, phase: .renderBegan),
               let renderEnded = reading(slices.renderTid, at: renderEnd, frameID: frameID, phase: .renderEnded) else {
-            sink.skip("frames without the RenderThread's DrawFrame slice or its sched_switch (main thread states only)")
+            sink.skip("RenderThread states of frames without its DrawFrame slice or sched_switch (main thread states only)")
             return nil
         }
         let render = thread(slices.renderTid, pid: key.pid)
