@@ -9,7 +9,9 @@
 #
 # Targets: reader (FXT TraceReader), analyze (reader -> every analysis pass -> JSON),
 #          chrome (Chrome JSON importer -> analysis), budget (budget-file parser -> evaluation),
-#          framestats, perfetto, xctrace (their importers -> FXT -> analysis; Tests/Fuzz/ImportFuzz.swift).
+#          framestats, perfetto, xctrace (their importers -> FXT -> analysis; Tests/Fuzz/ImportFuzz.swift),
+#          gguf (GGUF model files -> model, tokenizer, prefill and a step; truncated and corrupted
+#          K-quant files among them; Tests/Fuzz/GGUFFuzz.swift).
 #
 # Each target is one binary built with `swiftc -sanitize=fuzzer,address`: CHitchSupport's C files
 # compiled by clang with -fsanitize=fuzzer-no-link,address, HitchTrace (and HitchAnalysis) compiled
@@ -27,11 +29,12 @@ SECONDS_PER_TARGET=60
 KEEP_GOING=0
 BUILD_ONLY=0
 NO_BUILD=0
-ALL_TARGETS=(reader analyze chrome budget framestats perfetto xctrace)
+ALL_TARGETS=(reader analyze chrome budget framestats perfetto xctrace gguf)
 
 usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; }
 
-needs_analysis() { [[ "$1" != reader ]]; }
+needs_analysis() { [[ "$1" != reader && "$1" != gguf ]]; }
+needs_workloads() { [[ "$1" == gguf ]]; }
 source_file() {
     case "$1" in
         reader) echo "$ROOT/Tests/Fuzz/ReaderFuzz.swift" ;;
@@ -41,6 +44,7 @@ source_file() {
         framestats) echo "-D FUZZ_FRAMESTATS $ROOT/Tests/Fuzz/ImportFuzz.swift $ROOT/Tests/Fuzz/FuzzSupport.swift" ;;
         perfetto) echo "-D FUZZ_PERFETTO $ROOT/Tests/Fuzz/ImportFuzz.swift $ROOT/Tests/Fuzz/FuzzSupport.swift" ;;
         xctrace) echo "-D FUZZ_XCTRACE $ROOT/Tests/Fuzz/ImportFuzz.swift $ROOT/Tests/Fuzz/FuzzSupport.swift" ;;
+        gguf) echo "$ROOT/Tests/Fuzz/GGUFFuzz.swift $ROOT/Tests/HitchWorkloadsTests/TinyGemma3.swift" ;;
         *) echo "fuzz.sh: unknown target '$1' (known: ${ALL_TARGETS[*]})" >&2; exit 2 ;;
     esac
 }
@@ -60,6 +64,10 @@ module CHitchSupport {
 module CZlib [system] {
     header "$ROOT/Sources/CZlib/shim.h"
     link "z"
+    export *
+}
+module CHitchKernels {
+    umbrella "$ROOT/Sources/CHitchKernels/include"
     export *
 }
 EOF
@@ -83,17 +91,40 @@ EOF
     touch "$stamp"
 }
 
+# The GGUF target's modules (HeadlessUI, CHitchKernels, HitchWorkloads), instrumented the same way;
+# HitchWorkloads with -enable-testing (the target reads files through its internal API).
+build_workload_modules() {
+    local stamp="$BUILD/mod/.built-workloads"
+    if [[ -f "$stamp" ]] && [[ -z "$(find "$ROOT/Sources/CHitchKernels" "$ROOT/Sources/HeadlessUI" "$ROOT/Sources/HitchWorkloads" "$ROOT/Sources/HitchTrace" -newer "$stamp" -type f | head -1)" ]]; then
+        return
+    fi
+    echo "fuzz.sh: building instrumented HeadlessUI, CHitchKernels, HitchWorkloads in $BUILD" >&2
+    clang -c -O2 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address \
+        -I "$ROOT/Sources/CHitchKernels/include" "$ROOT/Sources/CHitchKernels/kernels.c" -o "$BUILD/obj/CHitchKernels.o"
+    # shellcheck disable=SC2046
+    swiftc "${SWIFT_FLAGS[@]}" "${SAN[@]}" -wmo -module-name HeadlessUI -emit-module \
+        -emit-module-path "$BUILD/mod/HeadlessUI.swiftmodule" -c $(find "$ROOT/Sources/HeadlessUI" -name '*.swift' | sort) \
+        -o "$BUILD/obj/HeadlessUI.o"
+    # shellcheck disable=SC2046
+    swiftc "${SWIFT_FLAGS[@]}" "${SAN[@]}" -enable-testing -wmo -module-name HitchWorkloads -emit-module \
+        -emit-module-path "$BUILD/mod/HitchWorkloads.swiftmodule" -c $(find "$ROOT/Sources/HitchWorkloads" -name '*.swift' | sort) \
+        -o "$BUILD/obj/HitchWorkloads.o"
+    touch "$stamp"
+}
+
 objects_for() {
     # Every CHitchSupport object build_modules compiled (a hand-kept list fell behind new C files).
     local objs=() c
     for c in "$ROOT"/Sources/CHitchSupport/*.c; do objs+=("$BUILD/obj/$(basename "$c" .c).o"); done
     objs+=("$BUILD/obj/HitchTrace.o")
     if needs_analysis "$1"; then objs+=("$BUILD/obj/HitchAnalysis.o"); fi
+    if needs_workloads "$1"; then objs+=("$BUILD/obj/HeadlessUI.o" "$BUILD/obj/CHitchKernels.o" "$BUILD/obj/HitchWorkloads.o"); fi
     echo "${objs[@]}"
 }
 
 build_target() {
     local target="$1"
+    if needs_workloads "$target"; then build_workload_modules; fi
     mkdir -p "$BUILD/bin"
     # shellcheck disable=SC2046
     swiftc "${SWIFT_FLAGS[@]}" "${SAN[@]}" $(source_file "$target") $(objects_for "$target") "${LIBS[@]}" \
@@ -141,6 +172,8 @@ make_seeds() {
     ASAN_OPTIONS=detect_leaks=0 "$BUILD/bin/make-seeds" "$out/reader"
     python3 "$ROOT/Tests/Fuzz/Seeds/edge_cases.py" "$out"
     cp "$out"/reader/every-kind.fxt "$out"/reader/recorded.fxt "$out/analyze/"
+    build_target gguf
+    HITCH_FUZZ_WRITE_SEEDS="$out/gguf" ASAN_OPTIONS=detect_leaks=0 "$BUILD/bin/fuzz-gguf"
     ls -la "$out"/*
 }
 

@@ -109,7 +109,7 @@ void hitch_quantize_q8_K(const float *x, long count, const hitch_q8_activations 
     }
 }
 
-// MARK: SwiGLU as llama.cpp's AVX-512 build computes it
+// MARK: SwiGLU and softmax as llama.cpp's AVX-512 build computes them
 
 /// ggml_v_expf of ggml's AVX-512 build, one lane: exp(x) = 2^n * p(b) with n = round(x / ln 2) and
 /// b = x - n ln 2 (in two parts), p a degree-5 polynomial; |n| > 192 gives infinity or 0. Each
@@ -125,9 +125,8 @@ static inline float scale_by_power_of_two(float j, int n) {
     return j * power;
 }
 
-#define SWIGLU_BODY                                                                                       \
-    for (long i = 0; i < count; i++) {                                                                    \
-        const float x = 0.0f - gate[i];                                                                   \
+#define EXP_GGML_BODY                                                                                     \
+    {                                                                                                     \
         const float r = 0x1.8p23f;                                                                        \
         const float z = fmaf(x, 0x1.715476p+0f, r);                                                       \
         const float n = z - r;                                                                            \
@@ -135,21 +134,45 @@ static inline float scale_by_power_of_two(float j, int n) {
         const float u = b * b;                                                                            \
         const float j = fmaf(fmaf(fmaf(0x1.0e4020p-7f, b, 0x1.573e2ep-5f), u, fmaf(0x1.555e66p-3f, b, 0x1.fffdb6p-2f)), \
                              u, fmaf(0x1.ffffecp-1f, b, 1.0f));                                           \
-        const float e = fabsf(n) > 192 ? (n <= 0 ? 0.0f : INFINITY) : scale_by_power_of_two(j, (int)n);   \
-        const float d = 1.0f + e;                                                                         \
+        return fabsf(n) > 192 ? (n <= 0 ? 0.0f : INFINITY) : scale_by_power_of_two(j, (int)n);            \
+    }
+
+#define SWIGLU_BODY(exp_ggml)                                                                             \
+    for (long i = 0; i < count; i++) {                                                                    \
+        const float d = 1.0f + exp_ggml(0.0f - gate[i]);                                                  \
         const float silu = gate[i] / d;                                                                   \
         out[i] = silu * up[i];                                                                            \
     }
 
-static void portable_swiglu(const float *gate, const float *up, long count, float *out) { SWIGLU_BODY }
+/// ggml_vec_soft_max_f32: runs of 16 reduced as _mm512_reduce_add_ps (lanes 8 apart, then 4, 2, 1).
+#define SOFTMAX_BODY(exp_ggml)                                                                            \
+    double sum = 0;                                                                                       \
+    long i = 0;                                                                                           \
+    for (; i + 15 < count; i += 16) {                                                                     \
+        float v[16], h8[8], h4[4];                                                                        \
+        for (int k = 0; k < 16; k++) { v[k] = exp_ggml(x[i + k] - max); y[i + k] = v[k]; }               \
+        for (int k = 0; k < 8; k++) h8[k] = v[k] + v[k + 8];                                              \
+        for (int k = 0; k < 4; k++) h4[k] = h8[k] + h8[k + 4];                                            \
+        sum += (double)((h4[0] + h4[2]) + (h4[1] + h4[3]));                                               \
+    }                                                                                                     \
+    for (; i < count; i++) { const float v = expf(x[i] - max); sum += (double)v; y[i] = v; }              \
+    return sum;
+
+static inline float portable_exp_ggml(float x) EXP_GGML_BODY
+static void portable_swiglu(const float *gate, const float *up, long count, float *out) { SWIGLU_BODY(portable_exp_ggml) }
+static double portable_softmax(const float *x, long count, float max, float *y) { SOFTMAX_BODY(portable_exp_ggml) }
 
 #if defined(__x86_64__) && defined(__clang__)
-__attribute__((target("fma"))) static void fma_swiglu(const float *gate, const float *up, long count, float *out) { SWIGLU_BODY }
+__attribute__((target("fma"))) static inline float fma_exp_ggml(float x) EXP_GGML_BODY
+__attribute__((target("fma"))) static void fma_swiglu(const float *gate, const float *up, long count, float *out) { SWIGLU_BODY(fma_exp_ggml) }
+__attribute__((target("fma"))) static double fma_softmax(const float *x, long count, float max, float *y) { SOFTMAX_BODY(fma_exp_ggml) }
 #endif
 
 static void (*chosen_swiglu)(const float *, const float *, long, float *) = portable_swiglu;
+static double (*chosen_softmax)(const float *, long, float, float *) = portable_softmax;
 
 void hitch_swiglu_ggml(const float *gate, const float *up, long count, float *out) { chosen_swiglu(gate, up, count, out); }
+double hitch_softmax_ggml(const float *x, long count, float max, float *y) { return chosen_softmax(x, count, max, y); }
 
 // MARK: Portable kernels
 
@@ -254,8 +277,44 @@ static void portable_k4or5(const uint8_t *w, size_t row_bytes, long rows, long b
     }
 }
 
-static void portable_q4_K(const uint8_t *w, size_t rb, long rows, long blocks, const hitch_q8_activations *x, float *y) {
-    portable_k4or5(w, rb, rows, blocks, x, y, 0);
+/// q4_K in the float order of llama.cpp's repacked kernels (kernel_body.h's q4_K): per pair of
+/// sub-blocks the exact integer sums, one fused step per block (or per pair: `x->q4_K_gemm`).
+static void portable_q4_K(const uint8_t *w, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y) {
+    for (long r = 0; r < rows; r++) {
+        float total = 0, minimum = 0;
+        for (long b = 0; b < blocks; b++) {
+            const uint8_t *block = w + (size_t)r * row_bytes + 144 * b, *qs = block + 16;
+            uint8_t scales[8], minimums[8];
+            unpack_k_scales(block + 4, scales, minimums);
+            const int8_t *xq = x->k_values + 256 * b;
+            const int16_t *sums = x->k_sums + 16 * b;
+            const float xd = x->k_scales[b];
+            const float d = half_to_float((uint16_t)(block[0] | block[1] << 8)) * xd;
+            const float dmin = half_to_float((uint16_t)(block[2] | block[3] << 8)) * xd;
+            int dot_sum = 0, min_sum = 0;
+            for (int j = 0; j < 4; j++) {
+                int dot = 0, minimum_j = 0;
+                for (int half = 0; half < 2; half++) {
+                    const int s = 2 * j + half;
+                    int sub = 0;
+                    for (int i = 0; i < 32; i++) sub += (half ? qs[32 * j + i] >> 4 : qs[32 * j + i] & 15) * xq[32 * s + i];
+                    dot += scales[s] * sub;
+                    minimum_j += minimums[s] * (sums[2 * s] + sums[2 * s + 1]);
+                }
+                if (x->q4_K_gemm) {
+                    total = fmaf((float)dot, d, total);
+                    minimum = fmaf((float)minimum_j, dmin, minimum);
+                }
+                dot_sum += dot;
+                min_sum += minimum_j;
+            }
+            if (!x->q4_K_gemm) {
+                total = fmaf((float)dot_sum, d, total);
+                minimum = fmaf((float)min_sum, dmin, minimum);
+            }
+        }
+        y[r] = total - minimum;
+    }
 }
 static void portable_q5_K(const uint8_t *w, size_t rb, long rows, long blocks, const hitch_q8_activations *x, float *y) {
     portable_k4or5(w, rb, rows, blocks, x, y, 1);
@@ -265,31 +324,43 @@ static void portable_q5_K(const uint8_t *w, size_t rb, long rows, long blocks, c
 /// each half h of 128 weights, weight 32k + i (k < 4, i < 32) takes its low 4 bits from byte
 /// 64h + 32(k % 2) + i of the nibbles (low nibble for k < 2, high for k >= 2) and its top 2 bits from
 /// bits 2k..2k+1 of byte 32h + i of the pairs; q - 32 is scaled by int8 scale 8h + 2k + i / 16.
+/// Summed in the float order of kernel_body.h's q6_K: eight lanes (weights 4l..4l+3 of every 32,
+/// the -32 offset spread as that kernel spreads it) per block, or the block's whole sum
+/// (`x->q6_K_tiled`).
 static void portable_q6_K(const uint8_t *w, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y) {
     for (long r = 0; r < rows; r++) {
-        float total = 0;
+        float lanes[8] = {0}, tiled = 0;
         for (long b = 0; b < blocks; b++) {
             const uint8_t *block = w + (size_t)r * row_bytes + 210 * b;
             const int8_t *scales = (const int8_t *)(block + 192);
             const int8_t *xq = x->k_values + 256 * b;
-            int sum = 0;
+            int lane_sums[8] = {0};
             for (int h = 0; h < 2; h++) {
                 const uint8_t *ql = block + 64 * h, *qh = block + 128 + 32 * h;
                 for (int k = 0; k < 4; k++) {
-                    for (int half = 0; half < 2; half++) {
-                        int dot = 0;
-                        for (int i = 16 * half; i < 16 * half + 16; i++) {
-                            const uint8_t byte = ql[32 * (k % 2) + i];
-                            const int q = ((k < 2 ? byte & 15 : byte >> 4) | ((qh[i] >> (2 * k)) & 3) << 4) - 32;
-                            dot += q * xq[128 * h + 32 * k + i];
-                        }
-                        sum += scales[8 * h + 2 * k + half] * dot;
+                    for (int i = 0; i < 32; i++) {
+                        const uint8_t byte = ql[32 * (k % 2) + i];
+                        const int q = (k < 2 ? byte & 15 : byte >> 4) | ((qh[i] >> (2 * k)) & 3) << 4;
+                        lane_sums[i / 4] += scales[8 * h + 2 * k + i / 16] * q * xq[128 * h + 32 * k + i];
                     }
                 }
             }
-            total += half_to_float((uint16_t)(block[208] | block[209] << 8)) * x->k_scales[b] * (float)sum;
+            // The -32 of every q, per lane as the x86 kernel spreads it: lane l takes scale runs 2l and 2l + 1.
+            const int16_t *sums = x->k_sums + 16 * b;
+            for (int l = 0; l < 8; l++) lane_sums[l] -= 32 * (sums[2 * l] * scales[2 * l] + sums[2 * l + 1] * scales[2 * l + 1]);
+            const float d = half_to_float((uint16_t)(block[208] | block[209] << 8)), xd = x->k_scales[b];
+            if (x->q6_K_tiled) {
+                int sum = 0;
+                for (int l = 0; l < 8; l++) sum += lane_sums[l];
+                tiled = fmaf((float)sum * d, xd, tiled);
+            } else {
+                for (int l = 0; l < 8; l++) lanes[l] = fmaf(d * xd, (float)lane_sums[l], lanes[l]);
+            }
         }
-        y[r] = total;
+        // As kernel_body.h's sum8: halves, then pairs two apart, then the last two.
+        float h4[4];
+        for (int l = 0; l < 4; l++) h4[l] = lanes[l] + lanes[l + 4];
+        y[r] = x->q6_K_tiled ? tiled : (h4[0] + h4[2]) + (h4[1] + h4[3]);
     }
 }
 
@@ -394,7 +465,7 @@ __attribute__((constructor)) static void choose_kernels(void) {
     if (!select_kernels("avx512vnni") && !select_kernels("avxvnni")) (void)select_kernels("avx2");
 #if defined(__x86_64__) && defined(__clang__)
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("fma")) chosen_swiglu = fma_swiglu;
+    if (__builtin_cpu_supports("fma")) { chosen_swiglu = fma_swiglu; chosen_softmax = fma_softmax; }
 #endif
 }
 

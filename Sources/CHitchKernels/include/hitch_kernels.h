@@ -34,6 +34,14 @@ typedef struct {
     int8_t *k_values;
     float *k_scales;
     int16_t *k_sums;
+    /// Nonzero when this vector is a row of a batched prompt that ggml multiplies by another path
+    /// than one token's, summing the same integer products in another float order:
+    /// `q4_K_gemm`: repacked q4_K in its gemm (prompt rows in groups of four), one float step per
+    /// pair of sub-blocks instead of per block;
+    /// `q6_K_tiled`: q6_K in its tiled matmul (prompts of eight rows or more), per block the exact
+    /// integer sum times the weight scale, fused by the activation scale into the total.
+    int32_t q4_K_gemm;
+    int32_t q6_K_tiled;
 } hitch_q8_activations;
 
 /// Quantizes `count` floats (a multiple of 32) into `out`, as ggml's quantize_row_q8_1 (AVX2 path:
@@ -61,6 +69,11 @@ void hitch_matvec_q6_K(const void *weights, size_t row_bytes, long rows, long bl
 /// out[i] = silu(gate[i]) * up[i] with silu(x) = x / (1 + exp(-x)) and exp as ggml's AVX-512 build
 /// approximates it (ggml_v_expf), bit for bit, so a GGUF model's feed-forward matches llama.cpp's.
 void hitch_swiglu_ggml(const float *gate, const float *up, long count, float *out);
+
+/// ggml_vec_soft_max_f32 of ggml's AVX-512 build: y[i] = exp(x[i] - max) with exp as
+/// `hitch_swiglu_ggml`'s, runs of 16 summed as _mm512_reduce_add_ps does, into a double; the rest
+/// with libm's expf. Returns the sum.
+double hitch_softmax_ggml(const float *x, long count, float max, float *y);
 
 /// Which version runs: "avx512vnni", "avxvnni", "avx2" or "portable".
 const char *hitch_kernels_isa(void);

@@ -45,7 +45,8 @@ extension DecodeSession {
                 applyRoPENeoX(qkv, heads: s.heads, headDim: headDim, cosines: cosines, sines: sines)
                 applyRoPENeoX(qkv + queryDim, heads: s.kvHeads, headDim: headDim, cosines: cosines, sines: sines)
                 for i in 0..<queryDim { qkv[i] *= queryScale }
-                roundToHalf(qkv, count: s.qkvRows)
+                let queries = attention.tiledPrompt ? queryDim : 0   // as stepLlama
+                roundToHalf(qkv + queries, count: s.qkvRows - queries)
                 kvRow(keyCache, layer: l, position: position).update(from: qkv + queryDim, count: kvDim)
                 kvRow(valueCache, layer: l, position: position).update(from: qkv + queryDim + kvDim, count: kvDim)
             }
@@ -69,6 +70,7 @@ extension DecodeSession {
             op("rmsnorm", layer: l, read: 2 * dim * f, written: dim * f, flops: 4 * dim, weightBytes: dim * f) {
                 rmsNorm(x, gain: layer.ffnNorm, count: dim, epsilon: w.normEpsilon, into: normed)
             }
+            if l == w.layers.count - 1 { matvec.promptRow = nil }   // as stepLlama
             op("gate/up", layer: l, read: layer.gateUp.byteCount + dim * f, written: s.ffn * f,
                flops: 4 * s.ffn * dim + 10 * s.ffn, weightBytes: layer.gateUp.byteCount) {
                 matvec.run(layer.gateUp, x: normed, y: hidden, pool: pool)

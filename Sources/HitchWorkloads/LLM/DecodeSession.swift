@@ -212,7 +212,12 @@ public final class DecodeSession {
                flops: 3 * (dim + s.kvDim)) {
                 applyRoPE(qkv, heads: s.heads, headDim: s.headDim, cosines: cosines + ropeTable, sines: sines + ropeTable)
                 applyRoPE(qkv + dim, heads: s.kvHeads, headDim: s.headDim, cosines: cosines + ropeTable, sines: sines + ropeTable)
-                if w.ggmlNumerics { roundToHalf(qkv, count: s.qkvRows) }
+                if w.ggmlNumerics {
+                    // llama.cpp's f16 KV cache; its one-query attention rounds the query too, its
+                    // tiled prompt attention keeps it f32.
+                    let queries = attention.tiledPrompt ? dim : 0
+                    roundToHalf(qkv + queries, count: s.qkvRows - queries)
+                }
                 kvRow(keyCache, layer: l, position: position).update(from: qkv + dim, count: s.kvDim)
                 kvRow(valueCache, layer: l, position: position).update(from: qkv + dim + s.kvDim, count: s.kvDim)
             }
@@ -234,6 +239,9 @@ public final class DecodeSession {
             op("rmsnorm", layer: l, read: 2 * dim * f, written: dim * f, flops: 4 * dim, weightBytes: dim * f) {
                 rmsNorm(x, gain: layer.ffnNorm, count: dim, epsilon: w.normEpsilon, into: normed)
             }
+            // llama.cpp runs the last layer's feed-forward on the output row only: one row, summed
+            // as a single token's.
+            if l == w.layers.count - 1 { matvec.promptRow = nil }
             op("gate/up", layer: l, read: layer.gateUp.byteCount + dim * f, written: s.ffn * f,
                flops: 4 * s.ffn * dim + 6 * s.ffn, weightBytes: layer.gateUp.byteCount) {
                 matvec.run(layer.gateUp, x: normed, y: hidden, pool: pool)
@@ -321,8 +329,15 @@ public final class DecodeSession {
             throw DecodeError.tokenOutOfRange(token: bad, vocab: s.vocab)
         }
         if weights.ggmlNumerics {
-            // As llama.cpp computes the prompt: every product through the int8-activation kernels.
-            for (index, token) in tokens.enumerated() { try step(token: token, computeLogits: index == tokens.count - 1) }
+            // As llama.cpp computes the prompt, one batch: every product through the int8-activation
+            // kernels, each row summed as its batched paths sum it (the repacked q4_K gemm, the tiled
+            // q6_K matmul and, from 64 tokens, the tiled attention).
+            attention.tiledPrompt = tokens.count >= AttentionTask.tiledPromptRows
+            defer { matvec.promptRow = nil; attention.tiledPrompt = false }
+            for (index, token) in tokens.enumerated() {
+                matvec.promptRow = (index, tokens.count)
+                try step(token: token, computeLogits: index == tokens.count - 1)
+            }
             return
         }
         var start = 0

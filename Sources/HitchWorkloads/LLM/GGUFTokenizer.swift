@@ -32,6 +32,10 @@ public struct GGUFTokenizer: TextTokenizer {
     /// llama.cpp's token types: 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte.
     public let tokenTypes: [Int]
     public let endOfSequence: Int?
+    /// Tokens that end a reply, as llama.cpp's end-of-generation set: the end-of-sequence and
+    /// end-of-turn ids the file names, and the turn-ending tokens of chat models by their text
+    /// (Gemma ends a turn with <end_of_turn>, though its end-of-sequence token is <eos>).
+    public let endOfGeneration: Set<Int>
     public let beginningOfSequence: Int?
     public let addsBeginningOfSequence: Bool
     public let preTokenizer: String
@@ -74,6 +78,9 @@ public struct GGUFTokenizer: TextTokenizer {
             file.metadata[key]?.integer.flatMap { $0 >= 0 && $0 < tokens.count ? $0 : nil }
         }
         endOfSequence = tokenID("tokenizer.ggml.eos_token_id")
+        let turnEnds = ["<end_of_turn>", "<|im_end|>", "<|eot_id|>", "<|end|>", "<|endoftext|>", "<|return|>", "<EOT>"]
+        endOfGeneration = Set([endOfSequence, tokenID("tokenizer.ggml.eot_token_id"), tokenID("tokenizer.ggml.eom_token_id")]
+            .compactMap { $0 } + turnEnds.compactMap { ids[$0] })
         beginningOfSequence = tokenID("tokenizer.ggml.bos_token_id")
         addsBeginningOfSequence = file.metadata["tokenizer.ggml.add_bos_token"]?.bool ?? false && beginningOfSequence != nil
         preTokenizer = file.metadata["tokenizer.ggml.pre"]?.string ?? "default"

@@ -21,6 +21,9 @@ final class MatvecTask: ParallelTask, @unchecked Sendable {
     var y: UnsafeMutablePointer<Float>
     var chunkRows = 16
     let quantizedX: QuantizedVector
+    /// Set while a GGUF model runs a prompt token by token: this token's row of the prompt, so the
+    /// K-quant kernels sum as llama.cpp's batched paths do for that row (`hitch_q8_activations`).
+    var promptRow: (index: Int, count: Int)?
 
     init(placeholder: any DecodeMatrix, x: UnsafePointer<Float>, y: UnsafeMutablePointer<Float>, maxColumns: Int) {
         matrix = placeholder; self.x = x; self.y = y
@@ -38,6 +41,11 @@ final class MatvecTask: ParallelTask, @unchecked Sendable {
             quantizedX.quantize8(x, count: matrix.columns)
             quantizedX.quantizeK(x, count: matrix.columns)
         }
+        // llama.cpp multiplies a prompt's rows in groups of four by its repacked q4_K gemm (the
+        // rest one by one), and q6_K by its tiled matmul once a batch has eight rows.
+        let row = promptRow ?? (index: 0, count: 1)
+        quantizedX.ggml.pointee.q4_K_gemm = row.index < row.count - row.count % 4 ? 1 : 0
+        quantizedX.ggml.pointee.q6_K_tiled = row.count >= 8 ? 1 : 0
         chunkRows = rowsPerChunk(matrix.rows)
         pool.run(self, chunkCount: (matrix.rows + chunkRows - 1) / chunkRows)
     }
@@ -101,6 +109,11 @@ final class AttentionTask: ParallelTask, @unchecked Sendable {
     let shape: ModelShape
     /// llama.cpp's flash-attention arithmetic (`attendHeadAsGGML`) instead of the two-pass softmax.
     let asGGML: Bool
+    /// With `asGGML`: the query is a row of a prompt batch of `AttentionTask.tiledPromptRows` or
+    /// more, which llama.cpp attends with its tiled kernel (`attendHeadAsGGMLTiled`).
+    var tiledPrompt = false
+    /// ggml's GGML_FA_TILE_Q: batches of this many queries or more take the tiled kernel.
+    static let tiledPromptRows = 64
 
     init(shape: ModelShape, scores: UnsafeMutablePointer<Float>, placeholder: UnsafeMutablePointer<Float>, asGGML: Bool = false) {
         self.shape = shape; self.scores = scores; self.asGGML = asGGML
@@ -110,7 +123,10 @@ final class AttentionTask: ParallelTask, @unchecked Sendable {
 
     @_optimize(speed)   // as MappedMatrix.multiply: the real-model tests run in debug builds
     func execute(chunk head: Int) {
-        if asGGML {
+        if asGGML && tiledPrompt {
+            attendHeadAsGGMLTiled(head: head, shape: shape, query: query, keys: keys, values: values, positions: firstPosition..<positions,
+                                  scale: scoreScale, scores: scores + head * shape.context, output: output)
+        } else if asGGML {
             attendHeadAsGGML(head: head, shape: shape, query: query, keys: keys, values: values, positions: firstPosition..<positions,
                              scale: scoreScale, output: output)
         } else {
@@ -150,6 +166,57 @@ func attendHeadAsGGML(head: Int, shape: ModelShape, query: UnsafePointer<Float>,
         // V += v * weight, fused and rounded to f16 per element (ggml_vec_mad_f16).
         for i in 0..<headDim { out[i] = Float(Float16(out[i].addingProduct(v[i], weight))) }
         total = weight.addingProduct(total, rescale)   // S = S * ms + vs, fused as GCC contracts it
+    }
+    let inverse = total == 0 ? 0 : 1 / total
+    for i in 0..<headDim { out[i] *= inverse }
+}
+
+/// One head's attention for one query of a prompt batch, as llama.cpp's tiled CPU flash attention
+/// computes it (ggml_compute_forward_flash_attn_ext_tiled, GGML_FA_TILE_KV = 64): the query stays
+/// f32 (keys and values are the f16 cache); per tile of 64 positions each score is a chain of fused
+/// multiply-adds over the head's dimensions times `scale`, positions outside `positions` are -inf;
+/// the running maximum rescales the f32 accumulator and sum (libm's expf), the tile's softmax is
+/// ggml's (`hitch_softmax_ggml`, summed in double), and each output dimension adds the tile's
+/// weighted values as one chain of fused multiply-adds; at the end it is scaled by 1 / sum.
+/// `scores` holds 64 floats.
+@inline(__always)
+func attendHeadAsGGMLTiled(head: Int, shape: ModelShape, query: UnsafePointer<Float>, keys: UnsafePointer<Float>,
+                           values: UnsafePointer<Float>, positions: Range<Int>, scale: Float,
+                           scores: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>) {
+    let headDim = shape.headDim, kvDim = shape.kvDim, tile = 64
+    let kvHead = head / (shape.heads / shape.kvHeads)
+    let q = query + head * headDim
+    let out = output + head * headDim
+    out.update(repeating: 0, count: headDim)
+    var largest = -Float.infinity, total: Float = 0
+    var start = 0
+    while start < positions.upperBound {
+        defer { start += tile }
+        guard start + tile > positions.lowerBound else { continue }
+        var tileLargest = -Float.infinity
+        for t in 0..<tile {
+            let position = start + t
+            guard positions.contains(position) else { scores[t] = -.infinity; continue }
+            let k = keys + position * kvDim + kvHead * headDim
+            var score: Float = 0
+            for i in 0..<headDim { score = score.addingProduct(q[i], k[i]) }
+            scores[t] = score * scale
+            tileLargest = max(tileLargest, scores[t])
+        }
+        guard tileLargest > -.infinity else { continue }   // nothing visible in this tile: skipped
+        let newLargest = max(largest, tileLargest)
+        if newLargest > largest {
+            let rescale = expf(largest - newLargest)
+            for i in 0..<headDim { out[i] *= rescale }
+            total *= rescale
+        }
+        largest = newLargest
+        total = Float(Double(total) + hitch_softmax_ggml(scores, tile, newLargest, scores))
+        for t in 0..<tile where positions.contains(start + t) {
+            let v = values + (start + t) * kvDim + kvHead * headDim
+            let weight = scores[t]
+            for i in 0..<headDim { out[i] = out[i].addingProduct(weight, v[i]) }
+        }
     }
     let inverse = total == 0 ? 0 : 1 / total
     for i in 0..<headDim { out[i] *= inverse }

@@ -135,8 +135,8 @@ public actor LLMInference {
         executor = DedicatedThreadExecutor(name: "inference", inBackground: inBackground)
     }
 
-    /// Tokenizes, prefills and decodes up to `count` tokens (a file's model stops at its end-of-turn
-    /// token), yielding each; returns decode tokens/s and the tokens produced.
+    /// Tokenizes, prefills and decodes up to `count` tokens (a file's model stops at its
+    /// end-of-generation tokens), yielding each; returns decode tokens/s and the tokens produced.
     public func generate(prompt: String, count: Int, into continuation: AsyncStream<StreamedToken>.Continuation) throws
         -> (tokensPerSecond: Double, produced: Int) {
         defer { continuation.finish() }
@@ -145,7 +145,7 @@ public actor LLMInference {
             if let file = tokenizer as? GGUFTokenizer { return file.encode(file.chatPrompt(user: prompt), parseSpecial: true) }
             return tokenizer.encode(prompt).map { $0 % session.shape.vocab }
         }
-        let endOfTurn = (tokenizer as? GGUFTokenizer)?.endOfSequence
+        let endOfGeneration = (tokenizer as? GGUFTokenizer)?.endOfGeneration ?? []
         guard promptTokens.count + count <= session.shape.context else {
             throw LLMWorkloadError.promptTooLong(tokens: promptTokens.count, context: session.shape.context)
         }
@@ -161,7 +161,7 @@ public actor LLMInference {
         var produced = 0
         for index in 0..<count {
             let token = session.sample()
-            if token == endOfTurn { break }
+            if endOfGeneration.contains(token) { break }
             produced += 1
             Trace.token(.produced, index: Int64(index))
             if index == 0 { firstNs = DispatchTime.now().uptimeNanoseconds }

@@ -458,7 +458,7 @@ public final class QuantizedVector: @unchecked Sendable {
         ggml.initialize(to: hitch_q8_activations(values: .allocate(capacity: blocks * 32), scales: .allocate(capacity: blocks),
                                                  sums: .allocate(capacity: blocks), offsets: .allocate(capacity: blocks * 8),
                                                  k_values: .allocate(capacity: superBlocks * 256), k_scales: .allocate(capacity: superBlocks),
-                                                 k_sums: .allocate(capacity: superBlocks * 16)))
+                                                 k_sums: .allocate(capacity: superBlocks * 16), q4_K_gemm: 0, q6_K_tiled: 0))
     }
     deinit {
         values.deallocate(); scales.deallocate(); offsets.deallocate()
