@@ -109,7 +109,7 @@ enum PageAssets {
     @media (max-width:700px){.scroll.wide>svg{min-width:720px}.scroll.wide>svg.graph{min-width:900px}}
     svg.chart.graph{max-width:900px}
     svg .graph-label{font-size:14px}
-    ol.stack{margin:4px 0;padding-left:22px;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px}
+    ol.stack{overflow-x:auto;margin:4px 0;padding-left:22px;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px}
     ol.stack li{min-width:0}
     code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;overflow-wrap:anywhere}
     .meter{position:relative;height:22px;border-radius:6px;background:var(--grid);overflow:hidden;display:flex}
