@@ -7,6 +7,9 @@ import Foundation
 //   (a run that delivers more frames does more rendering in all).
 // - Only hitch figures and main-thread figures are *judged*: they are what a user sees. The rest
 //   (off-main stages, self times, decode, tokens) are *informational*: shown, never a regression.
+// - Of the judged figures, the hitch time ratio and the app's share of it are *primary*: when one
+//   moved, the primary figures decide the verdict and the other judged figures that moved the other
+//   way are named as its caveats; the other judged figures decide only when no primary one moved.
 // - A figure only one side has is reported apart; its effect on the user shows in the judged figures.
 // - A change counts when it is beyond the threshold percent and a small absolute floor per figure,
 //   and, with two or more runs a side, significant by Welch's t-test.
@@ -84,6 +87,8 @@ public struct FigureChange: Codable, Sendable, Equatable {
     public var pValue: Double?
     /// Worse or better beyond threshold, floor and noise; unchanged otherwise (and for figures one side lacks).
     public var direction: ChangeDirection
+    /// A hitch time ratio or the app's share of one: a judged figure that decides the verdict when it moved.
+    public var primary: Bool
 
     /// A judged figure both sides have that got worse: what fails CI.
     public var isRegression: Bool { role == .judged && presence == .both && direction == .worse }
@@ -92,18 +97,33 @@ public struct FigureChange: Codable, Sendable, Equatable {
 
 /// The comparison's one answer, computed here and only rendered elsewhere.
 public enum ComparisonOutcome: String, Codable, Sendable {
-    /// A judged figure regressed (whatever else improved).
+    /// A primary figure regressed; or, when none moved, another judged figure regressed.
     case worse
-    /// A judged figure improved and none regressed.
+    /// A primary figure improved and none regressed; or, when none moved, a judged figure improved and none regressed.
     case better
     /// No judged figure changed beyond threshold and noise.
     case unchanged
 }
 
+/// Which figures decided a comparison's outcome.
+public enum VerdictBasis: String, Codable, Sendable {
+    /// A hitch time ratio or the app's share of one moved.
+    case hitchTimeRatio
+    /// No primary figure moved; the other judged figures (hitch counts, frame times, main-thread work) decided.
+    case otherJudgedFigures
+    /// No judged figure moved.
+    case none
+}
+
 public struct ComparisonVerdict: Codable, Sendable, Equatable {
     public var outcome: ComparisonOutcome
+    public var basis: VerdictBasis
     /// The judged changes that decided the outcome, most telling first (hitch time ratios lead).
     public var headline: [FigureChange]
+    /// How many judged changes decided the outcome (the headline shows the first few).
+    public var decidingCount: Int
+    /// Judged figures that moved against the outcome ("better, though hitches per second rose"), largest first.
+    public var caveats: [FigureChange]
     public var regressionCount: Int
     public var improvementCount: Int
     /// How many headline figures a one-line rendering shows.
@@ -119,6 +139,11 @@ public struct Comparison: Codable, Sendable, Equatable {
     public var changes: [FigureChange]
     public var regressions: [FigureChange] { changes.filter(\.isRegression) }
     public var improvements: [FigureChange] { changes.filter(\.isImprovement) }
+    /// Every judged change that decided the verdict (the headline shows the first few).
+    public var decidingChanges: [FigureChange] {
+        let sameWay = verdict.outcome == .worse ? regressions : verdict.outcome == .better ? improvements : []
+        return verdict.basis == .hitchTimeRatio ? sameWay.filter(\.primary) : sameWay
+    }
     /// Informational figures that moved beyond threshold and noise.
     public var informationalChanges: [FigureChange] {
         changes.filter { $0.role == .informational && $0.presence == .both && $0.direction != .unchanged }
@@ -131,14 +156,39 @@ public struct Comparison: Codable, Sendable, Equatable {
     public var usesSignificanceTest: Bool { baseRuns >= 2 && newRuns >= 2 }
 }
 
+/// What a compared figure is about, in the order a reader wants them (the trend page's order): the
+/// hitch time ratio and the app's share first (the primary figures of a verdict), then its causes,
+/// decode speed, the other hitch figures, the app's work (stages, views, layout), the recorder.
+public enum FigureGroup: Int, Comparable, Sendable {
+    case hitchTimeRatio, hitchCause, decode, otherHitch, work, recorder
+
+    public init(metric path: String) {
+        if path.hasPrefix("hitches.") {
+            if path.contains(".byCause.") { self = .hitchCause }
+            else if path.hasSuffix(".hitchTimeRatioMsPerS") || path.hasSuffix(".appHitchTimeRatioMsPerS") { self = .hitchTimeRatio }
+            else { self = .otherHitch }
+        } else if path.hasPrefix("decode.") || path.hasPrefix("tokens.") {
+            self = .decode
+        } else if path.hasPrefix("stages[") || path.hasPrefix("views[") || path.hasPrefix("layout.") {
+            self = .work
+        } else {
+            self = .recorder
+        }
+    }
+
+    public static func < (a: FigureGroup, b: FigureGroup) -> Bool { a.rawValue < b.rawValue }
+}
+
 /// A figure `hitch diff` compares (and `hitch history` stores): path, words, normalization, role,
 /// direction, and the smallest absolute change (after normalization) that matters.
 public struct ComparedFigure: Sendable {
     public var metric: String
-    var label: String
+    /// The figure in words, from `DisplayNames`.
+    public var label: String
     public var unit: FigureUnit
     var scale: FigureScale
     var role: FigureRole
+    var primary: Bool
     public var value: Double
     public var higherIsBetter: Bool
     public var absoluteFloor: Double
@@ -149,70 +199,70 @@ extension Analysis {
     public func comparedFigures() -> [ComparedFigure] {
         var result: [ComparedFigure] = []
         let frames = Double(recorded.frameCount), seconds = recorded.animatingSeconds
-        func add(_ metric: String, _ label: String, _ unit: FigureUnit, _ value: Double, _ role: FigureRole,
+        // Labels come from the one table of display names, by metric path.
+        func add(_ metric: String, _ unit: FigureUnit, _ value: Double, _ role: FigureRole,
                  scale: FigureScale = .asIs, higherIsBetter: Bool = false, floor: Double) {
             let divisor = scale == .perFrame ? frames : scale == .perSecond ? seconds : 1
             // A run without frames has no per-frame figures (nothing to divide by).
             guard divisor > 0 else { return }
-            result.append(ComparedFigure(metric: metric, label: label, unit: unit, scale: scale, role: role,
+            result.append(ComparedFigure(metric: metric, label: DisplayNames.metric(metric), unit: unit, scale: scale, role: role,
+                                         primary: role == .judged && FigureGroup(metric: metric) == .hitchTimeRatio,
                                          value: value / divisor, higherIsBetter: higherIsBetter, absoluteFloor: floor))
         }
         for key in hitches.keys.sorted(by: { (Double($0) ?? 0, $0) < (Double($1) ?? 0, $1) }) {
             guard let h = hitches[key], h.frameCount > 0 else { continue }
-            let p = "hitches.\(key).", at = " at \(key) Hz"
-            add(p + "hitchTimeRatioMsPerS", "hitch time ratio" + at, .msPerS, h.hitchTimeRatioMsPerS, .judged, floor: 0.5)
+            let p = "hitches.\(key)."
+            add(p + "hitchTimeRatioMsPerS", .msPerS, h.hitchTimeRatioMsPerS, .judged, floor: 0.5)
             // The app's share is judged (what a change to the app moves); the other causes are the
             // machine's and the scheduler's: shown, never a regression.
             if let app = h.appHitchTimeRatioMsPerS {
-                add(p + "appHitchTimeRatioMsPerS", "app-work hitch time ratio" + at, .msPerS, app, .judged, floor: 0.5)
+                add(p + "appHitchTimeRatioMsPerS", .msPerS, app, .judged, floor: 0.5)
                 for cause in HitchCause.allCases where cause != .appWork {
-                    add(p + "byCause.\(cause).hitchTimeRatioMsPerS", "\(cause) hitch time ratio" + at, .msPerS,
+                    add(p + "byCause.\(cause).hitchTimeRatioMsPerS", .msPerS,
                         h.byCause[cause].hitchTimeRatioMsPerS, .informational, floor: 0.5)
                 }
             }
-            add(p + "hitchCount", "hitches" + at, .perSecond, Double(h.hitchCount), .judged, scale: .perSecond, floor: 0.2)
-            add(p + "longestHitchMs", "longest hitch" + at, .ms, h.longestHitchMs, .judged, floor: 1)
-            add(p + "frameTimeMs.p95", "p95 frame time" + at, .ms, h.frameTimeMs.p95, .judged, floor: 0.25)
-            add(p + "frameTimeMs.p99", "p99 frame time" + at, .ms, h.frameTimeMs.p99, .judged, floor: 0.25)
+            add(p + "hitchCount", .perSecond, Double(h.hitchCount), .judged, scale: .perSecond, floor: 0.2)
+            add(p + "longestHitchMs", .ms, h.longestHitchMs, .judged, floor: 1)
+            add(p + "frameTimeMs.p95", .ms, h.frameTimeMs.p95, .judged, floor: 0.25)
+            add(p + "frameTimeMs.p99", .ms, h.frameTimeMs.p99, .judged, floor: 0.25)
             // Frames over one period, as a share of frames: a run with more frames is not worse for it.
-            result.append(ComparedFigure(metric: p + "slowFrames", label: "slow frames" + at, unit: .percentOfFrames, scale: .asIs,
-                                         role: .judged, value: Double(h.slowFrames) / Double(h.frameCount) * 100,
+            result.append(ComparedFigure(metric: p + "slowFrames", label: DisplayNames.metric(p + "slowFrames"), unit: .percentOfFrames, scale: .asIs,
+                                         role: .judged, primary: false, value: Double(h.slowFrames) / Double(h.frameCount) * 100,
                                          higherIsBetter: false, absoluteFloor: 0.5))
-            add(p + "frozenFrames", "frozen frames" + at, .frames, Double(h.frozenFrames), .judged, floor: 1)
+            add(p + "frozenFrames", .frames, Double(h.frozenFrames), .judged, floor: 1)
         }
         for s in stages {
-            let name = "stage '\(s.name)'"
             // Time a stage spends on the main thread delays frames; time elsewhere does not.
-            add("stages[\(s.name)].mainThreadMs", name + " on the main thread", .msPerFrame, s.mainThreadMs, .judged, scale: .perFrame, floor: 0.05)
-            add("stages[\(s.name)].totalMs", name + " on all threads", .msPerFrame, s.totalMs, .informational, scale: .perFrame, floor: 0.05)
+            add("stages[\(s.name)].mainThreadMs", .msPerFrame, s.mainThreadMs, .judged, scale: .perFrame, floor: 0.05)
+            add("stages[\(s.name)].totalMs", .msPerFrame, s.totalMs, .informational, scale: .perFrame, floor: 0.05)
             // Self time moves whenever work moves into or out of a nested stage.
-            add("stages[\(s.name)].selfMs", name + " self time", .msPerFrame, s.selfMs, .informational, scale: .perFrame, floor: 0.05)
-            add("stages[\(s.name)].count", name + " runs", .perFrame, Double(s.count), .informational, scale: .perFrame, floor: 0.05)
-            add("stages[\(s.name)].p95Ms", name + " p95 duration", .ms, s.p95Ms, .informational, floor: 0.1)
+            add("stages[\(s.name)].selfMs", .msPerFrame, s.selfMs, .informational, scale: .perFrame, floor: 0.05)
+            add("stages[\(s.name)].count", .perFrame, Double(s.count), .informational, scale: .perFrame, floor: 0.05)
+            add("stages[\(s.name)].p95Ms", .ms, s.p95Ms, .informational, floor: 0.1)
         }
         for v in views {
-            let name = "view \(v.type)"
             // Body evaluations run on the main thread (the view runtime is main-actor isolated).
-            add("views[\(v.type)].totalMs", name + " body time", .msPerFrame, v.totalMs, .judged, scale: .perFrame, floor: 0.05)
-            add("views[\(v.type)].bodyEvaluations", name + " body evaluations", .perFrame, Double(v.bodyEvaluations), .judged, scale: .perFrame, floor: 0.1)
-            add("views[\(v.type)].longUpdates", name + " long updates (>500 µs)", .perSecond, Double(v.longUpdates), .judged, scale: .perSecond, floor: 0.1)
-            add("views[\(v.type)].maxMs", name + " longest body", .ms, v.maxMs, .informational, floor: 0.1)
+            add("views[\(v.type)].totalMs", .msPerFrame, v.totalMs, .judged, scale: .perFrame, floor: 0.05)
+            add("views[\(v.type)].bodyEvaluations", .perFrame, Double(v.bodyEvaluations), .judged, scale: .perFrame, floor: 0.1)
+            add("views[\(v.type)].longUpdates", .perSecond, Double(v.longUpdates), .judged, scale: .perSecond, floor: 0.1)
+            add("views[\(v.type)].maxMs", .ms, v.maxMs, .informational, floor: 0.1)
         }
         if layout.passes > 0 {
-            add("layout.totalMs", "layout", .msPerFrame, layout.totalMs, .judged, scale: .perFrame, floor: 0.05)
+            add("layout.totalMs", .msPerFrame, layout.totalMs, .judged, scale: .perFrame, floor: 0.05)
         }
         if let d = decode {
-            add("decode.tokensPerSecond", "decode rate", .tokensPerSecond, d.tokensPerSecond, .informational, higherIsBetter: true, floor: 0.1)
-            add("decode.timeToFirstTokenMs", "time to first token", .ms, d.timeToFirstTokenMs, .informational, floor: 1)
-            add("decode.bytesPerToken", "bytes per token", .bytes, d.bytesPerToken, .informational, floor: 1)
-            add("decode.bandwidthGBps", "decode bandwidth", .gigabytesPerSecond, d.bandwidthGBps, .informational, higherIsBetter: true, floor: 0.01)
-            add("decode.utilization", "bandwidth utilization", .fraction, d.utilization, .informational, higherIsBetter: true, floor: 0.005)
+            add("decode.tokensPerSecond", .tokensPerSecond, d.tokensPerSecond, .informational, higherIsBetter: true, floor: 0.1)
+            add("decode.timeToFirstTokenMs", .ms, d.timeToFirstTokenMs, .informational, floor: 1)
+            add("decode.bytesPerToken", .bytes, d.bytesPerToken, .informational, floor: 1)
+            add("decode.bandwidthGBps", .gigabytesPerSecond, d.bandwidthGBps, .informational, higherIsBetter: true, floor: 0.01)
+            add("decode.utilization", .fraction, d.utilization, .informational, higherIsBetter: true, floor: 0.005)
         }
         if let t = tokens {
-            add("tokens.dropped", "tokens dropped", .tokens, Double(t.dropped), .informational, floor: 1)
-            add("tokens.tokenToScreenMs.p95", "p95 token-to-screen latency", .ms, t.tokenToScreenMs.p95, .informational, floor: 0.5)
+            add("tokens.dropped", .tokens, Double(t.dropped), .informational, floor: 1)
+            add("tokens.tokenToScreenMs.p95", .ms, t.tokenToScreenMs.p95, .informational, floor: 0.5)
         }
-        add("droppedEvents", "events dropped by the recorder", .events, Double(droppedEvents), .informational, floor: 1)
+        add("droppedEvents", .events, Double(droppedEvents), .informational, floor: 1)
         return result
     }
 }
@@ -254,27 +304,44 @@ public enum RunComparison {
             let direction: ChangeDirection = presence == .both && beyond ? (worse ? .worse : .better) : .unchanged
             changes.append(FigureChange(metric: metric, label: figure.label, unit: figure.unit, scale: figure.scale, role: figure.role,
                                         presence: presence, baseValues: b, newValues: n, baseMean: baseMean, newMean: newMean,
-                                        changePercent: percent, higherIsBetter: figure.higherIsBetter, pValue: p, direction: direction))
+                                        changePercent: percent, higherIsBetter: figure.higherIsBetter, pValue: p, direction: direction,
+                                        primary: figure.primary && figure.role == .judged))
         }
         return Comparison(thresholdPercent: thresholdPercent, alpha: alpha, baseRuns: base.count, newRuns: new.count,
                           verdict: verdict(changes), changes: changes)
     }
 
-    /// Worse if any judged figure regressed; better if one improved and none regressed; unchanged otherwise.
+    /// The hitch time ratio (and the app's share of it) is what Apple's scales grade and what a user
+    /// sees; figures beside it can move the other way for a good reason (a faster app renders more
+    /// frames, so it can hitch more often for less time in all). So: when a primary figure moved,
+    /// worse if one regressed, better if one improved and none regressed; when none moved, the other
+    /// judged figures decide the same way. Judged figures that moved against the outcome are caveats.
     static func verdict(_ changes: [FigureChange]) -> ComparisonVerdict {
         let regressions = changes.filter(\.isRegression), improvements = changes.filter(\.isImprovement)
-        let outcome: ComparisonOutcome = !regressions.isEmpty ? .worse : !improvements.isEmpty ? .better : .unchanged
-        let deciding = outcome == .worse ? regressions : improvements
-        // Hitch time ratios first (what Apple's scale grades), then the largest relative changes.
-        let ranked = deciding.enumerated().sorted { a, b in
-            let ratioA = a.element.metric.hasSuffix(".hitchTimeRatioMsPerS"), ratioB = b.element.metric.hasSuffix(".hitchTimeRatioMsPerS")
-            if ratioA != ratioB { return ratioA }
-            if ratioA { return a.offset > b.offset }   // the highest refresh rate first
+        let primaryMoved = (regressions + improvements).contains(where: \.primary)
+        let basis: VerdictBasis = primaryMoved ? .hitchTimeRatio : regressions.isEmpty && improvements.isEmpty ? .none : .otherJudgedFigures
+        let candidates = primaryMoved ? (regressions.filter(\.primary), improvements.filter(\.primary)) : (regressions, improvements)
+        let outcome: ComparisonOutcome = !candidates.0.isEmpty ? .worse : !candidates.1.isEmpty ? .better : .unchanged
+        let deciding = outcome == .worse ? candidates.0 : candidates.1
+        let against = outcome == .worse ? improvements : outcome == .better ? regressions : []
+        let ranked = rankedForVerdict(deciding)
+        return ComparisonVerdict(outcome: outcome, basis: basis, headline: Array(ranked.prefix(ComparisonVerdict.headlineLimit)),
+                                 decidingCount: deciding.count, caveats: rankedForVerdict(against),
+                                 regressionCount: regressions.count, improvementCount: improvements.count)
+    }
+
+    /// Primary figures first, then the largest relative changes.
+    private static func rankedForVerdict(_ changes: [FigureChange]) -> [FigureChange] {
+        changes.enumerated().sorted { a, b in
+            if a.element.primary != b.element.primary { return a.element.primary }
+            if a.element.primary {
+                // The whole ratio before the app's share, then the highest refresh rate first.
+                let appA = a.element.metric.hasSuffix(".appHitchTimeRatioMsPerS"), appB = b.element.metric.hasSuffix(".appHitchTimeRatioMsPerS")
+                return appA != appB ? appB : a.offset > b.offset
+            }
             let sizeA = abs(a.element.changePercent ?? .infinity), sizeB = abs(b.element.changePercent ?? .infinity)
             return sizeA != sizeB ? sizeA > sizeB : a.offset < b.offset
         }.map(\.element)
-        return ComparisonVerdict(outcome: outcome, headline: Array(ranked.prefix(ComparisonVerdict.headlineLimit)),
-                                 regressionCount: regressions.count, improvementCount: improvements.count)
     }
 
     private static func padded(_ values: [Double], to count: Int) -> [Double] {

@@ -45,17 +45,8 @@ enum ReportText {
         while abs(v) >= 1000 && i < units.count - 1 { v /= 1000; i += 1 }
         return Format.significant(v) + " " + units[i]
     }
-    /// A hitch cause in words.
-    static func cause(_ cause: HitchCause) -> String {
-        switch cause {
-        case .appWork: "app work"
-        case .waitingForAppThreads: "waiting for the app's threads"
-        case .waitingForCPU: "waiting for a CPU (other processes)"
-        case .blocked: "blocked"
-        case .machineStall: "machine stall"
-        case .unknown: "unknown"
-        }
-    }
+    /// A hitch cause in words (the one table of display names).
+    static func cause(_ cause: HitchCause) -> String { DisplayNames.cause(cause) }
     /// "app work 3.1 · waiting for a CPU 0.4 · …" (ms/s), causes without hitches left out.
     static func causeRatios(_ h: HitchFigures) -> String {
         let parts = HitchCause.allCases.filter { h.byCause[$0].hitchCount > 0 }.map {

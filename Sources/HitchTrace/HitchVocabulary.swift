@@ -227,6 +227,8 @@ public enum MetadataKey: UInt32, TraceWord {
     case samplerUnwindFailures, samplerUnwindStackUnknown, samplerUnwindOffCopyEnd, samplerUnwindModulesChanged
     case samplerUnwindNoModule, samplerUnwindErrors, samplerHandlerNsP50, samplerHandlerNsP99
     case samplerUnwindNsP50, samplerUnwindNsP99, samplerStackBytesNeededP99
+    // Imports: the format a trace was imported from, and the process its frames came from.
+    case importedFrom, process
     /// The value of `schedSwitchThreads` when every thread that recorded events had a switch ring.
     public static let everyRecordingThread = "recording"
     public var name: String { MetadataKey.spelled[Int(rawValue)] }

@@ -37,6 +37,13 @@ import Testing
         expectError([0x0A, 0x05, 0x92, 0x03, 0x02, 0x01, 0x02], "compressed_packets holding a complete deflate stream")
     }
 
+    /// A process or layer name the error quotes (the candidates of a trace with two apps) may hold
+    /// a newline; the error is still one line (a fuzzer's finding).
+    @Test func errorsQuotingTheTracesNamesStayOneLine() {
+        let error = ImportError(file: "t.pftrace", location: "FrameTimeline", expected: "frames of: com.a\n (pid 1), com.b\r\u{7F} (pid 2)")
+        #expect(!error.description.contains("\n") && !error.description.contains("\r") && error.description.contains("com.b"))
+    }
+
     @Test func unknownFieldsAreSkipped() throws {
         // A packet with only unknown fields (varint, fixed64, bytes, fixed32), then nothing else.
         let packet: [UInt8] = [0xB8, 0x3E, 0x07, 0xC1, 0x3E, 1, 2, 3, 4, 5, 6, 7, 8, 0xCA, 0x3E, 0x01, 0x00, 0xD5, 0x3E, 1, 2, 3, 4]

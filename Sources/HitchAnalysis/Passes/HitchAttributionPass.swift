@@ -21,86 +21,12 @@ struct HitchAttributionPass: Sendable {
     /// Windows kept open for late arrivals; the oldest retires past this.
     static let openWindowLimit = 256
 
-    /// A hitching frame's windows, open to late arrivals.
-    private struct OpenWindow: Sendable {
-        var main: Range<Int64>
-        var render: Range<Int64>
-        var other: Range<Int64>
-        /// The latest end of this window and of every window opened before it (never decreasing).
-        var reachNs: Int64
-        var hitchNs: Int64
-        /// Whether the app caused the hitch (its own work or its threads taking the CPU, or no readings
-        /// to say otherwise) and the frame was late on its own: only such windows weight offenders.
-        var countsOffenders: Bool
-        /// The main thread's running and wall time in its window (the share of a stage's time on a CPU).
-        var mainRunningNs: Int64
-        var mainWallNs: Int64
-        var attribution: HitchAttribution
-        /// The frame's vsync: `startMs` is relative to the run's first event, known at the end of the run.
-        var vsyncNs: Int64
-        // Sized for a frame's usual few names up front: growing from empty cost more than filling them.
-        var stageTimes: [Int32: (count: Int, ns: Int64)] = Dictionary(minimumCapacity: 16)          // main and render threads
-        var concurrentStageTimes: [Int32: (count: Int, ns: Int64)] = Dictionary(minimumCapacity: 4) // every other thread
-        var mainStageTimes: [Int32: Int64] = Dictionary(minimumCapacity: 16)
-        var bodyTimes: [Int32: (count: Int, ns: Int64)] = Dictionary(minimumCapacity: 16)
-        var stackCounts: [UInt32: Int] = Dictionary(minimumCapacity: 16)
-
-        func window(for role: FrameThreadRole) -> Range<Int64> {
-            switch role {
-            case .main: main
-            case .render: render
-            case .unknown, .other: other
-            }
-        }
-
-        /// Overlap of [start, end] with `window`, or nil when they do not meet (an instant counts
-        /// inside [start, end)).
-        static func overlap(_ window: Range<Int64>, _ startNs: Int64, _ endNs: Int64) -> Int64? {
-            let overlap = min(window.upperBound, endNs) - max(window.lowerBound, startNs)
-            if overlap > 0 { return overlap }
-            if startNs == endNs && window.contains(startNs) { return 0 }
-            return nil
-        }
-
-        mutating func addStage(_ s: StageInstance, role: FrameThreadRole) {
-            guard let overlap = Self.overlap(window(for: role), s.startNs, s.endNs) else { return }
-            let duration = s.endNs - s.startNs
-            // Integer share of the self time (full width: overlap * self may pass Int64).
-            let selfOverlap = duration > 0 ? Int64(truncatingIfNeeded: Int64(duration).dividingFullWidth(overlap.multipliedFullWidth(by: s.selfNs)).quotient) : 0
-            switch role {
-            case .main, .render: Self.count(&stageTimes[s.name, default: (0, 0)], ns: selfOverlap)
-            case .unknown, .other: Self.count(&concurrentStageTimes[s.name, default: (0, 0)], ns: selfOverlap)
-            }
-            if role == .main { mainStageTimes[s.name, default: 0] +|= selfOverlap }
-        }
-
-        mutating func addBody(_ b: BodyInstance, role: FrameThreadRole) {
-            guard let overlap = Self.overlap(window(for: role == .render ? .render : .main), b.startNs, b.endNs) else { return }
-            Self.count(&bodyTimes[b.viewType, default: (0, 0)], ns: overlap)
-        }
-
-        /// One more instance of a name (one table look-up for both figures).
-        private static func count(_ entry: inout (count: Int, ns: Int64), ns: Int64) {
-            entry.count += 1
-            entry.ns +|= ns
-        }
-
-        /// A retired window's tables, released while it waits to be dropped.
-        mutating func dropTables() {
-            stageTimes = [:]; concurrentStageTimes = [:]; mainStageTimes = [:]; bodyTimes = [:]; stackCounts = [:]
-        }
-
-        mutating func addSample(_ s: SampleInstance) {
-            if main.contains(s.atNs) { stackCounts[s.stack, default: 0] += 1 }
-        }
-    }
-
     private var stages = ThreadHistories<StageInstance>(capacity: historyCapacity)
     private var bodies = ThreadHistories<BodyInstance>(capacity: historyCapacity)
     private var samples = History<SampleInstance>()
     /// Open windows from `openHead` on (the ones before are retired, dropped in batches: removing
     /// the first of 256 large windows per hitching frame moved all the others each time).
-    private var open: [OpenWindow] = []
+    private var open: [OpenHitchWindow] = []
     private var openHead = 0
     /// Retired windows dropped from the front of `open` at once.
     private static let retiredBatch = 64
@@ -130,7 +56,7 @@ struct HitchAttributionPass: Sendable {
     private var runInHitches: [UInt32: Int] = [:]
     /// Weights per stack (no frame counts: a function's frames are counted by name, below): by
     /// samples over every hitch (where the main thread waited), and by on-CPU time over the hitches
-    /// that weight offenders (`OpenWindow.countsOffenders`).
+    /// that weight offenders (`OpenHitchWindow.countsOffenders`).
     private var runStackWeights: [UInt32: WeightedHitch] = [:]
     private var runStackOnCPU: [UInt32: WeightedHitch] = [:]
     /// This run's hitching frames' distinct sampled stacks: at the end of the run each frame counts
@@ -160,9 +86,15 @@ struct HitchAttributionPass: Sendable {
     @inline(never)
     private mutating func lateStage(_ s: StageInstance, roles: FrameThreadRoles) {
         let role = roles[s.thread]
+        addToOpenWindows(reaching: s.startNs) { $0.addStage(s, role: role) }
+    }
+
+    /// Hands a late instance to the open windows, newest first, down to the first whose reach
+    /// (and every older one's) ends before `startNs`.
+    private mutating func addToOpenWindows(reaching startNs: Int64, _ add: (inout OpenHitchWindow) -> Void) {
         for i in stride(from: open.count - 1, through: openHead, by: -1) {
-            if open[i].reachNs < s.startNs { break }
-            open[i].addStage(s, role: role)
+            if open[i].reachNs < startNs { break }
+            add(&open[i])
         }
     }
 
@@ -175,10 +107,7 @@ struct HitchAttributionPass: Sendable {
     @inline(never)
     private mutating func lateBody(_ b: BodyInstance, roles: FrameThreadRoles) {
         let role = roles[b.thread]
-        for i in stride(from: open.count - 1, through: openHead, by: -1) {
-            if open[i].reachNs < b.startNs { break }
-            open[i].addBody(b, role: role)
-        }
+        addToOpenWindows(reaching: b.startNs) { $0.addBody(b, role: role) }
     }
 
     mutating func mainThreadSamples(_ batch: UnsafeBufferPointer<SampleInstance>) {
@@ -186,12 +115,10 @@ struct HitchAttributionPass: Sendable {
         for s in batch where s.atNs < lateBeforeNs { lateSample(s) }
     }
 
+    /// A sample is an instant: a window whose reach ends at it does not contain it (clamped times: `+ 1` fits).
     @inline(never)
     private mutating func lateSample(_ s: SampleInstance) {
-        for i in stride(from: open.count - 1, through: openHead, by: -1) {
-            if open[i].reachNs <= s.atNs { break }
-            open[i].addSample(s)
-        }
+        addToOpenWindows(reaching: s.atNs + 1) { $0.addSample(s) }
     }
 
     // MARK: A hitching frame
@@ -220,7 +147,7 @@ struct HitchAttributionPass: Sendable {
         let appCaused = judged.cause == .appWork || (judged.cause == .unknown && judged.mainStates == nil)
         let mainStates = judged.mainStates
         let reach = max(openHead < open.count ? open[open.count - 1].reachNs : .min, main.upperBound, render.upperBound, other.upperBound)
-        var window = OpenWindow(main: main, render: render, other: other, reachNs: reach, hitchNs: judged.hitchNs,
+        var window = OpenHitchWindow(main: main, render: render, other: other, reachNs: reach, hitchNs: judged.hitchNs,
                                 countsOffenders: appCaused && judged.queuedBehind == nil,
                                 mainRunningNs: mainStates?.runningNs ?? 1, mainWallNs: mainStates.map { max(1, $0.wallNs) } ?? 1,
                                 attribution: a, vsyncNs: frame.vsyncNs)
@@ -253,7 +180,7 @@ struct HitchAttributionPass: Sendable {
     // MARK: Closing windows
 
     /// Folds a closed window into the figures (stage in-hitch time, offenders, the worst frames' detail).
-    private mutating func retire(_ window: OpenWindow, names: NameTable) {
+    private mutating func retire(_ window: OpenHitchWindow, names: NameTable) {
         let hitchNs = window.hitchNs, mainWindowNs = window.main.upperBound - window.main.lowerBound
         for (name, value) in window.stageTimes { inHitchNsByStage[name, default: 0] +|= value.ns }
         // Offenders: on-CPU time inside the windows of hitches the app's work caused, never mere

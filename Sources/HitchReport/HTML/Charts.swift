@@ -216,8 +216,8 @@ enum Charts {
             SVGCanvas.line(&w, x1: left, y1: top + plotHeight, x2: width - 8, y2: top + plotHeight, class: "axisline")
             let labelEvery = max(1, Int((Double(columns.count) * 90 / plotWidth).rounded(.up)))
             for (index, column) in columns.enumerated() where index % labelEvery == 0 {
-                SVGCanvas.text(&w, x: left + (Double(index) + 0.5) * slot, y: height - 6,
-                               SVGCanvas.fit(column.label, characters: 14), class: "axis", anchor: .middle)
+                guard let label = ShortName.fitFromLeft(column.label, characters: 14) else { continue }
+                SVGCanvas.text(&w, x: left + (Double(index) + 0.5) * slot, y: height - 6, label, class: "axis", anchor: .middle)
             }
         }
     }
@@ -241,17 +241,20 @@ enum Charts {
         var valueText: String
         var highlight: Bool = false
         var series: Int = 0
+        /// The full name when the label is shortened (shown as the tooltip).
+        var fullName: String? = nil
     }
 
-    /// Labelled horizontal bars, longest first as given. HTML (not SVG) so long names wrap and stay readable
-    /// on a phone; the bar is a styled span whose width is a number.
+    /// Labelled horizontal bars, longest first as given. HTML (not SVG) so long names wrap between their
+    /// parts and stay readable on a phone (the label takes a row of its own there); the bar is a styled
+    /// span whose width is a number.
     static func horizontalBars(_ w: inout HTMLWriter, rows: [BarRow], title: String, maximum: Double? = nil) {
         guard !rows.isEmpty else { return }
         let top = max(maximum ?? 0, rows.map(\.value).max() ?? 0, 1e-12)
         w.element("div", [Attribute("class", "hbars"), Attribute("role", "list"), Attribute("aria-label", title)]) { w in
             for row in rows {
                 w.element("div", [Attribute("class", row.highlight ? "hbar hl" : "hbar"), Attribute("role", "listitem")]) { w in
-                    w.element("span", [Attribute("class", "hbar-label")]) { $0.name(row.label) }
+                    w.element("span", [Attribute("class", "hbar-label")] + (row.fullName.map { [Attribute("title", $0)] } ?? [])) { $0.dottedName(row.label) }
                     w.element("span", [Attribute("class", "hbar-track")]) { w in
                         w.element("span", [Attribute("class", "hbar-fill s\(row.series % palette)"),
                                            Attribute.style([("width", max(0, row.value) / top * 100, "%")])])
@@ -307,8 +310,9 @@ enum Charts {
                                  tooltip: "\(point.label): \(Format.significant(point.flopsPerByte)) FLOP/B, \(Format.significant(point.achievedGflops)) GFLOP/s, \(point.boundBy)")
                 // Alternate label sides so neighbouring ops do not print over each other.
                 let onLeft = index % 2 == 1
-                SVGCanvas.text(&w, x: onLeft ? cx - 6 : cx + 6, y: cy + 3, SVGCanvas.fit(point.label, characters: 16), class: "lbl small",
-                               anchor: onLeft ? .end : .start)
+                if let label = ShortName.fitFromLeft(point.label, characters: 16) {
+                    SVGCanvas.text(&w, x: onLeft ? cx - 6 : cx + 6, y: cy + 3, label, class: "lbl small", anchor: onLeft ? .end : .start)
+                }
             }
             SVGCanvas.line(&w, x1: left, y1: top + plotHeight, x2: left + plotWidth, y2: top + plotHeight, class: "axisline")
             SVGCanvas.line(&w, x1: left, y1: top, x2: left, y2: top + plotHeight, class: "axisline")
@@ -348,14 +352,17 @@ enum Charts {
             sourceTotals[edge.source, default: 0] += edge.count
             targetTotals[edge.target, default: 0] += edge.count
         }
-        let rowHeight = 26.0, top = 24.0
+        // Drawn at its natural size (max-width in the stylesheet) with 14 px labels; on a phone it keeps
+        // a readable width and scrolls sideways instead of shrinking its text.
+        let rowHeight = 30.0, top = 26.0
         let height = top + Double(max(sources.count, targets.count)) * rowHeight + 8
-        let width = 1000.0, nodeWidth = 320.0, leftX = 4.0, rightX = width - nodeWidth - 4
+        let width = 900.0, nodeWidth = 320.0, leftX = 4.0, rightX = width - nodeWidth - 4
+        let labelCharacters = 36
         let maxCount = Double(max(1, edges.map(\.count).max() ?? 1))
         func sy(_ i: Int, _ total: Int) -> Double { top + (Double(i) + 0.5) * rowHeight * Double(max(sources.count, targets.count)) / Double(total) }
         SVGCanvas.draw(&w, width: width, height: height, title: title, classes: "chart graph") { w in
-            SVGCanvas.text(&w, x: leftX, y: 14, "cause (written property)", class: "axis")
-            SVGCanvas.text(&w, x: rightX + nodeWidth, y: 14, "effect (invalidated view)", class: "axis", anchor: .end)
+            SVGCanvas.text(&w, x: leftX, y: 15, "cause (written property)", class: "axis")
+            SVGCanvas.text(&w, x: rightX + nodeWidth, y: 15, "effect (invalidated view)", class: "axis", anchor: .end)
             let sourceIndex = Dictionary(uniqueKeysWithValues: sources.enumerated().map { ($1, $0) })
             let targetIndex = Dictionary(uniqueKeysWithValues: targets.enumerated().map { ($1, $0) })
             for edge in edges {
@@ -367,17 +374,18 @@ enum Charts {
                 SVGCanvas.path(&w, d, class: "link", strokeWidth: 1 + 7 * Double(edge.count) / maxCount,
                                tooltip: "\(edge.source) → \(edge.target): \(Format.count(edge.count))")
             }
+            func node(_ name: String, x: Double, y: Double, total: Int, class cls: String) {
+                SVGCanvas.rect(&w, x: x, y: y - 12, width: nodeWidth, height: 24, class: cls,
+                               tooltip: "\(name): \(Format.count(total)) invalidations")
+                let count = " ×" + Format.count(total)
+                let label = ShortName.fitFromLeft(name, characters: labelCharacters - count.count) ?? ""
+                SVGCanvas.text(&w, x: x + 7, y: y + 5, label + count, class: "lbl graph-label")
+            }
             for (i, source) in sources.enumerated() {
-                let y = sy(i, sources.count)
-                SVGCanvas.rect(&w, x: leftX, y: y - 10, width: nodeWidth, height: 20, class: "node cause",
-                               tooltip: "\(source): \(Format.count(sourceTotals[source] ?? 0)) invalidations")
-                SVGCanvas.text(&w, x: leftX + 6, y: y + 4, SVGCanvas.fit(source, characters: 40) + " ×" + Format.count(sourceTotals[source] ?? 0), class: "lbl small")
+                node(source, x: leftX, y: sy(i, sources.count), total: sourceTotals[source] ?? 0, class: "node cause")
             }
             for (i, target) in targets.enumerated() {
-                let y = sy(i, targets.count)
-                SVGCanvas.rect(&w, x: rightX, y: y - 10, width: nodeWidth, height: 20, class: "node effect",
-                               tooltip: "\(target): \(Format.count(targetTotals[target] ?? 0)) invalidations")
-                SVGCanvas.text(&w, x: rightX + 6, y: y + 4, SVGCanvas.fit(target, characters: 40) + " ×" + Format.count(targetTotals[target] ?? 0), class: "lbl small")
+                node(target, x: rightX, y: sy(i, targets.count), total: targetTotals[target] ?? 0, class: "node effect")
             }
         }
     }
@@ -388,6 +396,8 @@ enum Charts {
 
     private final class FlameNode {
         var name: String
+        /// The drawn label when it is not the name (a folded trunk).
+        var label: String?
         var total = 0
         var children: [FlameNode] = []
         var childIndex: [String: Int] = [:]
@@ -414,6 +424,7 @@ enum Charts {
             }
         }
         guard root.total > 0 else { return }
+        foldTrunk(root)
         let width = 1000.0, rowHeight = 17.0
         var rects: [(depth: Int, x: Double, width: Double, node: FlameNode)] = []
         var maxDepth = 0
@@ -439,13 +450,42 @@ enum Charts {
                 w.element("g", [Attribute("class", "fl")]) { w in
                     SVGCanvas.rect(&w, x: placed.x, y: y, width: max(0.5, placed.width - 0.5), height: rowHeight - 1,
                                    class: "flame h\(hashBucket(placed.node.name))", tooltip: tooltip)
-                    let characters = Int((placed.width - 6) / 6.2)
-                    if characters >= 3 {
-                        SVGCanvas.text(&w, x: placed.x + 3, y: y + 12, SVGCanvas.fit(placed.node.name, characters: characters), class: "lbl small flame-label")
+                    // The function and its type, whole parts dropped from the left to fit; no label when not even the function fits.
+                    if let label = ShortName.fitFromLeft(placed.node.label ?? ShortName.symbol(placed.node.name), characters: Int((placed.width - 6) / 6.2)) {
+                        SVGCanvas.text(&w, x: placed.x + 3, y: y + 12, label, class: "lbl small flame-label")
                     }
                 }
             }
         }
+    }
+
+    /// The share of samples a frame must hold to be part of the trunk every stack shares.
+    static let trunkShare = 0.99
+
+    /// Folds the entry frames every stack starts with (`_start`, the C library's and the runtime's
+    /// entry, the run loop and the dispatch queue that call into the app) into one labelled row, so the
+    /// graph starts where the samples branch: the chain from the root of frames that hold at least
+    /// `trunkShare` of the samples, but the last of them, which stays drawn as the first app row.
+    private static func foldTrunk(_ root: FlameNode) {
+        var chain: [FlameNode] = []
+        var node = root
+        while let next = node.children.max(by: { $0.total < $1.total }),
+              Double(next.total) >= trunkShare * Double(root.total), !next.children.isEmpty {
+            chain.append(next)
+            node = next
+        }
+        guard chain.count >= 3, let first = chain.first, let kept = chain.last else { return }
+        let folded = chain.dropLast()
+        let trunk = FlameNode(name: "entry frames: " + folded.map(\.name).joined(separator: " → "))
+        trunk.label = "\(folded.count) entry frames (" + ShortName.symbol(folded[folded.startIndex].name) + " … "
+            + ShortName.symbol(folded[folded.endIndex - 1].name) + ")"
+        trunk.total = first.total
+        trunk.children = [kept]
+        trunk.childIndex = [kept.name: 0]
+        guard let slot = root.childIndex[first.name] else { return }
+        root.children[slot] = trunk
+        root.childIndex[first.name] = nil
+        root.childIndex[trunk.name] = slot
     }
 
     /// A stable color bucket per name (FNV-1a), so a function keeps its color across graphs and runs.

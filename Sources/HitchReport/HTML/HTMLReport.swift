@@ -209,13 +209,17 @@ struct Context {
         w.element("div", [Attribute("class", "inspector"), Attribute.id(inspectorID), Attribute("aria-live", "polite")])
         if !analysis.hitchAttributions.isEmpty {
             w.element("h3", text: "Hitching frames (worst first)")
+            // The analyzer keeps the worst hitching frames' details; say how many of all the hitches those are.
+            let listed = analysis.hitchAttributions.count, hitches = max(analysis.recorded.hitchCount, listed)
+            Blocks.showing(&w, shown: listed, of: hitches, what: "hitching frames")
             let shownOpen = 8
             for attribution in analysis.hitchAttributions.prefix(shownOpen) {
                 hitchDetails(&w, attribution)
             }
-            if analysis.hitchAttributions.count > shownOpen {
+            if listed > shownOpen {
                 w.element("details", [Attribute("class", "more")]) { w in
-                    w.element("summary", text: "\(analysis.hitchAttributions.count - shownOpen) more hitching frames")
+                    w.element("summary", text: "\(listed - shownOpen) more of the \(listed) listed"
+                              + (hitches > listed ? " (of \(Format.count(hitches)) hitching frames)" : ""))
                     for attribution in analysis.hitchAttributions.dropFirst(shownOpen) {
                         hitchDetails(&w, attribution)
                     }
@@ -281,8 +285,11 @@ struct Context {
                     for stack in a.stacks {
                         w.element("p", [Attribute("class", "note")], text: "\(Format.count(stack.samples)) samples")
                         w.element("ol", [Attribute("class", "stack")]) { w in
-                            for frame in stack.frames.prefix(24) { w.element("li") { $0.name(frame) } }
+                            for frame in stack.frames.prefix(24) {
+                                w.element("li", [Attribute("title", frame)]) { $0.dottedName(ShortName.symbol(frame)) }
+                            }
                         }
+                        if stack.frames.count > 24 { Blocks.showing(&w, shown: 24, of: stack.frames.count, what: "frames of this stack") }
                     }
                 }
             }
@@ -333,11 +340,14 @@ struct Context {
                         + "taking the frame's CPU), weighted by hitch time. Hitches caused by other processes or the machine "
                         + "show their cause below instead.")
             let kinds = OffenderKind.allCases
-            Charts.horizontalBars(&w, rows: analysis.offenders.prefix(15).map {
-                Charts.BarRow(label: $0.kind.rawValue + ": " + $0.name, value: $0.weightedHitchMs,
-                              valueText: Format.milliseconds($0.weightedHitchMs) + " in " + Format.count($0.hitchingFrames) + " frames",
-                              series: kinds.firstIndex(of: $0.kind) ?? 3)
+            let shown = 15
+            Charts.horizontalBars(&w, rows: analysis.offenders.prefix(shown).map {
+                let name = $0.kind == .function ? ShortName.symbol($0.name) : $0.name
+                return Charts.BarRow(label: $0.kind.rawValue + ": " + name, value: $0.weightedHitchMs,
+                                     valueText: Format.milliseconds($0.weightedHitchMs) + " in " + Format.count($0.hitchingFrames) + " frames",
+                                     series: kinds.firstIndex(of: $0.kind) ?? 3, fullName: name == $0.name ? nil : $0.name)
             }, title: "Top offenders")
+            Blocks.showing(&w, shown: min(shown, analysis.offenders.count), of: analysis.offenders.count, what: "offenders")
         }
         if analysis.samples.samplesAsleepInHitches > 0 {
             Blocks.note(&w, Format.count(analysis.samples.samplesAsleepInHitches) + " samples caught the main thread asleep in hitching frames: "
@@ -373,6 +383,7 @@ struct Context {
         Charts.horizontalBars(&w, rows: bySelfTime.prefix(12).map {
             Charts.BarRow(label: $0.name, value: $0.selfMs, valueText: Format.milliseconds($0.selfMs) + " self", highlight: hottest.contains($0.name))
         }, title: "Stage self time")
+        Blocks.showing(&w, shown: min(12, bySelfTime.count), of: bySelfTime.count, what: "stages (the most self time)")
         Blocks.note(&w, "Self time excludes nested stages. Highlighted: the stages with the most time inside hitching frames.")
         var table = TableBuilder([("Stage", false), ("Count", true), ("Total", true), ("Self", true), ("Mean", true), ("P95", true), ("Max", true),
                                   ("Main-thread share", true), ("On main", true), ("In hitches", true), ("Threads", false)])
@@ -401,12 +412,14 @@ struct Context {
                     Charts.horizontalBars(&w, rows: analysis.views.prefix(10).map {
                         Charts.BarRow(label: $0.type, value: $0.totalMs, valueText: Format.milliseconds($0.totalMs), highlight: $0.longUpdatesOver1ms > 0)
                     }, title: "Body time per view type")
+                    Blocks.showing(&w, shown: min(10, analysis.views.count), of: analysis.views.count, what: "view types")
                 }
                 w.element("div") { w in
                     w.element("h3", text: "Top views by evaluations")
                     Charts.horizontalBars(&w, rows: analysis.views.sorted { ($0.bodyEvaluations, $1.type) > ($1.bodyEvaluations, $0.type) }.prefix(10).map {
                         Charts.BarRow(label: $0.type, value: Double($0.bodyEvaluations), valueText: Format.count($0.bodyEvaluations), series: 1)
                     }, title: "Body evaluations per view type")
+                    Blocks.showing(&w, shown: min(10, analysis.views.count), of: analysis.views.count, what: "view types")
                 }
             }
             var table = TableBuilder([("View type", false), ("Evaluations", true), ("Per frame", true), ("Total", true), ("Max", true),
@@ -428,7 +441,7 @@ struct Context {
                 Charts.Edge(source: edge.writer.map { edge.source + " (" + $0 + ")" } ?? edge.source, target: edge.target, count: edge.count)
             }
             Charts.causeEffectGraph(&w, edges: Array(edges), title: "Invalidation graph")
-            if analysis.invalidations.count > 30 { Blocks.note(&w, "The graph shows the 30 most frequent of \(Format.count(analysis.invalidations.count)) edges.") }
+            Blocks.showing(&w, shown: min(30, analysis.invalidations.count), of: analysis.invalidations.count, what: "edges (the most frequent)")
             if !analysis.invalidationSources.isEmpty {
                 var table = TableBuilder([("Source (widest fan-out first)", false), ("Invalidations", true), ("View types", true)])
                 for source in analysis.invalidationSources {
@@ -591,12 +604,14 @@ struct Context {
         if !analysis.metadata.isEmpty {
             w.element("h3", text: "Metadata")
             Blocks.facts(&w, analysis.metadata.keys.sorted().prefix(60).map { ($0, analysis.metadata[$0] ?? "") })
+            Blocks.showing(&w, shown: min(60, analysis.metadata.count), of: analysis.metadata.count, what: "metadata keys")
         }
         if !analysis.warnings.isEmpty {
             w.element("h3", text: "Warnings")
             w.element("ul") { w in
                 for warning in analysis.warnings.prefix(50) { w.element("li") { $0.name(warning) } }
             }
+            Blocks.showing(&w, shown: min(50, analysis.warnings.count), of: analysis.warnings.count, what: "warnings")
         }
     }
 }

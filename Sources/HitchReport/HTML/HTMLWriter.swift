@@ -96,6 +96,22 @@ public struct HTMLWriter: Sendable {
         element("bdi") { $0.text(value) }
     }
 
+    /// A symbol or dotted name from a trace: like `name`, with a line-break opportunity after each
+    /// part (`<wbr>` after '.', '(' and ','), so a long name wraps between its parts, never inside a word.
+    public mutating func dottedName(_ value: String) {
+        element("bdi") { w in
+            var part = ""
+            for character in value {
+                part.append(character)
+                if character == "." || character == "(" || character == "," {
+                    w.text(part); part = ""
+                    w.void("wbr")
+                }
+            }
+            w.text(part)
+        }
+    }
+
     /// Markup written in this module's source (CSS, the page script, fixed fragments).
     public mutating func trusted(_ markup: StaticString) {
         output += markup.description

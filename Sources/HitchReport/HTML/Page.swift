@@ -100,7 +100,7 @@ struct TableBuilder {
                             for cell in row.cells {
                                 switch cell {
                                 case .text(let text): w.element("td", text: text)
-                                case .name(let name): w.element("td") { $0.name(name) }
+                                case .name(let name): w.element("td") { $0.dottedName(name) }
                                 case .number(let value, let text):
                                     w.element("td", [Attribute("data-v", Format.number(value.isFinite ? value : 0, decimals: 6))], text: text)
                                 case .badge(let cls, let text):
@@ -134,6 +134,12 @@ enum Blocks {
                 w.element("dd") { $0.name(item.value) }
             }
         }
+    }
+
+    /// "Showing 15 of 40 offenders" under a list capped at `shown`; nothing when the list is whole.
+    static func showing(_ w: inout HTMLWriter, shown: Int, of total: Int, what: String) {
+        guard total > shown else { return }
+        note(&w, "Showing \(Format.count(shown)) of \(Format.count(total)) \(what).")
     }
 
     static func note(_ w: inout HTMLWriter, _ text: String) {

@@ -69,13 +69,13 @@ enum PageAssets {
     svg .flame-label{fill:#1d1d1f;pointer-events:none}
     svg .fl:hover .flame{opacity:.75}
     .legend{list-style:none;display:flex;flex-wrap:wrap;gap:4px 14px;padding:0;margin:4px 0 8px;font-size:12px}
-    .legend li{display:flex;align-items:center;gap:5px;min-width:0;overflow-wrap:anywhere}
+    .legend li{display:flex;align-items:center;gap:5px;min-width:0}
     .swatch{display:inline-block;width:11px;height:11px;border-radius:2px;flex:none}
     .swatch.s0{background:var(--s0)}.swatch.s1{background:var(--s1)}.swatch.s2{background:var(--s2)}.swatch.s3{background:var(--s3)}.swatch.s4{background:var(--s4)}
     .swatch.s5{background:var(--s5)}.swatch.s6{background:var(--s6)}.swatch.s7{background:var(--s7)}.swatch.s8{background:var(--s8)}.swatch.s9{background:var(--s9)}
-    .hbars{display:grid;grid-template-columns:minmax(90px,32%) 1fr auto;gap:4px 10px;align-items:center;font-size:13px}
+    .hbars{display:grid;grid-template-columns:minmax(min-content,34%) 1fr auto;gap:4px 10px;align-items:center;font-size:13px}
     .hbar{display:contents}
-    .hbar-label{overflow:hidden;text-overflow:ellipsis;white-space:nowrap;min-width:0}
+    .hbar-label{min-width:0}
     .hbar-track{background:var(--grid);border-radius:3px;height:12px;overflow:hidden;min-width:40px}
     .hbar-fill{display:block;height:100%;border-radius:3px}
     .hbar-fill.s0{background:var(--s0)}.hbar-fill.s1{background:var(--s1)}.hbar-fill.s2{background:var(--s2)}.hbar-fill.s3{background:var(--s3)}.hbar-fill.s4{background:var(--s4)}
@@ -87,7 +87,7 @@ enum PageAssets {
     th,td{padding:5px 8px;border-bottom:1px solid var(--line);text-align:right;vertical-align:top;font-variant-numeric:tabular-nums}
     th{font-weight:600;color:var(--mute);font-size:12px;white-space:nowrap;position:sticky;top:0;background:var(--card)}
     td{white-space:nowrap}
-    th:first-child,td:first-child{text-align:left;min-width:9em;max-width:340px;overflow-wrap:anywhere;white-space:normal}
+    th:first-child,td:first-child{text-align:left;min-width:9em;max-width:340px;white-space:normal}
     th[data-sortable]{cursor:pointer}th[data-sortable]:hover{color:var(--ink)}
     tr.hl td{background:var(--hl)}
     td .bad,.delta.worse{color:var(--bad);font-weight:600}.delta.better{color:var(--good);font-weight:600}.delta.same{color:var(--mute)}
@@ -106,9 +106,11 @@ enum PageAssets {
     .zoomctl{display:flex;gap:6px;margin:6px 0}
     .zoomctl button{font:inherit;font-size:12px;padding:2px 10px;border:1px solid var(--line);border-radius:6px;background:var(--card);color:var(--ink);cursor:pointer}
     details.more>summary{cursor:pointer;color:var(--accent);margin:8px 0}
-    @media (max-width:700px){.scroll.wide>svg{min-width:720px}}
-    ol.stack{margin:4px 0;padding-left:22px;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px}
-    ol.stack li{overflow-wrap:anywhere}
+    @media (max-width:700px){.scroll.wide>svg{min-width:720px}.scroll.wide>svg.graph{min-width:900px}}
+    svg.chart.graph{max-width:900px}
+    svg .graph-label{font-size:14px}
+    ol.stack{overflow-x:auto;margin:4px 0;padding-left:22px;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px}
+    ol.stack li{min-width:0}
     code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;overflow-wrap:anywhere}
     .meter{position:relative;height:22px;border-radius:6px;background:var(--grid);overflow:hidden;display:flex}
     .meter>span{display:block;height:100%}
@@ -116,7 +118,7 @@ enum PageAssets {
     .meter .over{background:var(--bad)}
     footer{color:var(--mute);font-size:12px;margin-top:24px;overflow-wrap:anywhere}
     @media (max-width:700px){main{padding:10px 10px 32px}h1{font-size:20px}section.card{padding:12px;border-radius:10px}
-    .compare{grid-template-columns:1fr}.hbars{grid-template-columns:minmax(70px,38%) 1fr auto}.verdict .big{font-size:26px}th,td{padding:4px 5px}}
+    .compare{grid-template-columns:1fr}.hbars{grid-template-columns:1fr auto}.hbar-label{grid-column:1/-1}.verdict .big{font-size:26px}th,td{padding:4px 5px}}
     @media print{nav.toc,.zoomctl,input.filter{display:none}section.card{break-inside:avoid}}
     """
 

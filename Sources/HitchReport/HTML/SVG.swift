@@ -75,13 +75,6 @@ struct SVGCanvas {
         }
     }
 
-    /// Shortens a label for a fixed-width slot (the full text stays in the tooltip).
-    static func fit(_ label: String, characters: Int) -> String {
-        guard characters >= 2 else { return "" }
-        guard label.count > characters else { return label }
-        return String(label.prefix(characters - 1)) + "…"
-    }
-
     /// "Nice" axis ticks (1, 2, 5 × 10^k) covering 0…maximum.
     static func ticks(upTo maximum: Double, count: Int = 5) -> [Double] {
         guard maximum > 0, maximum.isFinite else { return [0] }

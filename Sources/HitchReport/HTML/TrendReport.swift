@@ -1,5 +1,9 @@
+import HitchAnalysis
+
 // The trend page of `hitch history report`: one chart per metric along a branch's runs, change
-// points marked, every drawn point linking to its run's row. Same page, escaping and CSP as the
+// points marked, every drawn point linking to its run's row. Charts lead with the hitch time ratios,
+// then the hitch causes and decode figures (`FigureGroup`); a series that never moved folds into one
+// list (the hitch time ratios are always drawn); labels come from `DisplayNames`. Same page, escaping and CSP as the
 // other reports. A long history is down-sampled to a fixed number of columns (150) (each column draws
 // its last run as a point and its min-max as a bar, so no spike hides), and every change point's
 // run is always drawn.
@@ -65,15 +69,27 @@ public enum TrendReport {
         sections.append(PageSection(fragment: Fragment("sec-", "summary"), title: "Change points") { w in
             summary(&w, input: input, changes: changes, runFragments: runFragments)
         })
+        // Reader's order: hitch time ratios, causes, decode, other hitch figures, work, the recorder.
+        let ordered = input.metrics.enumerated().sorted {
+            (FigureGroup(metric: $0.element.name), $0.offset) < (FigureGroup(metric: $1.element.name), $1.offset)
+        }.map(\.element)
+        let flat = ordered.filter { isFlat($0) && FigureGroup(metric: $0.name) != .hitchTimeRatio }
+        let flatNames = Set(flat.map(\.name))
         var charts: [(metric: TrendReportInput.Metric, points: [Int])] = []
-        for metric in input.metrics {
+        for metric in ordered where !flatNames.contains(metric.name) {
             let points = drawnRuns(metric, bounds: bounds)
             linked.formUnion(points)
             charts.append((metric, points))
         }
         for (metric, points) in charts {
-            sections.append(PageSection(fragment: Fragment("m-", metric.name), title: metric.name) { w in
+            sections.append(PageSection(fragment: Fragment("m-", metric.name), title: DisplayNames.metric(metric.name)) { w in
+                w.element("p", [Attribute("class", "note")]) { $0.element("code", text: metric.name) }
                 chart(&w, metric: metric, points: points, bounds: bounds, runs: input.runs, runFragments: runFragments)
+            })
+        }
+        if !flat.isEmpty {
+            sections.append(PageSection(fragment: Fragment("sec-", "flat"), title: "Flat series") { w in
+                flatList(&w, flat)
             })
         }
         sections.append(PageSection(fragment: Fragment("sec-", "runs"), title: "Runs") { w in
@@ -81,6 +97,27 @@ public enum TrendReport {
         })
         return Page.render(title: input.title, subtitle: input.subtitle, sections: sections,
                            footer: "hitch history report · change points by E-divisive means (docs/HISTORY.md)")
+    }
+
+    /// True when every run that has the figure has the same value (and so no change point).
+    static func isFlat(_ metric: TrendReportInput.Metric) -> Bool {
+        let present = metric.values.compactMap { $0 }
+        guard let first = present.first else { return true }
+        return metric.changes.isEmpty && present.allSatisfy { $0 == first }
+    }
+
+    /// The series that never moved, folded into one list: their one value each.
+    static func flatList(_ w: inout HTMLWriter, _ metrics: [TrendReportInput.Metric]) {
+        w.element("details", [Attribute("class", "more")]) { w in
+            w.element("summary", text: "\(metrics.count) flat series (the same value in every run)")
+            var table = TableBuilder([("Figure", false), ("Metric", false), ("Value", true)])
+            for metric in metrics {
+                let value = metric.values.compactMap { $0 }.first
+                table.add([.name(DisplayNames.metric(metric.name)), .name(metric.name),
+                           value.map { .number($0, Format.significant($0)) } ?? .text("–")])
+            }
+            table.write(&w, fragment: Fragment("t-", "flat"))
+        }
     }
 
     /// The runs a metric's chart draws as points: each column's last run with a value, and every
@@ -110,12 +147,12 @@ public enum TrendReport {
         w.element("div", [Attribute("class", "scroll")]) { w in
             w.element("table") { w in
                 w.element("thead") { w in
-                    w.element("tr") { w in for title in ["metric", "first run at new level", "change", "verdict"] { w.element("th", text: title) } }
+                    w.element("tr") { w in for title in ["figure", "first run at new level", "change", "verdict"] { w.element("th", text: title) } }
                 }
                 w.element("tbody") { w in
                     for (name, change) in changes {
                         w.element("tr", change.verdict == "regression" ? [Attribute("class", "hl")] : []) { w in
-                            w.element("td") { w in w.element("a", [Attribute.link(to: Fragment("m-", name))]) { $0.name(name) } }
+                            w.element("td") { w in w.element("a", [Attribute.link(to: Fragment("m-", name)), Attribute("title", name)]) { $0.name(DisplayNames.metric(name)) } }
                             w.element("td") { w in
                                 if input.runs.indices.contains(change.runIndex) {
                                     w.element("a", [Attribute.link(to: runFragments[change.runIndex])]) { $0.name(input.runs[change.runIndex].commit) }
@@ -149,7 +186,8 @@ public enum TrendReport {
         let count = max(metric.values.count, 1)
         func x(_ run: Int) -> Double { left + (Double(run) + 0.5) / Double(count) * plotWidth }
         func y(_ value: Double) -> Double { top + plotHeight - (value - base) * yScale }
-        SVGCanvas.draw(&w, width: width, height: height, title: metric.name + " along " + String(runs.count) + " runs") { w in
+        SVGCanvas.draw(&w, width: width, height: height, title: DisplayNames.metric(metric.name) + " along " + String(runs.count) + " runs",
+                       extra: [Attribute("data-metric", metric.name)]) { w in
             for tick in ticks {
                 SVGCanvas.line(&w, x1: left, y1: y(tick), x2: width - right, y2: y(tick), class: "grid")
                 SVGCanvas.text(&w, x: left - 4, y: y(tick) + 3, Format.significant(tick), class: "axis", anchor: .end)
@@ -165,8 +203,11 @@ public enum TrendReport {
             }
             if !ranges.isEmpty { SVGCanvas.path(&w, ranges, class: "grid", strokeWidth: 3) }
             for change in metric.changes {
-                SVGCanvas.line(&w, x1: x(change.runIndex) - 0.5 * plotWidth / Double(count), y1: top,
-                               x2: x(change.runIndex) - 0.5 * plotWidth / Double(count), y2: top + plotHeight, class: "marker")
+                let at = x(change.runIndex) - 0.5 * plotWidth / Double(count)
+                SVGCanvas.line(&w, x1: at, y1: top, x2: at, y2: top + plotHeight, class: "marker")
+                // Named on the chart, so a change point reads without the tooltip.
+                let words = change.verdict == "unchanged" ? "shift" : change.verdict
+                SVGCanvas.text(&w, x: at + 3, y: top + 10, words + " at run " + String(change.runIndex + 1), class: "axis marker-label")
             }
             let drawn = points.compactMap { run in metric.values[run].map { (run, $0) } }
             if drawn.count > 1 {

@@ -182,8 +182,8 @@ public struct FramestatsImporter {
                     sink.thread(pid: pid, tid: tidBase + 2, name: "GPU" + label))
         }
         if let first = threads.first {
-            sink.metadata("importedFrom", "framestats", thread: first.main, timestampNs: firstTime(windows))
-            sink.metadata("process", processName, thread: first.main, timestampNs: firstTime(windows))
+            sink.metadata(MetadataKey.importedFrom.name, "framestats", thread: first.main, timestampNs: firstTime(windows))
+            sink.metadata(MetadataKey.process.name, processName, thread: first.main, timestampNs: firstTime(windows))
         }
         for (windowIndex, window) in windows.enumerated() {
             guard let header = window.header else { continue }

@@ -15,7 +15,13 @@ public struct ImportError: Error, CustomStringConvertible, Sendable, Equatable {
         self.file = file; self.location = location; self.expected = expected
     }
 
-    public var description: String { "\(file): \(location): \(expected)" }
+    /// One line whatever the input held: control characters from the file (a process or layer name
+    /// quoted in `expected`) are shown as spaces.
+    public var description: String {
+        String(String.UnicodeScalarView("\(file): \(location): \(expected)".unicodeScalars.map {
+            $0.value < 0x20 || $0.value == 0x7F ? " " : $0
+        }))
+    }
 }
 
 /// The formats `hitch import` reads besides Chrome JSON, and how a file of each is recognised.

@@ -42,30 +42,30 @@ enum BenchAnalyze: Subcommand {
         _ = try arguments.positionals("bench analyze", count: 0...0, what: "no arguments")
         defer { if !keep { unlink(path) } }
 
-        let generateStart = monotonicSeconds()
+        let generateStart = BenchClock.monotonicSeconds()
         let writer: TraceFileWriter
         do { writer = try TraceFileWriter(path: path) } catch { throw CLIError("\(error)") }
         var generator = SyntheticTrace(seed: 7)
         _ = generator.write(to: writer, targetBytes: size)
         let bytes: UInt64
         do { bytes = try writer.close() } catch { throw CLIError("\(error)") }
-        let generateSeconds = monotonicSeconds() - generateStart
+        let generateSeconds = BenchClock.monotonicSeconds() - generateStart
         let baseline = Double(ProcessMemory.residentBytes) / 1_048_576
 
         // The bare reader over the file: the ceiling the analyzer runs against.
         var readerEvents = 0
-        let readStart = monotonicSeconds(), readCPUStart = threadCPUSeconds()
+        let readStart = BenchClock.monotonicSeconds(), readCPUStart = BenchClock.threadCPUSeconds()
         do {
             var reader = try TraceReader(path: path)
             var event = TraceEvent(timestampNs: 0, thread: ThreadID(rawValue: 0), payload: .droppedEvents(count: 0))
             while try reader.next(into: &event) { readerEvents += 1 }
         } catch { throw CLIError("\(error)") }
-        let readSeconds = monotonicSeconds() - readStart, readCPUSeconds = threadCPUSeconds() - readCPUStart
+        let readSeconds = BenchClock.monotonicSeconds() - readStart, readCPUSeconds = BenchClock.threadCPUSeconds() - readCPUStart
 
         ProcessMemory.resetPeak()
-        let analyzeStart = monotonicSeconds(), analyzeCPUStart = threadCPUSeconds()
+        let analyzeStart = BenchClock.monotonicSeconds(), analyzeCPUStart = BenchClock.threadCPUSeconds()
         let analysis = try CommandContext(command: "bench analyze", options: AnalyzerOptions(), output: nil).analyze([path])
-        let analyzeSeconds = monotonicSeconds() - analyzeStart, analyzeCPUSeconds = threadCPUSeconds() - analyzeCPUStart
+        let analyzeSeconds = BenchClock.monotonicSeconds() - analyzeStart, analyzeCPUSeconds = BenchClock.threadCPUSeconds() - analyzeCPUStart
         let peak = Double(ProcessMemory.peakResidentBytes) / 1_048_576
 
         let readerRate = Double(readerEvents) / readCPUSeconds
@@ -100,18 +100,6 @@ enum BenchAnalyze: Subcommand {
         value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
     }
 
-    static func monotonicSeconds() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-    }
-
-    /// CPU time of the calling thread (what the benchmark's rates are judged on).
-    static func threadCPUSeconds() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-    }
 }
 
 private extension Double {

@@ -206,15 +206,8 @@ enum BenchDecode: Subcommand {
         return .ok
     }
 
-    static func median(_ values: [Double]) -> Double {
-        let sorted = values.sorted()
-        return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
-    }
+    static func median(_ values: [Double]) -> Double { BenchSample.medianWithInterval(values).median }
 
-    /// The 1-minute load average (Linux /proc/loadavg), so a noisy run is visible in the output.
-    static func loadAverage() -> Double? {
-        guard let text = try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8),
-              let first = text.split(separator: " ").first else { return nil }
-        return Double(first)
-    }
+    /// The 1-minute load average.
+    static func loadAverage() -> Double? { BenchClock.loadAverages().first.flatMap { Double($0) } }
 }

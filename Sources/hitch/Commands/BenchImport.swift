@@ -52,7 +52,7 @@ enum BenchImport: Subcommand {
             let input = directory + "/bench." + (format == "perfetto" ? "pftrace" : format == "xctrace" ? "xml" : format == "framestats" ? "txt" : "fxt")
             let bytes = try generate(format, path: input, bytes: format == "framestats" ? min(size, 64 << 20) : size)
             ProcessMemory.resetPeak()
-            let start = BenchAnalyze.monotonicSeconds(), cpuStart = BenchAnalyze.threadCPUSeconds()
+            let start = BenchClock.monotonicSeconds(), cpuStart = BenchClock.threadCPUSeconds()
             var frames = 0
             if format == "fxt" {
                 do {
@@ -67,7 +67,7 @@ enum BenchImport: Subcommand {
                 } catch { throw CLIError("\(error)") }
                 unlink(out)
             }
-            let cpu = BenchAnalyze.threadCPUSeconds() - cpuStart, wall = BenchAnalyze.monotonicSeconds() - start
+            let cpu = BenchClock.threadCPUSeconds() - cpuStart, wall = BenchClock.monotonicSeconds() - start
             let peak = Double(ProcessMemory.peakResidentBytes) / 1_048_576
             let rate = Double(bytes) / 1_048_576 / cpu
             if format == "fxt" { readerRate = rate }

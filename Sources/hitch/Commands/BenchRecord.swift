@@ -132,9 +132,9 @@ enum BenchRecord: Subcommand {
         var timestampNs = Double.infinity
         var sink: UInt64 = 0
         for _ in 0..<rounds {
-            let start = threadCPUTimeNs()
+            let start = BenchClock.threadCPUNanoseconds()
             for _ in 0..<events { sink &+= Trace.now().ticks }
-            timestampNs = min(timestampNs, Double(threadCPUTimeNs() - start) / Double(events))
+            timestampNs = min(timestampNs, Double(BenchClock.threadCPUNanoseconds() - start) / Double(events))
         }
         blackHole(sink)
 
@@ -185,11 +185,11 @@ enum BenchRecord: Subcommand {
         var bestSeconds = Double.infinity
         var eventsPerPass = 0
         for _ in 0..<3 {
-            let start = threadCPUTimeNs()
+            let start = BenchClock.threadCPUNanoseconds()
             var pass = try TraceReader(path: path)
             var count = 0
             while try pass.next() != nil { count += 1 }
-            bestSeconds = min(bestSeconds, Double(threadCPUTimeNs() - start) / 1e9)
+            bestSeconds = min(bestSeconds, Double(BenchClock.threadCPUNanoseconds() - start) / 1e9)
             eventsPerPass = count
         }
         let sched = try measureSchedReads(frames: 500, path: path + ".sched")
@@ -248,9 +248,9 @@ enum BenchRecord: Subcommand {
         var machineNs = Double.infinity
         for _ in 0..<rounds {
             var reading = hitch_machine_reading()
-            let start = threadCPUTimeNs()
+            let start = BenchClock.threadCPUNanoseconds()
             for _ in 0..<20 { hitch_machine_read(&reading) }
-            machineNs = min(machineNs, Double(threadCPUTimeNs() - start) / 20)
+            machineNs = min(machineNs, Double(BenchClock.threadCPUNanoseconds() - start) / 20)
         }
         let bySource = [1, 2].map { index in
             let main = max(0, mainNs[index] - mainNs[0]), render = max(0, renderNs[index] - renderNs[0])
@@ -269,13 +269,13 @@ enum BenchRecord: Subcommand {
         var total: UInt64 = 0
         for _ in 0..<count {
             usleep(20)
-            var start = threadCPUTimeNs()
+            var start = BenchClock.threadCPUNanoseconds()
             if bareReads { hitch_thread_read_floor() }
-            total += threadCPUTimeNs() - start
+            total += BenchClock.threadCPUNanoseconds() - start
             if presentWait {
                 usleep(20)
-                start = threadCPUTimeNs()
-                total += threadCPUTimeNs() - start
+                start = BenchClock.threadCPUNanoseconds()
+                total += BenchClock.threadCPUNanoseconds() - start
             }
         }
         return Double(total) / Double(count)
@@ -288,10 +288,10 @@ enum BenchRecord: Subcommand {
         var total: UInt64 = 0
         for frame in first..<first + UInt64(count) {
             usleep(20)
-            let start = threadCPUTimeNs()
+            let start = BenchClock.threadCPUNanoseconds()
             Trace.frameBegan(frameID: frame, vsync: now, target: now, periodNs: 8_333_333)
             Trace.frameCommitted(frameID: frame)
-            total += threadCPUTimeNs() - start
+            total += BenchClock.threadCPUNanoseconds() - start
         }
         return Double(total) / Double(count)
     }
@@ -301,39 +301,31 @@ enum BenchRecord: Subcommand {
         var total: UInt64 = 0
         for frame in 1...UInt64(count) {
             usleep(20)
-            var start = threadCPUTimeNs()
+            var start = BenchClock.threadCPUNanoseconds()
             Trace.frameRenderBegan(frameID: frame)
             Trace.frameRenderEnded(frameID: frame)
-            total += threadCPUTimeNs() - start
+            total += BenchClock.threadCPUNanoseconds() - start
             usleep(20)
-            start = threadCPUTimeNs()
+            start = BenchClock.threadCPUNanoseconds()
             Trace.framePresented(frameID: frame, at: Trace.now())
-            total += threadCPUTimeNs() - start
+            total += BenchClock.threadCPUNanoseconds() - start
         }
         return Double(total) / Double(count)
     }
 
     /// ns per interval (begin + end) over `count` intervals on the calling thread.
     private static func recordIntervals(_ count: Int) -> Double {
-        let start = threadCPUTimeNs()
+        let start = BenchClock.threadCPUNanoseconds()
         for _ in 0..<count {
             let interval = Trace.beginInterval("interval")
             Trace.endInterval(interval)
         }
-        return Double(threadCPUTimeNs() - start) / Double(count)
+        return Double(BenchClock.threadCPUNanoseconds() - start) / Double(count)
     }
 
     private static func microseconds(_ ns: Int64) -> String {
         let whole = ns / 1000, fraction = abs(ns % 1000)
         return "\(whole)." + String(repeating: "0", count: fraction < 10 ? 2 : fraction < 100 ? 1 : 0) + "\(fraction)"
-    }
-
-    /// CPU time of the calling thread: on a shared machine, time spent descheduled is not the
-    /// recorder's cost, so every figure here is per CPU-second of the measuring thread.
-    private static func threadCPUTimeNs() -> UInt64 {
-        var time = timespec()
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
-        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
     }
 
     @inline(never) private static func blackHole(_ value: UInt64) {

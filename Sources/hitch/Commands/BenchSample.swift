@@ -164,16 +164,7 @@ enum BenchSample: Subcommand {
         return (cpu, Double(DispatchTime.now().uptimeNanoseconds) / 1e9)
     }
 
-    private static func threadCPUSeconds() -> Double {
-        var time = timespec()
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
-        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
-    }
-
-    private static func loadAverage() -> String {
-        ((try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? "")
-            .split(separator: " ").prefix(3).joined(separator: " ")
-    }
+    private static func loadAverage() -> String { BenchClock.loadAverages().joined(separator: " ") }
 
     /// The median of `values` and a distribution-free 95% interval for it: the order statistics
     /// k and n + 1 - k with k the largest rank where P(Binomial(n, 1/2) < k) <= 0.025.
@@ -268,9 +259,9 @@ enum BenchSample: Subcommand {
         // Size one repetition to about 250 ms of the thread's CPU time (not wall time: on a loaded
         // machine a wall-time budget shrinks the work until each session's fixed start/stop cost,
         // reported separately, dominates the ratio).
-        let probeStart = threadCPUSeconds()
+        let probeStart = BenchClock.threadCPUSeconds()
         var probeIterations = 0
-        while threadCPUSeconds() - probeStart < 0.05 {
+        while BenchClock.threadCPUSeconds() - probeStart < 0.05 {
             BenchSampleWorkload.consume(BenchSampleWorkload.outer(iterations: 10, seed: probeIterations))
             probeIterations += 10
         }
@@ -310,7 +301,7 @@ enum BenchSample: Subcommand {
             for step in 0..<variants.count {
                 let index = (step + round) % variants.count
                 let before = clocks()
-                let threadBefore = threadCPUSeconds()
+                let threadBefore = BenchClock.threadCPUSeconds()
                 var sampler: Sampler?
                 switch variants[index] {
                 case .unsampled: break
@@ -322,7 +313,7 @@ enum BenchSample: Subcommand {
                 }
                 let started = clocks()
                 BenchSampleWorkload.consume(BenchSampleWorkload.outer(iterations: iterationsPerRound, seed: round))
-                let threadCPU = threadCPUSeconds() - threadBefore
+                let threadCPU = BenchClock.threadCPUSeconds() - threadBefore
                 switch variants[index] {
                 case .unsampled: break
                 case .sampled(let run):

@@ -2,8 +2,8 @@ import HitchAnalysis
 import HitchReport
 
 // `hitch diff BASE NEW` or `hitch diff --base A --base B --new C --new D`: figure by figure, with a
-// verdict first. Exit 1 only when a judged figure (hitch or main-thread) regressed beyond the
-// threshold and noise (Welch's t-test when both sides have two or more runs).
+// verdict first. Exit 1 only when the verdict is worse (docs/METRICS.md "Comparing runs": the hitch
+// time ratio decides when it moved, the other judged figures when it did not).
 enum DiffCommand: Subcommand {
     static let name = "diff"
     static let summary = "Compare two runs: a verdict first, then figure by figure (exit 1 on a regression)."
@@ -14,7 +14,9 @@ enum DiffCommand: Subcommand {
     Compares two runs (or two sets of repeated runs) and prints the verdict first: better, worse or
     no change. Totals are compared per frame or per second, so a run that delivers more frames is
     not worse for it. Hitch figures and main-thread figures are judged; the rest (off-main stages,
-    self times, decode, tokens) is shown for information. Figures only one side has are listed apart.
+    self times, decode, tokens) is shown for information. The hitch time ratio and the app's share
+    of it decide the verdict when they moved ("better, though hitches/s rose ..."); the other judged
+    figures decide when they did not. Figures only one side has are listed apart.
     A change counts when it is beyond --threshold percent and a small absolute floor per figure;
     with two or more runs a side, each run is analyzed on its own and the change must also be
     significant by Welch's t-test (p < --alpha). Definitions: docs/METRICS.md "Comparing runs".
@@ -38,7 +40,7 @@ enum DiffCommand: Subcommand {
     Traces of different workloads or recorded rates, and traces without frames or cut short, are
     refused (exit 2): a comparison of those would say better or worse about nothing.
 
-    EXIT STATUS: 0 no judged regression, 1 a judged regression beyond threshold and noise, 2 bad usage or unreadable trace.
+    EXIT STATUS: 0 better or no change, 1 worse, 2 bad usage or unreadable trace.
 
     EXAMPLES:
       hitch diff Traces/feed-naive-120hz.fxt Traces/feed-tuned-120hz.fxt
@@ -70,7 +72,7 @@ enum DiffCommand: Subcommand {
         let text = try ComparisonReport.render(ComparisonInput(comparison: comparison, basePaths: base, newPaths: new), format: format)
         try context.write(text, inputs: base + new)
         guard comparison.verdict.outcome != .worse else {
-            let regressions = comparison.regressions
+            let regressions = comparison.decidingChanges
             writeError("\(regressions.count) regression\(regressions.count == 1 ? "" : "s") beyond \(Format.number(threshold, decimals: 2))%: "
                        + regressions.map { ComparisonReport.change($0) }.joined(separator: "; "))
             return .checkFailed

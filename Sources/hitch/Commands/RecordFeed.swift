@@ -12,7 +12,9 @@ enum RecordFeed: Subcommand {
 
     Types a query into a search field above a 10,000-row feed one character at a time, pauses,
     then scrolls the results with flings, on a headless declarative UI runtime driven by a display
-    link at HZ. The session runs in real time (--seconds of wall time) and is recorded to FILE.
+    link at HZ. The session runs in real time (--seconds of wall time) and is recorded to FILE. On a
+    terminal, one line shows the seconds elapsed and the trace's size as it records; piped or in a
+    CI log, only the closing summary is printed.
 
     OPTIONS:
       --variant naive|tuned  naive: every keystroke filters, sorts and groups all rows on the main
@@ -75,7 +77,9 @@ enum RecordFeed: Subcommand {
             }
             // The main thread's stacks, so the analyzer can say what it was doing in each hitch.
             let sampler = try sampleRateHz == 0 ? nil : startSampler(rateHz: sampleRateHz, recorder: recorder)
+            let progress = RecordingProgress.start("feed \(variant.rawValue)", writingTo: output, plannedSeconds: seconds)
             let summary = workload.run()
+            progress?.stop()
             sampler?.stop()
             let written: TraceRecorder.Summary
             do {

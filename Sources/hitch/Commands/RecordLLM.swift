@@ -19,7 +19,8 @@ enum RecordLLM: Subcommand {
     With --model, a llama-architecture GGUF file (scripts/fetch-model.sh fetches SmolLM2-135M-Instruct)
     is mapped and run instead: its hyperparameters, tensors and tokenizer; the prompt is put in its chat
     template; decoding stops at its end-of-turn token. The prompt and the first tokens are written
-    to the trace's metadata (and so to the report).
+    to the trace's metadata (and so to the report). On a terminal, one line shows the seconds elapsed
+    and the trace's size as it records; piped, only the closing summary is printed.
 
     OPTIONS:
       -o, --output FILE      The trace to write
@@ -87,7 +88,9 @@ enum RecordLLM: Subcommand {
             throw CLIError("cannot record to '\(path)': \(error)")
         }
         let outcome: LLMStreamingOutcome
+        let progress = RecordingProgress.start("llm \(tokens) tokens", writingTo: path)
         do {
+            defer { progress?.stop() }
             outcome = try MainActor.assumeIsolated { try LLMStreamingWorkload.run(configuration, recorder: recorder) }
         } catch {
             _ = try? recorder.stop()

@@ -411,8 +411,8 @@ public struct XctraceImporter {
         let processName = processNames[app] ?? "app"
         let main = mainThread ?? sink.thread(pid: UInt64(bitPattern: app), tid: UInt64(bitPattern: app), name: "Main Thread", role: "main")
         let renderServer = sink.thread(pid: 0, tid: UInt64.max - 1, name: "render server", role: "render")
-        sink.metadata("importedFrom", "xctrace", thread: main, timestampNs: frames[0].atNs)
-        sink.metadata("process", processName, thread: main, timestampNs: frames[0].atNs)
+        sink.metadata(MetadataKey.importedFrom.name, "xctrace", thread: main, timestampNs: frames[0].atNs)
+        sink.metadata(MetadataKey.process.name, processName, thread: main, timestampNs: frames[0].atNs)
         var bySwap: [Int64: Int] = [:]
         for (index, hitch) in hitches.enumerated() where hitch.pid == app || app == 0 {
             if let swap = hitch.swap.flatMap({ Int64($0.trimmingSpaces) }) { bySwap[swap] = index }
