@@ -7,34 +7,13 @@
 #      page's Content-Security-Policy blocks what escaping would have let through),
 #   3. the layout is intact (every section rendered, nothing wider than the window at 1280 and 390 px),
 # and leaves screenshots at desktop and phone widths in $OUT (default /tmp/hitch-browser-check).
-# Needs Debian's chromium (scripts/setup.sh installs it for scripts/test.sh; this script installs it
-# with apt-get when missing and run as root). Without a browser the check FAILS (exit 1): a check
-# that did not run is not a pass. ALLOW_NO_BROWSER=1 turns that into a SKIPPED line and exit 0, for
-# a machine that cannot install packages. Exit 0 = all good, 1 = a check failed or could not run.
+# Needs Debian's chromium (scripts/support/browser-check.sh installs it, or FAILS without it unless
+# ALLOW_NO_BROWSER=1). Exit 0 = all good, 1 = a check failed or could not run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/hitch-browser-check}
-CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
-if [ -z "$CHROMIUM" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-  echo "check-report-in-browser: installing Debian's chromium (once)…" >&2
-  (DEBIAN_FRONTEND=noninteractive apt-get install -y chromium >/dev/null 2>&1 \
-    || { apt-get update >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium >/dev/null 2>&1; }) || true
-  CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
-fi
-if [ -z "$CHROMIUM" ]; then
-  # Without a browser this check cannot run: that is a failure unless explicitly allowed.
-  if [ "${ALLOW_NO_BROWSER:-0}" = 1 ]; then
-    echo "check-report-in-browser: SKIPPED (ALLOW_NO_BROWSER=1): chromium is not installed (apt-get install -y chromium)" >&2
-    exit 0
-  fi
-  echo "check-report-in-browser: FAILED: chromium is not installed and could not be installed (apt-get install -y chromium); set ALLOW_NO_BROWSER=1 to skip" >&2
-  exit 1
-fi
-HITCH=$(bash scripts/release-hitch.sh)
-rm -rf "$OUT"; mkdir -p "$OUT"
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
-pass() { echo "ok:   $*" >&2; }
+CHECK_NAME=check-report-in-browser
+source scripts/support/browser-check.sh
 
 "$HITCH" import chrome Tests/Fixtures/hostile-names.json -o "$OUT/hostile.fxt" 2>"$OUT/import.log"
 "$HITCH" report "$OUT/hostile.fxt" -o "$OUT/hostile.html" --title "$(printf '<script>document.title="PWNED"</script> hostile names')"

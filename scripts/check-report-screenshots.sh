@@ -9,22 +9,13 @@
 #      hidden overflow,
 #   3. the trend page's first chart is a hitch figure (a hitch time ratio).
 # Screenshots of every page at both widths go to $OUT (default build/artifacts/screenshots, not
-# committed). Needs Debian's chromium, as scripts/check-report-in-browser.sh (which installs it when
-# missing); without one this check FAILS unless ALLOW_NO_BROWSER=1. Exit 0 = all good, 1 = a check failed.
+# committed). Needs Debian's chromium (scripts/support/browser-check.sh installs it, or FAILS without
+# it unless ALLOW_NO_BROWSER=1). Exit 0 = all good, 1 = a check failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/build/artifacts/screenshots}
-CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
-if [ -z "$CHROMIUM" ]; then
-  if [ "${ALLOW_NO_BROWSER:-0}" = 1 ]; then echo "check-report-screenshots: SKIPPED (ALLOW_NO_BROWSER=1): no chromium" >&2; exit 0; fi
-  echo "check-report-screenshots: FAILED: chromium is not installed (apt-get install -y chromium)" >&2
-  exit 1
-fi
-HITCH=$(bash scripts/release-hitch.sh)
-rm -rf "$OUT"; mkdir -p "$OUT"
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
-pass() { echo "ok:   $*" >&2; }
+CHECK_NAME=check-report-screenshots
+source scripts/support/browser-check.sh
 chrome() { timeout 90 "$CHROMIUM" --headless --no-sandbox --disable-gpu --hide-scrollbars --no-first-run \
   --allow-file-access-from-files --virtual-time-budget=4000 "$@" 2>/dev/null; }
 
