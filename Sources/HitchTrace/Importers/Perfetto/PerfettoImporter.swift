@@ -91,10 +91,11 @@ public struct PerfettoImporter {
                 throw ImportError(file: path, location: "byte \(fieldOffset)",
                                   expected: packets == 0 ? "a Perfetto trace: a TracePacket (field 1, wire type 2) at the start" : "a field tag with a known wire type, found field \(number) wire type \(wireType)")
             }
-            let size = headerBytes + (wireType == 2 ? Int(clamping: length) : wireType == 0 ? 0 : wireType == 1 ? 8 : 4)
+            // The length is checked before it is added to anything: a hostile one near 2^64 would overflow.
             if wireType == 2 && length > UInt64(maxPacketBytes) {
                 throw ImportError(file: path, location: "byte \(fieldOffset)", expected: "a packet under \(maxPacketBytes >> 20) MB, found one of \(length) bytes")
             }
+            let size = headerBytes + (wireType == 2 ? Int(length) : wireType == 0 ? 0 : wireType == 1 ? 8 : 4)
             if buffer.count - bufferStart < size {
                 if atEnd {
                     throw ImportError(file: path, location: "byte \(fieldOffset)", expected: "\(size) bytes of field \(number), the file ends after \(buffer.count - bufferStart)")
