@@ -65,8 +65,24 @@ import HitchAnalysis
         let policy = Page.contentSecurityPolicy
         #expect(policy.contains("default-src 'none'"))
         #expect(!policy.contains("script-src 'unsafe-inline'"))
-        #expect(policy.contains(SHA256.cspSource(for: PageAssets.script.description)))
-        #expect(html.contains("<script>" + PageAssets.script.description + "</script>"))
+        #expect(policy.contains(SHA256.cspSource(for: PageAssets.pageScript.text)))
+        #expect(html.contains("<script>" + PageAssets.pageScript.text + "</script>"))
+    }
+}
+
+@Suite struct SourceMarkupTests {
+    @Test func compactingDropsIndentationAndJoinsLines() {
+        #expect(SourceMarkup(compacting: "a{\n  b:1;\n  c:2 \n}\n\nd\ne{}").text == "a{b:1;c:2 }d e{}")
+    }
+
+    @Test func pageAssetsKeepEveryRuleAndStatement() {
+        // Compaction only removes white space at line ends and starts: the rest is the same text.
+        for (source, page) in [(PageAssets.stylesheet.description, PageAssets.pageStylesheet.text),
+                               (PageAssets.script.description, PageAssets.pageScript.text)] {
+            let strip = { (text: String) in text.filter { !$0.isWhitespace } }
+            #expect(strip(source) == strip(page))
+            #expect(!page.contains("\n"))
+        }
     }
 }
 

@@ -4,7 +4,7 @@
 // every `String` that reaches the output — text and attribute values — is escaped. Links can only point
 // at fragments inside the page (`Fragment`), so a trace can never smuggle in a `javascript:` URL or a
 // request to the network. Raw markup is accepted only as `StaticString` (CSS and the page script live
-// in this module's source).
+// in this module's source), or as `SourceMarkup` made from one.
 
 /// An in-page link target (`id="…"` / `href="#…"`), restricted to [A-Za-z0-9_-].
 public struct Fragment: Hashable, Sendable {
@@ -115,6 +115,11 @@ public struct HTMLWriter: Sendable {
     /// Markup written in this module's source (CSS, the page script, fixed fragments).
     public mutating func trusted(_ markup: StaticString) {
         output += markup.description
+    }
+
+    /// Markup written in this module's source, as a page carries it (`SourceMarkup`).
+    mutating func trusted(_ markup: SourceMarkup) {
+        output += markup.text
     }
 
     public mutating func element(_ tag: StaticString, _ attributes: [Attribute] = [],

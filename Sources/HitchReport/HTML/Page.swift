@@ -12,7 +12,7 @@ enum Page {
     /// and the only script that may run is ours, allowed by its hash — not by 'unsafe-inline', so a script
     /// element smuggled into the markup would be refused even if escaping ever failed.
     static var contentSecurityPolicy: String {
-        "default-src 'none'; style-src 'unsafe-inline'; script-src " + SHA256.cspSource(for: PageAssets.script.description)
+        "default-src 'none'; style-src 'unsafe-inline'; script-src " + SHA256.cspSource(for: PageAssets.pageScript.text)
             + "; img-src data:; base-uri 'none'; form-action 'none'"
     }
 
@@ -27,7 +27,7 @@ enum Page {
                 w.void("meta", [Attribute("name", "color-scheme"), Attribute("content", "light dark")])
                 w.void("meta", [Attribute("name", "referrer"), Attribute("content", "no-referrer")])
                 w.element("title", text: title)
-                w.element("style") { $0.trusted(PageAssets.stylesheet) }
+                w.element("style") { $0.trusted(PageAssets.pageStylesheet) }
             }
             w.trusted("\n")
             w.element("body") { w in
@@ -53,7 +53,7 @@ enum Page {
                     w.element("footer", text: footer)
                 }
                 w.trusted("\n")
-                w.element("script") { $0.trusted(PageAssets.script) }
+                w.element("script") { $0.trusted(PageAssets.pageScript) }
             }
         }
         w.trusted("\n")

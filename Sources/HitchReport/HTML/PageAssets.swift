@@ -1,9 +1,14 @@
 // The report's stylesheet and script, written here so they are source text (never trace data). The
 // script only adds interaction (zoom, frame inspector, table filter and sort); every figure is in the
 // markup already, so the page reads the same with JavaScript off. It never uses innerHTML: it moves
-// and clones nodes the escaping writer already made.
+// and clones nodes the escaping writer already made. Both are kept readable here, one rule or
+// statement a line, and written into the page compacted (`SourceMarkup`).
 
 enum PageAssets {
+    /// The stylesheet and the script as every page carries them (the script's hash is in the page's policy).
+    static let pageStylesheet = SourceMarkup(compacting: stylesheet)
+    static let pageScript = SourceMarkup(compacting: script)
+
     static let stylesheet: StaticString = """
     :root{--bg:#f7f7f5;--card:#fff;--ink:#1d1d1f;--mute:#6b6b70;--line:#e3e3e0;--grid:#ececea;--ok:#8fb3d9;--bad:#d93025;--warn:#e8a317;--good:#1e8e3e;--accent:#3867d6;--deadline:#9a9a9a;--hl:#fff4d6;
     --s0:#4e79a7;--s1:#f28e2b;--s2:#59a14f;--s3:#b07aa1;--s4:#76b7b2;--s5:#edc948;--s6:#ff9da7;--s7:#9c755f;--s8:#bab0ac;--s9:#e15759;
@@ -168,4 +173,23 @@ enum PageAssets {
     });
     })();
     """
+}
+
+/// Stylesheet or script text from this module's source, compacted: each line's indentation dropped and
+/// the lines joined. Lines that end in `{`, `}`, `;` or `,` join with nothing, others with one space, so
+/// the text means the same to a browser as long as it holds no `//` comment (the assets above hold none)
+/// and no string runs over a line end.
+struct SourceMarkup: Sendable {
+    let text: String
+
+    init(compacting source: StaticString) {
+        var text = ""
+        for line in source.description.split(separator: "\n") {
+            let trimmed = line.trimmingPrefix { $0 == " " }.reversed().drop { $0 == " " }.reversed()
+            guard !trimmed.isEmpty else { continue }
+            if let last = text.last, !"{};,".contains(last) { text += " " }
+            text += String(trimmed)
+        }
+        self.text = text
+    }
 }
