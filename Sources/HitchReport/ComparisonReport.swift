@@ -75,7 +75,7 @@ public enum ComparisonReport {
         case .msPerS: number = Format.fixed(v, 1); suffix = " ms/s"
         case .percentOfFrames: number = Format.fixed(v, 1); suffix = "% of frames"
         case .fraction: number = Format.fixed(v * 100, 1); suffix = "%"
-        case .bytes: return withUnit ? ReportText.bytes(v) : Format.significant(v)
+        case .bytes: return withUnit ? Format.bytes(v) : Format.significant(v)
         default: number = Format.significant(v); suffix = " " + unit.rawValue
         }
         return withUnit ? number + suffix : number

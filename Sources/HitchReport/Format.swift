@@ -1,5 +1,6 @@
 // Number formatting that is the same on every machine and locale (reports must be byte-identical
-// when regenerated), written out by hand instead of through locale-aware formatters.
+// when regenerated), written out by hand instead of through locale-aware formatters. Every report
+// format and the CLI's own summaries format numbers, durations and byte counts here.
 
 public enum Format {
     /// `value` rounded to `decimals` places, trailing zeros kept: fixed(3.14159, 2) == "3.14".
@@ -72,14 +73,16 @@ public enum Format {
         return count(Int64(value.rounded()))
     }
 
-    /// A byte count in decimal units (GB = 1e9, as bandwidth figures use).
+    /// A byte count in decimal units (kB = 1e3, GB = 1e9, as bandwidth figures use): "254 MB", "1.2 GB".
     public static func bytes(_ value: Double) -> String {
         let magnitude = abs(value)
-        if magnitude >= 1e9 { return significant(value / 1e9) + " GB" }
-        if magnitude >= 1e6 { return significant(value / 1e6) + " MB" }
-        if magnitude >= 1e3 { return significant(value / 1e3) + " kB" }
+        for (scale, unit) in [(1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB")] where magnitude >= scale {
+            return significant(value / scale) + " " + unit
+        }
         return fixed(value, 0) + " B"
     }
+
+    public static func bytes(_ value: some BinaryInteger) -> String { bytes(Double(value)) }
 
     /// A threshold given in milliseconds, as people write one: "500 µs", "1 ms", "8.33 ms".
     public static func threshold(milliseconds ms: Double, space: Bool = true) -> String {

@@ -47,7 +47,7 @@ public enum MarkdownReport: AnalysisRenderer {
             out.append("")
         }
         if let d = a.decode {
-            out.append("**LLM decode:** \(Format.significant(d.tokensPerSecond)) tok/s, \(ReportText.bytes(d.bytesPerToken))/token, \(Format.significant(d.bandwidthGBps)) GB/s"
+            out.append("**LLM decode:** \(Format.significant(d.tokensPerSecond)) tok/s, \(Format.bytes(d.bytesPerToken))/token, \(Format.significant(d.bandwidthGBps)) GB/s"
                        + (d.peakBandwidthGBps > 0 ? " of \(Format.significant(d.peakBandwidthGBps)) GB/s (\(ReportText.percent(d.utilization)))" : "")
                        + (d.notBandwidthBound ? " — not bandwidth-bound" : "") + ", TTFT \(ReportText.ms(d.timeToFirstTokenMs))")
             out.append("")

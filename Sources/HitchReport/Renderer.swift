@@ -39,12 +39,6 @@ enum ReportText {
     static func thinMark(_ level: Double, _ count: Int) -> String { PercentileEvidence.isThin(percentile: level, count: count) ? "†" : "" }
     static func ms(_ value: Double) -> String { Format.significant(value) + " ms" }
     static func percent(_ fraction: Double) -> String { Format.fixed(fraction * 100, 1) + "%" }
-    static func bytes(_ value: Double) -> String {
-        let units = ["B", "KB", "MB", "GB", "TB"]
-        var v = value, i = 0
-        while abs(v) >= 1000 && i < units.count - 1 { v /= 1000; i += 1 }
-        return Format.significant(v) + " " + units[i]
-    }
     /// A hitch cause in words (the one table of display names).
     static func cause(_ cause: HitchCause) -> String { DisplayNames.cause(cause) }
     /// "app work 3.1 · waiting for a CPU 0.4 · …" (ms/s), causes without hitches left out.

@@ -107,7 +107,7 @@ public enum TextReport: AnalysisRenderer {
             out.append("LLM decode")
             out.append("  tokens \(d.tokens) (prompt \(d.promptTokens)), time to first token \(ReportText.ms(d.timeToFirstTokenMs)), prefill \(Format.significant(d.prefillTokensPerSecond)) tok/s")
             out.append("  decode \(Format.significant(d.tokensPerSecond)) tok/s median (best \(Format.significant(d.bestTokensPerSecond))), \(ReportText.ms(d.msPerToken)) per token")
-            out.append("  bytes per token \(ReportText.bytes(d.bytesPerToken)) (weights \(ReportText.bytes(d.weightBytesPerToken)), KV cache \(ReportText.bytes(d.kvCacheBytesPerToken)), other \(ReportText.bytes(d.otherBytesPerToken)))")
+            out.append("  bytes per token \(Format.bytes(d.bytesPerToken)) (weights \(Format.bytes(d.weightBytesPerToken)), KV cache \(Format.bytes(d.kvCacheBytesPerToken)), other \(Format.bytes(d.otherBytesPerToken)))")
             let cacheNote = d.peakBandwidthMayBeCacheBound ? " (probe arrays below 4x the last-level cache: the peak may be a cache figure)" : ""
             let peak = d.peakBandwidthGBps > 0 ? " of \(Format.significant(d.peakBandwidthGBps)) GB/s peak\(cacheNote) = \(ReportText.percent(d.utilization)) utilization" : " (no peak recorded)"
             out.append("  bandwidth \(Format.significant(d.bandwidthGBps)) GB/s\(peak)" + (d.notBandwidthBound ? "  NOT BANDWIDTH-BOUND (< \(Format.fixed(AnalysisThresholds.notBandwidthBoundUtilization * 100, 0))%)" : ""))
@@ -118,7 +118,7 @@ public enum TextReport: AnalysisRenderer {
             }
             let m = d.memory
             let estimated = " (estimated from op bytes)"
-            out.append("  memory: weights \(ReportText.bytes(Double(m.weightsBytes)))\(m.weightsBytesEstimated ? estimated : "") + KV cache \(ReportText.bytes(Double(m.kvCacheBytes)))\(m.kvCacheBytesEstimated ? estimated : ""), peak resident \(ReportText.bytes(Double(m.peakResidentBytes))); total \(ReportText.bytes(Double(m.totalBytes))) vs budget \(ReportText.bytes(Double(m.deviceBudgetBytes))): \(m.withinBudget ? "within" : "OVER")")
+            out.append("  memory: weights \(Format.bytes(Double(m.weightsBytes)))\(m.weightsBytesEstimated ? estimated : "") + KV cache \(Format.bytes(Double(m.kvCacheBytes)))\(m.kvCacheBytesEstimated ? estimated : ""), peak resident \(Format.bytes(Double(m.peakResidentBytes))); total \(Format.bytes(Double(m.totalBytes))) vs budget \(Format.bytes(Double(m.deviceBudgetBytes))): \(m.withinBudget ? "within" : "OVER")")
         }
         if let t = a.tokens {
             out.append("")

@@ -1,5 +1,6 @@
 import Foundation
 import HitchAnalysis
+import enum HitchReport.Format
 import HitchWorkloads
 
 // `hitch budget`: the memory an on-device LLM needs (weights, KV cache, runtime) against a device limit.
@@ -77,19 +78,12 @@ enum BudgetCommand: Subcommand {
         let s = budget.shape
         try writeStandardOutputLine("""
         model       \(String(format: "%.2f", Double(budget.parameterCount) / 1e9)) B parameters (dim \(s.dim), \(s.layers) layers, \(s.heads) heads, \(s.kvHeads) KV heads, ffn \(s.ffn), vocab \(s.vocab))
-        weights     \(formatBytes(budget.weightsBytes))  (\(weightsName))
-        KV cache    \(formatBytes(budget.kvCacheBytes))  (\(budget.context) positions, \(kvBytes == 2 ? "f16" : "f32"))
-        runtime     \(formatBytes(budget.runtimeOverheadBytes))  (activations, logits, prefill batch, \(formatBytes(LLMMemoryBudget.runtimeAllowanceBytes)) allowance)
-        total       \(formatBytes(budget.totalBytes))
-        limit       \(formatBytes(budget.deviceLimitBytes))  -> \(budget.withinLimit ? "fits" : "OVER"), headroom \(formatBytes(budget.headroomBytes))
+        weights     \(Format.bytes(budget.weightsBytes))  (\(weightsName))
+        KV cache    \(Format.bytes(budget.kvCacheBytes))  (\(budget.context) positions, \(kvBytes == 2 ? "f16" : "f32"))
+        runtime     \(Format.bytes(budget.runtimeOverheadBytes))  (activations, logits, prefill batch, \(Format.bytes(LLMMemoryBudget.runtimeAllowanceBytes)) allowance)
+        total       \(Format.bytes(budget.totalBytes))
+        limit       \(Format.bytes(budget.deviceLimitBytes))  -> \(budget.withinLimit ? "fits" : "OVER"), headroom \(Format.bytes(budget.headroomBytes))
         """)
         return .ok
     }
-}
-
-func formatBytes(_ bytes: Int) -> String {
-    let value = Double(bytes)
-    if abs(value) >= 1e9 { return String(format: "%.2f GB", value / 1e9) }
-    if abs(value) >= 1e6 { return String(format: "%.1f MB", value / 1e6) }
-    return String(format: "%.1f KB", value / 1e3)
 }
