@@ -16,7 +16,7 @@ public struct Analysis: Codable, Sendable, Equatable {
     public var eventCount: UInt64 = 0
 
     /// Frames judged at the rates they were recorded at (each frame on its own period).
-    public var recorded: HitchFigures = HitchFigures()
+    public var recorded = HitchFigures()
     /// Refresh rates (Hz) the frames were recorded at, with frame counts; more than one = the rate changed.
     public var recordedRates: [RecordedRate] = []
     /// Where the refresh period changed between consecutive frames (first 100).
@@ -27,7 +27,7 @@ public struct Analysis: Codable, Sendable, Equatable {
     /// Per recorded frame, for timelines (first `FrameSample.limit` frames over all runs).
     public var frames: [FrameSample] = []
     /// True when `frames` stopped at its limit.
-    public var framesTruncated: Bool = false
+    public var framesTruncated = false
     /// Hitch's verdicts beside the platform's, for imported traces that carry them; nil otherwise.
     public var platformAgreement: PlatformAgreement? = nil
 
@@ -36,7 +36,7 @@ public struct Analysis: Codable, Sendable, Equatable {
     /// View body evaluations per view type, sorted by total time.
     public var views: [ViewFigures] = []
     /// Layout passes.
-    public var layout: LayoutFigures = LayoutFigures()
+    public var layout = LayoutFigures()
     /// Views torn down and rebuilt per update, and likely unstable identities; nil when the trace
     /// has no view lifetime events.
     public var identityChurn: IdentityChurnFigures? = nil
@@ -50,7 +50,7 @@ public struct Analysis: Codable, Sendable, Equatable {
     /// What was on the main thread during hitches, weighted by hitch time (top 30).
     public var offenders: [Offender] = []
     /// Main-thread samples, as folded stacks (all samples and those inside hitching frames).
-    public var samples: SampleFigures = SampleFigures()
+    public var samples = SampleFigures()
 
     /// LLM decode bandwidth; nil when the trace has no inference ops.
     public var decode: DecodeFigures? = nil
@@ -66,33 +66,30 @@ public struct Analysis: Codable, Sendable, Equatable {
     public var warnings: [String] = []
     /// What the figures stand on: frames judged, seconds animated, events, whether every file
     /// ended on a whole record (docs/METRICS.md "Evidence").
-    public var evidence: Evidence = Evidence()
+    public var evidence = Evidence()
 
     public init() {}
 }
 
 public struct RunSummary: Codable, Sendable, Equatable {
-    public var path: String = ""
-    public var eventCount: UInt64 = 0
-    public var droppedEvents: UInt64 = 0
-    public var durationMs: Double = 0
-    public var frameCount: Int = 0
+    public var path = ""
+    public var eventCount: UInt64 = 0, droppedEvents: UInt64 = 0
+    public var durationMs = 0.0
+    public var frameCount = 0
     /// False when the file ends inside a record; `cutShortAtByte` is that record's offset.
-    public var endedCleanly: Bool = true
+    public var endedCleanly = true
     public var cutShortAtByte: UInt64? = nil
     public init() {}
 }
 
 public struct RecordedRate: Codable, Sendable, Equatable {
-    public var rateHz: Double = 0
-    public var frameCount: Int = 0
+    public var rateHz = 0.0
+    public var frameCount = 0
     public init() {}
 }
 
 public struct RefreshRateChange: Codable, Sendable, Equatable {
-    public var run: Int = 0
-    public var atMs: Double = 0
-    public var fromHz: Double = 0
-    public var toHz: Double = 0
+    public var run = 0, atMs = 0.0
+    public var fromHz = 0.0, toHz = 0.0
     public init() {}
 }

@@ -24,9 +24,7 @@ public enum FigureRole: String, Codable, Sendable {
 
 /// Which sides have the figure.
 public enum FigurePresence: String, Codable, Sendable {
-    case both
-    case onlyInBase
-    case onlyInNew
+    case both, onlyInBase, onlyInNew
 }
 
 /// How a figure is normalized before comparing.
@@ -41,9 +39,7 @@ public enum FigureScale: String, Codable, Sendable {
 
 /// The direction of a change beyond threshold and noise.
 public enum ChangeDirection: String, Codable, Sendable {
-    case worse
-    case better
-    case unchanged
+    case worse, better, unchanged
 }
 
 /// The unit of a compared figure; its raw value is how reports and the JSON spell it.
@@ -75,10 +71,8 @@ public struct FigureChange: Codable, Sendable, Equatable {
     public var role: FigureRole
     public var presence: FigurePresence
     /// One value per run, normalized by `scale`.
-    public var baseValues: [Double]
-    public var newValues: [Double]
-    public var baseMean: Double
-    public var newMean: Double
+    public var baseValues, newValues: [Double]
+    public var baseMean, newMean: Double
     /// (new - base) / |base| in percent; nil when base is 0.
     public var changePercent: Double?
     /// True when a larger value is better (tokens per second).
@@ -124,8 +118,7 @@ public struct ComparisonVerdict: Codable, Sendable, Equatable {
     public var decidingCount: Int
     /// Judged figures that moved against the outcome ("better, though hitches per second rose"), largest first.
     public var caveats: [FigureChange]
-    public var regressionCount: Int
-    public var improvementCount: Int
+    public var regressionCount, improvementCount: Int
     /// How many headline figures a one-line rendering shows.
     public static let headlineLimit = 3
 }

@@ -4,19 +4,15 @@ import HitchTrace
 /// verdict, Apple's hitches), over the frames that carry one (docs/METRICS.md "Platform verdicts").
 public struct PlatformAgreement: Codable, Sendable, Equatable {
     /// Recorded frames judged by both.
-    public var frames: Int = 0
-    /// The platform called janky and Hitch found a hitch.
-    public var bothJanky: Int = 0
-    /// The platform called janky; Hitch found none (e.g. a frame only the platform counts late).
-    public var platformOnly: Int = 0
-    /// Hitch found a hitch the platform did not call janky.
-    public var hitchOnly: Int = 0
-    /// Neither found anything.
-    public var bothOnTime: Int = 0
+    public var frames = 0
+    /// Of those: the platform called janky and Hitch found a hitch (`bothJanky`); the platform called
+    /// janky and Hitch found none, e.g. a frame only the platform counts late (`platformOnly`); Hitch
+    /// found a hitch the platform did not call janky (`hitchOnly`); neither found anything (`bothOnTime`).
+    public var bothJanky = 0, platformOnly = 0, hitchOnly = 0, bothOnTime = 0
     /// Frames with a platform verdict that Hitch could not judge (no hand-over recorded).
-    public var unjudged: Int = 0
+    public var unjudged = 0
     /// (bothJanky + bothOnTime) / frames.
-    public var agreementRatio: Double = 0
+    public var agreementRatio = 0.0
     public init() {}
 
     mutating func add(platformJanky: Bool, hitch: Bool) {

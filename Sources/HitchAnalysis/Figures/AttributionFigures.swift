@@ -1,14 +1,12 @@
 /// Why one hitching frame was late.
 public struct HitchAttribution: Codable, Sendable, Equatable {
     public static let limit = 50
-    public var run: Int = 0
+    public var run = 0
     public var frameID: UInt64 = 0
-    public var startMs: Double = 0
-    public var hitchMs: Double = 0
+    public var startMs = 0.0, hitchMs = 0.0
     /// "commit" or "render".
     public var kind: FrameKind = .commit
-    public var mainThreadMs: Double = 0
-    public var renderMs: Double = 0
+    public var mainThreadMs = 0.0, renderMs = 0.0
     /// Stages on the main and render threads overlapping the frame's window, with the overlapping
     /// self time (top 10): the work of producing frames.
     public var stages: [NamedDuration] = []
@@ -28,8 +26,7 @@ public struct HitchAttribution: Codable, Sendable, Equatable {
     public var cpuTakenBy: [NamedDuration] = []
     /// The main thread's begin-to-commit window and the render thread's render window by state
     /// (from the readings); nil without readings.
-    public var mainThreadStates: ThreadStateSplit? = nil
-    public var renderThreadStates: ThreadStateSplit? = nil
+    public var mainThreadStates: ThreadStateSplit? = nil, renderThreadStates: ThreadStateSplit? = nil
     /// The main thread's window from exact context switches, when the trace has them.
     public var mainThreadSwitches: ThreadStateSplit? = nil
     /// Machine counters over the frame (begin to the later of commit and render end); nil without readings.
@@ -38,16 +35,15 @@ public struct HitchAttribution: Codable, Sendable, Equatable {
 }
 
 public struct NamedDuration: Codable, Sendable, Equatable {
-    public var name: String = ""
-    public var count: Int = 0
-    public var ms: Double = 0
+    public var name = ""
+    public var count = 0, ms = 0.0
     public init() {}
 }
 
 public struct SampledStack: Codable, Sendable, Equatable {
     /// Function names, innermost first.
     public var frames: [String] = []
-    public var samples: Int = 0
+    public var samples = 0
     public init() {}
 }
 
@@ -55,14 +51,13 @@ public struct Offender: Codable, Sendable, Equatable {
     /// "stage", "view", "function" (the innermost symbol of main-thread samples) or "thread" (one
     /// of the app's threads that held a CPU a frame thread waited for).
     public var kind: OffenderKind = .stage
-    public var name: String = ""
+    public var name = ""
     /// Sum over the hitches the app caused of hitch ms x this offender's on-CPU time in the frame's
-    /// window / the window (docs/METRICS.md "Hitch attribution").
-    public var weightedHitchMs: Double = 0
-    /// Its estimated time on a CPU inside those windows.
-    public var onCPUMs: Double = 0
+    /// window / the window (docs/METRICS.md "Hitch attribution"); `onCPUMs`, its estimated time on a
+    /// CPU inside those windows.
+    public var weightedHitchMs = 0.0, onCPUMs = 0.0
     /// Distinct hitching frames this offender is in (once per frame, however many samples or stacks).
-    public var hitchingFrames: Int = 0
+    public var hitchingFrames = 0
     public init() {}
 
     /// The published list: the 30 heaviest, ties by kind and name.
@@ -72,15 +67,13 @@ public struct Offender: Codable, Sendable, Equatable {
 }
 
 public struct SampleFigures: Codable, Sendable, Equatable {
-    public var mainThreadSamples: Int = 0
-    public var samplesInHitches: Int = 0
-    /// Folded stacks ("outer;inner count", root first) of every main-thread sample (top 500).
-    public var folded: [FoldedStack] = []
-    /// Folded stacks of main-thread samples inside hitching frames (top 500).
-    public var foldedInHitches: [FoldedStack] = []
+    public var mainThreadSamples = 0, samplesInHitches = 0
+    /// Folded stacks ("outer;inner count", root first) of every main-thread sample, and of those
+    /// inside hitching frames (top 500 each).
+    public var folded: [FoldedStack] = [], foldedInHitches: [FoldedStack] = []
     /// Samples inside hitching frames that caught the main thread asleep (innermost frame a blocking
     /// call, `BlockingCalls`): blocked time, never a hot function among the offenders.
-    public var samplesAsleepInHitches: Int = 0
+    public var samplesAsleepInHitches = 0
     /// Where the main thread slept in hitching frames: the first frame above the blocking call,
     /// weighted like offenders (top 10).
     public var waitingInHitches: [Offender] = []
@@ -89,7 +82,7 @@ public struct SampleFigures: Codable, Sendable, Equatable {
 
 public struct FoldedStack: Codable, Sendable, Equatable {
     /// Root first, separated by ";".
-    public var stack: String = ""
-    public var count: Int = 0
+    public var stack = ""
+    public var count = 0
     public init() {}
 }

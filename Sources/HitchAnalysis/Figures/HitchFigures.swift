@@ -3,7 +3,7 @@ public struct HitchVerdict: Codable, Sendable, Equatable {
     /// "good", "warning" or "critical" (Apple test scale); "good", "fair", "poor", "critical" (Organizer scale).
     public var grade: HitchGrade = .ungraded
     /// The scale's name, so a reader knows which thresholds applied.
-    public var scale: String = ""
+    public var scale = ""
     public init() {}
 }
 
@@ -11,79 +11,70 @@ public struct HitchVerdict: Codable, Sendable, Equatable {
 public struct HitchFigures: Codable, Sendable, Equatable {
     /// "recorded" (judged from the recorded frames) or "replay" (the replay model at `rateHz`).
     public var source: HitchSource = .recorded
-    /// The refresh rate judged at; 0 for the recorded figures when the trace mixes rates.
-    public var rateHz: Double = 0
-    public var periodMs: Double = 0
-    public var frameCount: Int = 0
-    public var hitchCount: Int = 0
-    public var totalHitchMs: Double = 0
-    public var longestHitchMs: Double = 0
+    /// The refresh rate judged at, and its period; 0 for the recorded figures when the trace mixes rates.
+    public var rateHz = 0.0, periodMs = 0.0
+    public var frameCount = 0, hitchCount = 0
+    public var totalHitchMs = 0.0, longestHitchMs = 0.0
     /// Total hitch ms per second of animating time.
-    public var hitchTimeRatioMsPerS: Double = 0
-    public var animatingSeconds: Double = 0
+    public var hitchTimeRatioMsPerS = 0.0
+    public var animatingSeconds = 0.0
     /// "interactions" (union of interaction intervals) or "frames" (first frame start to last present).
     public var animatingTimeSource: AnimatingTimeSource = .frames
     /// Apple's test scale grade (good < 5, warning 5-10, critical >= 10 ms/s); `ungraded` without frames.
     public var verdict: HitchGrade = .ungraded
     /// Fewer judged frames than `HitchGrading.fewFramesBelow`: the grade stands on a small sample.
-    public var fewFrames: Bool = true
+    public var fewFrames = true
     /// Both grades with their scales named.
-    public var appleTestScale: HitchVerdict = HitchVerdict()
-    public var organizerScale: HitchVerdict = HitchVerdict()
+    public var appleTestScale = HitchVerdict(), organizerScale = HitchVerdict()
     /// Hitches whose commit missed its deadline vs those committed in time but rendered late.
-    public var commitHitchCount: Int = 0
-    public var commitHitchMs: Double = 0
-    public var renderHitchCount: Int = 0
-    public var renderHitchMs: Double = 0
+    public var commitHitchCount = 0, commitHitchMs = 0.0
+    public var renderHitchCount = 0, renderHitchMs = 0.0
     /// Frames in a steady triple-buffered state: one period of added latency, not a hitch.
-    public var tripleBufferedFrames: Int = 0
-    public var addedLatencyMs: Double = 0
+    public var tripleBufferedFrames = 0, addedLatencyMs = 0.0
     /// Frame time = main-thread work (frame start to commit) + render duration.
-    public var frameTimeMs: Percentiles = Percentiles()
     /// Overrun = actual present - expected present (negative = early).
-    public var overrunMs: Percentiles = Percentiles()
+    public var frameTimeMs = Percentiles(), overrunMs = Percentiles()
     /// Every judged frame's frame time, binned (not only the `frames[]` samples).
-    public var frameTimeHistogram: FrameTimeHistogram = FrameTimeHistogram()
+    public var frameTimeHistogram = FrameTimeHistogram()
     /// Frames whose frame time exceeds one period.
-    public var slowFrames: Int = 0
+    public var slowFrames = 0
     /// Frames whose frame time exceeds 700 ms.
-    public var frozenFrames: Int = 0
+    public var frozenFrames = 0
     /// The one-second window with the most hitch time.
-    public var worstWindow: WorstWindow = WorstWindow()
+    public var worstWindow = WorstWindow()
     /// Frames recorded without a commit (not judged).
-    public var unjudgedFrames: Int = 0
+    public var unjudgedFrames = 0
     /// Hitch time split by cause (docs/METRICS.md "Hitch causes"): each hitch counts whole under
     /// one cause, so the five parts sum to the totals above.
-    public var byCause: HitchCauseFigures = HitchCauseFigures()
+    public var byCause = HitchCauseFigures()
     /// `byCause.appWork` + `byCause.waitingForAppThreads` hitch time ratios: the hitch time the app's
     /// own work caused (on its frame threads, or its other threads taking their CPU), the figure a
     /// CI gate holds the app to. Absent (null) when no frame carried thread-state readings, so a
     /// budget on it never passes a trace that cannot tell.
     public var appHitchTimeRatioMsPerS: Double? = nil
     /// Judged frames whose main thread had thread-state readings (the rest are `unknown` if they hitch).
-    public var framesWithThreadStates: Int = 0
+    public var framesWithThreadStates = 0
     public init() {}
 }
 
 /// One cause's share of the hitches at one rate.
 public struct CauseFigures: Codable, Sendable, Equatable {
-    public var hitchCount: Int = 0
-    public var totalHitchMs: Double = 0
+    public var hitchCount = 0, totalHitchMs = 0.0
     /// This cause's hitch ms per second of animating time (the same denominator as the total).
-    public var hitchTimeRatioMsPerS: Double = 0
+    public var hitchTimeRatioMsPerS = 0.0
     public init() {}
 }
 
 /// Hitches by cause, one field per `HitchCause`.
 public struct HitchCauseFigures: Codable, Sendable, Equatable {
-    public var appWork: CauseFigures = CauseFigures()
+    public var appWork = CauseFigures()
     /// Waiting for a CPU held by the app's own threads (its background work).
-    public var waitingForAppThreads: CauseFigures = CauseFigures()
+    public var waitingForAppThreads = CauseFigures()
     /// Waiting for a CPU held by other processes or the machine.
-    public var waitingForCPU: CauseFigures = CauseFigures()
-    public var blocked: CauseFigures = CauseFigures()
-    public var machineStall: CauseFigures = CauseFigures()
-    public var unknown: CauseFigures = CauseFigures()
+    public var waitingForCPU = CauseFigures()
+    public var blocked = CauseFigures()
+    public var machineStall = CauseFigures()
+    public var unknown = CauseFigures()
     public init() {}
 
     public subscript(cause: HitchCause) -> CauseFigures {
@@ -127,38 +118,26 @@ public struct FrameTimeHistogram: Codable, Sendable, Equatable {
 
 public struct Percentiles: Codable, Sendable, Equatable {
     /// Values the percentiles are taken from (`PercentileEvidence` says when that is too few).
-    public var count: Int = 0
-    public var p50: Double = 0
-    public var p90: Double = 0
-    public var p95: Double = 0
-    public var p99: Double = 0
-    public var max: Double = 0
-    public var mean: Double = 0
+    public var count = 0
+    public var p50 = 0.0, p90 = 0.0, p95 = 0.0, p99 = 0.0, max = 0.0, mean = 0.0
     /// Bound on the relative error of p50..p99 (0 when computed exactly from every value).
-    public var relativeError: Double = 0
+    public var relativeError = 0.0
     public init() {}
 }
 
 public struct WorstWindow: Codable, Sendable, Equatable {
-    public var run: Int = 0
-    public var startMs: Double = 0
-    public var hitchMs: Double = 0
-    public var hitchCount: Int = 0
+    public var run = 0
+    public var startMs = 0.0, hitchMs = 0.0, hitchCount = 0
     public init() {}
 }
 
 /// One recorded frame, for timelines.
 public struct FrameSample: Codable, Sendable, Equatable {
     public static let limit = 20_000
-    public var run: Int = 0
+    public var run = 0
     public var frameID: UInt64 = 0
-    public var startMs: Double = 0
-    public var periodMs: Double = 0
-    public var mainThreadMs: Double = 0
-    public var renderMs: Double = 0
-    public var frameTimeMs: Double = 0
-    public var overrunMs: Double = 0
-    public var hitchMs: Double = 0
+    public var startMs = 0.0, periodMs = 0.0
+    public var mainThreadMs = 0.0, renderMs = 0.0, frameTimeMs = 0.0, overrunMs = 0.0, hitchMs = 0.0
     /// "none", "commit", "render" or "latency" (triple-buffered).
     public var kind: FrameKind = .none
     /// Why the frame hitched; nil when it did not.

@@ -3,66 +3,58 @@ import HitchTrace
 /// Identity churn figures, present when the trace has view lifetime events.
 public struct IdentityChurnFigures: Codable, Sendable, Equatable {
     /// Updates that built or tore down at least one view.
-    public var updates: Int = 0
-    public var viewsBuilt: Int = 0
-    public var viewsTornDown: Int = 0
+    public var updates = 0
+    public var viewsBuilt = 0, viewsTornDown = 0
     /// Views built / torn down, by reason (`newIdentity`, `structuralChange`, `parentBuilt`;
     /// `identityRemoved`, `structuralChange`, `parentRemoved`).
-    public var builtByReason: [String: Int] = [:]
-    public var tornDownByReason: [String: Int] = [:]
+    public var builtByReason: [String: Int] = [:], tornDownByReason: [String: Int] = [:]
     /// A view torn down and another of the same type built in the same update, under the same
     /// parent at the same position, with a different identity.
-    public var replacements: Int = 0
+    public var replacements = 0
     /// Views built by replacements: each replacing view and everything built under it.
-    public var rebuiltViews: Int = 0
+    public var rebuiltViews = 0
     /// Updates with at least one replacement.
-    public var updatesWithReplacements: Int = 0
+    public var updatesWithReplacements = 0
     /// The most views one update rebuilt by replacement.
-    public var maxRebuiltViewsPerUpdate: Int = 0
+    public var maxRebuiltViewsPerUpdate = 0
     /// rebuiltViews / updatesWithReplacements (0 without any).
-    public var meanRebuiltViewsPerReplacingUpdate: Double = 0
+    public var meanRebuiltViewsPerReplacingUpdate = 0.0
     /// Per view type, most rebuilt first (top 20).
     public var types: [IdentityChurnType] = []
     /// Places (parent, position, type) replaced in `unstableIdentityMinimumUpdates` or more
     /// updates: likely unstable identity (most replacements first, top 20).
     public var unstableIdentity: [UnstableIdentitySlot] = []
     /// Places flagged in all (`unstableIdentity` keeps the top 20).
-    public var unstableIdentitySlots: Int = 0
+    public var unstableIdentitySlots = 0
     /// The updates that rebuilt the most views (top 10).
     public var worstUpdates: [ChurnUpdate] = []
     public init() {}
 }
 
 public struct IdentityChurnType: Codable, Sendable, Equatable {
-    public var type: String = ""
-    public var built: Int = 0
-    public var tornDown: Int = 0
+    public var type = ""
+    public var built = 0, tornDown = 0
     /// Replacements whose replacing view is of this type.
-    public var replacements: Int = 0
+    public var replacements = 0
     public init() {}
 }
 
 public struct UnstableIdentitySlot: Codable, Sendable, Equatable {
-    public var type: String = ""
+    public var type = ""
     /// The parent's view type ("" when its build is not in the trace).
-    public var parentType: String = ""
+    public var parentType = ""
     /// Index among the parent's children; a lazy list row's index in the data.
     public var position: Int64 = 0
     /// Updates in which a view of `type` was replaced at this place.
-    public var replacements: Int = 0
-    public var run: Int = 0
-    public var firstAtMs: Double = 0
+    public var replacements = 0
+    public var run = 0, firstAtMs = 0.0
     public init() {}
 }
 
 public struct ChurnUpdate: Codable, Sendable, Equatable {
-    public var run: Int = 0
-    /// When the update's first build or teardown happened.
-    public var atMs: Double = 0
-    public var built: Int = 0
-    public var tornDown: Int = 0
-    public var replacements: Int = 0
-    public var rebuiltViews: Int = 0
+    /// The run, and when the update's first build or teardown happened in it.
+    public var run = 0, atMs = 0.0
+    public var built = 0, tornDown = 0, replacements = 0, rebuiltViews = 0
     public init() {}
 }
 
