@@ -57,19 +57,12 @@ enum BenchDecode: Subcommand {
 
     struct Result: Codable {
         var weights: String
-        var tokensPerSecond: Double
-        var bestTokensPerSecond: Double
-        /// Tokens over the summed step times (the mean rate, as llama-bench's avg_ts).
-        var meanTokensPerSecond: Double
-        var bytesPerToken: Double
-        var weightBytesPerToken: Double
-        var kvCacheBytesPerToken: Double
-        var bandwidthGBps: Double
-        var triadGBps: Double
-        var triadBestGBps: Double
-        var readGBps: Double
-        var utilization: Double
-        var readUtilization: Double
+        /// The median and the fastest step's rate, and tokens over the summed step times (the mean
+        /// rate, as llama-bench's avg_ts).
+        var tokensPerSecond, bestTokensPerSecond, meanTokensPerSecond: Double
+        var bytesPerToken, weightBytesPerToken, kvCacheBytesPerToken: Double
+        var bandwidthGBps, triadGBps, triadBestGBps, readGBps: Double
+        var utilization, readUtilization: Double
         var generateSeconds: Double
         var weightsBytes: Int
         /// /proc/loadavg's 1-minute figure when this format's decode started (nil where unavailable).
@@ -77,9 +70,7 @@ enum BenchDecode: Subcommand {
     }
     struct Report: Codable {
         var shape: ModelShape
-        var parameterCount: Int
-        var threads: Int
-        var tokens: Int
+        var parameterCount, threads, tokens: Int
         var peakGFLOPS: Double
         /// The instruction set of the quantized GGUF kernels (QuantizedKernels).
         var quantizedKernels: String

@@ -48,24 +48,15 @@ enum BenchRecord: Subcommand {
         var events: Int
         var clock: String
         var ticksPerSecond: UInt64
-        var timestampNs: Double
-        var intervalNs: Double
-        var intervalNsTwoThreads: Double
-        var intervalToTimestampRatio: Double
-        var bytesPerEvent: Double
-        var chromeJsonBytesPerEvent: Double
-        var fxtToChromeJsonRatio: Double
-        var readerEventsPerSecond: Double
-        var readerMBPerSecond: Double
-        var droppedEvents: UInt64
-        var traceBytes: UInt64
-        /// Extra CPU ns per frame of thread-state reads on the thread that pays more (main or render).
-        var schedReadNsPerFrame: Double
-        var schedReadNsPerFrameMainThread: Double
-        var schedReadNsPerFrameRenderThread: Double
+        var timestampNs, intervalNs, intervalNsTwoThreads, intervalToTimestampRatio: Double
+        var bytesPerEvent, chromeJsonBytesPerEvent, fxtToChromeJsonRatio: Double
+        var readerEventsPerSecond, readerMBPerSecond: Double
+        var droppedEvents, traceBytes: UInt64
+        /// Extra CPU ns per frame of thread-state reads on the thread that pays more (main or render),
+        /// then on each.
+        var schedReadNsPerFrame, schedReadNsPerFrameMainThread, schedReadNsPerFrameRenderThread: Double
         /// The bare system calls of a frame's readings on the same frames (main / render pattern).
-        var schedReadFloorNsPerFrameMainThread: Double
-        var schedReadFloorNsPerFrameRenderThread: Double
+        var schedReadFloorNsPerFrameMainThread, schedReadFloorNsPerFrameRenderThread: Double
         /// The default source's cost above its floor, on the thread where that is larger.
         var schedReadAboveFloorNsPerFrame: Double
 
@@ -80,9 +71,7 @@ enum BenchRecord: Subcommand {
         /// The source the sessions used (metadata schedSource).
         var source: String
         var contextSwitchEvents: Bool
-        var schedReadNsPerFrame: Double
-        var schedReadNsPerFrameMainThread: Double
-        var schedReadNsPerFrameRenderThread: Double
+        var schedReadNsPerFrame, schedReadNsPerFrameMainThread, schedReadNsPerFrameRenderThread: Double
     }
 
     static func run(_ arguments: inout Arguments) throws -> ExitCode {

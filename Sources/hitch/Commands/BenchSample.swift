@@ -48,72 +48,50 @@ enum BenchSample: Subcommand {
     """
 
     struct SourceResult: Codable {
-        var sampleSource: String
-        var sourceReason: String
+        var sampleSource, sourceReason: String
         var sampledCPUSeconds: Double
-        /// Median over rounds of (sampled CPU / unsampled CPU - 1), in percent.
-        var overheadPercent: Double
-        var overheadPercentCI95Low: Double
-        var overheadPercentCI95High: Double
+        /// Median over rounds of (sampled CPU / unsampled CPU - 1), in percent, with its 95% interval.
+        var overheadPercent, overheadPercentCI95Low, overheadPercentCI95High: Double
         /// The same median in wall time (reference only: it counts time the work spent descheduled).
         var wallOverheadPercent: Double
         var samplesExpected: Int
-        var samplesTaken: UInt64
-        var samplesDropped: UInt64
-        var perfSamplesLost: UInt64
-        var timerOverruns: UInt64
-        var samplesUnwound: UInt64
-        var unwoundComplete: UInt64
-        var unwindStackUnknown: UInt64
-        var unwindOffCopyEnd: UInt64
-        var unwindModulesChanged: UInt64
-        var unwindNoModule: UInt64
-        var unwindErrors: UInt64
+        var samplesTaken, samplesDropped, perfSamplesLost, timerOverruns: UInt64
+        /// Unwinds, and how they ended.
+        var samplesUnwound, unwoundComplete, unwindStackUnknown, unwindOffCopyEnd, unwindModulesChanged, unwindNoModule, unwindErrors: UInt64
         var offCopyEndShare: Double
         /// Stack bytes 99% of complete unwinds read (a power of two): the copy size that sufficed.
         var stackBytesNeededP99: UInt64
         /// In the signal handler per sample (0 for perf events: the kernel takes the sample).
-        var handlerNsP50: Double
-        var handlerNsP99: Double
+        var handlerNsP50, handlerNsP99: Double
         /// On the drain thread per sample: read the snapshot or record, unwind it.
-        var unwindNsP50: Double
-        var unwindNsP99: Double
+        var unwindNsP50, unwindNsP99: Double
         var hotFunctionShare: Double
         /// Process CPU time of one `Sampler.start` and one `stop` (median over rounds; stop includes
         /// unwinding the samples still in the rings): the per-session cost inside each repetition.
-        var startCPUMicroseconds: Double
-        var stopCPUMicroseconds: Double
+        var startCPUMicroseconds, stopCPUMicroseconds: Double
         /// The floor: the same rounds sampled at the same rate with none of the sampler's work (an
         /// empty-handed timer signal, or a bare perf event without registers or stack), as a median
         /// overhead over rounds with its 95% interval; nil with --floor no or where the floor could not start.
-        var floorOverheadPercent: Double?
-        var floorOverheadPercentCI95Low: Double?
-        var floorOverheadPercentCI95High: Double?
+        var floorOverheadPercent, floorOverheadPercentCI95Low, floorOverheadPercentCI95High: Double?
         /// What the sampler adds above that floor: the median over rounds of
         /// (sampled CPU - floor CPU) / unsampled CPU, in percent, with its 95% interval.
-        var aboveFloorPercent: Double?
-        var aboveFloorPercentCI95Low: Double?
-        var aboveFloorPercentCI95High: Double?
+        var aboveFloorPercent, aboveFloorPercentCI95Low, aboveFloorPercentCI95High: Double?
         /// The drain thread's CPU time as a share of the sampled thread's CPU time, in percent, and
         /// how often it woke (per second of the sampled thread's CPU time).
-        var drainCPUPercent: Double
-        var drainWakeupsPerSecond: Double
+        var drainCPUPercent, drainWakeupsPerSecond: Double
         /// The share of unwinds answered from the memo of an earlier identical unwind.
         var unwindMemoHitShare: Double
     }
 
     struct Result: Codable {
-        var rateHz: Int
-        var stackCopyBytes: Int
+        var rateHz, stackCopyBytes: Int
         /// The drain thread's wake-up interval (ms); 0: the sampler's automatic choice.
         var drainIntervalMs: Int
         var rounds: Int
-        var loadAverageBefore: String
-        var loadAverageAfter: String
+        var loadAverageBefore, loadAverageAfter: String
         var unsampledCPUSeconds: Double
         /// The source a sampler uses here unless told, and why.
-        var defaultSource: String
-        var defaultSourceReason: String
+        var defaultSource, defaultSourceReason: String
         var sources: [SourceResult]
     }
 

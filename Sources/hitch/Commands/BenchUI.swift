@@ -37,26 +37,14 @@ enum BenchUI: Subcommand {
     """
 
     struct Distribution: Codable {
-        var mean: Double
-        var p99: Double
-        var max: Double
+        var mean, p99, max: Double
     }
 
     struct Result: Codable {
         var variant: String
-        var rows: Int
-        var refreshHz: Int
-        var frames: Int
-        var keystrokes: Int
-        var publishedSnapshots: Int
-        var rowsBuilt: Int
+        var rows, refreshHz, frames, keystrokes, publishedSnapshots, rowsBuilt: Int
         var firstFrameNs: Int64
-        var updateNs: Distribution
-        var diffNs: Distribution
-        var layoutNs: Distribution
-        var displayListNs: Distribution
-        var totalNs: Distribution
-        var allocationsPerFrame: Distribution
+        var updateNs, diffNs, layoutNs, displayListNs, totalNs, allocationsPerFrame: Distribution
         var allocationCounter: String
     }
 

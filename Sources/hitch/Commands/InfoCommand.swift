@@ -29,18 +29,14 @@ enum InfoCommand: Subcommand {
 
     struct ThreadInfo: Codable {
         var name: String
-        var processID: UInt64
-        var threadID: UInt64
+        var processID, threadID: UInt64
         var eventCount: Int
     }
 
     struct Info: Codable {
         var path: String
-        var fileBytes: UInt64
-        var ticksPerSecond: UInt64
-        var durationNs: Int64
-        var firstTimestampNs: Int64
-        var lastTimestampNs: Int64
+        var fileBytes, ticksPerSecond: UInt64
+        var durationNs, firstTimestampNs, lastTimestampNs: Int64
         var eventCount: Int
         var eventCounts: [String: Int]
         /// Intervals and instants carrying each app argument (docs/FORMAT.md §5 "Arguments"), by name.
