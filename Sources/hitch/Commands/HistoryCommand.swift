@@ -79,8 +79,6 @@ enum HistoryCommand: Subcommand {
 
     static func number(_ value: Double) -> String { Format.significant(value) }
 
-    static func json<T: Encodable>(_ value: T) throws -> String { try JSONOutput.text(value) }
-
     /// A markdown table cell: pipes and line breaks would break the table.
     static func cell(_ text: String) -> String {
         text.replacingOccurrences(of: "|", with: "\\|").split(whereSeparator: \.isNewline).joined(separator: " ")
@@ -197,7 +195,7 @@ enum HistoryList: Subcommand {
         if metricsOnly {
             let names = try HistoryCommand.store { () throws(HistoryError) in try store.metricNames() }
             switch format {
-            case "json": try writeStandardOutput(HistoryCommand.json(names))
+            case "json": try writeStandardOutput(JSONOutput.text(names))
             case "markdown": try writeStandardOutputLine((["| metric |", "|---|"] + names.map { "| `\(HistoryCommand.cell($0))` |" }).joined(separator: "\n"))
             default: for name in names { try writeStandardOutputLine(name) }
             }
@@ -207,7 +205,7 @@ enum HistoryList: Subcommand {
         let lines = runs.map { RunLine(id: $0.id, commit: $0.commit, branch: $0.branch, time: HistoryCommand.time($0.timeMs), machine: $0.machine.name,
                                        cpuModel: $0.machine.cpuModel, cores: $0.machine.cores, refreshHz: $0.machine.refreshHz, tags: $0.tags, traces: $0.traces) }
         switch format {
-        case "json": try writeStandardOutput(HistoryCommand.json(lines))
+        case "json": try writeStandardOutput(JSONOutput.text(lines))
         case "markdown":
             try writeStandardOutputLine("| time | branch | commit | machine | tags | run |\n|---|---|---|---|---|---|")
             for l in lines {
@@ -257,7 +255,7 @@ enum HistoryShow: Subcommand {
         let changes = result.metrics.first?.changePoints ?? []
         let changeAt = Dictionary(changes.map { ($0.runIndex, $0) }, uniquingKeysWith: { a, _ in a })
         switch format {
-        case "json": try writeStandardOutput(HistoryCommand.json(Output(metric: metric, branch: branch, values: rows, changePoints: changes)))
+        case "json": try writeStandardOutput(JSONOutput.text(Output(metric: metric, branch: branch, values: rows, changePoints: changes)))
         case "markdown":
             try writeStandardOutputLine("| time | commit | \(HistoryCommand.cell(metric)) | change |\n|---|---|---:|---|")
             for (index, row) in rows.enumerated() {
@@ -317,7 +315,7 @@ enum HistoryCheckCommand: Subcommand {
         }
         let result = HistoryCheck.check(history, branch: branch, thresholdPercent: threshold, options: options)
         switch format {
-        case "json": try writeStandardOutput(HistoryCommand.json(result))
+        case "json": try writeStandardOutput(JSONOutput.text(result))
         case "markdown":
             try writeStandardOutputLine("### hitch history check: \(HistoryCommand.cell(branch)), \(result.runs) runs\n\n\(HistoryCommand.coverage(result))\n\n| metric | newest change | verdict |\n|---|---|---|")
             for m in result.metrics {
@@ -507,11 +505,11 @@ enum HistoryBench: Subcommand {
         }
         let reportCPU = cpu
         let size = ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
-        let load = ((try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? "").split(separator: " ").prefix(3).joined(separator: " ")
+        let load = BenchClock.loadAverages().joined(separator: " ")
         let figures = Figures(runs: runCount, metrics: metricCount, fillSeconds: fill, checkSeconds: check, reportSeconds: report,
                               checkCPUSeconds: checkCPU, reportCPUSeconds: reportCPU, changePoints: result?.metrics.reduce(0) { $0 + $1.changePoints.count } ?? 0,
                               regressions: result?.regressions.count ?? 0, reportBytes: bytes, databaseBytes: size, loadAverage: load)
-        try writeStandardOutput(HistoryCommand.json(figures))
+        try writeStandardOutput(JSONOutput.text(figures))
         return .ok
     }
 }
