@@ -802,7 +802,7 @@ struct PerfettoState {
         if appPids.count > 1 {
             throw ImportError(file: file, location: "FrameTimeline",
                               expected: (selection.map { "one process matching \($0) (--process), found \(appPids.count)" } ?? "surface frames of one app, found \(appPids.count) processes")
-                                + ": \(candidateList()); pick one with 'hitch import perfetto --process NAME|PID'")
+                                + ": \(candidateList()); pick one with --process NAME|PID")
         }
     }
 }
