@@ -20,10 +20,10 @@ enum ImportCommand: Subcommand {
                              perfetto    A Perfetto protobuf trace with the android.surfaceflinger.frametimeline
                                          data source (Android 12 and later), atrace or track-event slices, sched.
                              xctrace     'xctrace export' XML of an Instruments trace: hitches (and hitches-updates,
-                                         hitches-renders), display-surface-swap, display-vsyncs-interval,
-                                         device-display-info, time-profile, os-signpost, swiftui-updates,
-                                         swiftui-causes, swiftui-update-groups tables (one or several files, one
-                                         table or several each).
+                                         hitches-renders, hitches-gpu, hitches-framewait), display-surface-swap,
+                                         display-vsyncs-interval, device-display-info, time-profile, os-signpost,
+                                         swiftui-updates, swiftui-causes, swiftui-full-causes, swiftui-update-groups
+                                         tables (one or several files, one table or several each).
       FILE                   The file to read (xctrace: one or more exports, read as one trace).
 
     OPTIONS:
