@@ -265,6 +265,32 @@ import Testing
         }
     }
 
+    /// Real exports of one Animation Hitches trace (Tests/Fixtures/import/README.md): twelve surface
+    /// swaps one vsync apart, vsyncs written as 1 ns instants every 16.67 ms, and the render server's
+    /// twelve renders. Checked against what the files say: twelve frames at 60 Hz (the step between
+    /// the vsyncs), none late, and a `render` stage per render row with the rows' durations.
+    @Test func xctraceRealExportOfOneTraceImports() throws {
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("import-\(UUID().uuidString).fxt").path
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let inputs = ["xctrace-real-display-surface-swap.xml", "xctrace-real-display-vsyncs-interval.xml", "xctrace-real-hitches-renders.xml"]
+            .map { Self.fixtures.appendingPathComponent($0).path }
+        let summary = try TraceImport.run(.xctrace, inputs: inputs, output: output)
+        var analyzer = Analyzer(options: AnalyzerOptions(refreshRatesHz: [60, 120]))
+        var reader = try TraceReader(path: output)
+        try analyzer.add(&reader, path: output)
+        let analysis = analyzer.finish()
+        #expect(summary.frames == 12)
+        #expect(analysis.recordedRates.map(\.rateHz) == [60])
+        #expect(analysis.frames.count == 12 && analysis.frames.allSatisfy { $0.hitchMs == 0 })
+        // hitches-renders' duration column, row by row.
+        let renderDurationsNs: [Int64] = [5_967_958, 6_088_958, 5_717_083, 5_346_250, 6_449_291, 6_092_458,
+                                          4_982_458, 4_682_833, 6_500_166, 7_150_000, 5_849_083, 5_139_250]
+        let render = try #require(analysis.stages.first { $0.name == "render" })
+        #expect(render.count == renderDurationsNs.count)
+        #expect(abs(render.totalMs - Double(renderDurationsNs.reduce(0, +)) / 1e6) < 1e-6)
+        #expect(abs(render.maxMs - 7.15) < 1e-6)
+    }
+
     /// Without vsync intervals, `device-display-info` gives the period of the display the presents
     /// were on (60 Hz), not the main display's (120 Hz) nor the presents' spacing (a 30 fps app).
     @Test func xctraceDeviceDisplayInfoGivesThePeriodWithoutVsyncs() throws {
