@@ -12,13 +12,13 @@ public enum MarkdownReport: AnalysisRenderer {
         out.append("Evidence: " + escape(a.evidence.summary))
         out.append("")
         if a.recorded.frameCount > 0 {
-            out.append("| rate | source | hitch time ratio | Apple test scale | Organizer scale | frames | hitches | longest | p95 frame |")
-            out.append("|---|---|---:|---|---|---:|---:|---:|---:|")
-            for key in ReportText.rateKeys(a) {
-                guard let h = a.hitches[key] else { continue }
-                out.append("| \(key) Hz | \(h.source) | \(Format.fixed(h.hitchTimeRatioMsPerS, 2)) ms/s | \(icon(h.verdict)) \(h.verdict)\(h.fewFrames ? " (small sample)" : "") | \(h.organizerScale.grade) | \(h.frameCount) | \(h.hitchCount) | \(ReportText.ms(h.longestHitchMs)) | \(ReportText.ms(h.frameTimeMs.p95)) |")
-            }
-            out.append("")
+            out += table("| rate | source | hitch time ratio | Apple test scale | Organizer scale | frames | hitches | longest | p95 frame |",
+                         "|---|---|---:|---|---|---:|---:|---:|---:|", ReportText.rateKeys(a).compactMap { key in
+                a.hitches[key].map { h in
+                    ["\(key) Hz", "\(h.source)", "\(Format.fixed(h.hitchTimeRatioMsPerS, 2)) ms/s", "\(icon(h.verdict)) \(h.verdict)\(h.fewFrames ? " (small sample)" : "")",
+                     "\(h.organizerScale.grade)", "\(h.frameCount)", "\(h.hitchCount)", ReportText.ms(h.longestHitchMs), ReportText.ms(h.frameTimeMs.p95)]
+                }
+            })
             if a.threadStates != nil {
                 out.append("**Hitch causes** (ms/s): " + ReportText.rateKeys(a).compactMap { key in
                     a.hitches[key].map { "\(key) Hz: \(ReportText.causeRatios($0))" }
@@ -31,20 +31,17 @@ public enum MarkdownReport: AnalysisRenderer {
             out.append("")
         }
         if !a.stages.isEmpty {
-            out.append("| stage | count | total ms | self ms | p95 ms | main-thread share | in hitches ms |")
-            out.append("|---|---:|---:|---:|---:|---:|---:|")
-            for s in a.stages.prefix(15) {
-                out.append("| \(escape(s.name)) | \(s.count) | \(Format.fixed(s.totalMs, 1)) | \(Format.fixed(s.selfMs, 1)) | \(Format.significant(s.p95Ms)) | \(ReportText.percent(s.mainThreadShare)) | \(Format.fixed(s.inHitchingFramesMs, 1)) |")
-            }
-            out.append("")
+            out += table("| stage | count | total ms | self ms | p95 ms | main-thread share | in hitches ms |", "|---|---:|---:|---:|---:|---:|---:|",
+                         a.stages.prefix(15).map { s in
+                [escape(s.name), "\(s.count)", Format.fixed(s.totalMs, 1), Format.fixed(s.selfMs, 1), Format.significant(s.p95Ms),
+                 ReportText.percent(s.mainThreadShare), Format.fixed(s.inHitchingFramesMs, 1)]
+            })
         }
         if !a.views.isEmpty {
-            out.append("| view | bodies | total ms | long (>\(Format.threshold(milliseconds: AnalysisThresholds.longUpdateMs))) | >\(Format.threshold(milliseconds: AnalysisThresholds.veryLongUpdateMs)) |")
-            out.append("|---|---:|---:|---:|---:|")
-            for v in a.views.prefix(10) {
-                out.append("| \(escape(v.type)) | \(v.bodyEvaluations) | \(Format.fixed(v.totalMs, 1)) | \(v.longUpdates) | \(v.longUpdatesOver1ms) |")
-            }
-            out.append("")
+            out += table("| view | bodies | total ms | long (>\(Format.threshold(milliseconds: AnalysisThresholds.longUpdateMs))) | >\(Format.threshold(milliseconds: AnalysisThresholds.veryLongUpdateMs)) |",
+                         "|---|---:|---:|---:|---:|", a.views.prefix(10).map { v in
+                [escape(v.type), "\(v.bodyEvaluations)", Format.fixed(v.totalMs, 1), "\(v.longUpdates)", "\(v.longUpdatesOver1ms)"]
+            })
         }
         if let d = a.decode {
             out.append("**LLM decode:** \(Format.significant(d.tokensPerSecond)) tok/s, \(Format.bytes(d.bytesPerToken))/token, \(Format.significant(d.bandwidthGBps)) GB/s"
@@ -57,24 +54,25 @@ public enum MarkdownReport: AnalysisRenderer {
             out.append("")
         }
         if !input.budgets.isEmpty {
-            out.append("| budget | result |")
-            out.append("|---|---|")
-            for b in input.budgets {
-                out.append("| \(escape(b.name)) | \(b.status == .passed ? "✅" : b.status == .failed ? "❌" : "⏭️ skipped:") \(escape(b.message))"
-                           + (b.warning.map { " ⚠️ " + escape($0) } ?? "") + " |")
-            }
-            out.append("")
+            out += table("| budget | result |", "|---|---|", input.budgets.map { b in
+                [escape(b.name), "\(b.status == .passed ? "✅" : b.status == .failed ? "❌" : "⏭️ skipped:") \(escape(b.message))" + (b.warning.map { " ⚠️ " + escape($0) } ?? "")]
+            })
         }
         for w in a.warnings { out.append("> warning: " + escape(w)) }
         return out.joined(separator: "\n") + "\n"
     }
 
+    /// A table: its header and alignment rows as written, a row of cells per element, then a blank line.
+    static func table(_ header: String, _ alignment: String, _ rows: [[String]]) -> [String] {
+        [header, alignment] + rows.map { "| " + $0.joined(separator: " | ") + " |" } + [""]
+    }
+
     static func icon(_ grade: HitchGrade) -> String {
-        switch grade {
+        switch ReportText.tone(grade) {
         case .good: "🟢"
-        case .warning, .fair: "🟠"
-        case .poor, .critical: "🔴"
-        case .ungraded: "⚪"
+        case .warning: "🟠"
+        case .critical: "🔴"
+        case .neutral: "⚪"
         }
     }
 

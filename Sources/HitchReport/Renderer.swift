@@ -39,6 +39,17 @@ enum ReportText {
     static func thinMark(_ level: Double, _ count: Int) -> String { PercentileEvidence.isThin(percentile: level, count: count) ? "†" : "" }
     static func ms(_ value: Double) -> String { Format.significant(value) + " ms" }
     static func percent(_ fraction: Double) -> String { Format.fixed(fraction * 100, 1) + "%" }
+    /// How alarming a grade reads, on the one scale every report colours grades by: both grading
+    /// scales fold onto it (Organizer's `fair` with the test scale's `warning`).
+    enum Tone: String { case good, warning, critical, neutral }
+    static func tone(_ grade: HitchGrade) -> Tone {
+        switch grade {
+        case .good: .good
+        case .warning, .fair: .warning
+        case .poor, .critical: .critical
+        case .ungraded: .neutral
+        }
+    }
     /// A hitch cause in words (the one table of display names).
     static func cause(_ cause: HitchCause) -> String { DisplayNames.cause(cause) }
     /// "app work 3.1 · waiting for a CPU 0.4 · …" (ms/s), causes without hitches left out.

@@ -2,20 +2,20 @@
 /// the window's wall time.
 public struct ThreadStateSplit: Codable, Sendable, Equatable {
     /// On a CPU (the thread's CPU clock).
-    public var runningMs = 0.0
+    public var runningMs: Double = 0
     /// Runnable, waiting for a CPU (schedstat run delay, or preempted switch-out to switch-in).
-    public var runnableMs = 0.0
+    public var runnableMs: Double = 0
     /// Asleep: a lock, I/O, a wait on another thread (voluntary switches, or a not-preempted switch-out).
-    public var blockedMs = 0.0
+    public var blockedMs: Double = 0
     /// Neither running, waiting nor asleep by the thread's own counters: the machine took the CPU
     /// (steal in a VM with steal accounting).
-    public var machineMs = 0.0
+    public var machineMs: Double = 0
     /// Not told apart (a counter unavailable on this machine).
-    public var unknownMs = 0.0
+    public var unknownMs: Double = 0
     /// The part of `runnableMs` the app's own other threads held the CPU for (docs/METRICS.md
     /// "Hitch causes"): filled for hitching recorded frames and their sums; 0 elsewhere and when the
     /// trace cannot tell (`threadStates.appThreadSplit`).
-    public var runnableBehindAppThreadsMs = 0.0
+    public var runnableBehindAppThreadsMs: Double = 0
     public init() {}
 }
 

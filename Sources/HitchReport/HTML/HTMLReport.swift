@@ -97,14 +97,7 @@ struct Context {
 
     func fragment(_ kind: StaticString, _ value: String) -> Fragment { Fragment(kind, prefix + "-" + value) }
 
-    static func gradeClass(_ grade: HitchGrade) -> String {
-        switch grade {
-        case .good: "good"
-        case .warning, .fair: "warning"
-        case .poor, .critical: "critical"
-        case .ungraded: "neutral"
-        }
-    }
+    static func gradeClass(_ grade: HitchGrade) -> String { ReportText.tone(grade).rawValue }
 
     static func rateTitle(_ figures: HitchFigures) -> String {
         let rate = figures.rateHz > 0 ? Format.rate(figures.rateHz) : "mixed rates"

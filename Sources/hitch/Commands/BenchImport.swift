@@ -83,13 +83,13 @@ enum BenchImport: Subcommand {
             if keep == nil { unlink(input) }
         }
         if output == "json" {
-            let body = results.map { format, figures in
-                "  \"\(format)\": {" + figures.map { "\"\($0.0)\": \(BenchAnalyze.jsonNumber($0.1))" }.joined(separator: ", ") + "}"
-            }.joined(separator: ",\n")
-            print("{\n" + body + "\n}")
+            let object = Dictionary(results.map { format, figures in (format, Dictionary(figures, uniquingKeysWith: { first, _ in first })) },
+                                    uniquingKeysWith: { first, _ in first })
+            try writeStandardOutput(JSONOutput.text(object))
         } else {
             for (format, figures) in results {
-                print(format.padding(toLength: 11, withPad: " ", startingAt: 0) + figures.map { "\($0.0) \(BenchAnalyze.jsonNumber($0.1))" }.joined(separator: ", "))
+                try writeStandardOutputLine(format.padding(toLength: 11, withPad: " ", startingAt: 0)
+                                            + figures.map { "\($0.0) \(BenchAnalyze.jsonNumber($0.1))" }.joined(separator: ", "))
             }
         }
         return .ok

@@ -49,10 +49,6 @@ enum BenchUI: Subcommand {
     }
 
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
-        if arguments.wantsHelp() {
-            print(help)
-            return .ok
-        }
         let format = try arguments.choice("--format", ["text", "json"], default: "text")
         let variantName = try arguments.choice("--variant", ["tuned", "naive"], default: "tuned")
         let seconds = try arguments.number("--seconds", in: 2.0...120.0, default: 12.0)

@@ -94,9 +94,9 @@ enum DemoCommand: Subcommand {
         guard !written.isEmpty else {
             throw CLIError("no traces (*.fxt) in '\(tracesDirectory)'; run 'hitch demo' without --reports-only to record them")
         }
-        print(summary(written))
+        try writeStandardOutputLine(summary(written))
         if let first = written.first(where: { $0.analysis == nil }) ?? written.first {
-            print("Start with \(first.report) (open it in any browser; it needs no network).")
+            try writeStandardOutputLine("Start with \(first.report) (open it in any browser; it needs no network).")
         }
         return .ok
     }

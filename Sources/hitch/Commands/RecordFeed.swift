@@ -38,10 +38,6 @@ enum RecordFeed: Subcommand {
     """
 
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
-        if arguments.wantsHelp() {
-            print(help)
-            return .ok
-        }
         guard let variantName = try arguments.option("--variant") else {
             throw CLIError("option '--variant' is required (naive or tuned)")
         }
