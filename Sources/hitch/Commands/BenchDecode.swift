@@ -27,7 +27,7 @@ enum BenchDecode: Subcommand {
     written as GGUF in that type and read in place, as --model reads a file (bytes per token are the
     type's true size: 4.5, 5.5 and 6.5625 bits per weight for q4_K, q5_K and q6_K).
 
-    With --model, the GGUF file's model (mapped, its own tensor types) is measured instead of the
+    With --model, the GGUF file's model (its own tensor types, on 2 MB pages where memory allows) is measured instead of the
     generated ones; bytes per token follow from its real tensor sizes.
 
     With --write-gguf, nothing is measured: the synthetic model of --seed and the shape options is
