@@ -51,7 +51,8 @@ static uint16_t float_to_half(float f) {
 
 static float round_to_half(float f) { return half_to_float(float_to_half(f)); }
 
-// MARK: Quantization (portable: a short loop per op, not worth an x86 version of its own)
+// MARK: Quantization (portable; q8_K has x86 versions too, in kernel_body.h: it runs before every
+// K-quant product on the dispatching thread while the others wait)
 
 void hitch_quantize_q8(const float *x, long count, const hitch_q8_activations *out) {
     for (long b = 0; b < count / 32; b++) {
