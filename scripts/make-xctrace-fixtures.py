@@ -11,15 +11,26 @@ A ProMotion display: presents every 8.333 ms, then at 60 Hz (the vsync intervals
 hitches of one to three periods on some presents, matched by swap id or, without one, by time.
 
 xctrace-detail.xml adds, for the same presents: hitches-updates (the app's commits; one of another
-process's, to be ignored) and hitches-renders by swap id, planting a commit hitch on every hitch of
-two or more periods and a render hitch on the others; swiftui-updates (view body updates of FeedRow
-and FeedList, and representable updates that are not bodies), swiftui-causes (property -> view
-edges) and swiftui-update-groups. xctrace-display-info.xml is a 30 fps app on a 60 Hz display
+process's, to be ignored), hitches-renders and hitches-gpu by swap id, planting a commit hitch on
+every hitch of two or more periods and a render hitch on the others (one of them late on the GPU,
+its render in time), and hitches-framewait intervals; swiftui-updates (view body updates of FeedRow
+and FeedList, and representable updates that are not bodies), swiftui-causes and
+swiftui-full-causes (property -> view edges; the full table repeats every edge of the other and adds
+attribute-graph edges, its nodes carrying their event ids and times as xctrace 26's typed arrays do)
+and swiftui-update-groups. The hitches-gpu and hitches-framewait columns are the ones exporters of
+those tables read (start, duration, display, swap-id, surface-id, frame-color, ...): no export of
+them was at hand. xctrace-display-info.xml is a 30 fps app on a 60 Hz display
 without vsync intervals: device-display-info's rate, not the presents' spacing, is the period.
 """
 import json
 import os
 import sys
+from xml.sax.saxutils import escape as xml_escape
+
+
+def escape(text):
+    """Text and attribute values as xctrace writes them: & < > " escaped."""
+    return xml_escape(text, {'"': "&quot;"})
 
 APP_PID = 7
 PERIODS = [(0, 8_333_333), (300, 16_666_667)]   # from present index 300 on, 60 Hz
@@ -37,8 +48,8 @@ class Ids:
         self.n += 1
         if key is not None:
             self.defined[key] = self.n
-        f = f' fmt="{fmt}"' if fmt is not None else ""
-        return f'<{tag} id="{self.n}"{f}>{inner}{text}</{tag}>'
+        f = f' fmt="{escape(fmt)}"' if fmt is not None else ""
+        return f'<{tag} id="{self.n}"{f}>{inner}{escape(text)}</{tag}>'
 
 
     def element(self, tag, attributes, key, inner=None):
@@ -140,8 +151,36 @@ def detail(out, presents, hitches):
     """xctrace-detail.xml and its truth (see the docstring)."""
     ids = Ids()
     lateness = {h["index"]: h["duration"] for h in hitches}
-    updates, renders, bodies, causes, groups = [], [], [], [], []
+    updates, renders, gpus, waits, bodies, causes, full_causes, groups = [], [], [], [], [], [], [], []
     kinds, body_counts, edge_counts, group_count = [], {}, {}, 0
+    gpu_late, gpu_late_ns = [], 0
+    event_ids = iter(range(5000, 10**9))
+
+    def node(name, color, symbol, event_id, full=False, at=None, duration=None):
+        """A cause graph node as xctrace writes it: a typed-array (label, color, symbol, two empty
+        cells; the full table adds the event id, its time and duration)."""
+        cells = (ids.value("string", name, fmt=name, key=("s", name)) + ids.value("string", color, fmt=color, key=("s", color))
+                 + ids.value("string", symbol, fmt=symbol, key=("s", symbol)) + "<sentinel/><sentinel/>")
+        fmt = f"{name}, {color}, {symbol}, n/a, n/a"
+        if full:
+            cells += ids.value("uint32", str(event_id), fmt=str(event_id))
+            cells += (ids.value("event-time", str(at), fmt="t") if at is not None else "<sentinel/>") + "<sentinel/>"
+            cells += ids.value("duration", str(duration), fmt="d") if duration is not None else "<sentinel/>"
+            fmt += f", {event_id}, n/a, n/a, n/a"
+        return ids.value("typed-array", "", fmt=fmt, inner=cells)
+
+    def edge(at, source, destination, full_only=False):
+        """One cause -> effect edge: in swiftui-full-causes, and in swiftui-causes unless `full_only`."""
+        source_id, destination_id = next(event_ids), next(event_ids)
+        head = lambda full: (ids.value("event-time", str(at), fmt="t") + ids.value("uint32", str(source_id), fmt=str(source_id))
+                             + node(source[0], "gray", source[1], source_id, full, at=at - ms // 10)
+                             + ids.value("uint32", str(destination_id), fmt=str(destination_id))
+                             + node(destination, "blue", "square", destination_id, full, duration=ms // 2)
+                             + ids.value("string", "Update", fmt="Update", key=("s", "Update")) + "<sentinel/><sentinel/><sentinel/>" + process(ids))
+        if not full_only:
+            causes.append("<row>" + head(False) + "</row>")
+        full_causes.append("<row>" + head(True) + "</row>")
+        edge_counts[(source[0], destination)] = edge_counts.get((source[0], destination), 0) + 1
     thread = lambda: ids.value("thread", "", fmt=f"Main Thread 0x1 (FeedApp, pid: {APP_PID})", key="main",
                                inner=ids.value("tid", "1", fmt="0x1", key="tid") + process(ids))
     ms = 1_000_000
@@ -156,11 +195,19 @@ def detail(out, presents, hitches):
         k = late // p if late else 0
         update = (vsync + p // 10, vsync + 4 * p // 10)
         render = (target + p // 20, target + 3 * p // 10)
+        gpu = (render[1] - p // 10, render[1] + p // 20)
         if k >= 2:
             update = (vsync + p // 10, target + k * p - p // 2)
             kinds.append(dict(swap=i, kind="commit"))
+        elif k == 1 and i == 200:
+            # Late on the GPU, the render server's own work in time: the render ends with the GPU.
+            gpu = (render[1] - p // 10, target + p + 3 * p // 10)
+            kinds.append(dict(swap=i, kind="render"))
+            gpu_late.append(dict(swap=i, renderNs=gpu[1] - target))
+            gpu_late_ns += gpu[1] - gpu[0]
         elif k == 1:
             render = (target + p // 20, target + p + 3 * p // 10)
+            gpu = (render[1] - p // 10, render[1] + p // 20)
             kinds.append(dict(swap=i, kind="render"))
             # Another process's commit of the same swap id, ending late: the app's own is the one taken.
             updates.append("<row>" + ids.value("start-time", str(vsync), fmt="t") + ids.value("duration", str(target + p - vsync), fmt="d")
@@ -171,40 +218,61 @@ def detail(out, presents, hitches):
         renders.append("<row>" + ids.value("start-time", str(render[0]), fmt="t") + ids.value("duration", str(render[1] - render[0]), fmt="d")
                        + ids.value("display-name", "Display 1", key="display") + ids.value("uint64", str(i), fmt=str(i))
                        + ids.value("uint64", "4242", fmt="4242", key="surface") + "</row>")
+        # The GPU's work and the frame wait: display-level rows, the swap id in the text and in hex in fmt.
+        gpus.append("<row>" + ids.value("start-time", str(gpu[0]), fmt="t") + ids.value("duration", str(gpu[1] - gpu[0]), fmt="d")
+                    + ids.value("display-name", "Display 1", key="display") + ids.value("uint32", str(i), fmt=hex(i))
+                    + ids.value("uint32", "4242", fmt="4242", key="surface") + ids.value("event-concept", "Green", key="green")
+                    + ids.value("uint32", "0", fmt="0", key="zero") + ids.value("string", hex(i), fmt=hex(i)) + "</row>")
+        waits.append("<row>" + ids.value("start-time", str(gpu[1]), fmt="t") + ids.value("duration", str(p // 10), fmt="d")
+                     + ids.value("display-name", "Display 1", key="display") + ids.value("uint32", str(i), fmt=hex(i))
+                     + ids.value("uint32", "4242", fmt="4242", key="surface") + ids.value("event-concept", "Green", key="green")
+                     + ids.value("uint32", "0", fmt="0", key="zero") + ids.value("string", hex(i), fmt=hex(i)) + "</row>")
         if i % 2 == 0 and i < 100:
             for view, identity, source in (("FeedRow", f"row-{i % 10}", "@Observable FeedModel.rows"),) + (
                     (("FeedList", "list", "@State FeedList.query"),) if i % 10 == 0 else ()):
                 start = update[0] + ms // 5
-                causes.append("<row>" + ids.value("event-time", str(start - ms // 20), fmt="t") + ids.value("string", source, key=source)
-                              + ids.value("string", view, key=("dest", view)) + thread() + "</row>")
+                edge(start - ms // 20, (source, "pencil.and.list.clipboard"), view)
                 bodies.append("<row>" + ids.value("start-time", str(start), fmt="t") + ids.value("duration", str(ms // 2), fmt="d", key="half")
                               + ids.value("string", identity, key=("id", identity)) + ids.value("string", "View Body Update", key="body")
                               + ids.value("string", view, key=("view", view)) + thread() + process(ids) + "</row>")
                 body_counts[view] = body_counts.get(view, 0) + 1
-                edge_counts[(source, view)] = edge_counts.get((source, view), 0) + 1
             bodies.append("<row>" + ids.value("start-time", str(update[0]), fmt="t") + ids.value("duration", str(ms // 10), fmt="d", key="tenth")
                           + ids.value("string", "map", key=("id", "map")) + ids.value("string", "Representable Update", key="repr")
                           + ids.value("string", "MapView", key=("view", "MapView")) + thread() + process(ids) + "</row>")
+        if i % 10 == 0 and i < 100:
+            # Attribute-graph edges only the full cause table lists.
+            edge(update[0] + ms // 10, ("<graph>", "point.3.filled.connected.trianglepath.dotted"), "FeedRow", full_only=True)
         if i % 20 == 0 and i < 100:
             groups.append("<row>" + ids.value("start-time", str(update[0]), fmt="t") + ids.value("duration", str(2 * ms), fmt="d", key="two")
                           + ids.value("string", "Transaction", key="transaction") + thread() + "</row>")
             group_count += 1
+    cause_columns = ["timestamp", "source-node-event-id", "source-node", "destination-node-event-id", "destination-node", "label",
+                     "value-type", "changed-properties", "layout-info", "process"]
     xml = ('<?xml version="1.0"?>\n<trace-query-result>\n'
            + "<node xpath='//trace-toc[1]/run[1]/data[1]/table[70]'>" + schema("hitches-updates", ["start", "duration", "process", "swap-id"])
            + "\n" + "\n".join(updates) + "\n</node>\n"
            + "<node xpath='//trace-toc[1]/run[1]/data[1]/table[71]'>" + schema("hitches-renders", ["start", "duration", "display", "swap-id", "surface-id"])
            + "\n" + "\n".join(renders) + "\n</node>\n"
+           + "<node xpath='//trace-toc[1]/run[1]/data[1]/table[72]'>"
+           + schema("hitches-gpu", ["start", "duration", "display", "swap-id", "surface-id", "frame-color", "containment-level", "label"])
+           + "\n" + "\n".join(gpus) + "\n</node>\n"
+           + "<node xpath='//trace-toc[1]/run[1]/data[1]/table[73]'>"
+           + schema("hitches-framewait", ["start", "duration", "display", "swap-id", "surface-id", "frame-color", "layout-qualifier", "label"])
+           + "\n" + "\n".join(waits) + "\n</node>\n"
            + "<node xpath='//trace-toc[1]/run[1]/data[1]/table[80]'>"
            + schema("swiftui-updates", ["start", "duration", "id", "update-type", "view-name", "thread", "process"])
            + "\n" + "\n".join(bodies) + "\n</node>\n"
-           + "<node xpath='//trace-toc[1]/run[1]/data[1]/table[81]'>" + schema("swiftui-causes", ["timestamp", "source-node", "destination-node", "thread"])
+           + "<node xpath='//trace-toc[1]/run[1]/data[1]/table[81]'>" + schema("swiftui-causes", cause_columns)
            + "\n" + "\n".join(causes) + "\n</node>\n"
+           + "<node xpath='//trace-toc[1]/run[1]/data[1]/table[83]'>" + schema("swiftui-full-causes", cause_columns)
+           + "\n" + "\n".join(full_causes) + "\n</node>\n"
            + "<node xpath='//trace-toc[1]/run[1]/data[1]/table[82]'>" + schema("swiftui-update-groups", ["start", "duration", "label", "thread"])
            + "\n" + "\n".join(groups) + "\n</node>\n</trace-query-result>\n")
     with open(os.path.join(out, "xctrace-detail.xml"), "w") as f:
         f.write(xml)
     return dict(hitchKinds=kinds, bodies=body_counts, edges=[dict(source=s, target=t, count=c) for (s, t), c in sorted(edge_counts.items())],
-                groups=group_count)
+                groups=group_count, renders=len(renders), gpus=len(gpus), frameWaits=len(waits),
+                gpuLate=gpu_late, gpuLateNs=gpu_late_ns)
 
 
 def display_info(out):

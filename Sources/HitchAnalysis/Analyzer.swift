@@ -66,10 +66,21 @@ public struct Analyzer: Sendable {
                 if sinceProgress & 0xFFFFF == 0, let progress, let fraction = input.progress { progress(fraction) }
             }
         } catch {
+            nameThreadsAsTheTraceLastDoes(input)
             endRun(path: path, cutShortAtOffset: input.cutShortAtOffset)
             throw error
         }
+        nameThreadsAsTheTraceLastDoes(input)
         endRun(path: path, cutShortAtOffset: input.cutShortAtOffset)
+    }
+
+    /// A thread's first record can come before the record that names it (a context switch of a
+    /// thread flushed ahead of its own events): the passes' end of run names threads by the trace's
+    /// last word on them, so figures never say `thread <tid>` for a thread the trace does name.
+    private mutating func nameThreadsAsTheTraceLastDoes<Input: AnalysisInput>(_ input: Input) {
+        for raw in context.threadNameIndex.indices where context.threadNameIndex[raw] >= 0 {
+            context.threadNameIndex[raw] = context.threadNames.index(of: input.threadName(ThreadID(rawValue: UInt32(raw))))
+        }
     }
 
     private mutating func beginRun(mainThreads forced: Set<UInt32>?) {

@@ -226,4 +226,51 @@ import Testing
             #expect(a.offenders.isEmpty)
         }
     }
+
+    /// A thread whose first records (its context switches) come before the record that names it, as
+    /// when its switch ring is flushed ahead of its own events: the hitch names it by the name the
+    /// trace gives it by the end, not by its thread id.
+    @Test func aThreadNamedAfterItsFirstSwitchIsNamedInTheHitch() throws {
+        var t = ThreadStateTests.StateTrace()
+        t.b.metadata(MetadataKey.schedSource.name, "perf-context-switch")
+        t.b.metadata(MetadataKey.schedSwitchThreads.name, MetadataKey.everyRecordingThread)
+        let worker = t.b.list.thread("feed.thumbnails")
+        for _ in 0..<10 { t.frame() }
+        let planted = t.frameID
+        let out = t.vsync + 2 * Self.ms, back = out + 12 * Self.ms
+        t.b.list.append(out, t.b.main, .schedSwitch(SchedSwitch(direction: .switchedOut, preempted: true, cpu: 0)))
+        t.b.list.append(back, t.b.main, .schedSwitch(SchedSwitch(direction: .switchedIn, preempted: false, cpu: 0)))
+        t.b.list.append(out, worker, .schedSwitch(SchedSwitch(direction: .switchedIn, preempted: false, cpu: 0)))
+        t.b.list.append(back, worker, .schedSwitch(SchedSwitch(direction: .switchedOut, preempted: false, cpu: 0)))
+        t.frame(main: Window(running: 3 * Self.ms, runnable: 12 * Self.ms))
+        for _ in 0..<10 { t.frame() }
+        var list = t.b.list
+        list.events.sort { $0.timestampNs < $1.timestampNs }
+        var input = NamedLate(list: list, thread: worker, unnamedUntil: list.events.count - 1)
+        var analyzer = Analyzer(options: AnalyzerOptions(refreshRatesHz: [120]))
+        try analyzer.add(&input, path: "named late")
+        let a = analyzer.finish()
+        let attribution = try #require(a.hitchAttributions.first { $0.frameID == planted })
+        #expect(attribution.cpuTakenBy.map(\.name) == ["feed.thumbnails"])
+        #expect(a.offenders.first { $0.kind == .thread }?.name == "feed.thumbnails")
+    }
+
+    /// An input whose one thread is unnamed (`thread <id>`, as the FXT reader says before a thread's
+    /// name record) until `unnamedUntil` events have been read.
+    struct NamedLate: AnalysisInput {
+        var list: TraceEventList
+        let thread: ThreadID
+        let unnamedUntil: Int
+        var read = 0
+        mutating func nextEvent() throws -> TraceEvent? {
+            guard let next = try list.nextEvent() else { return nil }
+            read += 1
+            return next
+        }
+        var progress: Double? { nil }
+        func string(_ id: StringID) -> String { list.string(id) }
+        func threadName(_ id: ThreadID) -> String {
+            id == thread && read < unnamedUntil ? "thread \(id.rawValue)" : list.threadName(id)
+        }
+    }
 }

@@ -209,19 +209,26 @@ import Testing
     struct XctraceDetailTruth: Decodable {
         struct Kind: Decodable { var swap: UInt64; var kind: String }
         struct Edge: Decodable { var source: String; var target: String; var count: Int }
-        struct Detail: Decodable { var hitchKinds: [Kind]; var bodies: [String: Int]; var edges: [Edge]; var groups: Int }
+        struct GPULate: Decodable { var swap: UInt64; var renderNs: Int64 }
+        struct Detail: Decodable {
+            var hitchKinds: [Kind]; var bodies: [String: Int]; var edges: [Edge]; var groups: Int
+            var renders: Int; var gpus: Int; var frameWaits: Int; var gpuLate: [GPULate]; var gpuLateNs: Int64
+        }
         struct DisplayInfo: Decodable { var frames: Int; var periodNs: Int64 }
         var hitchTimeRatioMsPerS: Double
         var detail: Detail
         var displayInfo: DisplayInfo
     }
 
-    /// The same export with `hitches-updates`, `hitches-renders` and the SwiftUI tables
-    /// (xctrace-detail.xml): each Apple hitch is a commit hitch where the app's commit of its swap
-    /// ended after the frame's deadline and a render hitch where only the render server's render ran
-    /// late (another process's late commit of the same swap id is not the app's); body updates are
-    /// counted by view (representable updates are not bodies), causes become invalidation edges and
-    /// update groups stages; the hitch time ratio is unchanged.
+    /// The same export with `hitches-updates`, `hitches-renders`, `hitches-gpu`, `hitches-framewait`
+    /// and the SwiftUI tables (xctrace-detail.xml): each Apple hitch is a commit hitch where the app's
+    /// commit of its swap ended after the frame's deadline and a render hitch where only the render
+    /// server's render or the GPU's work ran late (another process's late commit of the same swap id
+    /// is not the app's); a frame late on the GPU renders until its GPU work ends, which sits in the
+    /// `gpu` stage's time in hitching frames; renders, GPU work and frame waits are stages; body
+    /// updates are counted by view (representable updates are not bodies), causes of both cause
+    /// tables become invalidation edges, each edge once, and update groups stages; the hitch time
+    /// ratio is unchanged.
     @Test func xctraceSubTablesSplitCommitFromRenderAndSwiftUIBecomesViewUpdates() throws {
         let truth = try JSONDecoder().decode(XctraceDetailTruth.self, from: Data(contentsOf: Self.fixtures.appendingPathComponent("xctrace.truth.json")))
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("import-\(UUID().uuidString).fxt").path
@@ -247,6 +254,41 @@ import Testing
                     "\(edge.source) -> \(edge.target)")
         }
         #expect(analysis.stages.contains { $0.name == "Transaction" && $0.count == truth.detail.groups })
+        let stages = Dictionary(analysis.stages.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        #expect(stages["render"]?.count == truth.detail.renders)
+        #expect(stages["gpu"]?.count == truth.detail.gpus)
+        #expect(stages["frame wait"]?.count == truth.detail.frameWaits)
+        #expect((stages["gpu"]?.inHitchingFramesMs ?? 0) >= Double(truth.detail.gpuLateNs) / 1e6 - 1e-6)
+        for late in truth.detail.gpuLate {
+            let frame = try #require(ours[late.swap + 1], "swap \(late.swap)")
+            #expect(abs(frame.renderMs - Double(late.renderNs) / 1e6) < 1e-6, "swap \(late.swap): \(frame.renderMs) ms")
+        }
+    }
+
+    /// Real exports of one Animation Hitches trace (Tests/Fixtures/import/README.md): twelve surface
+    /// swaps one vsync apart, vsyncs written as 1 ns instants every 16.67 ms, and the render server's
+    /// twelve renders. Checked against what the files say: twelve frames at 60 Hz (the step between
+    /// the vsyncs), none late, and a `render` stage per render row with the rows' durations.
+    @Test func xctraceRealExportOfOneTraceImports() throws {
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("import-\(UUID().uuidString).fxt").path
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let inputs = ["xctrace-real-display-surface-swap.xml", "xctrace-real-display-vsyncs-interval.xml", "xctrace-real-hitches-renders.xml"]
+            .map { Self.fixtures.appendingPathComponent($0).path }
+        let summary = try TraceImport.run(.xctrace, inputs: inputs, output: output)
+        var analyzer = Analyzer(options: AnalyzerOptions(refreshRatesHz: [60, 120]))
+        var reader = try TraceReader(path: output)
+        try analyzer.add(&reader, path: output)
+        let analysis = analyzer.finish()
+        #expect(summary.frames == 12)
+        #expect(analysis.recordedRates.map(\.rateHz) == [60])
+        #expect(analysis.frames.count == 12 && analysis.frames.allSatisfy { $0.hitchMs == 0 })
+        // hitches-renders' duration column, row by row.
+        let renderDurationsNs: [Int64] = [5_967_958, 6_088_958, 5_717_083, 5_346_250, 6_449_291, 6_092_458,
+                                          4_982_458, 4_682_833, 6_500_166, 7_150_000, 5_849_083, 5_139_250]
+        let render = try #require(analysis.stages.first { $0.name == "render" })
+        #expect(render.count == renderDurationsNs.count)
+        #expect(abs(render.totalMs - Double(renderDurationsNs.reduce(0, +)) / 1e6) < 1e-6)
+        #expect(abs(render.maxMs - 7.15) < 1e-6)
     }
 
     /// Without vsync intervals, `device-display-info` gives the period of the display the presents

@@ -358,3 +358,49 @@ private let llm = HitchCLI.trace("llm-q4_0-120hz.fxt")
         #expect(type.status == 2 && type.stderr.contains("--weights"))
     }
 }
+
+/// 9. `--process` picks the app of a Perfetto trace with several in every command that takes the
+/// trace directly, as in `hitch import perfetto`; without it, every one refuses with the same line.
+@Suite struct ProcessOptionTests {
+    static let trace = HitchCLI.root + "/Tests/Fixtures/import/perfetto-sched-60hz.pftrace"
+
+    @Test func everyAnalysisCommandTakesProcess() throws {
+        let truth = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath:
+            HitchCLI.root + "/Tests/Fixtures/import/perfetto-sched-60hz.truth.json"))) as? [String: Any]
+        let app = try #require((truth?["app"] as? [String: Any])?["name"] as? String)
+        let other = try #require((truth?["otherApp"] as? [String: Any])?["pid"] as? Int)
+        let dir = try HitchCLI.scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+
+        let imported = try HitchCLI.run(["import", "perfetto", Self.trace, "-o", dir + "/t.fxt"])
+        #expect(imported.status == 2)
+        let refusal = imported.stderr.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(!refusal.contains("\n") && refusal.contains("--process") && refusal.contains(app), "\(refusal)")
+        for command in [["analyze"], ["report", "-o", dir + "/r.html"], ["diff", Self.trace]] {
+            let refused = try HitchCLI.run(command + [Self.trace])
+            #expect(refused.status == 2, "\(command)")
+            #expect(refused.stderr.trimmingCharacters(in: .whitespacesAndNewlines) == refusal, "\(command): \(refused.stderr)")
+        }
+
+        let analyzed = try HitchCLI.run(["analyze", Self.trace, "--process", app, "--format", "json"])
+        #expect(analyzed.status == 0, "\(analyzed.stderr)")
+        let byPid = try HitchCLI.run(["analyze", Self.trace, "--process", String(other), "--format", "json"])
+        #expect(byPid.status == 0, "\(byPid.stderr)")
+        #expect(analyzed.stdout != byPid.stdout)
+        #expect(try HitchCLI.run(["report", Self.trace, "--process", app, "-o", dir + "/r.html"]).status == 0)
+        #expect(try HitchCLI.run(["diff", Self.trace, Self.trace, "--process", app]).status == 0)
+        let budgets = dir + "/budgets.json"
+        try #"{"budgets": [{"metric": "droppedEvents", "max": 0}]}"#.write(toFile: budgets, atomically: true, encoding: .utf8)
+        let check = try HitchCLI.run(["check", Self.trace, "--process", app, "--budget", budgets])
+        #expect(check.status == 0, "\(check.stderr)")
+        let checkRefused = try HitchCLI.run(["check", Self.trace, "--budget", budgets])
+        #expect(checkRefused.status == 2 && checkRefused.stderr.trimmingCharacters(in: .whitespacesAndNewlines) == refusal, "\(checkRefused.stderr)")
+        let history = try HitchCLI.run(["history", "add", Self.trace, "--process", app, "--db", dir + "/h.db", "--commit", "abc"])
+        #expect(history.status == 0, "\(history.stderr)")
+
+        let notPerfetto = try HitchCLI.run(["analyze", tuned, "--process", app])
+        #expect(notPerfetto.status == 2 && notPerfetto.stderr.contains("--process") && notPerfetto.stderr.contains("is fxt"), "\(notPerfetto.stderr)")
+        let empty = try HitchCLI.run(["analyze", Self.trace, "--process", ""])
+        #expect(empty.status == 2 && empty.stderr.contains("takes a process name or pid"), "\(empty.stderr)")
+    }
+}

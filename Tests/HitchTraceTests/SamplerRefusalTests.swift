@@ -129,8 +129,10 @@ struct SamplerRefusalTests {
         guard holding else { try Test.cancel("the holder never started sampling with perf events") }
         // Past the probe: the session's ring is the one held, a perf fd that stays open for a whole
         // second (on a loaded machine the session can start well after the probe closed its own).
+        // Its own deadline: under load the first one can be spent before the session starts.
+        let steadyDeadline = Date().addingTimeInterval(90)
         var steady: Set<String> = [], polls = 0
-        while polls < 10 && Date() < deadline && holder.isRunning {
+        while polls < 10 && Date() < steadyDeadline && holder.isRunning {
             let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(holder.processIdentifier)/fd")) ?? []
             let perf = Set(fds.filter { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(holder.processIdentifier)/fd/\($0)"))?.contains("perf_event") ?? false })
             let held = steady.isEmpty ? perf : steady.intersection(perf)
@@ -138,6 +140,8 @@ struct SamplerRefusalTests {
             steady = held.isEmpty ? perf : held
             usleep(100_000)
         }
+        #expect(polls >= 10, "the holder's session never held a perf ring for a whole second")
+        guard polls >= 10 else { return }
 
         // 64 KiB: the probe's one-page ring fits, the thread's ring (4 records of 32 KiB at least) does not.
         let small = try FaultSupport.run(prlimit, ["--memlock=65536:65536", setpriv] + nobody +

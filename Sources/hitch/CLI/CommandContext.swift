@@ -16,6 +16,8 @@ struct CommandContext {
     var output: String?
     /// `--input-format`: how to read every trace (nil: recognised per file).
     var inputFormat: String? = nil
+    /// `--process`: the app to read from a Perfetto input with several.
+    var process: PerfettoProcessSelection? = nil
 
     /// The options' help lines, the same in every command that takes them.
     static let optionsHelp = """
@@ -40,8 +42,9 @@ struct CommandContext {
         }
         options.fullSymbolNames = arguments.flag("--full-names")
         let inputFormat = try arguments.option("--input-format").map { try TraceInputs.checkedFormat($0) }
+        let process = try TraceInputs.processSelection(&arguments)
         let output = takesOutput ? try arguments.output() : nil
-        return CommandContext(command: command, options: options, output: output, inputFormat: inputFormat)
+        return CommandContext(command: command, options: options, output: output, inputFormat: inputFormat, process: process)
     }
 
     // MARK: Evidence
@@ -86,7 +89,7 @@ struct CommandContext {
     /// workloads or refresh rates are refused unless `merge` is set.
     func analyze(_ paths: [String], merge: Bool = false) throws -> Analysis {
         try checkTraces(paths)
-        let inputs = try TraceInputs.prepare(paths, forced: inputFormat)
+        let inputs = try TraceInputs.prepare(paths, forced: inputFormat, process: process)
         defer { TraceInputs.cleanUp(inputs) }
         if paths.count > 1, !merge {
             let identities = try inputs.map { ($0.path, try TraceFiles.workloadIdentity($0.fxtPath, name: $0.path)) }
@@ -101,7 +104,7 @@ struct CommandContext {
     /// One analysis per trace (what `diff` compares).
     func analyzeEach(_ paths: [String]) throws -> [Analysis] {
         try checkTraces(paths)
-        let inputs = try TraceInputs.prepare(paths, forced: inputFormat)
+        let inputs = try TraceInputs.prepare(paths, forced: inputFormat, process: process)
         defer { TraceInputs.cleanUp(inputs) }
         return try inputs.map { try analyzeMerged([$0]) }
     }

@@ -15,7 +15,22 @@ enum TraceInputs {
     static let optionHelp = """
       --input-format F       Read every TRACE as F: fxt, chrome, \(ImportFormat.allCases.map(\.rawValue).joined(separator: ", "))
                              (default: recognised from each file's first bytes; docs/IMPORT.md).
+    \(processHelp)
     """
+
+    /// `--process`'s help line, the same in `hitch import` and every analysis command.
+    static let processHelp = """
+      --process NAME|PID     Perfetto: the one app to read from a trace with frames of several (a pid, a
+                             process name or the package its layer names); a trace with several and no
+                             --process is refused with the candidates listed.
+    """
+
+    /// `--process NAME|PID`, checked: the app to read from a Perfetto trace with several.
+    static func processSelection(_ arguments: inout Arguments) throws -> PerfettoProcessSelection? {
+        guard let process = try arguments.option("--process") else { return nil }
+        guard !process.isEmpty else { throw CLIError("option '--process' takes a process name or pid, e.g. --process com.example.app") }
+        return PerfettoProcessSelection(process)
+    }
 
     /// `--input-format`'s value, checked.
     static func checkedFormat(_ value: String) throws -> String {
@@ -44,19 +59,25 @@ enum TraceInputs {
         return ImportFormat.sniff(head[...])?.rawValue ?? "fxt"
     }
 
-    /// Imports every input that is not FXT into a temporary file; `cleanUp` removes them.
-    static func prepare(_ paths: [String], forced: String?) throws -> [Prepared] {
+    /// Imports every input that is not FXT into a temporary file; `cleanUp` removes them. `process`
+    /// (`--process`) picks the app of each Perfetto input; given with no Perfetto input, it is refused.
+    static func prepare(_ paths: [String], forced: String?, process: PerfettoProcessSelection? = nil) throws -> [Prepared] {
+        let formats = paths.map { format(of: $0, forced: forced) }
+        if let process, !formats.contains(ImportFormat.perfetto.rawValue) {
+            throw CLIError("option '--process' (\(process)) picks an app in a Perfetto trace, and no input is one: "
+                           + zip(paths, formats).map { "'\($0)' is \($1)" }.joined(separator: ", "))
+        }
         var prepared: [Prepared] = []
         do {
-            for path in paths {
-                let format = format(of: path, forced: forced)
+            for (path, format) in zip(paths, formats) {
                 if format == "fxt" {
                     prepared.append(Prepared(path: path, fxtPath: path, isTemporary: false))
                     continue
                 }
                 let temporary = try temporaryFXT()
                 prepared.append(Prepared(path: path, fxtPath: temporary, isTemporary: true))
-                let summary = try importFile(format: format, inputs: [path], output: temporary)
+                let summary = try importFile(format: format, inputs: [path], output: temporary,
+                                             options: ImportOptions(process: format == ImportFormat.perfetto.rawValue ? process : nil))
                 for warning in summary.warnings.prefix(3) { writeStandardError("hitch: warning: \(path): \(warning)\n") }
             }
         } catch {

@@ -15,25 +15,23 @@ enum ImportCommand: Subcommand {
     'diff', 'report' and 'history add' also take these files directly.
 
     ARGUMENTS:
-      FORMAT                chrome      Chrome trace-event JSON (the array or {"traceEvents": [...]} form).
-                            framestats  'adb shell dumpsys gfxinfo PACKAGE framestats' output (Android 6 and later).
-                            perfetto    A Perfetto protobuf trace with the android.surfaceflinger.frametimeline
-                                        data source (Android 12 and later), atrace or track-event slices, sched.
-                            xctrace     'xctrace export' XML of an Instruments trace: hitches (and hitches-updates,
-                                        hitches-renders), display-surface-swap, display-vsyncs-interval,
-                                        device-display-info, time-profile, os-signpost, swiftui-updates,
-                                        swiftui-causes, swiftui-update-groups tables (one or several files, one
-                                        table or several each).
-      FILE                  The file to read (xctrace: one or more exports, read as one trace).
+      FORMAT                 chrome      Chrome trace-event JSON (the array or {"traceEvents": [...]} form).
+                             framestats  'adb shell dumpsys gfxinfo PACKAGE framestats' output (Android 6 and later).
+                             perfetto    A Perfetto protobuf trace with the android.surfaceflinger.frametimeline
+                                         data source (Android 12 and later), atrace or track-event slices, sched.
+                             xctrace     'xctrace export' XML of an Instruments trace: hitches (and hitches-updates,
+                                         hitches-renders, hitches-gpu, hitches-framewait), display-surface-swap,
+                                         display-vsyncs-interval, device-display-info, time-profile, os-signpost,
+                                         swiftui-updates, swiftui-causes, swiftui-full-causes, swiftui-update-groups
+                                         tables (one or several files, one table or several each).
+      FILE                   The file to read (xctrace: one or more exports, read as one trace).
 
     OPTIONS:
-      -o, --output FILE     The FXT file to write (required; never the input).
-      --refresh HZ          framestats: the display's refresh rate, for dumps before Android 12, which do
-                            not record it (default: inferred from the frames' vsync spacing).
-      --process NAME|PID    perfetto: the one app to import from a trace with frames of several (a pid,
-                            a process name or the package its layer names); a trace with several and no
-                            --process is refused with the candidates listed.
-      -h, --help            Show this help.
+      -o, --output FILE      The FXT file to write (required; never the input).
+      --refresh HZ           framestats: the display's refresh rate, for dumps before Android 12, which do
+                             not record it (default: inferred from the frames' vsync spacing).
+    \(TraceInputs.processHelp)
+      -h, --help             Show this help.
 
     EXAMPLES:
       hitch import chrome trace.json -o trace.fxt
@@ -50,7 +48,7 @@ enum ImportCommand: Subcommand {
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         let output = try arguments.output()
         let refresh = try arguments.option("--refresh")
-        let process = try arguments.option("--process")
+        let process = try TraceInputs.processSelection(&arguments)
         let words = try arguments.positionals(name, count: 1...Int.max, what: "a format and a file: \(formats.joined(separator: "|")) FILE")
         let format = words[0]
         guard formats.contains(format) else {
@@ -76,8 +74,7 @@ enum ImportCommand: Subcommand {
         }
         if let process {
             guard format == ImportFormat.perfetto.rawValue else { throw CLIError("option '--process' applies to 'hitch import perfetto' only") }
-            guard !process.isEmpty else { throw CLIError("option '--process' takes a process name or pid, e.g. --process com.example.app") }
-            options.process = PerfettoProcessSelection(process)
+            options.process = process
         }
         // The checked writer: the FXT goes to a temporary file beside the target, renamed on success.
         let file = try OutputFile(path: output, inputs: inputs)

@@ -681,8 +681,8 @@ struct PerfettoState {
         let main = thread(key.pid, pid: key.pid, role: "main")
         if !wroteMetadata {
             wroteMetadata = true
-            sink.metadata("importedFrom", "perfetto", thread: main, timestampNs: vsync)
-            if let name = processNames[key.pid] { sink.metadata("process", name, thread: main, timestampNs: vsync) }
+            sink.metadata(MetadataKey.importedFrom.name, "perfetto", thread: main, timestampNs: vsync)
+            if let name = processNames[key.pid] { sink.metadata(MetadataKey.process.name, name, thread: main, timestampNs: vsync) }
         }
         let target = frame.expectedEnd ?? (vsync + period)
         sink.emit(TraceEvent(timestampNs: vsync, thread: main, payload: .frameBegan(FrameBegan(frameID: id, vsyncNs: vsync, targetNs: target, periodNs: period))))
@@ -802,7 +802,7 @@ struct PerfettoState {
         if appPids.count > 1 {
             throw ImportError(file: file, location: "FrameTimeline",
                               expected: (selection.map { "one process matching \($0) (--process), found \(appPids.count)" } ?? "surface frames of one app, found \(appPids.count) processes")
-                                + ": \(candidateList()); pick one with 'hitch import perfetto --process NAME|PID'")
+                                + ": \(candidateList()); pick one with --process NAME|PID")
         }
     }
 }

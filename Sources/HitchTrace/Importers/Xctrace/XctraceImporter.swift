@@ -13,15 +13,20 @@ import Glibc
 //
 // - `hitches`: Apple's hitches (start, duration, process, swap-id, narrative-description), kept as
 //   the platform verdict of the frame they hit.
-// - `display-surface-swap`, `displayed-surfaces-interval`: presents (start, process, swap-id,
-//   display): one frame each. `display-vsyncs-interval` (duration) gives the refresh period in
-//   force; without it, `device-display-info` (display-id, max-refresh-rate, is-main-display) gives
-//   each display's; without either, the period is the smallest step between presents.
-// - `hitches-updates` (the app's commits) and `hitches-renders` (the render server's renders), by
-//   swap id: a frame's commit and render end, so its hitch splits into commit and render.
-// - `swiftui-updates` (view body updates: start, duration, view-name, thread), `swiftui-causes`
-//   (timestamp, source-node, destination-node) and `swiftui-update-groups` (start, duration,
-//   label): body evaluations by view, invalidation cause -> effect edges, and update intervals.
+// - `display-surface-swap`, `displayed-surfaces-interval`: presents (start or timestamp, process,
+//   swap-id, display): one frame each. `display-vsyncs-interval` gives the refresh period in force
+//   (its duration, or where that is not a period, the step between the display's vsyncs); without
+//   it, `device-display-info` (display-id, max-refresh-rate, is-main-display) gives each display's;
+//   without either, the period is the smallest step between presents.
+// - `hitches-updates` (the app's commits), `hitches-renders` (the render server's renders) and
+//   `hitches-gpu` (the GPU's work), by swap id: a frame's commit and render end (the later of its
+//   render and its GPU work), so its hitch splits into commit and render; renders, GPU work and
+//   `hitches-framewait` intervals are also stages (`render`, `gpu`, `frame wait`), each on its own
+//   thread (the first two of role render), so a late render's time splits between them.
+// - `swiftui-updates` (view body updates: start, duration, view-name, thread), `swiftui-causes` and
+//   `swiftui-full-causes` (timestamp, source-node, destination-node, their event ids) and
+//   `swiftui-update-groups` (start, duration, label): body evaluations by view, invalidation
+//   cause -> effect edges (an edge both cause tables list is read once), and update intervals.
 // - `time-profile`, `time-sample`: samples with their `<backtrace>` or `<tagged-backtrace>` frames
 //   (`name`, `addr`, `<binary name load-addr>`) as stacks and symbols.
 // - `os-signpost`, `os-signpost-interval`: intervals (start, duration, name) as stages.
@@ -67,13 +72,16 @@ public struct XctraceImporter {
     public var maxDefinitions = 1_000_000
 
     private var definitions: [String: XValue] = [:]
-    private var hitches: [(startNs: Int64, durationNs: Int64, swap: String?, pid: Int64, narrative: String)] = []
+    private var hitches: [Hitch] = []
+    private struct Hitch { var startNs: Int64; var durationNs: Int64; var swap: Int64?; var pid: Int64; var narrative: String }
     /// Presents, 24 bytes each (an export of millions stays in bounded memory): swap ids are kept as
     /// numbers (-1: none or not numeric), process names once per pid.
     private struct Present { var atNs: Int64; var swap: Int64; var pid: Int64; var display: Int64 = -1 }
     private var presents: [Present] = []
     private var processNames: [Int64: String] = [:]
     private var vsyncIntervals: [(atNs: Int64, periodNs: Int64)] = []
+    /// Each display's latest vsync, for exports whose vsync rows are instants.
+    private var lastVsyncByDisplay: [String: Int64] = [:]
     private var stacks: [[UInt64]: StackID] = [:]
     private var symbols: Set<UInt64> = []
     private var threads: [Int64: ThreadID] = [:]
@@ -84,7 +92,13 @@ public struct XctraceImporter {
     private struct SwapEnd { var swap: Int64; var endNs: Int64; var pid: Int64 }
     private var updateEnds: [SwapEnd] = []
     private var renderEnds: [SwapEnd] = []
+    private var gpuEnds: [SwapEnd] = []
     static let maxSwapEnds = 2_000_000
+    /// Cause edges read so far, as hashes of (time, source event, destination event) whose lowest
+    /// bit says which table (`swiftui-causes` 0, `swiftui-full-causes` 1): both list the same edges,
+    /// the full table more, so an edge the other table gave is read once.
+    private var causeKeys: Set<UInt64> = []
+    static let maxCauseKeys = 2_000_000
     /// `device-display-info`: each display's refresh period (from its maximum rate), and the main one.
     private var displayPeriods: [Int64: Int64] = [:]
     private var mainDisplay: Int64?
@@ -229,30 +243,42 @@ public struct XctraceImporter {
             guard let start = time("start"), let duration = time("duration"), duration >= 0 else { sink.skip("hitches rows without a start and duration"); return }
             let narrative = column("narrative-description").map { $0.fmt ?? $0.text } ?? ""
             guard hitches.count < 4_000_000 else { sink.skip("hitches past 4,000,000"); return }
-            hitches.append((start, duration, column("swap-id").map { $0.fmt ?? $0.text }, pid(column("process")), narrative))
+            hitches.append(Hitch(startNs: start, durationNs: duration, swap: column("swap-id").flatMap(Self.number), pid: pid(column("process")), narrative: narrative))
         case "display-surface-swap", "displayed-surfaces-interval":
             guard let start = time("start", "timestamp", "time") else { sink.skip("\(table) rows without a start"); return }
             let process = column("process")
             guard presents.count < 20_000_000 else { sink.skip("presents past 20,000,000"); return }
             let pid = pid(process)
             if processNames[pid] == nil, processNames.count < 10_000 { processNames[pid] = process.flatMap(processName) }
-            presents.append(Present(atNs: start, swap: column("swap-id").flatMap { Int64(($0.fmt ?? $0.text).trimmingSpaces) } ?? -1, pid: pid,
+            presents.append(Present(atNs: start, swap: column("swap-id").flatMap(Self.number) ?? -1, pid: pid,
                                     display: (column("display") ?? column("display-name")).flatMap(displayNumber) ?? -1))
-        case "hitches-updates", "hitches-renders":
+        case "hitches-updates", "hitches-renders", "hitches-gpu":
             guard let start = time("start"), let duration = time("duration"), duration >= 0, duration < 10_000_000_000,
-                  let swap = column("swap-id").flatMap({ Int64(($0.fmt ?? $0.text).trimmingSpaces) }) else {
+                  let swap = column("swap-id").flatMap(Self.number) else {
                 sink.skip("\(table) rows without a start, a duration under 10 s and a swap id"); return
             }
             let end = SwapEnd(swap: swap, endNs: start &+ duration, pid: pid(column("process")))
-            if table == "hitches-updates" {
+            switch table {
+            case "hitches-updates":
                 guard updateEnds.count < Self.maxSwapEnds else { sink.skip("hitches-updates rows past \(Self.maxSwapEnds)"); return }
                 updateEnds.append(end)
-            } else {
+            case "hitches-renders":
                 guard renderEnds.count < Self.maxSwapEnds else { sink.skip("hitches-renders rows past \(Self.maxSwapEnds)"); return }
                 renderEnds.append(end)
+                stage("render", start, end.endNs, on: renderServerThread(sink), into: sink)
+            default:
+                guard gpuEnds.count < Self.maxSwapEnds else { sink.skip("hitches-gpu rows past \(Self.maxSwapEnds)"); return }
+                gpuEnds.append(end)
+                // Role render: a frame's render is the render server's work and then the GPU's.
+                stage("gpu", start, end.endNs, on: sink.thread(pid: 0, tid: UInt64.max - 2, name: "GPU", role: "render"), into: sink)
             }
+        case "hitches-framewait":
+            guard let start = time("start"), let duration = time("duration"), duration >= 0, duration < 10_000_000_000 else {
+                sink.skip("hitches-framewait rows without a start and a duration under 10 s"); return
+            }
+            stage("frame wait", start, start &+ duration, on: sink.thread(pid: 0, tid: UInt64.max - 3, name: "frame wait"), into: sink)
         case "device-display-info":
-            guard let id = column("display-id").flatMap({ Int64(($0.fmt ?? $0.text).trimmingSpaces) ?? displayNumber($0) }),
+            guard let id = column("display-id").flatMap({ Self.number($0) ?? displayNumber($0) }),
                   let rate = column("max-refresh-rate").flatMap(hertz), rate >= 10, rate <= 1000 else {
                 sink.skip("device-display-info rows without a display id and a 10-1000 Hz max-refresh-rate"); return
             }
@@ -272,16 +298,22 @@ public struct XctraceImporter {
             let thread = thread(column("thread"), process: column("process"), into: sink)
             sink.emit(TraceEvent(timestampNs: start, thread: thread, payload: .bodyEvaluation(BodyEvaluation(
                 viewType: sink.string(String(view.prefix(200))), identity: identity, endNs: start &+ duration))))
-        case "swiftui-causes":
-            guard let at = time("timestamp", "time", "start") else { sink.skip("swiftui-causes rows without a timestamp"); return }
-            func text(_ value: XValue?) -> String? {
-                guard let value else { return nil }
-                let t = String((value.fmt ?? value.text).trimmingSpaces)
-                return t.isEmpty ? nil : String(t.prefix(200))
+        case "swiftui-causes", "swiftui-full-causes":
+            guard let at = time("timestamp", "time", "start") else { sink.skip("\(table) rows without a timestamp"); return }
+            guard let source = Self.nodeLabel(column("source-node")), let destination = Self.nodeLabel(column("destination-node")) else {
+                sink.skip("\(table) rows without a source-node and a destination-node"); return
             }
-            guard let source = text(column("source-node")), let destination = text(column("destination-node")) else {
-                sink.skip("swiftui-causes rows without a source-node and a destination-node"); return
+            // The edge's key: its time and its two nodes' event ids (their labels where the export has no ids).
+            var key: UInt64 = 0xcbf2_9ce4_8422_2325
+            for part in [String(at), column("source-node-event-id").flatMap(Self.number).map(String.init) ?? source,
+                         column("destination-node-event-id").flatMap(Self.number).map(String.init) ?? destination] {
+                for byte in part.utf8 { key = (key ^ UInt64(byte)) &* 0x100_0000_01b3 }
+                key = (key ^ 0x1f) &* 0x100_0000_01b3
             }
+            let full: UInt64 = table == "swiftui-full-causes" ? 1 : 0
+            key &= ~1
+            if causeKeys.contains(key | (1 - full)) { sink.skip("cause edges listed by both swiftui-causes and swiftui-full-causes (read once)"); return }
+            if causeKeys.count < Self.maxCauseKeys { causeKeys.insert(key | full) }
             let thread = thread(column("thread"), process: column("process"), into: sink)
             sink.emit(TraceEvent(timestampNs: at, thread: thread, payload: .invalidation(Invalidation(
                 source: sink.string(source), target: sink.string(destination), targetIdentity: 0, stack: nil))))
@@ -295,10 +327,23 @@ public struct XctraceImporter {
             sink.emit(TraceEvent(timestampNs: start, thread: thread, payload: .intervalComplete(
                 category: sink.string("swiftui"), name: sink.string(String(label.prefix(200))), endNs: start &+ duration)))
         case "display-vsyncs-interval":
-            guard let start = time("start"), let duration = time("duration"), duration > 1_000_000, duration < 100_000_000 else {
-                sink.skip("display-vsyncs-interval rows without a start and a 1-100 ms duration"); return
+            guard let start = time("start", "timestamp") else { sink.skip("display-vsyncs-interval rows without a start"); return }
+            let period: (atNs: Int64, periodNs: Int64)
+            if let duration = time("duration"), duration > 1_000_000, duration < 100_000_000 {
+                period = (start, duration)
+            } else {
+                // Exports write each vsync as an instant (a duration of 1 ns): the period is the step
+                // from the same display's previous vsync.
+                let display = (column("display-name") ?? column("display")).map { String(($0.fmt ?? $0.text).prefix(100)) } ?? ""
+                let previous = lastVsyncByDisplay[display]
+                if previous != nil || lastVsyncByDisplay.count < 64 { lastVsyncByDisplay[display] = start }
+                let step = previous.map { start &- $0 } ?? 0
+                guard let previous, step > 1_000_000, step < 100_000_000 else {
+                    sink.skip("display-vsyncs-interval rows without a 1-100 ms duration or step from the display's previous vsync"); return
+                }
+                period = (previous, step)
             }
-            if vsyncIntervals.count < 20_000_000 { vsyncIntervals.append((start, duration)) }
+            if vsyncIntervals.count < 20_000_000 { vsyncIntervals.append(period) }
         case "time-profile", "time-sample":
             try sample(column: column, time: time("time", "sample-time", "start"), into: sink)
         case "os-signpost", "os-signpost-interval":
@@ -310,6 +355,34 @@ public struct XctraceImporter {
         default:
             sink.skip("rows of tables other than hitches, display, time-profile, os-signpost and swiftui (\(table.prefix(40)))")
         }
+    }
+
+    /// A stage (`render`, `gpu`, `frame wait`) of the display pipeline on its own thread.
+    private func stage(_ name: String, _ startNs: Int64, _ endNs: Int64, on thread: ThreadID, into sink: ImportSink) {
+        sink.emit(TraceEvent(timestampNs: startNs, thread: thread, payload: .intervalComplete(
+            category: sink.string(HitchCategory.stage), name: sink.string(name), endNs: endNs)))
+    }
+
+    /// The render server's thread (role render): presents, renders and render ends.
+    private func renderServerThread(_ sink: ImportSink) -> ThreadID {
+        sink.thread(pid: 0, tid: UInt64.max - 1, name: "render server", role: "render")
+    }
+
+    /// An id or count: the element's text (`4685385`), else its `fmt` in decimal or hex (`0x477e49`).
+    static func number(_ value: XValue) -> Int64? {
+        if let number = Int64(value.text.trimmingSpaces) { return number }
+        let fmt = value.fmt?.trimmingSpaces ?? ""
+        return fmt.hasPrefix("0x") ? Int64(fmt.dropFirst(2), radix: 16) : Int64(fmt)
+    }
+
+    /// A cause graph node's label: a `typed-array`'s first value (label, color, symbol, ... follow;
+    /// its `fmt` joins them all), else the element's `fmt` or text. At most 200 characters.
+    static func nodeLabel(_ value: XValue?) -> String? {
+        guard let value else { return nil }
+        let node = value.name == "typed-array" ? value.children.first { $0.name != "sentinel" } : value
+        guard let node else { return nil }
+        let text = (node.fmt ?? node.text).trimmingSpaces
+        return text.isEmpty ? nil : String(text.prefix(200))
     }
 
     /// "Display 2" (or a bare number) -> 2.
@@ -404,21 +477,25 @@ public struct XctraceImporter {
         for hitch in hitches { counts[hitch.pid, default: 0] += 1 }
         if counts.isEmpty { for present in presents { counts[present.pid, default: 0] += 1 } }
         let app = counts.max { ($0.value, $1.key) < ($1.value, $0.key) }?.key ?? presents[0].pid
-        if app != 0 { presents.removeAll { $0.pid != app } }
+        // Presents of other processes are left out (a row with an empty process among named ones
+        // too); where no present names a process (display-surface-swap has no process column),
+        // every one is kept.
+        if app != 0, presents.contains(where: { $0.pid != 0 }) { presents.removeAll { $0.pid != app } }
         presents.sort { $0.atNs < $1.atNs }
         let frames = presents
         vsyncIntervals.sort { $0.atNs < $1.atNs }
         let processName = processNames[app] ?? "app"
         let main = mainThread ?? sink.thread(pid: UInt64(bitPattern: app), tid: UInt64(bitPattern: app), name: "Main Thread", role: "main")
-        let renderServer = sink.thread(pid: 0, tid: UInt64.max - 1, name: "render server", role: "render")
+        let renderServer = renderServerThread(sink)
         sink.metadata(MetadataKey.importedFrom.name, "xctrace", thread: main, timestampNs: frames[0].atNs)
         sink.metadata(MetadataKey.process.name, processName, thread: main, timestampNs: frames[0].atNs)
         var bySwap: [Int64: Int] = [:]
         for (index, hitch) in hitches.enumerated() where hitch.pid == app || app == 0 {
-            if let swap = hitch.swap.flatMap({ Int64($0.trimmingSpaces) }) { bySwap[swap] = index }
+            if let swap = hitch.swap { bySwap[swap] = index }
         }
         updateEnds.sort { ($0.swap, $0.endNs) < ($1.swap, $1.endNs) }
         renderEnds.sort { ($0.swap, $0.endNs) < ($1.swap, $1.endNs) }
+        gpuEnds.sort { ($0.swap, $0.endNs) < ($1.swap, $1.endNs) }
         var used = Set<Int>()
         var steps: [Int64] = []
         var vsyncIndex = 0
@@ -434,7 +511,7 @@ public struct XctraceImporter {
                 ? displayPeriod(present.display) ?? (steps.min() ?? (frames.count > 1 ? nil : 16_666_667)) ?? nextStep(frames, from: index)
                 : vsyncIntervals[vsyncIndex].periodNs
             // Apple's hitch on this present: by swap id, else the one that ends within half a period of it.
-            var hitch: (startNs: Int64, durationNs: Int64, swap: String?, pid: Int64, narrative: String)?
+            var hitch: Hitch?
             if present.swap >= 0, let match = bySwap[present.swap], !used.contains(match) {
                 hitch = hitches[match]; used.insert(match)
             } else {
@@ -456,7 +533,10 @@ public struct XctraceImporter {
             func inFrame(_ t: Int64) -> Bool { t >= vsync && t <= present.atNs }
             let commit = Self.end(of: present.swap, in: updateEnds, pid: app).flatMap { inFrame($0) ? $0 : nil }
             sink.emit(TraceEvent(timestampNs: commit ?? expected - period, thread: main, payload: .frameCommitted(frameID: frameID)))
-            if let render = Self.end(of: present.swap, in: renderEnds, pid: nil), inFrame(render) {
+            // The render ends when both the render server and the GPU are done with the swap.
+            let renderEnd = [Self.end(of: present.swap, in: renderEnds, pid: nil), Self.end(of: present.swap, in: gpuEnds, pid: nil)]
+                .compactMap { $0 }.filter(inFrame).max()
+            if let render = renderEnd {
                 sink.emit(TraceEvent(timestampNs: render, thread: renderServer, payload: .frameRenderEnded(frameID: frameID)))
             }
             sink.emit(TraceEvent(timestampNs: present.atNs, thread: renderServer, payload: .framePresented(frameID: frameID)))
