@@ -156,27 +156,21 @@ static inline __attribute__((always_inline)) __m256i KERNEL(shift_to_bit4)(__m25
     return n >= 0 ? _mm256_slli_epi16(v, n) : _mm256_srli_epi16(v, -n);
 }
 
-/// One q4_K or q5_K block (`five`) of one row, per pair p of sub-blocks (64 weights): int32 lanes
-/// `pairs[p]` summing to the exact integer sum of scale times q * x, and `mins[p]`, the exact sum of
-/// min times the activations' sums over the pair's two sub-blocks (one vpmaddwd gives all four).
-static inline __attribute__((always_inline)) void KERNEL(k4or5_block)(const uint8_t *block, const int8_t *xq, const int16_t *sums,
-                                                                      int five, __m256i pairs[4], int mins[4]) {
+/// One q4_K block of one row, per pair p of sub-blocks (64 weights): int32 lanes `pairs[p]` summing
+/// to the exact integer sum of scale times q * x, and lane p of `mins`, the exact sum of min times
+/// the activations' sums over the pair's two sub-blocks (one vpmaddwd gives all four).
+static inline __attribute__((always_inline)) void KERNEL(q4_K_block)(const uint8_t *block, const int8_t *xq, const int16_t *sums,
+                                                                     __m256i pairs[4], __m128i *mins) {
     const __m256i scales = KERNEL(k_scales)(block + 4);
     // Minimums (bytes 8-15) zero-extended to int16, by the activations' sums over each sub-block.
     const __m128i minimum_index = _mm_set_epi16((short)0x800F, (short)0x800E, (short)0x800D, (short)0x800C,
                                                 (short)0x800B, (short)0x800A, (short)0x8009, (short)0x8008);
     const __m128i sub_block_sums = _mm_hadd_epi16(_mm_loadu_si128((const __m128i *)sums), _mm_loadu_si128((const __m128i *)(sums + 8)));
-    _mm_storeu_si128((__m128i *)mins, _mm_madd_epi16(_mm_shuffle_epi8(_mm256_castsi256_si128(scales), minimum_index), sub_block_sums));
-    const uint8_t *qs = block + (five ? 48 : 16);
-    const __m256i low4 = _mm256_set1_epi8(0x0F), bit4 = _mm256_set1_epi8(0x10);
-    const __m256i high = five ? _mm256_loadu_si256((const __m256i *)(block + 16)) : _mm256_setzero_si256();
+    *mins = _mm_madd_epi16(_mm_shuffle_epi8(_mm256_castsi256_si128(scales), minimum_index), sub_block_sums);
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
     for (int j = 0; j < 4; j++) {
-        const __m256i q = _mm256_loadu_si256((const __m256i *)(qs + 32 * j));
-        __m256i lo = _mm256_and_si256(q, low4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
-        if (five) {   // bits 2j and 2j + 1 of each qh byte, as bit 4
-            lo = _mm256_or_si256(lo, _mm256_and_si256(KERNEL(shift_to_bit4)(high, 4 - 2 * j), bit4));
-            hi = _mm256_or_si256(hi, _mm256_and_si256(KERNEL(shift_to_bit4)(high, 3 - 2 * j), bit4));
-        }
+        const __m256i q = _mm256_loadu_si256((const __m256i *)(block + 16 + 32 * j));
+        const __m256i lo = _mm256_and_si256(q, low4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
         const __m256i p_lo = DOT(_mm256_setzero_si256(), lo, _mm256_loadu_si256((const __m256i *)(xq + 64 * j)));
         const __m256i p_hi = DOT(_mm256_setzero_si256(), hi, _mm256_loadu_si256((const __m256i *)(xq + 64 * j + 32)));
         pairs[j] = _mm256_madd_epi16(_mm256_packs_epi32(p_lo, p_hi), _mm256_shuffle_epi8(scales, KERNEL(spread_bytes)(2 * j, 2 * j + 1)));
@@ -187,49 +181,69 @@ static inline __attribute__((always_inline)) __m256i KERNEL(sum_pairs)(const __m
     return _mm256_add_epi32(_mm256_add_epi32(pairs[0], pairs[1]), _mm256_add_epi32(pairs[2], pairs[3]));
 }
 
-static inline __attribute__((always_inline)) void KERNEL(k4or5)(const uint8_t *w, size_t row_bytes, long rows, long blocks,
-                                                                const hitch_q8_activations *x, float *y, int five) {
-    const size_t block_bytes = five ? 176 : 144;
+/// One token's q4_K (llama.cpp's repacked gemv): per row, each block's exact integer sum times
+/// d * d_x and its minimums' sum times dmin * d_x, fused into two floats. Both rows' four sums are
+/// reduced together into one vector [total 0, total 1, minimums 0, minimums 1] and stepped with one
+/// vfmadd by [d0, d1, dmin0, dmin1] * d_x (each lane the scalar fmaf it stands for).
+static inline __attribute__((always_inline)) void KERNEL(q4_K_gemv)(const uint8_t *w, size_t row_bytes, long rows, long blocks,
+                                                                    const hitch_q8_activations *x, float *y) {
     const size_t ahead = KERNEL(ahead)(row_bytes);
     for (long r = 0; r < rows; r += 2) {
         const uint8_t *w0 = w + (size_t)r * row_bytes;
         const uint8_t *w1 = r + 1 < rows ? w0 + row_bytes : w0;
-        __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
-        float m0 = 0, m1 = 0;
+        __m128 accumulators = _mm_setzero_ps();
         for (long b = 0; b < blocks; b++) {
-            const uint8_t *b0 = w0 + block_bytes * b, *b1 = w1 + block_bytes * b;
-            for (size_t line = 0; line < 2 * block_bytes; line += 64) __builtin_prefetch(w0 + ahead + 2 * block_bytes * b + line, 0, 3);
+            const uint8_t *b0 = w0 + 144 * b, *b1 = w1 + 144 * b;
+            for (size_t line = 0; line < 2 * 144; line += 64) __builtin_prefetch(w0 + ahead + 2 * 144 * b + line, 0, 3);
             const int8_t *xq = x->k_values + 256 * b;
             const int16_t *sums = x->k_sums + 16 * b;
-            __m256i pairs0[4], pairs1[4];
-            int mins0[4], mins1[4];
-            KERNEL(k4or5_block)(b0, xq, sums, five, pairs0, mins0);
-            KERNEL(k4or5_block)(b1, xq, sums, five, pairs1, mins1);
-            const __m256i p0 = KERNEL(sum_pairs)(pairs0), p1 = KERNEL(sum_pairs)(pairs1);
-            const int min0 = mins0[0] + mins0[1] + mins0[2] + mins0[3], min1 = mins1[0] + mins1[1] + mins1[2] + mins1[3];
-            const float xd = x->k_scales[b];
-            a0 = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(*(const uint16_t *)b0) * xd), _mm256_cvtepi32_ps(p0), a0);
-            a1 = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(*(const uint16_t *)b1) * xd), _mm256_cvtepi32_ps(p1), a1);
-            m0 += _cvtsh_ss(*(const uint16_t *)(b0 + 2)) * xd * (float)min0;
-            m1 += _cvtsh_ss(*(const uint16_t *)(b1 + 2)) * xd * (float)min1;
+            __m256i dots0[4], dots1[4];
+            __m128i mins0, mins1;
+            KERNEL(q4_K_block)(b0, xq, sums, dots0, &mins0);
+            KERNEL(q4_K_block)(b1, xq, sums, dots1, &mins1);
+            // Per 128-bit half [row 0: 0+1, 2+3; row 1: 0+1, 2+3], then the halves added.
+            const __m256i pairs = _mm256_hadd_epi32(KERNEL(sum_pairs)(dots0), KERNEL(sum_pairs)(dots1));
+            const __m128i totals = _mm_add_epi32(_mm256_castsi256_si128(pairs), _mm256_extracti128_si256(pairs, 1));
+            const __m128i exact = _mm_hadd_epi32(totals, _mm_hadd_epi32(mins0, mins1));
+            // Each block starts with f16 d and dmin: interleaved, [d0, d1, dmin0, dmin1].
+            uint32_t head0, head1;
+            memcpy(&head0, b0, 4);
+            memcpy(&head1, b1, 4);
+            const __m128 scales = _mm_mul_ps(_mm_cvtph_ps(_mm_unpacklo_epi16(_mm_cvtsi32_si128((int)head0), _mm_cvtsi32_si128((int)head1))),
+                                             _mm_set1_ps(x->k_scales[b]));
+            accumulators = _mm_fmadd_ps(_mm_cvtepi32_ps(exact), scales, accumulators);
         }
-        y[r] = KERNEL(sum8)(a0) - m0;
-        if (r + 1 < rows) y[r + 1] = KERNEL(sum8)(a1) - m1;
+        float lanes[4];
+        _mm_storeu_ps(lanes, accumulators);
+        y[r] = lanes[0] - lanes[2];
+        if (r + 1 < rows) y[r + 1] = lanes[1] - lanes[3];
     }
 }
 
-/// One row's q4_K block into its two float accumulators, as llama.cpp's repacked kernels step them:
-/// the integer sums times d * d_x and dmin * d_x, fused; per block (gemv) or per pair (gemm).
-static inline __attribute__((always_inline)) void KERNEL(q4_K_step)(const __m256i dots[4], const int mins[4], float d, float dmin,
-                                                                    int per_pair, float *total, float *minimum) {
-    if (per_pair) {
-        for (int j = 0; j < 4; j++) {
-            *total = fmaf((float)KERNEL(sum8i)(dots[j]), d, *total);
-            *minimum = fmaf((float)mins[j], dmin, *minimum);
+/// A prompt row's q4_K (llama.cpp's repacked gemm): as the gemv, but one fused step per pair of
+/// sub-blocks instead of per block.
+static inline __attribute__((always_inline)) void KERNEL(q4_K_gemm)(const uint8_t *w, size_t row_bytes, long rows, long blocks,
+                                                                    const hitch_q8_activations *x, float *y) {
+    const size_t ahead = KERNEL(ahead)(row_bytes);
+    for (long r = 0; r < rows; r++) {
+        const uint8_t *row = w + (size_t)r * row_bytes;
+        float total = 0, minimum = 0;
+        for (long b = 0; b < blocks; b++) {
+            const uint8_t *block = row + 144 * b;
+            for (size_t line = 0; line < 144; line += 64) __builtin_prefetch(block + ahead + line, 0, 3);
+            __m256i dots[4];
+            __m128i mins_vector;
+            KERNEL(q4_K_block)(block, x->k_values + 256 * b, x->k_sums + 16 * b, dots, &mins_vector);
+            int mins[4];
+            _mm_storeu_si128((__m128i *)mins, mins_vector);
+            const float xd = x->k_scales[b];
+            const float d = _cvtsh_ss(*(const uint16_t *)block) * xd, dmin = _cvtsh_ss(*(const uint16_t *)(block + 2)) * xd;
+            for (int j = 0; j < 4; j++) {
+                total = fmaf((float)KERNEL(sum8i)(dots[j]), d, total);
+                minimum = fmaf((float)mins[j], dmin, minimum);
+            }
         }
-    } else {
-        *total = fmaf((float)KERNEL(sum8i)(KERNEL(sum_pairs)(dots)), d, *total);
-        *minimum = fmaf((float)(mins[0] + mins[1] + mins[2] + mins[3]), dmin, *minimum);
+        y[r] = total - minimum;
     }
 }
 
@@ -237,34 +251,67 @@ static inline __attribute__((always_inline)) void KERNEL(q4_K_step)(const __m256
 /// the min sums times dmin * d_x accumulate (fused) in two floats, subtracted at the end; one step
 /// per block (its gemv: one token), or per pair of sub-blocks (its gemm: `x->q4_K_gemm`).
 static void KERNEL(q4_K)(const uint8_t *w, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y) {
+    if (x->q4_K_gemm) KERNEL(q4_K_gemm)(w, row_bytes, rows, blocks, x, y);
+    else KERNEL(q4_K_gemv)(w, row_bytes, rows, blocks, x, y);
+}
+
+/// One q5_K block of one row in ggml's vec_dot lanes: per 32 weights, vpmaddubsw of the 5-bit q
+/// with the activations and vpmaddwd by the sub-block's scale, added into eight int32 lanes (lane i:
+/// weights 4i..4i+3 of every sub-block); `minimum` gets the exact sum of min times the activations'
+/// sums.
+static inline __attribute__((always_inline)) __m256i KERNEL(q5_K_block)(const uint8_t *block, const int8_t *xq, const int16_t *sums,
+                                                                        int *minimum) {
+    const __m256i scales = KERNEL(k_scales)(block + 4);
+    const __m128i minimum_index = _mm_set_epi16((short)0x800F, (short)0x800E, (short)0x800D, (short)0x800C,
+                                                (short)0x800B, (short)0x800A, (short)0x8009, (short)0x8008);
+    const __m128i sub_block_sums = _mm_hadd_epi16(_mm_loadu_si128((const __m128i *)sums), _mm_loadu_si128((const __m128i *)(sums + 8)));
+    __m128i mins = _mm_madd_epi16(_mm_shuffle_epi8(_mm256_castsi256_si128(scales), minimum_index), sub_block_sums);
+    mins = _mm_add_epi32(mins, _mm_unpackhi_epi64(mins, mins));
+    *minimum = _mm_cvtsi128_si32(_mm_add_epi32(mins, _mm_shuffle_epi32(mins, 1)));
+    const __m256i low4 = _mm256_set1_epi8(0x0F), bit4 = _mm256_set1_epi8(0x10);
+    const __m256i high = _mm256_loadu_si256((const __m256i *)(block + 16));
+    __m256i total = _mm256_setzero_si256();
+    for (int j = 0; j < 4; j++) {
+        const __m256i q = _mm256_loadu_si256((const __m256i *)(block + 48 + 32 * j));
+        // The fifth bit of sub-block 2j is bit 2j of each qh byte, of 2j + 1 bit 2j + 1: both as bit 4.
+        const __m256i lo = _mm256_or_si256(_mm256_and_si256(q, low4), _mm256_and_si256(KERNEL(shift_to_bit4)(high, 4 - 2 * j), bit4));
+        const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), low4),
+                                           _mm256_and_si256(KERNEL(shift_to_bit4)(high, 3 - 2 * j), bit4));
+        // vpmaddubsw cannot saturate: 2 * 31 * 127 fits in int16.
+        const __m256i p_lo = _mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)(xq + 64 * j)));
+        const __m256i p_hi = _mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)(xq + 64 * j + 32)));
+        total = SCALED_ADD(total, _mm256_shuffle_epi8(scales, KERNEL(spread_bytes)(2 * j, 2 * j)), p_lo);
+        total = SCALED_ADD(total, _mm256_shuffle_epi8(scales, KERNEL(spread_bytes)(2 * j + 1, 2 * j + 1)), p_hi);
+    }
+    return total;
+}
+
+/// q5_K as llama.cpp's vec_dot sums it (it has no repacked q5_K on x86, so a prompt row sums the
+/// same way): each block's eight lanes times d * d_x fused into eight float lanes, the minimums as
+/// one float, each block's exact sum times -d_x * dmin fused into it; the lanes' sum plus that float.
+static void KERNEL(q5_K)(const uint8_t *w, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y) {
     const size_t ahead = KERNEL(ahead)(row_bytes);
-    const int per_pair = x->q4_K_gemm;
     for (long r = 0; r < rows; r += 2) {
         const uint8_t *w0 = w + (size_t)r * row_bytes;
         const uint8_t *w1 = r + 1 < rows ? w0 + row_bytes : w0;
-        float a0 = 0, a1 = 0, m0 = 0, m1 = 0;
+        __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+        float m0 = 0, m1 = 0;
         for (long b = 0; b < blocks; b++) {
-            const uint8_t *b0 = w0 + 144 * b, *b1 = w1 + 144 * b;
-            for (size_t line = 0; line < 2 * 144; line += 64) __builtin_prefetch(w0 + ahead + 2 * 144 * b + line, 0, 3);
+            const uint8_t *b0 = w0 + 176 * b, *b1 = w1 + 176 * b;
+            for (size_t line = 0; line < 2 * 176; line += 64) __builtin_prefetch(w0 + ahead + 2 * 176 * b + line, 0, 3);
             const int8_t *xq = x->k_values + 256 * b;
             const int16_t *sums = x->k_sums + 16 * b;
-            __m256i dots0[4], dots1[4];
-            int mins0[4], mins1[4];
-            KERNEL(k4or5_block)(b0, xq, sums, 0, dots0, mins0);
-            KERNEL(k4or5_block)(b1, xq, sums, 0, dots1, mins1);
+            int min0, min1;
+            const __m256i p0 = KERNEL(q5_K_block)(b0, xq, sums, &min0), p1 = KERNEL(q5_K_block)(b1, xq, sums, &min1);
             const float xd = x->k_scales[b];
-            KERNEL(q4_K_step)(dots0, mins0, _cvtsh_ss(*(const uint16_t *)b0) * xd, _cvtsh_ss(*(const uint16_t *)(b0 + 2)) * xd,
-                              per_pair, &a0, &m0);
-            KERNEL(q4_K_step)(dots1, mins1, _cvtsh_ss(*(const uint16_t *)b1) * xd, _cvtsh_ss(*(const uint16_t *)(b1 + 2)) * xd,
-                              per_pair, &a1, &m1);
+            a0 = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(*(const uint16_t *)b0) * xd), _mm256_cvtepi32_ps(p0), a0);
+            a1 = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(*(const uint16_t *)b1) * xd), _mm256_cvtepi32_ps(p1), a1);
+            m0 = fmaf(-xd * _cvtsh_ss(*(const uint16_t *)(b0 + 2)), (float)min0, m0);
+            m1 = fmaf(-xd * _cvtsh_ss(*(const uint16_t *)(b1 + 2)), (float)min1, m1);
         }
-        y[r] = a0 - m0;
-        if (r + 1 < rows) y[r + 1] = a1 - m1;
+        y[r] = KERNEL(sum8)(a0) + m0;
+        if (r + 1 < rows) y[r + 1] = KERNEL(sum8)(a1) + m1;
     }
-}
-
-static void KERNEL(q5_K)(const uint8_t *w, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y) {
-    KERNEL(k4or5)(w, row_bytes, rows, blocks, x, y, 1);
 }
 
 /// vpshufb indexes that fill the lower 128-bit half with int16 lane `lower` and the upper half with
@@ -335,5 +382,48 @@ static void KERNEL(q6_K)(const uint8_t *w, size_t row_bytes, long rows, long blo
         }
         y[r] = tiled ? t0 : KERNEL(sum8)(a0);
         if (r + 1 < rows) y[r + 1] = tiled ? t1 : KERNEL(sum8)(a1);
+    }
+}
+
+/// hitch_quantize_q8_K in vectors, to the bit: the same largest magnitude (a NaN never wins, as in
+/// the scalar comparison: vmaxps keeps its second operand), the first value of that magnitude, the
+/// same products rounded to nearest even, NaN to 0, clamped to +-127; each run's sum exact.
+static void KERNEL(quantize_q8_K)(const float *x, long count, const hitch_q8_activations *out) {
+    const __m256 sign = _mm256_set1_ps(-0.0f), top = _mm256_set1_ps(127.f), bottom = _mm256_set1_ps(-127.f);
+    for (long b = 0; b < count / 256; b++) {
+        const float *xb = x + 256 * b;
+        int8_t *q = out->k_values + 256 * b;
+        int16_t *sums = out->k_sums + 16 * b;
+        __m256 largest = _mm256_setzero_ps();
+        for (int j = 0; j < 256; j += 8) largest = _mm256_max_ps(_mm256_andnot_ps(sign, _mm256_loadu_ps(xb + j)), largest);
+        __m128 m = _mm_max_ps(_mm256_castps256_ps128(largest), _mm256_extractf128_ps(largest, 1));
+        m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+        const float amax = _mm_cvtss_f32(_mm_max_ss(m, _mm_movehdup_ps(m)));
+        if (amax == 0 || amax == INFINITY) {   // all zero (or garbage): contributes nothing
+            memset(q, 0, 256);
+            memset(sums, 0, 16 * sizeof(int16_t));
+            out->k_scales[b] = 0;
+            continue;
+        }
+        float extreme = amax;
+        for (int j = 0; j < 256; j += 8) {
+            const int hits = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_andnot_ps(sign, _mm256_loadu_ps(xb + j)), _mm256_set1_ps(amax), _CMP_EQ_OQ));
+            if (hits) { extreme = xb[j + __builtin_ctz((unsigned)hits)]; break; }
+        }
+        const float inverse = -127.f / extreme;
+        const __m256 scale = _mm256_set1_ps(inverse);
+        for (int run = 0; run < 16; run++) {
+            __m256i ints[2];
+            for (int h = 0; h < 2; h++) {
+                __m256 v = _mm256_round_ps(_mm256_mul_ps(scale, _mm256_loadu_ps(xb + 16 * run + 8 * h)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+                v = _mm256_and_ps(v, _mm256_cmp_ps(v, v, _CMP_ORD_Q));   // NaN to 0
+                ints[h] = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(v, bottom), top));
+            }
+            // vpackssdw interleaves per 128-bit half; vpermq puts the 16 words back in order.
+            const __m256i words = _mm256_permute4x64_epi64(_mm256_packs_epi32(ints[0], ints[1]), 0xD8);
+            _mm_storeu_si128((__m128i *)(q + 16 * run), _mm_packs_epi16(_mm256_castsi256_si128(words), _mm256_extracti128_si256(words, 1)));
+            sums[run] = (int16_t)KERNEL(sum8i)(_mm256_add_epi32(ints[0], ints[1]));
+        }
+        out->k_scales[b] = 1 / inverse;
     }
 }

@@ -51,7 +51,8 @@ static uint16_t float_to_half(float f) {
 
 static float round_to_half(float f) { return half_to_float(float_to_half(f)); }
 
-// MARK: Quantization (portable: a short loop per op, not worth an x86 version of its own)
+// MARK: Quantization (portable; q8_K has x86 versions too, in kernel_body.h: it runs before every
+// K-quant product on the dispatching thread while the others wait)
 
 void hitch_quantize_q8(const float *x, long count, const hitch_q8_activations *out) {
     for (long b = 0; b < count / 32; b++) {
@@ -77,7 +78,7 @@ void hitch_quantize_q8(const float *x, long count, const hitch_q8_activations *o
     }
 }
 
-void hitch_quantize_q8_K(const float *x, long count, const hitch_q8_activations *out) {
+static void portable_quantize_q8_K(const float *x, long count, const hitch_q8_activations *out) {
     for (long b = 0; b < count / 256; b++) {
         const float *xb = x + 256 * b;
         int8_t *q = out->k_values + 256 * b;
@@ -241,42 +242,6 @@ static inline void unpack_k_scales(const uint8_t *packed, uint8_t scales[8], uin
     memcpy(minimums, &m_low, 4); memcpy(minimums + 4, &m_high, 4);
 }
 
-/// q4_K (144 bytes: f16 d, f16 dmin, 12 bytes of scales, 128 of nibbles) and q5_K (176: the same
-/// with 32 bytes of fifth bits before the nibbles). Weight 64j + i (i < 32) is the low nibble of
-/// byte 32j + i, weight 64j + 32 + i its high nibble; the fifth bit of weight 64j + i is bit 2j of
-/// qh[i], of weight 64j + 32 + i bit 2j + 1. Sub-block s (32 weights) is d * scale_s * q - dmin * min_s.
-static void portable_k4or5(const uint8_t *w, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y,
-                           int five) {
-    const size_t block_bytes = five ? 176 : 144;
-    for (long r = 0; r < rows; r++) {
-        float total = 0;
-        for (long b = 0; b < blocks; b++) {
-            const uint8_t *block = w + (size_t)r * row_bytes + block_bytes * b;
-            const uint8_t *qh = block + 16, *qs = block + (five ? 48 : 16);
-            uint8_t scales[8], minimums[8];
-            unpack_k_scales(block + 4, scales, minimums);
-            const int8_t *xq = x->k_values + 256 * b;
-            const int16_t *sums = x->k_sums + 16 * b;
-            int sum = 0, minimum = 0;
-            for (int s = 0; s < 8; s++) {
-                int dot = 0;
-                for (int i = 0; i < 32; i++) {
-                    const uint8_t byte = qs[32 * (s / 2) + i];
-                    int q = s % 2 ? byte >> 4 : byte & 15;
-                    if (five) q |= ((qh[i] >> s) & 1) << 4;
-                    dot += q * xq[32 * s + i];
-                }
-                sum += scales[s] * dot;
-                minimum += minimums[s] * (sums[2 * s] + sums[2 * s + 1]);
-            }
-            const float xd = x->k_scales[b];
-            total += half_to_float((uint16_t)(block[0] | block[1] << 8)) * xd * (float)sum
-                   - half_to_float((uint16_t)(block[2] | block[3] << 8)) * xd * (float)minimum;
-        }
-        y[r] = total;
-    }
-}
-
 /// q4_K in the float order of llama.cpp's repacked kernels (kernel_body.h's q4_K): per pair of
 /// sub-blocks the exact integer sums, one fused step per block (or per pair: `x->q4_K_gemm`).
 static void portable_q4_K(const uint8_t *w, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y) {
@@ -316,8 +281,40 @@ static void portable_q4_K(const uint8_t *w, size_t row_bytes, long rows, long bl
         y[r] = total - minimum;
     }
 }
-static void portable_q5_K(const uint8_t *w, size_t rb, long rows, long blocks, const hitch_q8_activations *x, float *y) {
-    portable_k4or5(w, rb, rows, blocks, x, y, 1);
+/// q5_K (176 bytes: f16 d, f16 dmin, 12 bytes of scales as q4_K's, 32 of fifth bits, 128 of
+/// nibbles). Weight 64j + i (i < 32) is the low nibble of byte 32j + i, weight 64j + 32 + i its high
+/// nibble; the fifth bit of weight 32s + i is bit s of qh[i]. Sub-block s is d * scale_s * q -
+/// dmin * min_s. Summed in the float order of kernel_body.h's q5_K: eight lanes (weights 4l..4l+3
+/// of every sub-block) per block fused by d * d_x, the minimums fused by -d_x * dmin into one float.
+static void portable_q5_K(const uint8_t *w, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y) {
+    for (long r = 0; r < rows; r++) {
+        float lanes[8] = {0}, minimum = 0;
+        for (long b = 0; b < blocks; b++) {
+            const uint8_t *block = w + (size_t)r * row_bytes + 176 * b;
+            const uint8_t *qh = block + 16, *qs = block + 48;
+            uint8_t scales[8], minimums[8];
+            unpack_k_scales(block + 4, scales, minimums);
+            const int8_t *xq = x->k_values + 256 * b;
+            const int16_t *sums = x->k_sums + 16 * b;
+            int lane_sums[8] = {0}, min_sum = 0;
+            for (int s = 0; s < 8; s++) {
+                for (int i = 0; i < 32; i++) {
+                    const uint8_t byte = qs[32 * (s / 2) + i];
+                    const int q = (s % 2 ? byte >> 4 : byte & 15) | ((qh[i] >> s) & 1) << 4;
+                    lane_sums[i / 4] += scales[s] * q * xq[32 * s + i];
+                }
+                min_sum += minimums[s] * (sums[2 * s] + sums[2 * s + 1]);
+            }
+            const float xd = x->k_scales[b];
+            const float d = half_to_float((uint16_t)(block[0] | block[1] << 8)) * xd;
+            for (int l = 0; l < 8; l++) lanes[l] = fmaf(d, (float)lane_sums[l], lanes[l]);
+            minimum = fmaf(-xd * half_to_float((uint16_t)(block[2] | block[3] << 8)), (float)min_sum, minimum);
+        }
+        // As kernel_body.h's sum8: halves, then pairs two apart, then the last two.
+        float h4[4];
+        for (int l = 0; l < 4; l++) h4[l] = lanes[l] + lanes[l + 4];
+        y[r] = ((h4[0] + h4[2]) + (h4[1] + h4[3])) + minimum;
+    }
 }
 
 /// q6_K (210 bytes: 128 bytes of low nibbles, 64 of high 2-bit pairs, 16 int8 scales, f16 d). In
@@ -366,11 +363,11 @@ static void portable_q6_K(const uint8_t *w, size_t row_bytes, long rows, long bl
 
 typedef void (*matvec_fn)(const uint8_t *, size_t, long, long, const hitch_q8_activations *, float *);
 
-/// One instruction set's kernels, one per ggml type.
-typedef struct { matvec_fn q4_0, q4_1, q5_0, q5_1, q8_0, q4_K, q5_K, q6_K; } kernel_set;
+/// One instruction set's kernels, one per ggml type, and its q8_K activation quantizer.
+typedef struct { matvec_fn q4_0, q4_1, q5_0, q5_1, q8_0, q4_K, q5_K, q6_K; hitch_quantize_fn quantize_q8_K; } kernel_set;
 
 static const kernel_set portable_kernels = {portable_q4_0, portable_q4_1, portable_q5_0, portable_q5_1, portable_q8_0,
-                                            portable_q4_K, portable_q5_K, portable_q6_K};
+                                            portable_q4_K, portable_q5_K, portable_q6_K, portable_quantize_q8_K};
 static kernel_set chosen = portable_kernels;
 static const char *chosen_isa = "portable";
 
@@ -427,7 +424,8 @@ static int kernels_for(const char *isa, kernel_set *set) {
     if (strcmp(isa, "portable") == 0) { *set = portable_kernels; return 1; }
 #if defined(__x86_64__) && defined(__clang__)
     if (!cpu_has(isa)) return 0;
-#define SET(prefix) (kernel_set){prefix##_q4_0, prefix##_q4_1, prefix##_q5_0, prefix##_q5_1, prefix##_q8_0, prefix##_q4_K, prefix##_q5_K, prefix##_q6_K}
+#define SET(prefix) (kernel_set){prefix##_q4_0, prefix##_q4_1, prefix##_q5_0, prefix##_q5_1, prefix##_q8_0, prefix##_q4_K, prefix##_q5_K, prefix##_q6_K, \
+                                 prefix##_quantize_q8_K}
     if (strcmp(isa, "avx512vnni") == 0) { *set = SET(avx512vnni); return 1; }
     if (strcmp(isa, "avxvnni") == 0) { *set = SET(avxvnni); return 1; }
     *set = SET(avx2);
@@ -465,6 +463,13 @@ hitch_matvec_fn hitch_kernel(const char *isa, int type) {
 }
 
 hitch_matvec_fn hitch_matvec_for_type(int type) { return kernel_of(&chosen, type); }
+
+hitch_quantize_fn hitch_quantizer_q8_K(const char *isa) {
+    kernel_set set;
+    return kernels_for(isa, &set) ? set.quantize_q8_K : NULL;
+}
+
+void hitch_quantize_q8_K(const float *x, long count, const hitch_q8_activations *out) { chosen.quantize_q8_K(x, count, out); }
 
 /// The best version the CPU runs, chosen before main; never written again.
 __attribute__((constructor)) static void choose_kernels(void) {

@@ -7,7 +7,11 @@ import Testing
 /// View lifetimes recorded by the runtime, read back by the identity-churn pass.
 @MainActor
 @Suite(.serialized) struct IdentityChurnRecordingTests {
-    @Test func aRowWhoseIDFlipsEveryUpdateIsFlaggedByTypeAndPosition() throws {
+    @Test func aRowWhoseIDFlipsEveryUpdateIsFlaggedByTypeAndPosition() async {
+        await #expect(processExitsWith: .success) { try await Self.aRowWhoseIDFlipsEveryUpdateIsFlaggedByTypeAndPositionRecorded() }
+    }
+
+    static func aRowWhoseIDFlipsEveryUpdateIsFlaggedByTypeAndPositionRecorded() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("churn-\(UUID().uuidString).fxt").path
         defer { try? FileManager.default.removeItem(atPath: path) }
         // Suites run in parallel in one process and a recording is process-wide: wait for another's.

@@ -46,7 +46,11 @@ import HitchTrace
         #expect(marker.nextFrameID == firstFrameID + UInt64(frames))
     }
 
-    @Test func framesMarkedOnTheRealClockReadBackInOrderAndThePlantedStallIsAHitch() throws {
+    @Test func framesMarkedOnTheRealClockReadBackInOrderAndThePlantedStallIsAHitch() async {
+        await #expect(processExitsWith: .success) { try Self.framesMarkedOnTheRealClockReadBackInOrderAndThePlantedStallIsAHitchRecorded() }
+    }
+
+    static func framesMarkedOnTheRealClockReadBackInOrderAndThePlantedStallIsAHitchRecorded() throws {
         let path = NSTemporaryDirectory() + "hitch-frame-marker-\(getpid()).fxt"
         defer { unlink(path) }
         // Suites record one at a time; wait for another suite's recording to stop.

@@ -25,8 +25,12 @@ import Testing
         return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     }
 
-    @Test func diskFullOnDevFullIsReportedAndTheAppGoesOn() throws {
-        let recorder = try TraceRecorder.start(path: "/dev/full", configuration: .init(bufferBytesPerThread: 16 << 10, flushIntervalMs: 5, waitForOtherRecordingSeconds: testRecordingWait))
+    @Test func diskFullOnDevFullIsReportedAndTheAppGoesOn() async {
+        await #expect(processExitsWith: .success) { try Self.diskFullOnDevFullIsReportedAndTheAppGoesOnRecorded() }
+    }
+
+    static func diskFullOnDevFullIsReportedAndTheAppGoesOnRecorded() throws {
+        let recorder = try TraceRecorder.start(path: "/dev/full", configuration: .init(bufferBytesPerThread: 16 << 10, flushIntervalMs: 5))
         recorder.setMetadata("workload", "disk-full")
         // The app keeps recording while every write fails: no block, no crash.
         let seconds = Self.recordFlatOut(threads: 2, perThread: 200_000)
@@ -43,7 +47,7 @@ import Testing
         // The session is released: the app can record again.
         let path = FaultSupport.temporaryPath("after-full.fxt")
         defer { unlink(path) }
-        let next = try TraceRecorder.start(path: path, configuration: .init(waitForOtherRecordingSeconds: testRecordingWait))
+        let next = try TraceRecorder.start(path: path)
         Trace.instant("after", category: "fault")
         try next.stop()
         #expect(FaultSupport.readAll(path).counts["fault/after"] == 1)
@@ -51,8 +55,12 @@ import Testing
 
     /// Regression: after a failed write, a second `stop()` (a deinit path, a second owner) must return
     /// like it does after a clean recording, not wait forever on the writer's semaphore.
-    @Test func secondStopAfterWriteFailureReturns() throws {
-        let recorder = try TraceRecorder.start(path: "/dev/full", configuration: .init(waitForOtherRecordingSeconds: testRecordingWait))
+    @Test func secondStopAfterWriteFailureReturns() async {
+        await #expect(processExitsWith: .success) { try Self.secondStopAfterWriteFailureReturnsRecorded() }
+    }
+
+    static func secondStopAfterWriteFailureReturnsRecorded() throws {
+        let recorder = try TraceRecorder.start(path: "/dev/full")
         _ = Self.recordFlatOut(threads: 1, perThread: 50_000)
         #expect(throws: TraceRecorderError.self) { try recorder.stop() }
         let returned = FaultSupport.finishes(within: 5) { _ = try? recorder.stop() }
@@ -62,7 +70,11 @@ import Testing
     /// A real full file system (a 64 KB tmpfs; the test runs as root and mounts it): writes fail
     /// part-way, the file ends mid-buffer, and it still reads cleanly up to its last whole record.
     /// Where it cannot mount it is reported as skipped, with the reason, never as passed.
-    @Test(.enabled(if: getuid() == 0, "mounting a tmpfs needs root")) func diskFullOnTinyTmpfsLeavesAReadablePrefix() throws {
+    @Test(.enabled(if: getuid() == 0, "mounting a tmpfs needs root")) func diskFullOnTinyTmpfsLeavesAReadablePrefix() async {
+        await #expect(processExitsWith: .success) { try Self.diskFullOnTinyTmpfsLeavesAReadablePrefixRecorded() }
+    }
+
+    static func diskFullOnTinyTmpfsLeavesAReadablePrefixRecorded() throws {
         let mountPoint = FaultSupport.temporaryPath("tmpfs")
         try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: mountPoint) }
@@ -70,7 +82,7 @@ import Testing
         if mount.status != 0 { try Test.cancel("cannot mount a tmpfs here (needs CAP_SYS_ADMIN): \(mount.stderr.prefix(200))") }
         defer { _ = try? FaultSupport.run("/bin/umount", [mountPoint], timeout: 20) }
         let path = mountPoint + "/full.fxt"
-        let recorder = try TraceRecorder.start(path: path, configuration: .init(bufferBytesPerThread: 16 << 10, flushIntervalMs: 5, waitForOtherRecordingSeconds: testRecordingWait))
+        let recorder = try TraceRecorder.start(path: path, configuration: .init(bufferBytesPerThread: 16 << 10, flushIntervalMs: 5))
         _ = Self.recordFlatOut(threads: 2, perThread: 50_000, name: "tmpfs-row")
         #expect(throws: TraceRecorderError.self) { try recorder.stop() }
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
@@ -145,10 +157,14 @@ import Testing
 
     /// A thread that exits with a partly filled buffer hands it to the writer: its events reach the
     /// file while the recording goes on, not only at stop.
-    @Test func threadExitingWithAnUnflushedBufferLosesNothing() throws {
+    @Test func threadExitingWithAnUnflushedBufferLosesNothing() async {
+        await #expect(processExitsWith: .success) { try Self.threadExitingWithAnUnflushedBufferLosesNothingRecorded() }
+    }
+
+    static func threadExitingWithAnUnflushedBufferLosesNothingRecorded() throws {
         let path = FaultSupport.temporaryPath("thread-exit.fxt")
         defer { unlink(path) }
-        let recorder = try TraceRecorder.start(path: path, configuration: .init(flushIntervalMs: 5, waitForOtherRecordingSeconds: testRecordingWait))
+        let recorder = try TraceRecorder.start(path: path, configuration: .init(flushIntervalMs: 5))
         // A plain pthread, joined: when pthread_join returns, the thread (and its TLS destructors) is gone.
         var thread = pthread_t()
         let created = pthread_create(&thread, nil, { _ in

@@ -41,7 +41,7 @@ import Testing
         defer { unlink(path) }
         let maxBufferedBytes = 16 << 20
         let rssBeforeKB = FaultSupport.statusKB("VmRSS")
-        let recorder = try TraceRecorder.start(path: path, configuration: .init(maxBufferedBytes: maxBufferedBytes, waitForOtherRecordingSeconds: testRecordingWait))
+        let recorder = try TraceRecorder.start(path: path, configuration: .init(maxBufferedBytes: maxBufferedBytes))
         recorder.setMetadata("workload", "load-test")
         let sampler = try FaultSupport.startSampler(.init(rateHz: 1000, threads: .registered), recorder: recorder)
 

@@ -17,10 +17,14 @@ func readAll(_ path: String) throws -> (events: [TraceEvent], reader: TraceReade
 }
 
 @Suite(.serialized) struct RecorderRoundTripTests {
-    @Test func everyKindRoundTripsThroughTheRecorder() throws {
+    @Test func everyKindRoundTripsThroughTheRecorder() async {
+        await #expect(processExitsWith: .success) { try Self.everyKindRoundTripsThroughTheRecorderRecorded() }
+    }
+
+    static func everyKindRoundTripsThroughTheRecorderRecorded() throws {
         let path = temporaryTracePath("recorder-kinds")
         defer { unlink(path) }
-        let recorder = try TraceRecorder.start(path: path, configuration: .init(waitForOtherRecordingSeconds: testRecordingWait))
+        let recorder = try TraceRecorder.start(path: path)
         recorder.setMetadata("workload", "unit-test")
         Trace.setCurrentThreadName("test-main")
         let vsync = Trace.now()
@@ -191,10 +195,14 @@ func describe(_ event: TraceEvent, _ text: (StringID) -> String, _ thread: (Thre
 
 @Suite(.serialized) struct RecorderThreadTests {
     /// A thread that exits with events still in its buffer loses none of them.
-    @Test func exitingThreadKeepsItsEvents() throws {
+    @Test func exitingThreadKeepsItsEvents() async {
+        await #expect(processExitsWith: .success) { try Self.exitingThreadKeepsItsEventsRecorded() }
+    }
+
+    static func exitingThreadKeepsItsEventsRecorded() throws {
         let path = temporaryTracePath("thread-exit")
         defer { unlink(path) }
-        let recorder = try TraceRecorder.start(path: path, configuration: .init(waitForOtherRecordingSeconds: testRecordingWait))
+        let recorder = try TraceRecorder.start(path: path)
         let name = TraceName.intern("exit-\(UInt64.random(in: 0...UInt64.max))")
         let done = DispatchSemaphore(value: 0)
         Thread {
@@ -214,12 +222,16 @@ func describe(_ event: TraceEvent, _ text: (StringID) -> String, _ thread: (Thre
     }
 
     /// 8 threads x 1,000,000 events: every event is either in the file or counted as dropped.
-    @Test func eightThreadsLoseNothingUncounted() throws {
+    @Test func eightThreadsLoseNothingUncounted() async {
+        await #expect(processExitsWith: .success) { try Self.eightThreadsLoseNothingUncountedRecorded() }
+    }
+
+    static func eightThreadsLoseNothingUncountedRecorded() throws {
         let path = temporaryTracePath("eight-threads")
         defer { unlink(path) }
         let perThread = 1_000_000, threads = 8
         let name = TraceName.intern("load-\(UInt64.random(in: 0...UInt64.max))")
-        let recorder = try TraceRecorder.start(path: path, configuration: .init(bufferBytesPerThread: 64 << 10, maxBufferedBytes: 32 << 20, waitForOtherRecordingSeconds: testRecordingWait))
+        let recorder = try TraceRecorder.start(path: path, configuration: .init(bufferBytesPerThread: 64 << 10, maxBufferedBytes: 32 << 20))
         let group = DispatchGroup()
         for _ in 0..<threads {
             group.enter()
@@ -259,10 +271,14 @@ func describe(_ event: TraceEvent, _ text: (StringID) -> String, _ thread: (Thre
     // No check of the process-wide recording state before start: other suites record in parallel,
     // and a recorder that is stopping is still current after recording is switched off (CI failed
     // on exactly that window in stop 22). Only this recorder's own state is deterministic.
-    @Test func startIsExclusiveAndStopReleasesIt() throws {
+    @Test func startIsExclusiveAndStopReleasesIt() async {
+        await #expect(processExitsWith: .success) { try Self.startIsExclusiveAndStopReleasesItRecorded() }
+    }
+
+    static func startIsExclusiveAndStopReleasesItRecorded() throws {
         let path = temporaryTracePath("exclusive")
         defer { unlink(path) }
-        let recorder = try TraceRecorder.start(path: path, configuration: .init(waitForOtherRecordingSeconds: testRecordingWait))
+        let recorder = try TraceRecorder.start(path: path)
         #expect(TraceRecorder.current === recorder)
         // A second start fails at once (no wait unless asked for) and names the active recording.
         let started = Date()

@@ -24,10 +24,14 @@ import Testing
         #expect(mismatches == 0)
     }
 
-    @Test func dynamicNamesAreBoundedAndStillResolveInTheTrace() throws {
+    @Test func dynamicNamesAreBoundedAndStillResolveInTheTrace() async {
+        await #expect(processExitsWith: .success) { try Self.dynamicNamesAreBoundedAndStillResolveInTheTraceRecorded() }
+    }
+
+    static func dynamicNamesAreBoundedAndStillResolveInTheTraceRecorded() throws {
         let path = temporaryTracePath("dynamic-names")
         defer { unlink(path) }
-        let recorder = try TraceRecorder.start(path: path, configuration: .init(waitForOtherRecordingSeconds: testRecordingWait))
+        let recorder = try TraceRecorder.start(path: path)
         let count = TraceName.dynamicNameCapacity + 904
         // The table is process-wide and other suites run in parallel: names of this run's own
         // (a unique prefix) so none is already in the table, which would be a hit, not an eviction.
@@ -47,10 +51,14 @@ import Testing
         #expect(reader.metadata["dynamicNameEvictions"] == String(summary.dynamicNameEvictions))
     }
 
-    @Test func argumentsAreWrittenOnIntervalsAndInstants() throws {
+    @Test func argumentsAreWrittenOnIntervalsAndInstants() async {
+        await #expect(processExitsWith: .success) { try Self.argumentsAreWrittenOnIntervalsAndInstantsRecorded() }
+    }
+
+    static func argumentsAreWrittenOnIntervalsAndInstantsRecorded() throws {
         let path = temporaryTracePath("arguments")
         defer { unlink(path) }
-        let recorder = try TraceRecorder.start(path: path, configuration: .init(waitForOtherRecordingSeconds: testRecordingWait))
+        let recorder = try TraceRecorder.start(path: path)
         let rows = Trace.interval("filter", category: .stage, with: .int("rows", 120), .double("ratio", 0.5)) { 120 }
         Trace.instant("cache miss", with: .string("kind", "thumb \(rows)"))
         Trace.interval("plain") { }   // @discardableResult: no `_ =` needed

@@ -190,10 +190,14 @@ final class SampleCollector: Sendable {
         #expect(statistics.samplesTaken > 0)
     }
 
-    @Test func sourceAndReasonAreReported() throws {
+    @Test func sourceAndReasonAreReported() async {
+        await #expect(processExitsWith: .success) { try Self.sourceAndReasonAreReportedRecorded() }
+    }
+
+    static func sourceAndReasonAreReportedRecorded() throws {
         let path = FaultSupport.temporaryPath("source.fxt")
         defer { unlink(path) }
-        let recorder = try TraceRecorder.start(path: path, configuration: .init(waitForOtherRecordingSeconds: testRecordingWait))
+        let recorder = try TraceRecorder.start(path: path)
         defer { _ = try? recorder.stop() }
         // Automatic: perf events where permitted, else the signal with the refusal in words.
         let sampler = try FaultSupport.startSampler(.init(rateHz: 100), recorder: recorder)

@@ -40,10 +40,14 @@ import Testing
         }.sorted { $0.t < $1.t }
     }
 
-    @Test func framesCarryTheirThreadsReadings() throws {
+    @Test func framesCarryTheirThreadsReadings() async {
+        await #expect(processExitsWith: .success) { try Self.framesCarryTheirThreadsReadingsRecorded() }
+    }
+
+    static func framesCarryTheirThreadsReadingsRecorded() throws {
         let path = temporaryTracePath("thread-states")
         defer { unlink(path) }
-        let recorder = try TraceRecorder.start(path: path, configuration: .init(waitForOtherRecordingSeconds: testRecordingWait))
+        let recorder = try TraceRecorder.start(path: path)
         Self.onThread("ts-main") {
             let period: Int64 = 16_666_667
             for frame in UInt64(1)...4 {
@@ -133,10 +137,14 @@ import Testing
     /// "Thread states"): the counts agree with the switch records the trace carries and with
     /// getrusage, also across a window with more switches than the ring can vouch for (counted
     /// again by getrusage).
-    @Test func withContextSwitchEventsTheCountsAreTheSwitchRecords() throws {
+    @Test func withContextSwitchEventsTheCountsAreTheSwitchRecords() async {
+        await #expect(processExitsWith: .success) { try Self.withContextSwitchEventsTheCountsAreTheSwitchRecordsRecorded() }
+    }
+
+    static func withContextSwitchEventsTheCountsAreTheSwitchRecordsRecorded() throws {
         let path = temporaryTracePath("thread-states-ring")
         defer { unlink(path) }
-        let recorder = try TraceRecorder.start(path: path, configuration: .init(waitForOtherRecordingSeconds: testRecordingWait))
+        let recorder = try TraceRecorder.start(path: path)
         let usage = Mutex<[(voluntary: Int64, involuntary: Int64)]>([])
         Self.onThread("ts-ring") {
             let now = Trace.now()
@@ -193,7 +201,11 @@ import Testing
     /// ring while it counts in it now and then, and its readings after the close fall back on
     /// getrusage. (The writer unmaps a ring only once its thread is out of it; the window where that
     /// matters is a few ns wide, so this exercises the path rather than proving the wait.)
-    @Test func sessionsStopWhileAThreadKeepsReading() throws {
+    @Test func sessionsStopWhileAThreadKeepsReading() async {
+        await #expect(processExitsWith: .success) { try Self.sessionsStopWhileAThreadKeepsReadingRecorded() }
+    }
+
+    static func sessionsStopWhileAThreadKeepsReadingRecorded() throws {
         let path = temporaryTracePath("thread-states-stop")
         defer { unlink(path) }
         let stop = Atomic<Bool>(false)
@@ -212,7 +224,7 @@ import Testing
         // The thread may not run inside one 5 ms session on a loaded machine: some session has readings.
         var sessionsWithReadings = 0
         for _ in 0..<20 {
-            let recorder = try TraceRecorder.start(path: path, configuration: .init(flushIntervalMs: 5, waitForOtherRecordingSeconds: testRecordingWait))
+            let recorder = try TraceRecorder.start(path: path, configuration: .init(flushIntervalMs: 5))
             usleep(5_000)
             try recorder.stop()
             let (events, _) = try readAll(path)
@@ -223,10 +235,14 @@ import Testing
         #expect(sessionsWithReadings > 0)
     }
 
-    @Test func missingProcfsGivesNilReadingsNotErrors() throws {
+    @Test func missingProcfsGivesNilReadingsNotErrors() async {
+        await #expect(processExitsWith: .success) { try Self.missingProcfsGivesNilReadingsNotErrorsRecorded() }
+    }
+
+    static func missingProcfsGivesNilReadingsNotErrorsRecorded() throws {
         let path = temporaryTracePath("thread-states-missing")
         defer { unlink(path) }
-        var configuration = TraceRecorder.Configuration(waitForOtherRecordingSeconds: testRecordingWait)
+        var configuration = TraceRecorder.Configuration()
         configuration.procfsRootsForTesting = ("/nonexistent-proc", "/nonexistent-cgroup")
         let recorder = try TraceRecorder.start(path: path, configuration: configuration)
         Self.onThread("ts-noproc") {
@@ -247,10 +263,14 @@ import Testing
         #expect(reader.metadata["schedSourceReason"]?.contains("/nonexistent-proc") == true, "\(reader.metadata)")
     }
 
-    @Test func threadStatesOffRecordsNone() throws {
+    @Test func threadStatesOffRecordsNone() async {
+        await #expect(processExitsWith: .success) { try Self.threadStatesOffRecordsNoneRecorded() }
+    }
+
+    static func threadStatesOffRecordsNoneRecorded() throws {
         let path = temporaryTracePath("thread-states-off")
         defer { unlink(path) }
-        let recorder = try TraceRecorder.start(path: path, configuration: .init(waitForOtherRecordingSeconds: testRecordingWait, threadStates: false))
+        let recorder = try TraceRecorder.start(path: path, configuration: .init(threadStates: false))
         Self.onThread("ts-off") {
             let now = Trace.now()
             Trace.frameBegan(frameID: 1, vsync: now, target: now, periodNs: 8_333_333)

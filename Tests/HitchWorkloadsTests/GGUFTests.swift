@@ -189,11 +189,12 @@ struct GGUFTests {
                 }
                 return out
             }
-            // q4_K and q6_K follow llama.cpp's float order, a single token's and a prompt row's
-            // (its batched paths): there every version equals the portable one to the bit.
-            let exact = type == .q4_K || type == .q6_K
+            // The K-quants follow llama.cpp's float order, a single token's and (q4_K, q6_K) a
+            // prompt row's (its batched paths): there every version equals the portable one to the bit.
+            let exact = type == .q4_K || type == .q5_K || type == .q6_K
+            let batchedOrder = type == .q4_K || type == .q6_K
             var byOrder: [[Float]] = []
-            for batched: Int32 in exact ? [0, 1] : [0] {
+            for batched: Int32 in batchedOrder ? [0, 1] : [0] {
                 xq.ggml.pointee.q4_K_gemm = batched
                 xq.ggml.pointee.q6_K_tiled = batched
                 let portable = try #require(run("portable"))
@@ -208,7 +209,7 @@ struct GGUFTests {
                 }
             }
             // The two orders are the same sums rounded differently: close, and not all equal.
-            if exact {
+            if batchedOrder {
                 #expect(zip(byOrder[0], byOrder[1]).allSatisfy { abs($0 - $1) <= 1e-4 * max(1, abs($1)) })
                 #expect(byOrder[0] != byOrder[1], "the batched order changed no product")
             }
@@ -230,6 +231,39 @@ struct GGUFTests {
             case .q5_0: 1.0 / 15; case .q5_1: 2.0 / 31; case .q4_K: 0.1; case .q5_K: 0.06; case .q6_K: 0.04
             }
             #expect(zip(row, weights[(r * columns)..<((r + 1) * columns)]).allSatisfy { abs($0 - $1) <= step })
+        }
+    }
+
+    @Test("every version of the q8_K activation quantizer gives the portable one's bytes: NaN, infinity, ties, equal magnitudes, zero blocks")
+    func quantizerVersions() throws {
+        let count = 1024
+        var rng = SeededGenerator(seed: 0x5138_4B51)
+        let portable = try #require(QuantizedKernels.quantizerK("portable"))
+        for kind in 0..<6 {
+            let x: [Float] = (0..<count).map { i in
+                let v = Float(Int(rng.next() % 2_000_001) - 1_000_000) / 1000
+                switch kind {
+                case 1: return Float(Int(rng.next() % 255) - 127)   // integers: ties once scaled
+                case 2: return rng.next() % 50 == 0 ? .nan : v
+                case 3: return rng.next() % 300 == 0 ? (rng.next() % 2 == 0 ? .infinity : -.infinity) : v
+                case 4: return rng.next() % 2 == 0 ? 5 : -5         // equal magnitudes: the first one's sign wins
+                case 5: return (i / 256) % 2 == 0 ? 0 : v * 1e-40   // zero blocks, subnormals
+                default: return v
+                }
+            }
+            let expected = QuantizedVector(capacity: count), actual = QuantizedVector(capacity: count)
+            x.withUnsafeBufferPointer { portable($0.baseAddress!, count, expected.ggml) }
+            for isa in QuantizedKernels.all {
+                guard let quantize = QuantizedKernels.quantizerK(isa) else { continue }
+                x.withUnsafeBufferPointer { quantize($0.baseAddress!, count, actual.ggml) }
+                let e = expected.ggml.pointee, a = actual.ggml.pointee
+                #expect(Array(UnsafeBufferPointer(start: a.k_values, count: count)) == Array(UnsafeBufferPointer(start: e.k_values, count: count)),
+                        "\(isa), case \(kind): values")
+                #expect(Array(UnsafeBufferPointer(start: a.k_sums, count: count / 16)) == Array(UnsafeBufferPointer(start: e.k_sums, count: count / 16)),
+                        "\(isa), case \(kind): sums")
+                #expect(UnsafeBufferPointer(start: a.k_scales, count: count / 256).map(\.bitPattern)
+                        == UnsafeBufferPointer(start: e.k_scales, count: count / 256).map(\.bitPattern), "\(isa), case \(kind): scales")
+            }
         }
     }
 

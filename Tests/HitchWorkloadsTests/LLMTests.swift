@@ -2,8 +2,6 @@ import Foundation
 import HitchTrace
 import Testing
 
-/// Other suites in this process may be recording: wait for them (a second start fails at once by default).
-private let testRecordingWait: Double = 300
 @testable import HitchWorkloads
 
 /// A small shape that runs fast in debug builds.
@@ -188,13 +186,17 @@ struct LLMTokenizerTests {
 @Suite("LLM recording", .serialized)
 struct LLMRecordingTests {
     @Test("bytes per token in the trace equal the session's accounting, and the tensor sizes of the model shape")
-    func bytesPerTokenMatchesOpEvents() throws {
+    func bytesPerTokenMatchesOpEvents() async {
+        await #expect(processExitsWith: .success) { try Self.bytesPerTokenMatchesOpEventsRecorded() }
+    }
+
+    static func bytesPerTokenMatchesOpEventsRecorded() throws {
         let pool = WorkerPool(threadCount: 2)
         let weights = TransformerWeights(shape: tinyShape, format: .q4_0, seed: 2, pool: pool)
         let session = DecodeSession(weights: weights, pool: pool)
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("llm-\(UUID().uuidString).fxt").path
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let recorder = try TraceRecorder.start(path: path, configuration: .init(waitForOtherRecordingSeconds: testRecordingWait))
+        let recorder = try TraceRecorder.start(path: path)
         // Other suites may decode while this one records: count only this thread's ops.
         Trace.instant("llm-accounting-test")
         try session.prefill(tokens: [1, 2, 3])

@@ -90,6 +90,12 @@ hitch_matvec_fn hitch_kernel(const char *isa, int type);
 /// without one.
 hitch_matvec_fn hitch_matvec_for_type(int type);
 
+typedef void (*hitch_quantize_fn)(const float *x, long count, const hitch_q8_activations *out);
+
+/// The `isa` version of `hitch_quantize_q8_K` (every version gives the same bytes), or NULL when
+/// the CPU lacks it: tests compare them as they compare the kernels.
+hitch_quantize_fn hitch_quantizer_q8_K(const char *isa);
+
 #ifdef __cplusplus
 }
 #endif

@@ -23,8 +23,7 @@ public final class GGUFModel: @unchecked Sendable {
         name = file.metadata["general.name"]?.string ?? (file.path as NSString).lastPathComponent
         let architectureName = try file.string("general.architecture")
         guard let architecture = TransformerWeights.Architecture(rawValue: architectureName) else {
-            let supported = TransformerWeights.Architecture.allCases.map(\.rawValue).joined(separator: ", ")
-            throw GGUFError.unsupportedModel("general.architecture is \(architectureName) (supported: \(supported))")
+            throw GGUFError.unsupportedModel("general.architecture is \(architectureName) (supported: \(TransformerWeights.Architecture.supportedNames))")
         }
         let loader = TensorLoader(file: file)
         switch architecture {

@@ -101,4 +101,6 @@ public enum QuantizedKernels {
     static let all = ["avx512vnni", "avxvnni", "avx2", "portable"]
     /// The `name` version of `type`'s kernel, nil when the CPU lacks it (tests compare every version).
     static func kernel(_ name: String, for type: GGMLType) -> hitch_matvec_fn? { hitch_kernel(name, Int32(type.rawValue)) }
+    /// The `name` version of the q8_K activation quantizer, nil when the CPU lacks it.
+    static func quantizerK(_ name: String) -> hitch_quantize_fn? { hitch_quantizer_q8_K(name) }
 }

@@ -15,6 +15,9 @@ public final class TransformerWeights: @unchecked Sendable {
     public enum Architecture: String, Sendable, CaseIterable {
         case llama
         case gemma3
+
+        /// "llama, gemma3": the values of general.architecture this engine runs.
+        public static var supportedNames: String { allCases.map(\.rawValue).joined(separator: ", ") }
     }
 
     /// Layers with `isLocal` attend to the last `positions` positions only, rotated with their own

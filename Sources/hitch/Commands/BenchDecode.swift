@@ -27,8 +27,8 @@ enum BenchDecode: Subcommand {
     written as GGUF in that type and read in place, as --model reads a file (bytes per token are the
     type's true size: 4.5, 5.5 and 6.5625 bits per weight for q4_K, q5_K and q6_K).
 
-    With --model, the GGUF file's model (mapped, its own tensor types) is measured instead of the
-    generated ones; bytes per token follow from its real tensor sizes.
+    With --model, the GGUF file's model (its own tensor types, on 2 MB pages where memory allows) is
+    measured instead of the generated ones; bytes per token follow from its real tensor sizes.
 
     With --write-gguf, nothing is measured: the synthetic model of --seed and the shape options is
     written as a llama-architecture GGUF file with its matrices in the one --weights type (any ggml type),
@@ -39,7 +39,8 @@ enum BenchDecode: Subcommand {
     scripts/llama-compare.sh measures; the bandwidth figures are then 0.
 
     OPTIONS:
-      --model FILE.gguf  A llama-architecture GGUF model to measure instead of the synthetic formats
+      --model FILE.gguf  A GGUF model to measure instead of the synthetic formats (architecture
+                         \(TransformerWeights.Architecture.supportedNames); tensors \(GGMLType.supportedNames))
       --write-gguf FILE  Write the synthetic model as GGUF (matrices in --weights) and exit
       --speed-only     Tokens/s only: no bandwidth probes (bandwidth, triad and utilization print 0)
       --weights LIST   Formats or ggml types to run (default the five formats)

@@ -18,7 +18,7 @@ enum BudgetCommand: Subcommand {
     With --model, the GGUF file's shape and its real tensor bytes are used (KV cache f16 unless --kv).
 
     OPTIONS:
-      --model FILE.gguf      A llama-architecture GGUF model's budget
+      --model FILE.gguf      A GGUF model's budget (architecture \(TransformerWeights.Architecture.supportedNames))
       --params N             Parameter count, 0.25B to 20B: 1B, 0.4B, 500M, 8B (the nearest published shape is used)
       --weights FORMAT       f32, f16, q8_0, q4_0, pal4 (default q4_0)
       --context N            KV cache positions (default 512)

@@ -19,7 +19,8 @@ enum GenerateCommand: Subcommand {
     end-of-turn token, so the ids can be compared one for one with another runtime's.
 
     OPTIONS:
-      --model FILE.gguf   A llama-architecture GGUF model (scripts/fetch-model.sh fetches SmolLM2-135M-Instruct)
+      --model FILE.gguf   A GGUF model (architecture \(TransformerWeights.Architecture.supportedNames)), as scripts/fetch-model.sh fetches;
+                          tensors \(GGMLType.supportedNames)
       --prompt TEXT       The prompt
       --tokens N          Tokens to generate (default 32)
       --chat              Put the prompt in the file's chat template (its special tokens are parsed)

@@ -16,15 +16,17 @@ enum RecordLLM: Subcommand {
     batched matrix products and decodes --tokens tokens, streaming each through an AsyncStream to a
     @MainActor transcript rendered by a headless view at --refresh Hz.
 
-    With --model, a llama-architecture GGUF file (scripts/fetch-model.sh fetches SmolLM2-135M-Instruct)
-    is mapped and run instead: its hyperparameters, tensors and tokenizer; the prompt is put in its chat
-    template; decoding stops at its end-of-turn token. The prompt and the first tokens are written
-    to the trace's metadata (and so to the report). On a terminal, one line shows the seconds elapsed
-    and the trace's size as it records; piped, only the closing summary is printed.
+    With --model, a GGUF file is run instead (architectures \(TransformerWeights.Architecture.supportedNames);
+    scripts/fetch-model.sh fetches SmolLM2-135M-Instruct and Gemma 3 270M): its hyperparameters,
+    tensors and tokenizer; the prompt is put in its chat template; decoding stops at its end-of-turn
+    token. The prompt and the first tokens are written to the trace's metadata (and so to the
+    report). On a terminal, one line shows the seconds elapsed and the trace's size as it records;
+    piped, only the closing summary is printed.
 
     OPTIONS:
       -o, --output FILE      The trace to write
-      --model FILE.gguf      Run this GGUF model (f32, f16, q8_0, q4_0, q4_1 tensors) instead of the synthetic one
+      --model FILE.gguf      Run this GGUF model instead of the synthetic one (tensors
+                             \(GGMLType.supportedNames))
       --weights FORMAT       Synthetic model: f32, f16, q8_0, q4_0 (default), pal4, or a ggml type
                              (q4_1, q5_0, q5_1, q4_K, q5_K, q6_K, bf16: written as GGUF, read in place)
       --tokens N             Tokens to generate (default 64)

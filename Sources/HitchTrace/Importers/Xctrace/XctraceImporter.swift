@@ -337,10 +337,11 @@ public struct XctraceImporter {
                 let display = (column("display-name") ?? column("display")).map { String(($0.fmt ?? $0.text).prefix(100)) } ?? ""
                 let previous = lastVsyncByDisplay[display]
                 if previous != nil || lastVsyncByDisplay.count < 64 { lastVsyncByDisplay[display] = start }
-                guard let previous, start - previous > 1_000_000, start - previous < 100_000_000 else {
+                let step = previous.map { start &- $0 } ?? 0
+                guard let previous, step > 1_000_000, step < 100_000_000 else {
                     sink.skip("display-vsyncs-interval rows without a 1-100 ms duration or step from the display's previous vsync"); return
                 }
-                period = (previous, start - previous)
+                period = (previous, step)
             }
             if vsyncIntervals.count < 20_000_000 { vsyncIntervals.append(period) }
         case "time-profile", "time-sample":
