@@ -148,15 +148,19 @@ import Testing
         let usage = Mutex<[(voluntary: Int64, involuntary: Int64)]>([])
         Self.onThread("ts-ring") {
             let now = Trace.now()
-            usage.withLock { $0.append(Self.switchCounts()) }
+            // getrusage brackets the first and the last reading: a preemption between a bracket
+            // and its reading (the first one opens the ring) counts in one and not the other.
             for frame in UInt64(1)...40 {
+                if frame == 1 { usage.withLock { $0.append(Self.switchCounts()) } }
                 Trace.frameBegan(frameID: frame, vsync: now, target: now, periodNs: 8_333_333)
+                if frame == 1 { usage.withLock { $0.append(Self.switchCounts()) } }
                 usleep(200)
                 Trace.frameCommitted(frameID: frame)
             }
             Trace.frameBegan(frameID: 41, vsync: now, target: now, periodNs: 8_333_333)
             // 3000 sleeps: 6000 switch records, more than the 16-page ring holds.
             for _ in 0..<3000 { usleep(1) }
+            usage.withLock { $0.append(Self.switchCounts()) }
             Trace.frameCommitted(frameID: 41)
             usage.withLock { $0.append(Self.switchCounts()) }
         }
@@ -176,11 +180,19 @@ import Testing
         #expect(framesThatSlept >= 36, "switches per frame \(sleptPerFrame)")
         #expect(sleptPerFrame[40] >= 2500, "switches per frame \(sleptPerFrame)")
         #expect(zip(readings, readings.dropFirst()).allSatisfy { $0.r.runnableWaitNs! <= $1.r.runnableWaitNs! })
-        let (before, after) = usage.withLock { ($0[0], $0[1]) }
+        let brackets = usage.withLock { $0 }
+        try #require(brackets.count == 4)
         let first = readings[0].r, last = readings[81].r
-        #expect(abs((last.voluntarySwitches! - first.voluntarySwitches!) - (after.voluntary - before.voluntary)) <= 2,
-                "readings \(first) \(last), getrusage \(before) \(after)")
-        #expect(abs((last.involuntarySwitches! - first.involuntarySwitches!) - (after.involuntary - before.involuntary)) <= 2)
+        // The switches between the two readings lie between the fewest and the most getrusage allows for the two
+        // bracketed readings, ±2 for a switch the two class apart (sched_state.c).
+        let betweenReadings = (voluntary: last.voluntarySwitches! - first.voluntarySwitches!,
+                       involuntary: last.involuntarySwitches! - first.involuntarySwitches!)
+        let fewest = (voluntary: brackets[2].voluntary - brackets[1].voluntary, involuntary: brackets[2].involuntary - brackets[1].involuntary)
+        let most = (voluntary: brackets[3].voluntary - brackets[0].voluntary, involuntary: brackets[3].involuntary - brackets[0].involuntary)
+        #expect(fewest.voluntary - 2 <= betweenReadings.voluntary && betweenReadings.voluntary <= most.voluntary + 2,
+                "readings \(first) \(last), getrusage brackets \(brackets)")
+        #expect(fewest.involuntary - 2 <= betweenReadings.involuntary && betweenReadings.involuntary <= most.involuntary + 2,
+                "readings \(first) \(last), getrusage brackets \(brackets)")
         guard reader.metadata["schedSource"] == "perf-context-switch" else { return }
         // Over the 40 frames (whose switches the ring vouched for), the counts are the switch-out
         // records; ±2 for a switch that lands between a reading's timestamp and its count.
