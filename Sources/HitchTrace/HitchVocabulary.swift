@@ -220,6 +220,9 @@ public enum MetadataKey: UInt32, TraceWord {
     case schedSwitchThreads
     /// Dynamic names evicted from the recorder's name table during the recording.
     case dynamicNameEvictions
+    /// The recorder's flush interval in milliseconds: how late an event may reach the file
+    /// (docs/FORMAT.md "Flushing"), the analyzer's ordering bound (`EventOrder`).
+    case flushIntervalMs
     // The sampling profiler.
     case samplerRateHz, samplerSource, samplerSourceReason, samplerStackCopyBytes
     case samplerSamplesTaken, samplerSamplesDropped, samplerPerfSamplesLost, samplerPerfFallbackThreads

@@ -137,6 +137,7 @@ public final class TraceRecorder: Sendable {
         }
         activeRecorder.withLock { $0 = recorder }
         recorder.recordSchedSource(sched)
+        recorder.setMetadata(.flushIntervalMs, String(max(configuration.flushIntervalMs, 1)))
         installExitHooks(signals: configuration.flushOnSignals)
         // The file's preamble (magic, clock) is on disk before start returns, so a process killed at
         // any moment after it leaves a readable trace, never an empty file.
