@@ -87,9 +87,10 @@ struct PassContext: Sendable {
     /// This run's stack definitions and symbols (prepared before passes end the run).
     var stacks = StackStore()
     var run = -1
-    /// The run's first and last event times (final only at `endRun`).
+    /// The run's first event time (final only at `endRun`).
     var runStartNs: Int64 = .max
-    var runLastNs: Int64 = .min
+    /// How far this run is known to be complete (`EventOrder`); its `latestNs` is the run's last event time.
+    var order = EventOrder()
     var runMetadata: [String: String] = [:]
     /// No frame judged from now on in this run has a window that starts before this (`FramePass`;
     /// .min while unknown): attribution drops history that ended earlier. Moves only on frame events.

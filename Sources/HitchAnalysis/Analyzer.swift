@@ -89,7 +89,7 @@ public struct Analyzer: Sendable {
         context.roles.removeAll()
         context.threadNameIndex.removeAll(keepingCapacity: true)
         context.stacks.removeAll()
-        context.runStartNs = .max; context.runLastNs = .min
+        context.runStartNs = .max; context.order = EventOrder()
         context.runMetadata = [:]
         hasMainThread = false
         mainThreads = MainThreadChoice(forced: forced)
@@ -197,14 +197,18 @@ public struct Analyzer: Sendable {
             return
         case .metadata(let key, let value):
             let k = input.string(key)
-            if context.runMetadata[k] == nil { context.runMetadata[k] = input.string(value) }
+            if context.runMetadata[k] == nil {
+                let text = input.string(value)
+                context.runMetadata[k] = text
+                if k == MetadataKey.flushIntervalMs.name { context.order.takeFlushInterval(milliseconds: text) }
+            }
             return
         case .droppedEvents(let count):
             runDropped &+= count
             return
         }
         if resolved.startNs < context.runStartNs { context.runStartNs = resolved.startNs }
-        if resolved.endNs > context.runLastNs { context.runLastNs = resolved.endNs }
+        context.order.admit(emittedAtNs: resolved.endNs)
         resolved.role = role(of: event.thread, input)
         passes.consume(&event, resolved, &context)
     }
@@ -219,11 +223,13 @@ public struct Analyzer: Sendable {
         context = visitor.context
         context.clearPublished()
         for (key, value) in context.runMetadata where metadata[key] == nil { metadata[key] = value }
+        if let warning = context.order.warning { addWarning("\(path): \(warning)") }
         var summary = RunSummary()
         summary.path = path
         summary.eventCount = runEvents
         summary.droppedEvents = runDropped
-        summary.durationMs = context.runLastNs > context.runStartNs ? milliseconds(context.runLastNs - context.runStartNs) : 0
+        let runLastNs = context.order.latestNs
+        summary.durationMs = runLastNs > context.runStartNs ? milliseconds(runLastNs - context.runStartNs) : 0
         summary.frameCount = passes.frames.runFrames
         summary.endedCleanly = cutShortAtOffset == nil
         summary.cutShortAtByte = cutShortAtOffset

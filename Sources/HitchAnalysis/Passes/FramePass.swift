@@ -39,12 +39,14 @@ struct FramePass: AnalysisPass {
     /// Frames being assembled from events in per-thread (not global) time order.
     private var frames = FrameAssembler()
     /// The frame threads' exact context switches (perf source), and the final frames waiting, in
-    /// begin order, for their windows' switches: the writer drains them a flush interval late.
+    /// begin order, for their windows' switches: the writer drains them a flush interval late. A
+    /// frame waits until its switches are in, or the trace's order bound has passed its windows
+    /// (`EventOrder`: the switches not in by then are beyond the bound), or, in a trace without a
+    /// bound, `switchWaitFrames` frames wait; then it is judged with what is in (windows whose switch
+    /// records fall short of their switch counts are unknown).
     private var switchHistory = SwitchHistory()
     private var waiting: [FrameRecord] = []
     private var waitingHead = 0
-    /// At most this many final frames wait for switches; then the first is judged with what is in
-    /// (windows whose switch records fall short of their switch counts are unknown).
     static let switchWaitFrames = 1024
     private var previousPeriodNs: Int64 = 0
     /// The latest frame begin of this run (.min before the first).
@@ -158,7 +160,8 @@ struct FramePass: AnalysisPass {
         }
         while waitingHead < waiting.count {
             guard all || waiting.count - waitingHead > Self.switchWaitFrames || !waiting[waitingHead].hasReadings
-                    || switchesAreIn(waiting[waitingHead].readings) else { break }
+                    || switchesAreIn(waiting[waitingHead].readings)
+                    || switchWindowsEndNs(waiting[waitingHead].readings) < context.order.orderedThroughNs else { break }
             var frame = waiting[waitingHead]
             waitingHead += 1
             finalize(&frame, &context)
@@ -166,6 +169,11 @@ struct FramePass: AnalysisPass {
         // Emptied only when it held frames: emptying an empty array still replaced its storage.
         if waitingHead == waiting.count { if waitingHead > 0 { waiting.removeAll(keepingCapacity: true); waitingHead = 0 } }
         else if waitingHead > 1024 && waitingHead * 2 > waiting.count { waiting.removeFirst(waitingHead); waitingHead = 0 }
+    }
+
+    /// The end of the frame's switch windows, with the reading slack (`switchesAreIn`).
+    private func switchWindowsEndNs(_ r: FrameReadings) -> Int64 {
+        max(r.mainCommitted.atNs, r.renderEnded.atNs).addingSaturated(SwitchHistory.readSlackNs)
     }
 
     /// The frame's windows need no switches (their readings have the run delay, or the thread did
@@ -286,7 +294,7 @@ struct FramePass: AnalysisPass {
         flushRateCount()
         lastRateHz = .nan
         resolveRunTimes(runStartNs: context.runStartNs == .max ? 0 : context.runStartNs)
-        let union = interactions.unionNs(runEndNs: context.runLastNs)
+        let union = interactions.unionNs(runEndNs: context.order.latestNs)
         recorded.endRun(interactionUnionNs: union)
         for i in replays.indices { replays[i].endRun(interactionUnionNs: union) }
     }
