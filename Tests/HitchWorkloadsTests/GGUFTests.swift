@@ -234,6 +234,9 @@ struct GGUFTests {
         }
     }
 
+    /// About 1e-40: a subnormal Float (a decimal literal that small draws an underflow warning).
+    static let subnormalScale = Float(bitPattern: 0x0001_16C2)
+
     @Test("every version of the q8_K activation quantizer gives the portable one's bytes: NaN, infinity, ties, equal magnitudes, zero blocks")
     func quantizerVersions() throws {
         let count = 1024
@@ -247,7 +250,7 @@ struct GGUFTests {
                 case 2: return rng.next() % 50 == 0 ? .nan : v
                 case 3: return rng.next() % 300 == 0 ? (rng.next() % 2 == 0 ? .infinity : -.infinity) : v
                 case 4: return rng.next() % 2 == 0 ? 5 : -5         // equal magnitudes: the first one's sign wins
-                case 5: return (i / 256) % 2 == 0 ? 0 : v * 1e-40   // zero blocks, subnormals
+                case 5: return (i / 256) % 2 == 0 ? 0 : v * Self.subnormalScale   // zero blocks, subnormals
                 default: return v
                 }
             }
