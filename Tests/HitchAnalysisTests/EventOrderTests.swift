@@ -79,14 +79,7 @@ import Testing
 
     // MARK: Through the analyzer
 
-    static func emissionNs(_ event: TraceEvent) -> Int64 {
-        switch event.payload {
-        case .intervalComplete(_, _, let endNs), .layoutPass(let endNs, _): endNs
-        case .bodyEvaluation(let body): body.endNs
-        case .inferenceOp(let op): op.endNs
-        default: event.timestampNs
-        }
-    }
+    static func emissionNs(_ event: TraceEvent) -> Int64 { event.payload.endNs ?? event.timestampNs }
 
     /// `list` with the recorder's flush interval stated first.
     static func stating(flushIntervalMs: Int, _ list: TraceEventList) -> TraceEventList {
