@@ -244,7 +244,7 @@ final class ManualSearchRunner: SearchRunner, @unchecked Sendable {
             for index in 0..<3 { worker.async { log.withLock { $0.append("job \(index)") } } }
             worker.async {
                 #if os(Linux)
-                // SCHED_IDLE (5), or nice 19 where that is refused.
+                // nice 19 (BackgroundWorker.swift), or SCHED_IDLE (5).
                 let background = sched_getscheduler(0) == 5 || getpriority(__priority_which_t(0), 0) == 19
                 #else
                 let background = true

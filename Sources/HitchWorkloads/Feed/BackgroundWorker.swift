@@ -7,14 +7,16 @@
 // - libdispatch on Linux runs userInitiated work at nice -2 (when permitted), above the main
 //   thread's nice 0 (the main thread is not user-interactive as on Apple platforms), so the
 //   woken worker preempted the frame.
-// - At equal or lower priority, a worker woken onto the main thread's CPU mid-frame could still
-//   take that CPU for a scheduler time slice (1-2 ms) before the frame went on.
-// So the threads run under SCHED_IDLE (`hitch_thread_make_background`, as the LLM workload's
-// inference does), Linux's counterpart of background QoS: they run when no normal thread of the
-// process wants the CPU, and a waking main thread takes the CPU back at once. (Under autogroup or a per-process cgroup they compete with other processes as the process
-// does; the main thread is idle most of each frame, so they still run.) And work queued from the
-// main thread wakes its worker only once the main actor's current work, the frame, is done.
-import CHitchSupport
+// - At equal priority, a worker woken onto the main thread's CPU mid-frame could still take that
+//   CPU for a scheduler time slice (1-2 ms) before the frame went on.
+// So the threads run at nice 19, the lowest ordinary priority (about a utility QoS): a nice-19
+// thread's weight is 1/68 of the main thread's, so under the kernel's EEVDF scheduler a woken
+// worker's virtual deadline lies far behind the main thread's and it does not preempt a frame,
+// while a waking main thread takes the CPU back at once (the tuned feed's app hitch time ratio
+// stays 0, quiet and at load 5). Not SCHED_IDLE, as the LLM workload's inference is: against other
+// processes' busy threads, SCHED_IDLE's weight of 3 left the search without CPU for a whole 12 s
+// session (not one snapshot published), where nice 19's weight of 15 finishes it. And work queued
+// from the main thread wakes its worker only once the main actor's current work, the frame, is done.
 import Dispatch
 import Foundation
 import HitchTrace
@@ -30,7 +32,7 @@ final class BackgroundWorker: Sendable {
         let jobs = self.jobs
         let thread = Thread {
             Trace.setCurrentThreadName(name)
-            _ = hitch_thread_make_background()
+            setpriority(__priority_which_t(0), 0, 19)   // PRIO_PROCESS of the calling thread
             jobs.run()
         }
         thread.name = name
