@@ -138,6 +138,46 @@ import Testing
 
     /// A long render and the frames queued behind it: the render's frame is app work, the frames
     /// behind it are judged by it and name it, and the report groups them under it.
+    /// A loop that renders on its main thread right after each commit (a frame marker): a frame
+    /// that waited for a CPU until its commit landed just before a vsync renders across that vsync.
+    /// The frames that told how the app renders (their renders began before the vsync after the
+    /// commit) say it renders at once, so the counterfactual frame does not wait for a vsync it never
+    /// waited for: the hitch is the wait's, not the app's work.
+    @Test(arguments: [2_000 as Int64, 16_000, 1_000_000]) func aRenderAtOnceThatCrossesAVsyncIsNotAppWork(commitBeforeVsyncNs: Int64) throws {
+        var b = TraceBuilder()
+        var main = ThreadStateTests.Counters()
+        let p = Self.period, mainThread = b.main
+        var vsync: Int64 = 10 * Self.ms
+        let waitID: UInt64 = 6
+        for id: UInt64 in 0..<10 {
+            // Ordinary frames: 1 ms of work. The planted one: 1 ms of work and a wait for a CPU that
+            // ends `commitBeforeVsyncNs` before the third vsync after its own.
+            let window = id == waitID ? ThreadStateTests.Window(running: Self.ms, runnable: 3 * p - commitBeforeVsyncNs - Self.ms)
+                                      : ThreadStateTests.Window(running: Self.ms)
+            main.spend(ThreadStateTests.Window(asleep: 1))
+            b.list.append(vsync, mainThread, main.reading(id, .frameBegan))
+            b.list.append(vsync, mainThread, .frameBegan(FrameBegan(frameID: id, vsyncNs: vsync, targetNs: vsync + p, periodNs: p)))
+            let commit = vsync + window.total
+            main.spend(window)
+            b.list.append(commit, mainThread, .frameCommitted(frameID: id))
+            b.list.append(commit, mainThread, main.reading(id, .committed))
+            b.list.append(commit + 10_000, mainThread, main.reading(id, .renderBegan))
+            main.spend(ThreadStateTests.Window(running: 20_000))
+            let renderEnd = commit + 30_000
+            b.list.append(renderEnd, mainThread, .frameRenderEnded(frameID: id))
+            b.list.append(renderEnd, mainThread, main.reading(id, .renderEnded))
+            let shown = vsyncAtOrAfter(commit, anchor: vsync, period: p) + p
+            b.list.append(shown, mainThread, .framePresented(frameID: id))
+            vsync = vsyncAtOrAfter(renderEnd + 1, anchor: vsync, period: p)
+        }
+        b.list.events.sort { $0.timestampNs < $1.timestampNs }
+        let a = try Analyzer.analyze([b.list], options: AnalyzerOptions(refreshRatesHz: [120]))
+        let waited = try #require(a.frames.first { $0.frameID == waitID })
+        #expect(waited.hitchMs > 0)
+        #expect(waited.cause == .waitingForCPU, "\(waited)")
+        #expect(a.frames.filter { $0.frameID != waitID }.allSatisfy { $0.hitchMs == 0 }, "\(a.frames.map { ($0.frameID, $0.hitchMs) })")
+    }
+
     @Test func framesQueuedBehindALongRenderAreJudgedByIt() throws {
         var t = ThreadStateTests.StateTrace()
         for _ in 0..<10 { t.frame() }

@@ -60,7 +60,22 @@ struct CauseChain: Sendable {
     /// that presents a period after it renders): from the last frame shown on time.
     private var presentDelayNs: Int64 = 0
 
+    /// Whether the app renders on the vsync grid, as the last frame that could tell showed it.
+    private var toldRendersOnGrid: Bool? = nil
+
     private struct Hold: Sendable { var root: UInt64; var cause: HitchCause }
+
+    /// Whether `f` rendered on the grid: a render that began (without a renderBegan reading: ended)
+    /// before the first vsync after the commit was rendered at once; one that began at or after it
+    /// waited for that vsync, unless the commit came within a quarter period of it. A render begun
+    /// at once crosses that vsync too then, so the frame cannot tell and takes what the last frame
+    /// that could showed (the recorded mode when none has yet).
+    private mutating func rendersOnGrid(_ f: ChainFrame, renderGrid: Int64, period: Int64) -> Bool {
+        let renderMark = f.renderBeganNs == .min ? f.renderEndNs : f.renderBeganNs
+        let told: Bool? = renderMark < renderGrid ? false : (renderGrid - f.commitNs >= period / 4 ? true : nil)
+        if let told { toldRendersOnGrid = told }
+        return told ?? toldRendersOnGrid ?? (f.renderEndNs >= renderGrid)
+    }
 
     mutating func reset() { self = CauseChain() }
 
@@ -79,7 +94,7 @@ struct CauseChain: Sendable {
 
         // Where a render starts: at the first vsync after the commit when the recorded one did (a
         // render server), else at once (a loop that renders right after its update, `FrameMarker`).
-        let renderStartsOnGrid = f.renderEndNs >= renderGrid
+        let renderStartsOnGrid = rendersOnGrid(f, renderGrid: renderGrid, period: p)
         func renderReady(_ commit: Int64) -> Int64 { renderStartsOnGrid ? gridAtOrAfter(commit) : commit }
         // When a frame whose render ends at `end` is shown: the recorded present moved as much earlier
         // as the render end did, but no later than the pipeline shows it (the first vsync after the
