@@ -259,7 +259,7 @@ extension Analysis {
         a.hitches = [anyKey: figures]
         a.recorded = figures
         var frame = FrameSample()
-        frame.cause = .unknown; frame.mainThreadStates = ThreadStateSplit(); frame.queuedBehind = 0
+        frame.cause = .unknown; frame.mainThreadStates = ThreadStateSplit(); frame.mainLateStartStates = ThreadStateSplit(); frame.queuedBehind = 0
         a.frames = [frame]
         a.stages = [StageFigures()]
         a.views = [ViewFigures()]
@@ -268,7 +268,7 @@ extension Analysis {
         a.invalidationSources = [InvalidationSource()]
         var attribution = HitchAttribution()
         attribution.stages = [NamedDuration()]; attribution.bodies = [NamedDuration()]; attribution.stacks = [SampledStack()]
-        attribution.mainThreadStates = ThreadStateSplit(); attribution.renderThreadStates = ThreadStateSplit()
+        attribution.mainThreadStates = ThreadStateSplit(); attribution.renderThreadStates = ThreadStateSplit(); attribution.mainLateStartStates = ThreadStateSplit()
         attribution.mainThreadSwitches = ThreadStateSplit(); attribution.machine = MachineWindow()
         attribution.queuedBehind = 0; attribution.cpuTakenBy = [NamedDuration()]
         a.hitchAttributions = [attribution]

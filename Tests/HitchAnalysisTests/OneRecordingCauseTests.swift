@@ -20,17 +20,19 @@ struct OneRecordingCauseTests {
         // The frame thread runs niced to 10 and pinned to one CPU, so the busy processes and the
         // app's busy threads of their plants share its CPU; the other plants do not depend on it.
         let (a, planted) = try RecordedCauseTests.onNicedThreadOnOneCPU { cpu in
-            try RecordedCauseTests.record("one-recording", perf: true, plants: Self.plants(cpu: cpu), rounds: 2)
+            try RecordedCauseTests.recordUndisturbed({ planted in Self.causes.map { (planted[$0.plant] ?? [], $0.cause) } }) {
+                try RecordedCauseTests.record("one-recording", perf: true, plants: Self.plants(cpu: cpu), rounds: 3)
+            }
         }
-        RecordedCauseTests.expectPlanted(a, planted["work"] ?? [], .appWork)
-        RecordedCauseTests.expectPlanted(a, planted["lock"] ?? [], .blocked)
-        RecordedCauseTests.expectPlanted(a, planted["sleep"] ?? [], .blocked)
-        RecordedCauseTests.expectPlanted(a, planted["process"] ?? [], .waitingForCPU)
+        for (plant, cause) in Self.causes { RecordedCauseTests.expectPlanted(a, planted[plant] ?? [], cause) }
         let byProcess = a.hitchAttributions.filter { (planted["process"] ?? []).contains($0.frameID) }.flatMap(\.cpuTakenBy)
         #expect(byProcess.isEmpty, "another process's time named as the app's: \(byProcess)")
 
         try RecordedCauseTests.expectHogNamed(a, planted["hog"] ?? [])
     }
+
+    /// The plants judged by their cause alone (the hog's judgement depends on whose threads held the CPU).
+    static let causes: [(plant: String, cause: HitchCause)] = [("work", .appWork), ("lock", .blocked), ("sleep", .blocked), ("process", .waitingForCPU)]
 
     /// The five plants, each a different cause of a late frame.
     static func plants(cpu: Int) -> [Plant] {
@@ -48,7 +50,7 @@ struct OneRecordingCauseTests {
         let hogs = AppHogThreads(cpu: cpu)
         let hogPlant = Plant(name: "hog", prepare: hogs.start, work: { RecordedCauseTests.spin(cpuNs: 4 * ms) }, finish: hogs.stop)
         return [
-            Plant(name: "work", work: { RecordedCauseTests.spin(cpuNs: 20 * ms) }),
+            Plant(name: "work", work: { RecordedCauseTests.spin(cpuNs: RecordedCauseTests.appWorkNs) }),
             lockPlant,
             Plant(name: "sleep", work: { usleep(20_000) }),
             processPlant,

@@ -8,8 +8,8 @@ import Testing
 /// its thread-state readings, and the file analyzed: a busy loop in a frame is app work, the main
 /// thread sharing one CPU with two busy threads is waiting for a CPU, a frame waiting on a mutex
 /// another thread holds is blocked. Bounds are wide: three frames are planted and only those are
-/// asserted (a shared machine may make others hitch too): every planted frame that hitched has the
-/// planted cause, and at least one hitched.
+/// asserted (a shared machine may make others hitch too): at least one hitched, every one the machine
+/// left undisturbed has the planted cause, and a disturbed one the planted cause or the disturbance's.
 /// Each test records in a child process of its own (an exit test): the recorder is process-wide, and
 /// frames other suites record while it runs would join its trace and its timeline of causes.
 @Suite(.serialized) struct RecordedCauseTests {
@@ -17,6 +17,8 @@ import Testing
     /// ordinary frame the loaded machine made one period late (steady triple buffering otherwise).
     static let periodNs: Int64 = 8_333_333
     static let ms: Int64 = 1_000_000
+    /// A planted frame's own CPU work that hitches whatever else waited (`aBusyLoopInAFrameIsAppWork`).
+    static let appWorkNs: Int64 = 30 * ms
 
     /// One kind of planted frame: what runs before it (outside its window), in it, and after it.
     struct Plant {
@@ -36,8 +38,8 @@ import Testing
 
     /// Frames at 120 Hz on the calling thread: for each plant, `rounds` times, `ordinary` frames of
     /// ~1 ms of work and then one planted frame; `ordinary` frames to end. Each frame begins at its
-    /// vsync and is presented one period after the first vsync at or after its commit (a display
-    /// with one frame in flight). Returns the analysis and each plant's frame ids.
+    /// vsync, renders at once on the same thread and is presented one period after the first vsync
+    /// at or after its commit (a display with one frame in flight). Returns the analysis and each plant's frame ids.
     /// `perf`: the recorder's context-switch source where the kernel permits it (readings plus exact
     /// switches, which the analysis holds frames for), else the procfs reads alone.
     static func record(_ name: String, perf: Bool, plants: [Plant], rounds: Int, ordinary: Int = 4) throws -> (Analysis, [String: [UInt64]]) {
@@ -52,6 +54,9 @@ import Testing
             Trace.frameBegan(frameID: id, vsync: TraceTimestamp(nanoseconds: vsync), target: TraceTimestamp(nanoseconds: vsync + periodNs), periodNs: periodNs)
             work()
             Trace.frameCommitted(frameID: id)
+            // The render follows on this thread, with its own readings: a preemption between the
+            // commit and the render's end is then time not running, not render work.
+            Trace.frameRenderBegan(frameID: id)
             let commit = Trace.now().nanoseconds
             let shown = vsyncAtOrAfter(commit, anchor: vsync, period: periodNs) + periodNs
             Trace.frameRenderEnded(frameID: id)
@@ -73,16 +78,92 @@ import Testing
         return (try Analyzer.analyze(paths: [path], options: AnalyzerOptions(refreshRatesHz: [120])), planted)
     }
 
-    /// The planted frames that hitched all have `cause`, and at least one hitched.
+    /// The planted frames that hitched: at least one, and at least one the machine left undisturbed,
+    /// judged by `cause`. A disturbed frame (`disturbance(of:planted:)`) may be judged by its plant
+    /// or by what disturbed it, and by nothing else. Every hitch of the recording, planted or not,
+    /// has the cause its own shown states give (`expectCausesFollowTheirStates`).
     static func expectPlanted(_ analysis: Analysis, _ planted: [UInt64], _ cause: HitchCause,
                               sourceLocation: SourceLocation = #_sourceLocation) {
         let frames = analysis.frames.filter { planted.contains($0.frameID) }
         let hitched = frames.filter { $0.hitchMs > 0 }
         let detail = frames.map { "frame \($0.frameID): hitch \($0.hitchMs) ms (\($0.kind)), frame time \($0.frameTimeMs) ms, main \($0.mainThreadMs) ms, \($0.cause.map { "\($0)" } ?? "-"), "
-                                  + ($0.mainThreadStates.map { "running \($0.runningMs) runnable \($0.runnableMs) blocked \($0.blockedMs) machine \($0.machineMs) unknown \($0.unknownMs)" } ?? "no readings") }
+                                  + (countedStates(analysis, frame: $0.frameID).map { "counted: running \($0.runningMs) runnable \($0.runnableMs) blocked \($0.blockedMs) machine \($0.machineMs) unknown \($0.unknownMs)" } ?? "no readings") }
         #expect(!hitched.isEmpty, "no planted frame hitched: \(detail)", sourceLocation: sourceLocation)
-        #expect(hitched.allSatisfy { $0.cause == cause }, "\(detail)", sourceLocation: sourceLocation)
+        #expect(hitched.contains { disturbance(of: countedStates(analysis, frame: $0.frameID), planted: cause) == nil },
+                "every planted frame that hitched was disturbed: \(detail)", sourceLocation: sourceLocation)
+        for frame in hitched {
+            let judgements: [HitchCause] = switch disturbance(of: countedStates(analysis, frame: frame.frameID), planted: cause) {
+            case nil: [cause]
+            case .waitingForCPU?: [cause, .waitingForCPU, .waitingForAppThreads]
+            case let other?: [cause, other]
+            }
+            #expect(frame.cause.map(judgements.contains) == true, "frame \(frame.frameID) may be judged \(judgements): \(detail)", sourceLocation: sourceLocation)
+        }
         #expect(analysis.threadStates != nil, sourceLocation: sourceLocation)
+        expectCausesFollowTheirStates(analysis, sourceLocation: sourceLocation)
+    }
+
+    /// A hitching frame's time by state as its cause counts it, from what the output shows: the main
+    /// thread's window, its late start and the render's split (docs/METRICS.md "Late starts").
+    static func countedStates(_ analysis: Analysis, frame: UInt64) -> ThreadStateSplit? {
+        guard let a = analysis.hitchAttributions.first(where: { $0.frameID == frame }), let main = a.mainThreadStates else { return nil }
+        return [a.mainLateStartStates, a.renderThreadStates].compactMap { $0 }.reduce(main) { sum, s in
+            var sum = sum
+            sum.runningMs += s.runningMs; sum.runnableMs += s.runnableMs; sum.blockedMs += s.blockedMs
+            sum.machineMs += s.machineMs; sum.unknownMs += s.unknownMs
+            return sum
+        }
+    }
+
+    /// Every hitch late for its own sake and not app work (not queued behind another frame) is
+    /// judged by the largest part of its counted time not running (ties: machine, waiting,
+    /// blocked, unknown), the rule docs/METRICS.md gives: the judgement agrees with what it shows.
+    static func expectCausesFollowTheirStates(_ analysis: Analysis, sourceLocation: SourceLocation = #_sourceLocation) {
+        for a in analysis.hitchAttributions where a.queuedBehind == nil && a.cause != .appWork {
+            guard let s = countedStates(analysis, frame: a.frameID) else { continue }
+            let parts: [(cause: HitchCause, ms: Double)] = [(.machineStall, s.machineMs), (.waitingForCPU, s.runnableMs),
+                                                            (.blocked, s.blockedMs), (.unknown, s.unknownMs)]
+            let most = parts.map(\.ms).max() ?? 0
+            // The figures are whole nanoseconds: parts within one of the largest are tied, and the tie order decides.
+            let largest = parts.filter { most - $0.ms < 1e-6 }.map(\.cause)
+            let judged = a.cause == .waitingForAppThreads ? .waitingForCPU : a.cause
+            #expect(largest.contains(judged), "frame \(a.frameID) judged \(a.cause), its counted states say \(largest): \(s)", sourceLocation: sourceLocation)
+        }
+    }
+
+    /// What disturbed a planted frame, as the recording shows it: in its counted states
+    /// (`countedStates`) as long or longer in a state its plant does not cause (runnable behind
+    /// another test's threads on its CPU, a wake-up delivered late, a spell the host stole) as in the
+    /// state its plant causes, so the disturbance may name the frame's cause. Nil when undisturbed:
+    /// the plant's state is the largest, and the cause must be the plant's. App work is judged by
+    /// the frame's own CPU time whatever else waited, so it is never disturbed.
+    static func disturbance(of states: ThreadStateSplit?, planted cause: HitchCause) -> HitchCause? {
+        guard let s = states else { return nil }
+        let parts: [(cause: HitchCause, ms: Double)] = [(.waitingForCPU, s.runnableMs), (.blocked, s.blockedMs),
+                                                        (.machineStall, s.machineMs), (.unknown, s.unknownMs)]
+        guard let plantedMs = parts.first(where: { $0.cause == cause })?.ms,
+              let other = parts.filter({ $0.cause != cause }).max(by: { $0.ms < $1.ms }),
+              other.ms >= plantedMs else { return nil }
+        return other.cause
+    }
+
+    /// Records until, for every plant, some planted frame that hitched was left undisturbed
+    /// (`disturbance(of:planted:)`), at most three times: during a noisy spell a recording can lose
+    /// every planted frame to it, and the judgement of the plant is then untested, not wrong.
+    /// Returns the last recording.
+    static func recordUndisturbed<Planted>(_ causes: (Planted) -> [(frames: [UInt64], cause: HitchCause)],
+                                           _ record: () throws -> (Analysis, Planted)) rethrows -> (Analysis, Planted) {
+        var result = try record()
+        for _ in 1..<3 {
+            let (analysis, planted) = result
+            let judgeable = causes(planted).allSatisfy { plant in
+                analysis.frames.contains { plant.frames.contains($0.frameID) && $0.hitchMs > 0
+                    && disturbance(of: countedStates(analysis, frame: $0.frameID), planted: plant.cause) == nil }
+            }
+            if judgeable { break }
+            result = try record()
+        }
+        return result
     }
 
     /// The source the recording used: perf where asked and the kernel permits it, procfs otherwise.
@@ -97,8 +178,9 @@ import Testing
     }
 
     static func aBusyLoopInAFrameIsAppWorkRecorded(perf: Bool) throws {
-        // 20 ms of the thread's own CPU time: two periods over the 8.3 ms deadline whatever else waited.
-        let (a, planted) = try Self.record("app", perf: perf) { Self.spin(cpuNs: 20 * Self.ms) }
+        // 30 ms of the thread's own CPU time: shown two periods late or more, a hitch whatever else
+        // waited, even right after a frame already a period late (triple buffering's allowance).
+        let (a, planted) = try Self.record("app", perf: perf) { Self.spin(cpuNs: Self.appWorkNs) }
         Self.expectPlanted(a, planted, .appWork)
         Self.expectSource(a, perf: perf)
     }
@@ -123,11 +205,13 @@ import Testing
         }
         Self.pin(to: cpu)
         // 4 ms of CPU work: fits the deadline alone, but shared three ways it takes ~12 ms or more.
-        let (a, planted) = try Self.record("waiting", perf: perf) { Self.spin(cpuNs: 4 * Self.ms) }
+        let (a, planted) = try Self.recordUndisturbed({ [($0, .waitingForCPU)] }) { try Self.record("waiting", perf: perf) { Self.spin(cpuNs: 4 * Self.ms) } }
         Self.expectPlanted(a, planted, .waitingForCPU)
         Self.expectSource(a, perf: perf)
-        let runnable = a.frames.filter { planted.contains($0.frameID) }.compactMap { $0.mainThreadStates?.runnableMs }
-        #expect(runnable.contains { $0 > 4 })
+        // The readings see the wait: ~8 ms on a quiet machine; a loaded one shares the CPU with more
+        // threads, but a thread woken from its sleep before the frame then runs first for longer.
+        let runnable = a.frames.filter { planted.contains($0.frameID) && $0.hitchMs > 0 }.compactMap { $0.mainThreadStates?.runnableMs }
+        #expect(runnable.contains { $0 > 1 }, "\(runnable)")
     }
 
     @Test(arguments: [true, false]) func aFrameWaitingOnAMutexAnotherThreadHoldsIsBlocked(perf: Bool) async {
@@ -136,7 +220,7 @@ import Testing
 
     static func aFrameWaitingOnAMutexAnotherThreadHoldsIsBlockedRecorded(perf: Bool) throws {
         let holder = SleepingLockHolder()
-        let (a, planted) = try Self.record("blocked", perf: perf, prepare: holder.takeLock, work: holder.waitForLock)
+        let (a, planted) = try Self.recordUndisturbed({ [($0, .blocked)] }) { try Self.record("blocked", perf: perf, prepare: holder.takeLock, work: holder.waitForLock) }
         Self.expectPlanted(a, planted, .blocked)
         Self.expectSource(a, perf: perf)
         let blocked = a.frames.filter { planted.contains($0.frameID) }.compactMap { $0.mainThreadStates?.blockedMs }
@@ -149,7 +233,7 @@ import Testing
 
     static func aSleepInsideTheFrameIsBlockedRecorded(perf: Bool) throws {
         // A 20 ms sleep the frame asked for (not a wait for the vsync): the thread is asleep, not waiting on the machine.
-        let (a, planted) = try Self.record("sleep", perf: perf) { usleep(20_000) }
+        let (a, planted) = try Self.recordUndisturbed({ [($0, .blocked)] }) { try Self.record("sleep", perf: perf) { usleep(20_000) } }
         Self.expectPlanted(a, planted, .blocked)
         Self.expectSource(a, perf: perf)
     }
@@ -163,7 +247,7 @@ import Testing
         let (a, planted) = try Self.onNicedThreadOnOneCPU { _ in
             let children = (0..<2).map { _ in Self.spawnBusyProcess() }   // inherits the pinned affinity
             defer { for child in children { kill(child, SIGKILL); var status: Int32 = 0; waitpid(child, &status, 0) } }
-            return try Self.record("process", perf: true) { Self.spin(cpuNs: 4 * Self.ms) }
+            return try Self.recordUndisturbed({ [($0, .waitingForCPU)] }) { try Self.record("process", perf: true) { Self.spin(cpuNs: 4 * Self.ms) } }
         }
         Self.expectPlanted(a, planted, .waitingForCPU)
         let taken = a.hitchAttributions.filter { planted.contains($0.frameID) }.flatMap(\.cpuTakenBy)
@@ -254,9 +338,13 @@ import Testing
         let detail = frames.map { "frame \($0.frameID): hitch \($0.hitchMs) \($0.cause.map { "\($0)" } ?? "-") behind \($0.queuedBehind.map { "\($0)" } ?? "-")" }
         let rootFrame = try #require(frames.first { $0.frameID == root }, "\(detail)")
         #expect(rootFrame.cause == .appWork && rootFrame.queuedBehind == nil, "\(detail)")
-        let queued = frames.filter { $0.frameID != root }
-        #expect(!queued.isEmpty, "\(detail)")
+        // The frame after the root waits for its render; every frame queued names the root and its
+        // cause. A later frame may also hitch for its own reason on a loaded machine (a late
+        // wake-up): it is judged by its own states.
+        let queued = frames.filter { $0.queuedBehind != nil }
+        #expect(queued.contains { $0.frameID == root + 1 }, "\(detail)")
         #expect(queued.allSatisfy { $0.cause == .appWork && $0.queuedBehind == root }, "\(detail)")
+        expectCausesFollowTheirStates(a)
     }
 
     // MARK: Helpers

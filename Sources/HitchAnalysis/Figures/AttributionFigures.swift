@@ -27,6 +27,8 @@ public struct HitchAttribution: Codable, Sendable, Equatable {
     /// The main thread's begin-to-commit window and the render thread's render window by state
     /// (from the readings); nil without readings.
     public var mainThreadStates: ThreadStateSplit? = nil, renderThreadStates: ThreadStateSplit? = nil
+    /// The main thread's late start, its vsync to its begin, as the cause counts it (`FrameSample.mainLateStartStates`).
+    public var mainLateStartStates: ThreadStateSplit? = nil
     /// The main thread's window from exact context switches, when the trace has them.
     public var mainThreadSwitches: ThreadStateSplit? = nil
     /// Machine counters over the frame (begin to the later of commit and render end); nil without readings.

@@ -147,6 +147,10 @@ public struct FrameSample: Codable, Sendable, Equatable {
     public var queuedBehind: UInt64? = nil
     /// The main thread's begin-to-commit window by state; nil without readings.
     public var mainThreadStates: ThreadStateSplit? = nil
+    /// A hitching frame's main-thread late start, its vsync to its begin, by state as the cause counts
+    /// it (asleep there is the machine's: a wake-up delivered late); nil when it began on time or
+    /// did not hitch. With `mainThreadStates` and the render's split it is what the cause was read from.
+    public var mainLateStartStates: ThreadStateSplit? = nil
     /// The platform's own verdict on an imported frame ("janky: App Deadline Missed", "on time"); nil
     /// for frames without one (every recorded trace).
     public var platformVerdict: String? = nil

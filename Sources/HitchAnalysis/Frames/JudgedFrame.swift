@@ -24,6 +24,8 @@ struct JudgedFrame: Sendable {
     var states = FrameStates.unknown
     var mainStates: StateSplit? { states.main }
     var renderStates: StateSplit? { states.render }
+    /// The main thread's late start (its vsync to the frame's begin) as the cause counts it.
+    var mainLateStartStates: StateSplit? { states.lateStart?.countedAsLateStart }
     var frameTimeNs: Int64 { mainWorkNs + renderNs }
     var overrunNs: Int64 { actualNs - expectedNs }
 

@@ -246,7 +246,7 @@ struct FramePass: AnalysisPass {
             s.overrunMs = milliseconds(judged.overrunNs)
             s.hitchMs = milliseconds(judged.hitchNs)
             s.kind = judged.kind
-            if judged.hitchNs > 0 { s.cause = judged.cause; s.queuedBehind = judged.queuedBehind }
+            if judged.hitchNs > 0 { s.cause = judged.cause; s.queuedBehind = judged.queuedBehind; s.mainLateStartStates = judged.mainLateStartStates?.figures }
             s.mainThreadStates = judged.mainStates?.figures
             s.platformVerdict = verdict
             frameSamples.append(s)

@@ -143,6 +143,7 @@ struct HitchAttributionPass: Sendable {
         a.cause = judged.cause
         a.mainThreadStates = judged.mainStates?.figures
         a.renderThreadStates = judged.renderStates?.figures
+        a.mainLateStartStates = judged.mainLateStartStates?.figures
         a.queuedBehind = judged.queuedBehind
         let appCaused = judged.cause == .appWork || (judged.cause == .unknown && judged.mainStates == nil)
         let mainStates = judged.mainStates

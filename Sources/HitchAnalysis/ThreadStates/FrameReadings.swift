@@ -75,12 +75,8 @@ struct FrameReadings: Sendable {
     /// did not run (waiting for a CPU, stolen, or asleep past that vsync: a late wake-up, machine).
     func render(switches: SwitchHistory) -> StateSplit? {
         guard var split = StateSplit.between(renderBegan, renderEnded, thread: renderThread, switches: switches) else { return nil }
-        if var late = renderLateStart {
+        if var late = renderLateStart?.countedAsLateStart {
             late.runningNs = 0   // the render thread's earlier work (an earlier frame's render), not this render's
-            // Asleep past the vsync it waited for: a timed wait that woke late, the machine's
-            // (docs/METRICS.md "Hitch causes", "Blocked or machine").
-            late.machineNs +|= late.blockedNs
-            late.blockedNs = 0
             split.add(late)
         }
         return split

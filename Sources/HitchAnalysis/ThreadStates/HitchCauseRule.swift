@@ -19,11 +19,7 @@ enum HitchCauseRule {
     static func largestNotRunning(_ states: FrameStates) -> HitchCause {
         var notRunning = states.main ?? StateSplit()
         if let render = states.render { notRunning.add(render) }
-        if var lateStart = states.lateStart {
-            lateStart.machineNs +|= lateStart.blockedNs
-            lateStart.blockedNs = 0
-            notRunning.add(lateStart)
-        }
+        if let lateStart = states.lateStart { notRunning.add(lateStart.countedAsLateStart) }
         return notRunning.largestNotRunning
     }
 }

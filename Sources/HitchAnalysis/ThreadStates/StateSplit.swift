@@ -56,6 +56,15 @@ struct StateSplit: Sendable, Equatable {
         return split
     }
 
+    /// A late start as a cause counts it: asleep past the vsync the thread waited for is a timed
+    /// wait that woke late, the machine's (docs/METRICS.md "Hitch causes", "Blocked or machine").
+    var countedAsLateStart: StateSplit {
+        var split = self
+        split.machineNs +|= split.blockedNs
+        split.blockedNs = 0
+        return split
+    }
+
     mutating func add(_ other: StateSplit) {
         runningNs +|= other.runningNs
         runnableNs +|= other.runnableNs

@@ -243,6 +243,7 @@ struct Context {
             }
             w.element("div", [Attribute("class", "target"), Attribute.id(fragment("f-", "\(a.run)-\(a.frameID)"))]) { w in
                 var states: [(String, String)] = []
+                if let s = a.mainLateStartStates { states.append(("Main thread late start (vsync → begin)", ReportText.split(s))) }
                 if let s = a.mainThreadStates { states.append(("Main thread (begin → commit)", ReportText.split(s))) }
                 if let s = a.mainThreadSwitches { states.append(("Main thread, exact switches", ReportText.split(s))) }
                 if let s = a.renderThreadStates { states.append(("Render thread (render)", ReportText.split(s))) }
