@@ -6,7 +6,10 @@ import Testing
 /// `hitch` process (tests run as root, where nothing is refused): a seccomp filter that fails
 /// perf_event_open with EACCES (as a container's profile does), an ordinary user (nobody), whose
 /// permission perf_event_paranoid decides, and the locked-memory budget for perf rings.
-@Suite(.enabled(if: FaultSupport.hitchExecutable != nil, "needs the hitch executable (swift build)"))
+/// Serialized: perf rings are locked memory counted per user, and two tests running as nobody at
+/// once take from one budget (a holder that started beside another recording held less of it,
+/// and the recordings meant to be refused got rings).
+@Suite(.serialized, .enabled(if: FaultSupport.hitchExecutable != nil, "needs the hitch executable (swift build)"))
 struct SamplerRefusalTests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
