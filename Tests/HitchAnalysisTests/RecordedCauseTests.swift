@@ -104,10 +104,19 @@ import Testing
     }
 
     /// A hitching frame's time by state as its cause counts it, from what the output shows: the main
-    /// thread's window, its late start and the render's split (docs/METRICS.md "Late starts").
+    /// thread's window, its late start and the render's split (docs/METRICS.md "Late starts"). A
+    /// hitch beyond the 50 worst kept in detail has no render split in the output: main and late start.
     static func countedStates(_ analysis: Analysis, frame: UInt64) -> ThreadStateSplit? {
-        guard let a = analysis.hitchAttributions.first(where: { $0.frameID == frame }), let main = a.mainThreadStates else { return nil }
-        return [a.mainLateStartStates, a.renderThreadStates].compactMap { $0 }.reduce(main) { sum, s in
+        let parts: [ThreadStateSplit?]
+        if let a = analysis.hitchAttributions.first(where: { $0.frameID == frame }) {
+            parts = [a.mainThreadStates, a.mainLateStartStates, a.renderThreadStates]
+        } else if let f = analysis.frames.first(where: { $0.frameID == frame }) {
+            parts = [f.mainThreadStates, f.mainLateStartStates]
+        } else {
+            return nil
+        }
+        guard let main = parts[0] else { return nil }
+        return parts.dropFirst().compactMap { $0 }.reduce(main) { sum, s in
             var sum = sum
             sum.runningMs += s.runningMs; sum.runnableMs += s.runnableMs; sum.blockedMs += s.blockedMs
             sum.machineMs += s.machineMs; sum.unknownMs += s.unknownMs
