@@ -223,7 +223,7 @@ public struct Analyzer: Sendable {
         context = visitor.context
         context.clearPublished()
         for (key, value) in context.runMetadata where metadata[key] == nil { metadata[key] = value }
-        if let warning = context.order.warning { addWarning("\(path): \(warning)") }
+        for warning in context.order.warnings { addWarning("\(path): \(warning)") }
         var summary = RunSummary()
         summary.path = path
         summary.eventCount = runEvents

@@ -19,12 +19,16 @@ import HitchTrace
 /// - An event emitted before the watermark when it is read is *beyond the bound*: it is still handed
 ///   to every pass, and counted (`beyondBoundEvents`; the analysis warns when any were). What it
 ///   would have joined may already be released.
-/// - A holder keyed on start times must add the longest interval it may still see: an interval is
-///   written at its end, so its start is that much older than its emission, and that length is known
-///   only when it ends. Such holders (attribution's open windows, stage cost's orphans) keep their
-///   own limits, and so does frame assembly (a frame's present may come any time after its begin,
-///   so its finality is read from later frames); the watermark releases what depends on emission
-///   order alone (`FramePass`'s wait for context switches).
+/// - What the bound cannot release is held up to the one fallback, `holdLimit` items per holder:
+///   - in a trace that states no bound;
+///   - in holders keyed on start times (attribution's open hitch windows, stage cost's finished
+///     intervals that a later parent may enclose). An interval is written at its end, so its start
+///     is older than its emission by its length, and nothing bounds that length:
+///     `Trace.interval(from:to:)` takes work measured elsewhere, from any start;
+///   - in frame assembly, which reads a frame's finality from later frames (its present may come
+///     any time after its begin, or never).
+///   Past the limit the oldest item is let go. Each holder counts what it let go that something
+///   read later would have joined (`countLetGo`), and the analysis warns when any did.
 struct EventOrder: Sendable {
     /// The bound in nanoseconds (`.max`: the trace states none).
     private(set) var boundNs: Int64 = .max
@@ -34,6 +38,11 @@ struct EventOrder: Sendable {
     private var watermarkNs: Int64 = .min
     /// Events read after the watermark had passed their emission time.
     private(set) var beyondBoundEvents: UInt64 = 0
+    /// What holders let go at `holdLimit` before what would have joined it arrived, by what it was.
+    private(set) var letGo: [(what: String, count: Int)] = []
+
+    /// The one fallback: the most items a holder keeps for what the bound cannot release.
+    static let holdLimit = 1024
 
     /// Every event emitted before this has been read, but those beyond the bound (`.min`: no bound).
     var orderedThroughNs: Int64 { boundNs == .max ? .min : watermarkNs }
@@ -59,10 +68,24 @@ struct EventOrder: Sendable {
         watermarkNs = latestNs.subtractingSaturated(boundNs)
     }
 
-    /// The analysis warning for a run whose events broke the bound, if any did.
-    var warning: String? {
-        guard beyondBoundEvents > 0 else { return nil }
-        return "\(beyondBoundEvents) events reached the file later than the recorder's flush interval allows "
-            + "(\(boundNs / 1_000_000) ms after later ones): figures that join them with earlier events may miss them"
+    /// Counts items a holder let go at `holdLimit` that an event read later would have joined
+    /// (`what`: a plural noun phrase that reads after the count).
+    mutating func countLetGo(_ count: Int, _ what: String) {
+        guard count > 0 else { return }
+        if let i = letGo.firstIndex(where: { $0.what == what }) { letGo[i].count += count } else { letGo.append((what, count)) }
+    }
+
+    /// The analysis warnings for a run whose events broke the bound, or whose holders let go too soon.
+    var warnings: [String] {
+        var result: [String] = []
+        if beyondBoundEvents > 0 {
+            result.append("\(beyondBoundEvents) events reached the file later than the recorder's flush interval allows "
+                + "(\(boundNs / 1_000_000) ms after later ones): figures that join them with earlier events may miss them")
+        }
+        if !letGo.isEmpty {
+            result.append("past the \(Self.holdLimit) items the analyzer holds for late events: "
+                + letGo.map { "\($0.count) \($0.what)" }.joined(separator: ", ") + "; figures that join them miss what came later")
+        }
+        return result
     }
 }

@@ -204,7 +204,7 @@ import Testing
     func bundledTracesGiveBitIdenticalAnalysesInAnyOrder(_ file: String) throws {
         let list: TraceEventList
         if file == "generated" {
-            list = try Self.generated(frames: 1500, seed: 5)
+            list = try Self.generated(frames: 1000, seed: 5)
         } else {
             let path = Self.tracesDirectory.appendingPathComponent(file).path
             try #require(FileManager.default.fileExists(atPath: path), "the recorded traces are committed in Traces/")

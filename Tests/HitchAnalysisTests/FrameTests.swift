@@ -51,13 +51,13 @@ private let period60: Int64 = 16_666_667
     @Test func framesWithoutABeginAreDroppedPastTwiceTheWindow() {
         var assembler = FrameAssembler()
         var mostKept = 0, handedOut = 0
-        for id in 0..<(3 * FrameAssembler.window) {
+        for id in 0..<(3 * EventOrder.holdLimit) {
             assembler.update(UInt64(id)) { $0.commitNs = Int64(id) }
             if assembler.nextReady(all: false) != nil { handedOut += 1 }
             mostKept = max(mostKept, assembler.keptRecords)
         }
         #expect(handedOut == 0)
-        #expect(mostKept == 2 * FrameAssembler.window)
+        #expect(mostKept == 2 * EventOrder.holdLimit)
         assembler.update(1 << 40, began: true) { $0.beganNs = 0 }
         assembler.update(1 << 40) { $0.commitNs = 1 }
         #expect(assembler.nextReady(all: true)?.frameID == 1 << 40)

@@ -8,10 +8,11 @@ import HitchTrace
 ///   so this frame has none), and
 /// - its present is in, or a later-begun frame's present or render end is (the render thread
 ///   records render end then present, frame after frame, so this frame has no present);
-/// or `window` later frames have begun (bounded memory whatever the file order), or the run ended.
-/// Events of a frame whose begin never comes are dropped once `2 * window` records wait.
+/// or `EventOrder.holdLimit` later frames have begun (the one fallback: bounded memory whatever the
+/// file order), or the run ended. Events of a frame whose begin never comes are dropped once twice
+/// that many records wait.
 struct FrameAssembler: Sendable {
-    static let window = 4096
+    private static let window = EventOrder.holdLimit
     private static let slotBits = 12
 
     private struct Entry: Sendable {
@@ -29,6 +30,14 @@ struct FrameAssembler: Sendable {
     private var beganCount = 0
     private var presentedThrough = -1        // highest begin position of a presented (or rendered) frame
     private var committedThrough = -1        // highest begin position of a committed frame
+    /// Frames handed out at the hold limit before they were final, the latest `window` of them: an
+    /// event of one arriving later is let go (`lateEventsOfLetGoFrames`).
+    private var letGoIDs: Set<UInt64> = []
+    private var letGoOrder: [UInt64] = []    // a ring of `window` ids once full, oldest at `letGoNext`
+    private var letGoNext = 0
+    /// Events that came for a frame already handed out at the hold limit (each opens a new record,
+    /// which has no begin and is dropped).
+    private(set) var lateEventsOfLetGoFrames = 0
 
     mutating func reset() {
         entries.removeAll(keepingCapacity: true); head = 0; removed = 0
@@ -37,6 +46,7 @@ struct FrameAssembler: Sendable {
         beganQueue.removeAll(keepingCapacity: true); beganHead = 0; beganCount = 0
         presentedThrough = -1
         committedThrough = -1
+        letGoIDs.removeAll(); letGoOrder.removeAll(); letGoNext = 0; lateEventsOfLetGoFrames = 0
     }
 
     @inline(__always) private func slot(_ id: UInt64) -> Int { Int(truncatingIfNeeded: id) & ((1 << Self.slotBits) - 1) }
@@ -50,6 +60,7 @@ struct FrameAssembler: Sendable {
             if local >= head, local < entries.count, entries[local].record.frameID == id, !entries[local].done { return candidate }
         }
         if !overflow.isEmpty, let found = overflow[id] { return found }
+        if !letGoIDs.isEmpty, letGoIDs.contains(id) { lateEventsOfLetGoFrames += 1 }
         let absolute = removed + entries.count
         entries.append(Entry(record: FrameRecord(frameID: id)))
         if candidate >= 0 {
@@ -97,14 +108,24 @@ struct FrameAssembler: Sendable {
         let laterBegan = position < beganCount - 1
         // The two fields read in place: a copy of the whole record per call showed in profiles.
         let commitNs = entries[local].record.commitNs, presentNs = entries[local].record.presentNs
-        let ready = all
+        let final = all
             || (laterBegan && (commitNs != .min || position < committedThrough)
                 && (presentNs != .min || position < presentedThrough))
-            || beganCount - position > Self.window
-        guard ready else { compactIfCrowded(); return nil }
+        guard final || beganCount - position > Self.window else { compactIfCrowded(); return nil }
+        if !final { noteLetGo(entries[local].record.frameID) }
         beganHead += 1
         defer { compact() }
         return finish(local)
+    }
+
+    /// Remembers a frame handed out before it was final, among the latest `window` such frames.
+    @inline(never)
+    private mutating func noteLetGo(_ id: UInt64) {
+        guard letGoIDs.insert(id).inserted else { return }
+        if letGoOrder.count < Self.window { letGoOrder.append(id); return }
+        letGoIDs.remove(letGoOrder[letGoNext])
+        letGoOrder[letGoNext] = id
+        letGoNext = (letGoNext + 1) % Self.window
     }
 
     /// `compact` when nothing was handed out: only begin-less records can need dropping then (done

@@ -42,12 +42,12 @@ struct FramePass: AnalysisPass {
     /// begin order, for their windows' switches: the writer drains them a flush interval late. A
     /// frame waits until its switches are in, or the trace's order bound has passed its windows
     /// (`EventOrder`: the switches not in by then are beyond the bound), or, in a trace without a
-    /// bound, `switchWaitFrames` frames wait; then it is judged with what is in (windows whose switch
-    /// records fall short of their switch counts are unknown).
+    /// bound, `EventOrder.holdLimit` frames wait; then it is judged with what is in (windows whose
+    /// switch records fall short of their switch counts are unknown, which is how a window let go
+    /// too soon shows).
     private var switchHistory = SwitchHistory()
     private var waiting: [FrameRecord] = []
     private var waitingHead = 0
-    static let switchWaitFrames = 1024
     private var previousPeriodNs: Int64 = 0
     /// The latest frame begin of this run (.min before the first).
     private var lastBeganNs: Int64 = .min
@@ -159,7 +159,7 @@ struct FramePass: AnalysisPass {
             waiting.append(frame)
         }
         while waitingHead < waiting.count {
-            guard all || waiting.count - waitingHead > Self.switchWaitFrames || !waiting[waitingHead].hasReadings
+            guard all || waiting.count - waitingHead > EventOrder.holdLimit || !waiting[waitingHead].hasReadings
                     || switchesAreIn(waiting[waitingHead].readings)
                     || switchWindowsEndNs(waiting[waitingHead].readings) < context.order.orderedThroughNs else { break }
             var frame = waiting[waitingHead]
@@ -291,6 +291,7 @@ struct FramePass: AnalysisPass {
 
     mutating func endRun(_ context: inout PassContext) {
         drainFrames(&context, all: true)
+        context.order.countLetGo(frames.lateEventsOfLetGoFrames, "frame events came after their frame was judged")
         flushRateCount()
         lastRateHz = .nan
         resolveRunTimes(runStartNs: context.runStartNs == .max ? 0 : context.runStartNs)

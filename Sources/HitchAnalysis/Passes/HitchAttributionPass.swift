@@ -18,8 +18,9 @@ struct HitchAttributionPass: Sendable {
     /// A thread's instances are in its own finish order: nearly end-time order, out by at most the
     /// nesting of its stages. The scan stops after this many consecutive instances that ended before a window.
     static let scanSlack = 64
-    /// Windows kept open for late arrivals; the oldest retires past this.
-    static let openWindowLimit = 256
+    /// Windows kept open for late arrivals; the oldest retires past this (an instance's start is
+    /// older than its emission by its length, which no bound limits: `EventOrder`'s one fallback).
+    static let openWindowLimit = EventOrder.holdLimit
 
     private var stages = ThreadHistories<StageInstance>(capacity: historyCapacity)
     private var bodies = ThreadHistories<BodyInstance>(capacity: historyCapacity)
@@ -37,6 +38,10 @@ struct HitchAttributionPass: Sendable {
     private var lastMainEndNs: Int64 = .min
     private var lastRenderEndNs: Int64 = .min
     private var lastOtherEndNs: Int64 = .min
+    /// The span of the last window retired at `openWindowLimit` (empty: none this run), and the late
+    /// instances that overlapped it after it closed: at least that many were let go.
+    private var retiredSpan: Range<Int64> = 0..<0
+    private var runLateAfterRetiring = 0
     private var run = 0
 
     // Published results, over every run.
@@ -70,6 +75,8 @@ struct HitchAttributionPass: Sendable {
         lastMainEndNs = .min; lastRenderEndNs = .min; lastOtherEndNs = .min
         lateBeforeNs = .min
         historyFromNs = .min
+        retiredSpan = 0..<0
+        runLateAfterRetiring = 0
     }
 
     // MARK: What the other passes publish
@@ -86,7 +93,13 @@ struct HitchAttributionPass: Sendable {
     @inline(never)
     private mutating func lateStage(_ s: StageInstance, roles: FrameThreadRoles) {
         let role = roles[s.thread]
+        countIfRetired(s.startNs, s.endNs)
         addToOpenWindows(reaching: s.startNs) { $0.addStage(s, role: role) }
+    }
+
+    /// Counts a late instance that overlaps the last window retired at the limit.
+    private mutating func countIfRetired(_ startNs: Int64, _ endNs: Int64) {
+        if OpenHitchWindow.overlap(retiredSpan, startNs, endNs) != nil { runLateAfterRetiring += 1 }
     }
 
     /// Hands a late instance to the open windows, newest first, down to the first whose reach
@@ -107,6 +120,7 @@ struct HitchAttributionPass: Sendable {
     @inline(never)
     private mutating func lateBody(_ b: BodyInstance, roles: FrameThreadRoles) {
         let role = roles[b.thread]
+        countIfRetired(b.startNs, b.endNs)
         addToOpenWindows(reaching: b.startNs) { $0.addBody(b, role: role) }
     }
 
@@ -118,6 +132,7 @@ struct HitchAttributionPass: Sendable {
     /// A sample is an instant: a window whose reach ends at it does not contain it (clamped times: `+ 1` fits).
     @inline(never)
     private mutating func lateSample(_ s: SampleInstance) {
+        countIfRetired(s.atNs, s.atNs)
         addToOpenWindows(reaching: s.atNs + 1) { $0.addSample(s) }
     }
 
@@ -169,7 +184,9 @@ struct HitchAttributionPass: Sendable {
         open.append(window)
         lateBeforeNs = reach
         if open.count - openHead > Self.openWindowLimit {
-            retire(open[openHead], names: names)
+            let oldest = open[openHead]
+            retiredSpan = min(oldest.main.lowerBound, oldest.render.lowerBound, oldest.other.lowerBound)..<oldest.reachNs
+            retire(oldest, names: names)
             open[openHead].dropTables()
             openHead += 1
             if openHead == Self.retiredBatch { open.removeFirst(openHead); openHead = 0 }
@@ -320,6 +337,7 @@ extension HitchAttributionPass: AnalysisPass {
     mutating func endRun(_ context: inout PassContext) {
         takePublished(&context)
         endRun(runStartNs: context.runStartNs == .max ? 0 : context.runStartNs, stacks: context.stacks, names: context.names)
+        context.order.countLetGo(runLateAfterRetiring, "instances arrived after the hitch windows they overlap had closed")
     }
 
     func contribute(to a: inout Analysis, _ context: inout PassContext) {

@@ -56,8 +56,12 @@ struct StageCostPass: Sendable {
     fileprivate struct ThreadState: Sendable {
         var thread: UInt32 = 0
         var open = OpenStack()
-        /// Finished top-level intervals an end-ordered parent may still adopt (bounded).
+        /// Finished top-level intervals a parent written after them may still enclose, at most
+        /// `EventOrder.holdLimit` (`orphanLimit`): a parent's start is older than its emission by
+        /// its length, which no bound limits.
         var orphans: [(startNs: Int64, endNs: Int64)] = []
+        /// The latest orphan let go at the limit (`.min`: none; clamped times are never `.min`), which a later parent may still enclose.
+        var letGoOrphan: (startNs: Int64, endNs: Int64) = (.min, .min)
         var isMain = false
         var threadName: Int32 = -1
         var lastNs: Int64 = .min
@@ -81,7 +85,11 @@ struct StageCostPass: Sendable {
         var mainThreadSelfNs: Int64 = 0
         var unmatchedEnds = 0
         var unclosedBegins = 0
+        /// Intervals that enclose an orphan let go at the limit: their self time counts its time.
+        var parentsOfLetGoOrphans = 0
     }
+    /// Orphans kept per thread; past it the older half is let go at once (one move per half).
+    static let orphanLimit = EventOrder.holdLimit
 
     private var threads: [ThreadState] = []
     private var tally = Tally()
@@ -166,6 +174,10 @@ struct StageCostPass: Sendable {
                 state.orphans.removeLast()
                 entry.childNs +|= orphan.endNs - orphan.startNs
             }
+            if state.orphans.isEmpty, state.letGoOrphan.startNs >= startNs, state.letGoOrphan.endNs <= end {
+                tally.parentsOfLetGoOrphans += 1
+                state.letGoOrphan = (.min, .min)
+            }
             state.open.append(entry)
             state.lastNs = max(state.lastNs, end)
         }
@@ -234,7 +246,10 @@ extension StageCostPass.Tally {
         let selfNs = max(0, duration - entry.childNs)
         if !adoptedByNext && !state.open.addChild(startNs: entry.startNs, endNs: entry.endNs, durationNs: duration) {
             state.orphans.append((entry.startNs, entry.endNs))
-            if state.orphans.count > 256 { state.orphans.removeFirst(128) }
+            if state.orphans.count > StageCostPass.orphanLimit {
+                state.letGoOrphan = state.orphans[StageCostPass.orphanLimit / 2 - 1]
+                state.orphans.removeFirst(StageCostPass.orphanLimit / 2)
+            }
         }
         account(name: entry.name, durationNs: duration, selfNs: selfNs, state)
         finished.append(StageInstance(name: entry.name, thread: state.thread, startNs: entry.startNs, endNs: entry.endNs, selfNs: selfNs))
@@ -296,6 +311,8 @@ extension StageCostPass: AnalysisPass {
             threads[raw].isMain = context.roles[UInt32(raw)] == .main
         }
         endRun(into: &context.finishedStages)
+        context.order.countLetGo(tally.parentsOfLetGoOrphans, "intervals enclosed intervals let go before them (their self time counts those)")
+        tally.parentsOfLetGoOrphans = 0
     }
 
     func contribute(to a: inout Analysis, _ context: inout PassContext) {

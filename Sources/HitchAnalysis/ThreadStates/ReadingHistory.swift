@@ -4,7 +4,7 @@ import HitchTrace
 /// same in any interleaving of threads): the thread's state over any recent interval.
 struct ReadingHistory: Sendable {
     /// Enough for a thread's buffer to reach the file a few thousand frames ahead of the frames
-    /// being judged (3 readings a frame), like `FrameAssembler.window`.
+    /// being judged (3 readings a frame): the `EventOrder.holdLimit` frames assembly may hold.
     static let perThread = 12_288
     static let threads = 16
     private var rings: [UInt32: Ring<PhaseReading>] = [:]
