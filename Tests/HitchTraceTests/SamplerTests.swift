@@ -125,11 +125,12 @@ final class SampleCollector: Sendable {
         }
         // Every short stack beyond one in ten is one the sampler counted as a failed unwind, and those
         // stay a minority: some hosts' libunwind stops at `hot` on part of the samples taken inside
-        // the iterator `hot` calls (an error it reports, seen on 12–25% of them on one 2-vCPU host).
+        // the iterator `hot` calls (an error it reports, seen on 12–37% of them on 2-vCPU hosts); a
+        // broken unwinder fails nearly every sample.
         let failures = statistics.unwindFailures.total
         let broken = withHot.first { sample in !intact.contains { $0.addresses == sample.addresses } }
         #expect(Double(withHot.count - intact.count) <= 0.1 * Double(withHot.count) + Double(failures)
-                    && 3 * failures <= UInt64(samples.count),
+                    && 2 * failures < UInt64(samples.count),
                 "middle and outer below hot in \(intact.count) of \(withHot.count), \(failures) unwinds counted as failed; first: \(withHot.first.map { $0.addresses.map(name) } ?? []); first short: \(broken.map { $0.addresses.map(name) } ?? []); \(statistics)")
         // The loop's few stacks repeat: most unwinds come from the memo, and the checks above hold
         // for them (a memo answer is the frames a fresh walk of the same input gave).
