@@ -38,8 +38,22 @@ struct EventOrder: Sendable {
     private var watermarkNs: Int64 = .min
     /// Events read after the watermark had passed their emission time.
     private(set) var beyondBoundEvents: UInt64 = 0
-    /// What holders let go at `holdLimit` before what would have joined it arrived, by what it was.
-    private(set) var letGo: [(what: String, count: Int)] = []
+    /// What holders let go at `holdLimit` before what would have joined it arrived, by kind.
+    private(set) var letGo: [(kind: LetGo, count: Int)] = []
+
+    /// What a holder lets go at `holdLimit`, each counted where it can tell.
+    enum LetGo: Sendable {
+        case frameEventsAfterJudging, instancesAfterWindowClosed, parentsOfLetGoIntervals
+
+        /// A plural noun phrase that reads after the count.
+        var phrase: String {
+            switch self {
+            case .frameEventsAfterJudging: "frame events came after their frame was judged"
+            case .instancesAfterWindowClosed: "instances arrived after the hitch windows they overlap had closed"
+            case .parentsOfLetGoIntervals: "intervals enclosed intervals let go before them (their self time counts those)"
+            }
+        }
+    }
 
     /// The one fallback: the most items a holder keeps for what the bound cannot release.
     static let holdLimit = 1024
@@ -68,11 +82,10 @@ struct EventOrder: Sendable {
         watermarkNs = latestNs.subtractingSaturated(boundNs)
     }
 
-    /// Counts items a holder let go at `holdLimit` that an event read later would have joined
-    /// (`what`: a plural noun phrase that reads after the count).
-    mutating func countLetGo(_ count: Int, _ what: String) {
+    /// Counts items a holder let go at `holdLimit` that an event read later would have joined.
+    mutating func countLetGo(_ count: Int, _ kind: LetGo) {
         guard count > 0 else { return }
-        if let i = letGo.firstIndex(where: { $0.what == what }) { letGo[i].count += count } else { letGo.append((what, count)) }
+        if let i = letGo.firstIndex(where: { $0.kind == kind }) { letGo[i].count += count } else { letGo.append((kind, count)) }
     }
 
     /// The analysis warnings for a run whose events broke the bound, or whose holders let go too soon.
@@ -84,7 +97,7 @@ struct EventOrder: Sendable {
         }
         if !letGo.isEmpty {
             result.append("past the \(Self.holdLimit) items the analyzer holds for late events: "
-                + letGo.map { "\($0.count) \($0.what)" }.joined(separator: ", ") + "; figures that join them miss what came later")
+                + letGo.map { "\($0.count) \($0.kind.phrase)" }.joined(separator: ", ") + "; figures that join them miss what came later")
         }
         return result
     }

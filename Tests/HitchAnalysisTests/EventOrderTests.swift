@@ -157,11 +157,11 @@ import Testing
 
     @Test func whatHoldersLetGoIsCountedByWhatItWasInOneWarning() {
         var order = EventOrder()
-        order.countLetGo(0, "frame events came after their frame was judged")
+        order.countLetGo(0, .frameEventsAfterJudging)
         #expect(order.warnings.isEmpty)
-        order.countLetGo(2, "frame events came after their frame was judged")
-        order.countLetGo(1, "instances arrived after the hitch windows they overlap had closed")
-        order.countLetGo(3, "frame events came after their frame was judged")
+        order.countLetGo(2, .frameEventsAfterJudging)
+        order.countLetGo(1, .instancesAfterWindowClosed)
+        order.countLetGo(3, .frameEventsAfterJudging)
         #expect(order.warnings == ["past the \(EventOrder.holdLimit) items the analyzer holds for late events: 5 frame events came after "
             + "their frame was judged, 1 instances arrived after the hitch windows they overlap had closed; figures that join them miss what came later"])
     }

@@ -291,7 +291,7 @@ struct FramePass: AnalysisPass {
 
     mutating func endRun(_ context: inout PassContext) {
         drainFrames(&context, all: true)
-        context.order.countLetGo(frames.lateEventsOfLetGoFrames, "frame events came after their frame was judged")
+        context.order.countLetGo(frames.lateEventsOfLetGoFrames, .frameEventsAfterJudging)
         flushRateCount()
         lastRateHz = .nan
         resolveRunTimes(runStartNs: context.runStartNs == .max ? 0 : context.runStartNs)

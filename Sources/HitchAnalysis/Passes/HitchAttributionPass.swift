@@ -337,7 +337,7 @@ extension HitchAttributionPass: AnalysisPass {
     mutating func endRun(_ context: inout PassContext) {
         takePublished(&context)
         endRun(runStartNs: context.runStartNs == .max ? 0 : context.runStartNs, stacks: context.stacks, names: context.names)
-        context.order.countLetGo(runLateAfterRetiring, "instances arrived after the hitch windows they overlap had closed")
+        context.order.countLetGo(runLateAfterRetiring, .instancesAfterWindowClosed)
     }
 
     func contribute(to a: inout Analysis, _ context: inout PassContext) {

@@ -311,7 +311,7 @@ extension StageCostPass: AnalysisPass {
             threads[raw].isMain = context.roles[UInt32(raw)] == .main
         }
         endRun(into: &context.finishedStages)
-        context.order.countLetGo(tally.parentsOfLetGoOrphans, "intervals enclosed intervals let go before them (their self time counts those)")
+        context.order.countLetGo(tally.parentsOfLetGoOrphans, .parentsOfLetGoIntervals)
         tally.parentsOfLetGoOrphans = 0
     }
 
