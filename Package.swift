@@ -54,8 +54,10 @@ let package = Package(
         // zlib (Debian zlib1g-dev) inflates the compressed packets of Perfetto traces on import.
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
         .target(name: "HitchTrace", dependencies: ["CHitchSupport"]),
+        // Small algorithms several modules share (the binary heap, the seeded generator); not a product.
+        .target(name: "HitchAlgorithms"),
         .target(name: "HitchReader", dependencies: ["HitchTrace"]),
-        .target(name: "HitchImport", dependencies: ["HitchReader", "HitchTrace", "CZlib"]),
+        .target(name: "HitchImport", dependencies: ["HitchReader", "HitchTrace", "HitchAlgorithms", "CZlib"]),
         .target(name: "HitchAnalysis", dependencies: ["HitchReader", "HitchTrace"]),
         .target(name: "HitchReport", dependencies: ["HitchAnalysis", "HitchReader", "HitchTrace"]),
         .target(name: "CHistoryLibraries", path: "Sources/CHistoryLibraries"),
@@ -67,22 +69,32 @@ let package = Package(
         // builds, where the real-model tests run.
         .target(name: "CHitchKernels", path: "Sources/CHitchKernels",
                 cSettings: [.unsafeFlags(["-O2"])]),
-        .target(name: "HitchWorkloads", dependencies: ["HeadlessUI", "HitchTrace", "CHitchSupport", "CHitchKernels"], swiftSettings: nativeKernelSettings),
-        .executableTarget(name: "hitch", dependencies: ["CHitchSupport", "HitchTrace", "HitchReader", "HitchImport", "HitchAnalysis", "HitchReport", "HeadlessUI", "HitchWorkloads", "HitchHistory"]),
-        // The child process of the recorder's exit and crash tests (Tests/HitchTraceTests/TraceExitTests).
+        .target(name: "HitchWorkloads", dependencies: ["HeadlessUI", "HitchTrace", "HitchAlgorithms", "CHitchSupport", "CHitchKernels"], swiftSettings: nativeKernelSettings),
+        .executableTarget(name: "hitch", dependencies: ["CHitchSupport", "HitchTrace", "HitchAlgorithms", "HitchReader", "HitchImport", "HitchAnalysis", "HitchReport", "HeadlessUI", "HitchWorkloads", "HitchHistory"]),
+        // The child process of the recorder's exit, crash and fault tests (TraceExitTests, FaultTests).
         .executableTarget(name: "hitch-record-probe", dependencies: ["HitchTrace"], path: "Tests/RecordProbe"),
         // C++ exceptions thrown and caught under sampling (the sampler storm test); tests only.
         .target(name: "CxxExceptionSupport", path: "Tests/CxxExceptionSupport"),
-        // The one locator of the built `hitch` for tests that run it; tests only.
-        .target(name: "HitchTestSupport", path: "Tests/HitchTestSupport"),
+        // What several test targets share: locating and running the built executables (`hitch`, the
+        // probe), and a seeded trace with every kind of event; tests only.
+        .target(name: "HitchTestSupport", dependencies: ["HitchReader", "HitchTrace"], path: "Tests/HitchTestSupport"),
+        // The history tests' runs and traces (the store's tests and the CLI's); tests only.
+        .target(name: "HitchHistoryTestSupport", dependencies: ["HitchHistory", "HitchAnalysis", "HitchReader"],
+                path: "Tests/HitchHistoryTestSupport"),
+        // Tests mirror the modules: Tests/<Module>Tests/<Type>Tests.swift.
         .testTarget(name: "HitchTraceTests", dependencies: ["HitchTrace", "HitchReader", "HitchImport", "CHitchSupport", "CxxExceptionSupport", "HitchTestSupport"]),
-        .testTarget(name: "HitchAnalysisTests", dependencies: ["HitchAnalysis", "HitchReader", "HitchImport", "HitchTrace"]),
-        .testTarget(name: "HitchReportTests", dependencies: ["HitchReport", "HitchAnalysis", "HitchReader", "HitchImport", "HitchTrace"]),
-        .testTarget(name: "HitchHistoryTests", dependencies: ["HitchHistory", "HitchAnalysis", "HitchReport", "HitchReader", "HitchTrace", "HitchWorkloads", "HitchTestSupport"]),
+        .testTarget(name: "HitchReaderTests", dependencies: ["HitchReader", "HitchTrace", "HitchAlgorithms"]),
+        .testTarget(name: "HitchImportTests", dependencies: ["HitchImport", "HitchReader", "HitchTrace", "HitchAnalysis", "HitchTestSupport"]),
+        .testTarget(name: "HitchAnalysisTests", dependencies: ["HitchAnalysis", "HitchReader", "HitchImport", "HitchTrace", "HitchAlgorithms"]),
+        .testTarget(name: "HitchReportTests", dependencies: ["HitchReport", "HitchAnalysis", "HitchReader", "HitchTrace", "HitchTestSupport"]),
+        .testTarget(name: "HitchHistoryTests", dependencies: ["HitchHistory", "HitchAnalysis", "HitchReader", "HitchAlgorithms", "HitchTestSupport",
+                                                             "HitchHistoryTestSupport"]),
         .testTarget(name: "HeadlessUITests", dependencies: ["HeadlessUI", "HitchTrace", "HitchReader", "HitchAnalysis"]),
-        .testTarget(name: "HitchWorkloadsTests", dependencies: ["HitchWorkloads", "HeadlessUI", "HitchTrace", "HitchReader"]),
-        // Runs the built `hitch` binary (swift build --build-tests builds it) as a user would.
-        .testTarget(name: "HitchCLITests", dependencies: ["HitchAnalysis", "HitchReader", "HitchTrace", "HitchTestSupport"]),
+        .testTarget(name: "HitchWorkloadsTests", dependencies: ["HitchWorkloads", "HeadlessUI", "HitchTrace", "HitchReader", "HitchAlgorithms"]),
+        // Runs the built `hitch` binary (swift build --build-tests builds it) as a user would: every test
+        // that runs the binary lives here.
+        .testTarget(name: "HitchCLITests", dependencies: ["HitchAnalysis", "HitchReader", "HitchTrace", "HitchHistory", "HitchTestSupport",
+                                                         "HitchHistoryTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Our decoder against llama.cpp on real models (run by scripts/test.sh): for every fixture
-# Tests/Fixtures/llm/MODEL-reference.json (written by scripts/llama-reference.sh MODEL; llama.cpp is
+# Tests/Fixtures/llm/MODEL-reference.json (written by scripts/dev/llama-reference.sh MODEL; llama.cpp is
 # never built here), the release `hitch generate --format json` on MODEL (scripts/fetch-model.sh MODEL)
 # must give llama.cpp's prompt token ids exactly, and each greedy 32-token continuation must equal
 # llama.cpp's or first depart from it at a near tie: our top-2 logit gap there under 0.5 (both
@@ -10,7 +10,7 @@
 # Then, per model, `hitch record llm --model` streams a greedy reply through the view, stopping at the
 # model's first end-of-generation token, every token read back from the trace by `hitch analyze`.
 # A model that cannot be fetched is skipped with the reason (exit 0 when all are skipped or pass):
-# the requantized SmolLM2 files need llama-quantize from scripts/llama-reference.sh --build's cache.
+# the requantized SmolLM2 files need llama-quantize from scripts/dev/llama-reference.sh --build's cache.
 #   scripts/check-llm-reference.sh [MODEL...]   (default: every fixture)
 #   HITCH=path/to/hitch to use a built binary; otherwise scripts/release-hitch.sh builds the release one.
 set -euo pipefail
@@ -23,7 +23,7 @@ HITCH=$(bash scripts/release-hitch.sh)
 status=0
 for which in "${models[@]}"; do
   fixture="Tests/Fixtures/llm/$which-reference.json"
-  [[ -f "$fixture" ]] || { echo "check-llm-reference: no fixture $fixture (scripts/llama-reference.sh $which writes it)"; status=1; continue; }
+  [[ -f "$fixture" ]] || { echo "check-llm-reference: no fixture $fixture (scripts/dev/llama-reference.sh $which writes it)"; status=1; continue; }
   if ! model="$(bash scripts/fetch-model.sh "$which" 2>&1)"; then
     echo "check-llm-reference: $which skipped: the model cannot be fetched ($model)"
     continue

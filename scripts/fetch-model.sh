@@ -8,7 +8,7 @@
 #   scripts/fetch-model.sh smollm2-q4_k_m | smollm2-q6_k
 #                                      SmolLM2-135M-Instruct requantized from the Q4_1 file with
 #                                      llama.cpp's llama-quantize (--allow-requantize), which needs the
-#                                      build of scripts/llama-reference.sh --build in the cache (it is
+#                                      build of scripts/dev/llama-reference.sh --build in the cache (it is
 #                                      never built here: without it this fails, saying so)
 set -euo pipefail
 cache="${HITCH_MODEL_CACHE:-$HOME/.cache/hitch}"
@@ -73,7 +73,7 @@ PY
     source_model="$(bash "$(dirname "$0")/fetch-model.sh" smollm2)" || fail "no source model"
     version="0.3.36"
     quantize="$cache/llama/build-$version/bin/llama-quantize"
-    [[ -x "$quantize" ]] || fail "$name is requantized with llama.cpp's llama-quantize, which is not built ($quantize; scripts/llama-reference.sh --build builds it)"
+    [[ -x "$quantize" ]] || fail "$name is requantized with llama.cpp's llama-quantize, which is not built ($quantize; scripts/dev/llama-reference.sh --build builds it)"
     "$quantize" --allow-requantize "$source_model" "$work/$name" "$quant" 2 >"$work/quantize.log" 2>&1 \
       || fail "llama-quantize failed ($(tail -n 1 "$work/quantize.log"))"
     ;;

@@ -62,6 +62,22 @@ static int open_switch_event(void) {
 }
 #endif
 
+int hitch_sched_switch_ring_open(void **map, size_t *map_bytes) {
+#if defined(__linux__)
+    int fd = open_switch_event();
+    if (fd < 0) return -1;
+    size_t bytes = (size_t)sysconf(_SC_PAGESIZE) * (1 + RING_DATA_PAGES);
+    void *mapped = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (mapped == MAP_FAILED) { close(fd); return -1; }
+    *map = mapped;
+    *map_bytes = bytes;
+    return fd;
+#else
+    (void)map; (void)map_bytes;
+    return -1;
+#endif
+}
+
 int hitch_sched_events_probe(char *reason, size_t capacity) {
 #if defined(__linux__)
     int fd = open_switch_event();
@@ -90,12 +106,10 @@ int64_t hitch_sched_events_register_thread(void) {
         if ((state & 0xff) != SLOT_FREE) continue;
         uint64_t opening = (state & ~0xffull) | SLOT_OPENING;
         if (!__atomic_compare_exchange_n(&slot->state, &state, opening, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) continue;
-        int fd = open_switch_event();
-        size_t page = (size_t)sysconf(_SC_PAGESIZE);
-        size_t bytes = page * (1 + RING_DATA_PAGES);
-        void *map = fd >= 0 ? mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
-        if (map == MAP_FAILED) {
-            if (fd >= 0) close(fd);
+        void *map = NULL;
+        size_t bytes = 0;
+        int fd = hitch_sched_switch_ring_open(&map, &bytes);
+        if (fd < 0) {
             __atomic_store_n(&slot->state, state, __ATOMIC_RELEASE);   // back to free, same generation
             return -1;
         }

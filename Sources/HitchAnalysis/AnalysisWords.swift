@@ -1,3 +1,5 @@
+import HitchTrace
+
 // The closed sets of words in the Analysis schema (docs/METRICS.md). Each encodes in JSON as its raw
 // value and prints as it, so `"\(figures.source)"` reads as the JSON does; renderers compare cases,
 // never string literals.
@@ -54,12 +56,5 @@ public enum HitchCause: String, AnalysisWord {
     case appWork, waitingForAppThreads, waitingForCPU, blocked, machineStall, unknown
 }
 
-/// Where a trace's thread states came from (metadata `schedSource`): exact context switches from
-/// perf_event_open, counters read from procfs at frame phases, an imported Perfetto trace's ftrace
-/// scheduling events (docs/IMPORT.md), or nothing.
-public enum ThreadStateSource: String, AnalysisWord {
-    case perfContextSwitch = "perf-context-switch"
-    case procfs
-    case ftrace
-    case none
-}
+/// Where a trace's thread states came from: the vocabulary's `SchedSource`, a word of the schema too.
+extension SchedSource: AnalysisWord {}

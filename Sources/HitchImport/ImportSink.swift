@@ -1,10 +1,12 @@
+import HitchAlgorithms
 import HitchReader
+import HitchTrace
 
-// Where every streaming importer (framestats, Perfetto, xctrace) puts its events: an FXT file through
-// `TraceFileWriter`, the same format the recorder writes, so the analyzer never knows where a trace
-// came from. Other tools emit out of time order (SurfaceFlinger reports a frame after it is shown,
-// Instruments writes one table after another), and the analyzer wants each thread's events in time
-// order: the sink holds events in one bounded reorder stage and writes them oldest first.
+// Where every importer puts its events: an FXT file through `TraceFileWriter`, the same format the
+// recorder writes, so the analyzer never knows where a trace came from. Other tools emit out of time
+// order (SurfaceFlinger reports a frame after it is shown, Instruments writes one table after
+// another), and the analyzer wants each thread's events in time order: the sink holds events in one
+// bounded reorder stage and writes them oldest first (Chrome JSON, read whole, keeps its file order).
 
 /// One line for a file another tool wrote that cannot be read: the file, where (a byte offset, a
 /// line, an element), and what was expected there.
@@ -23,27 +25,6 @@ public struct ImportError: Error, CustomStringConvertible, Sendable, Equatable {
         String(String.UnicodeScalarView("\(file): \(location): \(expected)".unicodeScalars.map {
             $0.value < 0x20 || $0.value == 0x7F ? " " : $0
         }))
-    }
-}
-
-/// The formats `hitch import` reads besides Chrome JSON, and how a file of each is recognised.
-public enum ImportFormat: String, Sendable, CaseIterable {
-    case framestats, perfetto, xctrace
-
-    /// The format of a file from its first bytes, if it is one of these. Perfetto traces are a
-    /// protobuf `Trace` whose first field is `packet` (field 1, length-delimited: byte 0x0A).
-    public static func sniff(_ head: ArraySlice<UInt8>) -> ImportFormat? {
-        var bytes = head
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
-        let text = String(decoding: bytes.prefix(4096), as: UTF8.self)
-        if text.contains("---PROFILEDATA---") || text.contains("Graphics info for pid") || text.hasPrefix("Applications Graphics Acceleration Info") {
-            return .framestats
-        }
-        let trimmed = text.drop(while: { $0 == " " || $0 == "\n" || $0 == "\r" || $0 == "\t" })
-        if trimmed.hasPrefix("<?xml") || trimmed.hasPrefix("<trace-query-result") { return .xctrace }
-        // A Trace's first packet: field 1, wire type 2, then a length and the packet's first tag.
-        if bytes.count >= 3, bytes.first == 0x0A, bytes.dropFirst().first.map({ $0 != 0x0A }) ?? false { return .perfetto }
-        return nil
     }
 }
 
@@ -71,7 +52,8 @@ public final class ImportSink {
             event.timestampNs != other.event.timestampNs ? event.timestampNs < other.event.timestampNs : sequence < other.sequence
         }
     }
-    private var heap: [Pending] = []
+    /// The reorder stage: held events, oldest first.
+    private var heap = BinaryHeap<Pending> { $0.precedes($1) }
     private var sequence: UInt64 = 0
     private var newestNs = Int64.min
     private var writtenThroughNs = Int64.min
@@ -84,21 +66,24 @@ public final class ImportSink {
     /// at once (about 100 bytes each): the memory bound of every import.
     public let reorderWindowNs: Int64
     public let maxPendingEvents: Int
+    /// Events are written as they come, in the importer's order (`ImportFormat.keepsFileOrder`).
+    public let keepsFileOrder: Bool
 
-    public init(path: String, reorderWindowNs: Int64 = 10_000_000_000, maxPendingEvents: Int = 400_000) throws {
+    public init(path: String, keepsFileOrder: Bool = false, reorderWindowNs: Int64 = 10_000_000_000, maxPendingEvents: Int = 400_000) throws {
         do {
             writer = try TraceFileWriter(path: path, ticksPerSecond: 1_000_000_000)
         } catch {
             throw ImportError(file: path, location: "output", expected: "a writable FXT file (\(error))")
         }
+        self.keepsFileOrder = keepsFileOrder
         self.reorderWindowNs = reorderWindowNs
         self.maxPendingEvents = maxPendingEvents
     }
 
     public func string(_ text: String) -> StringID { writer.string(text) }
 
-    /// The thread with these ids, declared on first use with `name` (and `role`: "main", "render").
-    public func thread(pid: UInt64, tid: UInt64, name: String, role: String? = nil) -> ThreadID {
+    /// The thread with these ids, declared on first use with `name` (and `role`).
+    public func thread(pid: UInt64, tid: UInt64, name: String, role: ThreadRole? = nil) -> ThreadID {
         let key = ThreadKey(pid: pid, tid: tid)
         if let id = threadIndex[key] { return id }
         let id = writer.thread(name: name, threadID: tid, processID: pid, role: role)
@@ -106,8 +91,9 @@ public final class ImportSink {
         return id
     }
 
-    public func metadata(_ key: String, _ value: String, thread: ThreadID, timestampNs: Int64) {
-        emit(TraceEvent(timestampNs: timestampNs, thread: thread, payload: .metadata(key: writer.string(key), value: writer.string(value))))
+    /// One of the project's metadata keys (`MetadataKey`), said at `timestampNs` on `thread`.
+    public func metadata(_ key: MetadataKey, _ value: String, thread: ThreadID, timestampNs: Int64) {
+        emit(TraceEvent(timestampNs: timestampNs, thread: thread, payload: .metadata(key: writer.string(key.name), value: writer.string(value))))
     }
 
     /// Counts something the importer could not carry over; reported once per kind at the end.
@@ -118,9 +104,10 @@ public final class ImportSink {
 
     public func emit(_ event: TraceEvent, arguments: EventArguments = EventArguments()) {
         if case .frameBegan = event.payload { summary.frames += 1 }
+        if keepsFileOrder { return write(event, arguments: arguments) }
         if event.timestampNs < writtenThroughNs { lateEvents += 1 }
         sequence += 1
-        push(Pending(event: event, arguments: arguments, sequence: sequence))
+        heap.push(Pending(event: event, arguments: arguments, sequence: sequence))
         if event.timestampNs > newestNs { newestNs = event.timestampNs }
         let horizon = newestNs.subtractingReportingOverflow(reorderWindowNs)
         let horizonNs = horizon.overflow ? Int64.min : horizon.partialValue
@@ -145,40 +132,13 @@ public final class ImportSink {
     }
 
     private func writeOldest() {
-        let oldest = popFirst()
+        guard let oldest = heap.pop() else { return }
         writtenThroughNs = max(writtenThroughNs, oldest.event.timestampNs)
-        writer.write(oldest.event, arguments: oldest.arguments)
+        write(oldest.event, arguments: oldest.arguments)
+    }
+
+    private func write(_ event: TraceEvent, arguments: EventArguments) {
+        writer.write(event, arguments: arguments)
         summary.events += 1
-    }
-
-    // A binary min-heap: the reorder stage's one data structure.
-    private func push(_ item: Pending) {
-        heap.append(item)
-        var child = heap.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard heap[child].precedes(heap[parent]) else { break }
-            heap.swapAt(child, parent)
-            child = parent
-        }
-    }
-
-    private func popFirst() -> Pending {
-        let first = heap[0]
-        let last = heap.removeLast()
-        if !heap.isEmpty {
-            heap[0] = last
-            var parent = 0
-            while true {
-                let left = 2 * parent + 1, right = left + 1
-                var smallest = parent
-                if left < heap.count, heap[left].precedes(heap[smallest]) { smallest = left }
-                if right < heap.count, heap[right].precedes(heap[smallest]) { smallest = right }
-                if smallest == parent { break }
-                heap.swapAt(parent, smallest)
-                parent = smallest
-            }
-        }
-        return first
     }
 }

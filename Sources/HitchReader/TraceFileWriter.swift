@@ -15,7 +15,7 @@ public final class TraceFileWriter {
     private var strings: [String] = [""]
     private var stringKeys: [UInt64] = [0]
     private var stringLookup: [String: StringID] = ["": StringID(rawValue: 0)]
-    private var threads: [(pid: UInt64, tid: UInt64, name: String, role: String?)] = [(0, 0, "", nil)]
+    private var threads: [(pid: UInt64, tid: UInt64, name: String, role: ThreadRole?)] = [(0, 0, "", nil)]
     private var closed = false
 
     /// Creates (or truncates) `path`. Timestamps are written as ticks at `ticksPerSecond`.
@@ -48,7 +48,7 @@ public final class TraceFileWriter {
 
     /// Declares a thread. `threadID`/`processID` are the koids written to the file (defaults:
     /// a fresh thread id, process 1). Returns the id to put in events.
-    public func thread(name: String, threadID: UInt64? = nil, processID: UInt64 = 1, role: String? = nil) -> ThreadID {
+    public func thread(name: String, threadID: UInt64? = nil, processID: UInt64 = 1, role: ThreadRole? = nil) -> ThreadID {
         let id = ThreadID(rawValue: UInt32(threads.count))
         threads.append((processID, threadID ?? UInt64(threads.count), name, role))
         return id
@@ -84,7 +84,7 @@ public final class TraceFileWriter {
             index = max(index, 1)
         }
         let t = threads[index]
-        return encoder.threadRef(pid: t.pid, tid: t.tid, name: t.name, role: t.role)
+        return encoder.threadRef(pid: t.pid, tid: t.tid, name: t.name, role: t.role?.rawValue)
     }
 
     /// Writes one event (timestamps in nanoseconds), with the app's arguments of an interval or

@@ -247,6 +247,18 @@ public struct ThreadRole: RawRepresentable, Hashable, Sendable {
     public static let render = ThreadRole(rawValue: "render")
 }
 
+/// Where a trace's thread states come from (metadata `schedSource`): exact context switches from
+/// perf_event_open, counters read from procfs at frame phases, an imported Perfetto trace's ftrace
+/// scheduling events (docs/IMPORT.md), or nothing.
+public enum SchedSource: String, CaseIterable, Sendable, Hashable {
+    case perfContextSwitch = "perf-context-switch"
+    case procfs
+    case ftrace
+    case none
+    /// The word as metadata spells it.
+    public var name: String { rawValue }
+}
+
 /// The trace-wide metadata keys the project's producers write (`TraceRecorder.setMetadata`) and its
 /// readers look up (docs/FORMAT.md "Metadata"). A key's text is the case's name.
 public enum MetadataKey: UInt32, TraceWord {
@@ -261,7 +273,7 @@ public enum MetadataKey: UInt32, TraceWord {
     /// "false" when the bandwidth probe's arrays were below 4x the last-level cache.
     case bandwidthProbeMeetsCacheRule
     case bandwidthProbeShortfall
-    /// Where the thread states came from: `perf-context-switch`, `procfs` or `none`.
+    /// Where the thread states came from (`SchedSource`).
     case schedSource
     /// Why perf was refused, or why the reads are unavailable.
     case schedSourceReason

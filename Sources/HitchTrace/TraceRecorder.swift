@@ -177,12 +177,13 @@ public final class TraceRecorder: Sendable {
     /// Which scheduler source this session uses, said in the trace's metadata (`schedSource`,
     /// `schedSourceReason`, and `schedSwitchThreads` when every recording thread has a switch ring).
     private func recordSchedSource(_ sched: (source: Int32, reason: String)) {
-        let (source, text) = sched
-        setMetadata(.schedSource, SchedSource(rawValue: Int(source))?.name ?? "none")
+        let (started, text) = sched
+        let source = SchedSource(started: started)
+        setMetadata(.schedSource, source.name)
         if !text.isEmpty { setMetadata(.schedSourceReason, text) }
         // Rings open for every thread that records events (hitch_sched_join_thread): the analysis can
         // tell which of the app's threads held the CPUs while a frame thread waited for one.
-        if source == 2 { setMetadata(.schedSwitchThreads, MetadataKey.everyRecordingThread) }
+        if source == .perfContextSwitch { setMetadata(.schedSwitchThreads, MetadataKey.everyRecordingThread) }
     }
 
     /// Adds trace-wide key/value metadata (host, cpu, refreshRateHz, peakBandwidthGBps, ...).
@@ -409,14 +410,13 @@ public enum TraceRecorderError: Error, CustomStringConvertible, Sendable {
     }
 }
 
-/// Where a trace's thread states come from (metadata `schedSource`; hitch_sched_begin's result).
-enum SchedSource: Int {
-    case none = 0, procfs = 1, perfContextSwitch = 2
-    var name: String {
-        switch self {
-        case .none: "none"
-        case .procfs: "procfs"
-        case .perfContextSwitch: "perf-context-switch"
+extension SchedSource {
+    /// The source hitch_sched_begin says it started (0 none, 1 procfs, 2 perf context switches).
+    init(started source: Int32) {
+        switch source {
+        case 1: self = .procfs
+        case 2: self = .perfContextSwitch
+        default: self = .none
         }
     }
 }

@@ -9,7 +9,7 @@ public func fuzzChromeImport(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
     let imported: ImportedTrace
     do {
-        imported = try ChromeTraceImporter.importBytes(bytes, name: "fuzz.json")
+        imported = try ChromeTraceImporter.read(bytes: bytes, name: "fuzz.json")
     } catch {
         _ = "\(error)"
         return 0

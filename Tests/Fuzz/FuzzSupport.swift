@@ -1,7 +1,7 @@
 import Foundation
 import HitchAnalysis
 
-// Shared by the analyzer-facing fuzz targets (compiled into each of them by scripts/fuzz.sh).
+// Shared by the analyzer-facing fuzz targets (compiled into each of them by scripts/dev/fuzz.sh).
 enum FuzzJSON {
     /// Encodes an Analysis the way a JSON renderer would. A value JSON cannot hold (NaN, infinity)
     /// would make `--format json` fail on that input, so it is a finding: trap with the reason.

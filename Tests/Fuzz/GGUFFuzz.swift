@@ -7,7 +7,7 @@ import Foundation
 // errors in one line. A crash, trap, hang or an error of another kind is a finding.
 // Seeds (Tests/Fuzz/corpus/gguf): a one-layer gemma3 file mixing q4_K, q5_K, q6_K, q5_0, q5_1 and
 // q8_0 matrices (Tests/HitchWorkloadsTests/TinyGemma3.swift), written by
-// `HITCH_FUZZ_WRITE_SEEDS=DIR fuzz-gguf` (scripts/fuzz.sh seeds).
+// `HITCH_FUZZ_WRITE_SEEDS=DIR fuzz-gguf` (scripts/dev/fuzz.sh seeds).
 
 private let pool = WorkerPool(threadCount: 1)
 

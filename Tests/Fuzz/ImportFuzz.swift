@@ -7,7 +7,7 @@ import HitchReader
 
 // libFuzzer targets for the importers of other tools' traces: arbitrary bytes through one importer
 // into an FXT file, and that file through the analyzer (the path `hitch analyze FILE` takes). Which
-// importer is compiled in is chosen by scripts/fuzz.sh with -D FUZZ_FRAMESTATS / FUZZ_PERFETTO / FUZZ_XCTRACE.
+// importer is compiled in is chosen by scripts/dev/fuzz.sh with -D FUZZ_FRAMESTATS / FUZZ_PERFETTO / FUZZ_XCTRACE.
 
 /// One FXT file per fuzzing process, overwritten by every input.
 private let fuzzOutput = "/tmp/hitch-import-fuzz-\(getpid()).fxt"

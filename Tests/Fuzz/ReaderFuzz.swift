@@ -3,7 +3,7 @@ import HitchReader
 // libFuzzer target: the FXT reader over arbitrary bytes. Every event is read to the end of the trace
 // or to the first error; the reader's string and thread tables are touched too, since a bad index
 // there is the classic crash. A crash, a hang (-timeout) or an allocation past -malloc_limit_mb is
-// a finding. Built by scripts/fuzz.sh.
+// a finding. Built by scripts/dev/fuzz.sh.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzReader(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))

@@ -1,4 +1,5 @@
 import Foundation
+import HitchAlgorithms
 import HitchReader
 import Testing
 @testable import HitchAnalysis
@@ -9,26 +10,13 @@ import Testing
     static let ms: Int64 = 1_000_000
     static let period: Int64 = 8_333_333
 
-    /// SplitMix64.
-    struct Random {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func below(_ n: Int) -> Int { Int(next() % UInt64(max(1, n))) }
-    }
-
     /// The events re-interleaved at random: runs of 1...`maxRun` events taken from a random thread's
     /// stream, each thread's order kept (thread-less records, ThreadID 0, form a stream of their own).
     static func interleaved(_ list: TraceEventList, seed: UInt64, maxRun: Int) -> TraceEventList {
         var streams: [UInt32: [TraceEvent]] = [:]
         for event in list.events { streams[event.thread.rawValue, default: []].append(event) }
         var queues = streams.sorted { $0.key < $1.key }.map { (events: $0.value, next: 0) }
-        var random = Random(state: seed)
+        var random = SeededGenerator(seed: seed)
         var out = list
         out.events.removeAll(keepingCapacity: true)
         while !queues.isEmpty {
@@ -44,7 +32,7 @@ import Testing
     /// Whole per-thread buffers in a random order: each thread's events cut into buffers of its own
     /// random size, buffers written in a random order that keeps each thread's buffers in order.
     static func buffersShuffled(_ list: TraceEventList, seed: UInt64) -> TraceEventList {
-        var random = Random(state: seed ^ 0xB0FF)
+        var random = SeededGenerator(seed: seed ^ 0xB0FF)
         var streams: [UInt32: [TraceEvent]] = [:]
         for event in list.events { streams[event.thread.rawValue, default: []].append(event) }
         var buffers: [[ArraySlice<TraceEvent>]] = streams.sorted { $0.key < $1.key }.map { stream in
@@ -212,7 +200,7 @@ import Testing
         }
         let expected = try Analyzer.analyze([list])
         #expect(expected.eventCount > 1000)
-        // (The Chrome round trip of every bundled trace: ChromeRoundTripTests.recordedTracesRoundTrip.)
+        // (The Chrome round trip of every bundled trace: ChromeTraceExporterTests.recordedTracesRoundTrip.)
         let orders = [Self.buffersShuffled(list, seed: 3), Self.interleaved(list, seed: 9, maxRun: 500), Self.interleaved(list, seed: 4, maxRun: 3)]
         for (index, order) in orders.enumerated() {
             let got = try Analyzer.analyze([order])

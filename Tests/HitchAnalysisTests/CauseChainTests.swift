@@ -1,3 +1,4 @@
+import HitchAlgorithms
 import HitchReader
 import HitchTrace
 import Testing
@@ -44,7 +45,7 @@ import Testing
         /// each committed frame at the first vsync after the commit once it is free, and a frame is
         /// shown at the first vsync after its render, one frame per vsync.
         init(seed: UInt64, episodes: Int) {
-            var random = AttributionOrderTests.Random(state: seed)
+            var random = SeededGenerator(seed: seed)
             func next(in range: ClosedRange<Int64>) -> Int64 {
                 range.lowerBound + Int64(random.next() % UInt64(range.upperBound - range.lowerBound + 1))
             }

@@ -1,4 +1,5 @@
 import Foundation
+import HitchAlgorithms
 import HitchReader
 import HitchTrace
 import Testing
@@ -95,7 +96,7 @@ import Testing
     /// thread's previous event), the threads merged by delivery time. Nothing is later than the
     /// jitter plus the lateness the list already had.
     static func delivered(_ list: TraceEventList, jitterNs: Int64, seed: UInt64) -> TraceEventList {
-        var random = AttributionOrderTests.Random(state: seed)
+        var random = SeededGenerator(seed: seed)
         var keyed: [(key: Int64, thread: UInt32, index: Int, event: TraceEvent)] = []
         var lastKey: [UInt32: Int64] = [:]
         for (index, event) in list.events.enumerated() {

@@ -9,7 +9,7 @@ import Testing
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let regressions = repository.appendingPathComponent("Tests/Fixtures/regressions")
 
-    /// Fuzzer findings (scripts/fuzz.sh analyze): FXT files whose timestamps make the analyzer's
+    /// Fuzzer findings (scripts/dev/fuzz.sh analyze): FXT files whose timestamps make the analyzer's
     /// duration arithmetic overflow (ticks near 2^63 or 2^64 read as huge or negative nanoseconds).
     static let analyzeRegressions = (try? FileManager.default.contentsOfDirectory(atPath: regressions.path))?
         .filter { $0.hasPrefix("analyze-") }.sorted() ?? []
@@ -24,7 +24,7 @@ import Testing
                 _ = try? HostileAnalysisTests.analyzeAndEncode(path: HostileAnalysisTests.regressions.appendingPathComponent(name).path)
             }
         }
-        // On failure the child's output is not returned: `scripts/fuzz.sh repro analyze FILE` names the trap.
+        // On failure the child's output is not returned: `scripts/dev/fuzz.sh repro analyze FILE` names the trap.
         if let result { #expect(String(decoding: result.standardOutputContent, as: UTF8.self).contains("analyzing")) }
     }
 
@@ -119,7 +119,7 @@ import Testing
         if let result { #expect(String(decoding: result.standardOutputContent, as: UTF8.self).contains("budget case: control characters")) }
     }
 
-    /// Fuzzer findings (scripts/fuzz.sh budget): a metric name or key holding a newline was echoed
+    /// Fuzzer findings (scripts/dev/fuzz.sh budget): a metric name or key holding a newline was echoed
     /// as is, so the "one line" error spanned several lines. Every budget finding must give a
     /// one-line error naming the file.
     @Test func budgetFindingsGiveOneLineErrors() throws {

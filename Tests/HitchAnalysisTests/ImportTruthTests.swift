@@ -64,7 +64,7 @@ import Testing
         var hitchTimeRatioMsPerS: Double
     }
 
-    /// Perfetto traces written with Perfetto's own Python package (scripts/make-perfetto-fixtures.py)
+    /// Perfetto traces written with Perfetto's own Python package (Tests/Fixtures/import/make-perfetto-fixtures.py)
     /// at 60 and 120 Hz, packets in SurfaceFlinger's emit order: each frame's lateness, hitch and
     /// commit/render split, and the hitch time ratio, equal the generator's ground truth; the split
     /// agrees with Android's jank types; dropped and in-flight frames are not judged.
@@ -183,7 +183,7 @@ import Testing
         var periodsNs: [Int64]
     }
 
-    /// An Instruments export (scripts/make-xctrace-fixtures.py: hitches, display-surface-swap with
+    /// An Instruments export (Tests/Fixtures/import/make-xctrace-fixtures.py: hitches, display-surface-swap with
     /// display-vsyncs-interval, time-profile with <backtrace> and <tagged-backtrace>, ids and refs):
     /// the hitch time ratio is the sum of Apple's hitch durations over the animation time, every
     /// Apple hitch is Hitch's, the periods come from the display, samples become named offenders.

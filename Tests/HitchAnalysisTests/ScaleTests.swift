@@ -1,4 +1,5 @@
 import Foundation
+import HitchAlgorithms
 import HitchReader
 import Testing
 @testable import HitchAnalysis
@@ -6,19 +7,6 @@ import Testing
 /// A seeded generator of big, realistic traces: 120 Hz frames with main-thread stages, body
 /// evaluations, invalidations and occasional stalls (hitches), written by `TraceFileWriter`.
 struct ScaleTraceGenerator {
-    /// SplitMix64: deterministic for a seed, fast, no Foundation randomness.
-    struct Random {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func below(_ n: UInt64) -> UInt64 { next() % n }
-    }
-
     static let periodNs: Int64 = 8_333_333
 
     /// Writes frames `range` of the seeded session to `path` (the same frame index always gets the
@@ -36,7 +24,7 @@ struct ScaleTraceGenerator {
         let source = w.string("FeedModel.query")
         var events = 1
         for f in range {
-            var random = Random(state: seed ^ UInt64(f) &* 0x2545_F491_4F6C_DD1D)
+            var random = SeededGenerator(seed: seed ^ UInt64(f) &* 0x2545_F491_4F6C_DD1D)
             let vsync = Int64(f) * periodNs
             let frameID = UInt64(f + 1)
             w.write(TraceEvent(timestampNs: vsync, thread: main, payload: .frameBegan(FrameBegan(

@@ -41,7 +41,7 @@ struct ThreadRoleTests {
     private static func write(path: String, mainName: String, mainRole: String?, order: Order) throws {
         let writer = try TraceFileWriter(path: path)
         let stage = writer.string("update")
-        let main = writer.thread(name: mainName, threadID: 1001, role: mainRole)
+        let main = writer.thread(name: mainName, threadID: 1001, role: mainRole.map(ThreadRole.init(rawValue:)))
         let render = writer.thread(name: "render", threadID: 1002)
         var events = plannedEvents(stage: stage)
         switch order {
@@ -154,7 +154,7 @@ struct ThreadRoleTests {
             defer { unlink(path) }
             let writer = try TraceFileWriter(path: path)
             let named = writer.thread(name: "main", threadID: 2001)
-            let withRole = writer.thread(name: "app-loop", threadID: 2002, role: "main")
+            let withRole = writer.thread(name: "app-loop", threadID: 2002, role: .main)
             writer.write(TraceEvent(timestampNs: 0, thread: withRole, payload: .stackDefinition(stack: StackID(rawValue: 1), addresses: [0x1000])))
             let threads = roleFirst ? [withRole, named] : [named, withRole]
             for thread in threads {

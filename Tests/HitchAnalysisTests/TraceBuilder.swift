@@ -1,3 +1,4 @@
+import HitchAlgorithms
 import HitchReader
 @testable import HitchAnalysis
 
@@ -45,4 +46,9 @@ struct TraceBuilder {
     func analyze(rates: [Double] = [60, 120]) throws -> Analysis {
         try Analyzer.analyze([list], options: AnalyzerOptions(refreshRatesHz: rates))
     }
+}
+
+extension SeededGenerator {
+    /// Uniform below `bound` (at least 1), by remainder: the seeded draws of the order and scale tests.
+    mutating func below<Bound: BinaryInteger>(_ bound: Bound) -> Bound { Bound(next() % UInt64(max(1, bound))) }
 }

@@ -3,44 +3,37 @@ import HitchAnalysis
 import HitchReader
 import HitchTestSupport
 
+/// The bundled traces the CLI tests read (Traces/).
+let naive = HitchCLI.trace("feed-naive-120hz.fxt")
+let tuned = HitchCLI.trace("feed-tuned-120hz.fxt")
+let llm = HitchCLI.trace("llm-q4_0-120hz.fxt")
+
 /// Runs the built `hitch` binary (it sits beside the test bundle) as a user would.
 struct HitchCLI {
-    struct Result {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-        var firstLine: String { stdout.split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init) ?? "" }
-    }
+    typealias Result = ChildProcess.Result
 
     /// The package root: Traces/ and docs/ paths are relative to it.
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
-
-    /// The built `hitch` (`HitchBinary`; HITCH_BIN runs the tests against another build).
-    static var binary: String { HitchBinary.path ?? "hitch (not built: swift build --build-tests)" }
 
     static func trace(_ name: String) -> String { root + "/Traces/" + name }
 
     /// Runs `hitch ARGS` in `directory` (default the package root); stdout and stderr captured whole.
     @discardableResult
-    static func run(_ arguments: [String], in directory: String = root) throws -> Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("hitch-cli-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let out = scratch.appendingPathComponent("out"), err = scratch.appendingPathComponent("err")
-        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-        process.standardOutput = try FileHandle(forWritingTo: out)
-        process.standardError = try FileHandle(forWritingTo: err)
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus,
-                      stdout: (try? String(contentsOf: out, encoding: .utf8)) ?? "",
-                      stderr: (try? String(contentsOf: err, encoding: .utf8)) ?? "")
+    static func run(_ arguments: [String], in directory: String = root, environment: [String: String?] = [:]) throws -> Result {
+        try HitchBinary.run(arguments, in: directory, environment: environment)
+    }
+
+    /// Runs `hitch ARGS` without the environment's `HITCH_DB`: (exit status, stdout, stderr).
+    static func history(_ arguments: [String], environment: [String: String] = [:]) throws -> (Int32, String, String) {
+        var changes: [String: String?] = environment.mapValues { $0 }
+        changes.updateValue(environment["HITCH_DB"], forKey: "HITCH_DB")   // unset unless given
+        let r = try run(arguments, environment: changes)
+        return (r.status, r.stdout, r.stderr)
+    }
+
+    /// A fresh path in the temporary directory.
+    static func temporaryPath(_ name: String) -> String {
+        NSTemporaryDirectory() + "hitch-cli-\(getpid())-\(UInt32.random(in: 0 ... .max))-\(name)"
     }
 
     /// A fresh directory for a test's files.

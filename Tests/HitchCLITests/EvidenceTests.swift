@@ -6,10 +6,6 @@ import Testing
 // No evidence is not a pass: a gate (check, diff, history add) refuses a trace that recorded too
 // little or was cut short, each analysis says what it stands on, and small samples are marked.
 
-private let naive = HitchCLI.trace("feed-naive-120hz.fxt")
-private let tuned = HitchCLI.trace("feed-tuned-120hz.fxt")
-private let llm = HitchCLI.trace("llm-q4_0-120hz.fxt")
-
 /// The first `bytes` of a bundled trace, as a crash or a cut copy leaves it.
 private func cutCopy(of path: String, bytes: Int, into dir: String, name: String) throws -> String {
     let data = try Data(contentsOf: URL(fileURLWithPath: path)).prefix(bytes)

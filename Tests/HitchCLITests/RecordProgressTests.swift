@@ -1,4 +1,5 @@
 import Foundation
+import HitchTestSupport
 import Testing
 
 /// `record` shows one updating progress line when standard error is a terminal, and nothing but its
@@ -20,7 +21,7 @@ import Testing
         let scriptPath = try #require(script, "util-linux 'script' (a pseudo-terminal for the test) is not installed")
         let dir = try HitchCLI.scratchDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let command = "'\(HitchCLI.binary)' record feed --variant tuned --seconds 2 --rows 500 -o '\(dir)/t.fxt'"
+        let command = "'\(HitchBinary.path ?? "hitch")' record feed --variant tuned --seconds 2 --rows 500 -o '\(dir)/t.fxt'"
         let process = Process()
         process.executableURL = URL(fileURLWithPath: scriptPath)
         process.arguments = ["-q", "-e", "-c", command, "/dev/null"]

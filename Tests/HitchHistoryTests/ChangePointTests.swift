@@ -1,6 +1,6 @@
 import Foundation
 import HitchHistory
-import HitchWorkloads
+import HitchAlgorithms
 import Testing
 
 // The figure: a hitch time ratio of 3 ± 1 ms/s for 40 runs, then 6 ± 1, must be found at

@@ -1,4 +1,5 @@
 import Foundation
+import HitchHistoryTestSupport
 import HitchTestSupport
 import HitchAnalysis
 import HitchReader
@@ -50,17 +51,6 @@ final class TestDatabase {
 }
 
 enum StoreContract {
-    static let machine = MachineInfo(name: "runner-1", cpuModel: "Test CPU", cores: 8, refreshHz: 120)
-
-    static func run(_ index: Int, branch: String = "main", value: Double? = nil, tags: [String: String] = [:]) -> RunRecord {
-        RunRecord(id: RunIdentity.runID(traceHashes: ["trace\(index)"], commit: "commit\(index)", machine: machine),
-                  commit: "commit\(index)", branch: branch, timeMs: 1_700_000_000_000 + Int64(index) * 1000, machine: machine,
-                  tags: tags, traces: ["run\(index).fxt"],
-                  metrics: [MetricValue(metric: "hitches.120.hitchTimeRatioMsPerS", value: value ?? Double(index), unit: "ms/s", absoluteFloor: 0.5),
-                            MetricValue(metric: "stages[filter].selfMs", value: 2 * Double(index), unit: "ms per frame", absoluteFloor: 0.5),
-                            MetricValue(metric: "decode.tokensPerSecond", value: 100, unit: "tok/s", higherIsBetter: true, absoluteFloor: 0.1)])
-    }
-
     static func count(_ db: TestDatabase, _ table: String) throws -> Int {
         let connection = try db.raw()
         defer { connection.close() }
@@ -71,19 +61,19 @@ enum StoreContract {
         let db = try TestDatabase(backend)
         let store = try HistoryStore(location: db.location)
         defer { store.close() }
-        #expect(try store.add(run(1, tags: ["runner": "ci-1", "os": "debian"])))
-        #expect(try store.add(run(2)))
-        #expect(try store.add(run(3, branch: "feature")))
+        #expect(try store.add(HistoryFixtures.run(1, tags: ["runner": "ci-1", "os": "debian"])))
+        #expect(try store.add(HistoryFixtures.run(2)))
+        #expect(try store.add(HistoryFixtures.run(3, branch: "feature")))
         // The same run again: stored once.
-        #expect(try store.add(run(1, tags: ["runner": "ci-1", "os": "debian"])) == false)
-        #expect(try store.add([run(2), run(4)]) == 1)
+        #expect(try store.add(HistoryFixtures.run(1, tags: ["runner": "ci-1", "os": "debian"])) == false)
+        #expect(try store.add([HistoryFixtures.run(2), HistoryFixtures.run(4)]) == 1)
         #expect(try count(db, "runs") == 4)
         #expect(try count(db, "metric_values") == 12)
 
         let main = try store.runs(branch: "main")
         #expect(main.map(\.commit) == ["commit1", "commit2", "commit4"])
         #expect(main[0].tags == ["runner": "ci-1", "os": "debian"])
-        #expect(main[0].machine == machine)
+        #expect(main[0].machine == HistoryFixtures.machine)
         #expect(main[0].traces == ["run1.fxt"])
         #expect(try store.runs(branch: "main", last: 2).map(\.commit) == ["commit2", "commit4"])
         #expect(try store.runs().count == 4)
@@ -117,7 +107,7 @@ enum StoreContract {
     static func newerSchemaIsRefusedUntouched(_ backend: Backend) throws {
         let db = try TestDatabase(backend)
         let store = try HistoryStore(location: db.location)
-        try store.add(run(1))
+        try store.add(HistoryFixtures.run(1))
         store.close()
         let connection = try db.raw()
         try connection.execute("UPDATE hitch_schema SET version = 99", [])
@@ -132,30 +122,30 @@ enum StoreContract {
         let db = try TestDatabase(backend)
         let store = try HistoryStore(location: db.location)
         defer { store.close() }
-        try store.add(run(1))
+        try store.add(HistoryFixtures.run(1))
         let connection = try db.raw()
         try connection.execute("ALTER TABLE metric_values RENAME TO metric_values_gone", [])
-        #expect(throws: HistoryError.self) { try store.add([run(2), run(3)]) }
+        #expect(throws: HistoryError.self) { try store.add([HistoryFixtures.run(2), HistoryFixtures.run(3)]) }
         try connection.execute("ALTER TABLE metric_values_gone RENAME TO metric_values", [])
         connection.close()
         #expect(try count(db, "runs") == 1)
         #expect(try count(db, "run_tags") == 0)
         // The store still works after the failure.
-        #expect(try store.add(run(2)))
+        #expect(try store.add(HistoryFixtures.run(2)))
         #expect(try count(db, "metric_values") == 6)
     }
 
     /// 8 processes add runs at once (each its own runs, and all the same shared run): every run is
     /// stored exactly once, with all its figures.
     static func concurrentProcesses(_ backend: Backend) throws {
-        let hitch = try #require(HistoryTestSupport.hitchExecutable, "the hitch executable is not built (swift build)")
+        let hitch = try #require(HitchBinary.path, "the hitch executable is not built (swift build)")
         let db = try TestDatabase(backend)
         try HistoryStore(location: db.location).close()
         let folder = NSTemporaryDirectory() + "hitch-history-concurrent-\(getpid())-\(UInt32.random(in: 0 ... .max))"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let trace = folder + "/small.fxt"
-        try HistoryTestSupport.writeSmallTrace(trace)
+        try HistoryFixtures.writeSmallTrace(trace)
         let metricCount = RunIdentity.metrics(of: try Analyzer.analyze(paths: [trace])).count
         let processes = 8, runsEach = 4
         var launched: [Process] = []
@@ -181,37 +171,6 @@ enum StoreContract {
         #expect(Set(commits).count == commits.count, "no run stored twice")
         #expect(commits.filter { $0 == "shared" }.count == 1)
         #expect(try store.metricNames().count == metricCount)
-    }
-}
-
-enum HistoryTestSupport {
-    /// The built `hitch` (`HitchBinary`).
-    static var hitchExecutable: String? { HitchBinary.path }
-
-    static func writeSmallTrace(_ path: String, seed: UInt64 = 3) throws {
-        let writer = try TraceFileWriter(path: path)
-        var generator = SyntheticTrace(seed: seed)
-        _ = generator.write(to: writer, targetBytes: .max, maxFrames: 300)
-        _ = try writer.close()
-    }
-
-    /// Runs hitch; returns (exit status, stdout, stderr).
-    static func hitch(_ arguments: [String], environment: [String: String] = [:]) throws -> (Int32, String, String) {
-        let executable = try #require(hitchExecutable, "the hitch executable is not built (swift build)")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        var env = ProcessInfo.processInfo.environment
-        env["HITCH_DB"] = nil
-        for (key, value) in environment { env[key] = value }
-        process.environment = env
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile(), errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
     }
 }
 

@@ -1,16 +1,9 @@
 import HitchAnalysis
+import HitchTestSupport
 
 // A hand-built Analysis with every section populated, from a seeded generator: the renderer's tests
 // use it so they exercise every chart without depending on a recorded trace. `names` lets a test swap
 // every string for a hostile one.
-
-struct SampleRandom {
-    var state: UInt64
-    mutating func next() -> Double {
-        state = state &* 6364136223846793005 &+ 1442695040888963407
-        return Double(state >> 11) / Double(1 << 53)
-    }
-}
 
 enum SampleAnalysis {
     static func make(seed: UInt64 = 1, names: (String) -> String = { $0 }, frameCount: Int = 1200, hitchEvery: Int = 37) -> Analysis {

@@ -17,9 +17,6 @@ enum FaultSupport {
         NSTemporaryDirectory() + "hitch-hardening-\(getpid())-\(UInt32.random(in: 0 ... .max))-\(name)"
     }
 
-    /// The built `hitch` (`HitchBinary`); nil when it was not built.
-    static var hitchExecutable: String? { HitchBinary.path }
-
     /// What reading a whole trace gave.
     struct ReadBack {
         var events: [TraceEvent] = []
@@ -99,45 +96,6 @@ enum FaultSupport {
         }.start()
         return done.wait(timeout: .now() + seconds) == .success
     }
-
-    /// Runs a child process; returns its exit status, stdout and stderr. Kills it after `timeout` seconds.
-    static func run(_ executable: String, _ arguments: [String], timeout: Double = 60,
-                    currentDirectory: String? = nil) throws -> (status: Int32, stdout: String, stderr: String, timedOut: Bool) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        if let currentDirectory { process.currentDirectoryURL = URL(fileURLWithPath: currentDirectory) }
-        var environment = ProcessInfo.processInfo.environment
-        environment["SWIFT_BACKTRACE"] = "enable=no"
-        process.environment = environment
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let outData = CapturedBytes(), errData = CapturedBytes()
-        let readers = DispatchGroup()
-        for (pipe, sink) in [(out, outData), (err, errData)] {
-            readers.enter()
-            Thread {
-                sink.set(pipe.fileHandleForReading.readDataToEndOfFile())
-                readers.leave()
-            }.start()
-        }
-        let exited = DispatchSemaphore(value: 0)
-        Thread {
-            process.waitUntilExit()
-            exited.signal()
-        }.start()
-        var timedOut = false
-        if exited.wait(timeout: .now() + timeout) == .timedOut {
-            timedOut = true
-            kill(process.processIdentifier, SIGKILL)
-            exited.wait()
-        }
-        readers.wait()
-        return (process.terminationStatus, String(decoding: outData.get(), as: UTF8.self),
-                String(decoding: errData.get(), as: UTF8.self), timedOut)
-    }
 }
 
 /// A value shared between threads behind an NSLock. Not `Mutex`: on Linux a contended
@@ -162,13 +120,6 @@ final class EventTally: Sendable {
     func add(_ thread: Int, _ n: Int) { counts.withLock { $0[thread] += n } }
     var perThread: [Int] { counts.withLock { $0 } }
     var total: Int { perThread.reduce(0, +) }
-}
-
-/// Bytes one thread captures and another reads afterwards.
-final class CapturedBytes: Sendable {
-    private let data = Locked(Data())
-    func set(_ value: Data) { data.withLock { $0 = value } }
-    func get() -> Data { data.withLock { $0 } }
 }
 
 /// Samples per thread, counted on the sampler's drain thread.

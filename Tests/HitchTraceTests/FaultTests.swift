@@ -1,5 +1,6 @@
 import CHitchSupport
 import Foundation
+import HitchTestSupport
 import Synchronization
 import Testing
 @testable import HitchTrace
@@ -78,9 +79,9 @@ import Testing
         let mountPoint = FaultSupport.temporaryPath("tmpfs")
         try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: mountPoint) }
-        let mount = try FaultSupport.run("/bin/mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", mountPoint], timeout: 20)
+        let mount = try ChildProcess.run("/bin/mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", mountPoint], timeout: 20)
         if mount.status != 0 { try Test.cancel("cannot mount a tmpfs here (needs CAP_SYS_ADMIN): \(mount.stderr.prefix(200))") }
-        defer { _ = try? FaultSupport.run("/bin/umount", [mountPoint], timeout: 20) }
+        defer { _ = try? ChildProcess.run("/bin/umount", [mountPoint], timeout: 20) }
         let path = mountPoint + "/full.fxt"
         let recorder = try TraceRecorder.start(path: path, configuration: .init(bufferBytesPerThread: 16 << 10, flushIntervalMs: 5))
         _ = Self.recordFlatOut(threads: 2, perThread: 50_000, name: "tmpfs-row")
@@ -96,15 +97,15 @@ import Testing
     /// The same without root: a recording child under RLIMIT_FSIZE (64 KB, SIGXFSZ ignored, so a write
     /// past the limit fails with EFBIG as on a full disk) records flat out until killed; its file
     /// stops at the limit and reads back cleanly up to its last whole record.
-    @Test(.enabled(if: FaultSupport.hitchExecutable != nil, "needs the hitch executable (swift build)"))
+    @Test(.enabled(if: RecordingProbe.path != nil, "needs hitch-record-probe (swift build --build-tests)"))
     func diskFullUnderAFileSizeLimitLeavesAReadablePrefix() throws {
-        let hitch = try #require(FaultSupport.hitchExecutable)
+        let probe = try #require(RecordingProbe.path)
         let path = FaultSupport.temporaryPath("fsize-limited.fxt")
         defer { unlink(path) }
         let limitBytes = 64 << 10
         // `ulimit -f` counts 512-byte blocks in POSIX sh (dash); the size check below allows bash's 1 KB too.
         let script = "trap '' XFSZ; ulimit -f \(limitBytes / 512); exec \"$0\" \"$@\""
-        let run = try FaultSupport.run("/bin/sh", ["-c", script, hitch, "bench", "record", "--crash-test", path], timeout: 5)
+        let run = try ChildProcess.run("/bin/sh", ["-c", script, probe, "flat-out", path], timeout: 5)
         #expect(run.timedOut, "the recording child exited by itself: \(run.status) \(run.stderr.prefix(200))")
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
         #expect(size > 0 && size <= 2 * limitBytes, "file size \(size)")
@@ -116,23 +117,16 @@ import Testing
 
     /// SIGKILL at random moments over many runs: every file reads back, without an error, up to its
     /// last complete record, and holds only what the child recorded.
-    @Test(.enabled(if: FaultSupport.hitchExecutable != nil)) func sigkillAtRandomMomentsLeavesReadableFiles() throws {
-        let hitch = try #require(FaultSupport.hitchExecutable)
+    @Test(.enabled(if: RecordingProbe.path != nil)) func sigkillAtRandomMomentsLeavesReadableFiles() throws {
         var generator = SystemRandomNumberGenerator()
         var totalEvents = 0
         for run in 0..<12 {
             let path = FaultSupport.temporaryPath("killed-\(run).fxt")
             defer { unlink(path) }
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: hitch)
-            process.arguments = ["bench", "record", "--crash-test", path]
-            let out = Pipe()
-            process.standardOutput = out
-            try process.run()
+            let process = try RecordingProbe.start(["flat-out", path])
             // Wait for the child to be recording, then kill it 0-150 ms later (the first two runs at
             // once: `start` has returned, so even then the file must be a trace).
-            let ready = out.fileHandleForReading.availableData
-            #expect(String(decoding: ready, as: UTF8.self).contains("recording"))
+            #expect(RecordingProbe.waitForLine(process).contains("recording"))
             usleep(run < 2 ? 0 : UInt32.random(in: 0...150_000, using: &generator))
             if run == 11 {
                 // The last run waits (up to 10 s) until the writer has flushed events past the file's
@@ -141,8 +135,7 @@ import Testing
                 let startSize = FaultSupport.fileSize(path)
                 for _ in 0..<1000 where FaultSupport.fileSize(path) <= startSize { usleep(10_000) }
             }
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            RecordingProbe.kill(process)
             #expect(process.terminationReason == .uncaughtSignal)
 
             let read = FaultSupport.readAll(path)

@@ -125,8 +125,7 @@ final class SampleCollector: Sendable {
         }
         // Every short stack beyond one in ten is one the sampler counted as a failed unwind, and those
         // stay a minority: some hosts' libunwind stops at `hot` on part of the samples taken inside
-        // the iterator `hot` calls (an error it reports, seen on 12–37% of them on 2-vCPU hosts); a
-        // broken unwinder fails nearly every sample.
+        // the iterator `hot` calls (an error it reports); a broken unwinder fails nearly every sample.
         let failures = statistics.unwindFailures.total
         let broken = withHot.first { sample in !intact.contains { $0.addresses == sample.addresses } }
         #expect(Double(withHot.count - intact.count) <= 0.1 * Double(withHot.count) + Double(failures)
@@ -236,7 +235,7 @@ final class SampleCollector: Sendable {
 
 // MARK: - The loader storm: a handler must never wait for anything the sampled thread holds
 
-/// Threads doing what used to hang or crash a signal-time unwinder, all sampled at 1 kHz: loading
+/// Threads doing what hangs or crashes a careless signal-time unwinder, all sampled at 1 kHz: loading
 /// and unloading libraries (inside the loader's lock), walking the loader's list themselves
 /// (dl_iterate_phdr), running libgcc's own unwinder (`_Unwind_Backtrace`, and `_Unwind_RaiseException`
 /// of an exception nothing catches: its search phase walks the whole stack), throwing and catching

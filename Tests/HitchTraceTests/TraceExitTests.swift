@@ -1,36 +1,14 @@
 import Foundation
-import Testing
 import HitchReader
+import HitchTestSupport
+import Testing
 
 /// A process that ends without `stop()` (exit, SIGKILL, a fatal signal) keeps what it recorded.
 /// Each test runs `hitch-record-probe` (Tests/RecordProbe), which records 1,000 numbered instants
 /// on its main thread and 1,000 on another thread that stays alive, then ends as asked.
 struct TraceExitTests {
-    static let probe: String? = {
-        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for _ in 0..<4 {
-            let candidate = directory.appendingPathComponent("hitch-record-probe").path
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-            directory = directory.deletingLastPathComponent()
-        }
-        return nil
-    }()
-
-    /// Runs the probe; returns it once it printed "recorded" (or ended), and its stdout pipe.
-    private func launch(_ arguments: [String]) throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try #require(Self.probe))
-        process.arguments = arguments
-        // No backtracer in the child: it would add seconds to a fault and is not under test.
-        process.environment = ProcessInfo.processInfo.environment.merging(["SWIFT_BACKTRACE": "enable=no"]) { $1 }
-        process.standardOutput = Pipe()
-        try process.run()
-        return process
-    }
-
-    private func waitForLine(_ process: Process) {
-        _ = (process.standardOutput as! Pipe).fileHandleForReading.availableData
-    }
+    private func launch(_ arguments: [String]) throws -> Process { try RecordingProbe.start(arguments) }
+    private func waitForLine(_ process: Process) { RecordingProbe.waitForLine(process) }
 
     /// Instants per thread role name ("main", "other") in the trace at `path`.
     private func probeCounts(_ path: String) throws -> [String: Int] {
@@ -44,7 +22,7 @@ struct TraceExitTests {
         return counts
     }
 
-    @Test(.enabled(if: TraceExitTests.probe != nil)) func exitWithoutStopWritesEveryEvent() throws {
+    @Test(.enabled(if: RecordingProbe.path != nil)) func exitWithoutStopWritesEveryEvent() throws {
         let path = temporaryTracePath("exit")
         defer { unlink(path) }
         let process = try launch(["exit", path])
@@ -55,7 +33,7 @@ struct TraceExitTests {
         #expect(try probeCounts(path) == ["main": 1000, "other": 1000])
     }
 
-    @Test(.enabled(if: TraceExitTests.probe != nil)) func sigkillAfterOneQuietSecondLosesNothingOlderThanTheFlushInterval() throws {
+    @Test(.enabled(if: RecordingProbe.path != nil)) func sigkillAfterOneQuietSecondLosesNothingOlderThanTheFlushInterval() throws {
         let path = temporaryTracePath("quiet-kill")
         defer { unlink(path) }
         let process = try launch(["quiet", path])
@@ -68,7 +46,7 @@ struct TraceExitTests {
         #expect(try probeCounts(path) == ["main": 1000, "other": 1000])
     }
 
-    @Test(.enabled(if: TraceExitTests.probe != nil), arguments: ["TERM", "INT", "SEGV", "ABRT"])
+    @Test(.enabled(if: RecordingProbe.path != nil), arguments: ["TERM", "INT", "SEGV", "ABRT"])
     func fatalSignalFlushesFirst(signal: String) throws {
         let path = temporaryTracePath("signal-\(signal)")
         defer { unlink(path) }
@@ -83,5 +61,30 @@ struct TraceExitTests {
         #expect(process.terminationStatus == expected)
         // The flush interval is 60 s: only the signal handler's flush can have written them.
         #expect(try probeCounts(path) == ["main": 1000, "other": 1000])
+    }
+
+    /// A process SIGKILLed while two threads record flat out leaves a file that reads cleanly up to
+    /// its last complete record.
+    @Test(.enabled(if: RecordingProbe.path != nil)) func sigkilledWhileRecordingFlatOutLeavesAReadableFile() throws {
+        let path = temporaryTracePath("sigkill")
+        defer { unlink(path) }
+        let process = try launch(["flat-out", path])
+        // Wait for the child to say it records, then for some data to reach the file.
+        #expect(RecordingProbe.waitForLine(process).hasPrefix("recording"))
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline, FaultSupport.fileSize(path) <= 256 << 10 { Thread.sleep(forTimeInterval: 0.01) }
+        RecordingProbe.kill(process)
+        #expect(process.terminationReason == .uncaughtSignal)
+
+        var reader = try TraceReader(path: path)
+        var bodies = 0
+        while let event = try reader.next() {
+            if case .bodyEvaluation = event.payload { bodies += 1 }
+        }
+        #expect(bodies > 1000)
+        #expect(reader.metadata["workload"] == "crash-test")
+        // At most the final record may be cut short.
+        #expect(reader.warningCount <= 1)
+        #expect(reader.warnings.allSatisfy { $0.message.contains("truncated") })
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import HitchAlgorithms
 @testable import HitchWorkloads
 
 /// Seeded mutations of a small valid model file: each is either a clean `GGUFError` (or tokenizer

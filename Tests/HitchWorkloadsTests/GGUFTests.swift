@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import HitchAlgorithms
 @testable import HitchWorkloads
 
 extension GGUFWriter {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import HitchAlgorithms
 @testable import HitchWorkloads
 
 @Suite("Gemma 3 and K-quant models")

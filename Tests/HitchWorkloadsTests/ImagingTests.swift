@@ -1,4 +1,5 @@
 import Testing
+import HitchAlgorithms
 @testable import HitchWorkloads
 
 @Suite struct ImagingTests {

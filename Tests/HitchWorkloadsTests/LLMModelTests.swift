@@ -18,7 +18,7 @@ struct ReferenceCase: Decodable {
 }
 struct ReferenceFile: Decodable { var cases: [ReferenceCase] }
 
-/// llama.cpp's ids for the real model (scripts/llama-reference.sh).
+/// llama.cpp's ids for the real model (scripts/dev/llama-reference.sh).
 let referenceCases: [ReferenceCase] = {
     let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Fixtures/llm/smollm2-reference.json")
@@ -50,7 +50,7 @@ struct RealModelTests {
         }
     }
 
-    // Unoptimized, one token of the real model takes tens of seconds (measured: 16 tokens in 477 s).
+    // Unoptimized, one token of the real model takes tens of seconds.
     @Test("greedy continuations equal llama.cpp's", .enabled(if: !referenceCases.isEmpty, "no reference fixture"),
           .enabled(if: !_isDebugAssertConfiguration(), "needs an optimized build: swift test -c release --filter RealModelTests"))
     func greedy() throws {

@@ -1,4 +1,5 @@
 import Foundation
+import HitchAlgorithms
 import HitchReader
 import HitchTrace
 import Testing

@@ -1,7 +1,8 @@
 // The tiny gemma3 model file of the Gemma 3 tests, K-quant fuzzing and the GGUF fuzz target's
-// seeds (scripts/fuzz.sh compiles this file into it): no Testing import.
+// seeds (scripts/dev/fuzz.sh compiles this file into it): no Testing import.
 
 import Foundation
+import HitchAlgorithms
 @testable import HitchWorkloads
 
 /// A tiny gemma3 GGUF: dim 256 (so rows take 256-weight K-quant blocks), 2 heads of 64 (the head

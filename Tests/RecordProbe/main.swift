@@ -1,16 +1,19 @@
-// A child process for the recorder's exit and crash tests (TraceExitTests): records numbered
-// events, then ends in the way the test asks. Built by `swift build` next to the test bundle.
+// A child process for the recorder's exit, crash and fault tests (TraceExitTests, FaultTests,
+// through `RecordingProbe`): records, then ends in the way the test asks. Built by `swift build`
+// next to the test bundle.
 //
-//   hitch-record-probe exit PATH        record on two threads, then exit(0) without stop()
-//   hitch-record-probe quiet PATH       record, print "recorded", then wait (the test SIGKILLs it)
-//   hitch-record-probe signal PATH SIG  record, print "recorded", then wait (the test sends SIG;
+//   hitch-record-probe exit PATH        record numbered events on two threads, then exit(0) without stop()
+//   hitch-record-probe quiet PATH       record them, print "recorded", then wait (the test SIGKILLs it)
+//   hitch-record-probe signal PATH SIG  record them, print "recorded", then wait (the test sends SIG;
 //                                       SEGV and ABRT are raised by the probe itself)
+//   hitch-record-probe flat-out PATH    print "recording", then record on two threads as fast as they
+//                                       can until killed (a 5 ms flush interval, 16 KB buffers)
 import Foundation
 import HitchTrace
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 3 else {
-    FileHandle.standardError.write("usage: hitch-record-probe exit|quiet|signal PATH [SIGNAL]\n".data(using: .utf8)!)
+    FileHandle.standardError.write("usage: hitch-record-probe exit|quiet|signal|flat-out PATH [SIGNAL]\n".data(using: .utf8)!)
     exit(2)
 }
 let mode = arguments[1], path = arguments[2]
@@ -77,6 +80,20 @@ do {
             Probe.say("recorded")
             while true { pause() }
         }
+    case "flat-out":
+        let recorder = try TraceRecorder.start(path: path, configuration: .init(bufferBytesPerThread: 16 << 10, flushIntervalMs: 5))
+        recorder.setMetadata(.workload, "crash-test")
+        for _ in 0..<2 {
+            Thread {
+                var i: UInt64 = 0
+                while true {
+                    Trace.bodyEvaluation(viewType: "CrashRow", identity: i) { i &+= 1 }
+                    Trace.instant("tick", category: "crash")
+                }
+            }.start()
+        }
+        Probe.say("recording")
+        while true { pause() }
     default:
         FileHandle.standardError.write("hitch-record-probe: unknown mode \(mode)\n".data(using: .utf8)!)
         exit(2)

@@ -25,8 +25,8 @@ extern "C" {
 /// The deepest stack the sampler and hitch_backtrace_capture keep (deeper frames are cut off).
 #define HITCH_MAX_FRAMES 128
 
-/// Stack bytes copied per sample when the configuration says 0 (chosen from `hitch record feed`,
-/// where deeper stacks ran off the end of the copy in under 1% of samples; docs/RELIABILITY.md).
+/// Stack bytes copied per sample when the configuration says 0 (chosen from `hitch record feed`'s
+/// stacks; docs/RELIABILITY.md says how).
 #define HITCH_DEFAULT_STACK_COPY_BYTES 32768
 
 /// The largest stack copy the perf source takes (a perf record, header included, fits in 64 KiB);

@@ -82,6 +82,12 @@ uint32_t hitch_sched_drain(hitch_sched_switch *out, uint32_t capacity, uint64_t 
 /// Writer side, after the last drain: closes every ring.
 void hitch_sched_close(void);
 
+/// Opens the calling thread's context-switch event (a perf software event with context_switch, user
+/// space only, TID, time and CPU on CLOCK_MONOTONIC) and maps its ring (a header page and 16 data
+/// pages) into `*map`, `*map_bytes`. Returns the event's fd, or -1 (nothing left open). The
+/// recorder's rings are these; scripts/dev/schedstat-lag.sh measures against one.
+int hitch_sched_switch_ring_open(void **map, size_t *map_bytes);
+
 /// Used by sched_state.c: opens (once per thread and session) the calling thread's ring.
 /// Returns a handle for hitch_sched_events_release, or -1.
 int64_t hitch_sched_events_register_thread(void);

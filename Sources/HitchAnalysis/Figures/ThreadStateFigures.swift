@@ -1,3 +1,5 @@
+import HitchTrace
+
 /// Where one thread's time in a window went (docs/METRICS.md "Thread states"); the parts sum to
 /// the window's wall time.
 public struct ThreadStateSplit: Codable, Sendable, Equatable {
@@ -33,7 +35,7 @@ public struct MachineWindow: Codable, Sendable, Equatable {
 /// The trace's thread states as a whole (docs/METRICS.md "Thread states").
 public struct ThreadStateFigures: Codable, Sendable, Equatable {
     /// Where the thread states came from (metadata `schedSource`); `none` when unsaid.
-    public var source: ThreadStateSource = .none
+    public var source: SchedSource = .none
     /// Why perf was refused or reads were unavailable (metadata `schedSourceReason`).
     public var sourceReason = ""
     /// Recorded frames whose main thread had readings at begin and commit, and those without.

@@ -66,7 +66,7 @@ struct ThreadStatePass: AnalysisPass {
     /// The part of their runnable time the app's other threads held the CPU for (`runnableBehindAppThreadsMs`).
     private var mainBehindAppInHitchesNs: Int64 = 0
     private var renderBehindAppInHitchesNs: Int64 = 0
-    private var source: ThreadStateSource?
+    private var source: SchedSource?
     private var sourceReason = ""
     private var appThreadSplit = false
     /// The app's threads on the frame threads' CPUs in hitching recorded frames, by name.
@@ -122,7 +122,7 @@ struct ThreadStatePass: AnalysisPass {
     mutating func endRun(_ context: inout PassContext) {
         takePublished(&context)
         if source == nil, let word = context.runMetadata[MetadataKey.schedSource] {
-            source = ThreadStateSource(rawValue: word) ?? ThreadStateSource.none
+            source = SchedSource(rawValue: word) ?? SchedSource.none
             sourceReason = context.runMetadata[MetadataKey.schedSourceReason] ?? ""
             appThreadSplit = context.runMetadata[MetadataKey.schedSwitchThreads] == MetadataKey.everyRecordingThread
         }

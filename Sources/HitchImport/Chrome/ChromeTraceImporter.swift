@@ -11,23 +11,7 @@ import HitchTrace
 // trip loses nothing the analyzer uses; events from other producers map to generic intervals, instants,
 // counters and samples.
 
-/// A trace held in memory: events in file order with their string and thread tables.
-public struct ImportedTrace: Sendable {
-    public var events: [TraceEvent] = []
-    public var strings: [String] = []
-    public var threadNames: [String] = []
-    /// Things skipped on the way in (unsupported phases, unmatched ends), counted.
-    public var warnings: [String] = []
-    /// The arguments of intervals and instants that had any (at most two each), by index in `events`.
-    public var arguments: [Int: EventArguments] = [:]
-
-    public init() {}
-
-    public func string(_ id: StringID) -> String {
-        Int(id.rawValue) < strings.count ? strings[Int(id.rawValue)] : ""
-    }
-}
-
+/// Why a Chrome trace cannot be read: one line naming the file and what was wrong where.
 public struct ChromeImportError: Error, CustomStringConvertible, Sendable {
     public var message: String
     public var description: String { message }
@@ -48,15 +32,40 @@ public struct ChromeTraceImporter {
     private var framedSamples: [(eventIndex: Int, node: String)] = []
     private var stackFrames: [String: (name: String, parent: String?)] = [:]
     private var eventIndex = 0
-    /// The time of the last timed event read: definitions (M events) take it, so the time sort keeps
-    /// them where the producer put them (before the samples that use a stack, after what came first).
+    /// The time of the last timed event read: definitions (M events) take it, so they carry the time
+    /// of where the producer put them (before the samples that use a stack, after what came first).
     private var lastTimestampNs = Int64.min
 
     public init() {}
 
     // MARK: Entry points
 
-    public static func importFile(path: String) throws -> ImportedTrace {
+    /// Reads the file whole into the sink (`TraceImporter`).
+    public func importFile(path: String, into sink: ImportSink) throws {
+        try emit(named: path, into: sink) { try ChromeTraceImporter.read(path: path) }
+    }
+
+    public func importBytes(_ bytes: [UInt8], name: String, into sink: ImportSink) throws {
+        try emit(named: name, into: sink) { try ChromeTraceImporter.read(bytes: bytes, name: name) }
+    }
+
+    /// The trace `read` gives, into the sink; one with no events is refused, naming why.
+    private func emit(named name: String, into sink: ImportSink, _ read: () throws -> ImportedTrace) throws {
+        let trace: ImportedTrace
+        do {
+            trace = try read()
+        } catch let error as ChromeImportError {
+            throw ChromeImportError(message: "'\(name)': \(error.message)")
+        }
+        guard !trace.events.isEmpty else {
+            throw ChromeImportError(message: "'\(name)' holds no trace events (no traceEvents list, or an empty one"
+                                    + (trace.skipped.isEmpty ? "" : "; \(trace.skipped.count) skipped") + "): nothing to import")
+        }
+        trace.emit(into: sink)
+    }
+
+    /// The whole file as events in memory, before they go into a sink.
+    public static func read(path: String) throws -> ImportedTrace {
         let fd = open(path, O_RDONLY)
         guard fd >= 0 else { throw ChromeImportError(message: "cannot open '\(path)': \(String(cString: strerror(errno)))") }
         defer { close(fd) }
@@ -65,7 +74,7 @@ public struct ChromeTraceImporter {
         return try importer.run(&stream, name: path)
     }
 
-    public static func importBytes(_ bytes: [UInt8], name: String = "input") throws -> ImportedTrace {
+    public static func read(bytes: [UInt8], name: String = "input") throws -> ImportedTrace {
         var importer = ChromeTraceImporter()
         var stream = JSONStream(bytes: bytes)
         return try importer.run(&stream, name: name)
@@ -88,7 +97,7 @@ public struct ChromeTraceImporter {
         for index in trace.events.indices where trace.events[index].timestampNs == Int64.min {
             trace.events[index].timestampNs = firstTime
         }
-        for (key, count) in skipped.sorted(by: { $0.key < $1.key }) { trace.warnings.append("skipped \(count) \(key)") }
+        trace.skipped = skipped.sorted(by: { $0.key < $1.key }).map { (what: $0.key, count: $0.value) }
         return trace
     }
 
@@ -257,7 +266,7 @@ public struct ChromeTraceImporter {
         let args = event["args"] ?? .object([])
 
         if phase == "M" {
-            // Metadata events may carry a time (hitch's do); it keeps them in place in the time sort.
+            // Metadata events may carry a time (hitch's do); it is theirs and the next definitions'.
             if let tsText = event["ts"], let ts = ChromeTime.nanoseconds(fromMicroseconds: tsText) { lastTimestampNs = ts }
             try convertMetadata(event, name: name, args: args)
             return
@@ -466,51 +475,4 @@ public struct ChromeTraceImporter {
             trace.arguments = Dictionary(uniqueKeysWithValues: trace.arguments.map { ($0.key + definitions.count, $0.value) })
         }
     }
-}
-
-/// Chrome's `ts` and `dur` are microseconds, possibly fractional; hitch writes nanosecond times as
-/// microseconds with three decimals, parsed back here exactly (no floating point on that path).
-public enum ChromeTime {
-    public static func nanoseconds(fromMicroseconds value: JSONValue) -> Int64? {
-        guard let text = value.stringValue else { return nil }
-        return nanoseconds(fromMicroseconds: text)
-    }
-
-    public static func nanoseconds(fromMicroseconds text: String) -> Int64? {
-        var digits = Substring(text)
-        var negative = false
-        if digits.hasPrefix("-") { negative = true; digits = digits.dropFirst() }
-        let parts = digits.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
-        if parts.count <= 2, !parts[0].isEmpty, parts[0].count <= 16, parts[0].allSatisfy(\.isASCIIDigit),
-           parts.count == 1 || (parts[1].count <= 3 && !parts[1].isEmpty && parts[1].allSatisfy(\.isASCIIDigit)),
-           let whole = Int64(parts[0]) {
-            var fraction: Int64 = 0
-            if parts.count == 2 {
-                let padded = String(parts[1]) + String(repeating: "0", count: 3 - parts[1].count)
-                fraction = Int64(padded) ?? 0
-            }
-            let (scaled, overflow) = whole.multipliedReportingOverflow(by: 1000)
-            let (ns, overflow2) = scaled.addingReportingOverflow(fraction)
-            guard !overflow, !overflow2 else { return nil }
-            return negative ? -ns : ns
-        }
-        guard let micros = Double(text), micros.isFinite, abs(micros) < 9.2e15 else { return nil }
-        return Int64((micros * 1000).rounded())
-    }
-
-    /// Nanoseconds as microseconds with exactly three decimals ("12.345").
-    public static func microsecondsText(_ ns: Int64) -> String {
-        let magnitude = ns.magnitude
-        let fraction = String(magnitude % 1000)
-        return (ns < 0 ? "-" : "") + String(magnitude / 1000) + "." + String(repeating: "0", count: 3 - fraction.count) + fraction
-    }
-}
-
-private extension Character {
-    var isASCIIDigit: Bool { ("0"..."9").contains(self) }
-}
-
-extension JSONValue {
-    /// The member named by a vocabulary argument.
-    subscript(_ argument: HitchArgument) -> JSONValue? { self[argument.name] }
 }

@@ -179,13 +179,13 @@ public struct FramestatsImporter {
         let threads = windows.indices.map { windowIndex -> (main: ThreadID, render: ThreadID, gpu: ThreadID) in
             let tidBase = UInt64(windowIndex) * 4 + 1
             let label = windows.count > 1 ? " (\(windows[windowIndex].name))" : ""
-            return (sink.thread(pid: pid, tid: tidBase, name: "main" + label, role: "main"),
-                    sink.thread(pid: pid, tid: tidBase + 1, name: "RenderThread" + label, role: "render"),
+            return (sink.thread(pid: pid, tid: tidBase, name: "main" + label, role: .main),
+                    sink.thread(pid: pid, tid: tidBase + 1, name: "RenderThread" + label, role: .render),
                     sink.thread(pid: pid, tid: tidBase + 2, name: "GPU" + label))
         }
         if let first = threads.first {
-            sink.metadata(MetadataKey.importedFrom.name, "framestats", thread: first.main, timestampNs: firstTime(windows))
-            sink.metadata(MetadataKey.process.name, processName, thread: first.main, timestampNs: firstTime(windows))
+            sink.metadata(.importedFrom, ImportFormat.framestats.rawValue, thread: first.main, timestampNs: firstTime(windows))
+            sink.metadata(.process, processName, thread: first.main, timestampNs: firstTime(windows))
         }
         for (windowIndex, window) in windows.enumerated() {
             guard let header = window.header else { continue }

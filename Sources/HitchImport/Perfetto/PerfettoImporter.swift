@@ -57,7 +57,7 @@ public struct PerfettoImporter {
 
     /// The packet loop over `readInto` (fills a buffer, returns the bytes read, 0 at the end, -1 on error).
     private func run(name path: String, into sink: ImportSink, readInto: (UnsafeMutableRawPointer, Int) -> Int) throws {
-        var state = PerfettoState(sink: sink, file: path, selection: selection)
+        let state = PerfettoState(sink: sink, file: path, selection: selection)
         var buffer: [UInt8] = []
         buffer.reserveCapacity(1 << 20)
         var bufferStart = 0          // first unread byte in `buffer`

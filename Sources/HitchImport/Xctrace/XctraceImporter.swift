@@ -38,72 +38,41 @@ import HitchTrace
 // expectation, committed at its `hitches-updates` end (else in time), its render ended at its
 // `hitches-renders` end. Other tables are counted and skipped.
 
-/// One resolved value of a row: an element with its text, `fmt` and a few attributes, and children.
-final class XValue {
-    let name: String
-    var text = ""
-    var fmt: String?
-    var attributes: [(String, String)] = []
-    var children: [XValue] = []
-    init(name: String) { self.name = name }
-
-    func child(_ name: String) -> XValue? { children.first { $0.name == name } }
-    func attribute(_ key: String) -> String? { attributes.first { $0.0 == key }?.1 }
-    var integer: Int64? { Int64(text.trimmingSpaces) }
-    /// The first descendant (depth first) named `name`.
-    func find(_ name: String) -> XValue? {
-        for child in children {
-            if child.name == name { return child }
-            if let found = child.find(name) { return found }
-        }
-        return nil
-    }
-}
-
-private extension String {
-    var trimmingSpaces: Substring {
-        var text = Substring(self)
-        while let first = text.first, first == " " || first == "\n" || first == "\t" || first == "\r" { text = text.dropFirst() }
-        while let last = text.last, last == " " || last == "\n" || last == "\t" || last == "\r" { text = text.dropLast() }
-        return text
-    }
-}
-
 public struct XctraceImporter {
     /// Definitions kept for refs; past this many, new ones are not kept (a ref to one is counted).
     public var maxDefinitions = 1_000_000
 
-    private var definitions: [String: XValue] = [:]
-    private var hitches: [Hitch] = []
-    private struct Hitch { var startNs: Int64; var durationNs: Int64; var swap: Int64?; var pid: Int64; var narrative: String }
+    var definitions: [String: XValue] = [:]
+    var hitches: [Hitch] = []
+    struct Hitch { var startNs: Int64; var durationNs: Int64; var swap: Int64?; var pid: Int64; var narrative: String }
     /// Presents, 24 bytes each (an export of millions stays in bounded memory): swap ids are kept as
     /// numbers (-1: none or not numeric), process names once per pid.
-    private struct Present { var atNs: Int64; var swap: Int64; var pid: Int64; var display: Int64 = -1 }
-    private var presents: [Present] = []
-    private var processNames: [Int64: String] = [:]
-    private var vsyncIntervals: [(atNs: Int64, periodNs: Int64)] = []
+    struct Present { var atNs: Int64; var swap: Int64; var pid: Int64; var display: Int64 = -1 }
+    var presents: [Present] = []
+    var processNames: [Int64: String] = [:]
+    var vsyncIntervals: [(atNs: Int64, periodNs: Int64)] = []
     /// Each display's latest vsync, for exports whose vsync rows are instants.
-    private var lastVsyncByDisplay: [String: Int64] = [:]
-    private var stacks: [[UInt64]: StackID] = [:]
-    private var symbols: Set<UInt64> = []
-    private var threads: [Int64: ThreadID] = [:]
-    private var mainThread: ThreadID?
-    private var firstSampleNs = Int64.max
+    var lastVsyncByDisplay: [String: Int64] = [:]
+    var stacks: [[UInt64]: StackID] = [:]
+    var symbols: Set<UInt64> = []
+    var threads: [Int64: ThreadID] = [:]
+    var mainThread: ThreadID?
+    var firstSampleNs = Int64.max
     /// The app's commits (`hitches-updates`) and the render server's renders (`hitches-renders`):
     /// each one's end, by swap id (24 bytes each, sorted by swap at the end).
-    private struct SwapEnd { var swap: Int64; var endNs: Int64; var pid: Int64 }
-    private var updateEnds: [SwapEnd] = []
-    private var renderEnds: [SwapEnd] = []
-    private var gpuEnds: [SwapEnd] = []
+    struct SwapEnd { var swap: Int64; var endNs: Int64; var pid: Int64 }
+    var updateEnds: [SwapEnd] = []
+    var renderEnds: [SwapEnd] = []
+    var gpuEnds: [SwapEnd] = []
     static let maxSwapEnds = 2_000_000
     /// Cause edges read so far, as hashes of (time, source event, destination event) whose lowest
     /// bit says which table (`swiftui-causes` 0, `swiftui-full-causes` 1): both list the same edges,
     /// the full table more, so an edge the other table gave is read once.
-    private var causeKeys: Set<UInt64> = []
+    var causeKeys: Set<UInt64> = []
     static let maxCauseKeys = 2_000_000
     /// `device-display-info`: each display's refresh period (from its maximum rate), and the main one.
-    private var displayPeriods: [Int64: Int64] = [:]
-    private var mainDisplay: Int64?
+    var displayPeriods: [Int64: Int64] = [:]
+    var mainDisplay: Int64?
 
     public init() {}
 
@@ -272,7 +241,7 @@ public struct XctraceImporter {
                 guard gpuEnds.count < Self.maxSwapEnds else { sink.skip("hitches-gpu rows past \(Self.maxSwapEnds)"); return }
                 gpuEnds.append(end)
                 // Role render: a frame's render is the render server's work and then the GPU's.
-                stage("gpu", start, end.endNs, on: sink.thread(pid: 0, tid: UInt64.max - 2, name: "GPU", role: "render"), into: sink)
+                stage("gpu", start, end.endNs, on: sink.thread(pid: 0, tid: UInt64.max - 2, name: "GPU", role: .render), into: sink)
             }
         case "hitches-framewait":
             guard let start = time("start"), let duration = time("duration"), duration >= 0, duration < 10_000_000_000 else {
@@ -366,8 +335,8 @@ public struct XctraceImporter {
     }
 
     /// The render server's thread (role render): presents, renders and render ends.
-    private func renderServerThread(_ sink: ImportSink) -> ThreadID {
-        sink.thread(pid: 0, tid: UInt64.max - 1, name: "render server", role: "render")
+    func renderServerThread(_ sink: ImportSink) -> ThreadID {
+        sink.thread(pid: 0, tid: UInt64.max - 1, name: "render server", role: .render)
     }
 
     /// An id or count: the element's text (`4685385`), else its `fmt` in decimal or hex (`0x477e49`).
@@ -423,7 +392,7 @@ public struct XctraceImporter {
         var name = value?.fmt ?? "thread \(tid)"
         if let cut = name.range(of: " 0x") ?? name.range(of: " (") { name = String(name[..<cut.lowerBound]) }
         let id = sink.thread(pid: UInt64(bitPattern: pid), tid: UInt64(bitPattern: tid), name: name,
-                             role: name.hasPrefix("Main Thread") ? "main" : nil)
+                             role: name.hasPrefix("Main Thread") ? .main : nil)
         threads[tid] = id
         if name.hasPrefix("Main Thread"), mainThread == nil { mainThread = id }
         return id
@@ -463,120 +432,5 @@ public struct XctraceImporter {
             sink.emit(TraceEvent(timestampNs: time, thread: thread, payload: .stackDefinition(stack: id, addresses: addresses)))
         }
         sink.emit(TraceEvent(timestampNs: time, thread: thread, payload: .sample(stack: id)))
-    }
-
-    // MARK: Frames
-
-    /// Turns the presents into frames, Apple's hitches into their lateness and verdicts. Call after
-    /// the last file.
-    public mutating func finish(into sink: ImportSink) {
-        guard !presents.isEmpty else {
-            if !hitches.isEmpty { sink.skip("hitches without display-surface-swap or displayed-surfaces-interval rows (no frames to judge)", count: hitches.count) }
-            return
-        }
-        // The app: the process with the most hitches, else the most presents.
-        var counts: [Int64: Int] = [:]
-        for hitch in hitches { counts[hitch.pid, default: 0] += 1 }
-        if counts.isEmpty { for present in presents { counts[present.pid, default: 0] += 1 } }
-        let app = counts.max { ($0.value, $1.key) < ($1.value, $0.key) }?.key ?? presents[0].pid
-        // Presents of other processes are left out (a row with an empty process among named ones
-        // too); where no present names a process (display-surface-swap has no process column),
-        // every one is kept.
-        if app != 0, presents.contains(where: { $0.pid != 0 }) { presents.removeAll { $0.pid != app } }
-        presents.sort { $0.atNs < $1.atNs }
-        let frames = presents
-        vsyncIntervals.sort { $0.atNs < $1.atNs }
-        let processName = processNames[app] ?? "app"
-        let main = mainThread ?? sink.thread(pid: UInt64(bitPattern: app), tid: UInt64(bitPattern: app), name: "Main Thread", role: "main")
-        let renderServer = renderServerThread(sink)
-        sink.metadata(MetadataKey.importedFrom.name, "xctrace", thread: main, timestampNs: frames[0].atNs)
-        sink.metadata(MetadataKey.process.name, processName, thread: main, timestampNs: frames[0].atNs)
-        var bySwap: [Int64: Int] = [:]
-        for (index, hitch) in hitches.enumerated() where hitch.pid == app || app == 0 {
-            if let swap = hitch.swap { bySwap[swap] = index }
-        }
-        updateEnds.sort { ($0.swap, $0.endNs) < ($1.swap, $1.endNs) }
-        renderEnds.sort { ($0.swap, $0.endNs) < ($1.swap, $1.endNs) }
-        gpuEnds.sort { ($0.swap, $0.endNs) < ($1.swap, $1.endNs) }
-        var used = Set<Int>()
-        var steps: [Int64] = []
-        var vsyncIndex = 0
-        var hitchCursor = 0
-        let appHitches = hitches.enumerated().filter { $0.element.pid == app || app == 0 }.sorted { $0.element.startNs &+ $0.element.durationNs < $1.element.startNs &+ $1.element.durationNs }
-        for (index, present) in frames.enumerated() {
-            if index > 0 {
-                let step = present.atNs - frames[index - 1].atNs
-                if step >= 2_000_000, step <= 100_000_000 { steps.append(step); if steps.count > 16 { steps.removeFirst() } }
-            }
-            while vsyncIndex + 1 < vsyncIntervals.count, vsyncIntervals[vsyncIndex + 1].atNs <= present.atNs { vsyncIndex += 1 }
-            let period = vsyncIntervals.isEmpty || vsyncIntervals[vsyncIndex].atNs > present.atNs
-                ? displayPeriod(present.display) ?? (steps.min() ?? (frames.count > 1 ? nil : 16_666_667)) ?? nextStep(frames, from: index)
-                : vsyncIntervals[vsyncIndex].periodNs
-            // Apple's hitch on this present: by swap id, else the one that ends within half a period of it.
-            var hitch: Hitch?
-            if present.swap >= 0, let match = bySwap[present.swap], !used.contains(match) {
-                hitch = hitches[match]; used.insert(match)
-            } else {
-                while hitchCursor < appHitches.count, appHitches[hitchCursor].element.startNs &+ appHitches[hitchCursor].element.durationNs < present.atNs - period / 2 { hitchCursor += 1 }
-                if hitchCursor < appHitches.count, !used.contains(appHitches[hitchCursor].offset),
-                   abs(appHitches[hitchCursor].element.startNs &+ appHitches[hitchCursor].element.durationNs - present.atNs) <= period / 2 {
-                    hitch = appHitches[hitchCursor].element; used.insert(appHitches[hitchCursor].offset)
-                }
-            }
-            let lateness = hitch?.durationNs ?? 0
-            let expected = present.atNs - lateness
-            let vsync = expected - 2 * period
-            let frameID = UInt64(index + 1)
-            sink.emit(TraceEvent(timestampNs: vsync, thread: main, payload: .frameBegan(FrameBegan(frameID: frameID, vsyncNs: vsync, targetNs: expected - period, periodNs: period))))
-            sink.emitPlatformVerdict(hitch != nil ? .janky : .onTime, frameID: frameID, atNs: vsync, thread: main,
-                                     detail: hitch.map { $0.narrative.isEmpty ? "hitch" : String($0.narrative.prefix(200)) }, hitchNs: hitch?.durationNs)
-            // The app's commit and the render server's render of this swap, where the export has them
-            // (within the frame: after its vsync, by its present).
-            func inFrame(_ t: Int64) -> Bool { t >= vsync && t <= present.atNs }
-            let commit = Self.end(of: present.swap, in: updateEnds, pid: app).flatMap { inFrame($0) ? $0 : nil }
-            sink.emit(TraceEvent(timestampNs: commit ?? expected - period, thread: main, payload: .frameCommitted(frameID: frameID)))
-            // The render ends when both the render server and the GPU are done with the swap.
-            let renderEnd = [Self.end(of: present.swap, in: renderEnds, pid: nil), Self.end(of: present.swap, in: gpuEnds, pid: nil)]
-                .compactMap { $0 }.filter(inFrame).max()
-            if let render = renderEnd {
-                sink.emit(TraceEvent(timestampNs: render, thread: renderServer, payload: .frameRenderEnded(frameID: frameID)))
-            }
-            sink.emit(TraceEvent(timestampNs: present.atNs, thread: renderServer, payload: .framePresented(frameID: frameID)))
-        }
-        let unmatched = hitches.indices.filter { !used.contains($0) && (hitches[$0].pid == app || app == 0) }.count
-        if unmatched > 0 { sink.skip("Apple hitches that matched no present (by swap id or time)", count: unmatched) }
-    }
-
-    /// A display's refresh period from `device-display-info`: the present's display, else the main
-    /// display, else the only one.
-    private func displayPeriod(_ display: Int64) -> Int64? {
-        if let period = displayPeriods[display] { return period }
-        if let main = mainDisplay, let period = displayPeriods[main] { return period }
-        return displayPeriods.count == 1 ? displayPeriods.first?.value : nil
-    }
-
-    /// The latest end recorded for `swap` (of process `pid` when given), from a list sorted by swap;
-    /// at most 64 rows of one swap are looked at (a swap has one commit and one render per surface).
-    private static func end(of swap: Int64, in list: [SwapEnd], pid: Int64?) -> Int64? {
-        guard swap >= 0 else { return nil }
-        var low = 0, high = list.count
-        while low < high { let mid = (low + high) / 2; if list[mid].swap < swap { low = mid + 1 } else { high = mid } }
-        var latest: Int64?
-        let limit = min(list.count, low + 64)
-        while low < limit, list[low].swap == swap {
-            if pid == nil || pid == 0 || list[low].pid == 0 || list[low].pid == pid { latest = max(latest ?? .min, list[low].endNs) }
-            low += 1
-        }
-        return latest
-    }
-
-    /// The step to the next present (the first frame's period before any step is known).
-    private func nextStep(_ frames: [Present], from index: Int) -> Int64 {
-        var step = Int64.max
-        for i in (index + 1)..<min(frames.count, index + 17) {
-            let s = frames[i].atNs - frames[i - 1].atNs
-            if s >= 2_000_000, s <= 100_000_000 { step = min(step, s) }
-        }
-        return step == .max ? 16_666_667 : step
     }
 }

@@ -325,7 +325,7 @@ struct Context {
         table.write(&w, fragment: fragment("t-", "percentiles"))
     }
 
-    private func ms(_ value: Double) -> TableBuilder.Cell { .number(value, Format.milliseconds(value)) }
+    func ms(_ value: Double) -> TableBuilder.Cell { .number(value, Format.milliseconds(value)) }
 
     // MARK: Offenders
 
@@ -397,91 +397,6 @@ struct Context {
         }
     }
 
-    // MARK: Views
-
-    func views(_ w: inout HTMLWriter) {
-        if !analysis.views.isEmpty {
-            w.element("div", [Attribute("class", "grid2")]) { w in
-                w.element("div") { w in
-                    w.element("h3", text: "Top views by body time")
-                    Charts.horizontalBars(&w, rows: analysis.views.prefix(10).map {
-                        Charts.BarRow(label: $0.type, value: $0.totalMs, valueText: Format.milliseconds($0.totalMs), highlight: $0.longUpdatesOver1ms > 0)
-                    }, title: "Body time per view type")
-                    Blocks.showing(&w, shown: min(10, analysis.views.count), of: analysis.views.count, what: "view types")
-                }
-                w.element("div") { w in
-                    w.element("h3", text: "Top views by evaluations")
-                    Charts.horizontalBars(&w, rows: analysis.views.sorted { ($0.bodyEvaluations, $1.type) > ($1.bodyEvaluations, $0.type) }.prefix(10).map {
-                        Charts.BarRow(label: $0.type, value: Double($0.bodyEvaluations), valueText: Format.count($0.bodyEvaluations), series: 1)
-                    }, title: "Body evaluations per view type")
-                    Blocks.showing(&w, shown: min(10, analysis.views.count), of: analysis.views.count, what: "view types")
-                }
-            }
-            var table = TableBuilder([("View type", false), ("Evaluations", true), ("Per frame", true), ("Total", true), ("Max", true),
-                                      ("> " + Format.threshold(milliseconds: AnalysisThresholds.longUpdateMs), true), ("> " + Format.threshold(milliseconds: AnalysisThresholds.veryLongUpdateMs), true)])
-            for view in analysis.views {
-                table.add([.name(view.type), .number(Double(view.bodyEvaluations), Format.count(view.bodyEvaluations)),
-                           .number(view.evaluationsPerFrame, Format.significant(view.evaluationsPerFrame)), ms(view.totalMs), ms(view.maxMs),
-                           view.longUpdates > 0 ? .badge("warning", Format.count(view.longUpdates)) : .number(0, "0"),
-                           view.longUpdatesOver1ms > 0 ? .badge("critical", Format.count(view.longUpdatesOver1ms)) : .number(0, "0")],
-                          highlight: view.longUpdatesOver1ms > 0)
-            }
-            table.write(&w, fragment: fragment("t-", "views"), filterable: true,
-                        caption: "Long updates: orange over " + Format.threshold(milliseconds: AnalysisThresholds.longUpdateMs) + ", red over "
-                            + Format.threshold(milliseconds: AnalysisThresholds.veryLongUpdateMs) + " (Instruments' thresholds).")
-        }
-        if !analysis.invalidations.isEmpty {
-            w.element("h3", text: "Invalidations: cause → effect")
-            let edges = analysis.invalidations.prefix(30).map { edge in
-                Charts.Edge(source: edge.writer.map { edge.source + " (" + $0 + ")" } ?? edge.source, target: edge.target, count: edge.count)
-            }
-            Charts.causeEffectGraph(&w, edges: Array(edges), title: "Invalidation graph")
-            Blocks.showing(&w, shown: min(30, analysis.invalidations.count), of: analysis.invalidations.count, what: "edges (the most frequent)")
-            if !analysis.invalidationSources.isEmpty {
-                var table = TableBuilder([("Source (widest fan-out first)", false), ("Invalidations", true), ("View types", true)])
-                for source in analysis.invalidationSources {
-                    table.add([.name(source.source), .number(Double(source.invalidations), Format.count(source.invalidations)),
-                               .number(Double(source.targetTypes), Format.count(source.targetTypes))])
-                }
-                table.write(&w, fragment: fragment("t-", "sources"))
-            }
-        }
-        if let churn = analysis.identityChurn { identityChurn(&w, churn) }
-    }
-
-    /// Views torn down and rebuilt per update, and places flagged as likely unstable identity.
-    private func identityChurn(_ w: inout HTMLWriter, _ c: IdentityChurnFigures) {
-        w.element("h3", text: "Identity churn")
-        Blocks.facts(&w, [
-            ("Updates that built or tore down views", Format.count(c.updates)),
-            ("Views built / torn down", "\(Format.count(c.viewsBuilt)) / \(Format.count(c.viewsTornDown))"),
-            ("Replacements (same type, same place, new id)", Format.count(c.replacements)),
-            ("Views rebuilt by replacements", Format.count(c.rebuiltViews)),
-            ("Updates with replacements", Format.count(c.updatesWithReplacements)),
-            ("Most views rebuilt in one update", Format.count(c.maxRebuiltViewsPerUpdate)),
-            ("Likely unstable identity", c.unstableIdentitySlots == 0 ? "none" : "\(Format.count(c.unstableIdentitySlots)) places"),
-        ])
-        if !c.types.isEmpty {
-            var table = TableBuilder([("View type", false), ("Built", true), ("Torn down", true), ("Replaced", true)])
-            for t in c.types {
-                table.add([.name(t.type), .number(Double(t.built), Format.count(t.built)), .number(Double(t.tornDown), Format.count(t.tornDown)),
-                           t.replacements > 0 ? .badge("warning", Format.count(t.replacements)) : .number(0, "0")],
-                          highlight: t.replacements > 0)
-            }
-            table.write(&w, fragment: fragment("t-", "churn-types"),
-                        caption: "Built and torn down by type; replaced: torn down and rebuilt at the same place with a new id in one update.")
-        }
-        if !c.unstableIdentity.isEmpty {
-            var table = TableBuilder([("View type", false), ("Parent", false), ("Position", true), ("Updates replaced in", true)])
-            for u in c.unstableIdentity {
-                table.add([.name(u.type), .name(u.parentType), .number(Double(u.position), String(u.position)),
-                           .badge("critical", Format.count(u.replacements))], highlight: true)
-            }
-            table.write(&w, fragment: fragment("t-", "unstable-identity"),
-                        caption: "Likely unstable identity: the same type rebuilt at the same position with a new id in \(unstableIdentityMinimumUpdates) or more updates.")
-        }
-    }
-
     // MARK: Samples
 
     func flameGraphs(_ w: inout HTMLWriter) {
@@ -500,90 +415,6 @@ struct Context {
 
     private func folded(_ stack: FoldedStack) -> Charts.FoldedStack {
         Charts.FoldedStack(frames: stack.stack.split(separator: ";", omittingEmptySubsequences: false).map(String.init), count: stack.count)
-    }
-
-    // MARK: LLM
-
-    func llm(_ w: inout HTMLWriter) {
-        if let decode = analysis.decode {
-            Blocks.stats(&w, [
-                ("decode tokens/s (median)", Format.significant(decode.tokensPerSecond)),
-                ("best tokens/s", Format.significant(decode.bestTokensPerSecond)),
-                ("time to first token", Format.milliseconds(decode.timeToFirstTokenMs)),
-                ("prefill tokens/s", Format.significant(decode.prefillTokensPerSecond)),
-                ("per token", Format.milliseconds(decode.msPerToken)),
-                ("bytes per token", Format.bytes(decode.bytesPerToken)),
-                ("achieved bandwidth", Format.significant(decode.bandwidthGBps) + " GB/s"),
-            ] + (decode.peakBandwidthGBps > 0 ? [("of measured peak " + Format.significant(decode.peakBandwidthGBps) + " GB/s", Format.percent(decode.utilization))] : []))
-            if decode.peakBandwidthMayBeCacheBound {
-                Blocks.note(&w, "The bandwidth probe's arrays were below 4x the last-level cache (memory did not allow more): the measured peak may be a cache figure, and utilization is judged against it.")
-            }
-            if decode.notBandwidthBound {
-                w.element("p") { w in
-                    w.element("span", [Attribute("class", "badge critical")], text: "not bandwidth-bound")
-                    w.text("Decode uses under " + Format.percent(AnalysisThresholds.notBandwidthBoundUtilization)
-                           + " of the measured peak bandwidth: time goes elsewhere than reading weights.")
-                }
-            }
-            w.element("h3", text: "Bytes per token")
-            Blocks.meter(&w, parts: [("weights", decode.weightBytesPerToken), ("KV cache", decode.kvCacheBytesPerToken), ("other", decode.otherBytesPerToken)],
-                         limit: decode.bytesPerToken, unitText: Format.bytes, isBudget: false)
-            if !decode.ops.isEmpty {
-                w.element("div", [Attribute("class", "grid2")]) { w in
-                    w.element("div") { w in
-                        w.element("h3", text: "Time per op")
-                        Charts.horizontalBars(&w, rows: decode.ops.map {
-                            Charts.BarRow(label: $0.name, value: $0.timeShare, valueText: Format.percent($0.timeShare) + " · " + Format.milliseconds($0.totalMs))
-                        }, title: "Share of op time")
-                    }
-                    w.element("div") { w in
-                        w.element("h3", text: "Bandwidth per op")
-                        Charts.horizontalBars(&w, rows: decode.ops.map {
-                            Charts.BarRow(label: $0.name, value: $0.bandwidthGBps, valueText: Format.significant($0.bandwidthGBps) + " GB/s",
-                                          highlight: $0.bound == .compute, series: 2)
-                        }, title: "Achieved GB/s per op", maximum: decode.peakBandwidthGBps)
-                    }
-                }
-                if decode.peakBandwidthGBps > 0 && decode.peakGFLOPS > 0 {
-                    w.element("h3", text: "Roofline")
-                    Charts.roofline(&w, peakBandwidthGBps: decode.peakBandwidthGBps, peakGflops: decode.peakGFLOPS,
-                                    points: decode.ops.map { Charts.RooflinePoint(label: $0.name, flopsPerByte: $0.flopsPerByte, achievedGflops: $0.gflops, boundBy: $0.bound.rawValue + "-bound") },
-                                    title: "Roofline of decode ops")
-                    Blocks.note(&w, "Ridge point at \(Format.significant(decode.ridgeFlopsPerByte)) FLOP/byte: ops left of it are bandwidth-bound, right of it compute-bound.")
-                }
-                var table = TableBuilder([("Op", false), ("Unit", false), ("Count", true), ("Total", true), ("Time share", true), ("GB/s", true),
-                                          ("GFLOP/s", true), ("FLOP/byte", true), ("Bound", false), ("Of roofline", true)])
-                for op in decode.ops {
-                    table.add([.name(op.name), .name(op.computeUnit), .number(Double(op.count), Format.count(op.count)), ms(op.totalMs),
-                               .number(op.timeShare, Format.percent(op.timeShare)), .number(op.bandwidthGBps, Format.significant(op.bandwidthGBps)),
-                               .number(op.gflops, Format.significant(op.gflops)), .number(op.flopsPerByte, Format.significant(op.flopsPerByte)),
-                               .badge(op.bound == .compute ? "warning" : "neutral", op.bound.rawValue),
-                               .number(op.rooflineEfficiency, Format.percent(op.rooflineEfficiency))])
-                }
-                table.write(&w, fragment: fragment("t-", "ops"))
-            }
-            let memory = decode.memory
-            if memory.totalBytes > 0 {
-                w.element("h3", text: "Memory budget")
-                Blocks.meter(&w, parts: [(memory.weightsBytesEstimated ? "weights (estimated)" : "weights", Double(memory.weightsBytes)),
-                                         (memory.kvCacheBytesEstimated ? "KV cache (estimated)" : "KV cache", Double(memory.kvCacheBytes)),
-                                         ("peak resident", Double(memory.peakResidentBytes))],
-                             limit: Double(memory.deviceBudgetBytes), unitText: Format.bytes)
-            }
-        }
-        if let tokens = analysis.tokens {
-            w.element("h3", text: "Tokens produced vs shown")
-            Charts.horizontalBars(&w, rows: [
-                Charts.BarRow(label: "produced", value: Double(tokens.produced), valueText: Format.count(tokens.produced)),
-                Charts.BarRow(label: "delivered", value: Double(tokens.delivered), valueText: Format.count(tokens.delivered), series: 4),
-                Charts.BarRow(label: "shown", value: Double(tokens.shown), valueText: Format.count(tokens.shown), series: 2),
-                Charts.BarRow(label: "dropped", value: Double(tokens.dropped), valueText: Format.count(tokens.dropped), highlight: tokens.dropped > 0),
-                Charts.BarRow(label: "lost", value: Double(tokens.lost), valueText: Format.count(tokens.lost), highlight: tokens.lost > 0),
-            ], title: "Token counts")
-            let latency = tokens.tokenToScreenMs
-            Blocks.facts(&w, [("Token to screen P50 / P95 / P99", "\(Format.milliseconds(latency.p50)) / \(Format.milliseconds(latency.p95)) / \(Format.milliseconds(latency.p99))"),
-                              ("P95 in frames", Format.significant(tokens.tokenToScreenP95Frames))])
-        }
     }
 
     // MARK: Trace info

@@ -21,9 +21,9 @@ public struct SamplerConfiguration: Sendable {
     /// The sampling rate unless configured: of recordings (`hitch record feed --sample-rate`), of
     /// `hitch bench sample --rate` and of this type's initializer. One place, so the default can be
     /// chosen from `hitch bench sample`'s figures (docs/RELIABILITY.md, "Sampling overhead").
-    /// 250 Hz: on a 2-core VM, taking samples with none of Hitch's code costs 3-6% at 1 kHz (every
-    /// sample is a timer interrupt that exits to the hypervisor), and 0.6-1.2% at 250 Hz, where the
-    /// sampler stays under 3%. A hitching 120 Hz frame still gets about 4 samples; pass 1000 on bare metal.
+    /// 250 Hz: where every sample is a timer interrupt that exits to a hypervisor, taking samples at
+    /// 1 kHz costs several percent before any of Hitch's code runs (docs/RELIABILITY.md has the
+    /// figures); at 250 Hz a hitching 120 Hz frame still gets about 4 samples. Pass 1000 on bare metal.
     public static let defaultRateHz = 250
 
     /// Samples per second per sampled thread (1 ... 10,000).
@@ -31,7 +31,7 @@ public struct SamplerConfiguration: Sendable {
     public var threads: SampledThreads
     /// The longest the drain thread waits before it unwinds the snapshots and moves the samples
     /// into the trace; it also wakes whenever a sampled thread's ring passes a quarter full, so the
-    /// wake-ups follow the rate (each costs tens of microseconds on a VM). 0 (the default): 100 ms.
+    /// wake-ups follow the rate. 0 (the default): 100 ms.
     public var drainIntervalMs: Int
     /// Stack bytes copied per sample (256 ... 256 KiB; perf events copy at most 65,528); deeper
     /// stacks are cut off where the copy ends (counted in `UnwindFailures.offCopyEnd`).
@@ -65,7 +65,7 @@ public struct UnwindFailures: Sendable, Equatable {
     /// The unwind needed stack bytes above the copied range (`stackCopyBytes` too small).
     public var offCopyEnd: UInt64 = 0
     /// The unwind reached code of a module loaded after the sample was taken (never read as if
-    /// it were the old code).
+    /// it were the code the sample ran).
     public var modulesChanged: UInt64 = 0
     /// The unwind reached an address outside every loaded module (JIT code, an unloaded library).
     public var noModule: UInt64 = 0

@@ -1,22 +1,18 @@
 // The tuned feed's background work (search, thumbnail decode, freeing old results) runs on
 // dedicated serial threads that never take the CPU from the main thread in the middle of a frame.
-//
-// Measured with perf sched on the tuned feed (2-core VM, load about 15): its slow frames were
-// ~0.3 ms on the main thread's CPU clock and 2-20 ms runnable but not running, each right after
-// the main thread had woken a pipeline worker.
 // - libdispatch on Linux runs userInitiated work at nice -2 (when permitted), above the main
-//   thread's nice 0 (the main thread is not user-interactive as on Apple platforms), so the
-//   woken worker preempted the frame.
+//   thread's nice 0 (the main thread is not user-interactive as on Apple platforms), so a woken
+//   worker would preempt the frame.
 // - At equal priority, a worker woken onto the main thread's CPU mid-frame could still take that
 //   CPU for a scheduler time slice (1-2 ms) before the frame went on.
 // So the threads run at nice 19, the lowest ordinary priority (about a utility QoS): a nice-19
 // thread's weight is 1/68 of the main thread's, so under the kernel's EEVDF scheduler a woken
 // worker's virtual deadline lies far behind the main thread's and it does not preempt a frame,
-// while a waking main thread takes the CPU back at once (the tuned feed's app hitch time ratio
-// stays 0, quiet and at load 5). Not SCHED_IDLE, as the LLM workload's inference is: against other
-// processes' busy threads, SCHED_IDLE's weight of 3 left the search without CPU for a whole 12 s
-// session (not one snapshot published), where nice 19's weight of 15 finishes it. And work queued
+// while a waking main thread takes the CPU back at once. Not SCHED_IDLE, as the LLM workload's
+// inference is: against other processes' busy threads, SCHED_IDLE's weight of 3 can leave the
+// search without CPU for a whole session, where nice 19's weight of 15 finishes it. And work queued
 // from the main thread wakes its worker only once the main actor's current work, the frame, is done.
+// docs/WORKLOADS.md, "Background work", has the measurements behind this.
 import Dispatch
 import Foundation
 import HitchTrace

@@ -2,6 +2,7 @@
 // thumbnail). Thumbnails are drawn procedurally and compressed with our deflate; rows share a
 // pool of distinct images (encoding 10,000 PNGs would dominate start-up) but every row decodes
 // its own copy.
+import HitchAlgorithms
 
 public struct FeedItem: Sendable, Equatable, Identifiable {
     public var id: Int

@@ -1,6 +1,7 @@
 // The scripted session: type a query one character at a time at a human pace, pause, then
-import Foundation
 // scroll the results with drags that end in flings and decelerate, as a finger would.
+import Foundation
+import HitchAlgorithms
 
 public struct FeedScript: Sendable {
     public enum Action: Sendable, Equatable {

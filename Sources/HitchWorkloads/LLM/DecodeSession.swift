@@ -3,6 +3,7 @@
 // they follow from the weight format, and its FLOPs.
 
 import Foundation
+import HitchAlgorithms
 import HitchTrace
 
 /// How the next token is picked: greedy (top-k 1 or temperature 0), or, as llama.cpp's sampler chain

@@ -5,6 +5,7 @@
 // llm_tokenizer_spm, so the ids are llama-tokenize's.
 
 import Foundation
+import HitchAlgorithms
 
 struct SentencePieceEncoder: Sendable {
     let ids: [String: Int]
@@ -60,7 +61,8 @@ struct SentencePieceEncoder: Sendable {
         }
         symbols[symbols.count - 1].next = -1
         func token(_ start: Int, _ length: Int) -> Int? { ids[String(decoding: text[start..<(start + length)], as: UTF8.self)] }
-        var queue = BigramQueue()
+        // A max-heap of bigrams: highest score first, then the leftmost.
+        var queue = BinaryHeap<Bigram> { a, b in a.score > b.score || (a.score == b.score && a.left < b.left) }
         func addBigram(_ left: Int, _ right: Int) {
             guard left >= 0, right >= 0 else { return }
             let length = symbols[left].length + symbols[right].length
@@ -90,39 +92,6 @@ struct SentencePieceEncoder: Sendable {
                 }
             }
             i = symbol.next
-        }
-    }
-
-    /// A max-heap of bigrams: highest score first, then the leftmost.
-    private struct BigramQueue {
-        var heap: [Bigram] = []
-        static func before(_ a: Bigram, _ b: Bigram) -> Bool { a.score > b.score || (a.score == b.score && a.left < b.left) }
-        mutating func push(_ bigram: Bigram) {
-            heap.append(bigram)
-            var child = heap.count - 1
-            while child > 0 {
-                let parent = (child - 1) / 2
-                guard Self.before(heap[child], heap[parent]) else { break }
-                heap.swapAt(child, parent); child = parent
-            }
-        }
-        mutating func pop() -> Bigram? {
-            guard !heap.isEmpty else { return nil }
-            let top = heap[0]
-            let last = heap.removeLast()
-            if !heap.isEmpty {
-                heap[0] = last
-                var parent = 0
-                while true {
-                    let left = 2 * parent + 1, right = left + 1
-                    var best = parent
-                    if left < heap.count && Self.before(heap[left], heap[best]) { best = left }
-                    if right < heap.count && Self.before(heap[right], heap[best]) { best = right }
-                    guard best != parent else { break }
-                    heap.swapAt(parent, best); parent = best
-                }
-            }
-            return top
         }
     }
 }

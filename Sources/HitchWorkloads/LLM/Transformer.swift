@@ -2,6 +2,7 @@
 // or read from a GGUF file (GGUFModel.swift). The decode state lives in DecodeSession.
 
 import Foundation
+import HitchAlgorithms
 
 /// A decoder's weights. Immutable once built; share one across sessions.
 public final class TransformerWeights: @unchecked Sendable {

@@ -30,12 +30,14 @@ protocol Subcommand: SendableMetatype {
     static var help: String { get }
     /// Runs with the arguments after the subcommand name.
     static func run(_ arguments: inout Arguments) throws -> ExitCode
-    /// True for a command whose first word names a nested subcommand with its own help (`record`, `bench`, `history`).
-    static var hasNestedSubcommands: Bool { get }
+    /// The nested subcommands of a command whose first word names one, each with its own help
+    /// (`record`, `bench`, `history`); empty for the others. The command's help lists them
+    /// (`subcommandSection`) and its `run` dispatches to them: one registry for both.
+    static var subcommands: [SubcommandEntry] { get }
 }
 
 extension Subcommand {
-    static var hasNestedSubcommands: Bool { false }
+    static var subcommands: [SubcommandEntry] { [] }
 }
 
 /// A registered subcommand, erased to plain values (the registry in main.swift lists these).
@@ -44,14 +46,23 @@ struct SubcommandEntry: Sendable {
     var summary: String
     var help: String
     var run: @Sendable (inout Arguments) throws -> ExitCode
-    var hasNestedSubcommands: Bool
+    var subcommands: [SubcommandEntry]
+    /// True for a command whose first word names a nested subcommand with its own help.
+    var hasNestedSubcommands: Bool { !subcommands.isEmpty }
 }
 
 extension Subcommand {
     static var entry: SubcommandEntry {
-        SubcommandEntry(name: name, summary: summary, help: help, run: { try run(&$0) },
-                        hasNestedSubcommands: hasNestedSubcommands)
+        SubcommandEntry(name: name, summary: summary, help: help, run: { try run(&$0) }, subcommands: subcommands)
     }
+}
+
+/// A help section listing nested subcommands (`title`, then one line each: the name, and the
+/// summary in a column after the longest name), generated from the registry so it cannot miss one.
+func subcommandSection(_ title: String, _ entries: [SubcommandEntry]) -> String {
+    let width = entries.map(\.name.count).max() ?? 0
+    return ([title + ":"] + entries.map { "  " + $0.name + String(repeating: " ", count: width - $0.name.count + 3) + $0.summary })
+        .joined(separator: "\n")
 }
 
 /// Runs the nested subcommand named by the first positional word (`hitch record feed …`).

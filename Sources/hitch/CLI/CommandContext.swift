@@ -176,17 +176,9 @@ enum TraceFiles {
                            ? "'\(path)' is a kernel file, not a trace: give a trace file (.fxt)"
                            : "'\(path)' is empty: not a trace (record one with 'hitch record' or the HitchTrace library)")
         }
-        if !allowingImports, looksLikeJSON(head.prefix(count)) {
+        if !allowingImports, ImportFormat.sniff(head.prefix(count)) == .chrome {
             throw CLIError("'\(path)' is Chrome JSON, not an FXT trace: run 'hitch import chrome \(path) -o \(fxtName(path))' and use that file")
         }
-    }
-
-    /// A JSON document (Chrome's array or object form): first non-space byte is '[' or '{'.
-    static func looksLikeJSON(_ bytes: ArraySlice<UInt8>) -> Bool {
-        var bytes = bytes
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }   // UTF-8 byte order mark
-        guard let first = bytes.first(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }) else { return false }
-        return first == UInt8(ascii: "[") || first == UInt8(ascii: "{")
     }
 
     /// "trace.json" -> "trace.fxt".

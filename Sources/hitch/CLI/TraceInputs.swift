@@ -10,10 +10,10 @@ import HitchImport
 
 enum TraceInputs {
     /// What `--input-format` accepts.
-    static let formats = ["fxt", "chrome"] + ImportFormat.allCases.map(\.rawValue)
+    static let formats = ["fxt"] + ImportFormat.allCases.map(\.rawValue)
 
     static let optionHelp = """
-      --input-format F       Read every TRACE as F: fxt, chrome, \(ImportFormat.allCases.map(\.rawValue).joined(separator: ", "))
+      --input-format F       Read every TRACE as F: \(formats.joined(separator: ", "))
                              (default: recognised from each file's first bytes; docs/IMPORT.md).
     \(processHelp)
     """
@@ -55,7 +55,6 @@ enum TraceInputs {
         if let forced { return forced }
         let head = TraceImport.firstBytes(of: path, count: 4096)
         if head.starts(with: [0x10, 0x00, 0x04, 0x46, 0x78, 0x54, 0x16, 0x00]) { return "fxt" }
-        if TraceFiles.looksLikeJSON(head[...]) { return "chrome" }
         return ImportFormat.sniff(head[...])?.rawValue ?? "fxt"
     }
 
@@ -94,32 +93,6 @@ enum TraceInputs {
     /// Runs the importer for `format` (chrome, framestats, ...) into the FXT file `output`. Errors
     /// are one line naming the input.
     static func importFile(format: String, inputs: [String], output: String, options: ImportOptions = ImportOptions()) throws -> ImportSummary {
-        if format == "chrome" {
-            let trace: ImportedTrace
-            do {
-                trace = try ChromeTraceImporter.importFile(path: inputs[0])
-            } catch {
-                throw CLIError("'\(inputs[0])': \(error)")
-            }
-            // An import with nothing in it would analyze as an empty run: refuse it, naming why.
-            guard !trace.events.isEmpty else {
-                throw CLIError("'\(inputs[0])' holds no trace events (no traceEvents list, or an empty one"
-                               + (trace.warnings.isEmpty ? "" : "; \(trace.warnings.count) skipped") + "): nothing to import")
-            }
-            var summary = ImportSummary()
-            do {
-                summary.bytes = try trace.writeFXT(to: output)
-            } catch {
-                throw CLIError("cannot write '\(output)': \(error)")
-            }
-            summary.events = trace.events.count
-            summary.frames = trace.events.reduce(0) { count, event in
-                if case .frameBegan = event.payload { return count + 1 }
-                return count
-            }
-            summary.warnings = trace.warnings
-            return summary
-        }
         guard let importFormat = ImportFormat(rawValue: format) else {
             throw CLIError("unknown input format '\(format)'; expected one of: \(formats.joined(separator: ", "))")
         }

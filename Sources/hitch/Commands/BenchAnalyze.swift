@@ -10,7 +10,7 @@ import HitchTrace
 // shared, and wall time counts other processes' time slices) and on wall time.
 enum BenchAnalyze: Subcommand {
     static let name = "analyze"
-    static let summary = "Analyzer throughput and resident memory."
+    static let summary = "Analyzer throughput and resident memory on a generated trace."
     static let help = """
     USAGE: hitch bench analyze [--size 512MB] [--trace FILE] [--keep] [--format text|json]
 

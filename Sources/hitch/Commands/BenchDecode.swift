@@ -6,7 +6,7 @@ import HitchWorkloads
 // on the same worker pool (every core by default, `--threads`).
 enum BenchDecode: Subcommand {
     static let name = "decode"
-    static let summary = "LLM decode bandwidth against measured triad bandwidth."
+    static let summary = "LLM decode bandwidth per weight format against measured triad bandwidth."
     static let help = """
     USAGE: hitch bench decode [--weights f32,f16,q8_0,q4_0,pal4,q4_K,...] [--tokens N] [--threads N] [shape options] [--format text|json]
            hitch bench decode --model FILE.gguf [--tokens N] [--threads N] [--speed-only] [--format text|json]
@@ -32,11 +32,11 @@ enum BenchDecode: Subcommand {
 
     With --write-gguf, nothing is measured: the synthetic model of --seed and the shape options is
     written as a llama-architecture GGUF file with its matrices in the one --weights type (any ggml type),
-    so llama.cpp (llama-bench) and --model run the same weights (scripts/llama-compare.sh does).
+    so llama.cpp (llama-bench) and --model run the same weights (scripts/dev/llama-compare.sh does).
 
     With --speed-only, the steps run back to back with no triad or read pass between them (a pass
     over arrays 4x the last-level cache evicts the model, which llama-bench never does), as
-    scripts/llama-compare.sh measures; the bandwidth figures are then 0.
+    scripts/dev/llama-compare.sh measures; the bandwidth figures are then 0.
 
     OPTIONS:
       --model FILE.gguf  A GGUF model to measure instead of the synthetic formats (architecture

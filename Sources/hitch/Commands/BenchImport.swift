@@ -10,7 +10,7 @@ import HitchTrace
 // thread's CPU time, each importer's ratio to the reader, and each importer's peak resident memory.
 enum BenchImport: Subcommand {
     static let name = "import"
-    static let summary = "Importer throughput (MB/s per format) beside the FXT reader's, and memory."
+    static let summary = "Importer throughput per format (framestats, Perfetto, xctrace) beside the FXT reader's."
     static let help = """
     USAGE: hitch bench import [--size 64MB] [--formats LIST] [--keep DIR] [--format text|json]
 

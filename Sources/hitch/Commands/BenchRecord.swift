@@ -8,10 +8,10 @@ import Synchronization
 
 // `hitch bench record`: the recorder's cost per event against one bare timestamp read, measured
 // side by side in one run, plus bytes on disk (against Chrome JSON for the same events) and reader
-// throughput. Hidden: `--crash-test FILE` records until killed (the SIGKILL test uses it).
+// throughput.
 enum BenchRecord: Subcommand {
     static let name = "record"
-    static let summary = "Recording cost per event against one bare timestamp read; reader throughput; thread-state reads per frame."
+    static let summary = "Recording cost per event against one bare timestamp read; reader throughput."
     static let help = """
     USAGE: hitch bench record [--format text|json] [--events N]
 
@@ -76,10 +76,6 @@ enum BenchRecord: Subcommand {
     }
 
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
-        if let crashPath = try arguments.option("--crash-test") {
-            _ = try arguments.positionals("bench record", count: 0...0, what: "no arguments")
-            try recordUntilKilled(path: crashPath)
-        }
         let format = try arguments.choice("--format", ["text", "json"], default: "text")
         let events = try arguments.number("--events", in: 1000...100_000_000, default: 300_000)
         _ = try arguments.positionals("bench record", count: 0...0, what: "no arguments")
@@ -320,24 +316,6 @@ enum BenchRecord: Subcommand {
 
     @inline(never) private static func blackHole(_ value: UInt64) {
         if value == 42 { print("", terminator: "") }
-    }
-
-    /// Records intervals on two threads forever (until SIGKILL), after announcing the first flush on stdout.
-    private static func recordUntilKilled(path: String) throws -> Never {
-        let recorder = try TraceRecorder.start(path: path, configuration: .init(bufferBytesPerThread: 16 << 10, flushIntervalMs: 5))
-        recorder.setMetadata(.workload, "crash-test")
-        for _ in 0..<2 {
-            Thread {
-                var i: UInt64 = 0
-                while true {
-                    Trace.bodyEvaluation(viewType: "CrashRow", identity: i) { i &+= 1 }
-                    Trace.instant("tick", category: "crash")
-                }
-            }.start()
-        }
-        let line = "recording\n"
-        _ = line.withCString { write(1, $0, strlen($0)) }
-        while true { pause() }
     }
 }
 

@@ -14,7 +14,7 @@ import Synchronization
 // distribution-free 95% interval for that median.
 enum BenchSample: Subcommand {
     static let name = "sample"
-    static let summary = "Sampling profiler overhead per sample source, beside the floor of taking the samples."
+    static let summary = "Sampling profiler overhead on a busy loop (default 250 Hz), beside the floor."
     static let help = """
     USAGE: hitch bench sample [--rate HZ] [--seconds S] [--stack-copy-bytes N] [--source both|signal|perf] [--format text|json]
 

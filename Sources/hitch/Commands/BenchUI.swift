@@ -11,7 +11,7 @@ import Synchronization
 // display list); the input, the search pipeline and image decoding run between frames.
 enum BenchUI: Subcommand {
     static let name = "ui"
-    static let summary = "Headless UI runtime cost per frame for the scripted feed session."
+    static let summary = "Headless UI runtime cost per frame (update, diff, layout, display list, allocations)."
     static let help = """
     USAGE: hitch bench ui [--variant tuned|naive] [--seconds S] [--refresh HZ] [--format text|json]
 

@@ -6,7 +6,7 @@ import HitchWorkloads
 
 enum RecordFeed: Subcommand {
     static let name = "feed"
-    static let summary = "The 10,000-row search-and-scroll feed workload."
+    static let summary = "The 10,000-row search-and-scroll feed (see 'hitch record feed --help')."
     static let help = """
     USAGE: hitch record feed --variant naive|tuned [--refresh HZ] -o FILE [options]
 

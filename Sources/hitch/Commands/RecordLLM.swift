@@ -6,7 +6,7 @@ import HitchWorkloads
 // headless view at 120 Hz, recording ops, stages, tokens and frames.
 enum RecordLLM: Subcommand {
     static let name = "llm"
-    static let summary = "A transformer decode loop streamed to a view."
+    static let summary = "A transformer decode loop streamed to a view (see 'hitch record llm --help')."
     static let help = """
     USAGE: hitch record llm -o FILE [--model FILE.gguf] [--weights FORMAT] [--tokens N] [--prompt TEXT]
                        [--buffering unbounded|newest:N] [--decode-threads N] [options]

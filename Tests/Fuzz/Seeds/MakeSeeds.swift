@@ -2,7 +2,7 @@ import Foundation
 import HitchReader
 import HitchTrace
 
-// Writes the fuzzers' seed traces (scripts/fuzz.sh seeds DIR): small real traces covering every event
+// Writes the fuzzers' seed traces (scripts/dev/fuzz.sh seeds DIR): small real traces covering every event
 // kind, from the explicit-timestamp writer and from the live recorder, plus truncated copies.
 // Hand-made edge cases (bad magic, zero sizes, huge sizes, bad refs) are written by fuzz.sh itself.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""1 MB inputs for the fuzz targets' time bound (`scripts/fuzz.sh big`): each must run in under a
+"""1 MB inputs for the fuzz targets' time bound (`scripts/dev/fuzz.sh big`): each must run in under a
 second (-timeout=1). Written to the directory given, one subdirectory per target."""
 import os
 import random

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Hand-made edge cases for the fuzz corpora (run by `scripts/fuzz.sh seeds`).
+"""Hand-made edge cases for the fuzz corpora (run by `scripts/dev/fuzz.sh seeds`).
 
 FXT: each file is a trace with one deliberate oddity (docs/FORMAT.md, record layouts).
 Chrome JSON: documents in both formats, every phase, and the syntax corners a streaming parser trips on.

@@ -1,0 +1,156 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CHitchKernels
+
+/// An activation vector quantized once per op for the integer dot products: to int16 in blocks of
+/// 32 with a float scale (`quantize`: the synthetic q8_0 and q4_0 kernels), or to int8 blocks as
+/// ggml's q8_0/q8_1 (`quantize8`: GGUF models' kernels in CHitchKernels). Allocated once, reused.
+public final class QuantizedVector: @unchecked Sendable {
+    // @unchecked: written by the dispatching thread before an op is published, read-only during it.
+    let values: UnsafeMutablePointer<Int16>
+    let scales: UnsafeMutablePointer<Float>
+    /// Per block: -8 times the pairwise sums of its values, in the lane layout of the q4_0 kernel's
+    /// vpmaddwd results (`multiplyAddPairs(splat(-8), low half) + ... (high half)`).
+    let offsets: UnsafeMutablePointer<SIMD8<Int32>>
+    /// The int8 form (`quantize8`), in the layout the C kernels read.
+    let ggml: UnsafeMutablePointer<hitch_q8_activations>
+    let capacity: Int
+    /// See `Q4Products.nibbleMask` (stored, so the kernels read them as run-time values).
+    var nibbleMask: Int16 = 15
+    var nibbleShift: Int16 = 4
+
+    init(capacity: Int) {
+        self.capacity = capacity
+        let blocks = max(capacity / 32, 1)
+        values = .allocate(capacity: max(capacity, 32))
+        scales = .allocate(capacity: blocks)
+        offsets = .allocate(capacity: blocks)
+        ggml = .allocate(capacity: 1)
+        let superBlocks = max(capacity / 256, 1)
+        ggml.initialize(to: hitch_q8_activations(values: .allocate(capacity: blocks * 32), scales: .allocate(capacity: blocks),
+                                                 sums: .allocate(capacity: blocks), offsets: .allocate(capacity: blocks * 8),
+                                                 k_values: .allocate(capacity: superBlocks * 256), k_scales: .allocate(capacity: superBlocks),
+                                                 k_sums: .allocate(capacity: superBlocks * 16), q4_K_gemm: 0, q6_K_tiled: 0))
+    }
+    deinit {
+        values.deallocate(); scales.deallocate(); offsets.deallocate()
+        ggml.pointee.values.deallocate(); ggml.pointee.scales.deallocate(); ggml.pointee.sums.deallocate()
+        ggml.pointee.offsets.deallocate(); ggml.pointee.k_values.deallocate(); ggml.pointee.k_scales.deallocate()
+        ggml.pointee.k_sums.deallocate(); ggml.deallocate()
+    }
+
+    /// As ggml's quantize_row_q8_1 (hitch_quantize_q8): per block d = max|x| / 127 kept as f16,
+    /// q = round-to-nearest-even(x * 127 / max|x|), and the block's f16(d * sum q).
+    func quantize8(_ x: UnsafePointer<Float>, count: Int) {
+        precondition(count <= capacity && count % 32 == 0)
+        hitch_quantize_q8(x, count, ggml)
+    }
+
+    /// As ggml's quantize_row_q8_K (hitch_quantize_q8_K), for the K-quants: `count` a multiple of 256.
+    func quantizeK(_ x: UnsafePointer<Float>, count: Int) {
+        precondition(count <= capacity && count % 256 == 0)
+        hitch_quantize_q8_K(x, count, ggml)
+    }
+
+    func quantize(_ x: UnsafePointer<Float>, count: Int) {
+        precondition(count <= capacity && count % 32 == 0)
+        for block in 0..<(count / 32) {
+            let xb = x + block * 32
+            var amax = SIMD16<Float>()
+            amax = pointwiseMax(amax, abs16(load16(xb)))
+            amax = pointwiseMax(amax, abs16(load16(xb + 16)))
+            let largest = amax.max()
+            let scale = largest / 32767
+            scales[block] = scale
+            let inverse: Float = largest == 0 ? 0 : 1 / scale
+            for j in 0..<32 { values[block * 32 + j] = saturatingInt16((xb[j] * inverse).rounded()) }
+            let stored = UnsafeRawPointer(values + block * 32), minusEight = SIMD16<Int16>(repeating: -8)
+            offsets[block] = multiplyAddPairs(minusEight, stored.loadUnaligned(as: SIMD16<Int16>.self))
+                &+ multiplyAddPairs(minusEight, (stored + 32).loadUnaligned(as: SIMD16<Int16>.self))
+        }
+    }
+}
+
+/// A rounded quantized value as int16, never trapping: a non-finite activation (a model file whose
+/// weights hold NaN or infinity) becomes 0 or the nearest bound, as garbage in, not a crash.
+@inline(__always) func saturatingInt16(_ value: Float) -> Int16 {
+    value.isNaN ? 0 : Int16(max(-32767, min(32767, value)))
+}
+
+@inline(__always) func abs16(_ v: SIMD16<Float>) -> SIMD16<Float> {
+    unsafeBitCast(unsafeBitCast(v, to: SIMD16<UInt32>.self) & 0x7FFF_FFFF, to: SIMD16<Float>.self)
+}
+
+/// y[r] = dot(row r, x) for r in `range`, rows of `columns` f32 (a multiple of 16) from `base`: the
+/// synthetic model's plane and a GGUF file's mapped f32 tensors. Two rows per pass, each activation
+/// load feeding both, two accumulators per row, the next pair prefetched.
+@inline(__always)
+func multiplyRowsF32(_ base: UnsafeRawPointer, columns: Int, _ range: Range<Int>, _ x: UnsafeRawPointer, _ y: UnsafeMutablePointer<Float>) {
+    let rowBytes = columns &* 4
+    var row = range.lowerBound
+    while row < range.upperBound {
+        let pair = row &+ 1 < range.upperBound
+        let w0 = base + row &* rowBytes
+        let w1 = pair ? w0 + rowBytes : w0
+        var a0 = SIMD8<Float>(), a1 = SIMD8<Float>(), b0 = SIMD8<Float>(), b1 = SIMD8<Float>()
+        let next = w0 + 2 &* rowBytes
+        var i = 0
+        while i < rowBytes {
+            prefetch(next + 2 &* i)
+            prefetch(next + (2 &* i &+ 64))
+            let x0 = load8(x + i), x1 = load8(x + (i &+ 32))
+            a0 = a0.addingProduct(load8(w0 + i), x0)
+            b0 = b0.addingProduct(load8(w1 + i), x0)
+            a1 = a1.addingProduct(load8(w0 + (i &+ 32)), x1)
+            b1 = b1.addingProduct(load8(w1 + (i &+ 32)), x1)
+            i &+= 64
+        }
+        y[row] = (a0 + a1).sum()
+        if pair { y[row &+ 1] = (b0 + b1).sum() }
+        row &+= 2
+    }
+}
+
+/// As `multiplyRowsF32`, rows of bfloat16 (each the top half of an f32: widened by a shift).
+@inline(__always)
+func multiplyRowsBF16(_ base: UnsafeRawPointer, columns: Int, _ range: Range<Int>, _ x: UnsafeRawPointer, _ y: UnsafeMutablePointer<Float>) {
+    multiplyRowsOfHalves(base, columns: columns, range, x, y) {
+        unsafeBitCast(SIMD8<UInt32>(truncatingIfNeeded: $0.loadUnaligned(as: SIMD8<UInt16>.self)) &<< 16, to: SIMD8<Float>.self)
+    }
+}
+
+/// As `multiplyRowsF32`, rows of IEEE halves (vcvtph2ps).
+@inline(__always)
+func multiplyRowsF16(_ base: UnsafeRawPointer, columns: Int, _ range: Range<Int>, _ x: UnsafeRawPointer, _ y: UnsafeMutablePointer<Float>) {
+    multiplyRowsOfHalves(base, columns: columns, range, x, y, widen: loadHalves8)
+}
+
+/// Rows of 16-bit floats, `widen` turning eight of them into f32: two rows per pass, each activation
+/// load feeding both, two accumulators per row, the next pair prefetched.
+@inline(__always)
+func multiplyRowsOfHalves(_ base: UnsafeRawPointer, columns: Int, _ range: Range<Int>, _ x: UnsafeRawPointer,
+                          _ y: UnsafeMutablePointer<Float>, widen: (UnsafeRawPointer) -> SIMD8<Float>) {
+    let rowBytes = columns &* 2
+    var row = range.lowerBound
+    while row < range.upperBound {
+        let pair = row &+ 1 < range.upperBound
+        let w0 = base + row &* rowBytes
+        let w1 = pair ? w0 + rowBytes : w0
+        var a0 = SIMD8<Float>(), a1 = SIMD8<Float>(), b0 = SIMD8<Float>(), b1 = SIMD8<Float>()
+        let next = w0 + 2 &* rowBytes
+        var i = 0
+        while i < rowBytes {
+            prefetch(next + 2 &* i)
+            let x0 = load8(x + i &* 2), x1 = load8(x + (i &* 2 &+ 32))
+            a0 = a0.addingProduct(widen(w0 + i), x0)
+            b0 = b0.addingProduct(widen(w1 + i), x0)
+            a1 = a1.addingProduct(widen(w0 + (i &+ 16)), x1)
+            b1 = b1.addingProduct(widen(w1 + (i &+ 16)), x1)
+            i &+= 32
+        }
+        y[row] = (a0 + a1).sum()
+        if pair { y[row &+ 1] = (b0 + b1).sum() }
+        row &+= 2
+    }
+}

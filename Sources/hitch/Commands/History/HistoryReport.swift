@@ -1,0 +1,57 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import HitchAnalysis
+import HitchHistory
+import HitchReport
+
+enum HistoryReport: Subcommand {
+    static let name = "report"
+    static let summary = "A self-contained HTML trend page: one chart per metric, change points marked."
+    static let help = """
+    USAGE: hitch history report -o FILE [--branch main] [--metric M]... [--last N] [--threshold PCT] [--db PATH|URL]
+
+    One chart per metric along the branch's runs, change points marked (red: regressions), each
+    point linking to its run's details. Self-contained (no network), names escaped, and the same
+    bytes for the same history. A long history is down-sampled to 150 columns; change points are
+    always drawn.
+
+    EXAMPLE:
+      hitch history report --branch main -o trend.html
+    """
+    static func run(_ arguments: inout Arguments) throws -> ExitCode {
+        guard let output = try arguments.option("--output") ?? arguments.option("-o") else { throw CLIError("'hitch history report' needs -o FILE (see --help)") }
+        let branch = try arguments.option("--branch") ?? "main"
+        let metrics = try arguments.options("--metric")
+        let threshold = try arguments.thresholdPercent()
+        let last = try HistoryCommand.last(&arguments)
+        let options = try HistoryCommand.detectorOptions(&arguments)
+        let store = try HistoryCommand.openStore(&arguments)
+        defer { store.close() }
+        guard try arguments.positionals().isEmpty else { throw CLIError("'hitch history report' takes no arguments (see --help)") }
+        try HistoryCommand.requireBranch(branch, in: store)
+        let history = try HistoryCommand.store { () throws(HistoryError) in
+            try store.series(branch: branch, metrics: metrics.isEmpty ? nil : metrics, last: last)
+        }
+        let page = render(history, branch: branch, threshold: threshold, options: options)
+        try writeOutput(page, to: output)
+        return .ok
+    }
+
+    static func render(_ history: HistorySeries, branch: String, threshold: Double, options: ChangePointOptions) -> String {
+        let result = HistoryCheck.check(history, branch: branch, thresholdPercent: threshold, options: options)
+        let runs = history.runs.map { run in
+            TrendReportInput.Run(id: run.id, commit: run.commit, branch: run.branch, time: HistoryCommand.time(run.timeMs),
+                                 machine: "\(run.machine.name) (\(run.machine.cpuModel), \(run.machine.cores) cores, \(HistoryCommand.number(run.machine.refreshHz)) Hz)",
+                                 tags: run.tags.keys.sorted().map { "\($0)=\(run.tags[$0] ?? "")" }, traces: run.traces)
+        }
+        let metrics = zip(history.metrics, result.metrics).map { series, check in
+            TrendReportInput.Metric(name: series.metric, values: series.values, changes: check.changePoints.map {
+                TrendReportInput.Change(runIndex: $0.runIndex, verdict: $0.verdict, summary: HistoryShow.describe($0))
+            })
+        }
+        let span = history.runs.isEmpty ? "no runs" : "\(history.runs.count) runs, \(HistoryCommand.time(history.runs.first!.timeMs)) to \(HistoryCommand.time(history.runs.last!.timeMs))"
+        return TrendReport.render(TrendReportInput(title: "hitch history: " + branch, subtitle: [span], runs: runs, metrics: metrics))
+    }
+}
