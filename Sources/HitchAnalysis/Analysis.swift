@@ -67,6 +67,9 @@ public struct Analysis: Codable, Sendable, Equatable {
     /// What the figures stand on: frames judged, seconds animated, events, whether every file
     /// ended on a whole record (docs/METRICS.md "Evidence").
     public var evidence = Evidence()
+    /// What a report says first: the recorded verdict, the leading cause, the heaviest offenders and
+    /// the widest invalidation (docs/METRICS.md "Headline"); nil without frames.
+    public var headline: Headline? = nil
 
     public init() {}
 }

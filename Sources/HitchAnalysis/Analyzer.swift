@@ -250,6 +250,7 @@ public struct Analyzer: Sendable {
         var visitor = Contribute(analysis: a, context: context)
         passes.visit(&visitor)
         visitor.analysis.evidence = Evidence(of: visitor.analysis)
+        visitor.analysis.headline = Headline(of: visitor.analysis)
         return visitor.analysis
     }
 }

@@ -156,7 +156,7 @@ enum Blocks {
         w.element("div", [Attribute("class", "meter"), Attribute("role", "img"),
                           Attribute("aria-label", "total \(unitText(total)) of \(unitText(limit))")]) { w in
             for (index, part) in parts.enumerated() {
-                w.element("span", [Attribute("class", "s\(index % 4)"), Attribute("title", part.label),
+                w.element("span", [Attribute("class", "s\(index % 6)"), Attribute("title", part.label),
                                    Attribute.style([("width", part.value / scale * 100, "%")])])
             }
         }
