@@ -102,6 +102,7 @@ enum PageAssets {
     th,td{padding:5px 8px;border-bottom:1px solid var(--line);text-align:right;vertical-align:top;font-variant-numeric:tabular-nums}
     th{font-weight:600;color:var(--mute);font-size:12px;white-space:nowrap;position:sticky;top:0;background:var(--card)}
     td{white-space:nowrap}
+    td.wrap{white-space:normal;text-align:left;min-width:16em}
     th:first-child,td:first-child{text-align:left;min-width:9em;max-width:340px;white-space:normal}
     th[data-sortable]{cursor:pointer}th[data-sortable]:hover{color:var(--ink)}
     tr.hl td{background:var(--hl)}
