@@ -345,12 +345,13 @@ enum HistoryCheckCommand: Subcommand {
         return .checkFailed
     }
 
-    /// "1 regression at aaaa004..bbbb005: hitch time ratio at 120 Hz 0 → 458 (+∞), with 43 figures
-    /// that moved with it (41 worse, 2 better)".
+    /// "regression at aaaa004..aaaa005: hitch time ratio at 120 Hz (hitches.120.hitchTimeRatioMsPerS)
+    /// 3.93 → 214 (+5356.0%), with 80 figures that moved with it (54 worse, 5 better in all)".
     static func describe(_ change: HistoryChange) -> String {
         let lead = change.leading
         let percent = lead.changePoint.changePercent.map { ($0 >= 0 ? "+" : "") + Format.fixed($0, 1) + "%" } ?? "from 0"
-        var line = "\(change.verdict == "unchanged" ? "shift" : change.verdict) at \(change.commitRange): \(DisplayNames.metric(lead.metric)) "
+        let label = DisplayNames.metric(lead.metric)
+        var line = "\(change.verdict == "unchanged" ? "shift" : change.verdict) at \(change.commitRange): \(label)\(label == lead.metric ? "" : " (" + lead.metric + ")") "
             + "\(HistoryCommand.number(lead.changePoint.meanBefore)) → \(HistoryCommand.number(lead.changePoint.meanAfter)) (\(percent))"
         let others = change.metrics.count - 1
         if others > 0 {
