@@ -82,7 +82,15 @@ public struct RunSummary: Codable, Sendable, Equatable {
     /// False when the file ends inside a record; `cutShortAtByte` is that record's offset.
     public var endedCleanly = true
     public var cutShortAtByte: UInt64? = nil
+    /// Whether the run ends with the end-of-recording marker its recorder promised (docs/METRICS.md
+    /// "Evidence"): `missing` means the process was killed or crashed while recording.
+    public var endMarker: EndMarker = .notPromised
+    /// How the recording ended, from the marker (`stop`, `exit`, `SIGTERM`, …); nil without one.
+    public var endedBy: String? = nil
     public init() {}
+
+    /// Cut short: the file ends inside a record, or the promised end-of-recording marker is missing.
+    public var isCutShort: Bool { !endedCleanly || endMarker == .missing }
 }
 
 public struct RecordedRate: Codable, Sendable, Equatable {

@@ -233,6 +233,8 @@ public struct Analyzer: Sendable {
         summary.frameCount = passes.frames.runFrames
         summary.endedCleanly = cutShortAtOffset == nil
         summary.cutShortAtByte = cutShortAtOffset
+        summary.endedBy = context.runMetadata[MetadataKey.recordingEnded.name]
+        summary.endMarker = summary.endedBy != nil ? .present : context.runMetadata[MetadataKey.endMarker.name] != nil ? .missing : .notPromised
         runs.append(summary)
         eventCount &+= runEvents
         droppedEvents &+= runDropped

@@ -151,7 +151,7 @@ struct Context {
             Blocks.note(&w, "The grades are " + ReportText.fewFramesNote + ".")
         }
         if !analysis.evidence.endedCleanly {
-            Blocks.note(&w, "A trace was cut short (its file ends inside a record): the figures cover only what was written before the cut.")
+            Blocks.note(&w, "A trace was cut short (the app was killed or crashed while recording, or its file was truncated): the figures cover only what was written before the cut.")
         }
     }
 

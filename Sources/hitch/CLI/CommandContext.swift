@@ -130,8 +130,10 @@ struct CommandContext {
 
     /// Says on stderr, where a reader sees it (not only in the report's last lines), which runs were cut short.
     static func warnIfCutShort(_ analysis: Analysis) {
-        for run in analysis.runs where !run.endedCleanly {
-            writeWarning("'\(run.path)' was cut short (its file ends inside a record\(run.cutShortAtByte.map { " at byte \($0)" } ?? "")): the figures cover only what was written before the cut")
+        for run in analysis.runs where run.isCutShort {
+            let how = run.endedCleanly ? "no end-of-recording marker: the app was killed or crashed while recording"
+                : "its file ends inside a record\(run.cutShortAtByte.map { " at byte \($0)" } ?? "")"
+            writeWarning("'\(run.path)' was cut short (\(how)): the figures cover only what was written before the cut")
         }
     }
 
