@@ -74,8 +74,9 @@ import Testing
             #expect(try check(trace, in: dir).stdout.isEmpty)
             let diff = try HitchCLI.run(["diff", trace, trace])
             #expect(diff.status == 2 && diff.stderr.contains("cut short"), "\(diff.stderr)")
+            // Opting in judges what it has (a kill right after the tenth frame may leave none on disk yet).
             let allowed = try HitchCLI.run(["check", trace, "--budget", dir + "/budgets.json", "--allow-cut-short"])
-            #expect(allowed.status == 0, "\(allowed.stderr)")
+            #expect(allowed.status == 0 || (afterMs == 0 && allowed.stderr.contains("no frames to judge")), "\(allowed.stderr)")
         }
     }
 
