@@ -59,6 +59,9 @@ public struct Analysis: Codable, Sendable, Equatable {
 
     /// The refresh rates analyzed (Hz), in the order asked for.
     public var refreshRatesHz: [Double] = []
+    /// Why `hitches` has no replayed rates although others were asked for: a run's frames carry no
+    /// work times (metadata `frameWorkTimes` `none`), so only the recorded rate is judged; nil otherwise.
+    public var replayUnavailable: String? = nil
     /// What the scheduler did to the threads that make frames (docs/METRICS.md "Thread states");
     /// nil when the trace has no thread-state records (older traces, Chrome imports).
     public var threadStates: ThreadStateFigures? = nil

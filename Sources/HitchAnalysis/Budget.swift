@@ -156,9 +156,14 @@ public enum BudgetFile {
             case .absent:
                 guard budget.optional else {
                     let closest = budget.metric.suggestions(in: root)
-                    let why = needsThreadStates(budget.metric) && analysis.threadStates == nil
-                        ? ": it needs thread-state records, which this trace has none of (imported traces and older recordings; docs/METRICS.md \"Thread states\"), so it cannot tell the app's hitches from the machine's"
-                        : (closest.isEmpty ? "" : "; closest: " + closest.joined(separator: ", "))
+                    let why = if let reason = analysis.replayUnavailable, budget.metric.segments.count >= 2,
+                                 budget.metric.segments[0] == .key("hitches"), case .key(let rate) = budget.metric.segments[1], analysis.hitches[rate] == nil {
+                        ": " + reason
+                    } else if needsThreadStates(budget.metric) && analysis.threadStates == nil {
+                        ": it needs thread-state records, which this trace has none of (imported traces and older recordings; docs/METRICS.md \"Thread states\"), so it cannot tell the app's hitches from the machine's"
+                    } else {
+                        closest.isEmpty ? "" : "; closest: " + closest.joined(separator: ", ")
+                    }
                     throw .missingFigure(reason: "budget \(index + 1) of '\(path)' (\(budget.name)): the trace has no figure '\(budget.metric)'" + why
                                          + " (mark the budget \"optional\": true to skip it where the figure is absent)")
                 }

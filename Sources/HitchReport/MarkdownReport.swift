@@ -23,6 +23,7 @@ public enum MarkdownReport: AnalysisRenderer {
                      "\(h.organizerScale.grade)", "\(h.frameCount)", "\(h.hitchCount)", ReportText.ms(h.longestHitchMs), ReportText.ms(h.frameTimeMs.p95)]
                 }
             })
+            if let reason = a.replayUnavailable { out.append("No replay: " + escape(reason)); out.append("") }
             if a.threadStates != nil {
                 out.append("**Hitch causes** (ms/s): " + ReportText.rateKeys(a).compactMap { key in
                     a.hitches[key].map { "\(key) Hz: \(ReportText.causeRatios($0))" }

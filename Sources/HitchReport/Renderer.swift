@@ -96,8 +96,11 @@ enum ReportText {
     static func leadingCause(_ h: Headline) -> String {
         let rate = h.rateKey == "recorded" ? "the recorded rates" : h.rateKey + " Hz"
         guard let cause = h.leadingCause else { return "no hitches at \(rate)" }
-        return "\(self.cause(cause)) \(Format.fixed(h.leadingCauseMsPerS, 2)) of \(Format.fixed(h.hitchTimeRatioMsPerS, 2)) ms/s at \(rate)"
-            + " (\(percent(h.leadingCauseShare)) of hitch time)"
+        let ratio = "\(Format.fixed(h.leadingCauseMsPerS, 2)) of \(Format.fixed(h.hitchTimeRatioMsPerS, 2)) ms/s at \(rate)"
+        if cause == .unknown, h.leadingCauseShare >= 1 {
+            return "not recorded: the trace has no thread states to tell the app's hitches from the machine's (\(ratio))"
+        }
+        return "\(self.cause(cause)) \(ratio) (\(percent(h.leadingCauseShare)) of hitch time)"
     }
     /// "stage image decode (on the main thread)", "view FeedRow", "thread feed.thumbnails".
     static func offender(_ o: HeadlineOffender) -> String {

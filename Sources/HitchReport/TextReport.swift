@@ -44,6 +44,7 @@ public enum TextReport: AnalysisRenderer {
                 out.append(row(key + " Hz", h))
             }
             if a.recordedRates.count > 1 { out.append(row("recorded", a.recorded)) }
+            if let reason = a.replayUnavailable { out.append("  no replay: \(reason)") }
             out.append(contentsOf: Self.causeLines(a))
             let h = a.recorded
             if h.tripleBufferedFrames > 0 {

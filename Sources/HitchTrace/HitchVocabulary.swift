@@ -290,6 +290,9 @@ public enum MetadataKey: UInt32, TraceWord {
     /// The end-of-recording marker: how the recording ended (`stop`, `exit`, or the terminating
     /// signal: `SIGTERM`, `SIGINT`, `SIGHUP`). Written last, after every event.
     case recordingEnded
+    /// `none` when the trace's frames carry no work times of their own (an import of a tool that
+    /// records only when frames were shown): nothing to replay at another refresh rate.
+    case frameWorkTimes
     /// The value of `schedSwitchThreads` when every thread that recorded events had a switch ring.
     public static let everyRecordingThread = "recording"
     public var name: String { MetadataKey.spelled[Int(rawValue)] }

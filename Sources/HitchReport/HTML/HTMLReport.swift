@@ -148,6 +148,9 @@ struct Context {
         if analysis.droppedEvents > 0 {
             Blocks.note(&w, "The recorder dropped events: figures may undercount.")
         }
+        if let reason = analysis.replayUnavailable {
+            Blocks.note(&w, "No replay at other refresh rates: " + reason + ".")
+        }
         if analysis.evidence.fewFrames {
             Blocks.note(&w, "The grades are " + ReportText.fewFramesNote + ".")
         }

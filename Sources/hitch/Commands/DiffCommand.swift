@@ -67,7 +67,10 @@ enum DiffCommand: Subcommand {
         let baseAnalyses = try context.analyzeEach(base)
         let newAnalyses = try context.analyzeEach(new)
         try TraceFiles.checkComparable(Array(zip(base + new, baseAnalyses + newAnalyses)), acrossWorkloads: acrossWorkloads, acrossRates: acrossRates)
-        for analysis in baseAnalyses + newAnalyses { try CommandContext.requireEvidence(analysis, evidence) }
+        for (path, analysis) in zip(base + new, baseAnalyses + newAnalyses) {
+            try CommandContext.requireEvidence(analysis, evidence)
+            try context.requireAskedRates(analysis, path: path)
+        }
         let comparison = RunComparison.compare(base: baseAnalyses, new: newAnalyses, thresholdPercent: threshold, alpha: alpha)
         let text = try ComparisonReport.render(ComparisonInput(comparison: comparison, basePaths: base, newPaths: new), format: format)
         try context.write(text, inputs: base + new)
