@@ -58,3 +58,10 @@ public enum HitchCause: String, AnalysisWord {
 
 /// Where a trace's thread states came from: the vocabulary's `SchedSource`, a word of the schema too.
 extension SchedSource: AnalysisWord {}
+
+/// A run's end-of-recording marker (metadata `recordingEnded`): `present`; `missing` when the recorder
+/// promised one (metadata `endMarker`) and the file has none, so the process died while recording;
+/// `notPromised` for traces whose writer makes no such promise (imports, older recorders).
+public enum EndMarker: String, AnalysisWord {
+    case present, missing, notPromised
+}

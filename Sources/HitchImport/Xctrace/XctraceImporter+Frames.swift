@@ -28,6 +28,9 @@ extension XctraceImporter {
         let main = mainThread ?? sink.thread(pid: UInt64(bitPattern: app), tid: UInt64(bitPattern: app), name: "Main Thread", role: .main)
         let renderServer = renderServerThread(sink)
         sink.metadata(.importedFrom, ImportFormat.xctrace.rawValue, thread: main, timestampNs: frames[0].atNs)
+        // Instruments' display tables say when each frame was shown, not when its work began: the
+        // frame starts written below are placeholders, not work to replay at another rate.
+        sink.metadata(.frameWorkTimes, "none", thread: main, timestampNs: frames[0].atNs)
         sink.metadata(.process, processName, thread: main, timestampNs: frames[0].atNs)
         var bySwap: [Int64: Int] = [:]
         for (index, hitch) in hitches.enumerated() where hitch.pid == app || app == 0 {

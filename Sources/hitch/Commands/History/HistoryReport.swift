@@ -46,12 +46,21 @@ enum HistoryReport: Subcommand {
                                  machine: "\(run.machine.name) (\(run.machine.cpuModel), \(run.machine.cores) cores, \(HistoryCommand.number(run.machine.refreshHz)) Hz)",
                                  tags: run.tags.keys.sorted().map { "\($0)=\(run.tags[$0] ?? "")" }, traces: run.traces)
         }
-        let metrics = zip(history.metrics, result.metrics).map { series, check in
+        // The recorded rate's hitch time ratio is the first chart (the page draws charts by figure group, in this order within one).
+        let recordedRateHz = history.runs.last?.machine.refreshHz ?? 0
+        let ordered = zip(history.metrics, result.metrics).enumerated().sorted {
+            (HistoryCheck.leadPreference($0.element.0.metric, recordedRateHz: recordedRateHz), $0.offset)
+                < (HistoryCheck.leadPreference($1.element.0.metric, recordedRateHz: recordedRateHz), $1.offset)
+        }.map(\.element)
+        let metrics = ordered.map { series, check in
             TrendReportInput.Metric(name: series.metric, values: series.values, changes: check.changePoints.map {
                 TrendReportInput.Change(runIndex: $0.runIndex, verdict: $0.verdict, summary: HistoryShow.describe($0))
             })
         }
         let span = history.runs.isEmpty ? "no runs" : "\(history.runs.count) runs, \(HistoryCommand.time(history.runs.first!.timeMs)) to \(HistoryCommand.time(history.runs.last!.timeMs))"
-        return TrendReport.render(TrendReportInput(title: "hitch history: " + branch, subtitle: [span], runs: runs, metrics: metrics))
+        let groups = result.changes.map {
+            TrendReportInput.ChangeGroup(runIndex: $0.runIndex, verdict: $0.verdict, summary: HistoryCheckCommand.describe($0), metrics: $0.metrics.map(\.metric))
+        }
+        return TrendReport.render(TrendReportInput(title: "hitch history: " + branch, subtitle: [span], runs: runs, metrics: metrics, changeGroups: groups))
     }
 }
