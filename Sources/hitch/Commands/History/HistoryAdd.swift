@@ -16,6 +16,9 @@ enum HistoryAdd: Subcommand {
     their metric paths (the names budgets and hitch diff use), in one transaction. The run id is a
     hash of the traces' content, the commit and the machine: adding the same run twice stores it once.
 
+    ARGUMENTS:
+      TRACE...               The run's traces (.fxt, or another tool's, imported as hitch analyze does).
+
     OPTIONS:
       --commit SHA           The commit the traces were recorded at (required).
       --branch B             Its branch (default main).
@@ -25,6 +28,7 @@ enum HistoryAdd: Subcommand {
     \(CommandContext.evidenceHelp)
     \(HistoryCommand.dbHelp)
     \(CommandContext.optionsHelp)
+      -h, --help             Show this help.
 
     A trace without frames, with fewer than --min-frames, or cut short is refused (exit 2) before
     the database is opened: a run that recorded too little would become the baseline.

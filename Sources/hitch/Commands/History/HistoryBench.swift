@@ -17,6 +17,16 @@ enum HistoryBench: Subcommand {
     metric a noisy series with a few steps, then times what `hitch history check` and `report` do
     (open, read the branch, detect change points, judge / render), wall and CPU time (all threads).
     Prints JSON.
+
+    OPTIONS:
+      --runs N               Runs to generate (default 100000).
+      --metrics N            Metrics per run (default 50).
+      --db PATH              The SQLite file to fill (default a temporary file, removed after).
+      --keep                 Keep the database (with --db).
+      -h, --help             Show this help.
+
+    EXAMPLE:
+      hitch history bench --runs 20000 --metrics 20
     """
     struct Figures: Encodable {
         var runs, metrics: Int

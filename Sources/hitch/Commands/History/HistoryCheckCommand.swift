@@ -27,8 +27,12 @@ enum HistoryCheckCommand: Subcommand {
       --window N             E-divisive window in runs (default 50).
       --format FORMAT        text (default), json, markdown.
     \(HistoryCommand.dbHelp)
+      -h, --help             Show this help.
 
     EXIT STATUS: 0 no regression, 1 a metric's newest change point is a regression, 2 bad input.
+
+    EXAMPLE:
+      hitch history check --branch main --metric hitches.120.hitchTimeRatioMsPerS
     """
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         let branch = try arguments.option("--branch") ?? "main"

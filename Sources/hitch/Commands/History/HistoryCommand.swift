@@ -19,6 +19,13 @@ enum HistoryCommand: Subcommand {
 
     The database is --db (default .hitch/history.sqlite, or $HITCH_DB): an SQLite file, created on
     first use, or a postgres:// URL shared by a fleet of CI runners. docs/HISTORY.md.
+
+    OPTIONS:
+      -h, --help   Show this help ('hitch history <subcommand> --help' for the subcommand's options).
+
+    EXAMPLES:
+      hitch history add Traces/feed-tuned-120hz.fxt --commit "$(git rev-parse HEAD)"
+      hitch history check
     """
     static let subcommands = [HistoryAdd.entry, HistoryList.entry, HistoryShow.entry, HistoryCheckCommand.entry,
                               HistoryReport.entry, HistoryPrune.entry, HistoryBench.entry]

@@ -18,6 +18,10 @@ enum HistoryList: Subcommand {
       --metrics              List the stored metric names instead.
       --format FORMAT        text (default), json, markdown.
     \(HistoryCommand.dbHelp)
+      -h, --help             Show this help.
+
+    EXAMPLE:
+      hitch history list --branch main --last 20
     """
     struct RunLine: Encodable { var id, commit, branch, time, machine, cpuModel: String; var cores: Int; var refreshHz: Double; var tags: [String: String]; var traces: [String] }
 

@@ -14,6 +14,12 @@ enum HistoryPrune: Subcommand {
 
     Deletes runs added more than DAYS days ago (with their figures and tags), in one transaction.
 
+    OPTIONS:
+      --older-than DAYS      Delete runs added more than DAYS days ago (required).
+      --branch B             Only this branch's runs (default every branch).
+    \(HistoryCommand.dbHelp)
+      -h, --help             Show this help.
+
     EXAMPLE:
       hitch history prune --older-than 365 --db "$HITCH_DB"
     """

@@ -17,6 +17,17 @@ enum HistoryReport: Subcommand {
     bytes for the same history. A long history is down-sampled to 150 columns; change points are
     always drawn.
 
+    OPTIONS:
+      -o, --output FILE      The page to write (required).
+      --branch B             The branch (default main).
+      --metric M             Only these metrics (repeatable; default every stored metric).
+      --last N               Only the newest N runs.
+      --threshold PCT        Smallest relative change that counts, 0 to 10000 (default 5).
+      --max-pvalue P         Significance of a change point (default 0.0001).
+      --window N             E-divisive window in runs (default 50).
+    \(HistoryCommand.dbHelp)
+      -h, --help             Show this help.
+
     EXAMPLE:
       hitch history report --branch main -o trend.html
     """

@@ -14,6 +14,19 @@ enum HistoryShow: Subcommand {
 
     Prints the metric's value at each run of the branch, oldest first, and the change points found.
 
+    ARGUMENTS:
+      METRIC                 A stored metric's path (hitch history list --metrics lists them).
+
+    OPTIONS:
+      --branch B             The branch (default main).
+      --last N               Only the newest N runs.
+      --threshold PCT        Smallest relative change that counts, 0 to 10000 (default 5).
+      --max-pvalue P         Significance of a change point (default 0.0001).
+      --window N             E-divisive window in runs (default 50).
+      --format FORMAT        text (default), json, markdown.
+    \(HistoryCommand.dbHelp)
+      -h, --help             Show this help.
+
     EXAMPLE:
       hitch history show hitches.120.hitchTimeRatioMsPerS --branch main --last 50
     """
