@@ -23,14 +23,10 @@ enum FrameTimelineField {
 /// assembled into frames and written with their platform verdict and, from the scheduling events,
 /// their threads' states. Everything waiting is bounded (`PerfettoState.maxWaiting`), the oldest going out first.
 final class PerfettoFrameTimeline {
-    private let sink: ImportSink
-    private let processes: PerfettoProcesses
-    private let scheduling: PerfettoScheduling
+    private let sink: ImportSink, processes: PerfettoProcesses, scheduling: PerfettoScheduling
 
     init(sink: ImportSink, processes: PerfettoProcesses, scheduling: PerfettoScheduling) {
-        self.sink = sink
-        self.processes = processes
-        self.scheduling = scheduling
+        (self.sink, self.processes, self.scheduling) = (sink, processes, scheduling)
     }
 
     private struct SurfaceKey: Hashable { var pid: Int64; var token: Int64; var layer: StringID }
