@@ -79,8 +79,11 @@ if grep -E '(^| )-lz( |$)|libz\.(so|a)' "$build_log" | grep -q .; then
 fi
 grep -q '"version" : "0.1.0"' "$work/app/Package.resolved" \
     || { echo "check-example-app: the dependency did not resolve to version 0.1.0"; cat "$work/app/Package.resolved"; exit 1; }
-swift build --product hitch >/dev/null
-hitch="$(swift build --show-bin-path)/hitch"
+# The analyzer: $HITCH when set (a build from elsewhere), else this checkout's debug build.
+if [ -n "${HITCH:-}" ]; then hitch=$HITCH; else
+    swift build --product hitch >/dev/null
+    hitch="$(swift build --show-bin-path)/hitch"
+fi
 trace="$work/frameapp.fxt"
 "$app" "$trace"
 "$hitch" analyze "$trace" --refresh 60 | sed -n '1,25p'
