@@ -32,13 +32,6 @@ if [ "$status" = 124 ]; then
     echo "check-asan-sampler: the tests passed their time limit (backtraces above)"
     exit 1
 fi
-if grep -qE "ERROR: AddressSanitizer|runtime error:" "$log"; then
-    echo "check-asan-sampler: a sanitizer reported a problem (rerun: swift test --scratch-path $scratch --sanitize=address -Xcc -fsanitize=undefined --filter '$filter')"
-    exit 1
-fi
-if [ "$status" != 0 ]; then
-    tail -30 "$log"
-    echo "check-asan-sampler: tests failed under ASan/UBSan (exit $status)"
-    exit 1
-fi
-echo "check-asan-sampler: no ASan or UBSan findings in the sampler and recorder C code"
+sanitized_verdict check-asan-sampler "ERROR: AddressSanitizer|runtime error:" ASan/UBSan \
+    "swift test --scratch-path $scratch --sanitize=address -Xcc -fsanitize=undefined --filter '$filter'" \
+    "no ASan or UBSan findings in the sampler and recorder C code"

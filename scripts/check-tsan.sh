@@ -18,13 +18,6 @@ export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1 second_deadlock_stack=1}"
 # session would time out behind the load test.
 swift test --scratch-path "$scratch" --sanitize=thread --no-parallel --filter "$filter" > "$log" 2>&1 || status=$?
 grep -E "WARNING: ThreadSanitizer|SUMMARY: ThreadSanitizer|✘|Test run with" "$log" | head -40 || true
-if grep -q "ThreadSanitizer" "$log"; then
-    echo "check-tsan: ThreadSanitizer reported a problem (full log above was trimmed; rerun: swift test --scratch-path $scratch --sanitize=thread --filter '$filter')"
-    exit 1
-fi
-if [ "$status" != 0 ]; then
-    tail -30 "$log"
-    echo "check-tsan: tests failed under ThreadSanitizer (exit $status)"
-    exit 1
-fi
-echo "check-tsan: no data races in the recorder's concurrency tests"
+sanitized_verdict check-tsan "ThreadSanitizer" ThreadSanitizer \
+    "swift test --scratch-path $scratch --sanitize=thread --filter '$filter'" \
+    "no data races in the recorder's concurrency tests"
