@@ -49,34 +49,34 @@ enum TraceInputs {
         var isTemporary: Bool
     }
 
-    /// The importer `path` needs, nil for FXT: `forced`, or recognised from its first bytes (FXT when
-    /// nothing else fits, so the reader names what is wrong with it).
-    static func importFormat(of path: String, forced: String?) -> ImportFormat? {
-        if let forced { return ImportFormat(rawValue: forced) }
+    /// The format of `path`: `forced`, or recognised from its first bytes (FXT when nothing else fits,
+    /// so the reader names what is wrong with it).
+    static func format(of path: String, forced: String?) -> String {
+        if let forced { return forced }
         let head = TraceImport.firstBytes(of: path, count: 4096)
-        if head.starts(with: [0x10, 0x00, 0x04, 0x46, 0x78, 0x54, 0x16, 0x00]) { return nil }
-        return ImportFormat.sniff(head[...])
+        if head.starts(with: [0x10, 0x00, 0x04, 0x46, 0x78, 0x54, 0x16, 0x00]) { return "fxt" }
+        return ImportFormat.sniff(head[...])?.rawValue ?? "fxt"
     }
 
     /// Imports every input that is not FXT into a temporary file; `cleanUp` removes them. `process`
     /// (`--process`) picks the app of each Perfetto input; given with no Perfetto input, it is refused.
     static func prepare(_ paths: [String], forced: String?, process: PerfettoProcessSelection? = nil) throws -> [Prepared] {
-        let formats = paths.map { importFormat(of: $0, forced: forced) }
-        if let process, !formats.contains(.perfetto) {
+        let formats = paths.map { format(of: $0, forced: forced) }
+        if let process, !formats.contains(ImportFormat.perfetto.rawValue) {
             throw CLIError("option '--process' (\(process)) picks an app in a Perfetto trace, and no input is one: "
-                           + zip(paths, formats).map { "'\($0)' is \($1?.rawValue ?? "fxt")" }.joined(separator: ", "))
+                           + zip(paths, formats).map { "'\($0)' is \($1)" }.joined(separator: ", "))
         }
         var prepared: [Prepared] = []
         do {
             for (path, format) in zip(paths, formats) {
-                guard let format else {
+                if format == "fxt" {
                     prepared.append(Prepared(path: path, fxtPath: path, isTemporary: false))
                     continue
                 }
                 let temporary = try temporaryFXT()
                 prepared.append(Prepared(path: path, fxtPath: temporary, isTemporary: true))
                 let summary = try importFile(format: format, inputs: [path], output: temporary,
-                                             options: ImportOptions(process: format == .perfetto ? process : nil))
+                                             options: ImportOptions(process: format == ImportFormat.perfetto.rawValue ? process : nil))
                 for warning in summary.warnings.prefix(3) { writeStandardError("hitch: warning: \(path): \(warning)\n") }
             }
         } catch {
@@ -92,9 +92,12 @@ enum TraceInputs {
 
     /// Runs the importer for `format` (chrome, framestats, ...) into the FXT file `output`. Errors
     /// are one line naming the input.
-    static func importFile(format: ImportFormat, inputs: [String], output: String, options: ImportOptions = ImportOptions()) throws -> ImportSummary {
+    static func importFile(format: String, inputs: [String], output: String, options: ImportOptions = ImportOptions()) throws -> ImportSummary {
+        guard let importFormat = ImportFormat(rawValue: format) else {
+            throw CLIError("unknown input format '\(format)'; expected one of: \(formats.joined(separator: ", "))")
+        }
         do {
-            return try TraceImport.run(format, inputs: inputs, output: output, options: options)
+            return try TraceImport.run(importFormat, inputs: inputs, output: output, options: options)
         } catch let error as ImportError {
             throw CLIError(error.description)
         }

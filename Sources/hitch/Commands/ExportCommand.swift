@@ -5,15 +5,11 @@ import HitchImport
 import HitchReader
 
 // `hitch export TRACE --format F`: the trace for other viewers. One renderer per format; adding a
-// format is one more case of `ExportFormat` and of `export(_:format:...)`.
-enum ExportFormat: String, CaseIterable {
-    case folded, chrome
-}
-
+// format is one more case in `export(_:format:...)`.
 enum ExportCommand: Subcommand {
     static let name = "export"
     static let summary = "Convert a trace for other viewers: chrome (trace-event JSON) or folded stacks."
-    static let formats = ExportFormat.allCases.map(\.rawValue)
+    static let formats = ["folded", "chrome"]
     static let help = """
     USAGE: hitch export TRACE --format folded|chrome [--from MS] [--to MS] [-o FILE]
 
@@ -45,18 +41,18 @@ enum ExportCommand: Subcommand {
     """
 
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
-        guard let formatName = try arguments.option("--format") else {
+        guard let format = try arguments.option("--format") else {
             throw CLIError("'hitch export' needs --format (one of: \(formats.joined(separator: ", ")))")
         }
-        guard let format = ExportFormat(rawValue: formatName) else {
-            throw CLIError("option '--format' must be one of \(formats.joined(separator: ", ")); got '\(formatName)'")
+        guard formats.contains(format) else {
+            throw CLIError("option '--format' must be one of \(formats.joined(separator: ", ")); got '\(format)'")
         }
         let fromMs = try arguments.option("--from").map { try milliseconds($0, option: "--from") }
         let toMs = try arguments.option("--to").map { try milliseconds($0, option: "--to") }
         let fullNames = arguments.flag("--full-names")
         let output = try arguments.output()
         let path = try arguments.positionals(name, count: 1...1, what: "exactly one TRACE")[0]
-        if format == .chrome, fromMs != nil || toMs != nil {
+        if format == "chrome", fromMs != nil || toMs != nil {
             throw CLIError("options '--from' and '--to' apply to --format folded only; the chrome export is always the whole trace")
         }
         if let fromMs, let toMs, toMs <= fromMs {
@@ -90,13 +86,15 @@ enum ExportCommand: Subcommand {
     }
 
     /// One renderer per format; `write` receives the output in pieces.
-    static func export<Input: TraceInput>(_ input: inout Input, format: ExportFormat, fromNs: Int64?, toNs: Int64?, fullNames: Bool = false,
+    static func export<Input: TraceInput>(_ input: inout Input, format: String, fromNs: Int64?, toNs: Int64?, fullNames: Bool = false,
                                              write: @escaping (String) throws -> Void) throws {
         switch format {
-        case .folded:
+        case "folded":
             try write(try FoldedStacks.render(&input, fromNs: fromNs, toNs: toNs, fullNames: fullNames))
-        case .chrome:
+        case "chrome":
             try ChromeTraceExporter.export(&input, fullNames: fullNames, sink: write)
+        default:
+            throw CLIError("option '--format' must be one of \(formats.joined(separator: ", ")); got '\(format)'")
         }
     }
 }

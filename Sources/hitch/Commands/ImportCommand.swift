@@ -43,21 +43,22 @@ enum ImportCommand: Subcommand {
       hitch analyze frames.fxt
     """
 
-    static let formats = ImportFormat.allCases.map(\.rawValue)
+    static let formats = TraceInputs.formats.filter { $0 != "fxt" }
 
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         let output = try arguments.output()
         let refresh = try arguments.option("--refresh")
         let process = try TraceInputs.processSelection(&arguments)
         let words = try arguments.positionals(name, count: 1...Int.max, what: "a format and a file: \(formats.joined(separator: "|")) FILE")
-        guard let format = ImportFormat(rawValue: words[0]) else {
-            throw CLIError("unknown import format '\(words[0])'; expected one of: \(formats.joined(separator: ", "))")
+        let format = words[0]
+        guard formats.contains(format) else {
+            throw CLIError("unknown import format '\(format)'; expected one of: \(formats.joined(separator: ", "))")
         }
         let inputs = Array(words.dropFirst())
-        guard inputs.count == 1 || (format == .xctrace && !inputs.isEmpty) else {
-            throw CLIError(format == .xctrace ? "'hitch import xctrace' needs at least one EXPORT.xml" : "'hitch import \(format.rawValue)' needs exactly one FILE")
+        guard inputs.count == 1 || (format == ImportFormat.xctrace.rawValue && !inputs.isEmpty) else {
+            throw CLIError(format == ImportFormat.xctrace.rawValue ? "'hitch import xctrace' needs at least one EXPORT.xml" : "'hitch import \(format)' needs exactly one FILE")
         }
-        guard let output else { throw CLIError("'hitch import \(format.rawValue)' needs -o FILE.fxt") }
+        guard let output else { throw CLIError("'hitch import \(format)' needs -o FILE.fxt") }
         for path in inputs {
             if FileKind(path) == .directory {
                 throw CLIError("'\(path)' is a directory: give the file to import (e.g. \(path.hasSuffix("/") ? path : path + "/")trace)")
@@ -65,13 +66,13 @@ enum ImportCommand: Subcommand {
         }
         var options = ImportOptions()
         if let refresh {
-            guard format == .framestats else { throw CLIError("option '--refresh' applies to 'hitch import framestats' only") }
+            guard format == "framestats" else { throw CLIError("option '--refresh' applies to 'hitch import framestats' only") }
             let rates = try Quantities.rates(refresh, option: "--refresh")
             guard rates.count == 1 else { throw CLIError("option '--refresh' takes one rate in Hz for an import, e.g. --refresh 90") }
             options.periodNs = Int64((1e9 / rates[0]).rounded())
         }
         if let process {
-            guard format == .perfetto else { throw CLIError("option '--process' applies to 'hitch import perfetto' only") }
+            guard format == ImportFormat.perfetto.rawValue else { throw CLIError("option '--process' applies to 'hitch import perfetto' only") }
             options.process = process
         }
         // The checked writer: the FXT goes to a temporary file beside the target, renamed on success.
