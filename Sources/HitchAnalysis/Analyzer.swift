@@ -239,7 +239,10 @@ public struct Analyzer: Sendable {
     }
 
     /// The analysis of every run added so far.
-    public func finish() -> Analysis {
+    public func finish() -> Analysis { finishWithTotals().analysis }
+
+    /// The analysis, and the mergeable totals its figures come from (a trace's summary).
+    func finishWithTotals() -> (analysis: Analysis, totals: FigureTotals) {
         var a = Analysis()
         a.runs = runs
         a.metadata = metadata
@@ -250,7 +253,12 @@ public struct Analyzer: Sendable {
         var visitor = Contribute(analysis: a, context: context)
         passes.visit(&visitor)
         visitor.analysis.evidence = Evidence(of: visitor.analysis)
-        return visitor.analysis
+        var totals = visitor.context.mergeable
+        totals.runs = runs.count
+        totals.runsCutShort = visitor.analysis.evidence.runsCutShort
+        totals.eventCount = eventCount
+        totals.droppedEvents = droppedEvents
+        return (visitor.analysis, totals)
     }
 }
 

@@ -232,6 +232,9 @@ public enum MetadataKey: UInt32, TraceWord {
     case samplerUnwindNsP50, samplerUnwindNsP99, samplerStackBytesNeededP99
     // Imports: the format a trace was imported from, and the process its frames came from.
     case importedFrom, process
+    /// Where a recording came from, which fleet figures break down by (docs/FLEET.md "Dimensions"):
+    /// an app sets them with `setMetadata`; `hitch summarize --dimension KEY=VALUE` supplies or overrides them.
+    case appVersion, device, os, commit, branch
     /// The value of `schedSwitchThreads` when every thread that recorded events had a switch ring.
     public static let everyRecordingThread = "recording"
     public var name: String { MetadataKey.spelled[Int(rawValue)] }
