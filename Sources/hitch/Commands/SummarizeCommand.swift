@@ -31,6 +31,8 @@ enum SummarizeCommand: Subcommand {
                              NAME.summary.json in, one per trace (NAME: the trace's file name less its
                              extension; a name taken by an earlier trace gets -2, -3, ...).
       --dimension KEY=VALUE  A dimension of every trace given (repeatable): --dimension device=pixel-8.
+      --as NAME              With one TRACE: the name its summary gives it (default its path), e.g. the
+                             object-store URL of a trace a fleet job downloaded to a temporary file.
     \(CommandContext.optionsHelp)
       -h, --help             Show this help.
 
@@ -47,14 +49,16 @@ enum SummarizeCommand: Subcommand {
             }
             dimensions[String(pair[..<equals])] = String(pair[pair.index(after: equals)...])
         }
-        let context = try CommandContext.parse(&arguments, command: name)
-        let paths = try arguments.positionals(name, count: 1...Int.max, what: "at least one TRACE")
+        let name = try arguments.option("--as")
+        let context = try CommandContext.parse(&arguments, command: self.name)
+        let paths = try arguments.positionals(self.name, count: 1...Int.max, what: "at least one TRACE")
+        if name != nil, paths.count > 1 { throw CLIError("option '--as' names one trace; \(paths.count) were given") }
         let directory = try outputDirectory(context.output, traces: paths.count)
         var taken: Set<String> = []
         var failed = 0
         for path in paths {
             do {
-                let summary = try summarize(path, context: context, dimensions: dimensions)
+                let summary = try summarize(path, as: name ?? path, context: context, dimensions: dimensions)
                 let text = String(decoding: try JSONOutput.encoder(pretty: false).encode(summary), as: UTF8.self) + "\n"
                 let target = directory.map { $0 + "/" + fileName(for: path, taken: &taken) } ?? context.output
                 try writeOutput(text, to: target, inputs: paths)
@@ -73,12 +77,12 @@ enum SummarizeCommand: Subcommand {
         return .ok
     }
 
-    /// One trace's summary (errors name the file).
-    static func summarize(_ path: String, context: CommandContext, dimensions: [String: String]) throws -> TraceSummary {
+    /// One trace's summary, naming the trace `name` (errors name the file).
+    static func summarize(_ path: String, as name: String, context: CommandContext, dimensions: [String: String]) throws -> TraceSummary {
         try context.checkTraces([path])
         let inputs = try TraceInputs.prepare([path], forced: context.inputFormat, process: context.process)
         defer { TraceInputs.cleanUp(inputs) }
-        let (summary, analysis) = try context.analyzer(reading: inputs).summary(path: path, dimensions: dimensions)
+        let (summary, analysis) = try context.analyzer(reading: inputs).summary(path: name, dimensions: dimensions)
         CommandContext.warnIfCutShort(analysis)
         return summary
     }
