@@ -222,12 +222,16 @@ def main():
         batches = [paths[i:i + arguments.batch] for i in range(0, len(paths), arguments.batch)]
         futures = [client.submit(summarize_batch, batch, arguments.hitch, summarize_options, arguments.attempt_log, arguments.timeout,
                                  pure=False) for batch in batches]
+        batch_of = {future.key: batch for future, batch in zip(futures, batches)}
         summaries, failures, seconds, per_worker = {}, {}, 0.0, {}
         done_count, task_count = 0, len(futures)
         pending = as_completed(futures)
         del futures  # each result is released once read: a worker lost later costs only what it had not finished
         for future in pending:
-            batch = future.result()
+            try:
+                batch = future.result()
+            except Exception as error:  # the task's workers died too often (KilledWorker): its traces are reported
+                batch = [(path, None, f"'{path}': {type(error).__name__}: {error}", 0.0, "none") for path in batch_of[future.key]]
             future.release()
             for path, text, error, took, worker in batch:
                 if path in summaries or path in failures:

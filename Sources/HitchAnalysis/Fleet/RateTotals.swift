@@ -31,6 +31,23 @@ struct RateTotals: Codable, Sendable, Equatable {
 
     init() {}
 
+    /// Why these totals cannot be a trace's or a fleet's (a damaged file), or nil.
+    var problem: String? {
+        for (key, totals) in [("recorded", recorded)] + rates.sorted(by: { $0.key < $1.key }) {
+            let counts = totals.frameTimeHistogram.counts
+            guard counts.isEmpty || counts.count == FrameTimeHistogram.binCount else {
+                return "the frame-time histogram at \(key) has \(counts.count) bins, not \(FrameTimeHistogram.binCount)"
+            }
+            guard counts.allSatisfy({ (0...Self.countLimit).contains($0) }) else {
+                return "the frame-time histogram at \(key) has a count outside 0...2^53"
+            }
+        }
+        return nil
+    }
+
+    /// The largest count a summary may hold (what a JSON number keeps exactly).
+    static let countLimit = 1 << 53
+
     mutating func merge(_ other: RateTotals) {
         recorded.merge(other.recorded)
         for (rate, count) in other.recordedRates { recordedRates[rate, default: 0] +|= count }

@@ -26,11 +26,22 @@ public enum SummaryFile: Sendable {
         guard version <= current else {
             throw SummaryError("'\(name)' is a \(expected) of version \(version), newer than this hitch reads (up to \(current)): upgrade hitch")
         }
+        let file: SummaryFile
         do {
-            if expected == TraceSummary.formatName { return .trace(try decoder.decode(TraceSummary.self, from: data)) }
-            return .fleet(try decoder.decode(FleetSummary.self, from: data))
+            file = expected == TraceSummary.formatName ? .trace(try decoder.decode(TraceSummary.self, from: data))
+                                                       : .fleet(try decoder.decode(FleetSummary.self, from: data))
         } catch {
             throw SummaryError("'\(name)' is a damaged \(expected): \(Self.reason(error))")
+        }
+        if let problem = file.problem { throw SummaryError("'\(name)' is a damaged \(expected): \(problem)") }
+        return file
+    }
+
+    /// What decoding cannot see: a frame-time histogram of another shape, or counts no trace has.
+    private var problem: String? {
+        switch self {
+        case .trace(let trace): trace.totals.hitches.problem
+        case .fleet(let fleet): ([fleet.totals.hitches] + fleet.groups.map(\.hitches)).lazy.compactMap(\.problem).first
         }
     }
 

@@ -66,6 +66,11 @@ enum MergeCommand: Subcommand {
         try refuseTraceSummarizedTwice(summaries, files: files)
         let groupings = by.isEmpty ? (summaries.lazy.compactMap { if case .fleet(let f) = $0 { f.groupings } else { nil } }.first
                                       ?? FleetSummary.defaultGroupings) : by
+        for (summary, file) in zip(summaries, files) {
+            if case .fleet(let partial) = summary, partial.groupings != groupings {
+                throw CLIError("'\(file)' was grouped by \(describe(partial.groupings)), not \(describe(groupings)): fleet summaries grouped differently cannot merge; merge them with the same --by")
+            }
+        }
         let fleet: FleetSummary
         do {
             guard let merged = try FleetSummary.merged(summaries.map { $0.fleet(groupings: groupings) }) else {
@@ -87,6 +92,9 @@ enum MergeCommand: Subcommand {
         if let history { try history.store(fleet: fleet, figures: figures) }
         return .ok
     }
+
+    /// "workload; appVersion,device".
+    static func describe(_ groupings: [[String]]) -> String { groupings.map { $0.joined(separator: ",") }.joined(separator: "; ") }
 
     /// "appVersion,device" -> ["appVersion", "device"].
     static func groupingOption(_ value: String) throws -> [String] {
