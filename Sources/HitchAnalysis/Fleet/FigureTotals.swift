@@ -3,7 +3,9 @@
 /// figures (`PassContext.mergeable`), from the same totals their figures come from.
 struct FigureTotals: Codable, Sendable, Equatable {
     var runs = 0
+    /// Runs cut short (docs/METRICS.md "Evidence"), and runs whose trace promised no end-of-recording marker.
     var runsCutShort = 0
+    var runsWithoutEndMarker = 0
     var eventCount: UInt64 = 0
     var droppedEvents: UInt64 = 0
     /// Hitch figures: recorded frames and each judged rate.
@@ -16,6 +18,7 @@ struct FigureTotals: Codable, Sendable, Equatable {
     mutating func merge(_ other: FigureTotals) {
         runs +|= other.runs
         runsCutShort +|= other.runsCutShort
+        runsWithoutEndMarker +|= other.runsWithoutEndMarker
         eventCount &+= other.eventCount
         droppedEvents &+= other.droppedEvents
         hitches.merge(other.hitches)
@@ -38,5 +41,7 @@ struct FigureTotals: Codable, Sendable, Equatable {
         a.evidence = Evidence(of: a)
         a.evidence.runsCutShort = runsCutShort
         a.evidence.endedCleanly = runsCutShort == 0
+        a.evidence.runsWithoutEndMarker = runsWithoutEndMarker
+        a.headline = Headline(of: a)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import HitchAnalysis
+import HitchReader
 import HitchTrace
 
 // `hitch bench traces`: a fleet of seeded synthetic traces (SyntheticTrace) with dimensions, the input
