@@ -8,6 +8,7 @@ public enum FleetTextReport {
         let a = f.fleet
         let ratios = f.traceRatios
         var out: [String] = ["hitch merge: \(Format.count(f.traces)) traces (\(Format.count(ratios.tracesWithFrames)) with frames), path digest \(f.pathDigest)"]
+        if let headline = a.headline { out.append(contentsOf: ReportText.headlineParts(headline).map { "  \($0.label): \($0.text)" }) }
         out.append("  evidence: \(a.evidence.summary)")
         out.append("  events \(a.eventCount), dropped by the recorder \(a.droppedEvents)"
                    + (a.recordedRates.isEmpty ? "" : ", recorded at " + a.recordedRates.map { "\(Format.significant($0.rateHz)) Hz (\($0.frameCount) frames)" }.joined(separator: ", ")))
