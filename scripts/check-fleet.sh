@@ -14,7 +14,8 @@
 #  5. The job on a local cluster (--local-workers 2) over a file:// prefix of 40 traces, storing the
 #     fleet's figures in a private PostgreSQL; the stored hitch time ratio is fleet.json's, and
 #     storing the same fleet again stores nothing.
-# HITCH_FLEET_CHECK_TRACES changes the count (default 500). Exit 0 = all held, 1 = one did not,
+# HITCH_FLEET_CHECK_TRACES changes the count (default 500). Each fleet run has a time limit of its own
+# (900 and 600 s; scripts/test.sh bounds the whole check). Exit 0 = all held, 1 = one did not,
 # 2 = the check could not run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -76,7 +77,7 @@ with Client(sys.argv[1], timeout=60) as client:
     client.wait_for_workers(2, timeout=120)" "$address" || fail "the workers did not join the scheduler"
 step "scheduler $address with workers 'kept' and 'killed'"
 fleet_status=0
-"$venv/bin/python" scripts/fleet.py --scheduler "$address" --hitch "$hitch" --traces "$work/traces/*.fxt" "${by[@]}" \
+timeout 900 "$venv/bin/python" scripts/fleet.py --scheduler "$address" --hitch "$hitch" --traces "$work/traces/*.fxt" "${by[@]}" \
     --attempt-log "$work/attempts.log" --out "$work/fleet" >"$work/fleet.log" 2>&1 &
 fleet=$!
 # Killed just after it started a trace (the log's last line is its own), so a trace is in flight.
@@ -109,7 +110,7 @@ grep "traces merged" "$work/fleet.log" | sed 's/^/  /'
 private_postgres_start >/dev/null || exit 2
 mkdir -p "$work/small"
 for trace in $(ls "$work"/traces/trace-*.fxt | head -n 40); do cp "$trace" "$work/small/"; done
-"$venv/bin/python" scripts/fleet.py --local-workers 2 --hitch "$hitch" --prefix "file://$work/small" --out "$work/local" \
+timeout 600 "$venv/bin/python" scripts/fleet.py --local-workers 2 --hitch "$hitch" --prefix "file://$work/small" --out "$work/local" \
     --db "$PRIVATE_POSTGRES_URL" --commit 0123abc --branch fleet-check >"$work/local.log" 2>&1 \
     || { tail -n 20 "$work/local.log"; fail "the fleet job on a local cluster failed"; }
 [ "$(json "$work/local/run.json" 'd["summarized"], d["checked"]')" = "40 True" ] || fail "local run: $(cat "$work/local/run.json")"
