@@ -61,35 +61,47 @@ def _local_copy(url, directory):
     protocol = url.split("://", 1)[0] if "://" in url else "file"
     if protocol in ("file", "local"):
         return url.split("://", 1)[1] if "://" in url else url
+    os.makedirs(directory, exist_ok=True)
     target = os.path.join(directory, os.path.basename(url.rstrip("/")) or "trace")
     fsspec.filesystem(protocol).get(url, target)
     return target
 
 
 def summarize_batch(paths, hitch, options, attempt_log, timeout):
-    """`hitch summarize` of each trace: (path, summary text or None, error or None, seconds, worker)."""
+    """One `hitch summarize` of the batch's traces (one summary a line on stdout, each named by its
+    path or URL with --as): (path, summary text or None, error or None, seconds, worker) per trace."""
+    import json as _json
     worker = _worker_name()
-    results = []
+    start = time.monotonic()
+    if attempt_log:
+        with open(attempt_log, "a") as log:
+            log.writelines(f"started\t{path}\t{worker}\n" for path in paths)
+    errors, local = {}, {}
     with tempfile.TemporaryDirectory(prefix="hitch-fleet-") as scratch:
-        for path in paths:
-            if attempt_log:
-                with open(attempt_log, "a") as log:
-                    log.write(f"started\t{path}\t{worker}\n")
-            start = time.monotonic()
+        for index, path in enumerate(paths):
             try:
-                local = _local_copy(path, scratch)
-                done = subprocess.run([hitch, "summarize", local, "--as", path, "-o", "-"] + options,
-                                      capture_output=True, text=True, timeout=timeout)
-                if done.returncode == 0:
-                    results.append((path, done.stdout, None, time.monotonic() - start, worker))
-                else:
-                    error = done.stderr.strip().splitlines()
-                    results.append((path, None, error[-1] if error else f"hitch exited {done.returncode}", time.monotonic() - start, worker))
+                local[path] = _local_copy(path, os.path.join(scratch, str(index)) if "://" in path else scratch)
+            except Exception as error:  # a download that failed: reported, the run goes on
+                errors[path] = f"'{path}': {error}"
+        todo = [p for p in paths if p in local]
+        summaries, stderr = {}, ""
+        if todo:
+            command = [hitch, "summarize"] + [local[p] for p in todo] + [w for p in todo for w in ("--as", p)] + ["-o", "-"] + options
+            try:
+                done = subprocess.run(command, capture_output=True, text=True, timeout=timeout * len(todo))
+                stderr = done.stderr
+                for line in done.stdout.splitlines():
+                    if line.strip():
+                        summaries[_json.loads(line)["path"]] = line + "\n"
             except subprocess.TimeoutExpired:
-                results.append((path, None, f"'{path}': hitch summarize took longer than {timeout} s", time.monotonic() - start, worker))
-            except Exception as error:  # a download or a spawn that failed: reported, the run goes on
-                results.append((path, None, f"'{path}': {error}", time.monotonic() - start, worker))
-    return results
+                stderr = f"hitch summarize took longer than {timeout} s a trace"
+        lines = stderr.strip().splitlines()
+        for path in todo:
+            if path not in summaries:
+                named = [line for line in lines if f"'{local[path]}'" in line or f"'{path}'" in line]
+                errors[path] = named[0] if named else (f"'{path}': " + (lines[-1] if lines else "no summary"))
+    took = (time.monotonic() - start) / max(1, len(paths))
+    return [(path, summaries.get(path), errors.get(path), took, worker) for path in paths]
 
 
 def merge_states(hitch, by, parts):
@@ -179,7 +191,8 @@ def main():
     parser.add_argument("--by", action="append", default=[], help="a breakdown, e.g. appVersion,device (repeatable; hitch merge --by)")
     parser.add_argument("--refresh", help="refresh rates to judge at (hitch summarize --refresh)")
     parser.add_argument("--dimension", action="append", default=[], help="KEY=VALUE for every trace (hitch summarize --dimension)")
-    parser.add_argument("--batch", type=int, default=1, help="traces per task (default 1: a lost worker costs one trace's work)")
+    parser.add_argument("--batch", type=int, default=4,
+                        help="traces per task, one hitch process each (default 4: fewer process starts; a lost worker costs one batch's work)")
     parser.add_argument("--fan-in", type=int, default=32, help="summaries per partial merge (default 32)")
     parser.add_argument("--timeout", type=float, default=600, help="seconds one trace may take (default 600)")
     parser.add_argument("--worst-reports", type=int, default=10, help="write the worst N traces' own reports beside the page (default 10)")

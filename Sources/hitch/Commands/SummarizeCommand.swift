@@ -26,13 +26,14 @@ enum SummarizeCommand: Subcommand {
       TRACE                  Trace files (FXT, or another tool's, imported on the way in).
 
     OPTIONS:
-      -o, --output FILE|DIR  One TRACE: the summary file (default standard output). Several TRACEs, or
-                             an existing directory, or a name ending in '/': the directory to write
-                             NAME.summary.json in, one per trace (NAME: the trace's file name less its
-                             extension; a name taken by an earlier trace gets -2, -3, ...).
+      -o, --output FILE|DIR  Standard output by default (or -): one summary a line, in the order given
+                             (JSON Lines). One TRACE: the summary file. Several TRACEs, or an existing
+                             directory, or a name ending in '/': the directory to write NAME.summary.json
+                             in, one per trace (NAME: the trace's file name less its extension; a name
+                             taken by an earlier trace gets -2, -3, ...).
       --dimension KEY=VALUE  A dimension of every trace given (repeatable): --dimension device=pixel-8.
-      --as NAME              With one TRACE: the name its summary gives it (default its path), e.g. the
-                             object-store URL of a trace a fleet job downloaded to a temporary file.
+      --as NAME              The name a trace's summary gives it (default its path), once per TRACE in
+                             order, e.g. the object-store URL of a trace a fleet job downloaded.
     \(CommandContext.optionsHelp)
       -h, --help             Show this help.
 
@@ -49,16 +50,18 @@ enum SummarizeCommand: Subcommand {
             }
             dimensions[String(pair[..<equals])] = String(pair[pair.index(after: equals)...])
         }
-        let name = try arguments.option("--as")
+        let names = try arguments.options("--as")
         let context = try CommandContext.parse(&arguments, command: self.name)
         let paths = try arguments.positionals(self.name, count: 1...Int.max, what: "at least one TRACE")
-        if name != nil, paths.count > 1 { throw CLIError("option '--as' names one trace; \(paths.count) were given") }
+        guard names.isEmpty || names.count == paths.count else {
+            throw CLIError("option '--as' names the traces in order: \(names.count) given for \(paths.count) traces")
+        }
         let directory = try outputDirectory(context.output, traces: paths.count)
         var taken: Set<String> = []
         var failed = 0
-        for path in paths {
+        for (index, path) in paths.enumerated() {
             do {
-                let summary = try summarize(path, as: name ?? path, context: context, dimensions: dimensions)
+                let summary = try summarize(path, as: names.isEmpty ? path : names[index], context: context, dimensions: dimensions)
                 let text = String(decoding: try JSONOutput.encoder(pretty: false).encode(summary), as: UTF8.self) + "\n"
                 let target = directory.map { $0 + "/" + fileName(for: path, taken: &taken) } ?? context.output
                 try writeOutput(text, to: target, inputs: paths)
@@ -87,12 +90,9 @@ enum SummarizeCommand: Subcommand {
         return summary
     }
 
-    /// The directory summaries go to, or nil for one file (or standard output).
+    /// The directory summaries go to, or nil for one file, or standard output (one summary a line).
     static func outputDirectory(_ output: String?, traces: Int) throws -> String? {
-        guard let output, output != "-" else {
-            if traces > 1 { throw CLIError("\(traces) traces make \(traces) summaries: give a directory for them with -o DIR") }
-            return nil
-        }
+        guard let output, output != "-" else { return nil }
         var status = stat()
         let isDirectory = stat(output, &status) == 0 && status.st_mode & S_IFMT == S_IFDIR
         guard isDirectory || output.hasSuffix("/") || traces > 1 else { return nil }
