@@ -20,7 +20,8 @@ enum MergeCommand: Subcommand {
     rate, by cause, frame-time percentiles from the merged sketches, the heaviest offenders, decode;
     how the traces' own ratios are spread; the same broken down by dimension; and the worst traces.
     Merging is exact: the figures equal 'hitch analyze' of every trace as runs of one analysis, in
-    any order and any grouping of partial merges (docs/FLEET.md "Merging").
+    any order and any grouping of partial merges (docs/FLEET.md "Merging", which also says where they
+    differ by definition: a session split over traces, traces at different rates, machine peaks).
 
     ARGUMENTS:
       SUMMARY                Files from 'hitch summarize' or 'hitch merge --format state', or directories
