@@ -285,11 +285,15 @@ def main():
                                  for rank, path in enumerate(worst)])
         worst_dir = os.path.join(arguments.out, "worst")
         os.makedirs(worst_dir, exist_ok=True)
+        written = 0  # the leading reports that were written: the page links those
         for rank, html in enumerate(reports):
-            if html is not None:
-                with open(os.path.join(worst_dir, f"worst-{rank + 1:03d}.html"), "w") as out:
-                    out.write(html)
-        html, _ = client.submit(render, arguments.hitch, state, ["--format", "html", "--worst-reports", "worst"], pure=False).result()
+            if html is None:
+                break
+            with open(os.path.join(worst_dir, f"worst-{rank + 1:03d}.html"), "w") as out:
+                out.write(html)
+            written += 1
+        links = ["--worst-reports", "worst", "--worst-report-count", str(written)] if written else []
+        html, _ = client.submit(render, arguments.hitch, state, ["--format", "html"] + links, pure=False).result()
         text, _ = client.submit(render, arguments.hitch, state, [], pure=False).result()
         stored = None
         if arguments.db:

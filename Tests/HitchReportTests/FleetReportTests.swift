@@ -39,7 +39,7 @@ import HitchAnalysis
     }
 
     @Test func namesFromTracesAreEscapedAndThePageLoadsNothing() {
-        let html = FleetReport.render(Self.figures(), title: Self.hostile, worstReports: "worst")
+        let html = FleetReport.render(Self.figures(), title: Self.hostile, worstReports: ("worst", 1))
         #expect(!html.contains("<script>alert"))
         #expect(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
         #expect(html.contains("Content-Security-Policy") && html.contains("default-src &#39;none&#39;"))

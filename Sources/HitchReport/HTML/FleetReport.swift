@@ -7,9 +7,9 @@ import HitchAnalysis
 // its own report when the job wrote one beside the page) and the fleet's top offenders.
 
 public enum FleetReport {
-    /// `worstReports`: the folder, beside the page, holding `worst-001.html`, … for the worst traces in
-    /// order (the fleet job writes them); nil for no links.
-    public static func render(_ f: FleetFigures, title: String, worstReports: String? = nil) -> String {
+    /// `worstReports`: the folder, beside the page, holding `worst-001.html`, … for the first `count`
+    /// worst traces (the fleet job writes them); nil for no links.
+    public static func render(_ f: FleetFigures, title: String, worstReports: (folder: String, count: Int)? = nil) -> String {
         let context = Context(analysis: f.fleet, prefix: "fleet")
         var sections: [PageSection] = []
         if context.hasFrames {
@@ -94,10 +94,11 @@ public enum FleetReport {
         .badge(Context.gradeClass(h.appleTestScale.grade), Format.fixed(h.hitchTimeRatioMsPerS, 2))
     }
 
-    static func worst(_ w: inout HTMLWriter, _ traces: [FleetTrace], reports: String?) {
-        Blocks.note(&w, "Worst first, by each trace's recorded hitch time ratio" + (reports == nil
-            ? ". 'hitch report TRACE -o report.html' draws any of them."
-            : "; a trace's name links to its own report, where the fleet job wrote one."))
+    static func worst(_ w: inout HTMLWriter, _ traces: [FleetTrace], reports: (folder: String, count: Int)?) {
+        let linked = reports.map { min($0.count, traces.count) } ?? 0
+        Blocks.note(&w, "Worst first, by each trace's recorded hitch time ratio" + (linked > 0
+            ? "; the first \(Format.count(linked)) link to their own reports."
+            : ". 'hitch report TRACE -o report.html' draws any of them."))
         w.element("div", [Attribute("class", "scroll")]) { w in
             w.element("table", [Attribute.id(Fragment("t-", "worst"))]) { w in
                 w.element("thead") { w in
@@ -108,7 +109,7 @@ public enum FleetReport {
                         w.element("tr", [Attribute.id(Fragment("worst-", rank + 1))]) { w in
                             w.element("td", text: String(rank + 1))
                             w.element("td") { w in
-                                let file = reports.map { $0 + "/" + reportName(rank: rank + 1) }
+                                let file = reports.flatMap { rank < $0.count ? $0.folder + "/" + reportName(rank: rank + 1) : nil }
                                 if let link = file.flatMap({ Attribute.link(toFileBesideThePage: $0) }) {
                                     w.element("a", [link]) { $0.name(t.path) }
                                 } else {

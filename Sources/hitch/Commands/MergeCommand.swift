@@ -37,6 +37,7 @@ enum MergeCommand: Subcommand {
       --title TEXT           html: the page title (default "Fleet of N traces").
       --worst-reports DIR    html: link the worst traces to DIR/worst-001.html, … (DIR relative to the page;
                              the fleet job writes these reports; scripts/fleet.py --worst-reports).
+      --worst-report-count N html: how many of those reports there are (default 10).
       --device-budget SIZE   The decode memory budget the figures are judged against (default 1.2GB).
       --db PATH|URL          Also store the fleet's figures as one run: an SQLite file or postgres:// URL
                              (a fleet's shared PostgreSQL; docs/HISTORY.md).
@@ -57,6 +58,7 @@ enum MergeCommand: Subcommand {
         let format = try arguments.choice("--format", ["text", "json", "html", "state"], default: "text")
         let by = try arguments.options("--by").map(groupingOption)
         let worstReports = try arguments.option("--worst-reports")
+        let worstReportCount = try arguments.number("--worst-report-count", in: 0...FleetSummary.worstTraceLimit, default: 10)
         let title = try arguments.option("--title")
         let deviceBudget = try arguments.option("--device-budget").map { try Quantities.bytes($0, option: "--device-budget") }
         let history = try HistoryTarget.parse(&arguments)
@@ -86,7 +88,7 @@ enum MergeCommand: Subcommand {
         switch format {
         case "json": text = try JSONOutput.text(figures)
         case "state": text = String(decoding: try JSONOutput.encoder(pretty: false).encode(fleet), as: UTF8.self) + "\n"
-        case "html": text = FleetReport.render(figures, title: title ?? "Fleet of \(Format.count(figures.traces)) traces", worstReports: worstReports)
+        case "html": text = FleetReport.render(figures, title: title ?? "Fleet of \(Format.count(figures.traces)) traces", worstReports: worstReports.map { ($0, worstReportCount) })
         default: text = FleetTextReport.render(figures)
         }
         try writeOutput(text, to: output, inputs: files)
