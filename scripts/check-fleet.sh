@@ -103,6 +103,12 @@ rerun=$(awk -F'\t' '{ n[$2]++; if ($3 == "killed") k[$2] = 1 } END { c = 0; for 
 [ "$rerun" -gt 0 ] || fail "no trace the killed worker had started was started again"
 "$venv/bin/python" scripts/support/validate-summaries.py docs/summary.schema.json "$work/fleet/fleet.state.json" >/dev/null \
     || fail "the fleet summary does not match docs/summary.schema.json"
+"$venv/bin/python" - "$work/fleet" <<'PY' || fail "fleet.html links a worst trace's report the job did not write"
+import os, re, sys
+out = sys.argv[1]
+links = re.findall(r'href="\./([^"]+)"', open(os.path.join(out, "fleet.html")).read())
+sys.exit(0 if links and all(os.path.isfile(os.path.join(out, link)) for link in links) else 1)
+PY
 step "fleet run: $count summarized once each, corrupt.fxt reported, fleet.json identical to the serial run's; the killed worker had started $killed_started traces, $rerun of them started again on 'kept'"
 grep "traces merged" "$work/fleet.log" | sed 's/^/  /'
 
