@@ -37,17 +37,19 @@ public enum FleetTextReport {
             out.append("  p50 \(Format.fixed(p.p50, 2)), p90 \(Format.fixed(p.p90, 2)), p99 \(Format.fixed(p.p99, 2)), max \(Format.fixed(p.max, 2)) ms/s over \(Format.count(p.count)) traces"
                        + (ratios.tracesWithoutFrames > 0 ? "; \(Format.count(ratios.tracesWithoutFrames)) traces judged no frame" : ""))
             out.append("  " + ratios.bins.filter { $0.traces > 0 }.map { "\(binLabel($0)): \(Format.count($0.traces))" }.joined(separator: ", "))
+            out.append("  Apple test scale: \(Format.count(ratios.goodTraces)) good, \(Format.count(ratios.warningTraces)) warning, \(Format.count(ratios.criticalTraces)) critical")
         }
         for breakdown in f.breakdowns where !breakdown.rows.isEmpty {
             out.append("")
             out.append("By " + breakdown.dimensions.joined(separator: " × "))
             let keys = ReportText.rateKeys(a)
-            let widths = [max(12, breakdown.rows.map { valueLabel($0.values).count + 2 }.max() ?? 0), 8, 12] + keys.map { _ in 12 } + [0]
-            out.append(TextReport.pad([breakdown.dimensions.joined(separator: " × "), "traces", "recorded"] + keys.map { $0 + " Hz" } + ["traces p90"], widths: widths))
+            let widths = [max(12, breakdown.rows.map { valueLabel($0.values).count + 2 }.max() ?? 0), 8, 12] + keys.map { _ in 12 } + [12, 0]
+            out.append(TextReport.pad([breakdown.dimensions.joined(separator: " × "), "traces", "recorded"] + keys.map { $0 + " Hz" } + ["traces p90", "good/warning/critical"], widths: widths))
             for row in breakdown.rows {
                 out.append(TextReport.pad([valueLabel(row.values), Format.count(row.traces), Format.fixed(row.recorded.hitchTimeRatioMsPerS, 2)]
                                           + keys.map { row.hitches[$0].map { Format.fixed($0.hitchTimeRatioMsPerS, 2) } ?? "–" }
-                                          + [row.traceRatios.tracesWithFrames > 0 ? Format.fixed(row.traceRatios.ratioMsPerS.p90, 2) : "–"], widths: widths))
+                                          + [row.traceRatios.tracesWithFrames > 0 ? Format.fixed(row.traceRatios.ratioMsPerS.p90, 2) : "–",
+                                             "\(row.traceRatios.goodTraces)/\(row.traceRatios.warningTraces)/\(row.traceRatios.criticalTraces)"], widths: widths))
             }
         }
         if !f.worstTraces.isEmpty {

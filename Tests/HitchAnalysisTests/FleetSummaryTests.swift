@@ -116,6 +116,9 @@ import Testing
         // Each trace's own ratio, and the group by app version, from the traces alone.
         let ratios = summaries.map { $0.analysis.recorded }.filter { $0.frameCount > 0 }.map(\.hitchTimeRatioMsPerS)
         #expect(figures.worstTraces.map(\.hitchTimeRatioMsPerS) == ratios.sorted(by: >))
+        let grades = ratios.map(HitchGrading.appleTestGrade)
+        #expect([figures.traceRatios.goodTraces, figures.traceRatios.warningTraces, figures.traceRatios.criticalTraces]
+                == [HitchGrade.good, .warning, .critical].map { grade in grades.filter { $0 == grade }.count })
         let byVersion = try #require(figures.breakdowns.first { $0.dimensions == ["appVersion"] })
         let oneOne = try #require(byVersion.rows.first { $0.values == ["1.1"] })
         #expect(oneOne.traces == 2 && oneOne.recorded.frameCount == summaries.filter { $0.dimensions["appVersion"] == "1.1" }

@@ -32,6 +32,9 @@ public struct TraceRatioFigures: Codable, Sendable, Equatable {
     public var ratioMsPerS = Percentiles()
     /// Traces per bin, bins in ascending order.
     public var bins: [RatioBin] = []
+    /// Traces per grade of Apple's test scale (good below 5, warning 5-10, critical from 10 ms/s),
+    /// counted from the bins (5 and 10 are bin edges).
+    public var goodTraces = 0, warningTraces = 0, criticalTraces = 0
     public init() {}
 }
 
@@ -148,6 +151,13 @@ extension RatioDistribution {
             bin.toMsPerS = index + 1 < edges.count ? edges[index + 1] : nil
             bin.traces = index < counts.count ? counts[index] : 0
             return bin
+        }
+        for bin in f.bins {
+            switch HitchGrading.appleTestGrade(bin.fromMsPerS) {
+            case .good: f.goodTraces +|= bin.traces
+            case .warning: f.warningTraces +|= bin.traces
+            default: f.criticalTraces +|= bin.traces
+            }
         }
         return f
     }

@@ -50,13 +50,16 @@ public enum FleetReport {
         }
         let p = ratios.ratioMsPerS
         Blocks.stats(&w, [("p50 ms/s", Format.fixed(p.p50, 2)), ("p90 ms/s", Format.fixed(p.p90, 2)), ("p99 ms/s", Format.fixed(p.p99, 2)),
-                          ("worst ms/s", Format.fixed(p.max, 2)), (what + " with frames", Format.count(ratios.tracesWithFrames))])
+                          ("worst ms/s", Format.fixed(p.max, 2)), (what + " with frames", Format.count(ratios.tracesWithFrames)),
+                          ("good / warning / critical", Format.count(ratios.goodTraces) + " / " + Format.count(ratios.warningTraces)
+                                                        + " / " + Format.count(ratios.criticalTraces))])
         Charts.horizontalBars(&w, rows: ratios.bins.map { bin in
             Charts.BarRow(label: FleetTextReport.binLabel(bin), value: Double(bin.traces),
                           valueText: Format.count(bin.traces) + " " + what, highlight: bin.fromMsPerS >= 10,
                           series: gradeSeries(HitchGrading.appleTestGrade(bin.fromMsPerS)))
         }, title: "Traces per hitch time ratio")
         Blocks.note(&w, "Each trace's own hitch time ratio at its recorded rates. Apple's test scale: good below 5, warning 5–10, critical 10 ms/s and above"
+                    + "; each breakdown below counts its groups' traces by grade too"
                     + (p.relativeError > 0 ? "; percentiles within \(Format.fixed(p.relativeError * 100, 2))%" : "")
                     + (ratios.tracesWithoutFrames > 0 ? "; \(Format.count(ratios.tracesWithoutFrames)) \(what) judged no frame" : "") + ".")
     }
@@ -70,13 +73,17 @@ public enum FleetReport {
         }, title: "Hitch time ratio by " + b.dimensions.joined(separator: " × "))
         var table = TableBuilder([(b.dimensions.joined(separator: " × "), false), ("Traces", true), ("Recorded ms/s", true)]
                                  + rateKeys.map { ($0 + " Hz ms/s", true) }
-                                 + [("Traces p50", true), ("Traces p90", true), ("Frames", true), ("Hitches", true), ("Frame P95", true)])
+                                 + [("Traces p50", true), ("Traces p90", true), ("Good", true), ("Warning", true), ("Critical", true),
+                                    ("Frames", true), ("Hitches", true), ("Frame P95", true)])
         for row in rows {
             var cells: [TableBuilder.Cell] = [.name(FleetTextReport.valueLabel(row.values)), .number(Double(row.traces), Format.count(row.traces)),
                                               ratio(row.recorded)]
             cells += rateKeys.map { key in row.hitches[key].map(ratio) ?? .text("–") }
             let p = row.traceRatios.ratioMsPerS
             cells += row.traceRatios.tracesWithFrames > 0 ? [.number(p.p50, Format.fixed(p.p50, 2)), .number(p.p90, Format.fixed(p.p90, 2))] : [.text("–"), .text("–")]
+            let r = row.traceRatios
+            cells += [.number(Double(r.goodTraces), Format.count(r.goodTraces)), .number(Double(r.warningTraces), Format.count(r.warningTraces)),
+                      r.criticalTraces > 0 ? .badge("critical", Format.count(r.criticalTraces)) : .number(0, "0")]
             cells += [.number(Double(row.recorded.frameCount), Format.count(row.recorded.frameCount)),
                       .number(Double(row.recorded.hitchCount), Format.count(row.recorded.hitchCount)),
                       .number(row.recorded.frameTimeMs.p95, Format.milliseconds(row.recorded.frameTimeMs.p95))]
