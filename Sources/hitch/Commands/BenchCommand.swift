@@ -14,7 +14,8 @@ enum BenchCommand: Subcommand {
       hitch bench analyze --format json
       hitch bench record --format json
     """
-    static let subcommands = [BenchRecord.entry, BenchSample.entry, BenchAnalyze.entry, BenchDecode.entry, BenchUI.entry, BenchImport.entry]
+    static let subcommands = [BenchRecord.entry, BenchSample.entry, BenchAnalyze.entry, BenchDecode.entry, BenchUI.entry, BenchImport.entry,
+                              BenchTraces.entry]
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         try dispatch(&arguments, among: subcommands, parent: name)
     }
