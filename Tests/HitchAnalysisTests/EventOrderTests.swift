@@ -99,8 +99,7 @@ import Testing
         var lastKey: [UInt32: Int64] = [:]
         for (index, event) in list.events.enumerated() {
             let jitter = Int64(random.below(Int(jitterNs)))
-            var key = max(lastKey[event.thread.rawValue] ?? .min, emissionNs(event) + jitter)
-            if case .metadata = event.payload { key = .min }   // metadata comes first, as recorded
+            let key = max(lastKey[event.thread.rawValue] ?? .min, emissionNs(event) + jitter)
             lastKey[event.thread.rawValue] = key
             keyed.append((key, event.thread.rawValue, index, event))
         }
