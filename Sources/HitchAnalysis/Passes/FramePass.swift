@@ -42,12 +42,11 @@ struct FramePass: AnalysisPass {
     /// begin order, for their windows' switches: the writer drains them a flush interval late. A
     /// frame waits until its switches are in, or the trace's order bound has passed its windows
     /// (`EventOrder`: the switches not in by then are beyond the bound), or, in a trace without a
-    /// bound, `EventOrder.holdLimit` frames wait; then it is judged with what is in (windows whose
-    /// switch records fall short of their switch counts are unknown, which is how a window let go
-    /// too soon shows).
+    /// bound, more than `EventOrder.holdLimit` frames wait; then it is judged with what is in (windows
+    /// whose switch records fall short of their switch counts are unknown, which is how a window let
+    /// go too soon shows).
     private var switchHistory = SwitchHistory()
-    private var waiting: [FrameRecord] = []
-    private var waitingHead = 0
+    private var waiting = BoundedHolder<FrameRecord>()
     private var previousPeriodNs: Int64 = 0
     /// The latest frame begin of this run (.min before the first).
     private var lastBeganNs: Int64 = .min
@@ -73,8 +72,7 @@ struct FramePass: AnalysisPass {
         readingHistory.removeAll()
         verdicts.reset()
         switchHistory.removeAll()
-        waiting.removeAll(keepingCapacity: true)
-        waitingHead = 0
+        waiting.removeAll()
         previousPeriodNs = 0
         lastBeganNs = .min
         context.frameWindowsFromNs = .min
@@ -123,7 +121,7 @@ struct FramePass: AnalysisPass {
         case .schedSwitch(let change):
             switchHistory.add(SwitchHistory.Switch(atNs: t, out: change.direction == .switchedOut, preempted: change.preempted, cpu: change.cpu),
                               thread: resolved.thread.rawValue)
-            if waitingHead < waiting.count { drainFrames(&context) }
+            if !waiting.isEmpty { drainFrames(&context) }
         case .instant:
             if inputCategory < 0 { inputCategory = context.names.index(of: HitchCategory.input.string) }
             if resolved.name == inputCategory { inputs.add(t) }
@@ -142,7 +140,7 @@ struct FramePass: AnalysisPass {
     /// slack. Taken before the event's frames are judged, so it covers them too.
     @inline(__always)
     private func publishHorizon(_ context: inout PassContext) {
-        let oldest = waitingHead < waiting.count ? waiting[waitingHead].beganNs : frames.oldestPendingBeganNs ?? lastBeganNs
+        let oldest = waiting.first?.beganNs ?? frames.oldestPendingBeganNs ?? lastBeganNs
         context.frameWindowsFromNs = oldest == .min ? .min : oldest.subtractingSaturated(Self.historySlackNs)
     }
 
@@ -152,23 +150,18 @@ struct FramePass: AnalysisPass {
             if frame.hasBegan { frame.inputArrivalNs = inputs.take(beganNs: frame.beganNs) }
             // Nothing waiting and nothing to wait for: judged at once, without a trip through the
             // queue (copying each record in and out of it cost more than judging it).
-            if waitingHead == waiting.count && (all || !frame.hasReadings || switchesAreIn(frame.readings)) {
+            if waiting.isEmpty && (all || !frame.hasReadings || switchesAreIn(frame.readings)) {
                 finalize(&frame, &context)
                 continue
             }
             waiting.append(frame)
         }
-        while waitingHead < waiting.count {
-            guard all || waiting.count - waitingHead > EventOrder.holdLimit || !waiting[waitingHead].hasReadings
-                    || switchesAreIn(waiting[waitingHead].readings)
-                    || switchWindowsEndNs(waiting[waitingHead].readings) < context.order.orderedThroughNs else { break }
-            var frame = waiting[waitingHead]
-            waitingHead += 1
+        while let oldest = waiting.first {
+            let ready = all || !oldest.hasReadings || switchesAreIn(oldest.readings)
+            guard var frame = waiting.releaseFirst(ready: ready, emittedNs: switchWindowsEndNs(oldest.readings),
+                                                   watermarkNs: context.order.orderedThroughNs) else { break }
             finalize(&frame, &context)
         }
-        // Emptied only when it held frames: emptying an empty array still replaced its storage.
-        if waitingHead == waiting.count { if waitingHead > 0 { waiting.removeAll(keepingCapacity: true); waitingHead = 0 } }
-        else if waitingHead > 1024 && waitingHead * 2 > waiting.count { waiting.removeFirst(waitingHead); waitingHead = 0 }
     }
 
     /// The end of the frame's switch windows, with the reading slack (`switchesAreIn`).
@@ -291,7 +284,7 @@ struct FramePass: AnalysisPass {
 
     mutating func endRun(_ context: inout PassContext) {
         drainFrames(&context, all: true)
-        context.order.countLetGo(frames.lateEventsOfLetGoFrames, .frameEventsAfterJudging)
+        frames.reportLetGo(to: &context.order)
         flushRateCount()
         lastRateHz = .nan
         resolveRunTimes(runStartNs: context.runStartNs == .max ? 0 : context.runStartNs)
