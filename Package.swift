@@ -60,10 +60,11 @@ let package = Package(
         .executableTarget(name: "hitch-record-probe", dependencies: ["HitchTrace"], path: "Tests/RecordProbe"),
         // C++ exceptions thrown and caught under sampling (the sampler storm test); tests only.
         .target(name: "CxxExceptionSupport", path: "Tests/CxxExceptionSupport"),
-        // The one locator of the built `hitch` for tests that run it; tests only.
-        .target(name: "HitchTestSupport", path: "Tests/HitchTestSupport"),
+        // The one locator of the built `hitch` for tests that run it, and the file orders the
+        // ordering contract speaks of; tests only.
+        .target(name: "HitchTestSupport", dependencies: ["HitchAnalysis", "HitchTrace"], path: "Tests/HitchTestSupport"),
         .testTarget(name: "HitchTraceTests", dependencies: ["HitchTrace", "CHitchSupport", "CxxExceptionSupport", "HitchTestSupport"]),
-        .testTarget(name: "HitchAnalysisTests", dependencies: ["HitchAnalysis", "HitchTrace"]),
+        .testTarget(name: "HitchAnalysisTests", dependencies: ["HitchAnalysis", "HitchTrace", "HitchTestSupport"]),
         .testTarget(name: "HitchReportTests", dependencies: ["HitchReport", "HitchAnalysis", "HitchTrace"]),
         .testTarget(name: "HitchHistoryTests", dependencies: ["HitchHistory", "HitchAnalysis", "HitchReport", "HitchTrace", "HitchWorkloads", "HitchTestSupport"]),
         .testTarget(name: "HeadlessUITests", dependencies: ["HeadlessUI", "HitchTrace", "HitchAnalysis"]),

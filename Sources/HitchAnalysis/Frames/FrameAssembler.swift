@@ -10,7 +10,8 @@ import HitchTrace
 ///   records render end then present, frame after frame, so this frame has no present);
 /// or more than `EventOrder.holdLimit` frames have begun and wait (the one fallback: bounded memory
 /// whatever the file order; `pending` holds them), or the run ended. Events of a frame whose begin
-/// never comes are dropped once twice that many records wait.
+/// has not come are let go once twice that many records wait. Either way, what comes later for a
+/// frame let go is counted (`LetGoFrames`).
 struct FrameAssembler: Sendable {
     private static let window = EventOrder.holdLimit
     private static let slotBits = 12
@@ -31,11 +32,34 @@ struct FrameAssembler: Sendable {
     private var beganCount = 0
     private var presentedThrough = -1        // highest begin position of a presented (or rendered) frame
     private var committedThrough = -1        // highest begin position of a committed frame
-    /// Frames handed out at the hold limit before they were final, the latest `window` of them: an
-    /// event of one arriving later (it opens a new record, which has no begin and is dropped) is
-    /// counted by `pending`.
-    private var letGoIDs: Set<UInt64> = []
-    private var letGoOrder = BoundedHolder<UInt64>(limit: window)
+    /// Frames handed out at the hold limit before they were final: an event of one arriving later
+    /// (it opens a new record, which has no begin and is dropped) is counted.
+    private var judgedAtLimit = LetGoFrames()
+    /// Frames whose events were let go while more than twice `window` records waited for a begin:
+    /// the begin arriving later (the frame then lacks those events) is counted.
+    private var letGoBeforeBegin = LetGoFrames()
+
+    /// The latest `window` frames let go, and the count of what came for them later.
+    private struct LetGoFrames: Sendable {
+        private var ids: Set<UInt64> = []
+        private var order = BoundedHolder<UInt64>(limit: FrameAssembler.window)
+
+        mutating func note(_ id: UInt64) {
+            guard ids.insert(id).inserted else { return }
+            order.append(id)
+            if order.isOverLimit { ids.remove(order.removeFirst()) }
+        }
+
+        /// Counts what came for frame `id`, if it was let go.
+        @inline(__always)
+        mutating func countIfLetGo(_ id: UInt64) {
+            if !ids.isEmpty, ids.contains(id) { order.countLateForLetGo() }
+        }
+
+        mutating func report(_ kind: EventOrder.LetGo, to eventOrder: inout EventOrder) { order.report(kind, to: &eventOrder) }
+
+        mutating func removeAll() { ids.removeAll(); order.removeAll() }
+    }
 
     mutating func reset() {
         entries.removeAll(keepingCapacity: true); head = 0; removed = 0
@@ -44,11 +68,14 @@ struct FrameAssembler: Sendable {
         pending.removeAll(); beganCount = 0
         presentedThrough = -1
         committedThrough = -1
-        letGoIDs.removeAll(); letGoOrder.removeAll()
+        judgedAtLimit.removeAll(); letGoBeforeBegin.removeAll()
     }
 
-    /// Hands the events that came for frames already judged at the hold limit to the run's order.
-    mutating func reportLetGo(to order: inout EventOrder) { pending.report(.frameEventsAfterJudging, to: &order) }
+    /// Hands what came for frames let go at the hold limits to the run's order.
+    mutating func reportLetGo(to order: inout EventOrder) {
+        judgedAtLimit.report(.frameEventsAfterJudging, to: &order)
+        letGoBeforeBegin.report(.beginsAfterFrameEventsLetGo, to: &order)
+    }
 
     @inline(__always) private func slot(_ id: UInt64) -> Int { Int(truncatingIfNeeded: id) & ((1 << Self.slotBits) - 1) }
 
@@ -61,7 +88,7 @@ struct FrameAssembler: Sendable {
             if local >= head, local < entries.count, entries[local].record.frameID == id, !entries[local].done { return candidate }
         }
         if !overflow.isEmpty, let found = overflow[id] { return found }
-        if !letGoIDs.isEmpty, letGoIDs.contains(id) { pending.countLateForLetGo() }
+        judgedAtLimit.countIfLetGo(id)
         let absolute = removed + entries.count
         entries.append(Entry(record: FrameRecord(frameID: id)))
         if candidate >= 0 {
@@ -79,6 +106,7 @@ struct FrameAssembler: Sendable {
         let local = index(of: id) - removed
         change(&entries[local].record)
         if began && entries[local].beganPosition < 0 {
+            letGoBeforeBegin.countIfLetGo(id)
             entries[local].beganPosition = beganCount
             beganCount += 1
             pending.append(local + removed)
@@ -113,17 +141,9 @@ struct FrameAssembler: Sendable {
             || (laterBegan && (commitNs != .min || position < committedThrough)
                 && (presentNs != .min || position < presentedThrough))
         guard final || pending.isOverLimit else { compactIfCrowded(); return nil }
-        if final { pending.removeFirst() } else { noteLetGo(entries[local].record.frameID); pending.letGoFirst() }
+        if final { pending.removeFirst() } else { judgedAtLimit.note(entries[local].record.frameID); pending.letGoFirst() }
         defer { compact() }
         return finish(local)
-    }
-
-    /// Remembers a frame handed out before it was final, among the latest `window` such frames.
-    @inline(never)
-    private mutating func noteLetGo(_ id: UInt64) {
-        guard letGoIDs.insert(id).inserted else { return }
-        letGoOrder.append(id)
-        if letGoOrder.isOverLimit { letGoIDs.remove(letGoOrder.removeFirst()) }
     }
 
     /// `compact` when nothing was handed out: only begin-less records can need dropping then (done
@@ -149,6 +169,7 @@ struct FrameAssembler: Sendable {
         while head < entries.count {
             if entries[head].done { head += 1; continue }
             if entries[head].beganPosition < 0 && entries.count - head > 2 * Self.window {
+                letGoBeforeBegin.note(entries[head].record.frameID)
                 _ = finish(head)
                 head += 1
                 continue

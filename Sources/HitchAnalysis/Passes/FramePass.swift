@@ -39,12 +39,12 @@ struct FramePass: AnalysisPass {
     /// Frames being assembled from events in per-thread (not global) time order.
     private var frames = FrameAssembler()
     /// The frame threads' exact context switches (perf source), and the final frames waiting, in
-    /// begin order, for their windows' switches: the writer drains them a flush interval late. A
-    /// frame waits until its switches are in, or the trace's order bound has passed its windows
-    /// (`EventOrder`: the switches not in by then are beyond the bound), or, in a trace without a
-    /// bound, more than `EventOrder.holdLimit` frames wait; then it is judged with what is in (windows
-    /// whose switch records fall short of their switch counts are unknown, which is how a window let
-    /// go too soon shows).
+    /// begin order, for the switches their thread-state splits read: the writer drains them a flush
+    /// interval late. A frame waits until those switches are known to be in (`switchesAreIn`), or
+    /// the trace's order bound has passed its windows (`EventOrder`: the switches not in by then are
+    /// beyond the bound), or, in a trace without a bound, more than `EventOrder.holdLimit` frames
+    /// wait; then it is judged with what is in (windows whose switch records fall short of their
+    /// switch counts are unknown, which is how a window let go too soon shows).
     private var switchHistory = SwitchHistory()
     private var waiting = BoundedHolder<FrameRecord>()
     private var previousPeriodNs: Int64 = 0
@@ -169,18 +169,22 @@ struct FramePass: AnalysisPass {
         max(r.mainCommitted.atNs, r.renderEnded.atNs).addingSaturated(SwitchHistory.readSlackNs)
     }
 
-    /// The frame's windows need no switches (their readings have the run delay, or the thread did
-    /// not switch), or every switch-out their switch counts announce is in.
+    /// Every switch record the frame's splits read is in: the frame's windows, and its late starts
+    /// before them, are split by switches only where their readings lack the run delay (no
+    /// schedstat file), and then need each frame thread's records through the end of its window
+    /// (and the read slack). A thread's records reach the file in time order, so one at or past
+    /// that time proves the earlier ones in (`SwitchHistory.inThroughNs`). Counting the window's
+    /// switch-outs proves less: the switch-in after the last of them, and the records of the late
+    /// start before the window, may still be on their way, and a frame judged without them would
+    /// depend on how the threads' buffers interleave.
     private func switchesAreIn(_ r: FrameReadings) -> Bool {
-        func windowIn(_ a: PhaseReading, _ b: PhaseReading, _ thread: UInt32) -> Bool {
-            guard a.isPresent, b.isPresent, a.runnableWaitNs < 0 || b.runnableWaitNs < 0,
-                  a.voluntarySwitches >= 0, b.voluntarySwitches >= 0, a.involuntarySwitches >= 0, b.involuntarySwitches >= 0
+        func threadIn(_ a: PhaseReading, _ b: PhaseReading, _ thread: UInt32) -> Bool {
+            guard b.isPresent, (a.isPresent && a.runnableWaitNs < 0) || b.runnableWaitNs < 0, b.voluntarySwitches >= 0, b.involuntarySwitches >= 0
             else { return true }
-            let outs = b.voluntarySwitches - a.voluntarySwitches + b.involuntarySwitches - a.involuntarySwitches
-            return switchHistory.isComplete(thread: thread, from: a.atNs, to: b.atNs, expectedOuts: outs)
+            return switchHistory.inThroughNs(thread: thread) >= b.atNs.addingSaturated(SwitchHistory.readSlackNs)
         }
-        return windowIn(r.mainBegan.isPresent ? r.mainBegan : r.beforeCommit, r.mainCommitted, r.mainThread)
-            && windowIn(r.renderBegan, r.renderEnded, r.renderThread)
+        return threadIn(r.mainBegan.isPresent ? r.mainBegan : r.beforeCommit, r.mainCommitted, r.mainThread)
+            && threadIn(r.renderBegan, r.renderEnded, r.renderThread)
     }
 
     /// `frame` is inout so the record is not copied again; its late starts are filled here.
