@@ -1,6 +1,6 @@
 import Foundation
+import HitchReader
 import HitchTestSupport
-import HitchTrace
 import Testing
 @testable import HitchAnalysis
 

@@ -1,4 +1,5 @@
 import Foundation
+import HitchReader
 import HitchTestSupport
 import HitchTrace
 import Testing

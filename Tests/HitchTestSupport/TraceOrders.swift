@@ -1,4 +1,5 @@
 import HitchAnalysis
+import HitchReader
 import HitchTrace
 
 /// The file orders the ordering contract speaks of (docs/METRICS.md "File order"), for tests: each

@@ -1,4 +1,5 @@
 import Foundation
+import HitchReader
 import Testing
 @testable import HitchTrace
 
