@@ -11,17 +11,7 @@ import Testing
     static let period: Int64 = 8_333_333
 
     /// SplitMix64.
-    struct Random {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func below(_ n: Int) -> Int { Int(next() % UInt64(max(1, n))) }
-    }
+    typealias Random = TraceOrders.SplitMix
 
     /// The events re-interleaved at random: runs of 1...`maxRun` events taken from a random thread's
     /// stream, each thread's order kept (thread-less records, ThreadID 0, form a stream of their own).

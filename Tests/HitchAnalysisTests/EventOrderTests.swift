@@ -211,6 +211,16 @@ import Testing
         }
     }
 
+    /// Frames 0..<`count` on the main thread, each begun at its vsync and committed 1 ms later.
+    static func beginAndCommit(_ count: Int, periodNs: Int64, in b: inout TraceBuilder) {
+        let main = b.main
+        for id in 0..<count {
+            let vsync = Int64(id) * periodNs
+            b.list.append(vsync, main, .frameBegan(FrameBegan(frameID: UInt64(id), vsyncNs: vsync, targetNs: vsync + periodNs, periodNs: periodNs)))
+            b.list.append(vsync + Self.ms, main, .frameCommitted(frameID: UInt64(id)))
+        }
+    }
+
     /// A render thread's events of more than twice the hold limit of frames ahead of their begins
     /// (far beyond the bound): the oldest are let go while they wait, and each begin that comes
     /// after its frame's events were let go is counted. Each begin that comes then opens a record
@@ -219,18 +229,14 @@ import Testing
     @Test(arguments: [2 * EventOrder.holdLimit - 24, 2 * EventOrder.holdLimit + 76])
     func aBeginAfterItsFrameEventsWereLetGoIsCounted(_ frames: Int) throws {
         var b = TraceBuilder()
-        let main = b.main, render = b.render
+        let render = b.render
         let period = 16_666_667 as Int64
         for id in 0..<frames {
             let vsync = Int64(id) * period
             b.list.append(vsync + 2 * Self.ms, render, .frameRenderEnded(frameID: UInt64(id)))
             b.list.append(vsync + period, render, .framePresented(frameID: UInt64(id)))
         }
-        for id in 0..<frames {
-            let vsync = Int64(id) * period
-            b.list.append(vsync, main, .frameBegan(FrameBegan(frameID: UInt64(id), vsyncNs: vsync, targetNs: vsync + period, periodNs: period)))
-            b.list.append(vsync + Self.ms, main, .frameCommitted(frameID: UInt64(id)))
-        }
+        Self.beginAndCommit(frames, periodNs: period, in: &b)
         let a = try b.analyze(rates: [60])
         #expect(a.recorded.frameCount == frames)
         if frames <= 2 * EventOrder.holdLimit {
@@ -247,13 +253,8 @@ import Testing
     @Test(arguments: [EventOrder.holdLimit - 24, EventOrder.holdLimit + 76])
     func aFrameEventAfterItsFrameWasLetGoIsCounted(_ frames: Int) throws {
         var b = TraceBuilder()
-        let main = b.main, render = b.render
-        let period = 16_666_667 as Int64
-        for id in 0..<frames {
-            let vsync = Int64(id) * period
-            b.list.append(vsync, main, .frameBegan(FrameBegan(frameID: UInt64(id), vsyncNs: vsync, targetNs: vsync + period, periodNs: period)))
-            b.list.append(vsync + Self.ms, main, .frameCommitted(frameID: UInt64(id)))
-        }
+        let render = b.render
+        Self.beginAndCommit(frames, periodNs: 16_666_667, in: &b)
         b.list.append(2 * Self.ms, render, .frameRenderEnded(frameID: 0))
         let a = try b.analyze(rates: [60])
         #expect(a.recorded.frameCount == frames)
