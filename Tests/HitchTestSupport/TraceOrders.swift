@@ -64,6 +64,22 @@ public enum TraceOrders {
         return nil
     }
 
+    /// `list` stating a bound its own order keeps: as it is when it states none, or keeps the one
+    /// it states; else with a flush interval stated first whose bound covers the latest any of its
+    /// events came, and the stated bound again as room for other orders (a recorder whose writer
+    /// was starved on an overloaded machine writes events later than its interval allows, and says
+    /// so: the analysis warns). Orders within that bound must give the analysis of `list`, bit for bit.
+    public static func statingTheBoundItKeeps(_ list: TraceEventList) -> TraceEventList {
+        guard let stated = boundNs(list), beyondBoundEvents(list) > 0 else { return list }
+        var latest = Int64.min, latenessNs = stated
+        for event in list.events {
+            guard let emitted = emissionNs(event) else { continue }
+            if latest != .min { latenessNs = max(latenessNs, latest - emitted) }
+            latest = max(latest, emitted)
+        }
+        return stating(flushIntervalMs: Int((latenessNs + stated) / 2_000_000) + 1, list)
+    }
+
     /// Events read after the watermark passed their emission time, in this order: the count the
     /// analysis must warn of. The bound applies from the record that states it.
     public static func beyondBoundEvents(_ list: TraceEventList) -> Int {
@@ -89,8 +105,10 @@ public enum TraceOrders {
     /// one were read before it there).
     public static func withinBound(_ list: TraceEventList, boundNs: Int64, seed: UInt64, maxRun: Int, favouring: Bool = false) -> TraceEventList {
         var random = SplitMix(state: seed)
+        // The preamble (the metadata before any event, where the bound is stated) stays first.
+        let preamble = list.events.prefix { if case .metadata = $0.payload { true } else { false } }
         var streams: [UInt32: [TraceEvent]] = [:]
-        for event in list.events { streams[event.thread.rawValue, default: []].append(event) }
+        for event in list.events.dropFirst(preamble.count) { streams[event.thread.rawValue, default: []].append(event) }
         let threads = streams.sorted { $0.key < $1.key }.map(\.value)
         // Per thread, the earliest emission from each position on.
         let earliest: [[Int64]] = threads.map { events in
@@ -103,7 +121,7 @@ public enum TraceOrders {
         var next = [Int](repeating: 0, count: threads.count)
         var latest = Int64.min
         var out = list
-        out.events.removeAll(keepingCapacity: true)
+        out.events = Array(preamble)
         func pending() -> Int64 { threads.indices.map { earliest[$0][next[$0]] }.min() ?? .max }
         func canRead(_ thread: Int) -> Bool {
             guard next[thread] < threads[thread].count else { return false }
