@@ -77,7 +77,8 @@ let package = Package(
         // ordering contract speaks of; tests only.
         .target(name: "HitchTestSupport", dependencies: ["HitchAnalysis", "HitchReader", "HitchTrace"], path: "Tests/HitchTestSupport"),
         .testTarget(name: "HitchTraceTests", dependencies: ["HitchTrace", "HitchReader", "HitchImport", "CHitchSupport", "CxxExceptionSupport", "HitchTestSupport"]),
-        .testTarget(name: "HitchAnalysisTests", dependencies: ["HitchAnalysis", "HitchReader", "HitchImport", "HitchTrace", "HitchTestSupport"]),
+        // HitchWorkloads for its seeded generator (SeededGenerator), the one the property tests draw from.
+        .testTarget(name: "HitchAnalysisTests", dependencies: ["HitchAnalysis", "HitchReader", "HitchImport", "HitchTrace", "HitchWorkloads", "HitchTestSupport"]),
         .testTarget(name: "HitchReportTests", dependencies: ["HitchReport", "HitchAnalysis", "HitchReader", "HitchImport", "HitchTrace"]),
         .testTarget(name: "HitchHistoryTests", dependencies: ["HitchHistory", "HitchAnalysis", "HitchReport", "HitchReader", "HitchTrace", "HitchWorkloads", "HitchTestSupport"]),
         .testTarget(name: "HeadlessUITests", dependencies: ["HeadlessUI", "HitchTrace", "HitchReader", "HitchAnalysis"]),

@@ -293,6 +293,9 @@ public enum MetadataKey: UInt32, TraceWord {
     /// `none` when the trace's frames carry no work times of their own (an import of a tool that
     /// records only when frames were shown): nothing to replay at another refresh rate.
     case frameWorkTimes
+    /// Where a recording came from, which fleet figures break down by (docs/FLEET.md "Dimensions"):
+    /// an app sets them with `setMetadata`; `hitch summarize --dimension KEY=VALUE` supplies or overrides them.
+    case appVersion, device, os, commit, branch
     /// The value of `schedSwitchThreads` when every thread that recorded events had a switch ring.
     public static let everyRecordingThread = "recording"
     public var name: String { MetadataKey.spelled[Int(rawValue)] }

@@ -13,6 +13,7 @@ enum BenchCommand: Subcommand {
       decode    LLM decode bandwidth per weight format against measured triad bandwidth.
       ui        Headless UI runtime cost per frame (update, diff, layout, display list, allocations).
       import    Importer throughput per format (framestats, Perfetto, xctrace) beside the FXT reader's.
+      traces    Not a measurement: writes a fleet of seeded synthetic traces for hitch merge and the fleet job.
 
     OPTIONS:
       -h, --help   Show this help ('hitch bench <benchmark> --help' for the benchmark's options).
@@ -22,7 +23,8 @@ enum BenchCommand: Subcommand {
       hitch bench record --format json
     """
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
-        let benchmarks: [SubcommandEntry] = [BenchRecord.entry, BenchSample.entry, BenchAnalyze.entry, BenchDecode.entry, BenchUI.entry, BenchImport.entry]
+        let benchmarks: [SubcommandEntry] = [BenchRecord.entry, BenchSample.entry, BenchAnalyze.entry, BenchDecode.entry, BenchUI.entry, BenchImport.entry,
+                                              BenchTraces.entry]
         return try dispatch(&arguments, among: benchmarks, parent: "bench")
     }
 }
