@@ -76,8 +76,9 @@ let package = Package(
         // C++ exceptions thrown and caught under sampling (the sampler storm test); tests only.
         .target(name: "CxxExceptionSupport", path: "Tests/CxxExceptionSupport"),
         // What several test targets share: locating and running the built executables (`hitch`, the
-        // probe), and a seeded trace with every kind of event; tests only.
-        .target(name: "HitchTestSupport", dependencies: ["HitchReader", "HitchTrace"], path: "Tests/HitchTestSupport"),
+        // probe), a seeded trace with every kind of event, and the file orders the ordering contract
+        // speaks of; tests only.
+        .target(name: "HitchTestSupport", dependencies: ["HitchAnalysis", "HitchReader", "HitchTrace", "HitchAlgorithms"], path: "Tests/HitchTestSupport"),
         // The history tests' runs and traces (the store's tests and the CLI's); tests only.
         .target(name: "HitchHistoryTestSupport", dependencies: ["HitchHistory", "HitchAnalysis", "HitchReader"],
                 path: "Tests/HitchHistoryTestSupport"),
@@ -85,7 +86,7 @@ let package = Package(
         .testTarget(name: "HitchTraceTests", dependencies: ["HitchTrace", "HitchReader", "HitchImport", "CHitchSupport", "CxxExceptionSupport", "HitchTestSupport"]),
         .testTarget(name: "HitchReaderTests", dependencies: ["HitchReader", "HitchTrace", "HitchAlgorithms"]),
         .testTarget(name: "HitchImportTests", dependencies: ["HitchImport", "HitchReader", "HitchTrace", "HitchAnalysis", "HitchTestSupport"]),
-        .testTarget(name: "HitchAnalysisTests", dependencies: ["HitchAnalysis", "HitchReader", "HitchImport", "HitchTrace", "HitchAlgorithms"]),
+        .testTarget(name: "HitchAnalysisTests", dependencies: ["HitchAnalysis", "HitchReader", "HitchImport", "HitchTrace", "HitchAlgorithms", "HitchTestSupport"]),
         .testTarget(name: "HitchReportTests", dependencies: ["HitchReport", "HitchAnalysis", "HitchReader", "HitchTrace", "HitchTestSupport"]),
         .testTarget(name: "HitchHistoryTests", dependencies: ["HitchHistory", "HitchAnalysis", "HitchReader", "HitchAlgorithms", "HitchTestSupport",
                                                              "HitchHistoryTestSupport"]),

@@ -33,14 +33,12 @@ script="$scratch/example.sh"
 
 export GITHUB_STEP_SUMMARY="$scratch/summary.md"
 : > "$GITHUB_STEP_SUMMARY"
-# The example speaks of the committed recordings: run it on those (git HEAD's Traces/), since
-# `scripts/demo.sh` re-records Traces/ in place and a noisy machine's recording may break a budget.
-mkdir "$scratch/work"
-# HITCH_CI_EXAMPLE_TRACES=DIR runs the block on other recordings (e.g. fresh ones from
-# `hitch demo --traces DIR`), to see it hold on this machine's own traces.
-if [ -n "${HITCH_CI_EXAMPLE_TRACES:-}" ]; then mkdir "$scratch/work/Traces"; cp "$HITCH_CI_EXAMPLE_TRACES"/*.fxt "$scratch/work/Traces/"
-elif git rev-parse -q --verify HEAD >/dev/null 2>&1; then git archive HEAD Traces | tar -x -C "$scratch/work"
-else cp -R Traces "$scratch/work/"; fi
+# The example speaks of the committed recordings: run it on their copies (Tests/Fixtures/traces),
+# since `scripts/demo.sh` re-records Traces/ in place and a noisy machine's recording may break a
+# budget. HITCH_CI_EXAMPLE_TRACES=DIR runs the block on other recordings (e.g. Traces/ after the
+# demo, or `hitch demo --traces DIR`), to see it hold on this machine's own traces.
+mkdir -p "$scratch/work/Traces"
+cp "${HITCH_CI_EXAMPLE_TRACES:-Tests/Fixtures/traces}"/*.fxt "$scratch/work/Traces/"
 if ! (cd "$scratch/work" && PATH="$scratch/bin:$PATH" bash "$script") 2> "$scratch/stderr"; then
   cat "$scratch/stderr" >&2
   echo "check-ci-example: the README's CI example does not hold" >&2

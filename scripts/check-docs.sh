@@ -3,7 +3,8 @@
 #   1. every test docs/RELIABILITY.md cites as `SuiteTests.testName` (or a bare `SuiteTests`) exists
 #      under Tests/ (the suite as a type, the test as a func);
 #   2. every metric docs/METRICS.md defines appears as a key in `hitch analyze --format json` of the
-#      bundled traces (Traces/*.fxt, all of them together; HITCH_DOCS_TRACES overrides the list).
+#      committed recordings (Tests/Fixtures/traces/*.fxt, the copies of Traces/ that the demo does not
+#      re-record, all of them together; HITCH_DOCS_TRACES overrides the list).
 #      METRICS.md marks a metric name in two places (see its "JSON schema" section): the keys of
 #      the code block under "## JSON schema" (lowercase identifiers outside parentheses), and the
 #      code spans in the first column of any table whose first header cell starts with "JSON".
@@ -26,7 +27,7 @@ done < <(grep -oE '`[A-Z][A-Za-z0-9]*Tests(\.[a-z][A-Za-z0-9]*)?`' docs/RELIABIL
 # 2. Metrics defined by METRICS.md, against the analyzer's JSON.
 swift build --product hitch >/dev/null 2>&1 || { echo "check-docs: cannot build hitch"; exit 2; }
 hitch="$(swift build --show-bin-path)/hitch"
-traces=${HITCH_DOCS_TRACES:-$(ls Traces/*.fxt)}
+traces=${HITCH_DOCS_TRACES:-$(ls Tests/Fixtures/traces/*.fxt)}
 json_dir=$(mktemp -d)
 trap 'rm -rf "$json_dir"' EXIT
 for trace in $traces; do

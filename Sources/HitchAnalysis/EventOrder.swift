@@ -26,9 +26,9 @@ import HitchTrace
 ///     is older than its emission by its length, and nothing bounds that length:
 ///     `Trace.interval(from:to:)` takes work measured elsewhere, from any start;
 ///   - in frame assembly, which reads a frame's finality from later frames (its present may come
-///     any time after its begin, or never).
-///   Past the limit the oldest item is let go. Each holder counts what it let go that something
-///   read later would have joined (`countLetGo`), and the analysis warns when any did.
+///     any time after its begin, or never), and holds a frame's events that come before its begin.
+///   Past the limit the oldest item is let go. Each holder (`BoundedHolder`) counts what it let go
+///   that something read later would have joined (`countLetGo`), and the analysis warns when any did.
 struct EventOrder: Sendable {
     /// The bound in nanoseconds (`.max`: the trace states none).
     private(set) var boundNs: Int64 = .max
@@ -43,12 +43,13 @@ struct EventOrder: Sendable {
 
     /// What a holder lets go at `holdLimit`, each counted where it can tell.
     enum LetGo: Sendable {
-        case frameEventsAfterJudging, instancesAfterWindowClosed, parentsOfLetGoIntervals
+        case frameEventsAfterJudging, beginsAfterFrameEventsLetGo, instancesAfterWindowClosed, parentsOfLetGoIntervals
 
         /// A plural noun phrase that reads after the count.
         var phrase: String {
             switch self {
             case .frameEventsAfterJudging: "frame events came after their frame was judged"
+            case .beginsAfterFrameEventsLetGo: "frames began after their other events were let go"
             case .instancesAfterWindowClosed: "instances arrived after the hitch windows they overlap had closed"
             case .parentsOfLetGoIntervals: "intervals enclosed intervals let go before them (their self time counts those)"
             }

@@ -47,57 +47,6 @@ struct NameTable: Sendable {
     var count: Int { names.count }
 }
 
-/// A fixed-capacity ring that overwrites its oldest element (a bounded recent history). Its
-/// storage grows with what it holds.
-struct Ring<Element: Sendable>: Sendable {
-    private var storage: [Element] = []
-    /// The oldest element's index in `storage`, and how many are held from it on (wrapping).
-    private var head = 0
-    private(set) var count = 0
-    let capacity: Int
-
-    init(capacity: Int) { self.capacity = capacity; storage.reserveCapacity(Swift.min(capacity, 1024)) }
-
-    @inline(__always)
-    mutating func append(_ element: Element) {
-        if count < storage.count {
-            var index = head + count
-            if index >= storage.count { index -= storage.count }   // no division on the per-event path
-            storage[index] = element
-            count += 1
-        } else if storage.count < capacity {
-            grow(with: element)
-        } else {
-            storage[head] = element
-            head += 1
-            if head == storage.count { head = 0 }
-        }
-    }
-
-    /// Storage full below capacity: appended in place, the elements put in order first if they wrap.
-    @inline(never)
-    private mutating func grow(with element: Element) {
-        if head != 0 {
-            storage = Array(storage[head...] + storage[..<head])
-            head = 0
-        }
-        storage.append(element)
-        count += 1
-    }
-
-    mutating func removeAll() { storage.removeAll(keepingCapacity: true); head = 0; count = 0 }
-
-    /// Elements newest first, while `body` returns true.
-    func forEachNewestFirst(_ body: (Element) -> Bool) {
-        guard count > 0 else { return }
-        var index = (head + count - 1) % storage.count
-        for _ in 0..<count {
-            if !body(storage[index]) { return }
-            index = index == 0 ? storage.count - 1 : index - 1
-        }
-    }
-}
-
 extension Double {
     /// Rounds to a fixed number of decimals, so JSON output is stable and readable.
     func rounded(decimals: Int) -> Double {

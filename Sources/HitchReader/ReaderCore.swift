@@ -326,6 +326,7 @@ final class ReaderCore {
     @inline(never)
     func nextRecord(into event: inout TraceEvent) throws(TraceReadError) -> Bool {
         if hot.pointee.pendingSwitchInThread != 0 {
+            clearArguments()
             event = TraceEvent(timestampNs: hot.pointee.pendingSwitchInNs, thread: ThreadID(rawValue: hot.pointee.pendingSwitchInThread),
                                payload: .schedSwitch(SchedSwitch(direction: .switchedIn, preempted: false, cpu: hot.pointee.pendingSwitchInCPU)))
             hot.pointee.pendingSwitchInThread = 0
@@ -385,14 +386,14 @@ final class ReaderCore {
             case FXT.RecordType.kernelObject.rawValue:
                 try decodeKernelObject(header: header, at: recordStart, size: size, offset: offset)
             case FXT.RecordType.blob.rawValue:
-                if try decodeBlob(header: header, at: recordStart, size: size, offset: offset, into: &event) { return true }
+                if try decodeBlob(header: header, at: recordStart, size: size, offset: offset, into: &event) { clearArguments(); return true }
             case FXT.RecordType.metadata.rawValue:
                 let metadataType = (header >> 16) & 0xF
                 if metadataType == 4, (header >> 20) & 0xF == 0, header != FXT.magic {
                     warn(offset, "magic number record with a wrong magic number; skipped")
                 }
             case FXT.RecordType.scheduling.rawValue:
-                if try decodeContextSwitch(header: header, at: recordStart, size: size, offset: offset, into: &event) { return true }
+                if try decodeContextSwitch(header: header, at: recordStart, size: size, offset: offset, into: &event) { clearArguments(); return true }
             case FXT.RecordType.userspaceObject.rawValue, FXT.RecordType.log.rawValue:
                 continue   // valid FXT the project does not use
             default:
@@ -400,6 +401,14 @@ final class ReaderCore {
             }
         }
         return false
+    }
+
+    /// A record without arguments (a context switch, a blob) was read: the last event's arguments
+    /// are none, not those of the event record before it.
+    private func clearArguments() {
+        argMask = 0
+        hot.pointee.argumentCount = 0
+        hot.pointee.lastEventIsGeneric = false
     }
 }
 

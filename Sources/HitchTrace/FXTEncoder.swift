@@ -126,10 +126,20 @@ package final class FXTEncoder {
     let vocabulary = VocabularyNames.shared
 
     // String table: key -> index. Keys are TraceName addresses, or (1 << 63 | n) for the n-th
-    // runtime string in `localStrings`. Indices are reused round robin past 32767 strings.
+    // runtime string in `localStrings`. Indices are reused round robin past 32767 strings, but
+    // never one handed out for the record being prepared (`handedOutInRecord`).
     private var stringIndex: [UInt64: UInt16] = [:]
     private var indexOwner = [UInt64](repeating: 0, count: FXT.maxStringIndex + 1)
     private var nextStringIndex = 1
+    // A record's refs are all resolved before it is written (its string records go first), so a
+    // definition for one of its strings must not take an index another of its refs holds: that
+    // ref would then name the new string. Per index, the record (`recordsWritten`, counting the
+    // records other than strings) it was last handed out for.
+    private let handedOutInRecord: UnsafeMutablePointer<UInt32> = {
+        let pointer = UnsafeMutablePointer<UInt32>.allocate(capacity: FXT.maxStringIndex + 1)
+        pointer.initialize(repeating: 0, count: FXT.maxStringIndex + 1)
+        return pointer
+    }()
     private var localStrings: [String] = []
     private var localKeys: [String: UInt64] = [:]
     // A direct-mapped cache in front of `stringIndex` for the writer thread's per-event lookups.
@@ -159,6 +169,8 @@ package final class FXTEncoder {
         var words = 0
         var args = 0
         var eventCount: UInt64 = 0
+        /// Records other than strings written so far, from 1 (`handedOutInRecord`).
+        var records: UInt32 = 1
     }
     private let pending: UnsafeMutablePointer<Pending> = {
         let pointer = UnsafeMutablePointer<Pending>.allocate(capacity: 1)
@@ -181,12 +193,17 @@ package final class FXTEncoder {
         get { pending.pointee.eventCount }
         set { pending.pointee.eventCount = newValue }
     }
+    private var recordsWritten: UInt32 { pending.pointee.records }
 
     deinit {
         cacheKeys.deallocate()
         cacheRefs.deallocate()
+        handedOutInRecord.deallocate()
         pending.deallocate()
     }
+
+    /// A record other than a string was written: the refs handed out for it are free to reuse.
+    @inline(__always) private func recordWritten() { pending.pointee.records &+= 1 }
 
     struct ThreadKey: Hashable { var pid: UInt64; var tid: UInt64 }
 
@@ -224,16 +241,28 @@ package final class FXTEncoder {
     @inline(__always)
     package func stringRef(key: UInt64) -> UInt16 {
         let slot = Int(truncatingIfNeeded: (key ^ (key >> 13)) &* 0x9E37_79B9) & (FXTEncoder.cacheSize - 1)
-        if cacheKeys[slot] == key { return cacheRefs[slot] }
-        let ref = stringIndex[key] ?? defineString(key: key)
-        cacheKeys[slot] = key
-        cacheRefs[slot] = ref
+        let ref: UInt16
+        if cacheKeys[slot] == key {
+            ref = cacheRefs[slot]
+        } else {
+            ref = stringIndex[key] ?? defineString(key: key)
+            cacheKeys[slot] = key
+            cacheRefs[slot] = ref
+        }
+        handedOutInRecord[Int(ref)] = recordsWritten
         return ref
     }
 
     private func defineString(key: UInt64) -> UInt16 {
-        let index = nextStringIndex
-        nextStringIndex = nextStringIndex == FXT.maxStringIndex ? 1 : nextStringIndex + 1
+        var index = nextStringIndex
+        // Past 32767 strings: the next index round robin that no ref of this record holds (a
+        // record holds a few dozen at most, so this skips at most that many).
+        var skipped = 0
+        while handedOutInRecord[index] == recordsWritten && skipped < FXT.maxStringIndex {
+            index = index == FXT.maxStringIndex ? 1 : index + 1
+            skipped += 1
+        }
+        nextStringIndex = index == FXT.maxStringIndex ? 1 : index + 1
         let previous = indexOwner[index]
         if previous != 0 {
             stringIndex[previous] = nil
@@ -308,6 +337,7 @@ package final class FXTEncoder {
         p[1] = pid
         p[2] = tid
         output.commit(3)
+        recordWritten()
         return UInt8(index)
     }
 
@@ -335,6 +365,7 @@ package final class FXTEncoder {
             p[at] = FXT.ArgType.string.rawValue | 1 << 4 | UInt64(roleArg) << 16 | UInt64(roleValue) << 32
         }
         output.commit(words)
+        recordWritten()
     }
 
     // MARK: Events
@@ -414,10 +445,11 @@ package final class FXTEncoder {
         output.commit(eventWords)
         eventStart = nil
         eventCount += 1
+        recordWritten()
     }
 
     /// Counts a record written outside beginEvent/endEvent (a context switch) as an event.
-    package func countEvent() { eventCount += 1 }
+    package func countEvent() { eventCount += 1; recordWritten() }
 
     // MARK: Blobs
 
@@ -432,5 +464,6 @@ package final class FXTEncoder {
         FXTEncoder.copyPadded(payload, length: length, to: p + 1)
         output.commit(words)
         eventCount += 1
+        recordWritten()
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import HitchAlgorithms
 import HitchReader
+import HitchTestSupport
 import HitchTrace
 import Testing
 @testable import HitchAnalysis
@@ -84,12 +85,7 @@ import Testing
     static func emissionNs(_ event: TraceEvent) -> Int64 { event.payload.endNs ?? event.timestampNs }
 
     /// `list` with the recorder's flush interval stated first.
-    static func stating(flushIntervalMs: Int, _ list: TraceEventList) -> TraceEventList {
-        var out = list
-        let key = out.intern(MetadataKey.flushIntervalMs.name), value = out.intern(String(flushIntervalMs))
-        out.events.insert(TraceEvent(timestampNs: 0, thread: ThreadID(rawValue: 0), payload: .metadata(key: key, value: value)), at: 0)
-        return out
-    }
+    static func stating(flushIntervalMs: Int, _ list: TraceEventList) -> TraceEventList { TraceOrders.stating(flushIntervalMs: flushIntervalMs, list) }
 
     /// Each thread's events in its own order, delivered as a recorder flushing at random would: an
     /// event is read at a delivery time up to `jitterNs` after its emission (never before its
@@ -101,8 +97,7 @@ import Testing
         var lastKey: [UInt32: Int64] = [:]
         for (index, event) in list.events.enumerated() {
             let jitter = Int64(random.below(Int(jitterNs)))
-            var key = max(lastKey[event.thread.rawValue] ?? .min, emissionNs(event) + jitter)
-            if case .metadata = event.payload { key = .min }   // metadata comes first, as recorded
+            let key = max(lastKey[event.thread.rawValue] ?? .min, emissionNs(event) + jitter)
             lastKey[event.thread.rawValue] = key
             keyed.append((key, event.thread.rawValue, index, event))
         }
@@ -114,8 +109,12 @@ import Testing
 
     static func beyondBoundWarning(_ a: Analysis) -> String? { a.warnings.first { $0.contains("later than the recorder's flush interval allows") } }
 
-    /// A recorded trace (context switches drained after the fact, frames waiting for them) shuffled
-    /// within the bound it states gives the same analysis, and nothing is beyond the bound.
+    /// A recorded trace (context switches drained after the fact, frames waiting for them) read in
+    /// other orders within the bound it states gives the same analysis, and nothing is beyond the
+    /// bound: delivered as a recorder flushing at random would, and interleaved at random as far as
+    /// the bound allows. As recorded, and as a machine without schedstat files records it (its
+    /// frame threads' windows split by their switches, which the writer drains after the fact).
+    /// Recordings made inside the test: `RecordedOrderTests` (HitchCLITests).
     @Test(arguments: ["feed-naive-120hz.fxt", "generated"])
     func eventsShuffledWithinTheBoundGiveTheSameAnalysis(_ file: String) throws {
         let recorded: TraceEventList
@@ -123,20 +122,27 @@ import Testing
             recorded = try AttributionOrderTests.generated(frames: 900, seed: 7, threadStates: true)
         } else {
             let path = AttributionOrderTests.tracesDirectory.appendingPathComponent(file).path
-            try #require(FileManager.default.fileExists(atPath: path), "the recorded traces are committed in Traces/")
+            try #require(FileManager.default.fileExists(atPath: path), "the recorded traces are in Traces/")
             recorded = try AttributionOrderTests.load(path)
         }
-        let list = Self.stating(flushIntervalMs: 100, recorded)
-        let expected = try Analyzer.analyze([list])
-        #expect(Self.beyondBoundWarning(expected) == nil)
-        #expect(expected.recorded.frameCount > 100)
-        for seed in UInt64(1)...3 {
-            let shuffled = Self.delivered(list, jitterNs: 60 * Self.ms, seed: seed)
-            #expect(shuffled.events.count == list.events.count)
-            let got = try Analyzer.analyze([shuffled])
-            #expect(Self.beyondBoundWarning(got) == nil, "\(file) seed \(seed)")
-            let difference = AttributionOrderTests.difference(got, expected)
-            #expect(difference.isEmpty, "\(file) seed \(seed): \(difference)")
+        // The recorder's interval, or the bound a recording made on an overloaded machine kept.
+        let stated = TraceOrders.statingTheBoundItKeeps(Self.stating(flushIntervalMs: 100, recorded))
+        let boundNs = try #require(TraceOrders.boundNs(stated))
+        for (variant, list) in [("as recorded", stated), ("without the run delay", TraceOrders.withoutRunDelay(stated))] {
+            let expected = try Analyzer.analyze([list])
+            #expect(Self.beyondBoundWarning(expected) == nil)
+            #expect(expected.recorded.frameCount > 100)
+            var orders = (UInt64(1)...3).map { ("delivered \($0)", Self.delivered(list, jitterNs: 60 * Self.ms, seed: $0)) }
+            for (seed, maxRun, favouring) in [(UInt64(4), 1, false), (5, 64, false), (6, 1, true)] {
+                orders.append(("within the bound \(seed)", TraceOrders.withinBound(list, boundNs: boundNs, seed: seed, maxRun: maxRun, favouring: favouring)))
+            }
+            for (label, order) in orders {
+                #expect(order.events.count == list.events.count)
+                let got = try Analyzer.analyze([order])
+                #expect(Self.beyondBoundWarning(got) == nil, "\(file) \(variant) \(label)")
+                let difference = AttributionOrderTests.difference(got, expected)
+                #expect(difference.isEmpty, "\(file) \(variant) \(label): \(difference)")
+            }
         }
     }
 
@@ -208,18 +214,50 @@ import Testing
         }
     }
 
+    /// Frames 0..<`count` on the main thread, each begun at its vsync and committed 1 ms later.
+    static func beginAndCommit(_ count: Int, periodNs: Int64, in b: inout TraceBuilder) {
+        let main = b.main
+        for id in 0..<count {
+            let vsync = Int64(id) * periodNs
+            b.list.append(vsync, main, .frameBegan(FrameBegan(frameID: UInt64(id), vsyncNs: vsync, targetNs: vsync + periodNs, periodNs: periodNs)))
+            b.list.append(vsync + Self.ms, main, .frameCommitted(frameID: UInt64(id)))
+        }
+    }
+
+    /// A render thread's events of more than twice the hold limit of frames ahead of their begins
+    /// (far beyond the bound): the oldest are let go while they wait, and each begin that comes
+    /// after its frame's events were let go is counted. Each begin that comes then opens a record
+    /// of its own, which lets the oldest waiting frame's events go in turn: every frame is counted.
+    /// Within twice the limit nothing is let go.
+    @Test(arguments: [2 * EventOrder.holdLimit - 24, 2 * EventOrder.holdLimit + 76])
+    func aBeginAfterItsFrameEventsWereLetGoIsCounted(_ frames: Int) throws {
+        var b = TraceBuilder()
+        let render = b.render
+        let period = 16_666_667 as Int64
+        for id in 0..<frames {
+            let vsync = Int64(id) * period
+            b.list.append(vsync + 2 * Self.ms, render, .frameRenderEnded(frameID: UInt64(id)))
+            b.list.append(vsync + period, render, .framePresented(frameID: UInt64(id)))
+        }
+        Self.beginAndCommit(frames, periodNs: period, in: &b)
+        let a = try b.analyze(rates: [60])
+        #expect(a.recorded.frameCount == frames)
+        if frames <= 2 * EventOrder.holdLimit {
+            #expect(Self.letGoWarning(a) == nil)
+            #expect(a.recorded.hitchCount == 0)
+        } else {
+            #expect(Self.letGoWarning(a)?.contains("\(frames) frames began after their other events were let go") == true,
+                    "\(a.warnings)")
+        }
+    }
+
     /// Frames that are never presented wait for the hold limit of later frames; an event of one
     /// that comes after that is counted.
     @Test(arguments: [EventOrder.holdLimit - 24, EventOrder.holdLimit + 76])
     func aFrameEventAfterItsFrameWasLetGoIsCounted(_ frames: Int) throws {
         var b = TraceBuilder()
-        let main = b.main, render = b.render
-        let period = 16_666_667 as Int64
-        for id in 0..<frames {
-            let vsync = Int64(id) * period
-            b.list.append(vsync, main, .frameBegan(FrameBegan(frameID: UInt64(id), vsyncNs: vsync, targetNs: vsync + period, periodNs: period)))
-            b.list.append(vsync + Self.ms, main, .frameCommitted(frameID: UInt64(id)))
-        }
+        let render = b.render
+        Self.beginAndCommit(frames, periodNs: 16_666_667, in: &b)
         b.list.append(2 * Self.ms, render, .frameRenderEnded(frameID: 0))
         let a = try b.analyze(rates: [60])
         #expect(a.recorded.frameCount == frames)

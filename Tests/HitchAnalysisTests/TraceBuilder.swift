@@ -47,8 +47,3 @@ struct TraceBuilder {
         try Analyzer.analyze([list], options: AnalyzerOptions(refreshRatesHz: rates))
     }
 }
-
-extension SeededGenerator {
-    /// Uniform below `bound` (at least 1), by remainder: the seeded draws of the order and scale tests.
-    mutating func below<Bound: BinaryInteger>(_ bound: Bound) -> Bound { Bound(next() % UInt64(max(1, bound))) }
-}

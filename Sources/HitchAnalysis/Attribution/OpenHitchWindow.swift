@@ -64,11 +64,6 @@ struct OpenHitchWindow: Sendable {
         entry.ns +|= ns
     }
 
-    /// A retired window's tables, released while it waits to be dropped.
-    mutating func dropTables() {
-        stageTimes = [:]; concurrentStageTimes = [:]; mainStageTimes = [:]; bodyTimes = [:]; stackCounts = [:]
-    }
-
     mutating func addSample(_ s: SampleInstance) {
         if main.contains(s.atNs) { stackCounts[s.stack, default: 0] += 1 }
     }

@@ -8,9 +8,10 @@ import HitchTrace
 ///   so this frame has none), and
 /// - its present is in, or a later-begun frame's present or render end is (the render thread
 ///   records render end then present, frame after frame, so this frame has no present);
-/// or `EventOrder.holdLimit` later frames have begun (the one fallback: bounded memory whatever the
-/// file order), or the run ended. Events of a frame whose begin never comes are dropped once twice
-/// that many records wait.
+/// or more than `EventOrder.holdLimit` frames have begun and wait (the one fallback: bounded memory
+/// whatever the file order; `pending` holds them), or the run ended. Events of a frame whose begin
+/// has not come are let go once twice that many records wait. Either way, what comes later for a
+/// frame let go is counted (`LetGoFrames`).
 struct FrameAssembler: Sendable {
     private static let window = EventOrder.holdLimit
     private static let slotBits = 12
@@ -25,28 +26,55 @@ struct FrameAssembler: Sendable {
     private var removed = 0                  // entries dropped from the front (absolute = removed + index)
     private var slots = [Int](repeating: -1, count: 1 << slotBits)   // frameID's low bits -> absolute index
     private var overflow: [UInt64: Int] = [:]                          // frames whose slot another took
-    private var beganQueue: [Int] = []       // absolute indexes in begin order
-    private var beganHead = 0
+    /// Frames begun and not yet handed out, in begin order (absolute indexes): the holder whose
+    /// limit hands out a frame before it is final, and which counts the events that came for it.
+    private var pending = BoundedHolder<Int>(limit: window)
     private var beganCount = 0
     private var presentedThrough = -1        // highest begin position of a presented (or rendered) frame
     private var committedThrough = -1        // highest begin position of a committed frame
-    /// Frames handed out at the hold limit before they were final, the latest `window` of them: an
-    /// event of one arriving later is let go (`lateEventsOfLetGoFrames`).
-    private var letGoIDs: Set<UInt64> = []
-    private var letGoOrder: [UInt64] = []    // a ring of `window` ids once full, oldest at `letGoNext`
-    private var letGoNext = 0
-    /// Events that came for a frame already handed out at the hold limit (each opens a new record,
-    /// which has no begin and is dropped).
-    private(set) var lateEventsOfLetGoFrames = 0
+    /// Frames handed out at the hold limit before they were final: an event of one arriving later
+    /// (it opens a new record, which has no begin and is dropped) is counted.
+    private var judgedAtLimit = LetGoFrames()
+    /// Frames whose events were let go while more than twice `window` records waited for a begin:
+    /// the begin arriving later (the frame then lacks those events) is counted.
+    private var letGoBeforeBegin = LetGoFrames()
+
+    /// The latest `window` frames let go, and the count of what came for them later.
+    private struct LetGoFrames: Sendable {
+        private var ids: Set<UInt64> = []
+        private var order = BoundedHolder<UInt64>(limit: FrameAssembler.window)
+
+        mutating func note(_ id: UInt64) {
+            guard ids.insert(id).inserted else { return }
+            order.append(id)
+            if order.isOverLimit { ids.remove(order.removeFirst()) }
+        }
+
+        /// Counts what came for frame `id`, if it was let go.
+        @inline(__always)
+        mutating func countIfLetGo(_ id: UInt64) {
+            if !ids.isEmpty, ids.contains(id) { order.countLateForLetGo() }
+        }
+
+        mutating func report(_ kind: EventOrder.LetGo, to eventOrder: inout EventOrder) { order.report(kind, to: &eventOrder) }
+
+        mutating func removeAll() { ids.removeAll(); order.removeAll() }
+    }
 
     mutating func reset() {
         entries.removeAll(keepingCapacity: true); head = 0; removed = 0
         for i in slots.indices { slots[i] = -1 }
         overflow.removeAll()
-        beganQueue.removeAll(keepingCapacity: true); beganHead = 0; beganCount = 0
+        pending.removeAll(); beganCount = 0
         presentedThrough = -1
         committedThrough = -1
-        letGoIDs.removeAll(); letGoOrder.removeAll(); letGoNext = 0; lateEventsOfLetGoFrames = 0
+        judgedAtLimit.removeAll(); letGoBeforeBegin.removeAll()
+    }
+
+    /// Hands what came for frames let go at the hold limits to the run's order.
+    mutating func reportLetGo(to order: inout EventOrder) {
+        judgedAtLimit.report(.frameEventsAfterJudging, to: &order)
+        letGoBeforeBegin.report(.beginsAfterFrameEventsLetGo, to: &order)
     }
 
     @inline(__always) private func slot(_ id: UInt64) -> Int { Int(truncatingIfNeeded: id) & ((1 << Self.slotBits) - 1) }
@@ -60,7 +88,7 @@ struct FrameAssembler: Sendable {
             if local >= head, local < entries.count, entries[local].record.frameID == id, !entries[local].done { return candidate }
         }
         if !overflow.isEmpty, let found = overflow[id] { return found }
-        if !letGoIDs.isEmpty, letGoIDs.contains(id) { lateEventsOfLetGoFrames += 1 }
+        judgedAtLimit.countIfLetGo(id)
         let absolute = removed + entries.count
         entries.append(Entry(record: FrameRecord(frameID: id)))
         if candidate >= 0 {
@@ -78,9 +106,10 @@ struct FrameAssembler: Sendable {
         let local = index(of: id) - removed
         change(&entries[local].record)
         if began && entries[local].beganPosition < 0 {
+            letGoBeforeBegin.countIfLetGo(id)
             entries[local].beganPosition = beganCount
             beganCount += 1
-            beganQueue.append(local + removed)
+            pending.append(local + removed)
         }
         let position = entries[local].beganPosition
         if position >= 0 {
@@ -96,36 +125,25 @@ struct FrameAssembler: Sendable {
 
     /// The begin of the oldest frame begun and not yet handed out, if any.
     var oldestPendingBeganNs: Int64? {
-        guard beganHead < beganQueue.count else { return nil }
-        return entries[beganQueue[beganHead] - removed].record.beganNs
+        guard let oldest = pending.first else { return nil }
+        return entries[oldest - removed].record.beganNs
     }
 
     /// The next frame to judge, in begin order, if it is final (or `all`: the run ended).
     mutating func nextReady(all: Bool) -> FrameRecord? {
-        guard beganHead < beganQueue.count else { compactIfCrowded(); return nil }
-        let local = beganQueue[beganHead] - removed
+        guard let oldest = pending.first else { compactIfCrowded(); return nil }
+        let local = oldest - removed
         let position = entries[local].beganPosition
-        let laterBegan = position < beganCount - 1
+        let laterBegan = pending.count > 1
         // The two fields read in place: a copy of the whole record per call showed in profiles.
         let commitNs = entries[local].record.commitNs, presentNs = entries[local].record.presentNs
         let final = all
             || (laterBegan && (commitNs != .min || position < committedThrough)
                 && (presentNs != .min || position < presentedThrough))
-        guard final || beganCount - position > Self.window else { compactIfCrowded(); return nil }
-        if !final { noteLetGo(entries[local].record.frameID) }
-        beganHead += 1
+        guard final || pending.isOverLimit else { compactIfCrowded(); return nil }
+        if final { pending.removeFirst() } else { judgedAtLimit.note(entries[local].record.frameID); pending.letGoFirst() }
         defer { compact() }
         return finish(local)
-    }
-
-    /// Remembers a frame handed out before it was final, among the latest `window` such frames.
-    @inline(never)
-    private mutating func noteLetGo(_ id: UInt64) {
-        guard letGoIDs.insert(id).inserted else { return }
-        if letGoOrder.count < Self.window { letGoOrder.append(id); return }
-        letGoIDs.remove(letGoOrder[letGoNext])
-        letGoOrder[letGoNext] = id
-        letGoNext = (letGoNext + 1) % Self.window
     }
 
     /// `compact` when nothing was handed out: only begin-less records can need dropping then (done
@@ -151,6 +169,7 @@ struct FrameAssembler: Sendable {
         while head < entries.count {
             if entries[head].done { head += 1; continue }
             if entries[head].beganPosition < 0 && entries.count - head > 2 * Self.window {
+                letGoBeforeBegin.note(entries[head].record.frameID)
                 _ = finish(head)
                 head += 1
                 continue
@@ -161,10 +180,6 @@ struct FrameAssembler: Sendable {
             entries.removeFirst(head)
             removed += head
             head = 0
-        }
-        if beganHead > 1024 && beganHead * 2 > beganQueue.count {
-            beganQueue.removeFirst(beganHead)
-            beganHead = 0
         }
     }
 }

@@ -40,15 +40,14 @@ struct FramePass: AnalysisPass {
     /// Frames being assembled from events in per-thread (not global) time order.
     private var frames = FrameAssembler()
     /// The frame threads' exact context switches (perf source), and the final frames waiting, in
-    /// begin order, for their windows' switches: the writer drains them a flush interval late. A
-    /// frame waits until its switches are in, or the trace's order bound has passed its windows
-    /// (`EventOrder`: the switches not in by then are beyond the bound), or, in a trace without a
-    /// bound, `EventOrder.holdLimit` frames wait; then it is judged with what is in (windows whose
-    /// switch records fall short of their switch counts are unknown, which is how a window let go
-    /// too soon shows).
+    /// begin order, for the switches their thread-state splits read: the writer drains them a flush
+    /// interval late. A frame waits until those switches are known to be in (`switchesAreIn`), or
+    /// the trace's order bound has passed its windows (`EventOrder`: the switches not in by then are
+    /// beyond the bound), or, in a trace without a bound, more than `EventOrder.holdLimit` frames
+    /// wait; then it is judged with what is in (windows whose switch records fall short of their
+    /// switch counts are unknown, which is how a window let go too soon shows).
     private var switchHistory = SwitchHistory()
-    private var waiting: [FrameRecord] = []
-    private var waitingHead = 0
+    private var waiting = BoundedHolder<FrameRecord>()
     private var previousPeriodNs: Int64 = 0
     /// The latest frame begin of this run (.min before the first).
     private var lastBeganNs: Int64 = .min
@@ -74,8 +73,7 @@ struct FramePass: AnalysisPass {
         readingHistory.removeAll()
         verdicts.reset()
         switchHistory.removeAll()
-        waiting.removeAll(keepingCapacity: true)
-        waitingHead = 0
+        waiting.removeAll()
         previousPeriodNs = 0
         lastBeganNs = .min
         context.frameWindowsFromNs = .min
@@ -124,7 +122,7 @@ struct FramePass: AnalysisPass {
         case .schedSwitch(let change):
             switchHistory.add(SwitchHistory.Switch(atNs: t, out: change.direction == .switchedOut, preempted: change.preempted, cpu: change.cpu),
                               thread: resolved.thread.rawValue)
-            if waitingHead < waiting.count { drainFrames(&context) }
+            if !waiting.isEmpty { drainFrames(&context) }
         case .instant:
             if inputCategory < 0 { inputCategory = context.names.index(of: HitchCategory.input.string) }
             if resolved.name == inputCategory { inputs.add(t) }
@@ -143,7 +141,7 @@ struct FramePass: AnalysisPass {
     /// slack. Taken before the event's frames are judged, so it covers them too.
     @inline(__always)
     private func publishHorizon(_ context: inout PassContext) {
-        let oldest = waitingHead < waiting.count ? waiting[waitingHead].beganNs : frames.oldestPendingBeganNs ?? lastBeganNs
+        let oldest = waiting.first?.beganNs ?? frames.oldestPendingBeganNs ?? lastBeganNs
         context.frameWindowsFromNs = oldest == .min ? .min : oldest.subtractingSaturated(Self.historySlackNs)
     }
 
@@ -153,23 +151,18 @@ struct FramePass: AnalysisPass {
             if frame.hasBegan { frame.inputArrivalNs = inputs.take(beganNs: frame.beganNs) }
             // Nothing waiting and nothing to wait for: judged at once, without a trip through the
             // queue (copying each record in and out of it cost more than judging it).
-            if waitingHead == waiting.count && (all || !frame.hasReadings || switchesAreIn(frame.readings)) {
+            if waiting.isEmpty && (all || !frame.hasReadings || switchesAreIn(frame.readings)) {
                 finalize(&frame, &context)
                 continue
             }
             waiting.append(frame)
         }
-        while waitingHead < waiting.count {
-            guard all || waiting.count - waitingHead > EventOrder.holdLimit || !waiting[waitingHead].hasReadings
-                    || switchesAreIn(waiting[waitingHead].readings)
-                    || switchWindowsEndNs(waiting[waitingHead].readings) < context.order.orderedThroughNs else { break }
-            var frame = waiting[waitingHead]
-            waitingHead += 1
+        while let oldest = waiting.first {
+            let ready = all || !oldest.hasReadings || switchesAreIn(oldest.readings)
+            guard var frame = waiting.releaseFirst(ready: ready, emittedNs: switchWindowsEndNs(oldest.readings),
+                                                   watermarkNs: context.order.orderedThroughNs) else { break }
             finalize(&frame, &context)
         }
-        // Emptied only when it held frames: emptying an empty array still replaced its storage.
-        if waitingHead == waiting.count { if waitingHead > 0 { waiting.removeAll(keepingCapacity: true); waitingHead = 0 } }
-        else if waitingHead > 1024 && waitingHead * 2 > waiting.count { waiting.removeFirst(waitingHead); waitingHead = 0 }
     }
 
     /// The end of the frame's switch windows, with the reading slack (`switchesAreIn`).
@@ -177,18 +170,22 @@ struct FramePass: AnalysisPass {
         max(r.mainCommitted.atNs, r.renderEnded.atNs).addingSaturated(SwitchHistory.readSlackNs)
     }
 
-    /// The frame's windows need no switches (their readings have the run delay, or the thread did
-    /// not switch), or every switch-out their switch counts announce is in.
+    /// Every switch record the frame's splits read is in: the frame's windows, and its late starts
+    /// before them, are split by switches only where their readings lack the run delay (no
+    /// schedstat file), and then need each frame thread's records through the end of its window
+    /// (and the read slack). A thread's records reach the file in time order, so one at or past
+    /// that time proves the earlier ones in (`SwitchHistory.inThroughNs`). Counting the window's
+    /// switch-outs proves less: the switch-in after the last of them, and the records of the late
+    /// start before the window, may still be on their way, and a frame judged without them would
+    /// depend on how the threads' buffers interleave.
     private func switchesAreIn(_ r: FrameReadings) -> Bool {
-        func windowIn(_ a: PhaseReading, _ b: PhaseReading, _ thread: UInt32) -> Bool {
-            guard a.isPresent, b.isPresent, a.runnableWaitNs < 0 || b.runnableWaitNs < 0,
-                  a.voluntarySwitches >= 0, b.voluntarySwitches >= 0, a.involuntarySwitches >= 0, b.involuntarySwitches >= 0
+        func threadIn(_ a: PhaseReading, _ b: PhaseReading, _ thread: UInt32) -> Bool {
+            guard b.isPresent, (a.isPresent && a.runnableWaitNs < 0) || b.runnableWaitNs < 0, b.voluntarySwitches >= 0, b.involuntarySwitches >= 0
             else { return true }
-            let outs = b.voluntarySwitches - a.voluntarySwitches + b.involuntarySwitches - a.involuntarySwitches
-            return switchHistory.isComplete(thread: thread, from: a.atNs, to: b.atNs, expectedOuts: outs)
+            return switchHistory.inThroughNs(thread: thread) >= b.atNs.addingSaturated(SwitchHistory.readSlackNs)
         }
-        return windowIn(r.mainBegan.isPresent ? r.mainBegan : r.beforeCommit, r.mainCommitted, r.mainThread)
-            && windowIn(r.renderBegan, r.renderEnded, r.renderThread)
+        return threadIn(r.mainBegan.isPresent ? r.mainBegan : r.beforeCommit, r.mainCommitted, r.mainThread)
+            && threadIn(r.renderBegan, r.renderEnded, r.renderThread)
     }
 
     /// `frame` is inout so the record is not copied again; its late starts are filled here.
@@ -292,7 +289,7 @@ struct FramePass: AnalysisPass {
 
     mutating func endRun(_ context: inout PassContext) {
         drainFrames(&context, all: true)
-        context.order.countLetGo(frames.lateEventsOfLetGoFrames, .frameEventsAfterJudging)
+        frames.reportLetGo(to: &context.order)
         flushRateCount()
         lastRateHz = .nan
         resolveRunTimes(runStartNs: context.runStartNs == .max ? 0 : context.runStartNs)

@@ -18,19 +18,14 @@ struct HitchAttributionPass: Sendable {
     /// A thread's instances are in its own finish order: nearly end-time order, out by at most the
     /// nesting of its stages. The scan stops after this many consecutive instances that ended before a window.
     static let scanSlack = 64
-    /// Windows kept open for late arrivals; the oldest retires past this (an instance's start is
-    /// older than its emission by its length, which no bound limits: `EventOrder`'s one fallback).
-    static let openWindowLimit = EventOrder.holdLimit
 
     private var stages = ThreadHistories<StageInstance>(capacity: historyCapacity)
     private var bodies = ThreadHistories<BodyInstance>(capacity: historyCapacity)
     private var samples = History<SampleInstance>()
-    /// Open windows from `openHead` on (the ones before are retired, dropped in batches: removing
-    /// the first of 256 large windows per hitching frame moved all the others each time).
-    private var open: [OpenHitchWindow] = []
-    private var openHead = 0
-    /// Retired windows dropped from the front of `open` at once.
-    private static let retiredBatch = 64
+    /// Windows kept open for late arrivals, oldest first; past the holder's limit the oldest
+    /// retires (an instance's start is older than its emission by its length, which no bound
+    /// limits: `EventOrder`'s one fallback), and a late instance that overlaps it is counted.
+    private var open = BoundedHolder<OpenHitchWindow>()
     /// Instances starting before this may overlap an open window.
     private var lateBeforeNs: Int64 = .min
     /// Instances that ended before this are dropped from the histories (`PassContext.frameWindowsFromNs`).
@@ -38,10 +33,9 @@ struct HitchAttributionPass: Sendable {
     private var lastMainEndNs: Int64 = .min
     private var lastRenderEndNs: Int64 = .min
     private var lastOtherEndNs: Int64 = .min
-    /// The span of the last window retired at `openWindowLimit` (empty: none this run), and the late
-    /// instances that overlapped it after it closed: at least that many were let go.
+    /// The span of the last window retired at the holder's limit (empty: none this run): the late
+    /// instances that overlap it after it closed were let go, at least that many.
     private var retiredSpan: Range<Int64> = 0..<0
-    private var runLateAfterRetiring = 0
     private var run = 0
 
     // Published results, over every run.
@@ -76,7 +70,6 @@ struct HitchAttributionPass: Sendable {
         lateBeforeNs = .min
         historyFromNs = .min
         retiredSpan = 0..<0
-        runLateAfterRetiring = 0
     }
 
     // MARK: What the other passes publish
@@ -99,15 +92,16 @@ struct HitchAttributionPass: Sendable {
 
     /// Counts a late instance that overlaps the last window retired at the limit.
     private mutating func countIfRetired(_ startNs: Int64, _ endNs: Int64) {
-        if OpenHitchWindow.overlap(retiredSpan, startNs, endNs) != nil { runLateAfterRetiring += 1 }
+        if OpenHitchWindow.overlap(retiredSpan, startNs, endNs) != nil { open.countLateForLetGo() }
     }
 
     /// Hands a late instance to the open windows, newest first, down to the first whose reach
     /// (and every older one's) ends before `startNs`.
     private mutating func addToOpenWindows(reaching startNs: Int64, _ add: (inout OpenHitchWindow) -> Void) {
-        for i in stride(from: open.count - 1, through: openHead, by: -1) {
-            if open[i].reachNs < startNs { break }
-            add(&open[i])
+        open.updateNewestFirst { window in
+            guard window.reachNs >= startNs else { return false }
+            add(&window)
+            return true
         }
     }
 
@@ -162,7 +156,7 @@ struct HitchAttributionPass: Sendable {
         a.queuedBehind = judged.queuedBehind
         let appCaused = judged.cause == .appWork || (judged.cause == .unknown && judged.mainStates == nil)
         let mainStates = judged.mainStates
-        let reach = max(openHead < open.count ? open[open.count - 1].reachNs : .min, main.upperBound, render.upperBound, other.upperBound)
+        let reach = max(open.last?.reachNs ?? .min, main.upperBound, render.upperBound, other.upperBound)
         var window = OpenHitchWindow(main: main, render: render, other: other, reachNs: reach, hitchNs: judged.hitchNs,
                                 countsOffenders: appCaused && judged.queuedBehind == nil,
                                 mainRunningNs: mainStates?.runningNs ?? 1, mainWallNs: mainStates.map { max(1, $0.wallNs) } ?? 1,
@@ -183,13 +177,10 @@ struct HitchAttributionPass: Sendable {
         if short { framesWithShortHistory += 1 }
         open.append(window)
         lateBeforeNs = reach
-        if open.count - openHead > Self.openWindowLimit {
-            let oldest = open[openHead]
+        if open.isOverLimit {
+            let oldest = open.letGoFirst()
             retiredSpan = min(oldest.main.lowerBound, oldest.render.lowerBound, oldest.other.lowerBound)..<oldest.reachNs
             retire(oldest, names: names)
-            open[openHead].dropTables()
-            openHead += 1
-            if openHead == Self.retiredBatch { open.removeFirst(openHead); openHead = 0 }
         }
     }
 
@@ -256,9 +247,8 @@ struct HitchAttributionPass: Sendable {
 
     /// Closes every window of the run and resolves its stacks and names.
     mutating func endRun(runStartNs: Int64, stacks: StackStore, names: NameTable) {
-        for window in open[openHead...] { retire(window, names: names) }
-        open.removeAll()
-        openHead = 0
+        while !open.isEmpty { retire(open.removeFirst(), names: names) }
+        open.removeAll(keepingCapacity: false)
         lateBeforeNs = .min
         for (stack, count) in runInHitches {
             foldedInHitches[stacks.frames(stack, names: names).reversed().joined(separator: ";"), default: 0] += count
@@ -332,8 +322,8 @@ extension HitchAttributionPass: AnalysisPass {
 
     mutating func endRun(_ context: inout PassContext) {
         takePublished(&context)
+        open.report(.instancesAfterWindowClosed, to: &context.order)
         endRun(runStartNs: context.runStartNs == .max ? 0 : context.runStartNs, stacks: context.stacks, names: context.names)
-        context.order.countLetGo(runLateAfterRetiring, .instancesAfterWindowClosed)
     }
 
     func contribute(to a: inout Analysis, _ context: inout PassContext) {

@@ -56,10 +56,11 @@ struct StageCostPass: Sendable {
     fileprivate struct ThreadState: Sendable {
         var thread: UInt32 = 0
         var open = OpenStack()
-        /// Finished top-level intervals a parent written after them may still enclose, at most
-        /// `EventOrder.holdLimit` (`orphanLimit`): a parent's start is older than its emission by
-        /// its length, which no bound limits.
-        var orphans: [(startNs: Int64, endNs: Int64)] = []
+        /// Finished top-level intervals a parent written after them may still enclose, newest last,
+        /// at most `EventOrder.holdLimit`: a parent's start is older than its emission by its length,
+        /// which no bound limits. Past the limit the older half is let go at once (one move per half);
+        /// a later parent that encloses one is counted by the holder.
+        var orphans = BoundedHolder<(startNs: Int64, endNs: Int64)>()
         /// The latest orphan let go at the limit (`.min`: none; clamped times are never `.min`), which a later parent may still enclose.
         var letGoOrphan: (startNs: Int64, endNs: Int64) = (.min, .min)
         var isMain = false
@@ -85,11 +86,7 @@ struct StageCostPass: Sendable {
         var mainThreadSelfNs: Int64 = 0
         var unmatchedEnds = 0
         var unclosedBegins = 0
-        /// Intervals that enclose an orphan let go at the limit: their self time counts its time.
-        var parentsOfLetGoOrphans = 0
     }
-    /// Orphans kept per thread; past it the older half is let go at once (one move per half).
-    static let orphanLimit = EventOrder.holdLimit
 
     private var threads: [ThreadState] = []
     private var tally = Tally()
@@ -175,7 +172,7 @@ struct StageCostPass: Sendable {
                 entry.childNs +|= orphan.endNs - orphan.startNs
             }
             if state.orphans.isEmpty, state.letGoOrphan.startNs >= startNs, state.letGoOrphan.endNs <= end {
-                tally.parentsOfLetGoOrphans += 1
+                state.orphans.countLateForLetGo()   // its self time counts the let-go interval's
                 state.letGoOrphan = (.min, .min)
             }
             state.open.append(entry)
@@ -246,9 +243,8 @@ extension StageCostPass.Tally {
         let selfNs = max(0, duration - entry.childNs)
         if !adoptedByNext && !state.open.addChild(startNs: entry.startNs, endNs: entry.endNs, durationNs: duration) {
             state.orphans.append((entry.startNs, entry.endNs))
-            if state.orphans.count > StageCostPass.orphanLimit {
-                state.letGoOrphan = state.orphans[StageCostPass.orphanLimit / 2 - 1]
-                state.orphans.removeFirst(StageCostPass.orphanLimit / 2)
+            if state.orphans.isOverLimit {
+                for _ in 0..<state.orphans.limit / 2 { state.letGoOrphan = state.orphans.letGoFirst() }
             }
         }
         account(name: entry.name, durationNs: duration, selfNs: selfNs, state)
@@ -311,8 +307,7 @@ extension StageCostPass: AnalysisPass {
             threads[raw].isMain = context.roles[UInt32(raw)] == .main
         }
         endRun(into: &context.finishedStages)
-        context.order.countLetGo(tally.parentsOfLetGoOrphans, .parentsOfLetGoIntervals)
-        tally.parentsOfLetGoOrphans = 0
+        for raw in threads.indices { threads[raw].orphans.report(.parentsOfLetGoIntervals, to: &context.order) }
     }
 
     func contribute(to a: inout Analysis, _ context: inout PassContext) {

@@ -7,7 +7,8 @@ struct ReadingHistory: Sendable {
     /// being judged (3 readings a frame): the `EventOrder.holdLimit` frames assembly may hold.
     static let perThread = 12_288
     static let threads = 16
-    private var rings: [UInt32: Ring<PhaseReading>] = [:]
+    /// Each thread's latest `perThread` readings (the holder lets the oldest go).
+    private var rings: [UInt32: BoundedHolder<PhaseReading>] = [:]
 
     mutating func removeAll() { rings.removeAll(keepingCapacity: true) }
 
@@ -15,11 +16,10 @@ struct ReadingHistory: Sendable {
     mutating func add(_ reading: PhaseReading, thread: UInt32) -> PhaseReading? {
         if rings[thread] == nil {
             guard rings.count < Self.threads else { return nil }
-            rings[thread] = Ring(capacity: Self.perThread)
+            rings[thread] = BoundedHolder(limit: Self.perThread)
         }
-        var previous: PhaseReading?
-        rings[thread]?.forEachNewestFirst { previous = $0; return false }
-        rings[thread]?.append(reading)
+        let previous = rings[thread]?.last
+        rings[thread]?.appendKeepingLimit(reading)
         return previous
     }
 

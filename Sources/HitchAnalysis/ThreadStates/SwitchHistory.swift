@@ -21,11 +21,23 @@ struct SwitchHistory: Sendable {
     /// Switches kept per thread: the oldest half goes when full.
     let perThread: Int
     private(set) var threads: [UInt32: [Switch]] = [:]
+    /// Threads one of whose records came after a later one of theirs: their latest record proves
+    /// nothing about the earlier ones (`inThroughNs`).
+    private var outOfOrder: Set<UInt32> = []
 
     init(perThread: Int = 1 << 16) { self.perThread = perThread }
 
     var isEmpty: Bool { threads.isEmpty }
-    mutating func removeAll() { threads.removeAll(keepingCapacity: true) }
+    mutating func removeAll() { threads.removeAll(keepingCapacity: true); outOfOrder.removeAll() }
+
+    /// Every switch record of `thread` before this time is in: the latest one read, while the
+    /// thread's records have come in time order (the recorder drains each thread's ring in order,
+    /// so each thread's records are in time order in its file order, whatever the interleaving of
+    /// threads); `.min` without records, or once one came out of order.
+    func inThroughNs(thread: UInt32) -> Int64 {
+        guard !outOfOrder.contains(thread), let last = threads[thread]?.last else { return .min }
+        return last.atNs
+    }
 
     mutating func add(_ s: Switch, thread: UInt32) {
         if threads[thread] == nil {
@@ -34,6 +46,7 @@ struct SwitchHistory: Sendable {
         }
         // Per-thread records arrive in time order: appending is the common case.
         if let last = threads[thread]!.last, s.atNs < last.atNs {
+            outOfOrder.insert(thread)
             let at = Self.firstIndex(threads[thread]!, atOrAfter: s.atNs)
             threads[thread]!.insert(s, at: at)
         } else {
