@@ -30,7 +30,8 @@ done
 
 hitch=$(bash scripts/release-hitch.sh)
 app=$(bash scripts/support/planted-causes-app.sh)
-work=${keep:-$(mktemp -d /tmp/planted-causes.XXXXXX)}
+mkdir -p .build
+work=${keep:-$(mktemp -d "$PWD/.build/planted-causes.XXXXXX")}   # on disk: the planted read needs O_DIRECT, which tmpfs refuses
 mkdir -p "$work"
 busy=()
 cleanup() {

@@ -76,7 +76,7 @@ func judgeRecorded(_ frame: FrameRecord, judge: inout LatenessJudge, switches: S
     if frame.hasReadings {   // without readings every split is nil
         judged.states = FrameStates(main: frame.readings.main(beganNs: frame.beganNs, switches: switches),
                                     render: frame.readings.render(switches: switches),
-                                    lateStart: frame.readings.mainLateStart)
+                                    lateStart: frame.readings.mainLateStart, renderLateStart: frame.readings.renderLateStart)
     }
     return judged
 }

@@ -65,6 +65,18 @@ struct StateSplit: Sendable, Equatable {
         return split
     }
 
+    /// Takes up to `ns` out of the listed parts, in order; returns what was taken, by part.
+    mutating func take(_ ns: Int64, from parts: [WritableKeyPath<StateSplit, Int64>]) -> StateSplit {
+        var taken = StateSplit(), left = max(0, ns)
+        for part in parts where left > 0 {
+            let share = min(left, self[keyPath: part])
+            self[keyPath: part] -= share
+            taken[keyPath: part] += share
+            left -= share
+        }
+        return taken
+    }
+
     mutating func add(_ other: StateSplit) {
         runningNs +|= other.runningNs
         runnableNs +|= other.runnableNs
@@ -103,6 +115,9 @@ struct FrameStates: Sendable, Equatable {
     /// spent runnable or stolen (its wake-up waited for a CPU), from its readings before the frame.
     /// Not in replayed frames: the replay starts each frame on its own grid.
     var lateStart: StateSplit? = nil
+    /// The render thread's late start (the first vsync after the commit to its render began) by
+    /// state, as recorded (it is inside `render` too, as the cause counts it).
+    var renderLateStart: StateSplit? = nil
 
     static let unknown = FrameStates(main: nil, render: nil)
 
