@@ -1,3 +1,4 @@
+import HitchReader
 import HitchTrace
 
 /// Drives one streaming pass over one or more traces (runs) and produces `Analysis`: resolves each
@@ -40,7 +41,7 @@ public struct Analyzer: Sendable {
 
     /// Streams one trace (one run) through every pass. A run whose main thread is known only at
     /// its end (docs/METRICS.md "Choosing the main thread") is read a second time with it fixed.
-    public mutating func add<Input: AnalysisInput>(_ input: inout Input, path: String,
+    public mutating func add<Input: TraceInput>(_ input: inout Input, path: String,
                                                    progress: ((Double) -> Void)? = nil) throws {
         let beforeRun = self
         try read(&input, path: path, progress: progress, mainThreads: nil)
@@ -53,7 +54,7 @@ public struct Analyzer: Sendable {
         try read(&input, path: path, progress: progress, mainThreads: chosen)
     }
 
-    private mutating func read<Input: AnalysisInput>(_ input: inout Input, path: String, progress: ((Double) -> Void)?,
+    private mutating func read<Input: TraceInput>(_ input: inout Input, path: String, progress: ((Double) -> Void)?,
                                                      mainThreads forced: Set<UInt32>?) throws {
         beginRun(mainThreads: forced)
         var sinceProgress = 0
@@ -77,7 +78,7 @@ public struct Analyzer: Sendable {
     /// A thread's first record can come before the record that names it (a context switch of a
     /// thread flushed ahead of its own events): the passes' end of run names threads by the trace's
     /// last word on them, so figures never say `thread <tid>` for a thread the trace does name.
-    private mutating func nameThreadsAsTheTraceLastDoes<Input: AnalysisInput>(_ input: Input) {
+    private mutating func nameThreadsAsTheTraceLastDoes<Input: TraceInput>(_ input: Input) {
         for raw in context.threadNameIndex.indices where context.threadNameIndex[raw] >= 0 {
             context.threadNameIndex[raw] = context.threadNames.index(of: input.threadName(ThreadID(rawValue: UInt32(raw))))
         }
@@ -101,7 +102,7 @@ public struct Analyzer: Sendable {
     }
 
     @inline(__always)
-    private mutating func name<Input: AnalysisInput>(_ id: StringID, _ input: Input) -> Int32 {
+    private mutating func name<Input: TraceInput>(_ id: StringID, _ input: Input) -> Int32 {
         let known = nameIndex.lookup(id.rawValue)
         if known >= 0 { return known }
         let index = context.names.index(of: input.string(id))
@@ -111,12 +112,12 @@ public struct Analyzer: Sendable {
 
     /// The thread's role; resolves its name the first time it is seen.
     @inline(__always)
-    private mutating func role<Input: AnalysisInput>(of thread: ThreadID, _ input: Input) -> FrameThreadRole {
+    private mutating func role<Input: TraceInput>(of thread: ThreadID, _ input: Input) -> FrameThreadRole {
         let known = context.roles[thread.rawValue]
         return known != .unknown ? known : classify(thread, input)
     }
 
-    private mutating func classify<Input: AnalysisInput>(_ thread: ThreadID, _ input: Input) -> FrameThreadRole {
+    private mutating func classify<Input: TraceInput>(_ thread: ThreadID, _ input: Input) -> FrameThreadRole {
         let raw = Int(thread.rawValue)
         if raw >= context.threadNameIndex.count {
             context.threadNameIndex.append(contentsOf: repeatElement(-1, count: raw + 1 - context.threadNameIndex.count))
@@ -142,7 +143,7 @@ public struct Analyzer: Sendable {
 
     /// `event` is inout only so it is passed by address: read, never changed (a by-value argument
     /// made the caller copy the 64-byte event per call).
-    private mutating func consume<Input: AnalysisInput>(_ event: inout TraceEvent, _ input: Input) {
+    private mutating func consume<Input: TraceInput>(_ event: inout TraceEvent, _ input: Input) {
         runEvents += 1
         // Hostile timestamps are clamped once here; see `clampedTime`.
         let t = clampedTime(event.timestampNs)

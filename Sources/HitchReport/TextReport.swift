@@ -1,4 +1,5 @@
 import HitchAnalysis
+import HitchTrace
 
 /// The human report `hitch analyze` prints by default.
 public enum TextReport: AnalysisRenderer {
@@ -12,7 +13,7 @@ public enum TextReport: AnalysisRenderer {
                    + " (agreement \(ReportText.percent(p.agreementRatio)))" + (p.unjudged > 0 ? "; \(p.unjudged) frames Hitch could not judge" : ""))
         let differing = a.frames.filter { frame in
             guard let verdict = frame.platformVerdict else { return false }
-            return verdict.hasPrefix("janky") != (frame.hitchMs > 0)
+            return (PlatformVerdict(label: verdict) == .janky) != (frame.hitchMs > 0)
         }
         for frame in differing.prefix(10) {
             out.append("  frame \(frame.frameID) at \(ReportText.ms(frame.startMs)): Hitch \(frame.hitchMs > 0 ? "hitch " + ReportText.ms(frame.hitchMs) : "no hitch"), platform \(frame.platformVerdict ?? "")")

@@ -1,6 +1,6 @@
 import Foundation
 import HitchAnalysis
-import HitchTrace
+import HitchReader
 import Testing
 
 // No evidence is not a pass: a gate (check, diff, history add) refuses a trace that recorded too

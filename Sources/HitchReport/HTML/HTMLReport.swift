@@ -1,4 +1,5 @@
 import HitchAnalysis
+import HitchReader
 import HitchTrace
 
 // The HTML report: one self-contained page from an `Analysis` (or two, side by side). Each section

@@ -2,6 +2,8 @@
 import Glibc
 #endif
 import HitchAnalysis
+import HitchImport
+import HitchReader
 import HitchTrace
 
 // The one path for each CLI chore the analysis commands share (analyze, check, diff, report):

@@ -1,6 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import HitchReader
+import HitchTrace
 
 // `xctrace export --input T.trace --xpath '/trace-toc/run[@number="1"]/data/table[@schema="…"]'`
 // -> frames, Apple's hitches, samples and signposts. An export is a `<trace-query-result>` with one
@@ -526,8 +528,8 @@ public struct XctraceImporter {
             let vsync = expected - 2 * period
             let frameID = UInt64(index + 1)
             sink.emit(TraceEvent(timestampNs: vsync, thread: main, payload: .frameBegan(FrameBegan(frameID: frameID, vsyncNs: vsync, targetNs: expected - period, periodNs: period))))
-            PlatformVerdict.emit(into: sink, frameID: frameID, atNs: vsync, thread: main, janky: hitch != nil,
-                                 detail: hitch.map { $0.narrative.isEmpty ? "hitch" : String($0.narrative.prefix(200)) }, hitchNs: hitch?.durationNs)
+            sink.emitPlatformVerdict(hitch != nil ? .janky : .onTime, frameID: frameID, atNs: vsync, thread: main,
+                                     detail: hitch.map { $0.narrative.isEmpty ? "hitch" : String($0.narrative.prefix(200)) }, hitchNs: hitch?.durationNs)
             // The app's commit and the render server's render of this swap, where the export has them
             // (within the frame: after its vsync, by its present).
             func inFrame(_ t: Int64) -> Bool { t >= vsync && t <= present.atNs }
