@@ -293,11 +293,16 @@ struct CauseChain: Sendable {
             releases.actualOnTimeNs -= late
             releases.root = f.frameID
             releases.rootCause = verdict.cause
-        } else if root.ns > 0 {
-            // On time, or late only by added latency, with what an earlier late frame held: its
-            // releases carry that frame's lateness on.
+        } else if root.ns > 0 && f.actualNs > f.expectedNs {
+            // Late only by added latency (steady triple buffering), with what an earlier late frame
+            // held: its releases carry that frame's lateness on.
             releases.root = root.root
             releases.rootCause = root.cause
+        } else {
+            // Shown on time: the chain of lateness ends here, and its releases came when they were due.
+            releases.commitOnTimeNs = f.commitNs
+            releases.renderEndOnTimeNs = f.renderEndNs
+            releases.actualOnTimeNs = f.actualNs
         }
         recent.append(releases)
         if recent.count > Self.recentLimit { recent.removeFirst() }
