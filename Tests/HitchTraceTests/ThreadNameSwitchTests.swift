@@ -16,15 +16,17 @@ import HitchReader
         let path = temporaryTracePath("named-only")
         defer { unlink(path) }
         let recorder = try TraceRecorder.start(path: path)
-        let done = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0), stopped = DispatchSemaphore(value: 0)
         Thread {
             Trace.setCurrentThreadName("named-only")
             for _ in 0..<5 { usleep(2_000) }   // sleeps: switches out and back in
             done.signal()
+            stopped.wait()   // alive until the recording ends, as an app's worker is
         }.start()
         done.wait()
         Trace.instant("main thread")
         _ = try recorder.stop()
+        stopped.signal()
         var reader = try TraceReader(path: path)
         var events: [TraceEvent] = []
         while let event = try reader.next() { events.append(event) }

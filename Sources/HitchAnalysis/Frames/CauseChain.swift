@@ -90,6 +90,8 @@ struct CauseChain: Sendable {
     /// How much later than the pipeline's first chance the app shows its frames by design (a loop
     /// that presents a period after it renders): from the last frame shown on time.
     private var presentDelayNs: Int64 = 0
+    /// When the last frame shown on time committed, ended its render and was shown, after its vsync.
+    private var onTimeOffsets: (commitNs: Int64, renderEndNs: Int64, actualNs: Int64)? = nil
     /// Whether the app renders on the vsync grid, as the last frame that could tell showed it.
     private var toldRendersOnGrid: Bool? = nil
 
@@ -124,10 +126,11 @@ struct CauseChain: Sendable {
     ///   commit for the main thread, its render end for the render thread) whatever its state: if
     ///   that release came at r in the wait, due on time at r' < r, it held min(to, r) − max(from, r').
     /// - The rest of the wait, if the thread slept through it and was woken at its end (`wakeSlackNs`
-    ///   set: how long after the release the woken thread may take to run), ended with the latest
-    ///   release of a recent frame (commit, render end or present) at most that long before its
-    ///   end. If that release was late, it held its part as above, at most `sleptNs`; if it was on
-    ///   time, nothing did (a release on time explains the wait as well as a late one before it).
+    ///   set: how long after the release the woken thread may take to run), ended with a release of
+    ///   a recent frame (commit, render end or present) at most that long before its end. If the
+    ///   latest such release was on time, nothing held the wait (a release on time explains it as
+    ///   well as a late one before it); else the late release among them that held the most did,
+    ///   its part as above, at most `sleptNs`.
     /// - A window that holds the waiter's own work after the wait (`wakeSlackNs` nil) takes the late
     ///   release inside it that held it longest, at most `sleptNs`.
     private func held(from start: Int64, to end: Int64, wakeSlackNs: Int64?, busyUntil: Release?, sleptNs: Int64) -> Held {
@@ -144,22 +147,22 @@ struct CauseChain: Sendable {
                 waitFrom = max(start, at)
             }
         }
-        var ended: (at: Int64, held: Held)? = nil
+        // The latest release in reach, and the largest hold of a late release in reach.
+        var latest: (at: Int64, late: Bool)? = nil
         var best = Held()
         for r in recent {
             for release in Release.allCases where release != busyUntil || r.frameID != recent.last?.frameID {
                 let (at, due) = r.release(release)
                 guard at > waitFrom, at <= end.addingSaturated(SwitchHistory.readSlackNs) else { continue }
+                if let wakeSlackNs, end - at > wakeSlackNs { continue }
                 var h = part(at, due, r, from: waitFrom)
                 h.ns = min(h.ns, sleptNs)
-                if let wakeSlackNs {
-                    if end - at <= wakeSlackNs && at > ended?.at ?? .min { ended = (at, h) }
-                } else {
-                    best.keepLarger(h)
-                }
+                best.keepLarger(h)
+                if at > latest?.at ?? .min { latest = (at, r.root != nil && due < at) }
             }
         }
-        var total = wakeSlackNs == nil ? best : ended?.held ?? Held()
+        // A wait that ended with a release on time was not held, whatever came late before it.
+        var total = wakeSlackNs != nil && latest?.late != true ? Held() : best
         if busy.ns > total.ns { swap(&busy, &total) }
         total.ns +|= busy.ns
         return total
@@ -286,11 +289,14 @@ struct CauseChain: Sendable {
             releases.root = behind
             releases.rootCause = verdict.cause
         } else if f.hitchNs > 0 && main != nil {
-            // Late for its own sake: on time, its releases come as much earlier as it was late there.
+            // Late for its own sake: on time, its releases come as much earlier as it was late there,
+            // and no later after its vsync than the last frame shown on time let go of them (a
+            // render that would only just have made its vsync is not how the app's frames end on time).
             let late = max(0, hitchOnTime)
-            releases.commitOnTimeNs -= late
-            releases.renderEndOnTimeNs -= late
-            releases.actualOnTimeNs -= late
+            let usual = onTimeOffsets.map { (f.vsyncNs + $0.commitNs, f.vsyncNs + $0.renderEndNs, f.vsyncNs + $0.actualNs) }
+            releases.commitOnTimeNs = min(releases.commitOnTimeNs - late, usual?.0 ?? .max)
+            releases.renderEndOnTimeNs = min(releases.renderEndOnTimeNs - late, usual?.1 ?? .max)
+            releases.actualOnTimeNs = min(releases.actualOnTimeNs - late, usual?.2 ?? .max)
             releases.root = f.frameID
             releases.rootCause = verdict.cause
         } else if root.ns > 0 && f.actualNs > f.expectedNs {
@@ -308,6 +314,7 @@ struct CauseChain: Sendable {
         if recent.count > Self.recentLimit { recent.removeFirst() }
         if f.hitchNs == 0 && f.actualNs <= f.expectedNs {
             presentDelayNs = max(0, f.actualNs - (pipelineActual - presentDelayNs))
+            onTimeOffsets = (f.commitNs - f.vsyncNs, f.renderEndNs - f.vsyncNs, f.actualNs - f.vsyncNs)
         }
         return verdict
     }

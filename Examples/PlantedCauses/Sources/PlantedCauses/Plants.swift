@@ -11,14 +11,15 @@ enum PlantKind: String, CaseIterable, Sendable {
     case lockHeldBySleepingHelper
     /// The main thread sleeps 40 ms inside the frame.
     case sleep
-    /// Another process at nice -10, pinned to the main thread's CPU, spins 60 ms from the frame's start.
+    /// Another process at nice -10, pinned to the main thread's CPU, spins 60 ms from just before
+    /// the frame's vsync.
     case otherProcessHigherPriority
     /// One of the app's own threads (named, recording a `hog` interval) at nice -10, pinned to the
     /// main thread's CPU, spins 60 ms from the frame's start.
     case appThreadHigherPriority
     /// The render thread does 40 ms more CPU work on the frame; the frames after it wait for it.
     case longRender
-    /// The main thread reads 1 MiB blocks of a file whose pages are not cached (O_DIRECT), for 40 ms.
+    /// The main thread reads 4 MiB blocks of a file whose pages are not cached (O_DIRECT), for 40 ms.
     case coldFileRead
 }
 
@@ -203,9 +204,9 @@ func runHogProcess(cpu: Int32, nice: Int32, spinMs: Double) -> Int32 {
     while let line = Swift.readLine() {
         guard line == "spin" else { continue }
         let cpuStart = threadCPUNs()
-        let wallStart = Trace.now().nanoseconds
+        let wallStart = monotonicNs()
         spin(wallMs: spinMs)
-        reply("spun \(Double(threadCPUNs() - cpuStart) / 1e6) \(Double(Trace.now().nanoseconds - wallStart) / 1e6)")
+        reply("spun \(Double(threadCPUNs() - cpuStart) / 1e6) \(Double(monotonicNs() - wallStart) / 1e6)")
     }
     return 0
 }
@@ -213,8 +214,9 @@ func runHogProcess(cpu: Int32, nice: Int32, spinMs: Double) -> Int32 {
 /// A file whose pages are not in the page cache, read with O_DIRECT so every read waits for the disk.
 final class ColdFile {
     static let sizeBytes = 64 << 20
-    /// Large reads: the device's time per read dwarfs the system call's CPU time.
-    static let blockBytes = 1 << 20
+    /// Large reads: the device's time per read dwarfs the system call's CPU time, and the thread
+    /// wakes (and may wait for a CPU) once per read.
+    static let blockBytes = 4 << 20
     static let alignment = 4096
     private let fd: Int32
     private let buffer: UnsafeMutableRawPointer

@@ -8,6 +8,8 @@ let updateCPUMs = 2.0
 let renderCPUMs = 2.0
 /// The planted stalls.
 let plantedStallMs = 40.0
+/// How long before the planted frame's vsync the other process starts spinning.
+let hogLeadNs: Int64 = 3_000_000
 
 func record(_ options: Options) throws {
     guard planted_online_cpus() >= 2 else { throw PlantError("the pipelines need two CPUs online") }
@@ -88,11 +90,18 @@ func record(_ options: Options) throws {
         // The display link fires at the first vsync after the main thread is free (a busy main
         // thread misses vsyncs; it is not called for each one it missed).
         let vsyncNs = display.firstVsync(after: Trace.now().nanoseconds)
+        let plant = schedule[frameID]
+        if plant == .otherProcessHigherPriority {
+            // The other process starts spinning on the main thread's CPU just before the vsync: the
+            // main thread, woken then, waits for the CPU from its wake-up on (its late start).
+            display.sleep(until: vsyncNs - hogLeadNs)
+            hogProcess.startSpin()
+        }
         display.sleep(until: vsyncNs)
         Trace.frameBegan(frameID: frameID, vsync: TraceTimestamp(nanoseconds: vsyncNs),
                          target: TraceTimestamp(nanoseconds: vsyncNs + periodNs), periodNs: periodNs)
-        let plant = schedule[frameID]
-        if plant == .otherProcessHigherPriority { hogProcess.startSpin() }
+        // The app's own thread starts spinning once the frame has begun: the main thread waits for
+        // the CPU inside its frame.
         if plant == .appThreadHigherPriority { hogThread.startSpin() }
         slots.wait()
         let wallStart = Trace.now().nanoseconds
@@ -128,7 +137,7 @@ func record(_ options: Options) throws {
             let spun = hogProcess.finishSpin()
             plants.add(frameID, .otherProcessHigherPriority, facts: [
                 "hogOnCPUMs": spun.onCPUMs, "hogWallMs": spun.wallMs, "nice": Double(options.nice),
-                "pid": Double(hogProcess.pid), "cpu": Double(shape.mainCPU),
+                "pid": Double(hogProcess.pid), "cpu": Double(shape.mainCPU), "startedBeforeVsyncMs": Double(hogLeadNs) / 1e6,
             ])
         case .appThreadHigherPriority?:
             let spun = hogThread.finishSpin()
