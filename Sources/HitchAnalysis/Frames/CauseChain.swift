@@ -90,6 +90,13 @@ struct CauseChain: Sendable {
     /// How much later than the pipeline's first chance the app shows its frames by design (a loop
     /// that presents a period after it renders): from the last frame shown on time.
     private var presentDelayNs: Int64 = 0
+    /// How soon after its vsync the app's main thread usually begins a frame: the earliest begin
+    /// among the last 8 frames shown on time (a display link that fires a little after the vsync
+    /// by design). A frame's late start counts from there (`FramePass`), and its on-CPU work
+    /// alone starts there.
+    private(set) var usualBeginNs: Int64 = 0
+    private var onTimeBegins = [Int64](repeating: 0, count: 8)
+    private var onTimeBeginCount = 0
     /// When the last frame shown on time committed, ended its render and was shown, after its vsync.
     private var onTimeOffsets: (commitNs: Int64, renderEndNs: Int64, actualNs: Int64)? = nil
     /// Whether the app renders on the vsync grid, as the last frame that could tell showed it.
@@ -271,7 +278,7 @@ struct CauseChain: Sendable {
                 let lateStartRunning = min(f.states.lateStart?.runningNs ?? 0, max(0, f.beganNs - lateStartFrom))
                 let mainCPU = main.map { $0.runningNs.addingSaturated(lateStartRunning) } ?? 0
                 let renderCPU = f.states.render.map(\.runningNs) ?? f.renderNs
-                let cpuStart = max(f.vsyncNs, previous?.commitOnTimeNs ?? .min)
+                let cpuStart = max(f.vsyncNs + usualBeginNs, previous?.commitOnTimeNs ?? .min)
                 let cpuReady = renderReady(cpuStart.addingSaturated(mainCPU))
                 let cpuRenderEnd = max(cpuReady, previous?.renderEndOnTimeNs ?? .min).addingSaturated(renderCPU)
                 var cpuActual = shown(renderReady: cpuReady, renderEnd: cpuRenderEnd)
@@ -315,6 +322,9 @@ struct CauseChain: Sendable {
         if f.hitchNs == 0 && f.actualNs <= f.expectedNs {
             presentDelayNs = max(0, f.actualNs - (pipelineActual - presentDelayNs))
             onTimeOffsets = (f.commitNs - f.vsyncNs, f.renderEndNs - f.vsyncNs, f.actualNs - f.vsyncNs)
+            onTimeBegins[onTimeBeginCount % onTimeBegins.count] = max(0, f.beganNs - f.vsyncNs)
+            onTimeBeginCount += 1
+            usualBeginNs = onTimeBegins.prefix(min(onTimeBeginCount, onTimeBegins.count)).min() ?? 0
         }
         return verdict
     }

@@ -198,7 +198,9 @@ struct FramePass: AnalysisPass {
         // the first vsync after the commit to its render began (their readings before are in).
         let hasReadings = frame.hasReadings
         if hasReadings && frame.readings.mainBegan.isPresent {
-            frame.readings.mainLateStart = readingHistory.lateStart(thread: frame.readings.mainThread, from: frame.vsyncNs, to: frame.beganNs,
+            // From when the app's frames usually begin after their vsync (`CauseChain.usualBeginNs`).
+            frame.readings.mainLateStart = readingHistory.lateStart(thread: frame.readings.mainThread,
+                                                                    from: frame.vsyncNs + causeChain.usualBeginNs, to: frame.beganNs,
                                                                     switches: switchHistory)
         }
         if hasReadings, frame.readings.renderBegan.isPresent, frame.hasCommit, frame.periodNs > 0 {
