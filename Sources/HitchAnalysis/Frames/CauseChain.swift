@@ -39,6 +39,9 @@ struct ChainFrame: Sendable {
     /// The main thread's sleeps inside its frame (begin to commit) from its switch records; nil
     /// without complete records (then the window's blocked time stands for them).
     var mainSleeps: [(startNs: Int64, endNs: Int64)]? = nil
+    /// The main thread's time asleep from the vsync to its begin (before the app's usual phase is
+    /// taken out of its late start).
+    var lateStartAsleepNs: Int64 = 0
     /// How long the main thread may have waited for a CPU after a wake-up in its late start and in
     /// its frame, and the render thread in its render's late start (`FrameReadings.wokenWaitNs`):
     /// how long after the release it waited for a woken thread may have begun running. Nil: its
@@ -90,11 +93,11 @@ struct CauseChain: Sendable {
     /// How much later than the pipeline's first chance the app shows its frames by design (a loop
     /// that presents a period after it renders): from the last frame shown on time.
     private var presentDelayNs: Int64 = 0
-    /// How soon after its vsync the app's main thread usually begins a frame: the earliest begin
-    /// among the last 8 frames shown on time (a display link that fires a little after the vsync
-    /// by design). A frame's late start counts from there (`FramePass`), and its on-CPU work
-    /// alone starts there.
-    private(set) var usualBeginNs: Int64 = 0
+    /// How long after its vsync the app's main thread usually sleeps before it begins a frame: the
+    /// least among the last 8 frames shown on time (a display link that calls the app a little
+    /// after the vsync, by design). That much of a frame's late start asleep is the app's phase,
+    /// not a late wake-up (`FramePass`), and its on-CPU work alone starts after it.
+    private(set) var usualPhaseNs: Int64 = 0
     private var onTimeBegins = [Int64](repeating: 0, count: 8)
     private var onTimeBeginCount = 0
     /// When the last frame shown on time committed, ended its render and was shown, after its vsync.
@@ -255,7 +258,7 @@ struct CauseChain: Sendable {
         // frame's work in a late start shows no state here).
         var heldStates = StateSplit()
         if var mainSplit = main { heldStates.add(mainSplit.take(inFrameNs, from: [\.blockedNs])) }
-        if var late = f.states.lateStart?.countedAsLateStart { heldStates.add(late.take(lateStart.ns, from: [\.machineNs, \.runnableNs, \.unknownNs])) }
+        if var late = f.states.lateStart?.countedAsLateStart(wokeLateNs: f.states.lateStartWokeLateNs) { heldStates.add(late.take(lateStart.ns, from: [\.machineNs, \.runnableNs, \.unknownNs])) }
         if var render = f.states.render { heldStates.add(render.take(renderHeld.ns, from: [\.machineNs, \.runnableNs, \.unknownNs])) }
 
         // A present later than the pipeline shows the frame's render (and than the vsync after the
@@ -278,7 +281,7 @@ struct CauseChain: Sendable {
                 let lateStartRunning = min(f.states.lateStart?.runningNs ?? 0, max(0, f.beganNs - lateStartFrom))
                 let mainCPU = main.map { $0.runningNs.addingSaturated(lateStartRunning) } ?? 0
                 let renderCPU = f.states.render.map(\.runningNs) ?? f.renderNs
-                let cpuStart = max(f.vsyncNs + usualBeginNs, previous?.commitOnTimeNs ?? .min)
+                let cpuStart = max(f.vsyncNs + usualPhaseNs, previous?.commitOnTimeNs ?? .min)
                 let cpuReady = renderReady(cpuStart.addingSaturated(mainCPU))
                 let cpuRenderEnd = max(cpuReady, previous?.renderEndOnTimeNs ?? .min).addingSaturated(renderCPU)
                 var cpuActual = shown(renderReady: cpuReady, renderEnd: cpuRenderEnd)
@@ -322,9 +325,9 @@ struct CauseChain: Sendable {
         if f.hitchNs == 0 && f.actualNs <= f.expectedNs {
             presentDelayNs = max(0, f.actualNs - (pipelineActual - presentDelayNs))
             onTimeOffsets = (f.commitNs - f.vsyncNs, f.renderEndNs - f.vsyncNs, f.actualNs - f.vsyncNs)
-            onTimeBegins[onTimeBeginCount % onTimeBegins.count] = max(0, f.beganNs - f.vsyncNs)
+            onTimeBegins[onTimeBeginCount % onTimeBegins.count] = f.lateStartAsleepNs
             onTimeBeginCount += 1
-            usualBeginNs = onTimeBegins.prefix(min(onTimeBeginCount, onTimeBegins.count)).min() ?? 0
+            usualPhaseNs = onTimeBegins.prefix(min(onTimeBeginCount, onTimeBegins.count)).min() ?? 0
         }
         return verdict
     }

@@ -29,7 +29,7 @@ struct JudgedFrame: Sendable {
     var mainStates: StateSplit? { states.main }
     var renderStates: StateSplit? { states.render }
     /// The main thread's late start (its vsync to the frame's begin) as the cause counts it.
-    var mainLateStartStates: StateSplit? { states.lateStart?.countedAsLateStart }
+    var mainLateStartStates: StateSplit? { states.lateStart?.countedAsLateStart(wokeLateNs: states.lateStartWokeLateNs) }
     var frameTimeNs: Int64 { mainWorkNs + renderNs }
     var overrunNs: Int64 { actualNs - expectedNs }
 

@@ -198,10 +198,13 @@ struct FramePass: AnalysisPass {
         // the first vsync after the commit to its render began (their readings before are in).
         let hasReadings = frame.hasReadings
         if hasReadings && frame.readings.mainBegan.isPresent {
-            // From when the app's frames usually begin after their vsync (`CauseChain.usualBeginNs`).
-            frame.readings.mainLateStart = readingHistory.lateStart(thread: frame.readings.mainThread,
-                                                                    from: frame.vsyncNs + causeChain.usualBeginNs, to: frame.beganNs,
-                                                                    switches: switchHistory)
+            // Less the app's usual phase asleep after the vsync (`CauseChain.usualPhaseNs`).
+            if var late = readingHistory.lateStart(thread: frame.readings.mainThread, from: frame.vsyncNs, to: frame.beganNs,
+                                                   switches: switchHistory) {
+                frame.readings.mainLateStartAsleepNs = late.blockedNs
+                late.blockedNs -= min(late.blockedNs, causeChain.usualPhaseNs)
+                frame.readings.mainLateStart = late.wallNs > 0 ? late : nil
+            }
         }
         if hasReadings, frame.readings.renderBegan.isPresent, frame.hasCommit, frame.periodNs > 0 {
             let renderStart = vsyncAtOrAfter(frame.commitNs, anchor: frame.vsyncNs, period: frame.periodNs)
@@ -287,6 +290,7 @@ struct FramePass: AnalysisPass {
             renderBeganNs: renderBegan, renderEndNs: judged.renderEndNs, expectedNs: judged.expectedNs, actualNs: judged.actualNs, presentNs: frame.presentNs,
             hitchNs: judged.hitchNs, allowanceNs: max(0, lateness - judged.hitchNs), renderNs: judged.renderNs,
             states: judged.states, mainSleeps: frame.hasReadings ? readings.mainSleeps(switches: switchHistory) : nil,
+            lateStartAsleepNs: readings.mainLateStartAsleepNs,
             wokenWaitNs: wokenWaits(judged, frame, readings)))
         judged.cause = verdict.cause
         judged.queuedBehind = verdict.queuedBehind

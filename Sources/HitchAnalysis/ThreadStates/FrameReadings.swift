@@ -43,6 +43,9 @@ struct FrameReadings: Sendable {
     /// main thread's from the vsync to its begin, the render thread's from the first vsync after
     /// the commit to its render began. Filled when the frame is judged.
     var mainLateStart: StateSplit? = nil
+    /// The main thread's time asleep from the vsync to its begin, before the app's usual phase is
+    /// taken out of `mainLateStart` (`CauseChain.usualPhaseNs`).
+    var mainLateStartAsleepNs: Int64 = 0
     var renderLateStart: StateSplit? = nil
     /// The threads the main and render readings came from.
     var mainThread: UInt32 = .max
@@ -91,10 +94,11 @@ struct FrameReadings: Sendable {
 
     /// The render thread's split of its render. The judged render duration runs from the first
     /// vsync after the commit, so a render that began later adds the part of that late start it
-    /// did not run (waiting for a CPU, stolen, or asleep past that vsync: a late wake-up, machine).
-    func render(switches: SwitchHistory) -> StateSplit? {
+    /// did not run (waiting for a CPU, stolen, or asleep past the last vsync before it began, which
+    /// is `wokeLateNs` before its begin: a late wake-up, machine).
+    func render(switches: SwitchHistory, wokeLateNs: Int64) -> StateSplit? {
         guard var split = StateSplit.between(renderBegan, renderEnded, thread: renderThread, switches: switches) else { return nil }
-        if var late = renderLateStart?.countedAsLateStart {
+        if var late = renderLateStart?.countedAsLateStart(wokeLateNs: wokeLateNs) {
             late.runningNs = 0   // the render thread's earlier work (an earlier frame's render), not this render's
             split.add(late)
         }

@@ -33,7 +33,7 @@ enum HitchCauseRule {
     static func counted(_ states: FrameStates) -> StateSplit {
         var sum = states.main ?? StateSplit()
         if let render = states.render { sum.add(render) }
-        if let lateStart = states.lateStart { sum.add(lateStart.countedAsLateStart) }
+        if let lateStart = states.lateStart { sum.add(lateStart.countedAsLateStart(wokeLateNs: states.lateStartWokeLateNs)) }
         return sum
     }
 }
