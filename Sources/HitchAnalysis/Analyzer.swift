@@ -13,6 +13,8 @@ public struct Analyzer: Sendable {
     // Results gathered across runs.
     private var runs: [RunSummary] = []
     private var metadata: [String: String] = [:]
+    /// Runs whose frames carry no work times (metadata `frameWorkTimes` `none`), with where they came from.
+    private var runsWithoutFrameWork: [(path: String, source: String?)] = []
     private var droppedEvents: UInt64 = 0
     private var eventCount: UInt64 = 0
     private var warnings: [String] = []
@@ -224,6 +226,9 @@ public struct Analyzer: Sendable {
         context = visitor.context
         context.clearPublished()
         for (key, value) in context.runMetadata where metadata[key] == nil { metadata[key] = value }
+        if context.runMetadata[MetadataKey.frameWorkTimes.name] == "none" {
+            runsWithoutFrameWork.append((path, context.runMetadata[MetadataKey.importedFrom.name]))
+        }
         for warning in context.order.warnings { addWarning("\(path): \(warning)") }
         var summary = RunSummary()
         summary.path = path
@@ -234,6 +239,8 @@ public struct Analyzer: Sendable {
         summary.frameCount = passes.frames.runFrames
         summary.endedCleanly = cutShortAtOffset == nil
         summary.cutShortAtByte = cutShortAtOffset
+        summary.endedBy = context.runMetadata[MetadataKey.recordingEnded.name]
+        summary.endMarker = summary.endedBy != nil ? .present : context.runMetadata[MetadataKey.endMarker.name] != nil ? .missing : .notPromised
         runs.append(summary)
         eventCount &+= runEvents
         droppedEvents &+= runDropped
@@ -250,12 +257,27 @@ public struct Analyzer: Sendable {
         var passes = self.passes
         var visitor = Contribute(analysis: a, context: context)
         passes.visit(&visitor)
+        withholdReplays(&visitor.analysis)
         visitor.analysis.evidence = Evidence(of: visitor.analysis)
+        visitor.analysis.headline = Headline(of: visitor.analysis)
         return visitor.analysis
     }
 }
 
 extension Analyzer {
+    /// A replay stands on each frame's own work; frames without work times (an import of a tool that
+    /// records only when frames were shown) would replay the importer's placeholder as the app's
+    /// work. So such an analysis keeps only its recorded rates, and says why.
+    private func withholdReplays(_ analysis: inout Analysis) {
+        guard let first = runsWithoutFrameWork.first else { return }
+        let replayed = analysis.hitches.filter { $0.value.source == .replay }.keys.sorted { (Double($0) ?? 0) < (Double($1) ?? 0) }
+        guard !replayed.isEmpty else { return }
+        analysis.hitches = analysis.hitches.filter { $0.value.source != .replay }
+        let source = first.source.map { " (imported from \($0))" } ?? ""
+        analysis.replayUnavailable = "the frames of '\(first.path)'\(source) carry no work times, only when they were shown: "
+            + "there is no work to replay at \(replayed.map { $0 + " Hz" }.joined(separator: ", ")); only the recorded rate is judged"
+    }
+
     /// "60", "120", "59.94": the JSON key of a refresh rate.
     public static func rateKey(_ rateHz: Double) -> String {
         rateHz == rateHz.rounded() && abs(rateHz) < 1e15 ? String(Int(rateHz)) : String(rateHz)

@@ -284,6 +284,15 @@ public enum MetadataKey: UInt32, TraceWord {
     case samplerUnwindNsP50, samplerUnwindNsP99, samplerStackBytesNeededP99
     // Imports: the format a trace was imported from, and the process its frames came from.
     case importedFrom, process
+    /// Written at start: the trace will end with a `recordingEnded` record (its value names that key).
+    /// A trace that says so and has none was cut short: the process was killed or crashed.
+    case endMarker
+    /// The end-of-recording marker: how the recording ended (`stop`, `exit`, or the terminating
+    /// signal: `SIGTERM`, `SIGINT`, `SIGHUP`). Written last, after every event.
+    case recordingEnded
+    /// `none` when the trace's frames carry no work times of their own (an import of a tool that
+    /// records only when frames were shown): nothing to replay at another refresh rate.
+    case frameWorkTimes
     /// The value of `schedSwitchThreads` when every thread that recorded events had a switch ring.
     public static let everyRecordingThread = "recording"
     public var name: String { MetadataKey.spelled[Int(rawValue)] }

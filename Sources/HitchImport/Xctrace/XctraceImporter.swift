@@ -490,6 +490,9 @@ public struct XctraceImporter {
         let main = mainThread ?? sink.thread(pid: UInt64(bitPattern: app), tid: UInt64(bitPattern: app), name: "Main Thread", role: "main")
         let renderServer = renderServerThread(sink)
         sink.metadata(MetadataKey.importedFrom.name, "xctrace", thread: main, timestampNs: frames[0].atNs)
+        // Instruments' display tables say when each frame was shown, not when its work began: the
+        // frame starts written below are placeholders, not work to replay at another rate.
+        sink.metadata(MetadataKey.frameWorkTimes.name, "none", thread: main, timestampNs: frames[0].atNs)
         sink.metadata(MetadataKey.process.name, processName, thread: main, timestampNs: frames[0].atNs)
         var bySwap: [Int64: Int] = [:]
         for (index, hitch) in hitches.enumerated() where hitch.pid == app || app == 0 {
