@@ -207,14 +207,15 @@ struct CauseChain: Sendable {
         // this one began), its sleeps inside the frame (back-pressure), the render's late start (the
         // render thread busy with, or presenting, an earlier frame), and the display.
         var root = Held()
-        let lateStart = held(from: f.vsyncNs, to: f.beganNs, wakeSlackNs: Self.wakeNs + (f.wokenWaitNs.mainLateStart ?? f.states.lateStart?.runnableNs ?? 0),
+        let lateStart = held(from: f.vsyncNs, to: f.beganNs,
+                             wakeSlackNs: Self.wakeNs + (f.wokenWaitNs.mainLateStart ?? f.states.lateStart?.runnableNs ?? 0),
                              busyUntil: .commit, sleptNs: f.states.lateStart?.blockedNs ?? 0)
         root.keepLarger(lateStart)
         var inFrameNs: Int64 = 0
         if let sleeps = f.mainSleeps {
             for sleep in sleeps {
-                let h = held(from: max(f.beganNs, sleep.startNs), to: min(f.commitNs, sleep.endNs), wakeSlackNs: Self.wakeNs + (f.wokenWaitNs.main ?? main?.runnableNs ?? 0),
-                             busyUntil: nil, sleptNs: .max)
+                let h = held(from: max(f.beganNs, sleep.startNs), to: min(f.commitNs, sleep.endNs),
+                             wakeSlackNs: Self.wakeNs + (f.wokenWaitNs.main ?? main?.runnableNs ?? 0), busyUntil: nil, sleptNs: .max)
                 inFrameNs +|= h.ns
                 root.keepLarger(h)
             }
@@ -258,8 +259,11 @@ struct CauseChain: Sendable {
         // frame's work in a late start shows no state here).
         var heldStates = StateSplit()
         if var mainSplit = main { heldStates.add(mainSplit.take(inFrameNs, from: [\.blockedNs])) }
-        if var late = f.states.lateStart?.countedAsLateStart(wokeLateNs: f.states.lateStartWokeLateNs) { heldStates.add(late.take(lateStart.ns, from: [\.machineNs, \.runnableNs, \.unknownNs])) }
-        if var render = f.states.render { heldStates.add(render.take(renderHeld.ns, from: [\.machineNs, \.runnableNs, \.unknownNs])) }
+        let notRunning: [WritableKeyPath<StateSplit, Int64>] = [\.machineNs, \.runnableNs, \.unknownNs]
+        if var late = f.states.lateStart?.countedAsLateStart(wokeLateNs: f.states.lateStartWokeLateNs) {
+            heldStates.add(late.take(lateStart.ns, from: notRunning))
+        }
+        if var render = f.states.render { heldStates.add(render.take(renderHeld.ns, from: notRunning)) }
 
         // A present later than the pipeline shows the frame's render (and than the vsync after the
         // previous frame's): the wait for the present vsync woke late, outside every window.
@@ -294,7 +298,8 @@ struct CauseChain: Sendable {
         // What this frame's releases would have been on time, for the frames after it.
         var releases = Releases(commitNs: f.commitNs, commitOnTimeNs: commitOnTime, renderEndNs: f.renderEndNs,
                                 renderEndOnTimeNs: renderEndOnTime, actualNs: f.actualNs, actualOnTimeNs: actualOnTime,
-                                presentNs: f.presentNs == .min ? f.actualNs : f.presentNs, expectedNs: f.expectedNs, root: nil, rootCause: .unknown, frameID: f.frameID)
+                                presentNs: f.presentNs == .min ? f.actualNs : f.presentNs, expectedNs: f.expectedNs,
+                                root: nil, rootCause: .unknown, frameID: f.frameID)
         if let behind = verdict.queuedBehind {
             releases.root = behind
             releases.rootCause = verdict.cause

@@ -98,11 +98,7 @@ func threadCPUNs() -> Int64 {
 /// takes to give it that much.
 func work(cpuMs milliseconds: Double) {
     let end = threadCPUNs() + Int64(milliseconds * 1e6)
-    var counter: UInt64 = 0
-    while threadCPUNs() < end {
-        for step in 0..<200 { counter = counter &* 6364136223846793005 &+ UInt64(step) }
-    }
-    blackHole(counter)
+    busy { threadCPUNs() >= end }
 }
 
 /// CLOCK_MONOTONIC in ns: usable at once in any process (the trace clock calibrates itself for
@@ -116,8 +112,13 @@ func monotonicNs() -> Int64 {
 /// Spins for `milliseconds` of wall time (a thread that takes a CPU for that long).
 func spin(wallMs milliseconds: Double) {
     let end = monotonicNs() + Int64(milliseconds * 1e6)
+    busy { monotonicNs() >= end }
+}
+
+/// Arithmetic on the CPU until `done` says to stop.
+private func busy(until done: () -> Bool) {
     var counter: UInt64 = 0
-    while monotonicNs() < end {
+    while !done() {
         for step in 0..<200 { counter = counter &* 6364136223846793005 &+ UInt64(step) }
     }
     blackHole(counter)
