@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 int planted_pin_current_thread(int cpu) {
@@ -30,9 +31,21 @@ int planted_open_direct(const char *path) {
     return fd >= 0 ? fd : -errno;
 }
 
+int planted_open_random(const char *path) {
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return -errno;
+    posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+    return fd;
+}
+
 int planted_drop_cached_pages(int fd) {
     if (fdatasync(fd) != 0) return errno;
     return posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+}
+
+int planted_is_on_tmpfs(int fd) {
+    struct statfs fs;
+    return fstatfs(fd, &fs) == 0 && fs.f_type == 0x01021994;   // TMPFS_MAGIC
 }
 
 int planted_online_cpus(void) { return (int)sysconf(_SC_NPROCESSORS_ONLN); }

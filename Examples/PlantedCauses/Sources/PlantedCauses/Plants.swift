@@ -219,6 +219,8 @@ final class ColdFile {
     static let blockBytes = 4 << 20
     static let alignment = 4096
     private let fd: Int32
+    /// Whether reads bypass the page cache (O_DIRECT); else the pages are dropped before each read burst.
+    let bypassesCache: Bool
     private let buffer: UnsafeMutableRawPointer
     private var state: UInt64 = 0x9E37_79B9_7F4A_7C15
 
@@ -236,11 +238,18 @@ final class ColdFile {
         let dropped = planted_drop_cached_pages(out)
         close(out)
         guard dropped == 0 else { throw PlantError("cannot drop the cached pages of \(path): \(String(cString: strerror(dropped)))") }
-        let direct = planted_open_direct(path)
-        guard direct >= 0 else {
-            throw PlantError("cannot open \(path) with O_DIRECT (\(String(cString: strerror(-direct)))): put --out on a disk, not tmpfs")
+        // O_DIRECT where the file system allows it; else reads without readahead, the file's cached
+        // pages dropped before each planted read (tmpfs has no disk behind it: refused).
+        var opened = planted_open_direct(path)
+        bypassesCache = opened >= 0
+        if opened < 0 { opened = planted_open_random(path) }
+        guard opened >= 0 else { throw PlantError("cannot open \(path): \(String(cString: strerror(-opened)))") }
+        if planted_is_on_tmpfs(opened) != 0 {
+            close(opened)
+            unlink(path)
+            throw PlantError("\(path) is on tmpfs, where no read waits for a disk: put --out on a disk")
         }
-        fd = direct
+        fd = opened
         buffer = UnsafeMutableRawPointer.allocate(byteCount: Self.blockBytes, alignment: Self.alignment)
     }
 
@@ -252,6 +261,7 @@ final class ColdFile {
     /// Reads blocks at random offsets until `milliseconds` have passed. Returns the reads and the calling
     /// thread's CPU time spent on them.
     func readBlocks(forMs milliseconds: Double) throws -> (reads: Int, cpuMs: Double) {
+        if !bypassesCache { _ = planted_drop_cached_pages(fd) }
         let end = Trace.now().nanoseconds + Int64(milliseconds * 1e6)
         let cpuStart = threadCPUNs()
         var reads = 0

@@ -118,7 +118,8 @@ func record(_ options: Options) throws {
             case .coldFileRead?:
                 let read = try coldFile.readBlocks(forMs: plantedStallMs)
                 plants.add(frameID, .coldFileRead, facts: ["reads": Double(read.reads), "readCPUMs": read.cpuMs,
-                                                           "blockBytes": Double(ColdFile.blockBytes)])
+                                                           "blockBytes": Double(ColdFile.blockBytes),
+                                                           "directIO": coldFile.bypassesCache ? 1 : 0])
             default:
                 break
             }

@@ -16,8 +16,15 @@ int planted_current_tid(void);
 /// Opens `path` for reads that bypass the page cache (O_DIRECT). Returns the descriptor, or -errno.
 int planted_open_direct(const char *path);
 
+/// Opens `path` for reads without readahead (POSIX_FADV_RANDOM), for a file system that refuses
+/// O_DIRECT. Returns the descriptor, or -errno.
+int planted_open_random(const char *path);
+
 /// Drops the file's cached pages (posix_fadvise DONTNEED after fdatasync). Returns 0, or errno.
 int planted_drop_cached_pages(int fd);
+
+/// 1 when `fd` is a file on tmpfs (memory: no read of it waits for a disk), else 0.
+int planted_is_on_tmpfs(int fd);
 
 /// The number of CPUs the machine has online.
 int planted_online_cpus(void);
