@@ -259,7 +259,7 @@ extension Analysis {
         a.hitches = [anyKey: figures]
         a.recorded = figures
         var frame = FrameSample()
-        frame.cause = .unknown; frame.mainThreadStates = ThreadStateSplit(); frame.mainLateStartStates = ThreadStateSplit(); frame.queuedBehind = 0
+        frame.cause = .unknown; frame.mainThreadStates = ThreadStateSplit(); frame.mainLateStartStates = ThreadStateSplit(); frame.heldByEarlierFrames = ThreadStateSplit(); frame.latePresentMs = 0; frame.queuedBehind = 0
         a.frames = [frame]
         a.stages = [StageFigures()]
         a.views = [ViewFigures()]
@@ -269,6 +269,7 @@ extension Analysis {
         var attribution = HitchAttribution()
         attribution.stages = [NamedDuration()]; attribution.bodies = [NamedDuration()]; attribution.stacks = [SampledStack()]
         attribution.mainThreadStates = ThreadStateSplit(); attribution.renderThreadStates = ThreadStateSplit(); attribution.mainLateStartStates = ThreadStateSplit()
+        attribution.heldByEarlierFrames = ThreadStateSplit(); attribution.latePresentMs = 0
         attribution.mainThreadSwitches = ThreadStateSplit(); attribution.machine = MachineWindow()
         attribution.queuedBehind = 0; attribution.cpuTakenBy = [NamedDuration()]
         a.hitchAttributions = [attribution]

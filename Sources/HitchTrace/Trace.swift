@@ -286,9 +286,12 @@ public enum Trace {
     // MARK: Threads
 
     /// Names the calling thread in traces. Other threads are also renamed in the kernel (15
-    /// bytes), the process's initial thread never: its kernel name is the process's name.
+    /// bytes), the process's initial thread never: its kernel name is the process's name. While a
+    /// recording runs, the thread's context switches are recorded from then on under that name,
+    /// as those of a thread that records events are (docs/FORMAT.md "Thread states").
     public static func setCurrentThreadName(_ name: String) {
         hitch_set_current_thread_name(name)
+        hitch_sched_join_thread()
     }
 
     /// Says what the calling thread does, for the analyzer: `.main` runs the frame loop (its

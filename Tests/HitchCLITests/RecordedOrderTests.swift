@@ -59,7 +59,7 @@ import Testing
     func expectedSwitchRecords(_ list: TraceEventList) -> Bool {
         list.events.contains { event in
             if case .metadata(let key, let value) = event.payload {
-                list.string(key) == MetadataKey.schedSource.name && list.string(value) == ThreadStateSource.perfContextSwitch.rawValue
+                list.string(key) == MetadataKey.schedSource.name && list.string(value) == SchedSource.perfContextSwitch.rawValue
             } else { false }
         }
     }

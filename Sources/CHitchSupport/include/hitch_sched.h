@@ -25,7 +25,8 @@ void hitch_thread_state_emit(uint64_t ticks, uint64_t frame_id, uint32_t phase);
 /// The calling thread has begun recording events in this session: with context-switch rings on,
 /// it opens its ring now, so the switches of every recording thread (not only the frame threads')
 /// are in the trace and a frame thread's wait for a CPU can be laid beside what the app's other
-/// threads ran meanwhile. Once per thread and session; called by the recorder's slow path.
+/// threads ran meanwhile. Once per thread and session; called by the recorder's slow path and by
+/// `Trace.setCurrentThreadName` (not by the recorder's own writer thread). No-op outside a session.
 void hitch_sched_join_thread(void);
 
 static inline void hitch_thread_state(uint64_t ticks, uint64_t frame_id, uint32_t phase) {

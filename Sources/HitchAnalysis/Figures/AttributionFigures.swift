@@ -29,6 +29,10 @@ public struct HitchAttribution: Codable, Sendable, Equatable {
     public var mainThreadStates: ThreadStateSplit? = nil, renderThreadStates: ThreadStateSplit? = nil
     /// The main thread's late start, its vsync to its begin, as the cause counts it (`FrameSample.mainLateStartStates`).
     public var mainLateStartStates: ThreadStateSplit? = nil
+    /// The part of those states an earlier late frame held (`FrameSample.heldByEarlierFrames`).
+    public var heldByEarlierFrames: ThreadStateSplit? = nil
+    /// How much later than its pipeline allowed the frame was shown (`FrameSample.latePresentMs`).
+    public var latePresentMs: Double? = nil
     /// The main thread's window from exact context switches, when the trace has them.
     public var mainThreadSwitches: ThreadStateSplit? = nil
     /// Machine counters over the frame (begin to the later of commit and render end); nil without readings.

@@ -151,6 +151,13 @@ public struct FrameSample: Codable, Sendable, Equatable {
     /// it (asleep there is the machine's: a wake-up delivered late); nil when it began on time or
     /// did not hitch. With `mainThreadStates` and the render's split it is what the cause was read from.
     public var mainLateStartStates: ThreadStateSplit? = nil
+    /// The part of a hitching frame's shown time not running (main window, late start, render) that
+    /// an earlier late frame held: its own cause is read from the rest; nil when none.
+    public var heldByEarlierFrames: ThreadStateSplit? = nil
+    /// How much later than its pipeline allowed a hitching frame was shown (after its render, and a
+    /// vsync after the previous frame's present): its wait for the present vsync woke late, outside
+    /// every window the readings split, so the cause counts it as unknown; nil when not later.
+    public var latePresentMs: Double? = nil
     /// The platform's own verdict on an imported frame ("janky: App Deadline Missed", "on time"); nil
     /// for frames without one (every recorded trace).
     public var platformVerdict: String? = nil

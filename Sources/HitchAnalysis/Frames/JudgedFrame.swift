@@ -20,12 +20,16 @@ struct JudgedFrame: Sendable {
     var cause: HitchCause = .unknown
     /// The root frame a recorded frame queued behind (`CauseChain`); nil when late on its own.
     var queuedBehind: UInt64? = nil
+    /// The part of the frame's shown time not running that earlier late frames held (`CauseChain`).
+    var heldByEarlierFrames: StateSplit? = nil
+    /// How much later than its pipeline allowed the frame was shown (`CauseChain`).
+    var latePresentNs: Int64 = 0
     /// The main thread's frame work and the render thread's render by state (nil without readings).
     var states = FrameStates.unknown
     var mainStates: StateSplit? { states.main }
     var renderStates: StateSplit? { states.render }
     /// The main thread's late start (its vsync to the frame's begin) as the cause counts it.
-    var mainLateStartStates: StateSplit? { states.lateStart?.countedAsLateStart }
+    var mainLateStartStates: StateSplit? { states.lateStart?.countedAsLateStart(wokeLateNs: states.lateStartWokeLateNs) }
     var frameTimeNs: Int64 { mainWorkNs + renderNs }
     var overrunNs: Int64 { actualNs - expectedNs }
 

@@ -74,9 +74,15 @@ func judgeRecorded(_ frame: FrameRecord, judge: inout LatenessJudge, switches: S
                              commitNs: frame.commitNs, renderEndNs: renderEnd,
                              expectedNs: expected, actualNs: actual, hitchNs: hitch, latencyNs: latency, kind: kind)
     if frame.hasReadings {   // without readings every split is nil
+        // How long after the last vsync before it a thread began: asleep before that vsync it
+        // waited for that vsync, and met it.
+        func sinceVsync(_ t: Int64) -> Int64 { t - (vsyncAtOrAfter(t + 1, anchor: frame.vsyncNs, period: period) - period) }
+        let renderBegan = frame.readings.renderBegan
         judged.states = FrameStates(main: frame.readings.main(beganNs: frame.beganNs, switches: switches),
-                                    render: frame.readings.render(switches: switches),
-                                    lateStart: frame.readings.mainLateStart)
+                                    render: frame.readings.render(switches: switches,
+                                                                  wokeLateNs: renderBegan.isPresent ? sinceVsync(renderBegan.atNs) : .max),
+                                    lateStart: frame.readings.mainLateStart, lateStartWokeLateNs: sinceVsync(frame.beganNs),
+                                    renderLateStart: frame.readings.renderLateStart)
     }
     return judged
 }

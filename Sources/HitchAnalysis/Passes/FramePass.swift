@@ -195,8 +195,13 @@ struct FramePass: AnalysisPass {
         // the first vsync after the commit to its render began (their readings before are in).
         let hasReadings = frame.hasReadings
         if hasReadings && frame.readings.mainBegan.isPresent {
-            frame.readings.mainLateStart = readingHistory.lateStart(thread: frame.readings.mainThread, from: frame.vsyncNs, to: frame.beganNs,
-                                                                    switches: switchHistory)
+            // Less the app's usual phase asleep after the vsync (`CauseChain.usualPhaseNs`).
+            if var late = readingHistory.lateStart(thread: frame.readings.mainThread, from: frame.vsyncNs, to: frame.beganNs,
+                                                   switches: switchHistory) {
+                frame.readings.mainLateStartAsleepNs = late.blockedNs
+                late.blockedNs -= min(late.blockedNs, causeChain.usualPhaseNs)
+                frame.readings.mainLateStart = late.wallNs > 0 ? late : nil
+            }
         }
         if hasReadings, frame.readings.renderBegan.isPresent, frame.hasCommit, frame.periodNs > 0 {
             let renderStart = vsyncAtOrAfter(frame.commitNs, anchor: frame.vsyncNs, period: frame.periodNs)
@@ -244,7 +249,11 @@ struct FramePass: AnalysisPass {
             s.overrunMs = milliseconds(judged.overrunNs)
             s.hitchMs = milliseconds(judged.hitchNs)
             s.kind = judged.kind
-            if judged.hitchNs > 0 { s.cause = judged.cause; s.queuedBehind = judged.queuedBehind; s.mainLateStartStates = judged.mainLateStartStates?.figures }
+            if judged.hitchNs > 0 {
+                s.cause = judged.cause; s.queuedBehind = judged.queuedBehind; s.mainLateStartStates = judged.mainLateStartStates?.figures
+                s.heldByEarlierFrames = judged.heldByEarlierFrames?.figures
+                if judged.latePresentNs > 0 { s.latePresentMs = milliseconds(judged.latePresentNs) }
+            }
             s.mainThreadStates = judged.mainStates?.figures
             s.platformVerdict = verdict
             frameSamples.append(s)
@@ -275,11 +284,29 @@ struct FramePass: AnalysisPass {
         let lateness = judged.actualNs - judged.expectedNs
         let verdict = causeChain.judge(ChainFrame(
             frameID: frame.frameID, vsyncNs: frame.vsyncNs, periodNs: frame.periodNs, beganNs: frame.beganNs, commitNs: frame.commitNs,
-            renderBeganNs: renderBegan, renderEndNs: judged.renderEndNs, expectedNs: judged.expectedNs, actualNs: judged.actualNs,
+            renderBeganNs: renderBegan, renderEndNs: judged.renderEndNs, expectedNs: judged.expectedNs, actualNs: judged.actualNs, presentNs: frame.presentNs,
             hitchNs: judged.hitchNs, allowanceNs: max(0, lateness - judged.hitchNs), renderNs: judged.renderNs,
-            states: judged.states))
+            states: judged.states, mainSleeps: frame.hasReadings ? readings.mainSleeps(switches: switchHistory) : nil,
+            lateStartAsleepNs: readings.mainLateStartAsleepNs,
+            wokenWaitNs: wokenWaits(judged, frame, readings)))
         judged.cause = verdict.cause
         judged.queuedBehind = verdict.queuedBehind
+        judged.heldByEarlierFrames = verdict.heldByEarlierFrames
+        judged.latePresentNs = verdict.latePresentNs
+    }
+
+    /// The main thread's and render thread's waits for a CPU after wake-ups (`ChainFrame.wokenWaitNs`),
+    /// where their switches are recorded.
+    private func wokenWaits(_ judged: JudgedFrame, _ frame: FrameRecord, _ r: FrameReadings) -> (Int64?, Int64?, Int64?) {
+        guard !switchHistory.isEmpty else { return (nil, nil, nil) }
+        func woken(_ runnable: Int64?, _ thread: UInt32, _ start: Int64, _ end: Int64) -> Int64? {
+            guard let runnable, switchHistory.threads[thread] != nil else { return nil }
+            return FrameReadings.wokenWaitNs(runnableNs: runnable, thread: thread, from: start, to: end, switches: switchHistory)
+        }
+        let renderGrid = vsyncAtOrAfter(frame.commitNs, anchor: frame.vsyncNs, period: frame.periodNs)
+        return (woken(judged.states.lateStart?.runnableNs, r.mainThread, frame.vsyncNs, frame.beganNs),
+                woken(judged.mainStates?.runnableNs, r.mainThread, r.mainBegan.isPresent ? r.mainBegan.atNs : r.beforeCommit.atNs, r.mainCommitted.atNs),
+                woken(judged.states.renderLateStart?.runnableNs, r.renderThread, renderGrid, r.renderBegan.atNs))
     }
 
     private mutating func flushRateCount() {

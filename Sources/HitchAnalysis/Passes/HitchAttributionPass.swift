@@ -153,6 +153,8 @@ struct HitchAttributionPass: Sendable {
         a.mainThreadStates = judged.mainStates?.figures
         a.renderThreadStates = judged.renderStates?.figures
         a.mainLateStartStates = judged.mainLateStartStates?.figures
+        a.heldByEarlierFrames = judged.heldByEarlierFrames?.figures
+        if judged.latePresentNs > 0 { a.latePresentMs = milliseconds(judged.latePresentNs) }
         a.queuedBehind = judged.queuedBehind
         let appCaused = judged.cause == .appWork || (judged.cause == .unknown && judged.mainStates == nil)
         let mainStates = judged.mainStates

@@ -27,10 +27,19 @@ struct ThreadStatePass: AnalysisPass {
         var hitchNs: Int64
         var cause: HitchCause
         var queuedBehind: UInt64?
-        /// The frame threads' windows (their readings) and the waits for a CPU in them: where the
-        /// app's other threads may have held the CPU (`SwitchHistory.cpuTakers`, at the end of the run).
-        var mainThread: UInt32, mainWindow: (Int64, Int64), mainRunnableNs: Int64
-        var renderThread: UInt32, renderWindow: (Int64, Int64), renderRunnableNs: Int64
+        /// The frame threads' windows and the waits for a CPU in them: where the app's other threads
+        /// may have held the CPU (`SwitchHistory.cpuTakers`, at the end of the run).
+        var waits: [CPUWait]
+    }
+    /// One window of a frame thread: the main thread's late start (its vsync to its begin), its
+    /// frame (begin to commit), or the render (from the first vsync after the commit when it began
+    /// later, to its end), with the time it waited for a CPU there.
+    private struct CPUWait: Sendable {
+        enum Part: Sendable { case mainLateStart, main, render }
+        var part: Part
+        var thread: UInt32
+        var startNs: Int64, endNs: Int64
+        var runnableNs: Int64
     }
     /// Per-hitch figures the attribution is patched with, by (run, frameID).
     fileprivate struct HitchDetail: Sendable {
@@ -39,6 +48,7 @@ struct ThreadStatePass: AnalysisPass {
         /// The app's threads on the main and render threads' CPUs while they waited, most first.
         var cpuTakenBy: [NamedDuration] = []
         var mainBehindAppNs: Int64 = 0
+        var mainLateStartBehindAppNs: Int64 = 0
         var renderBehindAppNs: Int64 = 0
         /// A wait for a CPU that the app's own threads held for most of it (or the frame queued
         /// behind such a wait): moved from `waitingForCPU` to `waitingForAppThreads`.
@@ -108,14 +118,26 @@ struct ThreadStatePass: AnalysisPass {
             let states = FrameStates(main: judged.mainStates, render: judged.renderStates)
             let r = frame.hasReadings ? frame.readings : FrameReadings.none
             let mainBegan = r.mainBegan.isPresent ? r.mainBegan : r.beforeCommit
+            var waits: [CPUWait] = []
+            if mainBegan.isPresent && r.mainCommitted.isPresent {
+                waits.append(CPUWait(part: .main, thread: r.mainThread, startNs: mainBegan.atNs, endNs: r.mainCommitted.atNs,
+                                     runnableNs: judged.mainStates?.runnableNs ?? 0))
+                // A thread woken at its vsync that waited for a CPU before it began waited there too.
+                if r.mainBegan.isPresent, let late = r.mainLateStart {
+                    waits.append(CPUWait(part: .mainLateStart, thread: r.mainThread, startNs: frame.vsyncNs, endNs: mainBegan.atNs,
+                                         runnableNs: late.runnableNs))
+                }
+            }
+            if r.renderBegan.isPresent && r.renderEnded.isPresent {
+                // The render's split holds its late start, from the first vsync after the commit.
+                let renderGrid = vsyncAtOrAfter(frame.commitNs, anchor: frame.vsyncNs, period: frame.periodNs)
+                waits.append(CPUWait(part: .render, thread: r.renderThread,
+                                     startNs: r.renderLateStart != nil ? min(renderGrid, r.renderBegan.atNs) : r.renderBegan.atNs,
+                                     endNs: r.renderEnded.atNs, runnableNs: judged.renderStates?.runnableNs ?? 0))
+            }
             hitches.append(Hitch(frameID: frame.frameID, mainStart: min(frame.beganNs, judged.commitNs), mainEnd: judged.commitNs,
                                  frameEnd: max(judged.commitNs, judged.renderEndNs), states: states,
-                                 hitchNs: judged.hitchNs, cause: judged.cause, queuedBehind: judged.queuedBehind,
-                                 mainThread: r.mainThread, mainWindow: (mainBegan.atNs, r.mainCommitted.atNs),
-                                 mainRunnableNs: mainBegan.isPresent && r.mainCommitted.isPresent ? judged.mainStates?.runnableNs ?? 0 : 0,
-                                 renderThread: r.renderThread, renderWindow: (r.renderBegan.atNs, r.renderEnded.atNs),
-                                 renderRunnableNs: r.renderBegan.isPresent && r.renderEnded.isPresent
-                                    ? max(0, (judged.renderStates?.runnableNs ?? 0) - (r.renderLateStart?.runnableNs ?? 0)) : 0))
+                                 hitchNs: judged.hitchNs, cause: judged.cause, queuedBehind: judged.queuedBehind, waits: waits))
         }
     }
 
@@ -142,23 +164,24 @@ struct ThreadStatePass: AnalysisPass {
             detail.switches = switchSplit(hitch.mainStart, hitch.mainEnd)
             detail.hitchNs = hitch.hitchNs
             // Who held the CPU while the frame threads waited for one: every thread's switches are in now.
-            var taken: [UInt32: Int64] = [:]
-            for (thread, window, runnable, isMain) in [(hitch.mainThread, hitch.mainWindow, hitch.mainRunnableNs, true),
-                                                        (hitch.renderThread, hitch.renderWindow, hitch.renderRunnableNs, false)] where runnable > 0 {
-                var behind: Int64 = 0
-                for taker in allSwitches.cpuTakers(thread: thread, from: window.0, to: window.1, runnableNs: runnable) {
-                    taken[taker.thread, default: 0] +|= taker.ns
-                    behind +|= taker.ns
+            var waited: Int64 = 0, behind: Int64 = 0
+            for wait in hitch.waits where wait.runnableNs > 0 {
+                let waitBehind = allSwitches.cpuTakenNs(thread: wait.thread, from: wait.startNs, to: wait.endNs, runnableNs: wait.runnableNs)
+                waited +|= wait.runnableNs
+                behind +|= waitBehind
+                switch wait.part {
+                case .main: detail.mainBehindAppNs = waitBehind; mainBehindAppInHitchesNs +|= waitBehind
+                case .mainLateStart: detail.mainLateStartBehindAppNs = waitBehind
+                case .render: detail.renderBehindAppNs = waitBehind; renderBehindAppInHitchesNs +|= waitBehind
                 }
-                if isMain { detail.mainBehindAppNs = min(runnable, behind); mainBehindAppInHitchesNs +|= detail.mainBehindAppNs }
-                else { detail.renderBehindAppNs = min(runnable, behind); renderBehindAppInHitchesNs +|= detail.renderBehindAppNs }
             }
+            // Each thread that took a waited-for CPU, with its time on it inside the waits (once, however
+            // many frame threads waited for that CPU then).
+            let taken = allSwitches.cpuTakers(in: hitch.waits.filter { $0.runnableNs > 0 }.map { ($0.thread, $0.startNs, $0.endNs, $0.runnableNs) })
             for (thread, ns) in taken { cpuTakenInHitches[context.threadName(thread), default: 0] +|= ns }
-            detail.cpuTakenBy = taken.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(5).map { thread, ns in
+            detail.cpuTakenBy = taken.prefix(5).map { thread, ns in
                 var d = NamedDuration(); d.name = context.threadName(thread); d.count = 1; d.ms = milliseconds(ns); return d
             }
-            let waited = hitch.mainRunnableNs.addingSaturated(hitch.renderRunnableNs)
-            let behind = detail.mainBehindAppNs.addingSaturated(detail.renderBehindAppNs)
             detail.behindAppThreads = hitch.cause == .waitingForCPU && hitch.queuedBehind == nil && behind > waited - behind
             if detail.behindAppThreads {
                 for (thread, ns) in taken { threadOffenders[context.threadName(thread), default: WeightedHitch()].add(hitchNs: hitch.hitchNs, part: ns, whole: waited) }
@@ -250,6 +273,7 @@ struct ThreadStatePass: AnalysisPass {
             a.hitchAttributions[i].cpuTakenBy = detail.cpuTakenBy
             a.hitchAttributions[i].mainThreadStates?.runnableBehindAppThreadsMs = milliseconds(detail.mainBehindAppNs)
             a.hitchAttributions[i].renderThreadStates?.runnableBehindAppThreadsMs = milliseconds(detail.renderBehindAppNs)
+            a.hitchAttributions[i].mainLateStartStates?.runnableBehindAppThreadsMs = milliseconds(detail.mainLateStartBehindAppNs)
             if detail.behindAppThreads { a.hitchAttributions[i].cause = .waitingForAppThreads }
         }
         Self.moveWaitsBehindAppThreads(&a, details)
@@ -274,6 +298,7 @@ extension ThreadStatePass {
         for i in a.frames.indices {
             guard let detail = details[a.frames[i].run]?[a.frames[i].frameID] else { continue }
             a.frames[i].mainThreadStates?.runnableBehindAppThreadsMs = milliseconds(detail.mainBehindAppNs)
+            a.frames[i].mainLateStartStates?.runnableBehindAppThreadsMs = milliseconds(detail.mainLateStartBehindAppNs)
             if detail.behindAppThreads { a.frames[i].cause = .waitingForAppThreads }
         }
         guard movedCount > 0 else { return }

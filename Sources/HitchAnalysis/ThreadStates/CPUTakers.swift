@@ -15,31 +15,14 @@ extension SwitchHistory {
     /// wait after a wake-up, which no switch record marks), the ends of its sleeps, latest first
     /// (a woken thread waits last).
     func waits(thread: UInt32, from start: Int64, to end: Int64, runnableNs: Int64) -> [(startNs: Int64, endNs: Int64, cpu: UInt16)] {
-        guard end > start, runnableNs > 0, let list = threads[thread] else { return [] }
-        var low = Self.firstIndex(list, atOrAfter: start)
-        var preempted: [(Int64, Int64, UInt16)] = []
-        var sleeps: [(Int64, Int64, UInt16)] = []
-        var outSince: Int64? = nil, outPreempted = false, outCPU = SchedSwitch.unknownCPU
-        if low > 0, list[low - 1].out { outSince = start; outPreempted = list[low - 1].preempted; outCPU = list[low - 1].cpu }
-        func close(_ t: Int64, cpu: UInt16) {
-            guard let since = outSince, t > since else { outSince = nil; return }
-            let interval = (since, t, cpu == SchedSwitch.unknownCPU ? outCPU : cpu)
-            if outPreempted { preempted.append(interval) } else { sleeps.append(interval) }
-            outSince = nil
-        }
-        while low < list.count, list[low].atNs < end {
-            let s = list[low]
-            if s.out { if outSince == nil { outSince = s.atNs; outPreempted = s.preempted; outCPU = s.cpu } }
-            else { close(s.atNs, cpu: s.cpu) }
-            low += 1
-        }
-        // Still out at the end: the CPU it comes back on, if the record is in.
-        close(end, cpu: low < list.count && !list[low].out ? list[low].cpu : SchedSwitch.unknownCPU)
-        var result = preempted.map { (startNs: $0.0, endNs: $0.1, cpu: $0.2) }
-        var rest = runnableNs - preempted.reduce(0) { $0 + ($1.1 - $1.0) }
-        for sleep in sleeps.reversed() where rest > 0 {
-            let length = min(rest, sleep.1 - sleep.0)
-            result.append((startNs: sleep.1 - length, endNs: sleep.1, cpu: sleep.2))
+        guard end > start, runnableNs > 0 else { return [] }
+        let outs = outs(thread: thread, from: start, to: end)
+        let preempted = outs.filter(\.preempted)
+        var result = preempted.map { (startNs: $0.startNs, endNs: $0.endNs, cpu: $0.cpu) }
+        var rest = runnableNs - preempted.reduce(0) { $0 + ($1.endNs - $1.startNs) }
+        for sleep in outs.reversed() where !sleep.preempted && rest > 0 {
+            let length = min(rest, sleep.endNs - sleep.startNs)
+            result.append((startNs: sleep.endNs - length, endNs: sleep.endNs, cpu: sleep.cpu))
             rest -= length
         }
         return result
@@ -58,6 +41,35 @@ extension SwitchHistory {
             for (other, list) in threads where other != thread && left > 0 {
                 let ns = min(left, Self.onCPU(list, cpu: wait.cpu, from: wait.startNs, to: wait.endNs))
                 if ns > 0 { taken[other, default: 0] +|= ns; left -= ns }
+            }
+        }
+        return taken.map { (thread: $0.key, ns: $0.value) }.sorted { ($0.ns, $1.thread) > ($1.ns, $0.thread) }
+    }
+
+    /// Each recorded thread's time on the CPUs that frame threads waited for, inside the union of
+    /// their waits (`waits` of each): a thread that held a CPU while two frame threads waited for it
+    /// counts once. The threads with time, most first (ties by thread).
+    func cpuTakers(in windows: [(thread: UInt32, startNs: Int64, endNs: Int64, runnableNs: Int64)]) -> [(thread: UInt32, ns: Int64)] {
+        guard threads.count > 1 else { return [] }
+        var byCPU: [UInt16: [(startNs: Int64, endNs: Int64)]] = [:]
+        for window in windows {
+            for wait in waits(thread: window.thread, from: window.startNs, to: window.endNs, runnableNs: window.runnableNs)
+            where wait.cpu != SchedSwitch.unknownCPU {
+                byCPU[wait.cpu, default: []].append((wait.startNs, wait.endNs))
+            }
+        }
+        var taken: [UInt32: Int64] = [:]
+        for (cpu, intervals) in byCPU {
+            var merged: [(startNs: Int64, endNs: Int64)] = []
+            for interval in intervals.sorted(by: { $0.startNs < $1.startNs }) {
+                if let last = merged.last, interval.startNs <= last.endNs { merged[merged.count - 1].endNs = max(last.endNs, interval.endNs) }
+                else { merged.append(interval) }
+            }
+            for (thread, list) in threads {
+                for interval in merged {
+                    let ns = Self.onCPU(list, cpu: cpu, from: interval.startNs, to: interval.endNs)
+                    if ns > 0 { taken[thread, default: 0] +|= ns }
+                }
             }
         }
         return taken.map { (thread: $0.key, ns: $0.value) }.sorted { ($0.ns, $1.thread) > ($1.ns, $0.thread) }

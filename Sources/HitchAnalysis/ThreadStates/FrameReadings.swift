@@ -43,6 +43,9 @@ struct FrameReadings: Sendable {
     /// main thread's from the vsync to its begin, the render thread's from the first vsync after
     /// the commit to its render began. Filled when the frame is judged.
     var mainLateStart: StateSplit? = nil
+    /// The main thread's time asleep from the vsync to its begin, before the app's usual phase is
+    /// taken out of `mainLateStart` (`CauseChain.usualPhaseNs`).
+    var mainLateStartAsleepNs: Int64 = 0
     var renderLateStart: StateSplit? = nil
     /// The threads the main and render readings came from.
     var mainThread: UInt32 = .max
@@ -71,12 +74,31 @@ struct FrameReadings: Sendable {
         guard beforeCommit.isPresent, beforeCommit.atNs >= beganNs else { return nil }
         return StateSplit.between(beforeCommit, mainCommitted, thread: mainThread, switches: switches)
     }
+    /// The main thread's sleeps in its frame window (begin to commit reading) from its switch
+    /// records; nil when they are not all in, or the readings lack the switch counts.
+    func mainSleeps(switches: SwitchHistory) -> [(startNs: Int64, endNs: Int64)]? {
+        let began = mainBegan.isPresent ? mainBegan : beforeCommit
+        guard began.isPresent, mainCommitted.isPresent, began.voluntarySwitches >= 0, mainCommitted.voluntarySwitches >= 0,
+              began.involuntarySwitches >= 0, mainCommitted.involuntarySwitches >= 0 else { return nil }
+        let outs = mainCommitted.voluntarySwitches - began.voluntarySwitches + mainCommitted.involuntarySwitches - began.involuntarySwitches
+        return switches.sleeps(thread: mainThread, from: began.atNs, to: mainCommitted.atNs, expectedOuts: outs)
+    }
+
+    /// How long `thread` may have waited for a CPU after being woken in [start, end): its run delay
+    /// there (`runnableNs`) less the time its switch records have it preempted (a wait no record
+    /// marks: after a wake-up). Over all its sleeps there, so an upper bound for each one.
+    static func wokenWaitNs(runnableNs: Int64, thread: UInt32, from start: Int64, to end: Int64, switches: SwitchHistory) -> Int64 {
+        let preempted = switches.outs(thread: thread, from: start, to: end).filter(\.preempted).reduce(Int64(0)) { $0.addingSaturated($1.endNs - $1.startNs) }
+        return max(0, runnableNs - preempted)
+    }
+
     /// The render thread's split of its render. The judged render duration runs from the first
     /// vsync after the commit, so a render that began later adds the part of that late start it
-    /// did not run (waiting for a CPU, stolen, or asleep past that vsync: a late wake-up, machine).
-    func render(switches: SwitchHistory) -> StateSplit? {
+    /// did not run (waiting for a CPU, stolen, or asleep past the last vsync before it began, which
+    /// is `wokeLateNs` before its begin: a late wake-up, machine).
+    func render(switches: SwitchHistory, wokeLateNs: Int64) -> StateSplit? {
         guard var split = StateSplit.between(renderBegan, renderEnded, thread: renderThread, switches: switches) else { return nil }
-        if var late = renderLateStart?.countedAsLateStart {
+        if var late = renderLateStart?.countedAsLateStart(wokeLateNs: wokeLateNs) {
             late.runningNs = 0   // the render thread's earlier work (an earlier frame's render), not this render's
             split.add(late)
         }

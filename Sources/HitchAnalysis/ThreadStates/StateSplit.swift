@@ -56,13 +56,27 @@ struct StateSplit: Sendable, Equatable {
         return split
     }
 
-    /// A late start as a cause counts it: asleep past the vsync the thread waited for is a timed
-    /// wait that woke late, the machine's (docs/METRICS.md "Hitch causes", "Blocked or machine").
-    var countedAsLateStart: StateSplit {
+    /// A late start as a cause counts it (docs/METRICS.md "Hitch causes", "Blocked or machine"):
+    /// asleep past the last vsync before the thread began (`wokeLateNs` after it) is a timed wait
+    /// that woke late, the machine's; asleep before that vsync is a wait for that vsync, which the
+    /// thread met on time: not counted.
+    func countedAsLateStart(wokeLateNs: Int64) -> StateSplit {
         var split = self
-        split.machineNs +|= split.blockedNs
+        split.machineNs +|= min(split.blockedNs, max(0, wokeLateNs))
         split.blockedNs = 0
         return split
+    }
+
+    /// Takes up to `ns` out of the listed parts, in order; returns what was taken, by part.
+    mutating func take(_ ns: Int64, from parts: [WritableKeyPath<StateSplit, Int64>]) -> StateSplit {
+        var taken = StateSplit(), left = max(0, ns)
+        for part in parts where left > 0 {
+            let share = min(left, self[keyPath: part])
+            self[keyPath: part] -= share
+            taken[keyPath: part] += share
+            left -= share
+        }
+        return taken
     }
 
     mutating func add(_ other: StateSplit) {
@@ -103,6 +117,12 @@ struct FrameStates: Sendable, Equatable {
     /// spent runnable or stolen (its wake-up waited for a CPU), from its readings before the frame.
     /// Not in replayed frames: the replay starts each frame on its own grid.
     var lateStart: StateSplit? = nil
+    /// How long after the last vsync before it the main thread began: the most of its late start
+    /// asleep that counts as a late wake-up.
+    var lateStartWokeLateNs: Int64 = .max
+    /// The render thread's late start (the first vsync after the commit to its render began) by
+    /// state, as recorded (it is inside `render` too, as the cause counts it).
+    var renderLateStart: StateSplit? = nil
 
     static let unknown = FrameStates(main: nil, render: nil)
 

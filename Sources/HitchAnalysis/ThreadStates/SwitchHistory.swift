@@ -73,6 +73,43 @@ struct SwitchHistory: Sendable {
         return outs >= expectedOuts
     }
 
+    /// One stretch of a thread switched out: from its switch-out (or the window's start) to its next
+    /// switch-in (or the window's end); `preempted` when it left runnable; `cpu` the one it came back
+    /// on (else the one it left, else unknown).
+    struct Out: Sendable, Equatable {
+        var startNs: Int64
+        var endNs: Int64
+        var preempted: Bool
+        var cpu: UInt16
+    }
+
+    /// The stretches `thread` spent switched out in [start, end), in time order. A thread switched
+    /// out before `start` counts from `start`; one still out at `end`, to `end`.
+    func outs(thread: UInt32, from start: Int64, to end: Int64) -> [Out] {
+        guard end > start, let list = threads[thread] else { return [] }
+        var i = Self.firstIndex(list, atOrAfter: start)
+        var result: [Out] = []
+        var open: Out? = nil
+        if i > 0, list[i - 1].out { open = Out(startNs: start, endNs: start, preempted: list[i - 1].preempted, cpu: list[i - 1].cpu) }
+        func close(_ t: Int64, cpu: UInt16) {
+            guard var out = open else { return }
+            open = nil
+            guard t > out.startNs else { return }
+            out.endNs = t
+            if cpu != SchedSwitch.unknownCPU { out.cpu = cpu }
+            result.append(out)
+        }
+        while i < list.count, list[i].atNs < end {
+            let s = list[i]
+            if s.out { if open == nil { open = Out(startNs: s.atNs, endNs: s.atNs, preempted: s.preempted, cpu: s.cpu) } }
+            else { close(s.atNs, cpu: s.cpu) }
+            i += 1
+        }
+        // Still out at the end: the CPU it comes back on, if the record is in.
+        close(end, cpu: i < list.count && !list[i].out ? list[i].cpu : SchedSwitch.unknownCPU)
+        return result
+    }
+
     /// The time `thread` spent switched out in [start, end): after a preempting switch-out runnable
     /// (it waited on a run queue until its next switch-in), after any other switch-out blocked.
     /// A thread switched out before `start` counts from `start`. Nil when the window's switches are
@@ -80,23 +117,19 @@ struct SwitchHistory: Sendable {
     func outTime(thread: UInt32, from start: Int64, to end: Int64, expectedOuts: Int64) -> (runnableNs: Int64, blockedNs: Int64)? {
         guard end > start else { return (0, 0) }
         guard isComplete(thread: thread, from: start, to: end, expectedOuts: expectedOuts) else { return nil }
-        guard let list = threads[thread] else { return (0, 0) }
-        let low = Self.firstIndex(list, atOrAfter: start)
-        var outSince: Int64? = nil, preempted = false
-        if low > 0, list[low - 1].out { outSince = start; preempted = list[low - 1].preempted }
         var runnable: Int64 = 0, blocked: Int64 = 0
-        func close(_ t: Int64) {
-            guard let since = outSince else { return }
-            if preempted { runnable +|= t - since } else { blocked +|= t - since }
-            outSince = nil
+        for out in outs(thread: thread, from: start, to: end) {
+            if out.preempted { runnable +|= out.endNs - out.startNs } else { blocked +|= out.endNs - out.startNs }
         }
-        var i = low
-        while i < list.count, list[i].atNs < end {
-            let s = list[i]
-            if s.out { if outSince == nil { outSince = s.atNs; preempted = s.preempted } } else { close(s.atNs) }
-            i += 1
-        }
-        close(end)
         return (runnable, blocked)
+    }
+
+    /// The stretches `thread` slept in [start, end) (switched out, not preempted), when the
+    /// window's switches are all in (`isComplete`); nil otherwise. A sleep's end is its switch-in,
+    /// so a woken thread's wait for a CPU is inside it.
+    func sleeps(thread: UInt32, from start: Int64, to end: Int64, expectedOuts: Int64) -> [(startNs: Int64, endNs: Int64)]? {
+        guard end > start else { return [] }
+        guard threads[thread] != nil, isComplete(thread: thread, from: start, to: end, expectedOuts: expectedOuts) else { return nil }
+        return outs(thread: thread, from: start, to: end).filter { !$0.preempted }.map { ($0.startNs, $0.endNs) }
     }
 }

@@ -309,6 +309,8 @@ struct Context {
                 if let s = a.mainThreadStates { states.append(("Main thread (begin → commit)", ReportText.split(s))) }
                 if let s = a.mainThreadSwitches { states.append(("Main thread, exact switches", ReportText.split(s))) }
                 if let s = a.renderThreadStates { states.append(("Render thread (render)", ReportText.split(s))) }
+                if let s = a.heldByEarlierFrames { states.append(("Of these, held by an earlier late frame", ReportText.split(s))) }
+                if let ms = a.latePresentMs { states.append(("Shown later than its render allowed (its wait for the vsync woke late; unknown)", Format.milliseconds(ms))) }
                 if let m = a.machine {
                     states.append(("Machine over the frame", "steal " + Format.milliseconds(m.stealMs) + " per CPU, CPU pressure "
                                    + Format.milliseconds(m.cpuPressureSomeMs) + ", throttled " + Format.milliseconds(m.cgroupThrottledMs)))
