@@ -31,6 +31,8 @@ public enum HitchCategory: UInt32, TraceWord {
     case frame, body, layout, invalidation, op, token, interaction, sample, meta, view
     /// Scheduler records: thread states, machine states, context switches.
     case sched
+    /// Hangs and the watchdog's captures during them.
+    case hang
     public var name: String { HitchCategory.spelled[Int(rawValue)] }
     private static let spelled = allCases.map { "hitch." + caseName($0) }
 
@@ -45,6 +47,7 @@ public enum HitchCategory: UInt32, TraceWord {
 public enum HitchEventName: UInt32, TraceWord {
     case frameBegan, frameCommitted, frameRenderEnded, framePresented, layout, sample, metadata, droppedEvents
     case threadState, machineState, schedSwitch
+    case hang, hangStack
     public var name: String { HitchEventName.spelled[Int(rawValue)] }
     private static let spelled = allCases.map { caseName($0) }
 }
@@ -73,6 +76,9 @@ public enum HitchArgument: UInt32, TraceWord {
     case vsyncNs, targetNs, source, presented, addresses, address, size, function, image, offset
     /// A context switch's CPU (Chrome JSON; FXT keeps it in the record's header).
     case cpu
+    // Hangs (`hitch.hang`): the producer's word for a hang; a capture's hang start (ticks in FXT,
+    // nanoseconds in Chrome JSON) and the kernel's word on the thread.
+    case type, sinceTicks, sinceNs, systemCall, waitChannel, schedState
     public var name: String { HitchArgument.spelled[Int(rawValue)] }
     private static let spelled = allCases.map { caseName($0) }
 }
@@ -181,7 +187,18 @@ public struct HitchEventSchema: Sendable {
                                                    (.voluntarySwitches, .int), (.involuntarySwitches, .int)]),
         .init("machineState", .sched, .machineState, [(.stealNs, .int), (.cpuPressureSomeUs, .int), (.cgroupThrottledUs, .int),
                                                      (.onlineCPUs, .int)]),
+        .init("hang", .hang, .hang, [(.source, .string), (.type, .string)]),
+        .init("hangStack", .hang, .hangStack, [(.sinceTicks, .uint), (.stack, .uint), (.systemCall, .string), (.waitChannel, .string),
+                                               (.schedState, .string)]),
     ]
+}
+
+/// The `source` words of hangs (docs/FORMAT.md "Hangs"): the recorder's watchdog writes `watchdog`
+/// on its `hitch.hang` events (an importer writes its platform's word), and the analysis says
+/// `frameLoop` for a hang it found from a frame's main-thread work.
+public enum HangSourceWord {
+    public static let watchdog = "watchdog"
+    public static let frameLoop = "frameLoop"
 }
 
 /// What a thread does, as the analyzer reads it (docs/METRICS.md "Trace inputs").
@@ -232,6 +249,8 @@ public enum MetadataKey: UInt32, TraceWord {
     case samplerUnwindNsP50, samplerUnwindNsP99, samplerStackBytesNeededP99
     // Imports: the format a trace was imported from, and the process its frames came from.
     case importedFrom, process
+    /// The hang watchdog's threshold in milliseconds, when it watched the main thread.
+    case hangWatchdogMs
     /// The value of `schedSwitchThreads` when every thread that recorded events had a switch ring.
     public static let everyRecordingThread = "recording"
     public var name: String { MetadataKey.spelled[Int(rawValue)] }
