@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,7 @@
 #include <unistd.h>
 
 uint64_t hitch_loop_word;
-uint64_t hitch_loop_returned_ticks;
+uint64_t hitch_loop_reported_since;
 _Thread_local int hitch_loop_thread_registered __attribute__((tls_model("initial-exec")));
 
 // The loop's thread, as it registered (its id, its pthread, its stack). The generation changes with
@@ -53,6 +54,17 @@ void hitch_loop_register(void) {
     loop_thread.stack_high = high;
     loop_thread.generation += 1;
     pthread_mutex_unlock(&loop_lock);
+}
+
+// The end of the reported stretch, as the loop's thread set it: when it began (the handshake: the
+// watchdog takes the end when this equals its reported stretch) and when it ended.
+static uint64_t ended_since, ended_ticks;
+
+void hitch_loop_end_reported(uint64_t ticks) {
+    uint64_t since = __atomic_exchange_n(&hitch_loop_reported_since, 0, __ATOMIC_ACQ_REL);
+    if (since == 0) return;   // the watchdog took its report back first
+    __atomic_store_n(&ended_ticks, ticks, __ATOMIC_RELAXED);
+    __atomic_store_n(&ended_since, since, __ATOMIC_RELEASE);
 }
 
 uint64_t hitch_thread_cpu_ns(void) {
@@ -92,6 +104,8 @@ int hitch_watchdog_start(uint64_t threshold, uint64_t interval, uint32_t capture
     stopping = 0;
     // A word left by an earlier session (a frame it began and never committed) is no stretch of this one.
     __atomic_store_n(&hitch_loop_word, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&hitch_loop_reported_since, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&ended_since, 0, __ATOMIC_RELEASE);
     threshold_ticks = threshold;
     interval_ticks = interval;
     captures_per_hang = captures;
@@ -320,7 +334,10 @@ static int read_kernel_view(int32_t tid, hitch_hang_report *report) {
 /// How long a capture waits for the handler to copy the stack.
 #define CAPTURE_TIMEOUT_NS 20000000ull
 
-static void capture(hitch_hang_report *report, uint64_t *frames, uint32_t capacity) {
+/// Reads the kernel's view of the loop's thread and, unless it sleeps in a call a signal ends early,
+/// its stack. Returns 0 when the stretch ended while the capture was taken: what it saw may be of
+/// the loop after the stretch, so it is not reported.
+static int capture(hitch_hang_report *report, uint64_t *frames, uint32_t capacity) {
     pthread_mutex_lock(&loop_lock);
     int32_t tid = loop_thread.tid;
     pthread_t thread = loop_thread.thread;
@@ -329,6 +346,7 @@ static void capture(hitch_hang_report *report, uint64_t *frames, uint32_t capaci
     report->kind = HITCH_HANG_CAPTURE;
     report->tid = tid;
     report->since_ticks = reported_since;
+    report->at_ticks = hitch_now();
     report->depth = 0;
     report->no_stack_reason = 0;
     if (read_kernel_view(tid, report)) {
@@ -338,60 +356,78 @@ static void capture(hitch_hang_report *report, uint64_t *frames, uint32_t capaci
         report->depth = hitch_sampler_capture_thread(thread, tid, low, high, frames, capacity, CAPTURE_TIMEOUT_NS, &not_handled);
         if (report->depth == 0) report->no_stack_reason = not_handled ? 2 : 3;
     }
-    report->at_ticks = hitch_now();
+    return __atomic_load_n(&hitch_loop_reported_since, __ATOMIC_ACQUIRE) == reported_since;
+}
+
+/// The report of the end of the stretch being reported, from `since` to `end`.
+static void report_end(hitch_hang_report *report, uint64_t end) {
+    pthread_mutex_lock(&loop_lock);
+    report->tid = loop_thread.tid;
+    pthread_mutex_unlock(&loop_lock);
+    report->kind = HITCH_HANG_ENDED;
+    report->since_ticks = reported_since;
+    report->at_ticks = end;
+    report->depth = 0;
+    report->state = 0;
+    report->system_call[0] = 0;
+    report->wait_channel[0] = 0;
+    report->no_stack_reason = 0;
+    reported_since = 0;
 }
 
 int hitch_watchdog_next(hitch_hang_report *report, uint64_t *frames, uint32_t capacity) {
     for (;;) {
-        uint64_t word = __atomic_load_n(&hitch_loop_word, __ATOMIC_ACQUIRE);
-        uint64_t now = hitch_now();
-        int away = (word & 1) != 0;
-        uint64_t since = word >> 1;
-        if (reported_since != 0 && !(away && since == reported_since)) {
-            // The reported stretch is over: it ended when the thread came back, or (a marked loop,
-            // which never says so) when it left again.
-            uint64_t returned = __atomic_load_n(&hitch_loop_returned_ticks, __ATOMIC_RELAXED);
-            uint64_t end = away ? since : word >> 1;
-            if (returned >= reported_since && returned <= end) end = returned;
-            pthread_mutex_lock(&loop_lock);
-            report->tid = loop_thread.tid;
-            pthread_mutex_unlock(&loop_lock);
-            report->kind = HITCH_HANG_ENDED;
-            report->since_ticks = reported_since;
-            report->at_ticks = end;
-            report->depth = 0;
-            report->state = 0;
-            report->system_call[0] = 0;
-            report->wait_channel[0] = 0;
-            report->no_stack_reason = 0;
-            reported_since = 0;
+        // The stretch being reported ended: the loop's thread took the report (it stores when, next).
+        if (reported_since != 0 && __atomic_load_n(&hitch_loop_reported_since, __ATOMIC_ACQUIRE) == 0) {
+            while (__atomic_load_n(&ended_since, __ATOMIC_ACQUIRE) != reported_since) sched_yield();
+            uint64_t end = __atomic_load_n(&ended_ticks, __ATOMIC_RELAXED);
+            __atomic_store_n(&ended_since, 0, __ATOMIC_RELAXED);
+            report_end(report, end);
             return 1;
         }
         pthread_mutex_lock(&state_lock);
         int stop = stopping;
         if (stop) running = 0;
         pthread_mutex_unlock(&state_lock);
-        if (stop) return 0;
+        if (stop) {
+            // A stretch still going stays unended in the trace (the loop's thread is away at the stop);
+            // one the loop's thread ended meanwhile is reported first.
+            if (reported_since != 0 && __atomic_exchange_n(&hitch_loop_reported_since, 0, __ATOMIC_ACQ_REL) == 0) continue;
+            reported_since = 0;
+            return 0;
+        }
+        uint64_t word = __atomic_load_n(&hitch_loop_word, __ATOMIC_ACQUIRE);
+        uint64_t now = hitch_now();
+        int away = (word & 1) != 0;
+        uint64_t since = word >> 1;
         uint64_t wake;
-        if (away && now - since >= threshold_ticks) {
+        if (away && since != 0 && now - since >= threshold_ticks) {
             if (reported_since != since) {
+                // A new stretch: published for the loop's thread, which ends it. If it came back
+                // before it could see that, take the report back: it returned at its word's time.
                 reported_since = since;
                 captures_taken = 0;
                 next_capture_ticks = now;
+                __atomic_store_n(&hitch_loop_reported_since, since, __ATOMIC_RELEASE);
+                uint64_t after = __atomic_load_n(&hitch_loop_word, __ATOMIC_ACQUIRE);
+                if (after != word && __atomic_exchange_n(&hitch_loop_reported_since, 0, __ATOMIC_ACQ_REL) == since) {
+                    report_end(report, after >> 1);
+                    return 1;
+                }
             }
             if (captures_taken < captures_per_hang && now >= next_capture_ticks) {
                 captures_taken += 1;
                 next_capture_ticks = now + interval_ticks;
-                capture(report, frames, capacity);
-                return 1;
+                if (capture(report, frames, capacity)) return 1;
+                continue;   // it ended meanwhile: report the end
             }
-            // Captures spent: look again once an interval, for the end.
+            // Captures spent: look again once an interval (the loop's thread ends the stretch itself).
             wake = captures_taken < captures_per_hang ? next_capture_ticks : now + interval_ticks;
-        } else if (away) {
+        } else if (away && since != 0) {
             wake = since + threshold_ticks;
         } else {
             wake = now + threshold_ticks;
         }
-        if (!sleep_until(wake)) continue;   // stopping: report an ended stretch first, then return 0
+        sleep_until(wake);
     }
 }

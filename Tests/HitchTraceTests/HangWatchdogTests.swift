@@ -31,13 +31,11 @@ import Testing
         defer { unlink(path) }
         let recorder = try TraceRecorder.start(path: path, configuration: .init(waitForOtherRecordingSeconds: 300))
         Trace.setThreadRole(.main)
-        var frames: [(id: UInt64, begin: Int64, commit: Int64)] = []
         func frame(_ id: UInt64, _ work: () -> Void) {
             let vsync = Trace.now()
             Trace.frameBegan(frameID: id, vsync: vsync, target: vsync.advanced(byNanoseconds: periodNs), periodNs: periodNs)
             work()
             Trace.frameCommitted(frameID: id)
-            frames.append((id, vsync.nanoseconds, Trace.now().nanoseconds))
             usleep(10_000)
         }
         for id in UInt64(1)...10 { frame(id) { usleep(2_000) } }
@@ -53,8 +51,11 @@ import Testing
         var captures: [(at: Int64, since: Int64, stack: StackID?, call: String, state: UInt8)] = []
         var stacks: [UInt32: [UInt64]] = [:]
         var symbols: [(address: UInt64, size: UInt64, name: String)] = []
+        var began: [UInt64: Int64] = [:], committed: [UInt64: Int64] = [:]
         for event in events {
             switch event.payload {
+            case let .frameBegan(f): began[f.frameID] = event.timestampNs
+            case let .frameCommitted(id): committed[id] = event.timestampNs
             case let .hang(h): #expect(event.thread == main); hangs.append((event.timestampNs, h.endNs, reader.string(h.source)))
             case let .hangStack(c):
                 #expect(event.thread == main)
@@ -64,7 +65,8 @@ import Testing
             default: break
             }
         }
-        let spin = try #require(frames.first { $0.id == 11 }), sleep = try #require(frames.first { $0.id == 16 })
+        let spin = (begin: try #require(began[11]), commit: try #require(committed[11]))
+        let sleep = (begin: try #require(began[16]), commit: try #require(committed[16]))
         // Each long frame is one hang from its begin to its commit, exactly (the same clock reads).
         let spinHang = try #require(hangs.first { $0.start == spin.begin })
         #expect(spinHang.end == spin.commit && spinHang.source == HangSourceWord.watchdog)

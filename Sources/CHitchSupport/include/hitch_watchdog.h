@@ -16,25 +16,30 @@
 /// The loop's state: ticks << 1 | 1 while the loop's thread is away since `ticks`, ticks << 1 once it
 /// came back at `ticks`; 0 before the first call.
 extern uint64_t hitch_loop_word;
-/// The last time the loop's thread came back (hitch_loop_returned), in ticks.
-extern uint64_t hitch_loop_returned_ticks;
+/// When the stretch the watchdog is reporting began (0: none). The loop's thread ends that stretch
+/// itself, at the exact moment it comes back or leaves again (hitch_loop_end_reported).
+extern uint64_t hitch_loop_reported_since;
 /// Non-zero on the thread that last registered as the loop's thread.
 extern _Thread_local int hitch_loop_thread_registered __attribute__((tls_model("initial-exec")));
 
 /// Makes the calling thread the loop's thread: its id, its pthread and its stack bounds, for the
 /// watchdog. Called once per thread by the first hitch_loop_left / hitch_loop_returned on it.
 void hitch_loop_register(void);
+/// The loop's thread ends the stretch the watchdog is reporting, at `ticks`.
+void hitch_loop_end_reported(uint64_t ticks);
 
-/// The loop's thread leaves its loop at `ticks` (a frame begins; a marked loop's mark).
+/// The loop's thread leaves its loop at `ticks` (a frame begins; a marked loop's mark, which also
+/// ends the stretch since the previous mark).
 static inline void hitch_loop_left(uint64_t ticks) {
     if (__builtin_expect(!hitch_loop_thread_registered, 0)) hitch_loop_register();
+    if (__builtin_expect(__atomic_load_n(&hitch_loop_reported_since, __ATOMIC_ACQUIRE) != 0, 0)) hitch_loop_end_reported(ticks);
     __atomic_store_n(&hitch_loop_word, ticks << 1 | 1, __ATOMIC_RELEASE);
 }
 
 /// The loop's thread is back in its loop at `ticks` (a frame's commit).
 static inline void hitch_loop_returned(uint64_t ticks) {
     if (__builtin_expect(!hitch_loop_thread_registered, 0)) hitch_loop_register();
-    __atomic_store_n(&hitch_loop_returned_ticks, ticks, __ATOMIC_RELAXED);
+    if (__builtin_expect(__atomic_load_n(&hitch_loop_reported_since, __ATOMIC_ACQUIRE) != 0, 0)) hitch_loop_end_reported(ticks);
     __atomic_store_n(&hitch_loop_word, ticks << 1, __ATOMIC_RELEASE);
 }
 
