@@ -194,7 +194,9 @@ struct HangPass: AnalysisPass {
             let leafKind = frames.first.flatMap(BlockingCalls.kind)
             if let kind = asleepHint ?? leafKind {
                 waits[kind, default: 0] += 1
-                if let waiter = frames.first(where: { !BlockingCalls.isBlocking($0) && !Self.lockWrappers.contains($0) }) { waiters[waiter, default: 0] += 1 }
+                if let waiter = frames.first(where: { !BlockingCalls.isBlocking($0) && !Self.lockWrappers.contains($0) && !Self.isUnnamed($0) }) {
+                    waiters[waiter, default: 0] += 1
+                }
             }
         }
         var low = 0, high = samples.count
@@ -231,9 +233,9 @@ struct HangPass: AnalysisPass {
             let asleep = (letters[UInt8(ascii: "S")] ?? 0) + (letters[UInt8(ascii: "D")] ?? 0)
             d.cause = running > asleep ? .appWork : asleep > running ? .blocked : .unknown
         }
-        // Woken from its longest sleep by an app thread: a lock's holder releasing it, or another
+        // Woken from its last sleep by an app thread: a lock's holder releasing it, or another
         // wait's signaller (a sleep or I/O is ended by the kernel, never by a thread).
-        if d.blockedOn == .lock || d.blockedOn == .otherWait, let sleep = switches.longestSleep(thread: s.thread, from: s.startNs, to: s.endNs),
+        if d.blockedOn == .lock || d.blockedOn == .otherWait, let sleep = switches.lastSleep(thread: s.thread, from: s.startNs, to: s.endNs),
            let waker = switches.waker(of: s.thread, switchedInAt: sleep.endNs, cpu: sleep.cpu) {
             d.wokenBy = context.threadName(waker)
         }
@@ -243,6 +245,10 @@ struct HangPass: AnalysisPass {
     /// Lock functions between a blocking call and the code that took the lock: not "the function that waited".
     static let lockWrappers: Set<String> = ["pthread_mutex_lock", "___pthread_mutex_lock", "__pthread_mutex_lock", "__pthread_mutex_lock_full",
                                             "pthread_rwlock_rdlock", "pthread_rwlock_wrlock", "syscall"]
+
+    /// A frame without a function name (`libc.so.6+0x86129`, a bare address): inside a system library's
+    /// blocking call (an internal symbol its file does not name), not the function that waited.
+    static func isUnnamed(_ frame: String) -> Bool { frame.hasPrefix("0x") || frame.contains("+0x") }
 
     func contribute(to a: inout Analysis, _ context: inout PassContext) {
         guard sawLoop || hangs.count + briefs.count > 0 else { return }

@@ -11,24 +11,26 @@ extension SwitchHistory {
     /// How close before a switch-in the sleeper's CPU must have been given up for its leaver to count.
     static let wakeHandOverNs: Int64 = 200_000
 
-    /// `thread`'s longest sleep inside [start, end): a switch-out not marked preempted to its next
-    /// switch-in (the switch-in's CPU, `unknownCPU` when unsaid). Nil without one that ended in the window.
-    func longestSleep(thread: UInt32, from start: Int64, to end: Int64) -> (startNs: Int64, endNs: Int64, cpu: UInt16)? {
+    /// `thread`'s last sleep that ended inside [start, end): a switch-out not marked preempted to its
+    /// next switch-in (the switch-in's CPU, `unknownCPU` when unsaid). The last, not the longest: a
+    /// wait the hang watchdog's signal interrupted (a futex wait resumes after the handler) shows as
+    /// several sleeps, and only the one the wait ended with was ended by its waker. Nil without one.
+    func lastSleep(thread: UInt32, from start: Int64, to end: Int64) -> (startNs: Int64, endNs: Int64, cpu: UInt16)? {
         guard end > start, let list = threads[thread] else { return nil }
         var i = Self.firstIndex(list, atOrAfter: start)
         var outSince: Int64? = nil
         if i > 0, list[i - 1].out, !list[i - 1].preempted { outSince = start }
-        var longest: (startNs: Int64, endNs: Int64, cpu: UInt16)? = nil
+        var last: (startNs: Int64, endNs: Int64, cpu: UInt16)? = nil
         while i < list.count, list[i].atNs < end {
             let s = list[i]
             if s.out { outSince = s.preempted ? nil : s.atNs }
             else if let since = outSince {
-                if s.atNs - since > (longest.map { $0.endNs - $0.startNs } ?? 0) { longest = (since, s.atNs, s.cpu) }
+                last = (since, s.atNs, s.cpu)
                 outSince = nil
             }
             i += 1
         }
-        return longest
+        return last
     }
 
     /// The app thread that most likely woke `thread` when it was switched in at `atNs` on `cpu`
