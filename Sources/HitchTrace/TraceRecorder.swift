@@ -88,6 +88,9 @@ public final class TraceRecorder: Sendable {
         /// Dynamic names evicted from the bounded table during the recording (also in the trace's
         /// metadata as `dynamicNameEvictions`).
         public var dynamicNameEvictions: UInt64 = 0
+        /// CPU time the hang watchdog's thread used (0 when it did not watch): its whole cost but
+        /// the two stores per frame on the loop's thread (`hitch bench watchdog`).
+        public var hangWatchdogCPUNs: UInt64 = 0
     }
 
     /// The active recorder, or nil.
@@ -254,9 +257,9 @@ public final class TraceRecorder: Sendable {
     @discardableResult
     public func stop() throws(TraceRecorderError) -> Summary {
         // The watchdog first: the end of a stretch it reported still goes into the trace.
-        watchdog.withLock { watchdog in
-            watchdog?.stop()
-            watchdog = nil
+        let watchdogCPUNs = watchdog.withLock { watchdog in
+            defer { watchdog = nil }
+            return watchdog?.stop() ?? 0
         }
         let alreadyStopped = state.withLock { state in
             defer { state.stopped = true }
@@ -276,7 +279,10 @@ public final class TraceRecorder: Sendable {
         }
         // Passed on, on every path (the throwing one too), so any later stop() returns at once.
         writerDone.signal()
-        let (summary, writeErrno) = state.withLock { ($0.summary, $0.writeErrno) }
+        let (summary, writeErrno) = state.withLock { state in
+            if watchdogCPUNs > 0 { state.summary?.hangWatchdogCPUNs = watchdogCPUNs }
+            return (state.summary, state.writeErrno)
+        }
         if let writeErrno { throw .writeFailed(path: path, reason: String(cString: strerror(writeErrno))) }
         return summary!
     }

@@ -1,5 +1,6 @@
 import CHitchSupport
 import Foundation
+import Synchronization
 
 /// How the recorder's hang watchdog watches the frame loop's thread (docs/FORMAT.md "Hangs").
 public struct HangWatchdogConfiguration: Sendable, Equatable {
@@ -26,6 +27,7 @@ public struct HangWatchdogConfiguration: Sendable, Equatable {
 /// the captures written before the kill: the analysis reads such a hang as lasting to the recording's end.
 final class HangWatchdog: Sendable {
     private let finished = DispatchSemaphore(value: 0)
+    private let cpuNs = Atomic<UInt64>(0)
 
     private init() {}
 
@@ -46,15 +48,16 @@ final class HangWatchdog: Sendable {
     }
 
     /// Stops watching and waits for the thread: the end of a stretch the loop's thread already came
-    /// back from is recorded first.
-    func stop() {
+    /// back from is recorded first. Returns the CPU time the watchdog thread used, in nanoseconds.
+    func stop() -> UInt64 {
         hitch_watchdog_stop()
         finished.wait()
+        return cpuNs.load(ordering: .acquiring)
     }
 
     private func run(recorder: TraceRecorder) {
         let frames = UnsafeMutablePointer<UInt64>.allocate(capacity: Int(HITCH_MAX_FRAMES))
-        defer { frames.deallocate(); finished.signal() }
+        defer { cpuNs.store(hitch_thread_cpu_ns(), ordering: .releasing); frames.deallocate(); finished.signal() }
         var report = hitch_hang_report()
         while hitch_watchdog_next(&report, frames, UInt32(HITCH_MAX_FRAMES)) == 1 {
             switch Int32(report.kind) {

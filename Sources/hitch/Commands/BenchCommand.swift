@@ -2,7 +2,7 @@
 enum BenchCommand: Subcommand {
     static let hasNestedSubcommands = true
     static let name = "bench"
-    static let summary = "Benchmarks (record, sample, analyze, decode, ui, import); --format json for scripts."
+    static let summary = "Benchmarks (record, sample, analyze, decode, ui, import, watchdog); --format json for scripts."
     static let help = """
     USAGE: hitch bench <benchmark> [--format text|json]
 
@@ -13,6 +13,7 @@ enum BenchCommand: Subcommand {
       decode    LLM decode bandwidth per weight format against measured triad bandwidth.
       ui        Headless UI runtime cost per frame (update, diff, layout, display list, allocations).
       import    Importer throughput per format (framestats, Perfetto, xctrace) beside the FXT reader's.
+      watchdog  The hang watchdog's cost on the feed at 120 Hz, side by side with it off.
 
     OPTIONS:
       -h, --help   Show this help ('hitch bench <benchmark> --help' for the benchmark's options).
@@ -22,7 +23,8 @@ enum BenchCommand: Subcommand {
       hitch bench record --format json
     """
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
-        let benchmarks: [SubcommandEntry] = [BenchRecord.entry, BenchSample.entry, BenchAnalyze.entry, BenchDecode.entry, BenchUI.entry, BenchImport.entry]
+        let benchmarks: [SubcommandEntry] = [BenchRecord.entry, BenchSample.entry, BenchAnalyze.entry, BenchDecode.entry, BenchUI.entry, BenchImport.entry,
+                                               BenchWatchdog.entry]
         return try dispatch(&arguments, among: benchmarks, parent: "bench")
     }
 }
