@@ -149,7 +149,7 @@ struct HangPass: AnalysisPass {
             let tier: HangTier = durationNs >= hangThresholdNs ? .hang : .brief
             if tier == .hang { hangs.add(durationNs) } else { briefs.add(durationNs) }
             guard list.count < HangDetail.limit else { listTruncated = true; continue }
-            list.append(detail(stretch, tier: tier, runStart: runStart, context))
+            list.append(detail(stretch, tier: tier, tierThresholdNs: tier == .hang ? hangThresholdNs : briefThresholdNs, runStart: runStart, context))
         }
     }
 
@@ -171,7 +171,7 @@ struct HangPass: AnalysisPass {
         return result.sorted { ($0.startNs, $0.thread) < ($1.startNs, $1.thread) }
     }
 
-    private func detail(_ s: Stretch, tier: HangTier, runStart: Int64, _ context: PassContext) -> HangDetail {
+    private func detail(_ s: Stretch, tier: HangTier, tierThresholdNs: Int64, runStart: Int64, _ context: PassContext) -> HangDetail {
         var d = HangDetail()
         d.run = context.run
         d.startMs = milliseconds(s.startNs - runStart)
@@ -218,11 +218,11 @@ struct HangPass: AnalysisPass {
         d.blockedOn = waits.max { ($0.value, $1.key.rawValue) < ($1.value, $0.key.rawValue) }?.key
         d.blockedIn = waiters.max { ($0.value, $1.key) < ($1.value, $0.key) }?.key
 
-        // The cause: the largest part of its time, from the states; without them, from the
-        // watchdog's captures (running or waiting for a CPU, against asleep).
+        // The cause, from the states as a hitch's is judged: app work when its running time alone is
+        // a stretch of its tier (the counterfactual without waiting); else the largest part not
+        // running. Without states, from the watchdog's captures (running, against asleep).
         if let states {
-            var cause = states.runningNs >= max(states.runnableNs, states.blockedNs, states.machineNs, states.unknownNs)
-                ? HitchCause.appWork : states.largestNotRunning
+            var cause = states.runningNs >= tierThresholdNs ? HitchCause.appWork : states.largestNotRunning
             if cause == .waitingForCPU,
                switches.cpuTakenNs(thread: s.thread, from: s.startNs, to: s.endNs, runnableNs: states.runnableNs) * 2 > states.runnableNs {
                 cause = .waitingForAppThreads
