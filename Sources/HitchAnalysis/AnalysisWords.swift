@@ -64,6 +64,13 @@ public enum ThreadStateSource: String, AnalysisWord {
     case none
 }
 
+/// A run's end-of-recording marker (metadata `recordingEnded`): `present`; `missing` when the recorder
+/// promised one (metadata `endMarker`) and the file has none, so the process died while recording;
+/// `notPromised` for traces whose writer makes no such promise (imports, older recorders).
+public enum EndMarker: String, AnalysisWord {
+    case present, missing, notPromised
+}
+
 /// Which tier a stretch of unresponsiveness is in (docs/METRICS.md "Hangs"): a hang (at least the
 /// hang threshold, Apple's 250 ms), or brief unresponsiveness (at least the brief threshold, 100 ms).
 public enum HangTier: String, AnalysisWord {

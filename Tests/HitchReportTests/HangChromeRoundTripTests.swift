@@ -2,6 +2,8 @@ import Foundation
 import Testing
 import HitchAnalysis
 import HitchReport
+import HitchImport
+import HitchReader
 import HitchTrace
 
 /// Hang events and the watchdog's captures survive Chrome JSON export, import, the imported

@@ -1,5 +1,6 @@
 import Foundation
 import HitchTestSupport
+import HitchReader
 import Testing
 @testable import HitchTrace
 

@@ -1,3 +1,4 @@
+import HitchReader
 import HitchTrace
 
 /// Hangs (docs/METRICS.md "Hangs"): stretches in which the main thread did not get back to its frame

@@ -1,3 +1,4 @@
+import HitchReader
 import HitchTrace
 
 // Who woke a sleeping thread (docs/METRICS.md "Hangs"). A context switch record does not name the
