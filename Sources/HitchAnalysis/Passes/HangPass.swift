@@ -237,7 +237,7 @@ struct HangPass: AnalysisPass {
         // Woken from its last sleep by an app thread: a lock's holder releasing it, or another
         // wait's signaller (a sleep or I/O is ended by the kernel, never by a thread).
         if d.blockedOn == .lock || d.blockedOn == .otherWait, let sleep = switches.lastSleep(thread: s.thread, from: s.startNs, to: s.endNs),
-           let waker = switches.waker(of: s.thread, switchedInAt: sleep.endNs, cpu: sleep.cpu) {
+           let waker = switches.waker(of: s.thread, switchedInAt: sleep.endNs, waitedNs: states?.runnableNs ?? 0) {
             d.wokenBy = context.threadName(waker)
         }
         return d

@@ -2,14 +2,15 @@ import HitchReader
 import HitchTrace
 
 // Who woke a sleeping thread (docs/METRICS.md "Hangs"). A context switch record does not name the
-// waker, but the waker was running when it woke the thread: a woken thread is switched in on an idle
-// CPU microseconds after the wake-up (while its waker still runs), or on its waker's CPU once the
-// waker gives that CPU up. So the waker is the app thread on a CPU just before the sleeper's
-// switch-in, or the one that left the sleeper's CPU just before it; of several, the one switched in
-// most recently (the waker had itself just woken: a thread that held a lock while it slept).
+// waker, but the waker was running when it woke the thread, and the woken thread is switched in once
+// a CPU is free for it: microseconds later on an idle CPU, or after waiting runnable (on the waker's
+// CPU once the waker gives it up, or behind other work). So the waker is an app thread that was on a
+// CPU in the stretch before the sleeper's switch-in as long as the sleeper may have waited for a CPU
+// (its runnable time, plus a hand-over margin); of several, the one switched in most recently (the
+// waker had itself just woken: a thread that held a lock while it slept).
 
 extension SwitchHistory {
-    /// How close before a switch-in the sleeper's CPU must have been given up for its leaver to count.
+    /// The margin beyond the sleeper's runnable time: the wake-up's and the switch-in's own latency.
     static let wakeHandOverNs: Int64 = 200_000
 
     /// `thread`'s last sleep that ended inside [start, end): a switch-out not marked preempted to its
@@ -34,23 +35,20 @@ extension SwitchHistory {
         return last
     }
 
-    /// The app thread that most likely woke `thread` when it was switched in at `atNs` on `cpu`
-    /// (the rule above); nil when no recorded thread was running then.
-    func waker(of thread: UInt32, switchedInAt atNs: Int64, cpu: UInt16) -> UInt32? {
+    /// The app thread that most likely woke `thread` when it was switched in at `atNs` after waiting
+    /// at most `waitedNs` for a CPU (the rule above); nil when no recorded thread was on a CPU then.
+    func waker(of thread: UInt32, switchedInAt atNs: Int64, waitedNs: Int64) -> UInt32? {
+        let from = atNs.subtractingSaturated(max(0, waitedNs).addingSaturated(Self.wakeHandOverNs))
         var best: (thread: UInt32, sinceNs: Int64)? = nil
         for (other, list) in threads where other != thread {
-            let next = Self.firstIndex(list, atOrAfter: atNs)
-            guard next > 0 else { continue }
-            let last = list[next - 1]
-            var since: Int64? = nil
-            if !last.out {
-                // On a CPU when the sleeper came back: not the sleeper's own CPU (it cannot hold both).
-                if cpu == SchedSwitch.unknownCPU || last.cpu != cpu { since = last.atNs }
-            } else if cpu != SchedSwitch.unknownCPU, last.cpu == cpu, atNs - last.atNs <= Self.wakeHandOverNs, next >= 2, !list[next - 2].out {
-                // Left the sleeper's CPU just before it was switched in there.
-                since = list[next - 2].atNs
-            }
-            if let since, best.map({ (since, other) > ($0.sinceNs, $0.thread) }) ?? true { best = (other, since) }
+            // Its last switch-in at or before the sleeper's, and whether it was still on a CPU at `from`.
+            var i = Self.firstIndex(list, atOrAfter: atNs + 1) - 1
+            while i >= 0, list[i].out { i -= 1 }
+            guard i >= 0 else { continue }
+            let since = list[i].atNs
+            let until = i + 1 < list.count ? list[i + 1].atNs : Int64.max
+            guard until >= from else { continue }
+            if best.map({ (since, other) > ($0.sinceNs, $0.thread) }) ?? true { best = (other, since) }
         }
         return best?.thread
     }
