@@ -41,7 +41,11 @@ struct HangPass: AnalysisPass {
     private let briefThresholdNs: Int64
 
     // Per run.
-    private var openFrames: [UInt64: (thread: UInt32, beganNs: Int64)] = [:]
+    /// Main-thread frames begun and not yet committed, one per thread: a loop that begins a frame is
+    /// back from the one before (committed or not). A few slots, searched linearly (no hashing per
+    /// frame); past them the oldest thread's is let go.
+    private var openFrames: [(frameID: UInt64, thread: UInt32, beganNs: Int64)] = []
+    static let openFrameSlots = 8
     private var stretches: [Stretch] = []
     private var captures: [Capture] = []
     private var samples: [(atNs: Int64, stack: UInt32)] = []
@@ -89,9 +93,13 @@ struct HangPass: AnalysisPass {
         switch event.payload {
         case .frameBegan(let began) where resolved.role == .main:
             sawLoop = true
-            if openFrames.count < Self.perRunLimit { openFrames[began.frameID] = (thread, resolved.startNs) } else { dropped += 1 }
+            openFrames.removeAll { $0.thread == thread }
+            if openFrames.count == Self.openFrameSlots { openFrames.removeFirst() }
+            openFrames.append((began.frameID, thread, resolved.startNs))
         case .frameCommitted(let id):
-            guard let open = openFrames.removeValue(forKey: id), resolved.startNs - open.beganNs >= briefThresholdNs else { break }
+            guard let index = openFrames.lastIndex(where: { $0.frameID == id }) else { break }
+            let open = openFrames.remove(at: index)
+            guard resolved.startNs - open.beganNs >= briefThresholdNs else { break }
             add(Stretch(thread: open.thread, startNs: open.beganNs, endNs: resolved.startNs, sources: [Self.frameLoopSource], frameID: id))
         case .hang:
             sawLoop = true
@@ -133,8 +141,8 @@ struct HangPass: AnalysisPass {
         let runEnd = max(runStart, context.order.latestNs)
         recordedNs +|= runEnd - runStart
         // A frame begun on the main thread and never committed: the recording ended inside it.
-        for (id, open) in openFrames where runEnd - open.beganNs >= briefThresholdNs {
-            add(Stretch(thread: open.thread, startNs: open.beganNs, endNs: runEnd, sources: [Self.frameLoopSource], frameID: id, unfinished: true))
+        for open in openFrames where runEnd - open.beganNs >= briefThresholdNs {
+            add(Stretch(thread: open.thread, startNs: open.beganNs, endNs: runEnd, sources: [Self.frameLoopSource], frameID: open.frameID, unfinished: true))
         }
         // The watchdog caught each stretch it captured; one no stretch holds never ended: to the run's end.
         for capture in captures {
