@@ -76,7 +76,8 @@ let package = Package(
         // The one locator of the built `hitch` for tests that run it; tests only.
         .target(name: "HitchTestSupport", path: "Tests/HitchTestSupport"),
         .testTarget(name: "HitchTraceTests", dependencies: ["HitchTrace", "HitchReader", "HitchImport", "CHitchSupport", "CxxExceptionSupport", "HitchTestSupport"]),
-        .testTarget(name: "HitchAnalysisTests", dependencies: ["HitchAnalysis", "HitchReader", "HitchImport", "HitchTrace"]),
+        // HitchWorkloads for its seeded generator (SeededGenerator), the one the property tests draw from.
+        .testTarget(name: "HitchAnalysisTests", dependencies: ["HitchAnalysis", "HitchReader", "HitchImport", "HitchTrace", "HitchWorkloads"]),
         .testTarget(name: "HitchReportTests", dependencies: ["HitchReport", "HitchAnalysis", "HitchReader", "HitchImport", "HitchTrace"]),
         .testTarget(name: "HitchHistoryTests", dependencies: ["HitchHistory", "HitchAnalysis", "HitchReport", "HitchReader", "HitchTrace", "HitchWorkloads", "HitchTestSupport"]),
         .testTarget(name: "HeadlessUITests", dependencies: ["HeadlessUI", "HitchTrace", "HitchReader", "HitchAnalysis"]),

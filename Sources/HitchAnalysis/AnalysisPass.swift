@@ -101,6 +101,8 @@ struct PassContext: Sendable {
     /// The stage name (`NameTable` index) of each of `Analysis.stages`, in their order (set when
     /// StageCostPass contributes): later passes add to a stage's figures by position.
     var stageFigureNames: [Int32] = []
+    /// The mergeable totals behind the figures, set by the passes as they contribute (a trace's summary keeps them).
+    var mergeable = FigureTotals()
 
     // Published, in order, and handed to the passes that read them (`takePublished`) in batches:
     // after an event that judged frames (the instances published before them first) or that filled

@@ -251,7 +251,10 @@ public struct Analyzer: Sendable {
     }
 
     /// The analysis of every run added so far.
-    public func finish() -> Analysis {
+    public func finish() -> Analysis { finishWithTotals().analysis }
+
+    /// The analysis, and the mergeable totals its figures come from (a trace's summary).
+    func finishWithTotals() -> (analysis: Analysis, totals: FigureTotals) {
         var a = Analysis()
         a.runs = runs
         a.metadata = metadata
@@ -264,7 +267,14 @@ public struct Analyzer: Sendable {
         withholdReplays(&visitor.analysis)
         visitor.analysis.evidence = Evidence(of: visitor.analysis)
         visitor.analysis.headline = Headline(of: visitor.analysis)
-        return visitor.analysis
+        var totals = visitor.context.mergeable
+        totals.hitches.rates = totals.hitches.rates.filter { visitor.analysis.hitches[$0.key] != nil }   // the replays withheld
+        totals.runs = runs.count
+        totals.runsCutShort = visitor.analysis.evidence.runsCutShort
+        totals.runsWithoutEndMarker = visitor.analysis.evidence.runsWithoutEndMarker
+        totals.eventCount = eventCount
+        totals.droppedEvents = droppedEvents
+        return (visitor.analysis, totals)
     }
 }
 

@@ -310,6 +310,9 @@ public enum MetadataKey: UInt32, TraceWord {
     /// `none` when the trace's frames carry no work times of their own (an import of a tool that
     /// records only when frames were shown): nothing to replay at another refresh rate.
     case frameWorkTimes
+    /// Where a recording came from, which fleet figures break down by (docs/FLEET.md "Dimensions"):
+    /// an app sets them with `setMetadata`; `hitch summarize --dimension KEY=VALUE` supplies or overrides them.
+    case appVersion, device, os, commit, branch
     /// The hang watchdog's threshold in milliseconds, when it watched the main thread.
     case hangWatchdogMs
     /// The value of `schedSwitchThreads` when every thread that recorded events had a switch ring.

@@ -18,6 +18,8 @@ let subcommands: [SubcommandEntry] = [
     GenerateCommand.entry,
     DemoCommand.entry,
     HistoryCommand.entry,
+    SummarizeCommand.entry,
+    MergeCommand.entry,
 ]
 
 /// The version `hitch --version` prints.

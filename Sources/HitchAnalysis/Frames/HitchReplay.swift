@@ -188,10 +188,10 @@ struct ReplayTimeline: Sendable {
         model.reset()
     }
 
-    /// The figures of every run so far, the open timeline closed.
-    func figures(periodMs: Double) -> HitchFigures {
+    /// The totals of every run so far, the open timeline closed.
+    var totals: HitchTotals {
         var closed = self
         if let pending = closed.pendingRun { closed.close(pending) }
-        return closed.figures.figures(periodMs: periodMs)
+        return closed.figures.totals
     }
 }

@@ -58,22 +58,9 @@ struct DecodeBandwidthPass: Sendable {
     private(set) var opCount = 0
     private(set) var runsWithOps = 0
 
-    // Accumulated over runs (each run's figures are judged at its end, then summed).
-    private var prefillTokens = 0
-    private var prefillNs: Int64 = 0
-    private var ttftNs: [Int64] = []
-    private var decodeTokens = 0
-    // Integer sums: the groups are visited in hash order, and the total must not depend on it.
-    private var decodeWeightBytes: UInt64 = 0
-    private var decodeKVBytes: UInt64 = 0
-    private var decodeOtherBytes: UInt64 = 0
-    private var decodeFlops: UInt64 = 0
-    private var maxKVBytesOneToken: UInt64 = 0
-    private var maxWeightBytesOneToken: UInt64 = 0
-    private var steps = QuantileSketch()
-    private var generatedTokens = 0
-    /// The resident-memory counter's maximum (docs/METRICS.md "Memory").
-    private var peakResidentBytes: UInt64 = 0
+    /// Accumulated over runs (each run's token groups are judged at its end, then summed); the ops
+    /// are added by name when the figures are made.
+    private var totals = DecodeTotals()
     private var residentCounter: Int32 = -1
 
     mutating func op(_ op: InferenceOp, name: Int32, computeUnit: Int32, startNs: Int64, kindOf: (Int32) -> OpByteKind) {
@@ -129,99 +116,44 @@ struct DecodeBandwidthPass: Sendable {
                 prefillEnd = max(prefillEnd, group.endNs)
                 lastPrefillIndex = max(lastPrefillIndex, index)
             } else {
-                decodeTokens += 1
-                decodeWeightBytes &+= group.weightBytes
-                decodeKVBytes &+= group.kvBytes
-                decodeOtherBytes &+= group.otherBytes
-                decodeFlops &+= group.flops
-                maxKVBytesOneToken = max(maxKVBytesOneToken, group.kvBytes)
-                maxWeightBytesOneToken = max(maxWeightBytesOneToken, group.weightBytes)
+                totals.decodeTokens += 1
+                totals.decodeWeightBytes &+= group.weightBytes
+                totals.decodeKVBytes &+= group.kvBytes
+                totals.decodeOtherBytes &+= group.otherBytes
+                totals.decodeFlops &+= group.flops
+                totals.maxKVBytesOneToken = max(totals.maxKVBytesOneToken, group.kvBytes)
+                totals.maxWeightBytesOneToken = max(totals.maxWeightBytesOneToken, group.weightBytes)
                 decodeEnds.append(group.endNs)
             }
         }
         if prefillEnd > prefillStart {
-            prefillTokens +|= max(0, promptTokensFromMetadata ?? Int(lastPrefillIndex) + 1)
-            prefillNs +|= prefillEnd - prefillStart
+            totals.prefillTokens +|= max(0, promptTokensFromMetadata ?? Int(lastPrefillIndex) + 1)
+            totals.prefillNs +|= prefillEnd - prefillStart
         }
-        if let first = firstProduced, firstOpNs != .max { ttftNs.append(first - firstOpNs) }
+        if let first = firstProduced, firstOpNs != .max {
+            totals.timeToFirstTokenSumNs +|= first - firstOpNs
+            totals.timeToFirstTokenCount += 1
+        }
         // Steady-state steps: between consecutive produced tokens after the first; without token
         // events, between consecutive decode groups' ends.
         let times = producedNs.isEmpty ? decodeEnds.sorted() : producedNs
-        generatedTokens += producedNs.isEmpty ? decodeEnds.count : producedNs.count
+        totals.tokens += producedNs.isEmpty ? decodeEnds.count : producedNs.count
         if times.count >= 2 {
-            for i in 1..<times.count where times[i] > times[i - 1] { steps.add(times[i] - times[i - 1]) }
+            for i in 1..<times.count where times[i] > times[i - 1] { totals.steps.add(times[i] - times[i - 1]) }
         }
     }
 
-    func figures(names: NameTable, metadata: [String: String], peakResidentBytes: UInt64, deviceBudgetBytes: UInt64) -> DecodeFigures? {
+    /// Every run's totals, the ops named; nil without inference ops.
+    func totals(names: NameTable) -> DecodeTotals? {
         guard opCount > 0 else { return nil }
-        var d = DecodeFigures()
-        d.tokens = generatedTokens
-        d.promptTokens = prefillTokens
-        if !ttftNs.isEmpty { d.timeToFirstTokenMs = milliseconds(ttftNs.reduce(0.0) { $0 + Double($1) } / Double(ttftNs.count)) }
-        d.prefillTokensPerSecond = prefillNs > 0 ? Double(prefillTokens) / (Double(prefillNs) / 1e9) : 0
-        let medianStepNs = steps.quantile(0.5)
-        if medianStepNs > 0 {
-            d.tokensPerSecond = 1e9 / medianStepNs
-            d.msPerToken = medianStepNs / 1e6
+        var t = totals
+        t.opCount = opCount
+        for (index, op) in ops.enumerated() where op.count > 0 {
+            t.ops[names[Int32(index)], default: DecodeOpTotals()].merge(
+                DecodeOpTotals(count: op.count, totalNs: op.totalNs, bytes: op.bytes, flops: op.flops,
+                               computeUnit: op.computeUnit >= 0 ? names[op.computeUnit] : ""))
         }
-        let fastest = steps.count > 0 ? steps.quantile(0) : 0
-        d.bestTokensPerSecond = fastest > 0 ? 1e9 / fastest : 0
-        if decodeTokens > 0 {
-            let n = Double(decodeTokens)
-            d.weightBytesPerToken = Double(decodeWeightBytes) / n
-            d.kvCacheBytesPerToken = Double(decodeKVBytes) / n
-            d.otherBytesPerToken = Double(decodeOtherBytes) / n
-            d.bytesPerToken = d.weightBytesPerToken + d.kvCacheBytesPerToken + d.otherBytesPerToken
-            d.flopsPerToken = Double(decodeFlops) / n
-        }
-        if medianStepNs > 0 { d.bandwidthGBps = d.bytesPerToken / (medianStepNs / 1e9) / 1e9 }
-        d.peakBandwidthGBps = Double(metadata[MetadataKey.peakBandwidthGBps] ?? "") ?? 0
-        d.peakBandwidthMayBeCacheBound = metadata[MetadataKey.bandwidthProbeMeetsCacheRule] == "false"
-        d.peakGFLOPS = Double(metadata[MetadataKey.peakGFLOPS] ?? "") ?? 0
-        if d.peakBandwidthGBps > 0 {
-            d.utilization = d.bandwidthGBps / d.peakBandwidthGBps
-            d.notBandwidthBound = d.utilization < AnalysisThresholds.notBandwidthBoundUtilization
-        }
-        if d.peakBandwidthGBps > 0 && d.peakGFLOPS > 0 { d.ridgeFlopsPerByte = d.peakGFLOPS / d.peakBandwidthGBps }
-        let totalOpNs = ops.reduce(Int64(0)) { $0.addingSaturated($1.totalNs) }
-        for (index, t) in ops.enumerated() where t.count > 0 {
-            var o = OpFigures()
-            o.name = names[Int32(index)]
-            o.computeUnit = t.computeUnit >= 0 ? names[t.computeUnit] : ""
-            o.count = t.count
-            o.totalMs = milliseconds(t.totalNs)
-            o.timeShare = totalOpNs > 0 ? Double(t.totalNs) / Double(totalOpNs) : 0
-            o.bytes = t.bytes
-            o.flops = t.flops
-            let seconds = Double(t.totalNs) / 1e9
-            o.bandwidthGBps = seconds > 0 ? Double(t.bytes) / seconds / 1e9 : 0
-            o.gflops = seconds > 0 ? Double(t.flops) / seconds / 1e9 : 0
-            o.flopsPerByte = t.bytes > 0 ? Double(t.flops) / Double(t.bytes) : 0
-            if d.ridgeFlopsPerByte > 0 {
-                o.bound = o.flopsPerByte < d.ridgeFlopsPerByte ? .bandwidth : .compute
-                let attainableGFLOPS = min(d.peakGFLOPS, o.flopsPerByte * d.peakBandwidthGBps)
-                // A zero-FLOP op is judged on bandwidth alone.
-                o.rooflineEfficiency = attainableGFLOPS > 0 ? o.gflops / attainableGFLOPS
-                    : (d.peakBandwidthGBps > 0 ? o.bandwidthGBps / d.peakBandwidthGBps : 0)
-            } else if d.peakBandwidthGBps > 0 {
-                o.rooflineEfficiency = o.bandwidthGBps / d.peakBandwidthGBps
-            }
-            d.ops.append(o)
-        }
-        d.ops.sort { ($0.totalMs, $1.name) > ($1.totalMs, $0.name) }
-        var m = MemoryBudget()
-        let recordedWeights = UInt64(metadata[MetadataKey.weightsBytes] ?? ""), recordedKV = UInt64(metadata[MetadataKey.kvCacheBytes] ?? "")
-        m.weightsBytes = recordedWeights ?? maxWeightBytesOneToken
-        m.kvCacheBytes = recordedKV ?? maxKVBytesOneToken
-        m.weightsBytesEstimated = recordedWeights == nil
-        m.kvCacheBytesEstimated = recordedKV == nil
-        m.peakResidentBytes = peakResidentBytes
-        m.totalBytes = max(m.weightsBytes &+ m.kvCacheBytes, peakResidentBytes)
-        m.deviceBudgetBytes = deviceBudgetBytes
-        m.withinBudget = m.totalBytes <= deviceBudgetBytes
-        d.memory = m
-        return d
+        return t
     }
 }
 
@@ -239,7 +171,7 @@ extension DecodeBandwidthPass: AnalysisPass {
         case .counter(_, let value):
             if residentCounter < 0 { residentCounter = context.names.index(of: ProcessMemory.residentCounterName.string) }
             if resolved.name == residentCounter, value.isFinite, value > 0, value < 1.8e19 {
-                peakResidentBytes = max(peakResidentBytes, UInt64(value))
+                totals.peakResidentBytes = max(totals.peakResidentBytes, UInt64(value))
             }
         default:
             break
@@ -251,7 +183,8 @@ extension DecodeBandwidthPass: AnalysisPass {
     }
 
     func contribute(to a: inout Analysis, _ context: inout PassContext) {
-        a.decode = figures(names: context.names, metadata: a.metadata, peakResidentBytes: peakResidentBytes,
-                           deviceBudgetBytes: context.options.deviceBudgetBytes)
+        let totals = totals(names: context.names)
+        context.mergeable.decode = totals
+        a.decode = totals?.figures(metadata: a.metadata, deviceBudgetBytes: context.options.deviceBudgetBytes)
     }
 }

@@ -313,32 +313,10 @@ struct FramePass: AnalysisPass {
 
     func contribute(to a: inout Analysis, _ context: inout PassContext) {
         a.refreshRatesHz = refreshRatesHz
-        a.recordedRates = rateCounts.map { rate, count in var r = RecordedRate(); r.rateHz = rate; r.frameCount = count; return r }
-            .sorted { ($0.frameCount, $1.rateHz) > ($1.frameCount, $0.rateHz) }
-        let dominantPeriodMs = a.recordedRates.first.map { 1000 / $0.rateHz } ?? 0
-        a.recorded = recorded.figures(periodMs: a.recordedRates.count == 1 ? dominantPeriodMs : 0)
-        if a.recordedRates.count == 1 { a.recorded.rateHz = a.recordedRates[0].rateHz }
+        let totals = RateTotals(recorded: recorded.totals, rateCounts: rateCounts, refreshRatesHz: refreshRatesHz) { replays[$0].totals }
+        totals.contribute(to: &a)
+        context.mergeable.hitches = totals
         a.refreshRateChanges = refreshChanges
-        for (i, rate) in refreshRatesHz.enumerated() {
-            let key = Analyzer.rateKey(rate)
-            let everyFrameAtRate = !rateCounts.isEmpty && rateCounts.keys.allSatisfy { abs($0 - rate) <= periodTolerance * rate }
-            if everyFrameAtRate {
-                var figures = a.recorded
-                figures.rateHz = rate
-                figures.periodMs = 1000 / rate
-                a.hitches[key] = figures
-            } else {
-                a.hitches[key] = replays[i].figures(periodMs: 1000 / rate)
-            }
-        }
-        // The recorded rate is always judged, whatever --refresh lists (`analyze --refresh 90` of a
-        // 120 Hz trace keeps the recorded 120 Hz row beside the 90 Hz replay).
-        if a.recordedRates.count == 1, let recordedRate = a.recordedRates.first?.rateHz,
-           !refreshRatesHz.contains(where: { abs($0 - recordedRate) <= periodTolerance * recordedRate }) {
-            var figures = a.recorded
-            figures.periodMs = 1000 / recordedRate
-            a.hitches[Analyzer.rateKey(recordedRate)] = figures
-        }
         if framesWithStates > 0 {
             // The rest of the thread-state figures are the ThreadStatePass's (registered later).
             var t = ThreadStateFigures()

@@ -302,18 +302,14 @@ struct HitchAttributionPass: Sendable {
         if attributions.count > HitchAttribution.limit { attributions.removeLast(attributions.count - HitchAttribution.limit) }
     }
 
-    /// Offenders: stages, views and sampled functions, weighted by the hitches they sat in.
-    func offenders(names: NameTable) -> [Offender] {
-        var offenders: [Offender] = []
-        func add(_ kind: OffenderKind, _ name: String, _ weight: WeightedHitch) {
-            var o = Offender(); o.kind = kind; o.name = name; o.weightedHitchMs = weight.ms; o.onCPUMs = milliseconds(weight.onCPUNs)
-            o.hitchingFrames = weight.frames
-            offenders.append(o)
-        }
-        for (name, weight) in stageOffenders { add(.stage, names[name], weight) }
-        for (name, weight) in viewOffenders { add(.view, names[name], weight) }
-        for (name, weight) in functionOffenders { add(.function, name, weight) }
-        return Offender.ranked(offenders)
+    /// Offenders: stages, views and sampled functions, weighted by the hitches they sat in; every
+    /// one (`Offender.ranked` publishes the heaviest).
+    func offenderTotals(names: NameTable) -> [OffenderTotals] {
+        var offenders: [OffenderTotals] = []
+        for (name, weight) in stageOffenders { offenders.append(OffenderTotals(kind: .stage, name: names[name], weight)) }
+        for (name, weight) in viewOffenders { offenders.append(OffenderTotals(kind: .view, name: names[name], weight)) }
+        for (name, weight) in functionOffenders { offenders.append(OffenderTotals(kind: .function, name: name, weight)) }
+        return offenders
     }
 }
 
@@ -342,7 +338,9 @@ extension HitchAttributionPass: AnalysisPass {
 
     func contribute(to a: inout Analysis, _ context: inout PassContext) {
         a.hitchAttributions = attributions
-        a.offenders = offenders(names: context.names)
+        let offenders = offenderTotals(names: context.names)
+        context.mergeable.offenders = OffenderTotals.canonical(offenders)
+        a.offenders = Offender.ranked(offenders.map(\.figures))
         a.samples.samplesInHitches = samplesInHitches
         a.samples.samplesAsleepInHitches = samplesAsleepInHitches
         a.samples.waitingInHitches = Array(waitingFunctions.map { name, weight -> Offender in

@@ -50,6 +50,18 @@ public struct Attribute: Sendable {
         Attribute(unchecked: "href", "#" + fragment.identifier)
     }
 
+    /// A link to a file beside the page (another report the same job wrote), or nil when `path` is not
+    /// a plain relative path: components of [A-Za-z0-9._-] only, no `..`, no leading `/`, so it can name
+    /// no scheme, no host and nothing above the page's folder.
+    public static func link(toFileBesideThePage path: String) -> Attribute? {
+        let components = path.split(separator: "/", omittingEmptySubsequences: false)
+        guard !path.isEmpty, components.allSatisfy({ component in
+            !component.isEmpty && component != ".." && component != "."
+                && component.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || "._-".unicodeScalars.contains($0) }
+        }) else { return nil }
+        return Attribute(unchecked: "href", "./" + path)
+    }
+
     public static func id(_ fragment: Fragment) -> Attribute {
         Attribute(unchecked: "id", fragment.identifier)
     }

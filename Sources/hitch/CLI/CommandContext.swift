@@ -131,6 +131,11 @@ struct CommandContext {
     }
 
     private func analyzeMerged(_ inputs: [TraceInputs.Prepared]) throws -> Analysis {
+        try analyzer(reading: inputs).finish()
+    }
+
+    /// An analyzer that has read `inputs` as its runs (errors name the file).
+    func analyzer(reading inputs: [TraceInputs.Prepared]) throws -> Analyzer {
         let progress = ProgressBar(label: "analyzing", runs: inputs.count)
         defer { progress.finish() }
         var analyzer = Analyzer(options: options)
@@ -146,7 +151,7 @@ struct CommandContext {
                 throw TraceFiles.error(error, path: path)
             }
         }
-        return analyzer.finish()
+        return analyzer
     }
 
     /// Says on stderr, where a reader sees it (not only in the report's last lines), which runs were cut short.

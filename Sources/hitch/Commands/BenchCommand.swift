@@ -14,6 +14,7 @@ enum BenchCommand: Subcommand {
       ui        Headless UI runtime cost per frame (update, diff, layout, display list, allocations).
       import    Importer throughput per format (framestats, Perfetto, xctrace) beside the FXT reader's.
       watchdog  The hang watchdog's cost on the feed at 120 Hz, side by side with it off.
+      traces    Not a measurement: writes a fleet of seeded synthetic traces for hitch merge and the fleet job.
 
     OPTIONS:
       -h, --help   Show this help ('hitch bench <benchmark> --help' for the benchmark's options).
@@ -24,7 +25,7 @@ enum BenchCommand: Subcommand {
     """
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         let benchmarks: [SubcommandEntry] = [BenchRecord.entry, BenchSample.entry, BenchAnalyze.entry, BenchDecode.entry, BenchUI.entry, BenchImport.entry,
-                                               BenchWatchdog.entry]
+                                               BenchTraces.entry, BenchWatchdog.entry]
         return try dispatch(&arguments, among: benchmarks, parent: "bench")
     }
 }

@@ -63,6 +63,18 @@ enum HistoryCommand: Subcommand {
                        + " (branches: \(branches.prefix(20).joined(separator: ", "))\(branches.count > 20 ? ", …" : ""))")
     }
 
+    /// Every `--tag key=value`.
+    static func tags(_ arguments: inout Arguments) throws -> [String: String] {
+        var tags: [String: String] = [:]
+        for tag in try arguments.options("--tag") {
+            guard let equals = tag.firstIndex(of: "="), equals != tag.startIndex else {
+                throw CLIError("option '--tag' takes key=value; got '\(tag)'")
+            }
+            tags[String(tag[..<equals])] = String(tag[tag.index(after: equals)...])
+        }
+        return tags
+    }
+
     /// Runs a store operation, turning its error into the CLI's one line and exit 2.
     static func store<T>(_ body: () throws(HistoryError) -> T) throws -> T {
         do { return try body() } catch { throw CLIError(error.description) }
@@ -134,13 +146,7 @@ enum HistoryAdd: Subcommand {
         guard let commit = try arguments.option("--commit"), !commit.isEmpty else { throw CLIError("'hitch history add' needs --commit SHA (see --help)") }
         let branch = try arguments.option("--branch") ?? "main"
         guard !branch.isEmpty else { throw CLIError("option '--branch' must not be empty") }
-        var tags: [String: String] = [:]
-        for tag in try arguments.options("--tag") {
-            guard let equals = tag.firstIndex(of: "="), equals != tag.startIndex else {
-                throw CLIError("option '--tag' takes key=value; got '\(tag)'")
-            }
-            tags[String(tag[..<equals])] = String(tag[tag.index(after: equals)...])
-        }
+        let tags = try HistoryCommand.tags(&arguments)
         let machineName = try arguments.option("--machine")
         let merge = arguments.flag("--merge")
         let evidence = try CommandContext.evidenceRule(&arguments)
