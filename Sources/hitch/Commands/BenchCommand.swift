@@ -2,7 +2,7 @@
 enum BenchCommand: Subcommand {
     static let hasNestedSubcommands = true
     static let name = "bench"
-    static let summary = "Benchmarks (record, sample, analyze, decode, ui, import, watchdog); --format json for scripts."
+    static let summary = "Benchmarks (record, sample, analyze, decode, ui, import, watchdog) and test traces; --format json for scripts."
     static let help = """
     USAGE: hitch bench <benchmark> [--format text|json]
 
