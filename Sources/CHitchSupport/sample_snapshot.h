@@ -4,6 +4,7 @@
 // sampler.c writes it into a thread's ring; the drain converts each perf_event_open record into
 // it, sample_perf.c), and the off-handler unwinder (sample_unwind.c) that turns it into frames.
 #include "hitch_sampler.h"
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -71,6 +72,14 @@ uint32_t hitch_unwind_snapshot(const sample_snapshot *snapshot, const uint64_t *
                                uint64_t *frames, uint32_t capacity, unwind_end *end,
                                uint64_t *stack_bytes_read);
 
+
+/// The hang watchdog's stack capture (watchdog.c): queues SIGPROF to `thread` (kernel id `tid`) with
+/// the watchdog's token; the sampler's handler, on that thread, copies its registers and its stack
+/// from SP up (within [stack_low, stack_high)) into the one capture slot. Waits up to `timeout_ns`
+/// for the copy, then unwinds it under the drain's lock, as the drain unwinds samples. Returns the
+/// depth; 0 with `*not_handled` set when the signal was not handled in time.
+uint32_t hitch_sampler_capture_thread(pthread_t thread, pid_t tid, uint64_t stack_low, uint64_t stack_high,
+                                      uint64_t *frames, uint32_t capacity, uint64_t timeout_ns, int *not_handled);
 
 // MARK: - The perf_event_open source (sample_perf.c; drain thread and control path, never a handler)
 

@@ -142,19 +142,24 @@ static inline void copy_stack_words(uint64_t *destination, const uint64_t *sourc
 #endif
 }
 
-static void take_snapshot(sampler_slot *slot, const ucontext_t *context, uint64_t timestamp) {
-    sample_snapshot snapshot;
-    memset(&snapshot, 0, sizeof snapshot);
+/// The interrupted registers, in libunwind's order.
+static void copy_registers(sample_snapshot *snapshot, const ucontext_t *context) {
 #if defined(__x86_64__)
     const greg_t *gregs = context->uc_mcontext.gregs;
     // libunwind's x86-64 order: RAX RDX RCX RBX RSI RDI RBP RSP R8-R15 RIP.
     static const int order[SNAPSHOT_REGISTERS] = {REG_RAX, REG_RDX, REG_RCX, REG_RBX, REG_RSI, REG_RDI,
                                                   REG_RBP, REG_RSP, REG_R8,  REG_R9,  REG_R10, REG_R11,
                                                   REG_R12, REG_R13, REG_R14, REG_R15, REG_RIP};
-    for (int i = 0; i < SNAPSHOT_REGISTERS; i++) snapshot.registers[i] = (uint64_t)gregs[order[i]];
+    for (int i = 0; i < SNAPSHOT_REGISTERS; i++) snapshot->registers[i] = (uint64_t)gregs[order[i]];
 #else
-    (void)context; // other architectures: no registers, the drain counts an unwind error
+    (void)snapshot; (void)context; // other architectures: no registers, the unwind counts an error
 #endif
+}
+
+static void take_snapshot(sampler_slot *slot, const ucontext_t *context, uint64_t timestamp) {
+    sample_snapshot snapshot;
+    memset(&snapshot, 0, sizeof snapshot);
+    copy_registers(&snapshot, context);
     snapshot.timestamp_ticks = timestamp;
     snapshot.tid = (uint32_t)slot->tid;
     snapshot.module_generation = hitch_unwind_module_generation();
@@ -201,6 +206,39 @@ static void take_snapshot(sampler_slot *slot, const ucontext_t *context, uint64_
     if (head - tail < quarter && head - tail + needed >= quarter) hitch_sampler_wake_drain();
 }
 
+// The hang watchdog's one capture slot (hitch_sampler_capture_thread). A queued SIGPROF carrying
+// WATCHDOG_TOKEN asks the handler, on the watched thread, to copy its registers and stack here.
+// States: IDLE -> ASKED (the watchdog, before the signal) -> FILLING (the handler's CAS) -> FILLED;
+// the watchdog gives up with ASKED -> IDLE, so a late signal finds nothing to fill.
+#define WATCHDOG_TOKEN ((void *)(uintptr_t)0x68616e67)
+#define WATCHDOG_STACK_WORDS (HITCH_DEFAULT_STACK_COPY_BYTES / 8)
+enum { WATCHDOG_IDLE = 0, WATCHDOG_ASKED = 1, WATCHDOG_FILLING = 2, WATCHDOG_FILLED = 3 };
+static _Atomic uint32_t watchdog_state;
+static sample_snapshot watchdog_snapshot;
+static uint64_t watchdog_stack[WATCHDOG_STACK_WORDS];
+static _Atomic uint64_t watchdog_stack_low, watchdog_stack_high;
+
+static void take_watchdog_snapshot(const ucontext_t *context, uint64_t timestamp) {
+    sample_snapshot *snapshot = &watchdog_snapshot;
+    memset(snapshot, 0, sizeof *snapshot);
+    copy_registers(snapshot, context);
+    snapshot->timestamp_ticks = timestamp;
+    snapshot->module_generation = hitch_unwind_module_generation();
+    uint64_t base = snapshot->registers[SNAPSHOT_REG_RSP] & ~(uint64_t)7;
+    uint64_t low = atomic_load_explicit(&watchdog_stack_low, memory_order_relaxed);
+    uint64_t high = atomic_load_explicit(&watchdog_stack_high, memory_order_relaxed);
+    if (high != 0 && base >= low && base < high) {
+        uint64_t words = (high - base) / sizeof(uint64_t);
+        if (words > WATCHDOG_STACK_WORDS) words = WATCHDOG_STACK_WORDS;
+        copy_stack_words(watchdog_stack, (const uint64_t *)(uintptr_t)base, words);
+        snapshot->stack_words = (uint32_t)words;
+        snapshot->stack_base = base;
+        snapshot->stack_limit = high;
+    } else {
+        snapshot->flags = SNAPSHOT_STACK_UNKNOWN;
+    }
+}
+
 /// Counts one duration in a histogram of HANDLER_BUCKETS buckets (atomic add: signal-safe).
 static void record_duration(_Atomic uint64_t *histogram, unsigned shift, uint64_t ticks) {
     uint64_t bucket = ticks >> shift;
@@ -227,6 +265,13 @@ static void on_sample_signal(int signo, siginfo_t *info, void *context) {
                 record_duration(handler_ticks_histogram, HANDLER_BUCKET_SHIFT, hitch_now() - entered);
             }
             atomic_store_explicit(&slot->state, SLOT_ARMED, memory_order_release);
+        }
+    } else if (info != NULL && info->si_code == SI_QUEUE && info->si_value.sival_ptr == WATCHDOG_TOKEN) {
+        uint32_t expected = WATCHDOG_ASKED;
+        if (atomic_compare_exchange_strong_explicit(&watchdog_state, &expected, WATCHDOG_FILLING,
+                                                    memory_order_acquire, memory_order_relaxed)) {
+            take_watchdog_snapshot((const ucontext_t *)context, hitch_now());
+            atomic_store_explicit(&watchdog_state, WATCHDOG_FILLED, memory_order_release);
         }
     }
     errno = saved_errno;
@@ -955,6 +1000,65 @@ int hitch_sampler_pop(hitch_sample_info *info, uint64_t *frames, uint32_t capaci
     return found;
 }
 
+// MARK: - The hang watchdog's capture (the watchdog thread; unwinds under pop_lock)
+
+static uint32_t watchdog_depth;
+static uint64_t *watchdog_frames;
+static uint32_t watchdog_capacity;
+
+static int unwind_watchdog_callback(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)info; (void)size; (void)data;
+    hitch_unwind_refresh_modules();
+    unwind_end end = UNWIND_COMPLETE;
+    uint64_t needed = 0;
+    watchdog_depth = hitch_unwind_snapshot(&watchdog_snapshot, watchdog_stack, watchdog_frames, watchdog_capacity, &end, &needed);
+    return 1;
+}
+
+uint32_t hitch_sampler_capture_thread(pthread_t thread, pid_t tid, uint64_t stack_low, uint64_t stack_high,
+                                      uint64_t *frames, uint32_t capacity, uint64_t timeout_ns, int *not_handled) {
+    *not_handled = 0;
+    pthread_mutex_lock(&control_lock);
+    int error = install_handler();
+    pthread_mutex_unlock(&control_lock);
+    if (error != 0) { *not_handled = 1; return 0; }
+    atomic_store_explicit(&watchdog_stack_high, 0, memory_order_relaxed);
+    atomic_store_explicit(&watchdog_stack_low, stack_low, memory_order_relaxed);
+    atomic_store_explicit(&watchdog_stack_high, stack_high, memory_order_relaxed);
+    atomic_store_explicit(&watchdog_state, WATCHDOG_ASKED, memory_order_release);
+    (void)tid;
+    union sigval value;
+    value.sival_ptr = WATCHDOG_TOKEN;
+    if (pthread_sigqueue(thread, SAMPLER_SIGNAL, value) != 0) {
+        atomic_store_explicit(&watchdog_state, WATCHDOG_IDLE, memory_order_release);
+        *not_handled = 1;
+        return 0;
+    }
+    uint64_t deadline = hitch_monotonic_ns() + timeout_ns;
+    while (atomic_load_explicit(&watchdog_state, memory_order_acquire) != WATCHDOG_FILLED) {
+        if (hitch_monotonic_ns() >= deadline) {
+            uint32_t expected = WATCHDOG_ASKED;
+            if (atomic_compare_exchange_strong_explicit(&watchdog_state, &expected, WATCHDOG_IDLE,
+                                                        memory_order_acq_rel, memory_order_acquire)) {
+                *not_handled = 1;
+                return 0;
+            }
+            // The handler is copying now: it finishes in microseconds.
+        }
+        struct timespec pause = {0, 100000};
+        nanosleep(&pause, NULL);
+    }
+    pthread_mutex_lock(&pop_lock);
+    watchdog_frames = frames;
+    watchdog_capacity = capacity;
+    watchdog_depth = 0;
+    dl_iterate_phdr(unwind_watchdog_callback, NULL);
+    uint32_t depth = watchdog_depth;
+    pthread_mutex_unlock(&pop_lock);
+    atomic_store_explicit(&watchdog_state, WATCHDOG_IDLE, memory_order_release);
+    return depth;
+}
+
 static uint64_t duration_percentile(_Atomic uint64_t *histogram, unsigned shift, double quantile) {
     uint64_t counts[HANDLER_BUCKETS];
     uint64_t total = 0;
@@ -1032,7 +1136,9 @@ void hitch_sampler_get_stats(hitch_sampler_stats *stats) {
 
 #include <errno.h>
 #include <execinfo.h>
+#include <pthread.h>
 #include <string.h>
+#include <sys/types.h>
 #include <time.h>
 
 int hitch_sampler_start(const hitch_sampler_config *config) { (void)config; return ENOSYS; }
@@ -1059,6 +1165,12 @@ void hitch_sampler_wait_for_samples(uint64_t timeout_ns) {
     nanosleep(&delay, NULL);
 }
 void hitch_sampler_wake_drain(void) {}
+uint32_t hitch_sampler_capture_thread(pthread_t thread, pid_t tid, uint64_t stack_low, uint64_t stack_high,
+                                      uint64_t *frames, uint32_t capacity, uint64_t timeout_ns, int *not_handled) {
+    (void)thread; (void)tid; (void)stack_low; (void)stack_high; (void)frames; (void)capacity; (void)timeout_ns;
+    *not_handled = 1;
+    return 0;
+}
 
 // The system's frame-pointer backtrace (execinfo) where libunwind is not linked.
 #define HITCH_RAW_BACKTRACE(buffer, size) backtrace((buffer), (size))

@@ -65,6 +65,9 @@ public struct Analysis: Codable, Sendable, Equatable {
     /// What the scheduler did to the threads that make frames (docs/METRICS.md "Thread states");
     /// nil when the trace has no thread-state records (older traces, Chrome imports).
     public var threadStates: ThreadStateFigures? = nil
+    /// Hangs and brief unresponsiveness of the main thread (docs/METRICS.md "Hangs"); nil when the
+    /// trace has neither a main-thread frame loop nor hang events, so nothing could tell.
+    public var hangs: HangFigures? = nil
     /// Warnings from the analysis (unmatched interval ends, frames without commit...).
     public var warnings: [String] = []
     /// What the figures stand on: frames judged, seconds animated, events, whether every file

@@ -26,6 +26,7 @@ struct PayloadKinds: OptionSet, Sendable {
     static let threadState = PayloadKinds(rawValue: 1 << 13)    // a thread's scheduler counters at a frame phase
     static let machineState = PayloadKinds(rawValue: 1 << 14)   // machine-wide scheduler counters
     static let schedSwitch = PayloadKinds(rawValue: 1 << 15)    // an exact context switch
+    static let hang = PayloadKinds(rawValue: 1 << 19)           // a hang, the watchdog's captures during one
     /// What others publish, read in `takePublished` (`PassContext`): finished stage instances,
     /// body evaluations, main-thread samples, judged hitching frames.
     static let publishedStages = PayloadKinds(rawValue: 1 << 11)
@@ -55,6 +56,7 @@ extension TraceEvent.Payload {
         case .threadState: .threadState
         case .machineState: .machineState
         case .schedSwitch: .schedSwitch
+        case .hang, .hangStack: .hang
         case .stackDefinition, .symbol, .metadata, .droppedEvents: []
         }
     }
@@ -69,9 +71,10 @@ struct PassEvent: Sendable {
     var thread: ThreadID
     var role: FrameThreadRole
     /// The payload's first name (interval, instant category, counter, body view type, op, invalidation
-    /// source), -1 when it has none.
+    /// source, hang source, a hang capture's system call), -1 when it has none.
     var name: Int32
-    /// The payload's second name (op compute unit, invalidation target, instant name), -1 when it has none.
+    /// The payload's second name (op compute unit, invalidation target, instant name, hang type, a
+    /// hang capture's wait channel), -1 when it has none.
     var secondName: Int32
 }
 
@@ -200,8 +203,12 @@ struct AnalysisPasses: Sendable {
     var samples = SampleProfilePass()
     var attribution = HitchAttributionPass()
     var threadStates = ThreadStatePass()
+    var hangs: HangPass
 
-    init(options: AnalyzerOptions) { frames = FramePass(options: options) }
+    init(options: AnalyzerOptions) {
+        frames = FramePass(options: options)
+        hangs = HangPass(options: options)
+    }
 
     @inline(__always)
     mutating func visit<Visitor: PassVisitor>(_ visitor: inout Visitor) {
@@ -215,6 +222,7 @@ struct AnalysisPasses: Sendable {
         visitor.visit(&samples)
         visitor.visit(&attribution)
         visitor.visit(&threadStates)
+        visitor.visit(&hangs)
     }
 
     /// Hands one event to every pass that reads its kind, and what was published to the passes
@@ -238,6 +246,7 @@ struct AnalysisPasses: Sendable {
         case .threadState: consume(ThreadStateKind.self, &event, resolved, &context)
         case .machineState: consume(MachineStateKind.self, &event, resolved, &context)
         case .schedSwitch: consume(SchedSwitchKind.self, &event, resolved, &context)
+        case .hang: consume(HangKind.self, &event, resolved, &context)
         case let kind: assert(kind.isEmpty, "a payload kind without a case in AnalysisPasses.consume")
         }
         if context.publishedAreDue { handOverPublished(&context) }
@@ -301,6 +310,7 @@ enum ViewLifetimeKind: StaticPayloadKind { static var kind: PayloadKinds { .view
 enum ThreadStateKind: StaticPayloadKind { static var kind: PayloadKinds { .threadState } }
 enum MachineStateKind: StaticPayloadKind { static var kind: PayloadKinds { .machineState } }
 enum SchedSwitchKind: StaticPayloadKind { static var kind: PayloadKinds { .schedSwitch } }
+enum HangKind: StaticPayloadKind { static var kind: PayloadKinds { .hang } }
 
 struct TakePublished: PassVisitor {
     let context: UnsafeMutablePointer<PassContext>

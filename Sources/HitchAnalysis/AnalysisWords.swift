@@ -65,3 +65,17 @@ extension SchedSource: AnalysisWord {}
 public enum EndMarker: String, AnalysisWord {
     case present, missing, notPromised
 }
+
+/// Which tier a stretch of unresponsiveness is in (docs/METRICS.md "Hangs"): a hang (at least the
+/// hang threshold, Apple's 250 ms), or brief unresponsiveness (at least the brief threshold, 100 ms).
+public enum HangTier: String, AnalysisWord {
+    case hang, brief
+}
+
+/// What a blocked main thread waited on during a hang, from the watchdog's captures (the system call
+/// it was in, its kernel state) and from sampled stacks whose innermost function is a blocking call
+/// (`BlockingCalls`): a lock or condition (futex), file I/O (a read, a sync, a page fault), a sleep,
+/// or another wait (poll, a socket, a child process).
+public enum HangWait: String, AnalysisWord {
+    case lock, io, sleep, otherWait
+}

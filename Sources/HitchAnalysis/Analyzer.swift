@@ -190,6 +190,10 @@ public struct Analyzer: Sendable {
             break
         case .threadState, .machineState, .schedSwitch:
             break   // read by FramePass (readings) and ThreadStatePass
+        case .hang(let hang):
+            resolved.name = name(hang.source, input); resolved.secondName = name(hang.type, input); resolved.endNs = clampedTime(hang.endNs)
+        case .hangStack(let capture):
+            resolved.name = name(capture.systemCall, input); resolved.secondName = name(capture.waitChannel, input)
         case .stackDefinition(let stack, let addresses):
             context.stacks.define(stack, addresses: addresses)
             return

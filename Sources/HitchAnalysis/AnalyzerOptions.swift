@@ -7,9 +7,21 @@ public struct AnalyzerOptions: Sendable, Equatable {
     public var deviceBudgetBytes: UInt64
     /// Sampled functions keep their full demangled names (default: simplified, `Symbol.displayName`).
     public var fullSymbolNames: Bool
-    public init(refreshRatesHz: [Double] = [60, 120], deviceBudgetBytes: UInt64 = 1_200_000_000, fullSymbolNames: Bool = false) {
+    /// The shortest stretch away from the frame loop that is a hang (docs/METRICS.md "Hangs"):
+    /// Apple's 250 ms (Xcode Organizer's hang rate counts only these).
+    public var hangThresholdMs: Double
+    /// The shortest stretch that is brief unresponsiveness (below `hangThresholdMs`): Apple's
+    /// 100 ms, where a delay in answering a discrete interaction becomes noticeable.
+    public var briefHangThresholdMs: Double
+    public static let defaultHangThresholdMs = 250.0
+    public static let defaultBriefHangThresholdMs = 100.0
+    public init(refreshRatesHz: [Double] = [60, 120], deviceBudgetBytes: UInt64 = 1_200_000_000, fullSymbolNames: Bool = false,
+                hangThresholdMs: Double = AnalyzerOptions.defaultHangThresholdMs,
+                briefHangThresholdMs: Double = AnalyzerOptions.defaultBriefHangThresholdMs) {
         self.refreshRatesHz = refreshRatesHz
         self.deviceBudgetBytes = deviceBudgetBytes
         self.fullSymbolNames = fullSymbolNames
+        self.hangThresholdMs = hangThresholdMs
+        self.briefHangThresholdMs = briefHangThresholdMs
     }
 }

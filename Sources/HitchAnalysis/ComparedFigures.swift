@@ -5,9 +5,9 @@ import Foundation
 
 /// What a compared figure is about, in the order a reader wants them (the trend page's order): the
 /// hitch time ratio and the app's share first (the primary figures of a verdict), then its causes,
-/// decode speed, the other hitch figures, the app's work (stages, views, layout), the recorder.
+/// decode speed, the other hitch figures, hangs, the app's work (stages, views, layout), the recorder.
 public enum FigureGroup: Int, Comparable, Sendable {
-    case hitchTimeRatio, hitchCause, decode, otherHitch, work, recorder
+    case hitchTimeRatio, hitchCause, decode, otherHitch, hang, work, recorder
 
     public init(metric path: String) {
         if path.hasPrefix("hitches.") {
@@ -16,6 +16,8 @@ public enum FigureGroup: Int, Comparable, Sendable {
             else { self = .otherHitch }
         } else if path.hasPrefix("decode.") || path.hasPrefix("tokens.") {
             self = .decode
+        } else if path.hasPrefix("hangs.") {
+            self = .hang
         } else if path.hasPrefix("stages[") || path.hasPrefix("views[") || path.hasPrefix("layout.") {
             self = .work
         } else {
@@ -108,6 +110,13 @@ extension Analysis {
         if let t = tokens {
             add("tokens.dropped", .tokens, Double(t.dropped), .informational, floor: 1)
             add("tokens.tokenToScreenMs.p95", .ms, t.tokenToScreenMs.p95, .informational, floor: 0.5)
+        }
+        if let h = hangs, h.recordedSeconds > 0 {
+            // The main thread's responsiveness: judged, like the frames' figures. Per hour of recording
+            // (the hang rate), so a longer run is not worse for it; the longest as is.
+            add("hangs.rateSecondsPerHour", .secondsPerHour, h.rateSecondsPerHour, .judged, floor: 1)
+            add("hangs.longestMs", .ms, h.longestMs, .judged, floor: 10)
+            add("hangs.brief.rateSecondsPerHour", .secondsPerHour, h.brief.rateSecondsPerHour, .judged, floor: 1)
         }
         add("droppedEvents", .events, Double(droppedEvents), .informational, floor: 1)
         return result

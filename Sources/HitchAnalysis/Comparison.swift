@@ -57,6 +57,7 @@ public enum FigureUnit: String, Codable, Sendable {
     case fraction
     case tokens
     case events
+    case secondsPerHour = "s/h"
 }
 
 /// One compared figure.

@@ -17,6 +17,24 @@ public enum DisplayNames {
         }
     }
 
+    /// What a blocked thread waited on, in words.
+    public static func wait(_ wait: HangWait) -> String {
+        switch wait {
+        case .lock: "a lock"
+        case .io: "file I/O"
+        case .sleep: "a sleep"
+        case .otherWait: "another wait (poll, socket, child)"
+        }
+    }
+
+    /// A hang tier in words.
+    public static func tier(_ tier: HangTier) -> String {
+        switch tier {
+        case .hang: "hang"
+        case .brief: "brief unresponsiveness"
+        }
+    }
+
     /// Per refresh rate figures (`hitches.<rate>.<key>`), by key.
     static let hitchFigures: [String: String] = [
         "hitchTimeRatioMsPerS": "hitch time ratio",
@@ -56,6 +74,13 @@ public enum DisplayNames {
         "tokens.dropped": "tokens dropped",
         "tokens.tokenToScreenMs.p95": "p95 token-to-screen latency",
         "droppedEvents": "events dropped by the recorder",
+        "hangs.rateSecondsPerHour": "hang rate",
+        "hangs.count": "hangs",
+        "hangs.longestMs": "longest hang",
+        "hangs.totalMs": "hang time",
+        "hangs.brief.rateSecondsPerHour": "brief unresponsiveness rate",
+        "hangs.brief.count": "brief unresponsiveness",
+        "hangs.brief.longestMs": "longest brief unresponsiveness",
     ]
 
     /// A metric path in words: "hitches.120.hitchTimeRatioMsPerS" → "hitch time ratio at 120 Hz",

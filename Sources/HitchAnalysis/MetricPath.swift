@@ -285,6 +285,11 @@ extension Analysis {
         churn.builtByReason = [anyKey: 0]; churn.tornDownByReason = [anyKey: 0]
         churn.types = [IdentityChurnType()]; churn.unstableIdentity = [UnstableIdentitySlot()]; churn.worstUpdates = [ChurnUpdate()]
         a.identityChurn = churn
+        var hangs = HangFigures()
+        var hang = HangDetail()
+        hang.type = ""; hang.frameID = 0; hang.states = ThreadStateSplit(); hang.blockedOn = .lock; hang.blockedIn = ""; hang.wokenBy = ""
+        hangs.list = [hang]; hangs.watchdogThresholdMs = 0
+        a.hangs = hangs
         return a
     }
 

@@ -201,6 +201,15 @@ extension ReaderCore {
                 cpuPressureSomeUs: has(.cpuPressureSomeUs) ? signed(.cpuPressureSomeUs) : nil,
                 cgroupThrottledUs: has(.cgroupThrottledUs) ? signed(.cgroupThrottledUs) : nil,
                 onlineCPUs: has(.onlineCPUs) ? Int32(clamping: signed(.onlineCPUs)) : 0))
+        case HitchCategory.hang.rawValue where isComplete && nameOffset == HitchEventName.hang.rawValue:
+            decoded = .hang(Hang(endNs: clock.nanoseconds(trailing), source: StringID(rawValue: stringArgument(.source)),
+                                 type: StringID(rawValue: stringArgument(.type))))
+        case HitchCategory.hang.rawValue where isInstant && nameOffset == HitchEventName.hangStack.rawValue && has(.sinceTicks):
+            decoded = .hangStack(HangStack(
+                sinceNs: clock.nanoseconds(unsigned(.sinceTicks)),
+                stack: has(.stack) ? StackID(rawValue: UInt32(truncatingIfNeeded: unsigned(.stack))) : nil,
+                systemCall: StringID(rawValue: stringArgument(.systemCall)), waitChannel: StringID(rawValue: stringArgument(.waitChannel)),
+                schedState: cold.pointee.strings[Int(stringArgument(.schedState))].utf8.first ?? 0))
         case HitchCategory.meta.rawValue where isInstant && nameOffset == HitchEventName.droppedEvents.rawValue && has(.count):
             let count = unsigned(.count)
             droppedEventCount &+= count

@@ -88,6 +88,12 @@ public struct TraceEvent: Sendable {
         /// An exact context switch of a recorded thread (perf_event_open context_switch records).
         /// `thread` is the thread switched in or out.
         case schedSwitch(SchedSwitch)
+
+        /// `thread` did not get back to its frame loop or run loop from `timestampNs` to the hang's
+        /// `endNs` (the recorder's hang watchdog, or a platform's own hang table, imported).
+        case hang(Hang)
+        /// The watchdog's capture of a hung `thread`: its stack and what the kernel said it was doing.
+        case hangStack(HangStack)
     }
 }
 
@@ -258,6 +264,40 @@ public struct Symbol: Sendable, Equatable {
     }
 }
 
+/// A stretch in which a thread did not get back to its frame loop or run loop (docs/FORMAT.md
+/// "Hangs"): [the event's time, `endNs`].
+public struct Hang: Sendable, Equatable {
+    public var endNs: Int64
+    /// Who found it: `watchdog` (the recorder's), or the platform an importer read it from.
+    public var source: StringID
+    /// The producer's own word for it, kept as it says it (Instruments: `Hang`, `Microhang`, `Brief
+    /// Unresponsiveness`, `Potential Interaction Delay`); the empty string when it says none.
+    public var type: StringID
+    public init(endNs: Int64, source: StringID, type: StringID) {
+        self.endNs = endNs; self.source = source; self.type = type
+    }
+}
+
+/// The hang watchdog's capture of a thread that has not come back to its loop: its stack and what
+/// the kernel said it was doing, at the event's time (docs/FORMAT.md "Hangs").
+public struct HangStack: Sendable, Equatable {
+    /// When the thread left its loop: the hang this capture belongs to.
+    public var sinceNs: Int64
+    public var stack: StackID?
+    /// The system call it was in (`futex`, `pread64`, `clock_nanosleep`, ...); empty when it was in
+    /// none (running, or faulting a page in) or the kernel did not say.
+    public var systemCall: StringID
+    /// Where the kernel had it waiting (/proc `wchan`: `futex_wait_queue`, `hrtimer_nanosleep`, ...); may be empty.
+    public var waitChannel: StringID
+    /// Its scheduler state letter (/proc `stat`, ASCII): `R` running or waiting for a CPU, `S`
+    /// asleep, `D` asleep without interruption (disk I/O, a page fault); 0 when unknown.
+    public var schedState: UInt8
+    public init(sinceNs: Int64, stack: StackID?, systemCall: StringID, waitChannel: StringID, schedState: UInt8) {
+        self.sinceNs = sinceNs; self.stack = stack; self.systemCall = systemCall; self.waitChannel = waitChannel
+        self.schedState = schedState
+    }
+}
+
 /// The end of an async interval: its duration and its self time per task (the duration minus the
 /// async intervals awaited inside it, wherever they ran), both measured by the recorder.
 public struct AsyncIntervalEnd: Sendable, Equatable {
@@ -302,6 +342,8 @@ extension TraceEvent.Payload {
         case .threadState: "threadState"
         case .machineState: "machineState"
         case .schedSwitch: "schedSwitch"
+        case .hang: "hang"
+        case .hangStack: "hangStack"
         }
     }
 
@@ -312,6 +354,7 @@ extension TraceEvent.Payload {
         case let .bodyEvaluation(body): body.endNs
         case let .layoutPass(endNs, _): endNs
         case let .inferenceOp(op): op.endNs
+        case let .hang(hang): hang.endNs
         default: nil
         }
     }

@@ -164,6 +164,14 @@ public final class TraceFileWriter {
                            cgroupThrottledUs: r.cgroupThrottledUs, onlineCPUs: r.onlineCPUs)
         case let .schedSwitch(change):
             e.contextSwitch(cpu: change.cpu, ticks: t, thread: thread, direction: change.direction, preempted: change.preempted)
+        case let .hang(hang):
+            let source = ref(hang.source), type = ref(hang.type)   // ref(empty) is 0: left out
+            e.hang(thread: thread, begin: t, end: ticks(hang.endNs), source: source, type: type)
+        case let .hangStack(capture):
+            let call = ref(capture.systemCall), wait = ref(capture.waitChannel)
+            let state = capture.schedState == 0 ? 0 : e.stringRef(String(UnicodeScalar(capture.schedState)))
+            e.hangStack(thread: thread, ticks: t, sinceTicks: ticks(capture.sinceNs), stack: capture.stack?.rawValue,
+                        systemCall: call, waitChannel: wait, schedState: state)
         case .stackDefinition, .symbol:
             break
         }

@@ -31,6 +31,14 @@ public enum MarkdownReport: AnalysisRenderer {
                 out.append("")
             }
         }
+        if let h = a.hangs {
+            out.append("**Hangs:** " + escape(ReportText.hangSummary(h)))
+            out.append("")
+            for d in h.list.prefix(5) {
+                out.append("- " + escape(ReportText.hang(d)) + (ReportText.hangStack(d, depth: 5).map { "<br>" + escape($0) } ?? ""))
+            }
+            if !h.list.isEmpty { out.append("") }
+        }
         if !a.offenders.isEmpty {
             out.append("**Top offenders in hitches:** " + a.offenders.prefix(5).map { "\(escape($0.name)) (\($0.kind), \(Format.fixed($0.weightedHitchMs, 1)) ms)" }.joined(separator: ", "))
             out.append("")

@@ -91,6 +91,33 @@ enum ReportText {
             return "frame \(rootID)\(root): \(list) queued behind it (\(cause(queued[0].cause ?? .unknown)))"
         }
     }
+    /// "1 hang (412 ms, longest 412 ms, 123.6 s/h); brief unresponsiveness: 2 (…)" over the recording.
+    static func hangSummary(_ h: HangFigures) -> String {
+        func tier(_ count: Int, _ totalMs: Double, _ longestMs: Double, _ rate: Double) -> String {
+            count == 0 ? "none" : "\(count) (\(Format.milliseconds(totalMs)) in all, longest \(Format.milliseconds(longestMs)), \(Format.significant(rate)) s per hour)"
+        }
+        return "hangs (≥ \(Format.milliseconds(h.hangThresholdMs))): \(tier(h.count, h.totalMs, h.longestMs, h.rateSecondsPerHour)); "
+            + "brief unresponsiveness (≥ \(Format.milliseconds(h.briefThresholdMs))): \(tier(h.brief.count, h.brief.totalMs, h.brief.longestMs, h.brief.rateSecondsPerHour))"
+            + " over \(Format.significant(h.recordedSeconds)) s of recording"
+    }
+    /// "hang 412 ms at 1.23 s (frame 97; frameLoop, watchdog): app work; running 400 · blocked 12 ms; blocked on a lock in f, woken by helper".
+    static func hang(_ d: HangDetail, withTier: Bool = true) -> String {
+        var text = (withTier ? DisplayNames.tier(d.tier) + " " : "") + "\(Format.milliseconds(d.durationMs))\(d.unfinished ? " or more (the recording ended in it)" : "") at \(Format.milliseconds(d.startMs))"
+        let whence = (d.frameID.map { ["frame \($0)"] } ?? []) + [d.sources.joined(separator: ", ")] + (d.type.map { ["\"\($0)\""] } ?? [])
+        text += " (" + whence.filter { !$0.isEmpty }.joined(separator: "; ") + "): " + cause(d.cause)
+        if let states = d.states { text += "; " + split(states) }
+        if let wait = d.blockedOn {
+            text += "; blocked on \(DisplayNames.wait(wait))" + (d.blockedIn.map { " in \($0)" } ?? "")
+        }
+        if let waker = d.wokenBy { text += ", woken by \(waker)" }
+        return text
+    }
+    /// "f ← g ← h" (innermost first, at most `depth` frames) with how often it was seen.
+    static func hangStack(_ d: HangDetail, depth: Int = 8) -> String? {
+        guard !d.stack.isEmpty else { return nil }
+        let frames = d.stack.prefix(depth).joined(separator: " ← ") + (d.stack.count > depth ? " ← …" : "")
+        return "stack seen most (\(d.stackCount) of \(d.stacks)): " + frames
+    }
     /// "app work 182.26 of 214.47 ms/s at 120 Hz (85.0% of hitch time)": the headline's cause in
     /// words; "no hitches at 120 Hz" without hitches.
     static func leadingCause(_ h: Headline) -> String {

@@ -59,6 +59,16 @@ public enum TextReport: AnalysisRenderer {
             }
             out.append(contentsOf: Self.platformLines(a))
         }
+        if let h = a.hangs {
+            out.append("")
+            out.append("Hangs (the main thread away from its frame loop or run loop)")
+            out.append("  " + ReportText.hangSummary(h))
+            for d in h.list.prefix(10) {
+                out.append("  " + ReportText.hang(d))
+                if let stack = ReportText.hangStack(d) { out.append("      " + stack) }
+            }
+            if h.list.count > 10 || h.listTruncated { out.append("  … more in --format json (hangs.list)") }
+        }
         if !a.offenders.isEmpty {
             out.append("")
             out.append("Top offenders in the hitches the app caused (on-CPU time, weighted by hitch time)")

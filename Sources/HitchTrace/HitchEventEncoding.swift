@@ -183,6 +183,33 @@ extension FXTEncoder {
         endEvent()
     }
 
+    /// Category `hitch.hang`, name `hang`: a duration complete event on the hung thread; `source`
+    /// and `type` (0: none) are string arguments.
+    package func hang(thread: UInt8, begin: UInt64, end: UInt64, source: UInt16, type: UInt16) {
+        let category = stringRef(HitchCategory.hang), name = stringRef(HitchEventName.hang)
+        let sourceArg = stringRef(HitchArgument.source), typeArg = stringRef(HitchArgument.type)
+        beginEvent(.durationComplete, thread: thread, category: category, name: name, ticks: begin)
+        argString(sourceArg, source)
+        if type != 0 { argString(typeArg, type) }
+        endEvent(trailing: end)
+    }
+
+    /// Category `hitch.hang`, name `hangStack`: an instant on the hung thread at the capture; the
+    /// kernel's words (0: unsaid) are left out when empty.
+    package func hangStack(thread: UInt8, ticks: UInt64, sinceTicks: UInt64, stack: UInt32?, systemCall: UInt16, waitChannel: UInt16, schedState: UInt16) {
+        let category = stringRef(HitchCategory.hang), name = stringRef(HitchEventName.hangStack)
+        let sinceArg = stringRef(HitchArgument.sinceTicks), stackArg = stringRef(HitchArgument.stack)
+        let callArg = stringRef(HitchArgument.systemCall), waitArg = stringRef(HitchArgument.waitChannel)
+        let stateArg = stringRef(HitchArgument.schedState)
+        beginEvent(.instant, thread: thread, category: category, name: name, ticks: ticks)
+        argUnsigned(sinceArg, sinceTicks)
+        if let stack { argUnsigned(stackArg, UInt64(stack)) }
+        if systemCall != 0 { argString(callArg, systemCall) }
+        if waitChannel != 0 { argString(waitArg, waitChannel) }
+        if schedState != 0 { argString(stateArg, schedState) }
+        endEvent()
+    }
+
     /// A context switch of `thread` as an FXT context switch record (record type 8, scheduling
     /// type 0): switched out, it is the outgoing thread, in state "running" when preempted (so
     /// viewers show it runnable) or "blocked" when it slept; switched in, it is the incoming thread.

@@ -34,6 +34,8 @@ public enum HitchCategory: UInt32, TraceWord {
     case frame, body, layout, invalidation, op, token, interaction, sample, meta, view
     /// Scheduler records: thread states, machine states, context switches.
     case sched
+    /// Hangs and the watchdog's captures during them.
+    case hang
     public static let spelled = allCases.map { "hitch." + caseName($0) }
 
     /// The generic category of pipeline stages (intervals any producer may write).
@@ -47,6 +49,7 @@ public enum HitchCategory: UInt32, TraceWord {
 public enum HitchEventName: UInt32, TraceWord {
     case frameBegan, frameCommitted, frameRenderEnded, framePresented, layout, sample, metadata, droppedEvents
     case threadState, machineState, schedSwitch
+    case hang, hangStack
     public static let spelled = allCases.map { caseName($0) }
 }
 
@@ -73,6 +76,9 @@ public enum HitchArgument: UInt32, TraceWord {
     case vsyncNs, targetNs, source, presented, addresses, address, size, function, image, offset
     /// A context switch's CPU (Chrome JSON; FXT keeps it in the record's header).
     case cpu
+    // Hangs (`hitch.hang`): the producer's word for a hang; a capture's hang start (ticks in FXT,
+    // nanoseconds in Chrome JSON) and the kernel's word on the thread.
+    case type, sinceTicks, sinceNs, systemCall, waitChannel, schedState
     public static let spelled = allCases.map { caseName($0) }
 }
 
@@ -226,7 +232,18 @@ public struct HitchEventSchema: Sendable {
                                                    (.voluntarySwitches, .int), (.involuntarySwitches, .int)]),
         .init("machineState", .sched, .machineState, [(.stealNs, .int), (.cpuPressureSomeUs, .int), (.cgroupThrottledUs, .int),
                                                      (.onlineCPUs, .int)]),
+        .init("hang", .hang, .hang, [(.source, .string), (.type, .string)]),
+        .init("hangStack", .hang, .hangStack, [(.sinceTicks, .uint), (.stack, .uint), (.systemCall, .string), (.waitChannel, .string),
+                                               (.schedState, .string)]),
     ]
+}
+
+/// The `source` words of hangs (docs/FORMAT.md "Hangs"): the recorder's watchdog writes `watchdog`
+/// on its `hitch.hang` events (an importer writes its platform's word), and the analysis says
+/// `frameLoop` for a hang it found from a frame's main-thread work.
+public enum HangSourceWord {
+    public static let watchdog = "watchdog"
+    public static let frameLoop = "frameLoop"
 }
 
 /// What a thread does, as the analyzer reads it (docs/METRICS.md "Trace inputs").
@@ -301,6 +318,8 @@ public enum MetadataKey: UInt32, TraceWord {
     /// Where a recording came from, which fleet figures break down by (docs/FLEET.md "Dimensions"):
     /// an app sets them with `setMetadata`; `hitch summarize --dimension KEY=VALUE` supplies or overrides them.
     case appVersion, device, os, commit, branch
+    /// The hang watchdog's threshold in milliseconds, when it watched the main thread.
+    case hangWatchdogMs
     /// The value of `schedSwitchThreads` when every thread that recorded events had a switch ring.
     public static let everyRecordingThread = "recording"
     public static let spelled = allCases.map { caseName($0) }

@@ -169,6 +169,19 @@ final class RawRecordWriter {
         encoder.sample(thread: thread(tid: tid), ticks: ticks, stack: stack.rawValue)
     }
 
+    /// A hang the watchdog saw end, on the thread that hung.
+    func hang(tid: Int32, begin: UInt64, end: UInt64, source: String) {
+        encoder.hang(thread: thread(tid: tid), begin: begin, end: end, source: encoder.stringRef(source), type: 0)
+    }
+
+    /// The watchdog's capture of a hung thread, on that thread.
+    func hangStack(tid: Int32, ticks: UInt64, sinceTicks: UInt64, stack: StackID?, systemCall: String, waitChannel: String, schedState: String) {
+        let call = systemCall.isEmpty ? 0 : encoder.stringRef(systemCall), wait = waitChannel.isEmpty ? 0 : encoder.stringRef(waitChannel)
+        let state = schedState.isEmpty ? 0 : encoder.stringRef(schedState)
+        encoder.hangStack(thread: thread(tid: tid), ticks: ticks, sinceTicks: sinceTicks, stack: stack?.rawValue,
+                          systemCall: call, waitChannel: wait, schedState: state)
+    }
+
     func droppedEvents(count: UInt64) {
         encoder.droppedEvents(thread: thread(tid: selfTid), ticks: hitch_now(), count: count)
     }

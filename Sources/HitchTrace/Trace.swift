@@ -124,6 +124,8 @@ public enum Trace {
     ///
     /// Each frame call also records the calling thread's scheduler counters (a `threadState`
     /// event stamped like the frame event) unless thread states are off (docs/FORMAT.md "Thread states").
+    /// A frame's begin and commit also tell the hang watchdog that the thread left its loop and came
+    /// back (docs/FORMAT.md "Hangs").
     @inlinable
     public static func frameBegan(frameID: UInt64, vsync: TraceTimestamp, target: TraceTimestamp, periodNs: Int64) {
         guard hitch_is_recording() != 0 else { return }
@@ -131,6 +133,7 @@ public enum Trace {
         hitch_emit2(now, RawKind.frameBegan.word(0), frameID, vsync.ticks,
                     target.ticks, UInt64(bitPattern: periodNs), 0, 0)
         hitch_thread_state(now, frameID, UInt32(FramePhase.frameBegan.rawValue))
+        hitch_loop_left(now)
     }
 
     @inlinable
@@ -139,6 +142,7 @@ public enum Trace {
         let now = hitch_now()
         hitch_emit1(now, RawKind.frameCommitted.word(0), frameID, 0)
         hitch_thread_state(now, frameID, UInt32(FramePhase.committed.rawValue))
+        hitch_loop_returned(now)
     }
 
     /// The render thread starts rendering the frame: records only its scheduler counters (so the
@@ -391,6 +395,7 @@ public struct FrameMarker: Sendable {
         guard previousTicks != 0 else {
             // The first mark begins the first frame: its reading is that frame's begin.
             hitch_thread_state(now, nextFrameID, UInt32(FramePhase.frameBegan.rawValue))
+            hitch_loop_left(now)
             return
         }
         let id = nextFrameID
@@ -407,6 +412,8 @@ public struct FrameMarker: Sendable {
         // time between frames), so it is the `committed` reading of this frame; the previous
         // mark's reading serves as this frame's begin.
         hitch_thread_state(now, id, UInt32(FramePhase.committed.rawValue))
+        // A marked loop has no idle time: each mark begins the next stretch (the hang watchdog's).
+        hitch_loop_left(now)
     }
 }
 

@@ -39,6 +39,10 @@ public final class TraceRecorder: Sendable {
         /// (each switch of a recorded thread then costs the kernel a ring record). HITCH_SCHED_PERF=0
         /// turns it off whatever this says.
         public var contextSwitchEvents: Bool
+        /// Watch the frame loop's thread for hangs (docs/FORMAT.md "Hangs"): away from its loop for
+        /// the threshold, its stack and kernel state are captured into the trace, and the stretch is
+        /// written when it comes back. nil turns it off; so does HITCH_HANG_WATCHDOG=0.
+        public var hangWatchdog: HangWatchdogConfiguration?
         /// Tests only: read procfs and the cgroup tree under these roots for this session alone
         /// (set once the session slot is held, reset at stop), so a test that fakes a missing
         /// /proc cannot leak into a recording another suite starts in parallel.
@@ -46,7 +50,8 @@ public final class TraceRecorder: Sendable {
 
         public init(bufferBytesPerThread: Int = 64 << 10, maxBufferedBytes: Int = 64 << 20,
                     flushIntervalMs: Int = 100, waitForOtherRecordingSeconds: Double = 0, flushOnSignals: Bool = true,
-                    threadStates: Bool = true, machineStateIntervalMs: Int = 50, contextSwitchEvents: Bool = true) {
+                    threadStates: Bool = true, machineStateIntervalMs: Int = 50, contextSwitchEvents: Bool = true,
+                    hangWatchdog: HangWatchdogConfiguration? = HangWatchdogConfiguration()) {
             self.bufferBytesPerThread = bufferBytesPerThread
             self.maxBufferedBytes = maxBufferedBytes
             self.flushIntervalMs = flushIntervalMs
@@ -55,6 +60,7 @@ public final class TraceRecorder: Sendable {
             self.threadStates = threadStates
             self.machineStateIntervalMs = machineStateIntervalMs
             self.contextSwitchEvents = contextSwitchEvents
+            self.hangWatchdog = hangWatchdog
         }
 
         /// `threadStates` unless the environment turns them off.
@@ -64,6 +70,10 @@ public final class TraceRecorder: Sendable {
 
         var contextSwitchEventsInEffect: Bool {
             contextSwitchEvents && ProcessInfo.processInfo.environment["HITCH_SCHED_PERF"] != "0"
+        }
+
+        var hangWatchdogInEffect: HangWatchdogConfiguration? {
+            ProcessInfo.processInfo.environment["HITCH_HANG_WATCHDOG"] == "0" ? nil : hangWatchdog
         }
     }
 
@@ -78,6 +88,9 @@ public final class TraceRecorder: Sendable {
         /// Dynamic names evicted from the bounded table during the recording (also in the trace's
         /// metadata as `dynamicNameEvictions`).
         public var dynamicNameEvictions: UInt64 = 0
+        /// CPU time the hang watchdog's thread used (0 when it did not watch): its whole cost but
+        /// the two stores per frame on the loop's thread (`hitch bench watchdog`).
+        public var hangWatchdogCPUNs: UInt64 = 0
     }
 
     /// The active recorder, or nil.
@@ -87,6 +100,8 @@ public final class TraceRecorder: Sendable {
     public let configuration: Configuration
     private let state = Locked(State())
     private let writerDone = DispatchSemaphore(value: 0)
+    /// The hang watchdog of this session, when it watches (stopped before the writer finishes).
+    private let watchdog = Locked<HangWatchdog?>(nil)
     private let droppedBaseline: UInt64
 
     private struct State {
@@ -106,6 +121,8 @@ public final class TraceRecorder: Sendable {
         case stack(StackID, [UInt64])
         case symbol(address: UInt64, size: UInt64, function: String, image: String, offset: UInt64)
         case sample(tid: Int32, ticks: UInt64, stack: StackID)
+        case hang(tid: Int32, begin: UInt64, end: UInt64, source: String)
+        case hangStack(tid: Int32, ticks: UInt64, since: UInt64, stack: StackID?, systemCall: String, waitChannel: String, schedState: String)
     }
 
     /// Starts recording to `path` (created or truncated).
@@ -148,6 +165,9 @@ public final class TraceRecorder: Sendable {
         thread.name = "hitch-writer"
         thread.start()
         preambleWritten.wait()
+        if let configuration = configuration.hangWatchdogInEffect {
+            recorder.watchdog.withLock { $0 = HangWatchdog.start(configuration, recorder: recorder) }
+        }
         return recorder
     }
 
@@ -214,6 +234,21 @@ public final class TraceRecorder: Sendable {
         state.withLock { if !$0.stopped { $0.pending.append(.sample(tid: threadID, ticks: timestamp.ticks, stack: stack)) } }
     }
 
+    /// A hang of thread `threadID` that ended (the watchdog, or an app's own detector: `source` says which).
+    func recordHang(threadID: Int32, from begin: UInt64, to end: UInt64, source: String) {
+        state.withLock { if !$0.stopped { $0.pending.append(.hang(tid: threadID, begin: begin, end: end, source: source)) } }
+    }
+
+    /// The watchdog's capture of hung thread `threadID` at `ticks` (its hang began at `since`).
+    func recordHangStack(threadID: Int32, at ticks: UInt64, since: UInt64, stack: StackID?, systemCall: String, waitChannel: String, schedState: String) {
+        state.withLock {
+            if !$0.stopped {
+                $0.pending.append(.hangStack(tid: threadID, ticks: ticks, since: since, stack: stack, systemCall: systemCall,
+                                             waitChannel: waitChannel, schedState: schedState))
+            }
+        }
+    }
+
     /// Names the function at [address, address + size) of `image` (offset: address within the image).
     public func defineSymbol(address: UInt64, size: UInt64, function: String, image: String, offset: UInt64) {
         state.withLock {
@@ -227,6 +262,11 @@ public final class TraceRecorder: Sendable {
 
     /// `stop()`, saying in the end-of-recording marker what ended the recording.
     private func finish(endedBy reason: String) throws(TraceRecorderError) -> Summary {
+        // The watchdog first: the end of a stretch it reported still goes into the trace.
+        let watchdogCPUNs = watchdog.withLock { watchdog in
+            defer { watchdog = nil }
+            return watchdog?.stop() ?? 0
+        }
         let alreadyStopped = state.withLock { state in
             defer { state.stopped = true }
             if !state.stopped { state.endedBy = reason }
@@ -246,7 +286,10 @@ public final class TraceRecorder: Sendable {
         }
         // Passed on, on every path (the throwing one too), so any later stop() returns at once.
         writerDone.signal()
-        let (summary, writeErrno) = state.withLock { ($0.summary, $0.writeErrno) }
+        let (summary, writeErrno) = state.withLock { state in
+            if watchdogCPUNs > 0 { state.summary?.hangWatchdogCPUNs = watchdogCPUNs }
+            return (state.summary, state.writeErrno)
+        }
         if let writeErrno { throw .writeFailed(path: path, reason: String(cString: strerror(writeErrno))) }
         return summary!
     }
@@ -317,6 +360,10 @@ public final class TraceRecorder: Sendable {
                 case let .symbol(address, size, function, image, offset):
                     encoder.symbol(address: address, size: size, offset: offset, function: function, image: image)
                 case let .sample(tid, ticks, stack): writer.sample(tid: tid, ticks: ticks, stack: stack)
+                case let .hang(tid, begin, end, source): writer.hang(tid: tid, begin: begin, end: end, source: source)
+                case let .hangStack(tid, ticks, since, stack, systemCall, waitChannel, schedState):
+                    writer.hangStack(tid: tid, ticks: ticks, sinceTicks: since, stack: stack, systemCall: systemCall,
+                                     waitChannel: waitChannel, schedState: schedState)
                 }
             }
         }

@@ -2,6 +2,7 @@ import Foundation
 import HitchAlgorithms
 import HitchReader
 import HitchTestSupport
+import HitchTrace
 import Testing
 @testable import HitchAnalysis
 
@@ -174,7 +175,7 @@ import Testing
     /// figures that join nothing across threads (`perThreadFigures`).
     @Test(arguments: ["feed-naive-120hz.fxt", "feed-tuned-120hz.fxt", "llm-newest4-120hz.fxt", "llm-q4_0-120hz.fxt", "generated"])
     func bundledTracesGiveBitIdenticalAnalysesInAnyOrder(_ file: String) throws {
-        let list: TraceEventList
+        var list: TraceEventList
         if file == "generated" {
             list = try Self.generated(frames: 1000, seed: 5)
         } else {

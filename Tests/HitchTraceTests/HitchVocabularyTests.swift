@@ -86,6 +86,11 @@ import HitchImport
         for direction in SwitchDirection.allCases {
             for preempted in [false, true] { write(render, .schedSwitch(SchedSwitch(direction: direction, preempted: preempted))) }
         }
+        write(main, .hang(Hang(endNs: t + 400_000_000, source: s("watchdog"), type: s(""))))
+        write(main, .hang(Hang(endNs: t + 120_000_000, source: s("instruments"), type: s("Brief Unresponsiveness"))))
+        write(main, .hangStack(HangStack(sinceNs: 4_000_000, stack: StackID(rawValue: 3), systemCall: s("futex"), waitChannel: s("futex_wait_queue"),
+                                         schedState: UInt8(ascii: "S"))))
+        write(main, .hangStack(HangStack(sinceNs: 4_000_000, stack: nil, systemCall: s(""), waitChannel: s(""), schedState: 0)))
         // Generic events, with and without app arguments.
         let two = EventArguments(first: .init(name: s("rows"), value: .int(-120)), second: .init(name: s("kind"), value: .string(s("search"))))
         write(main, .intervalComplete(category: s("stage"), name: s("filter"), endNs: t + 9_000), arguments: two)
@@ -102,7 +107,7 @@ import HitchImport
         var reader = try TraceReader(path: first)
         let fromFXT = try Self.describeAll(&reader)
         expected = fromFXT
-        #expect(fromFXT.count == 2 + 1 + 10 + 2 + 1 + 3 + 4 + 4 + 2 + 2 + 1 + 1 + 1 + 5 + 2 + 4 + 8)
+        #expect(fromFXT.count == 2 + 1 + 10 + 2 + 1 + 3 + 4 + 4 + 2 + 2 + 1 + 1 + 1 + 5 + 2 + 4 + 4 + 8)
         #expect(fromFXT.contains("intervalComplete stage filter +8000 rows=int(-120) kind=string(search) @main"))
         #expect(fromFXT.contains("instant app tap x=double(0.25) @main"))
         #expect(fromFXT.contains("intervalBegin stage diff n=int(3) @main"))
@@ -118,7 +123,8 @@ import HitchImport
         for schema in HitchEventSchema.all {
             // Chrome carries trace metadata and drop counts as M events and global instants (`ChromeWord`).
             if schema.category != .meta { #expect(json.contains("\"cat\":\"\(schema.category.name)\""), "\(schema.payload)") }
-            for argument in schema.arguments where ![.vsyncTicks, .targetTicks, .target].contains(argument.argument) {
+            // Chrome carries times in nanoseconds (vsyncNs, sinceNs) where FXT has ticks.
+            for argument in schema.arguments where ![.vsyncTicks, .targetTicks, .target, .sinceTicks].contains(argument.argument) {
                 #expect(json.contains("\"\(argument.argument.name)\":"), "\(schema.payload).\(argument.argument.name)")
             }
         }
@@ -213,6 +219,9 @@ import HitchImport
         case let .machineState(r):
             text = "machineState \(String(describing: r.stealNs)) \(String(describing: r.cpuPressureSomeUs)) \(String(describing: r.cgroupThrottledUs)) \(r.onlineCPUs)"
         case let .schedSwitch(c): text = "schedSwitch \(c.direction.name) \(c.preempted)"
+        case let .hang(h): text = "hang +\(h.endNs - t) \(s(h.source)) \(s(h.type))"
+        case let .hangStack(c):
+            text = "hangStack \(c.sinceNs - t) \(c.stack.map { "\($0.rawValue)" } ?? "-") \(s(c.systemCall)) \(s(c.waitChannel)) \(c.schedState)"
         }
         for argument in input.arguments.all {
             let value: String

@@ -221,7 +221,7 @@ final class ManualSearchRunner: SearchRunner, @unchecked Sendable {
     }
 
     @Test func aSteppedSessionTypesTheQueryAndScrolls() {
-        let workload = FeedWorkload(configuration: FeedConfiguration(variant: .tuned, seconds: 6, rows: 600))
+        let workload = FeedWorkload(configuration: FeedConfiguration(variant: .tuned, seconds: 6, rows: 600, previewSide: 32))
         let session = workload.makeSession(hostConfiguration: HostConfiguration(), searchRunner: ManualSearchRunner(items: workload.items),
                                            thumbnails: ThumbnailCache(deferredDecode: { _ in nil }))
         for frame in 0..<(6 * 120) {
@@ -257,7 +257,7 @@ final class ManualSearchRunner: SearchRunner, @unchecked Sendable {
     }
 
     @Test func aReplacedResultIsFreedByTheRunnerOnceTheViewGraphHasLetGoOfIt() async {
-        let workload = FeedWorkload(configuration: FeedConfiguration(variant: .tuned, seconds: 4, rows: 600))
+        let workload = FeedWorkload(configuration: FeedConfiguration(variant: .tuned, seconds: 4, rows: 600, previewSide: 32))
         let runner = ManualSearchRunner(items: workload.items)
         let session = workload.makeSession(hostConfiguration: HostConfiguration(), searchRunner: runner,
                                            thumbnails: ThumbnailCache(deferredDecode: { _ in nil }))

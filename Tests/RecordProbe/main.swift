@@ -8,6 +8,8 @@
 //                                       SEGV and ABRT are raised by the probe itself)
 //   hitch-record-probe flat-out PATH    print "recording", then record on two threads as fast as they
 //                                       can until killed (a 5 ms flush interval, 16 KB buffers)
+//   hitch-record-probe hang PATH        run a 60 Hz frame loop, then hang in a frame (a busy loop in
+//                                       `probeHangsInAFrame`), print "hanging", and stay (the test SIGKILLs it)
 //   hitch-record-probe frames PATH END  record 120 Hz frames on the main thread for 2 s (print
 //                                       "recorded" after the tenth), then end as END says: stop
 //                                       (stop()), exit (exit(0) without stop()), or forever (keep
@@ -17,7 +19,7 @@ import HitchTrace
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 3 else {
-    FileHandle.standardError.write("usage: hitch-record-probe exit|quiet|signal|flat-out|frames PATH [SIGNAL|END]\n".data(using: .utf8)!)
+    FileHandle.standardError.write("usage: hitch-record-probe exit|quiet|signal|flat-out|frames|hang PATH [SIGNAL|END]\n".data(using: .utf8)!)
     exit(2)
 }
 let mode = arguments[1], path = arguments[2]
@@ -38,6 +40,29 @@ enum Probe {
         for index in 0..<eventsPerThread {
             Trace.instant(name, category: "probe", with: .int("seq", index))
             if spacingMicroseconds > 0 { usleep(spacingMicroseconds) }
+        }
+    }
+
+    /// Frames at 60 Hz on the calling thread, then one that never commits: its work spins forever.
+    static func hangInAFrame() -> Never {
+        let periodNs: Int64 = 16_666_667
+        for id in UInt64(1)...20 {
+            let vsync = Trace.now()
+            Trace.frameBegan(frameID: id, vsync: vsync, target: vsync.advanced(byNanoseconds: periodNs), periodNs: periodNs)
+            Trace.frameCommitted(frameID: id)
+            usleep(16_000)
+        }
+        let vsync = Trace.now()
+        Trace.frameBegan(frameID: 21, vsync: vsync, target: vsync.advanced(byNanoseconds: periodNs), periodNs: periodNs)
+        probeHangsInAFrame(since: vsync)
+    }
+
+    /// Spins; says "hanging" once it has been away from the loop for a second.
+    @inline(never)
+    static func probeHangsInAFrame(since start: TraceTimestamp) -> Never {
+        var said = false
+        while true {
+            if !said, Trace.now().nanoseconds - start.nanoseconds > 1_000_000_000 { say("hanging"); said = true }
         }
     }
 
@@ -68,6 +93,10 @@ do {
         Probe.recordNumbered("main", spacingMicroseconds: 0)
         Probe.say("recorded")
         while true { pause() }
+    case "hang":
+        _ = try TraceRecorder.start(path: path, configuration: .init(flushIntervalMs: 100))
+        Trace.setThreadRole(.main)
+        Probe.hangInAFrame()
     case "signal":
         guard arguments.count >= 4 else { exit(2) }
         _ = try TraceRecorder.start(path: path, configuration: .init(flushIntervalMs: 60_000))

@@ -4,7 +4,9 @@
 # 60 Hz (`hitch analyze`), and for tuned ones the main thread's work per frame (frame start to
 # commit, from the exported trace) at P99 and in the worst keystroke frame; then the
 # checks over all runs (how often each variant meets its targets); with thread-state readings, the 120 Hz ratio by cause and the
-# app-work ratio per recording. The load average before and after is included: judge figures with it.
+# app-work ratio per recording; the hangs of every recording (the naive feed opens its thumbnail archive on
+# the main actor: at least one hang with its stack in every naive run, none in any tuned run).
+# The load average before and after is included: judge figures with it.
 # A table with one line per run (both variants side by side) goes to stderr.
 #
 # usage: scripts/dev/feed-ten-runs.sh [RUNS]     (HITCH=path/to/hitch, else builds .build/release/hitch)
@@ -71,6 +73,11 @@ for i in range(1, runs + 1):
         h120 = analysis["hitches"]["120"]
         entry["appMsPerS120"] = round(h120["appHitchTimeRatioMsPerS"], 2) if h120.get("appHitchTimeRatioMsPerS") is not None else None
         entry["byCause120"] = {cause: round(figures["hitchTimeRatioMsPerS"], 2) for cause, figures in sorted(h120.get("byCause", {}).items())}
+        hangs = analysis.get("hangs") or {}
+        entry["hangs"] = hangs.get("count")
+        entry["longestHangMs"] = round(hangs.get("longestMs", 0), 1) if hangs else None
+        entry["briefUnresponsiveness"] = (hangs.get("brief") or {}).get("count")
+        entry["hangsWithStack"] = sum(1 for h in hangs.get("list", []) if h.get("tier") == "hang" and h.get("stack"))
         results.append(entry)
 tuned = [r for r in results if r["variant"] == "tuned"]
 naive = [r for r in results if r["variant"] == "naive"]
@@ -84,30 +91,36 @@ checks = {
     # Informational: the app-work ratio, tuned < 5 in 9 of 10, naive >= 10 in all.
     "tunedAppUnder5At120": sum(r["appMsPerS120"] is not None and r["appMsPerS120"] < 5 for r in tuned),
     "naiveAppAtLeast10At120": sum(r["appMsPerS120"] is not None and r["appMsPerS120"] >= 10 for r in naive),
+    "naiveHangWithStack": sum((r["hangsWithStack"] or 0) >= 1 for r in naive),
+    "tunedNoHang": sum(r["hangs"] == 0 for r in tuned),
 }
 passed = (checks["tunedUnder5At120"] >= need and checks["tunedUnder5At60"] >= need
           and checks["naiveAtLeast10At120"] == runs
-          and checks["tunedMainThreadP99AtMost2Ms"] == runs and checks["tunedWorstKeystrokeFrameAtMost4Ms"] == runs)
+          and checks["tunedMainThreadP99AtMost2Ms"] == runs and checks["tunedWorstKeystrokeFrameAtMost4Ms"] == runs
+          and checks["naiveHangWithStack"] == runs and checks["tunedNoHang"] == runs)
 per_run = [{"run": t["run"], "tunedMsPerS120": t["msPerS120"], "tunedMsPerS60": t["msPerS60"],
             "tunedMainThreadP99Ms": t["mainThreadP99Ms"], "tunedWorstKeystrokeFrameMs": t["worstKeystrokeFrameMs"],
             "naiveMsPerS120": n["msPerS120"], "tunedAppMsPerS120": t["appMsPerS120"],
-            "naiveAppMsPerS120": n["appMsPerS120"]} for t, n in zip(tuned, naive)]
+            "naiveAppMsPerS120": n["appMsPerS120"], "tunedHangs": t["hangs"], "naiveHangs": n["hangs"],
+            "naiveLongestHangMs": n["longestHangMs"], "naiveHangsWithStack": n["hangsWithStack"]} for t, n in zip(tuned, naive)]
 
 def cell(value, width):
     return ("-" if value is None else f"{value:.2f}").rjust(width)
 
 table = [f"load average {load_before} before, {load_after} after; {os.cpu_count()} CPUs",
          "run  tuned ms/s 120Hz  tuned ms/s 60Hz  main P99 ms  worst keystroke ms  naive ms/s 120Hz"
-         "  tuned app 120Hz  naive app 120Hz"]
+         "  tuned app 120Hz  naive app 120Hz  tuned hangs  naive hangs (with stack, longest ms)"]
 for r in per_run:
     table.append(f"{r['run']:>3}  {cell(r['tunedMsPerS120'], 16)}  {cell(r['tunedMsPerS60'], 15)}  "
                  f"{cell(r['tunedMainThreadP99Ms'], 11)}  {cell(r['tunedWorstKeystrokeFrameMs'], 18)}  "
                  f"{cell(r['naiveMsPerS120'], 16)}  {cell(r['tunedAppMsPerS120'], 15)}  "
-                 f"{cell(r['naiveAppMsPerS120'], 15)}")
+                 f"{cell(r['naiveAppMsPerS120'], 15)}  {r['tunedHangs']!s:>11}  "
+                 f"{r['naiveHangs']!s:>11} ({r['naiveHangsWithStack']}, {r['naiveLongestHangMs']})")
 table.append(f"need: tuned < 5 at 120 and 60 Hz in {need} of {runs} (got {checks['tunedUnder5At120']}, "
              f"{checks['tunedUnder5At60']}); P99 <= 2 ms and worst keystroke <= 4 ms in all (got "
              f"{checks['tunedMainThreadP99AtMost2Ms']}, {checks['tunedWorstKeystrokeFrameAtMost4Ms']}); "
              f"naive >= 10 at 120 Hz in all (got {checks['naiveAtLeast10At120']}): {'PASS' if passed else 'FAIL'}; "
+             f"naive a hang with its stack in all (got {checks['naiveHangWithStack']}), tuned no hang in all (got {checks['tunedNoHang']}); "
              f"app work: tuned < 5 in {checks['tunedAppUnder5At120']}, naive >= 10 in {checks['naiveAppAtLeast10At120']}")
 print("\n".join(table), file=sys.stderr)
 print(json.dumps({"runsPerVariant": runs, "loadAverageBefore": load_before, "loadAverageAfter": load_after,

@@ -268,6 +268,19 @@ public struct ChromeTraceExporter {
             var fields: [(HitchArgument, ArgValue)] = [(.direction, .string(change.direction.name)), (.preempted, .bool(change.preempted))]
             if change.cpu != SchedSwitch.unknownCPU { fields.append((.cpu, .int(Int64(change.cpu)))) }
             args(fields); end()
+        case let .hang(hang):
+            begin("X", thread, ts, category: HitchCategory.hang.name, name: HitchEventName.hang.name); duration(hang.endNs - ts)
+            var fields: [(HitchArgument, ArgValue)] = [(.source, .string(s(hang.source)))]
+            if !s(hang.type).isEmpty { fields.append((.type, .string(s(hang.type)))) }
+            args(fields); end()
+        case let .hangStack(capture):
+            begin("i", thread, ts, category: HitchCategory.hang.name, name: HitchEventName.hangStack.name); buffer += ",\"s\":\"t\""
+            var fields: [(HitchArgument, ArgValue)] = [(.sinceNs, .int(capture.sinceNs))]
+            if let stack = capture.stack { fields.append((.stack, .int(stack.rawValue))) }
+            for (argument, word) in [(HitchArgument.systemCall, capture.systemCall), (.waitChannel, capture.waitChannel)]
+            where !s(word).isEmpty { fields.append((argument, .string(s(word)))) }
+            if capture.schedState != 0 { fields.append((.schedState, .string(String(UnicodeScalar(capture.schedState))))) }
+            args(fields); end()
         }
     }
 

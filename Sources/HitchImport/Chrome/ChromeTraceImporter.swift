@@ -298,6 +298,8 @@ public struct ChromeTraceImporter {
                     bytesRead: args[.bytesRead]?.uint64Value ?? 0, bytesWritten: args[.bytesWritten]?.uint64Value ?? 0,
                     flops: args[.flops]?.uint64Value ?? 0, endNs: end,
                     byteKind: args[.byteKind]?.stringValue.flatMap(InferenceByteKind.init(name:)) ?? .unspecified)))
+            case .hang? where name == HitchEventName.hang.name:
+                try append(ts, thread, .hang(Hang(endNs: end, source: intern(args[.source]?.stringValue ?? ""), type: intern(args[.type]?.stringValue ?? ""))))
             default:
                 try append(ts, thread, .intervalComplete(category: intern(category), name: intern(name), endNs: end))
                 keepArguments(args)
@@ -338,6 +340,12 @@ public struct ChromeTraceImporter {
             case .sched?:
                 guard let payload = schedPayload(name: name, args: args) else { skip("hitch.sched events that are malformed"); return }
                 try append(ts, thread, payload)
+            case .hang? where name == HitchEventName.hangStack.name:
+                guard let since = args[.sinceNs]?.int64Value else { skip("hitch.hang captures without sinceNs"); return }
+                try append(ts, thread, .hangStack(HangStack(
+                    sinceNs: since, stack: args[.stack]?.uint64Value.map { StackID(rawValue: UInt32(clamping: $0)) },
+                    systemCall: intern(args[.systemCall]?.stringValue ?? ""), waitChannel: intern(args[.waitChannel]?.stringValue ?? ""),
+                    schedState: args[.schedState]?.stringValue?.utf8.first ?? 0)))
             default:
                 if category == ChromeWord.droppedCategory {
                     try append(ts, thread, .droppedEvents(count: args[.count]?.uint64Value ?? 0))

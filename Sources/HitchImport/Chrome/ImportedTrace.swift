@@ -54,6 +54,10 @@ extension ImportedTrace {
             case let .metadata(key, value): mapped.payload = .metadata(key: s(key), value: s(value))
             case let .asyncIntervalBegin(category, name, id): mapped.payload = .asyncIntervalBegin(category: s(category), name: s(name), id: id)
             case var .asyncIntervalEnd(end): end.category = s(end.category); end.name = s(end.name); mapped.payload = .asyncIntervalEnd(end)
+            case var .hang(hang): hang.source = s(hang.source); hang.type = s(hang.type); mapped.payload = .hang(hang)
+            case var .hangStack(capture):
+                capture.systemCall = s(capture.systemCall); capture.waitChannel = s(capture.waitChannel)
+                mapped.payload = .hangStack(capture)
             case .frameBegan, .frameCommitted, .frameRenderEnded, .framePresented, .layoutPass, .token, .sample,
                  .stackDefinition, .droppedEvents, .threadState, .machineState, .schedSwitch:
                 break

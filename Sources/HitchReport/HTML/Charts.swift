@@ -136,6 +136,36 @@ enum Charts {
         }
     }
 
+    // MARK: Hang lane
+
+    /// A stretch the main thread spent away from its loop, as the hang lane draws it.
+    struct LaneSpan { var startMs: Double; var durationMs: Double; var isHang: Bool; var tooltip: String; var detail: Fragment? }
+
+    /// A lane under the frame timeline, on its time axis (`startMs`...`endMs`): each hang (dark) and
+    /// each brief unresponsiveness (light) as a band from its start to its end, at least a pixel wide,
+    /// linked to its details.
+    static func hangLane(_ w: inout HTMLWriter, spans: [LaneSpan], startMs: Double, endMs: Double, title: String) {
+        let width = 1000.0, height = 30.0, left = 44.0, top = 4.0, plotHeight = 20.0
+        let plotWidth = width - left - 8
+        let spanMs = max(1, endMs - startMs)
+        func x(_ ms: Double) -> Double { left + min(max((ms - startMs) / spanMs, 0), 1) * plotWidth }
+        SVGCanvas.draw(&w, width: width, height: height, title: title, classes: "chart lane") { w in
+            SVGCanvas.text(&w, x: left - 4, y: top + plotHeight / 2 + 3, "hangs", class: "axis", anchor: .end)
+            for span in spans where span.startMs.isFinite && span.durationMs.isFinite && abs(span.startMs) < 1e12 && abs(span.durationMs) < 1e12 {
+                let x0 = x(span.startMs), x1 = x(span.startMs + span.durationMs)
+                let cls = span.isHang ? "bar hang" : "bar brief"
+                if let detail = span.detail {
+                    w.element("a", [Attribute.link(to: detail)]) { w in
+                        SVGCanvas.rect(&w, x: x0, y: top, width: max(x1 - x0, 1), height: plotHeight, class: cls, tooltip: span.tooltip)
+                    }
+                } else {
+                    SVGCanvas.rect(&w, x: x0, y: top, width: max(x1 - x0, 1), height: plotHeight, class: cls, tooltip: span.tooltip)
+                }
+            }
+            SVGCanvas.line(&w, x1: left, y1: top + plotHeight, x2: width - 8, y2: top + plotHeight, class: "axisline")
+        }
+    }
+
     // MARK: Histogram
 
     struct Bin { var lowerMs: Double; var upperMs: Double; var count: Int }

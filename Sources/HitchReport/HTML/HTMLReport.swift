@@ -259,9 +259,11 @@ struct Context {
                                      title: "Frame timeline: \(frames.count) frames", fragment: fragment("tl-", String(run)))
             }
             threadStateLane(&w, run: run, timeline: frames)
+            hangLane(&w, run: run, timeline: frames)
         }
         if analysis.framesTruncated { Blocks.note(&w, "The timeline shows the first \(Format.count(analysis.frames.count)) frames.") }
         w.element("div", [Attribute("class", "inspector"), Attribute.id(inspectorID), Attribute("aria-live", "polite")])
+        hangDetails(&w)
         if !analysis.hitchAttributions.isEmpty {
             w.element("h3", text: "Hitching frames (worst first)")
             // The analyzer keeps the worst hitching frames' details; say how many of all the hitches those are.
@@ -296,6 +298,51 @@ struct Context {
     }
 
     static let stateSeries = ["running", "runnable (waiting for a CPU)", "blocked (asleep)", "machine (stolen)", "unknown"]
+
+    /// The run's hangs and brief unresponsiveness on the timeline's time axis, each linked to its details.
+    private func hangLane(_ w: inout HTMLWriter, run: Int, timeline: [TimelineFrame]) {
+        guard let hangs = analysis.hangs else { return }
+        let shown = timeline.filter { $0.startMs.isFinite && $0.durationMs.isFinite && abs($0.startMs) < 1e12 && abs($0.durationMs) < 1e12 }
+        guard let start = shown.map(\.startMs).min(), let end = shown.map({ $0.startMs + $0.durationMs }).max() else { return }
+        let spans = hangs.list.enumerated().filter { $0.element.run == run }.map { index, d in
+            Charts.LaneSpan(startMs: d.startMs, durationMs: d.durationMs, isHang: d.tier == .hang, tooltip: ReportText.hang(d),
+                            detail: fragment("h-", String(index)))
+        }
+        Blocks.note(&w, spans.isEmpty
+                    ? "No hang (≥ \(Format.milliseconds(hangs.hangThresholdMs))) or brief unresponsiveness (≥ \(Format.milliseconds(hangs.briefThresholdMs))) in this run."
+                    : "Hangs (dark, ≥ \(Format.milliseconds(hangs.hangThresholdMs))) and brief unresponsiveness (light, ≥ \(Format.milliseconds(hangs.briefThresholdMs))): the main thread away from its frame loop. Click one for its stack.")
+        Charts.hangLane(&w, spans: spans, startMs: start, endMs: end, title: "Hangs of the main thread")
+    }
+
+    /// The hangs with their states, waits and stacks, under the timeline.
+    private func hangDetails(_ w: inout HTMLWriter) {
+        guard let hangs = analysis.hangs else { return }
+        w.element("h3", text: "Hangs")
+        Blocks.note(&w, ReportText.hangSummary(hangs) + ".")
+        for (index, d) in hangs.list.enumerated() {
+            w.element("details", [Attribute("class", "frame")]) { w in
+                w.element("summary") { w in
+                    w.element("strong", text: DisplayNames.tier(d.tier).prefix(1).uppercased() + DisplayNames.tier(d.tier).dropFirst())
+                    w.text(" " + ReportText.hang(d, withTier: false))
+                }
+                w.element("div", [Attribute("class", "target"), Attribute.id(fragment("h-", String(index)))]) { w in
+                    var facts: [(String, String)] = [("Cause", ReportText.cause(d.cause)), ("Thread", d.thread), ("Found by", d.sources.joined(separator: ", "))]
+                    if let s = d.states { facts.append(("Main thread", ReportText.split(s))) }
+                    if let wait = d.blockedOn { facts.append(("Blocked on", DisplayNames.wait(wait) + (d.blockedIn.map { " in " + $0 } ?? ""))) }
+                    if let waker = d.wokenBy { facts.append(("Woken by", waker)) }
+                    Blocks.facts(&w, facts)
+                    if !d.stack.isEmpty {
+                        w.element("p", [Attribute("class", "note")], text: "The stack seen most during it: \(d.stackCount) of \(d.stacks) stacks")
+                        w.element("ol", [Attribute("class", "stack")]) { w in
+                            for frame in d.stack.prefix(24) { w.element("li", [Attribute("title", frame)]) { $0.dottedName(ShortName.symbol(frame)) } }
+                        }
+                        if d.stack.count > 24 { Blocks.showing(&w, shown: 24, of: d.stack.count, what: "frames of this stack") }
+                    }
+                }
+            }
+        }
+        if hangs.listTruncated { Blocks.note(&w, "The list stops at \(hangs.list.count); the counts above cover every stretch.") }
+    }
 
     private func hitchDetails(_ w: inout HTMLWriter, _ a: HitchAttribution) {
         w.element("details", [Attribute("class", "frame")]) { w in

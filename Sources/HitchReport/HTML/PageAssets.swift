@@ -68,6 +68,7 @@ enum PageAssets {
     svg .marker-label{fill:var(--accent)}
     svg .bar.ok{fill:var(--ok)}
     svg .bar.hitch{fill:var(--bad)}
+    svg .bar.hang{fill:var(--bad)}svg .bar.brief{fill:var(--s1)}
     svg .bar.clipped{fill:var(--bad);stroke:var(--ink);stroke-width:.5}
     svg a:hover .bar,svg .bar:hover{opacity:.7}
     svg .s0{fill:var(--s0)}svg .s1{fill:var(--s1)}svg .s2{fill:var(--s2)}svg .s3{fill:var(--s3)}svg .s4{fill:var(--s4)}

@@ -14,6 +14,8 @@ public struct FeedItem: Sendable, Equatable, Identifiable {
     public var tags: [String]
     /// A PNG file (shared storage between rows that show the same picture).
     public var thumbnailPNG: [UInt8]
+    /// Which of the data's distinct pictures it is (`FeedDataGenerator.pictureSeed`).
+    public var pictureIndex = -1
 }
 
 public enum FeedDataGenerator {
@@ -37,11 +39,17 @@ public enum FeedDataGenerator {
     static let tagPool = ["swiftui", "uikit", "performance", "concurrency", "graphics", "design", "testing", "tools",
                           "linux", "server", "ml", "llm", "data", "networking", "security", "a11y"]
 
+    /// The distinct pictures rows share (the thumbnail pool, and the archive's previews).
+    public static let pictureCount = 48
+
+    /// The art seed of picture `index` of the data for `seed`.
+    static func pictureSeed(_ seed: UInt64, _ index: Int) -> UInt64 { seed &+ UInt64(index) &* 7919 }
+
     /// Rows for `seed`: the same seed always gives the same rows, byte for byte.
-    public static func makeItems(count: Int, seed: UInt64, thumbnailPoolSize: Int = 48, thumbnailSide: Int = 160) -> [FeedItem] {
+    public static func makeItems(count: Int, seed: UInt64, thumbnailPoolSize: Int = pictureCount, thumbnailSide: Int = 160) -> [FeedItem] {
         var random = SeededGenerator(seed: seed)
         let pool = (0..<thumbnailPoolSize).map { index in
-            PNG.encode(ThumbnailArt.draw(side: thumbnailSide, seed: seed &+ UInt64(index) &* 7919))
+            PNG.encode(ThumbnailArt.draw(side: thumbnailSide, seed: pictureSeed(seed, index)))
         }
         var items: [FeedItem] = []
         items.reserveCapacity(count)
@@ -60,8 +68,9 @@ public enum FeedDataGenerator {
                 let tag = tagPool.randomElement(using: &random)!
                 if !tags.contains(tag) { tags.append(tag) }
             }
-            let thumbnail = pool[Int.random(in: 0..<pool.count, using: &random)]
-            items.append(FeedItem(id: id, title: title, author: author, snippet: snippet, day: day, tags: tags, thumbnailPNG: thumbnail))
+            let picture = Int.random(in: 0..<pool.count, using: &random)
+            items.append(FeedItem(id: id, title: title, author: author, snippet: snippet, day: day, tags: tags,
+                                  thumbnailPNG: pool[picture], pictureIndex: picture))
         }
         return items
     }

@@ -11,6 +11,8 @@ public struct FeedState: Sendable {
     public var query = ""
     public var snapshot = FeedSnapshot.empty
     public var scrollOffset = 0.0
+    /// The thumbnail archive's previews, once opened (the first keystroke opens it).
+    public var previews: ThumbnailPreviews? = nil
 }
 
 @MainActor
@@ -44,6 +46,10 @@ public final class TunedFeedModel: TracedObservable {
     public var snapshot = FeedSnapshot.empty
     /// True while a search for the current query is running off the main actor.
     public var isSearching = false
+    /// The thumbnail archive's previews, once its thumbnail thread has opened them.
+    public var previews: ThumbnailPreviews? = nil
+    /// Whether the archive was asked for (read only by the model's owner: not observed).
+    @ObservationIgnored var previewsRequested = false
 
     public init() {}
 
@@ -52,6 +58,7 @@ public final class TunedFeedModel: TracedObservable {
         case \TunedFeedModel.query: "TunedFeedModel.query"
         case \TunedFeedModel.snapshot: "TunedFeedModel.snapshot"
         case \TunedFeedModel.isSearching: "TunedFeedModel.isSearching"
+        case \TunedFeedModel.previews: "TunedFeedModel.previews"
         default: nil
         }
     }

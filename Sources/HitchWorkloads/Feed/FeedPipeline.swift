@@ -14,6 +14,8 @@ public struct FeedRowData: Sendable, Identifiable, Equatable {
     public var snippet: String
     public var tagLine: String
     public var thumbnailPNG: [UInt8]
+    /// Which of the data's distinct pictures the thumbnail is (its preview in `ThumbnailArchive`).
+    public var pictureIndex = -1
 
     /// Content follows from `itemID`; comparing the PNG bytes would cost more than the row.
     public static func == (a: FeedRowData, b: FeedRowData) -> Bool {
@@ -89,7 +91,7 @@ public enum FeedPipeline {
                     rows.append(FeedRowData(id: id, itemID: item.id, sectionHeader: position == 0 ? section.title : nil,
                                             title: item.title, byline: "\(item.author) · \(date.shortTitle)",
                                             snippet: item.snippet, tagLine: item.tags.map { "#" + $0 }.joined(separator: " "),
-                                            thumbnailPNG: item.thumbnailPNG))
+                                            thumbnailPNG: item.thumbnailPNG, pictureIndex: item.pictureIndex))
                 }
             }
             return FeedSnapshot(query: query, generation: generation, rows: rows, sectionCount: sections.count)

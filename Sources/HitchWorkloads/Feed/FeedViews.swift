@@ -78,7 +78,8 @@ struct NaiveSearchBar: View {
     let model: NaiveFeedModel
     var body: some View {
         let state = model.state
-        SearchBarContent(query: state.query, resultCount: state.snapshot.rows.count, isSearching: false)
+        SearchBarContent(query: state.query, resultCount: state.snapshot.rows.count, isSearching: false,
+                         preview: state.query.isEmpty ? nil : state.previews?.preview(for: state.snapshot.rows.first))
     }
 }
 
@@ -111,7 +112,8 @@ public struct TunedFeedScreen: View {
 struct TunedSearchBar: View {
     let model: TunedFeedModel
     var body: some View {
-        SearchBarContent(query: model.query, resultCount: model.snapshot.rows.count, isSearching: model.isSearching)
+        SearchBarContent(query: model.query, resultCount: model.snapshot.rows.count, isSearching: model.isSearching,
+                         preview: model.query.isEmpty ? nil : model.previews?.preview(for: model.snapshot.rows.first))
     }
 }
 
@@ -132,10 +134,22 @@ struct SearchBarContent: View, Equatable {
     var query: String
     var resultCount: Int
     var isSearching: Bool
+    /// The top result's preview from the thumbnail archive, once it is open.
+    var preview: ImagePixels?
+
+    nonisolated static func == (a: SearchBarContent, b: SearchBarContent) -> Bool {
+        a.query == b.query && a.resultCount == b.resultCount && a.isSearching == b.isSearching && a.preview === b.preview
+    }
+
     var body: some View {
-        VStack(spacing: 2) {
-            Text(query.isEmpty ? "Search" : query, fontSize: 17, color: query.isEmpty ? .gray : .black, lineLimit: 1)
-            Text(isSearching ? "Searching…" : "\(resultCount) results", fontSize: 12, color: .gray, lineLimit: 1)
+        HStack(spacing: 10) {
+            VStack(spacing: 2) {
+                Text(query.isEmpty ? "Search" : query, fontSize: 17, color: query.isEmpty ? .gray : .black, lineLimit: 1)
+                Text(isSearching ? "Searching…" : "\(resultCount) results", fontSize: 12, color: .gray, lineLimit: 1)
+            }
+            if let preview {
+                Image(preview, size: Size(width: Double(ThumbnailArchive.headerSide), height: Double(ThumbnailArchive.headerSide)))
+            }
         }
         .padding(10)
         .background(Color(red: 240, green: 240, blue: 245))

@@ -15,15 +15,18 @@ public struct FeedConfiguration: Sendable {
     public var rows: Int
     public var seed: UInt64
     public var captureWriterStacks: Bool
+    /// The side, in pixels, of the pictures in the thumbnail archive (`ThumbnailArchive`).
+    public var previewSide: Int
 
     public init(variant: FeedVariant, refreshRateHz: Double = 120, seconds: Double = 12, rows: Int = 10_000,
-                seed: UInt64 = 1, captureWriterStacks: Bool = false) {
+                seed: UInt64 = 1, captureWriterStacks: Bool = false, previewSide: Int = ThumbnailArchive.defaultPreviewSide) {
         self.variant = variant
         self.refreshRateHz = refreshRateHz
         self.seconds = seconds
         self.rows = rows
         self.seed = seed
         self.captureWriterStacks = captureWriterStacks
+        self.previewSide = previewSide
     }
 }
 
@@ -45,12 +48,15 @@ public final class FeedWorkload {
     let script: FeedScript
     /// The screen before the first keystroke (every row), as the app would have shown it already.
     let initialSnapshot: FeedSnapshot
+    /// The previews the results header shows, on disk until the first keystroke opens them.
+    let archive: ThumbnailArchive
 
-    /// Generates the data (rows and PNG thumbnails) and the first screen's snapshot; not part of
-    /// the recorded session.
+    /// Generates the data (rows, PNG thumbnails and the thumbnail archive) and the first screen's
+    /// snapshot; not part of the recorded session.
     public init(configuration: FeedConfiguration) {
         self.configuration = configuration
         items = FeedDataGenerator.makeItems(count: configuration.rows, seed: configuration.seed)
+        archive = ThumbnailArchive(pictureCount: FeedDataGenerator.pictureCount, seed: configuration.seed, side: configuration.previewSide)
         script = FeedScript.make(seconds: configuration.seconds, seed: configuration.seed)
         initialSnapshot = FeedPipeline.run(query: "", items: items, generation: 0,
                                            identity: configuration.variant == .naive ? .regeneratedPerSnapshot : .stable)!
@@ -81,13 +87,15 @@ public final class FeedWorkload {
         switch configuration.variant {
         case .naive:
             let model = NaiveFeedModel()
-            let items = self.items
+            let items = self.items, archive = self.archive
             var published = 0
             model.state.snapshot = initialSnapshot
             let host = ViewHost(root: NaiveFeedScreen(model: model, position: position), configuration: hostConfiguration)
             var generation: UInt64 = 0
             session = FeedSession(host: host, position: position, script: script, typeCharacter: { character in
-                // Naive: the whole pipeline, synchronously, on the main actor, for every keystroke.
+                // Naive: the whole pipeline, synchronously, on the main actor, for every keystroke;
+                // and on the first, the thumbnail archive for the results header (a hang).
+                if model.state.previews == nil { model.state.previews = ThumbnailPreviews(pictures: archive.load()) }
                 model.state.query.append(character)
                 generation += 1
                 model.state.snapshot = FeedPipeline.run(query: model.state.query, items: items, generation: generation,
@@ -107,7 +115,14 @@ public final class FeedWorkload {
             }
             let host = ViewHost(root: TunedFeedScreen(model: model, thumbnails: thumbnails, position: position),
                                 configuration: hostConfiguration)
+            let archive = self.archive
             session = FeedSession(host: host, position: position, script: script, typeCharacter: { character in
+                // The first keystroke opens the thumbnail archive on the thumbnail thread; the header
+                // shows the top result's preview once it is in.
+                if !model.previewsRequested {
+                    model.previewsRequested = true
+                    thumbnails.loadPreviews(from: archive) { model.previews = $0 }
+                }
                 model.query.append(character)
                 if !model.isSearching { model.isSearching = true }
                 coordinator.search(model.query)

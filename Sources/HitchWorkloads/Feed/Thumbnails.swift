@@ -32,6 +32,7 @@ public final class ThumbnailCache {
     private var slots: [Int: ThumbnailSlot] = [:]
     private let delivery: Delivery
     private var pending: [(slot: ThumbnailSlot, pixels: ImagePixels?)] = []
+    private var pendingPreviews: (() -> Void)?
 
     public init() {
         delivery = .background(BackgroundWorker(name: "feed.thumbnails"))
@@ -62,12 +63,30 @@ public final class ThumbnailCache {
         return slot
     }
 
+    /// Loads the thumbnail archive's previews where this cache decodes (its thumbnail thread, or at
+    /// once for a deferred cache) and hands them to `publish` on the main actor (a deferred cache:
+    /// at the next `deliverPending()`).
+    public func loadPreviews(from archive: ThumbnailArchive, publish: @escaping @MainActor @Sendable (ThumbnailPreviews) -> Void) {
+        switch delivery {
+        case .background(let worker):
+            worker.async {
+                let previews = ThumbnailPreviews(pictures: archive.load())
+                Task { @MainActor in publish(previews) }
+            }
+        case .deferred:
+            let previews = ThumbnailPreviews(pictures: archive.load())
+            pendingPreviews = { publish(previews) }
+        }
+    }
+
     /// Publishes the images decoded since the last call (deferred caches only); returns how many.
     @discardableResult
     public func deliverPending() -> Int {
         let ready = pending
         pending.removeAll()
         for (slot, pixels) in ready { slot.pixels = pixels }
+        pendingPreviews?()
+        pendingPreviews = nil
         return ready.count
     }
 }

@@ -30,6 +30,8 @@ struct CommandContext {
       --device-budget SIZE   Device memory budget for the LLM memory figures: 1.2GB, 800MB, 6GiB (default 1.2GB).
       --full-names           Show Swift functions with their full demangled names (default: simplified,
                              as Instruments shows them: module, type and function, no specialization noise).
+      --hang-ms MS           The shortest stretch away from the frame loop that is a hang (default 250, Apple's).
+      --brief-hang-ms MS     The shortest that is brief unresponsiveness, below a hang (default 100, Apple's).
     \(TraceInputs.optionHelp)
     """
 
@@ -45,6 +47,11 @@ struct CommandContext {
             throw CLIError("option '--device-budget-mb' is now '--device-budget SIZE' in every command: use --device-budget \(old)MB")
         }
         options.fullSymbolNames = arguments.flag("--full-names")
+        options.hangThresholdMs = try arguments.number("--hang-ms", in: 1.0...3_600_000, default: AnalyzerOptions.defaultHangThresholdMs)
+        options.briefHangThresholdMs = try arguments.number("--brief-hang-ms", in: 1.0...3_600_000, default: min(AnalyzerOptions.defaultBriefHangThresholdMs, options.hangThresholdMs))
+        if options.briefHangThresholdMs > options.hangThresholdMs {
+            throw CLIError("option '--brief-hang-ms' (\(Quantities.countText(options.briefHangThresholdMs))) must not be above '--hang-ms' (\(Quantities.countText(options.hangThresholdMs))): brief unresponsiveness is the tier below a hang")
+        }
         let inputFormat = try arguments.option("--input-format").map { try TraceInputs.checkedFormat($0) }
         let process = try TraceInputs.processSelection(&arguments)
         let output = takesOutput ? try arguments.output() : nil

@@ -18,6 +18,13 @@ enum BenchClock {
 
     static func threadCPUSeconds() -> Double { Double(threadCPUNanoseconds()) / 1e9 }
 
+    /// CPU time of the whole process (every thread, user and system), in seconds.
+    static func processCPUSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+    }
+
     /// The 1-, 5- and 15-minute load averages as /proc/loadavg spells them (empty where unavailable),
     /// so a noisy run is visible in the output.
     static func loadAverages() -> [Substring] {

@@ -1,7 +1,7 @@
 // `hitch bench <what>`: benchmarks that print JSON for CI scripts (ratios measured in one run).
 enum BenchCommand: Subcommand {
     static let name = "bench"
-    static let summary = "Benchmarks (record, sample, analyze, decode, ui, import); --format json for scripts."
+    static let summary = "Benchmarks (record, sample, analyze, decode, ui, import, watchdog) and test traces; --format json for scripts."
     static let help = """
     USAGE: hitch bench <benchmark> [--format text|json]
 
@@ -15,7 +15,7 @@ enum BenchCommand: Subcommand {
       hitch bench record --format json
     """
     static let subcommands = [BenchRecord.entry, BenchSample.entry, BenchAnalyze.entry, BenchDecode.entry, BenchUI.entry, BenchImport.entry,
-                              BenchTraces.entry]
+                              BenchWatchdog.entry, BenchTraces.entry]
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         try dispatch(&arguments, among: subcommands, parent: name)
     }

@@ -136,10 +136,7 @@ enum BenchSample: Subcommand {
 
     /// Process CPU time (every thread) and wall time, in seconds.
     private static func clocks() -> (cpu: Double, wall: Double) {
-        var usage = rusage()
-        getrusage(RUSAGE_SELF.rawValue, &usage)
-        let cpu = Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
-        return (cpu, Double(DispatchTime.now().uptimeNanoseconds) / 1e9)
+        (BenchClock.processCPUSeconds(), Double(DispatchTime.now().uptimeNanoseconds) / 1e9)
     }
 
     private static func loadAverage() -> String { BenchClock.loadAverages().joined(separator: " ") }
