@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# The README's example app (Examples/FrameApp) built the way a user builds it: as an outside
-# package that depends on Hitch by version (`.package(url:, from: "0.1.0")`), recorded, and
-# analyzed.
+# The README's example app (Examples/FrameApp) built the way the README says, as an outside
+# package, recorded, and analyzed.
 #   1. README's "Record your own" includes the example's files verbatim (checked here).
-#   2. This working tree (tracked and new files) becomes a git repository tagged 0.1.0 in a
-#      temporary directory; the example's dependency URL is pointed at it (the only change).
-#   3. The app is built (fails if any library target of Hitch had unsafe flags) as on a machine without
-#      zlib1g-dev (HitchTrace needs no zlib; the link line is checked too), run at 60 Hz with present
-#      times read from the clock after real waits, and analyzed: its two planted stalls are the
-#      trace's hitches, of two periods and one period.
+#   2. A fresh copy of this working tree (tracked and new files), in a folder not named after Hitch,
+#      runs the README's command as written: cd Examples/FrameApp && swift run FrameApp … (the
+#      example depends on Hitch by path).
+#   3. The versioned form its manifest shows for a real app: the copy tagged 0.1.0 as a git
+#      repository, the dependency swapped for .package(url:, from: "0.1.0"), built (fails if any
+#      library target of Hitch had unsafe flags) as on a machine without zlib1g-dev (HitchTrace needs
+#      no zlib; the link line is checked too), and resolved to 0.1.0.
+#   4. The recording of step 2 (60 Hz, present times read from the clock after real waits) is
+#      analyzed: its two planted stalls are the trace's hitches, of two periods and one period.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -28,40 +30,52 @@ done
 
 work=$(mktemp -d /tmp/hitch-example.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-
-# 2. Hitch as a versioned git dependency.
-mkdir "$work/hitch"
-git ls-files -z --cached --others --exclude-standard -- . ':!Traces' ':!Reports' ':!Examples' \
-    | while IFS= read -r -d '' file; do [ -e "$file" ] && printf '%s\0' "$file"; done \
-    | tar --null -T - -cf - | tar -xf - -C "$work/hitch"
-(cd "$work/hitch" && git init -q && git add -A \
-    && git -c user.name=check -c user.email=check@localhost commit -qm "Hitch snapshot" && git tag 0.1.0)
-cp -R "$example" "$work/app"
-rm -rf "$work/app/.build" "$work/app/Package.resolved"
-sed -i "s|https://example.com/hitch.git|file://$work/hitch|" "$work/app/Package.swift"
-grep -q "file://$work/hitch\", from: \"0.1.0\"" "$work/app/Package.swift" \
-    || { echo "check-example-app: could not point the example's dependency at the local clone"; exit 1; }
-
-# 3. Build, run, analyze. The app links HitchTrace alone, which needs no zlib: it is built as on a
-#    machine without zlib1g-dev (scripts/support/without-zlib-dev.sh), and its link line must not
-#    name zlib either.
-build_log="$work/build.log"
-(cd "$work/app" && bash "$root/scripts/support/without-zlib-dev.sh" swift build -v --disable-dependency-cache) > "$build_log" 2>&1 || true
-grep "^without-zlib-dev:" "$build_log" | sed 's/^/check-example-app: /' || true
-grep -E "error|warning:|Compiling FrameApp|Build complete" "$build_log" | grep -v -- " -frontend " || true
-app="$work/app/.build/debug/FrameApp"
-[ -x "$app" ] || { echo "check-example-app: the example app did not build as an outside package (without zlib1g-dev)"; tail -20 "$build_log"; exit 1; }
-zlib_links=$(grep -v "^without-zlib-dev:" "$build_log" | grep -E '(^| )-lz( |$)|libz\.(so|a)' || true)
-[ -z "$zlib_links" ] || { echo "check-example-app: the app's build links zlib:"; head -3 <<<"$zlib_links"; exit 1; }
-grep -q '"version" : "0.1.0"' "$work/app/Package.resolved" \
-    || { echo "check-example-app: the dependency did not resolve to version 0.1.0"; cat "$work/app/Package.resolved"; exit 1; }
 # The analyzer: $HITCH when set (a build from elsewhere), else this checkout's debug build.
 if [ -n "${HITCH:-}" ]; then hitch=$HITCH; else
     swift build --product hitch >/dev/null
     hitch="$(swift build --show-bin-path)/hitch"
 fi
+bin=$(dirname "$hitch")
+
+# 2. The README's command, as written, in a fresh copy.
+copy="$work/a-fresh-clone"
+mkdir "$copy"
+git ls-files -z --cached --others --exclude-standard -- . ':!Traces' ':!Reports' \
+    | while IFS= read -r -d '' file; do [ -e "$file" ] && printf '%s\0' "$file"; done \
+    | tar --null -T - -cf - | tar -xf - -C "$copy"
+command=$(grep -m1 '^cd Examples/FrameApp && swift run FrameApp' README.md)
+[ -n "$command" ] || { echo "check-example-app: README.md has no 'cd Examples/FrameApp && swift run FrameApp …' command"; exit 1; }
+trace=$(sed -E 's/.*swift run FrameApp ([^ ]+).*/\1/' <<<"$command")
+rm -f "$trace"
+echo "check-example-app: running the README's command in a fresh copy: $command"
+(cd "$copy" && PATH="$bin:$PATH" bash -c "$command" 2>&1 | grep -vE "^\[[0-9]+/[0-9]+\] (Compiling|Write|Linking|Emitting|Planning)" | sed -n '1,40p')
+[ -s "$trace" ] || { echo "check-example-app: the README's command did not record $trace"; exit 1; }
+mv "$trace" "$work/frameapp.fxt"
 trace="$work/frameapp.fxt"
-"$app" "$trace"
+
+# 3. The versioned form: Hitch as a tagged git dependency. The app links HitchTrace alone, which
+#    needs no zlib: it is built as on a machine without zlib1g-dev (scripts/support/without-zlib-dev.sh),
+#    and its link line must not name zlib either.
+mkdir "$work/hitch"
+(cd "$copy" && tar --exclude=./Examples -cf - .) | tar -xf - -C "$work/hitch"
+(cd "$work/hitch" && rm -rf .build && git init -q && git add -A \
+    && git -c user.name=check -c user.email=check@localhost commit -qm "Hitch snapshot" && git tag 0.1.0)
+cp -R "$copy/$example" "$work/app"
+rm -rf "$work/app/.build" "$work/app/Package.resolved"
+sed -i "s|\.package(name: \"hitch\", path: \"\.\./\.\.\")|.package(url: \"file://$work/hitch\", from: \"0.1.0\")|" "$work/app/Package.swift"
+grep -q "file://$work/hitch\", from: \"0.1.0\"" "$work/app/Package.swift" \
+    || { echo "check-example-app: could not put the example's dependency in its versioned form"; exit 1; }
+build_log="$work/build.log"
+(cd "$work/app" && bash "$root/scripts/support/without-zlib-dev.sh" swift build -v --disable-dependency-cache) > "$build_log" 2>&1 || true
+grep "^without-zlib-dev:" "$build_log" | sed 's/^/check-example-app: /' || true
+grep -E "error|warning:|Compiling FrameApp|Build complete" "$build_log" | grep -v -- " -frontend " || true
+[ -x "$work/app/.build/debug/FrameApp" ] || { echo "check-example-app: the example app did not build against Hitch 0.1.0 as a package dependency (without zlib1g-dev)"; tail -20 "$build_log"; exit 1; }
+zlib_links=$(grep -v "^without-zlib-dev:" "$build_log" | grep -E '(^| )-lz( |$)|libz\.(so|a)' || true)
+[ -z "$zlib_links" ] || { echo "check-example-app: the app's build links zlib:"; head -3 <<<"$zlib_links"; exit 1; }
+grep -q '"version" : "0.1.0"' "$work/app/Package.resolved" \
+    || { echo "check-example-app: the dependency did not resolve to version 0.1.0"; cat "$work/app/Package.resolved"; exit 1; }
+
+# 4. Analyze the recording.
 "$hitch" analyze "$trace" --refresh 60 | sed -n '1,25p'
 # On a machine busier than twice its cores the app's own 2 ms of work per frame can take a period of
 # wall time, and those frames really are late (a stalled frame too, by a period more): then the
@@ -88,4 +102,4 @@ cat > "$work/budget.json" <<JSON
 JSON
 echo "load average: $(cat /proc/loadavg)"
 "$hitch" check "$trace" --budget "$work/budget.json"
-echo "check-example-app: the example app built against Hitch 0.1.0 as a package dependency; its planted stalls are its hitches"
+echo "check-example-app: the example app built as the README says (and against Hitch 0.1.0 by version); its planted stalls are its hitches"

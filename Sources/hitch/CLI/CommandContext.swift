@@ -216,7 +216,8 @@ enum TraceFiles {
         switch error {
         case .cannotOpen: CLIError(error.description)
         case .badMagic(_, let found) where error.offset == 0:
-            CLIError("'\(path)' is not an FXT trace (its first 8 bytes are 0x\(String(found, radix: 16)), not the FXT magic record); traces come from 'hitch record' or the HitchTrace library, Chrome JSON from 'hitch import chrome'")
+            CLIError("'\(path)' is not an FXT trace (its first 8 bytes are 0x\(String(found, radix: 16)), not the FXT magic record) nor one Hitch imports "
+                     + "(Chrome JSON, Perfetto, Instruments XML, Android framestats: 'hitch import --help'); traces come from 'hitch record' or the HitchTrace library")
         default: CLIError("'\(path)': \(error.description)")
         }
     }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Foundation
 import HitchAnalysis
 import HitchImport
 
@@ -42,11 +43,35 @@ enum TraceInputs {
         return value
     }
 
-    /// A trace ready for the FXT reader: `path` as the user named it, `fxtPath` where to read it.
+    /// A trace ready for the FXT reader: `path` as the user named it (an Instruments export's tables
+    /// joined by " + "), `fxtPath` where to read it.
     struct Prepared {
         var path: String
         var fxtPath: String
         var isTemporary: Bool
+    }
+
+    /// The traces `paths` make, in order, as `hitch import` reads them: an Instruments export is
+    /// several files (a table or more each), so every xctrace input of one command is one trace;
+    /// every other file is a trace of its own. Two xctrace files that hold the same table cannot be
+    /// one export: refused, with the commands that import each export on its own.
+    static func traces(_ paths: [String], forced: String?) throws -> [(paths: [String], format: String)] {
+        var traces: [(paths: [String], format: String)] = []
+        var xctraceIndex: Int?
+        var tables: [String: String] = [:]   // table schema -> the file that holds it
+        for path in paths {
+            let format = format(of: path, forced: forced)
+            guard format == ImportFormat.xctrace.rawValue else { traces.append(([path], format)); continue }
+            for table in XctraceTables.schemas(in: path) {
+                if let other = tables[table], other != path {
+                    throw CLIError("'\(other)' and '\(path)' both hold Instruments' '\(table)' table, so they are not tables of one export: "
+                                   + "import each export into a trace of its own ('hitch import xctrace TABLE.xml… -o run.fxt') and give the .fxt files")
+                }
+                tables[table] = path
+            }
+            if let index = xctraceIndex { traces[index].paths.append(path) } else { xctraceIndex = traces.count; traces.append(([path], format)) }
+        }
+        return traces
     }
 
     /// The format of `path`: `forced`, or recognised from its first bytes (FXT when nothing else fits,
@@ -61,29 +86,42 @@ enum TraceInputs {
     /// Imports every input that is not FXT into a temporary file; `cleanUp` removes them. `process`
     /// (`--process`) picks the app of each Perfetto input; given with no Perfetto input, it is refused.
     static func prepare(_ paths: [String], forced: String?, process: PerfettoProcessSelection? = nil) throws -> [Prepared] {
-        let formats = paths.map { format(of: $0, forced: forced) }
-        if let process, !formats.contains(ImportFormat.perfetto.rawValue) {
+        let traces = try traces(paths, forced: forced)
+        if let process, !traces.contains(where: { $0.format == ImportFormat.perfetto.rawValue }) {
             throw CLIError("option '--process' (\(process)) picks an app in a Perfetto trace, and no input is one: "
-                           + zip(paths, formats).map { "'\($0)' is \($1)" }.joined(separator: ", "))
+                           + traces.flatMap { trace in trace.paths.map { "'\($0)' is \(trace.format)" } }.joined(separator: ", "))
         }
         var prepared: [Prepared] = []
         do {
-            for (path, format) in zip(paths, formats) {
-                if format == "fxt" {
-                    prepared.append(Prepared(path: path, fxtPath: path, isTemporary: false))
+            for trace in traces {
+                let name = trace.paths.joined(separator: " + ")
+                if trace.format == "fxt" {
+                    prepared.append(Prepared(path: name, fxtPath: trace.paths[0], isTemporary: false))
                     continue
                 }
                 let temporary = try temporaryFXT()
-                prepared.append(Prepared(path: path, fxtPath: temporary, isTemporary: true))
-                let summary = try importFile(format: format, inputs: [path], output: temporary,
-                                             options: ImportOptions(process: format == ImportFormat.perfetto.rawValue ? process : nil))
-                for warning in summary.warnings.prefix(3) { writeStandardError("hitch: warning: \(path): \(warning)\n") }
+                prepared.append(Prepared(path: name, fxtPath: temporary, isTemporary: true))
+                let summary = try importFile(format: trace.format, inputs: trace.paths, output: temporary,
+                                             options: ImportOptions(process: trace.format == ImportFormat.perfetto.rawValue ? process : nil))
+                for warning in summary.warnings.prefix(3) { writeStandardError("hitch: warning: \(name): \(warning)\n") }
             }
         } catch {
             cleanUp(prepared)
             throw error
         }
         return prepared
+    }
+
+    /// The one trace `paths` make, for a command that reads exactly one (info, export): an FXT file,
+    /// another tool's file imported on the way in, or an Instruments export's tables. Checked as the
+    /// analysis commands check their inputs; `cleanUp` it when done.
+    static func one(_ paths: [String], command: String) throws -> Prepared {
+        for path in paths { try TraceFiles.check(path, allowingImports: true) }
+        let traces = try traces(paths, forced: nil)
+        guard traces.count == 1 else {
+            throw CLIError("'hitch \(command)' reads one trace; \(traces.map { "'" + $0.paths.joined(separator: " + ") + "'" }.joined(separator: " and ")) are \(traces.count): give one at a time")
+        }
+        return try prepare(paths, forced: nil)[0]
     }
 
     static func cleanUp(_ prepared: [Prepared]) {
@@ -110,5 +148,44 @@ enum TraceInputs {
         guard fd >= 0 else { throw CLIError("cannot create a temporary file in \(directory) for the import: \(String(cString: strerror(errno)))") }
         close(fd)
         return String(cString: template.map { CChar(bitPattern: UInt8(bitPattern: $0)) })
+    }
+}
+
+/// The tables an `xctrace export` file holds: the name of each `<schema name="…">` in it, read in
+/// one pass of 1 MB blocks (a time profile's export can be large).
+enum XctraceTables {
+    static func schemas(in path: String) -> [String] {
+        guard let file = FileHandle(forReadingAtPath: path) else { return [] }
+        defer { try? file.close() }
+        let marker = Array("<schema name=\"".utf8)
+        var names: [String] = []
+        var carry: [UInt8] = []
+        while let block = try? file.read(upToCount: 1 << 20), !block.isEmpty {
+            let bytes = carry + block
+            var index = 0
+            var unfinished: Int?   // a marker whose name runs past this block
+            while let start = find(marker, in: bytes, from: index) {
+                let nameStart = start + marker.count
+                guard let end = bytes[nameStart...].firstIndex(of: UInt8(ascii: "\"")) else { unfinished = start; break }
+                let name = String(decoding: bytes[nameStart..<end], as: UTF8.self)
+                if !names.contains(name) { names.append(name) }
+                index = end + 1
+            }
+            // Keep the tail: a marker (and a name) may straddle two blocks.
+            // (A name is short: an unfinished one longer than 4 KB is not a table's, and is let go.)
+            let keepFrom = unfinished.flatMap { bytes.count - $0 <= 4096 ? $0 : nil } ?? max(index, bytes.count - marker.count)
+            carry = Array(bytes[keepFrom...])
+        }
+        return names
+    }
+
+    private static func find(_ needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
+        guard haystack.count >= needle.count, start <= haystack.count - needle.count else { return nil }
+        var i = start
+        while i <= haystack.count - needle.count {
+            if haystack[i] == needle[0], haystack[i..<(i + needle.count)].elementsEqual(needle) { return i }
+            i += 1
+        }
+        return nil
     }
 }

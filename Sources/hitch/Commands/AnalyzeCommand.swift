@@ -41,7 +41,7 @@ enum AnalyzeCommand: Subcommand {
         let analysis = try context.analyze(paths, merge: merge)
         CommandContext.warnIfCutShort(analysis)
         guard let renderer = Renderers.named(format) else { throw CLIError("unknown format '\(format)'") }
-        let title = paths.count == 1 ? "hitch analyze" : "hitch analyze (\(paths.count) runs)"
+        let title = analysis.runs.count <= 1 ? "hitch analyze" : "hitch analyze (\(analysis.runs.count) runs)"
         let text = try renderer.render(ReportInput(analysis: analysis, title: title))
         try context.write(text, inputs: paths)
         return .ok

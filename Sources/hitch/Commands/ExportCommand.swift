@@ -25,7 +25,8 @@ enum ExportCommand: Subcommand {
       Swift functions are shown simplified (module, type, function), as Instruments shows them.
 
     ARGUMENTS:
-      TRACE                 An .fxt trace file.
+      TRACE                 An .fxt trace file, or another tool's, imported on the way in ('hitch import --help';
+                            an Instruments export's tables together are one trace).
 
     OPTIONS:
       --format FORMAT       One of: \(formats.joined(separator: ", ")) (required).
@@ -51,18 +52,21 @@ enum ExportCommand: Subcommand {
         let toMs = try arguments.option("--to").map { try milliseconds($0, option: "--to") }
         let fullNames = arguments.flag("--full-names")
         let output = try arguments.output()
-        let path = try arguments.positionals(name, count: 1...1, what: "exactly one TRACE")[0]
+        let paths = try arguments.positionals(name, count: 1...Int.max, what: "one TRACE (or an Instruments export's tables)")
         if format == "chrome", fromMs != nil || toMs != nil {
             throw CLIError("options '--from' and '--to' apply to --format folded only; the chrome export is always the whole trace")
         }
         if let fromMs, let toMs, toMs <= fromMs {
             throw CLIError("option '--to' (\(toMs)) must be after '--from' (\(fromMs))")
         }
-        try TraceFiles.check(path)
         // Refused before the trace is opened: writing the input while reading it destroys both.
-        let file = try OutputFile(path: output, inputs: [path])
+        let file = try OutputFile(path: output, inputs: paths)
+        let trace: TraceInputs.Prepared
+        do { trace = try TraceInputs.one(paths, command: name) } catch { file.abandon(); throw error }
+        defer { TraceInputs.cleanUp([trace]) }
+        let path = trace.path
         do {
-            var reader = try TraceReader(path: path)
+            var reader = try TraceReader(path: trace.fxtPath)
             try export(&reader, format: format, fromNs: fromMs.map { Int64($0 * 1e6) }, toNs: toMs.map { Int64($0 * 1e6) },
                        fullNames: fullNames) { try file.write($0) }
             try file.close()

@@ -16,7 +16,8 @@ enum InfoCommand: Subcommand {
     Exits 2 when the trace holds no events.
 
     ARGUMENTS:
-      TRACE                 An .fxt trace file.
+      TRACE                 An .fxt trace file, or another tool's, imported on the way in ('hitch import --help';
+                            an Instruments export's tables together are one trace).
 
     OPTIONS:
       --format text|json    Output format (default: text).
@@ -52,15 +53,18 @@ enum InfoCommand: Subcommand {
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         let format = try arguments.choice("--format", ["text", "json"], default: "text")
         let output = try arguments.output()
-        let path = try arguments.positionals(name, count: 1...1, what: "exactly one TRACE")[0]
-        try TraceFiles.check(path)
-        let info: Info
+        let paths = try arguments.positionals(name, count: 1...Int.max, what: "one TRACE (or an Instruments export's tables)")
+        let trace = try TraceInputs.one(paths, command: name)
+        defer { TraceInputs.cleanUp([trace]) }
+        let path = trace.path
+        var info: Info
         do {
-            info = try summarize(path: path)
+            info = try summarize(path: trace.fxtPath)
+            info.path = path
         } catch let error as TraceReadError {
             throw TraceFiles.error(error, path: path)
         }
-        try writeOutput(format == "json" ? try JSONOutput.text(info) : text(info) + "\n", to: output, inputs: [path])
+        try writeOutput(format == "json" ? try JSONOutput.text(info) : text(info) + "\n", to: output, inputs: paths)
         // A trace without events is what a recording that never reached its file leaves: say so.
         if info.eventCount == 0 {
             throw CLIError("\(path): the trace holds no events (its recording wrote nothing after the header)")

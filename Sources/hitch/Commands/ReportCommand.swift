@@ -45,13 +45,16 @@ enum ReportCommand: Subcommand {
         guard let output = context.output else { throw CLIError("'hitch report' needs -o FILE.html") }
 
         let html: String
-        if traces.count == 2 && !merge {
+        // Two traces compare; an Instruments export's tables are one trace (`TraceInputs.traces`).
+        let sides = try TraceInputs.traces(traces, forced: context.inputFormat).map(\.paths)
+        if sides.count == 2 && !merge {
             // Each side on its own: comparing a trace with itself is allowed (it shows no change).
-            let analyses = try traces.map { try context.analyzeEach([$0])[0] }
+            let analyses = try sides.map { try context.analyzeEach($0)[0] }
             analyses.forEach(CommandContext.warnIfCutShort)
             let comparison = RunComparison.compare(base: [analyses[0]], new: [analyses[1]], thresholdPercent: threshold)
-            html = HTMLReport.renderComparison(base: analyses[0], new: analyses[1], comparison: comparison, baseLabel: traces[0], newLabel: traces[1],
-                                               title: title ?? "\(TraceAnalysis.displayName(traces[0])) vs \(TraceAnalysis.displayName(traces[1]))")
+            let labels = sides.map { $0.joined(separator: " + ") }
+            html = HTMLReport.renderComparison(base: analyses[0], new: analyses[1], comparison: comparison, baseLabel: labels[0], newLabel: labels[1],
+                                               title: title ?? "\(TraceAnalysis.displayName(sides[0][0])) vs \(TraceAnalysis.displayName(sides[1][0]))")
         } else {
             let analysis = try context.analyze(traces, merge: merge)
             CommandContext.warnIfCutShort(analysis)
