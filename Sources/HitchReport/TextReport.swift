@@ -13,7 +13,7 @@ public enum TextReport: AnalysisRenderer {
                    + " (agreement \(ReportText.percent(p.agreementRatio)))" + (p.unjudged > 0 ? "; \(p.unjudged) frames Hitch could not judge" : ""))
         let differing = a.frames.filter { frame in
             guard let verdict = frame.platformVerdict else { return false }
-            return (PlatformVerdict(label: verdict) == .janky) != (frame.hitchMs > 0)
+            return (PlatformVerdict(label: verdict)?.isJanky ?? false) != (frame.hitchMs > 0)
         }
         for frame in differing.prefix(10) {
             out.append("  frame \(frame.frameID) at \(ReportText.ms(frame.startMs)): Hitch \(frame.hitchMs > 0 ? "hitch " + ReportText.ms(frame.hitchMs) : "no hitch"), platform \(frame.platformVerdict ?? "")")
@@ -27,6 +27,8 @@ public enum TextReport: AnalysisRenderer {
         var out: [String] = []
         let runs = a.runs.count == 1 ? a.runs[0].path : "\(a.runs.count) runs merged: " + a.runs.map(\.path).joined(separator: ", ")
         out.append("\(input.title): \(runs)")
+        // Before any figure: an import whose frames Hitch and the platform judge differently.
+        if let untrusted = a.headline?.untrusted { out.append("  NOT TRUSTED: \(untrusted).") }
         out.append("  evidence: \(a.evidence.summary)")
         out.append("  events \(a.eventCount), dropped by the recorder \(a.droppedEvents)"
                    + (a.recordedRates.isEmpty ? "" : ", recorded at " + a.recordedRates.map { "\(Format.significant($0.rateHz)) Hz (\($0.frameCount) frames)" }.joined(separator: ", ")))

@@ -73,6 +73,9 @@ public enum HitchArgument: UInt32, TraceWord {
     case vsyncNs, targetNs, source, presented, addresses, address, size, function, image, offset
     /// A context switch's CPU (Chrome JSON; FXT keeps it in the record's header).
     case cpu
+    /// A frame's expected present where the trace states it (imports: the vsync the platform aimed
+    /// the frame at), in ticks in FXT and nanoseconds in Chrome JSON.
+    case expectedPresentTicks, expectedPresentNs
     public var name: String { HitchArgument.spelled[Int(rawValue)] }
     private static let spelled = allCases.map { caseName($0) }
 }
@@ -166,15 +169,27 @@ public enum ChromeWord {
 /// "Platform verdicts"). It is an instant of category `platform.verdict` on the frame's thread at the
 /// frame's start, right after the frame's begin, named by its label: the verdict and the platform's
 /// reason (`janky: App Deadline Missed`, `on time: Buffer Stuffing`), with arguments `frameID` and
-/// Apple's hitch duration `hitchNs` where the platform gives one.
+/// Apple's hitch duration `hitchNs` where the platform gives one. `janky` is a frame the platform
+/// blames on the app (or names no culprit for); `janky elsewhere` one it blames on its own
+/// pipeline: SurfaceFlinger, the display, the scheduler's prediction (Android's Other Jank), a
+/// system hitch (Apple's `is-system`).
 public enum PlatformVerdict: UInt8, CaseIterable, Sendable {
-    case janky, onTime
+    case janky, jankyElsewhere, onTime
     public static let category = "platform.verdict"
     public static let frameIDArgument = HitchArgument.frameID.name
     public static let hitchNsArgument = "hitchNs"
 
     /// The word as the label spells it.
-    public var name: String { self == .janky ? "janky" : "on time" }
+    public var name: String {
+        switch self {
+        case .janky: "janky"
+        case .jankyElsewhere: "janky elsewhere"
+        case .onTime: "on time"
+        }
+    }
+
+    /// Whether the platform called the frame janky, whoever it blames.
+    public var isJanky: Bool { self != .onTime }
 
     /// The instant's name: the verdict, and the platform's reason after a colon.
     public func label(detail: String?) -> String { name + (detail.map { ": " + $0 } ?? "") }
@@ -213,7 +228,8 @@ public struct HitchEventSchema: Sendable {
     }
 
     public static let all: [HitchEventSchema] = [
-        .init("frameBegan", .frame, .frameBegan, [(.frameID, .uint), (.vsyncTicks, .uint), (.targetTicks, .uint), (.periodNs, .int)]),
+        .init("frameBegan", .frame, .frameBegan, [(.frameID, .uint), (.vsyncTicks, .uint), (.targetTicks, .uint), (.periodNs, .int),
+                                                  (.expectedPresentTicks, .uint)]),
         .init("frameCommitted", .frame, .frameCommitted, [(.frameID, .uint)]),
         .init("frameRenderEnded", .frame, .frameRenderEnded, [(.frameID, .uint)]),
         .init("framePresented", .frame, .framePresented, [(.frameID, .uint)]),

@@ -21,6 +21,8 @@ struct HitchAccumulator: Sendable {
     private var causeCounts = [Int](repeating: 0, count: HitchCause.allCases.count)
     private var causeNs = [Int64](repeating: 0, count: HitchCause.allCases.count)
     private var framesWithStates = 0
+    /// Frames whose cause could be told: from thread states, or from the platform's verdict.
+    private var framesWithCauses = 0
     private var animatingNs: Int64 = 0
     private var animatingFromInteractions = false
     private var animatingFromFrames = false
@@ -76,6 +78,7 @@ struct HitchAccumulator: Sendable {
         if frame.frameTimeNs > frame.periodNs { slowFrames += 1 }
         if frame.frameTimeNs > frozenFrameThresholdNs { frozenFrames += 1 }
         if frame.states.main != nil { framesWithStates += 1 }
+        if frame.states.main != nil || frame.hasPlatformVerdict { framesWithCauses += 1 }
         if frame.kind == .latency || frame.latencyNs > 0 {
             if frame.kind == .latency { tripleBuffered += 1 }
             latencyNs +|= frame.latencyNs
@@ -156,7 +159,7 @@ struct HitchAccumulator: Sendable {
             f.byCause[cause] = c
         }
         f.framesWithThreadStates = framesWithStates
-        if framesWithStates > 0 {
+        if framesWithCauses > 0 {
             f.appHitchTimeRatioMsPerS = f.byCause.appWork.hitchTimeRatioMsPerS + f.byCause.waitingForAppThreads.hitchTimeRatioMsPerS
         }
         HitchGrading.apply(to: &f)

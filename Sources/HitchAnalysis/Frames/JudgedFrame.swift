@@ -20,6 +20,8 @@ struct JudgedFrame: Sendable {
     var cause: HitchCause = .unknown
     /// The root frame a recorded frame queued behind (`CauseChain`); nil when late on its own.
     var queuedBehind: UInt64? = nil
+    /// The platform judged the frame too (imports): its verdict can name the cause (`PlatformCause`).
+    var hasPlatformVerdict = false
     /// The main thread's frame work and the render thread's render by state (nil without readings).
     var states = FrameStates.unknown
     var mainStates: StateSplit? { states.main }
