@@ -65,7 +65,11 @@ final class PerfettoFrameTimeline {
     private var recentStarts: [Int64] = []
     private var sortedStarts: [Int64] = []
     private(set) var periodNs: Int64?
-    /// Frames complete but waiting for a first period estimate.
+    /// Display frames seen: frames wait until `settlingStarts` have been, so an estimate from the
+    /// first few (which may come out of order) does not judge the first frames.
+    private var startsSeen = 0
+    private static let settlingStarts = 16
+    /// Frames complete but waiting for a settled period estimate.
     private var ready: [(SurfaceKey, SurfaceFrame)] = []
     private var layerIndex: [Int64: [StringID]] = [:]
     /// Each layer's latest presents, sorted (at most `presentMemory`): the frame shown before an
@@ -83,6 +87,7 @@ final class PerfettoFrameTimeline {
     /// taken in time order (SurfaceFlinger wakes once per vsync it composes; idle vsyncs only make
     /// steps longer, and FrameTimeline's reports may arrive out of time order).
     private func notePeriod(_ start: Int64) {
+        startsSeen += 1
         recentStarts.append(start)
         var low = 0, high = sortedStarts.count
         while low < high { let mid = (low + high) / 2; if sortedStarts[mid] < start { low = mid + 1 } else { high = mid } }
@@ -204,7 +209,7 @@ final class PerfettoFrameTimeline {
     }
 
     private func complete(_ key: SurfaceKey, _ frame: SurfaceFrame) {
-        guard let period = periodNs else {
+        guard let period = periodNs, startsSeen >= Self.settlingStarts else {
             ready.append((key, frame))
             if ready.count > PerfettoState.maxWaiting { flushReady(fallbackPeriodNs: 16_666_667) }
             return
