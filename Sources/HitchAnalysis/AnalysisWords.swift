@@ -20,7 +20,9 @@ public enum HitchGrade: String, AnalysisWord {
 
 /// Where hitch figures come from: the recorded frames, or the replay model at another rate.
 public enum HitchSource: String, AnalysisWord {
-    case recorded, replay
+    /// Frames judged at the rate they were recorded at; replayed at another rate; the platform's own
+    /// hitches (an import without frames: docs/METRICS.md "Platform hitches").
+    case recorded, replay, platform
 }
 
 /// What the animating time (the hitch time ratio's denominator) was measured from.

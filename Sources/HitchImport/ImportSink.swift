@@ -35,6 +35,8 @@ public struct ImportSummary: Sendable {
     public var frames = 0
     /// Things skipped or approximated on the way in, one line each, counted.
     public var warnings: [String] = []
+    /// The warnings name their file (an import of several files); else they are the one file's.
+    public var namesFiles = false
     public init() {}
 }
 
@@ -58,8 +60,16 @@ public final class ImportSink {
     private var newestNs = Int64.min
     private var writtenThroughNs = Int64.min
     private var lateEvents = 0
-    private var skipped: [String: Int] = [:]
-    private var skippedOrder: [String] = []
+    private struct Skip: Hashable { var input: String?; var what: String }
+    private var skipped: [Skip: Int] = [:]
+    private var skippedOrder: [Skip] = []
+    private var inputs: [String] = []
+    /// The file being imported (`TraceImport.run` sets it): what is skipped is counted per file, and
+    /// an import of several files names the file in each warning. nil while nothing is read (the
+    /// importer's `finish`).
+    public var currentInput: String? {
+        didSet { if let currentInput, !inputs.contains(currentInput) { inputs.append(currentInput) } }
+    }
     public private(set) var summary = ImportSummary()
 
     /// Events are held until one `reorderWindowNs` newer has arrived, and at most `maxPendingEvents`
@@ -96,10 +106,11 @@ public final class ImportSink {
         emit(TraceEvent(timestampNs: timestampNs, thread: thread, payload: .metadata(key: writer.string(key.name), value: writer.string(value))))
     }
 
-    /// Counts something the importer could not carry over; reported once per kind at the end.
+    /// Counts something the importer could not carry over; reported once per kind (and file) at the end.
     public func skip(_ what: String, count: Int = 1) {
-        if skipped[what] == nil { skippedOrder.append(what) }
-        skipped[what, default: 0] += count
+        let key = Skip(input: currentInput, what: what)
+        if skipped[key] == nil { skippedOrder.append(key) }
+        skipped[key, default: 0] += count
     }
 
     public func emit(_ event: TraceEvent, arguments: EventArguments = EventArguments()) {
@@ -127,7 +138,11 @@ public final class ImportSink {
         if lateEvents > 0 {
             summary.warnings.append("\(lateEvents) events came more than the reorder window (\(reorderWindowNs / 1_000_000) ms or \(maxPendingEvents) events) after newer ones; written out of time order")
         }
-        for what in skippedOrder { summary.warnings.append("skipped \(skipped[what] ?? 0) \(what)") }
+        for key in skippedOrder {
+            let file = inputs.count > 1 ? key.input.map { $0 + ": " } ?? "" : ""
+            summary.warnings.append(file + "skipped \(skipped[key] ?? 0) \(key.what)")
+        }
+        summary.namesFiles = inputs.count > 1
         return summary
     }
 

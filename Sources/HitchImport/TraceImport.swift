@@ -69,7 +69,11 @@ public enum TraceImport {
     public static func run(_ format: ImportFormat, inputs: [String], output: String, options: ImportOptions = ImportOptions()) throws -> ImportSummary {
         let sink = try ImportSink(path: output, keepsFileOrder: format.keepsFileOrder)
         var importer = format.importer(options: options)
-        for input in inputs { try importer.importFile(path: input, into: sink) }
+        for input in inputs {
+            sink.currentInput = input
+            try importer.importFile(path: input, into: sink)
+        }
+        sink.currentInput = nil
         try importer.finish(into: sink)
         return try sink.finish()
     }

@@ -22,6 +22,23 @@ public enum TextReport: AnalysisRenderer {
         return out
     }
 
+    /// The platform's own hitches, for an import without frames (Instruments' hitches table alone).
+    static func platformHitchLines(_ a: Analysis) -> [String] {
+        guard let p = a.platformHitches else { return [] }
+        let figures = a.hitches.values.first { $0.source == .platform }
+        var out = ["", "Platform hitches (the recording tool's own: no frames to judge, so these are its figures, not Hitch's)"]
+        out.append("  \(p.hitchCount) hitches, \(ReportText.ms(p.totalHitchMs)) in all, longest \(ReportText.ms(p.longestHitchMs)); "
+                   + "\(Format.fixed(p.hitchTimeRatioMsPerS, 2)) ms/s over the export's \(Format.fixed(p.spanSeconds, 2)) s"
+                   + (figures.map { " at \(Format.significant($0.rateHz)) Hz: \($0.appleTestScale.grade) on Apple's test scale" } ?? ""))
+        if p.systemHitchCount > 0 {
+            out.append("  \(p.systemHitchCount) of them system hitches (\(ReportText.ms(p.systemHitchMs))), not the app's")
+        }
+        for n in p.narratives.prefix(10) {
+            out.append("  \(String(n.hitchCount).leftPadded(5)) × \(ReportText.ms(n.totalHitchMs).leftPadded(10))  \(n.text)\(n.isSystem ? " (system)" : "")")
+        }
+        return out
+    }
+
     public static func render(_ input: ReportInput) throws -> String {
         let a = input.analysis
         var out: [String] = []
@@ -61,6 +78,7 @@ public enum TextReport: AnalysisRenderer {
             }
             out.append(contentsOf: Self.platformLines(a))
         }
+        out.append(contentsOf: Self.platformHitchLines(a))
         if !a.offenders.isEmpty {
             out.append("")
             out.append("Top offenders in the hitches the app caused (on-CPU time, weighted by hitch time)")

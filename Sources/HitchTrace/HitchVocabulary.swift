@@ -202,6 +202,19 @@ public enum PlatformVerdict: UInt8, CaseIterable, Sendable {
     }
 }
 
+/// One of the platform's own hitches where the trace has no frames to join it to (Instruments'
+/// `hitches` table exported alone): an instant of category `platform.hitch` at the hitch's start on
+/// the app's main thread, named by its label (`janky: <Apple's narrative>`, or `janky elsewhere:
+/// …` for a system hitch, `PlatformVerdict`), and one named `end` at its end. The analysis sums
+/// them into the platform's figures (docs/METRICS.md "Platform hitches").
+public enum PlatformHitch {
+    public static let category = "platform.hitch"
+    public static let endName = "end"
+    /// Marks the export's last time, where a row names one after the last hitch's end (the span the
+    /// platform's hitch time ratio is over).
+    public static let exportEndName = "export end"
+}
+
 /// The type of an argument value as docs/FORMAT.md §3 names it.
 public enum HitchArgumentType: String, Sendable {
     case uint, int, double, string, bool

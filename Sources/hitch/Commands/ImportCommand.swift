@@ -86,7 +86,8 @@ enum ImportCommand: Subcommand {
             file.abandon()
             throw error
         }
-        for warning in summary.warnings.prefix(10) { writeStandardError("hitch: warning: \(inputs[0]): \(warning)\n") }
+        // An import of several files names the file in each warning itself.
+        for warning in summary.warnings.prefix(10) { writeStandardError("hitch: warning: \(summary.namesFiles ? "" : inputs[0] + ": ")\(warning)\n") }
         writeStandardError("wrote \(output): \(summary.frames) frames, \(summary.events) events, \(summary.bytes) bytes\n")
         return .ok
     }
