@@ -33,6 +33,10 @@ public struct ImportSummary: Sendable {
     public var events = 0
     public var bytes: UInt64 = 0
     public var frames = 0
+    /// Samples and the platform's own hitches (`PlatformHitch`) written: with frames, what an
+    /// analysis of the import can stand on (`TraceImport.run` refuses an import with none).
+    public var samples = 0
+    public var platformHitches = 0
     /// Things skipped or approximated on the way in, one line each, counted.
     public var warnings: [String] = []
     /// The warnings name their file (an import of several files); else they are the one file's.
@@ -60,7 +64,11 @@ public final class ImportSink {
     private var newestNs = Int64.min
     private var writtenThroughNs = Int64.min
     private var lateEvents = 0
-    private struct Skip: Hashable { var input: String?; var what: String }
+    private var platformHitchCategory: StringID?
+    private struct Skip: Hashable {
+        enum Kind { case skipped, note, countedNote }
+        var input: String?; var what: String; var kind = Kind.skipped
+    }
     private var skipped: [Skip: Int] = [:]
     private var skippedOrder: [Skip] = []
     private var inputs: [String] = []
@@ -113,8 +121,24 @@ public final class ImportSink {
         skipped[key, default: 0] += count
     }
 
+    /// Says something about the import that is no loss (a choice made, a value taken as asked, frames
+    /// kept though odd), once per text at the end among the warnings; `counted`: how often, first.
+    public func note(_ text: String, counted: Bool = false) {
+        let key = Skip(input: currentInput, what: text, kind: counted ? .countedNote : .note)
+        if skipped[key] == nil { skippedOrder.append(key) }
+        skipped[key, default: 0] += 1
+    }
+
     public func emit(_ event: TraceEvent, arguments: EventArguments = EventArguments()) {
-        if case .frameBegan = event.payload { summary.frames += 1 }
+        switch event.payload {
+        case .frameBegan: summary.frames += 1
+        case .sample: summary.samples += 1
+        case .instant(let category, _):
+            let hitchCategory = platformHitchCategory ?? writer.string(PlatformHitch.category)
+            platformHitchCategory = hitchCategory
+            if category == hitchCategory { summary.platformHitches += 1 }
+        default: break
+        }
         if keepsFileOrder { return write(event, arguments: arguments) }
         if event.timestampNs < writtenThroughNs { lateEvents += 1 }
         sequence += 1
@@ -140,7 +164,12 @@ public final class ImportSink {
         }
         for key in skippedOrder {
             let file = inputs.count > 1 ? key.input.map { $0 + ": " } ?? "" : ""
-            summary.warnings.append(file + "skipped \(skipped[key] ?? 0) \(key.what)")
+            let count = skipped[key] ?? 0
+            switch key.kind {
+            case .skipped: summary.warnings.append(file + "skipped \(count) \(key.what)")
+            case .note: summary.warnings.append(file + key.what)
+            case .countedNote: summary.warnings.append(file + "\(count) \(key.what)")
+            }
         }
         summary.namesFiles = inputs.count > 1
         return summary
