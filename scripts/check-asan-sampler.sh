@@ -9,23 +9,16 @@
 #   HITCH_ASAN_SCRATCH              scratch path (default /tmp/hb-asan)
 #   HITCH_SAMPLER_STORM_ITERATIONS  storm sessions (default 200)
 #   HITCH_ASAN_TEST_SECONDS         limit for the test run after the build (default 600)
-set -euo pipefail
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/support/sanitized-tests.sh"
 scratch="${HITCH_ASAN_SCRATCH:-/tmp/hb-asan}"
 # Sampler sessions (1 kHz on a busy chain, a thread blocked in read, dlopen during sampling),
 # samples through a real trace, the sampling fault test and the load test (8 threads + sampler).
 filter='SamplerTests|SamplingTraceTests|BacktraceTests|SymbolicatorTests|FaultTests/samplingSignals|LoadTests'
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
 # Leak checking is off: the sampler's per-thread slots are allocated once and never freed by design
 # (a late signal must never touch freed memory). UBSan findings abort the run.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:halt_on_error=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
-export HITCH_LOAD_SECONDS="${HITCH_LOAD_SECONDS:-1}"
-export HITCH_LOAD_RSS_SLACK_MB="${HITCH_LOAD_RSS_SLACK_MB:-1024}"   # ASan's quarantine and shadow are resident
 export HITCH_SAMPLER_STORM_ITERATIONS="${HITCH_SAMPLER_STORM_ITERATIONS:-200}"
-export SWIFT_BACKTRACE=enable=no
-status=0
 # Swift has no UBSan on Linux: -fsanitize=undefined goes to clang for the C targets only (the ASan
 # runtime carries the UBSan handlers); -fno-sanitize-recover makes each finding fatal.
 sanitize=(--scratch-path "$scratch" --sanitize=address -Xcc -fsanitize=undefined -Xcc -fno-sanitize-recover=undefined)
@@ -39,13 +32,6 @@ if [ "$status" = 124 ]; then
     echo "check-asan-sampler: the tests passed their time limit (backtraces above)"
     exit 1
 fi
-if grep -qE "ERROR: AddressSanitizer|runtime error:" "$log"; then
-    echo "check-asan-sampler: a sanitizer reported a problem (rerun: swift test --scratch-path $scratch --sanitize=address -Xcc -fsanitize=undefined --filter '$filter')"
-    exit 1
-fi
-if [ "$status" != 0 ]; then
-    tail -30 "$log"
-    echo "check-asan-sampler: tests failed under ASan/UBSan (exit $status)"
-    exit 1
-fi
-echo "check-asan-sampler: no ASan or UBSan findings in the sampler and recorder C code"
+sanitized_verdict check-asan-sampler "ERROR: AddressSanitizer|runtime error:" ASan/UBSan \
+    "swift test --scratch-path $scratch --sanitize=address -Xcc -fsanitize=undefined --filter '$filter'" \
+    "no ASan or UBSan findings in the sampler and recorder C code"

@@ -5,9 +5,10 @@
 #   1. README's "Record your own" includes the example's files verbatim (checked here).
 #   2. This working tree (tracked and new files) becomes a git repository tagged 0.1.0 in a
 #      temporary directory; the example's dependency URL is pointed at it (the only change).
-#   3. The app is built (fails if any library target of Hitch had unsafe flags), run at 60 Hz with
-#      present times read from the clock after real waits, and analyzed: its two planted stalls
-#      are the trace's hitches, of two periods and one period.
+#   3. The app is built (fails if any library target of Hitch had unsafe flags) as on a machine without
+#      zlib1g-dev (HitchTrace needs no zlib; the link line is checked too), run at 60 Hz with present
+#      times read from the clock after real waits, and analyzed: its two planted stalls are the
+#      trace's hitches, of two periods and one period.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -41,14 +42,48 @@ sed -i "s|https://example.com/hitch.git|file://$work/hitch|" "$work/app/Package.
 grep -q "file://$work/hitch\", from: \"0.1.0\"" "$work/app/Package.swift" \
     || { echo "check-example-app: could not point the example's dependency at the local clone"; exit 1; }
 
-# 3. Build, run, analyze.
-(cd "$work/app" && swift build --disable-dependency-cache 2>&1 | grep -E "error|warning:|Compiling FrameApp|Build complete" || true)
+# 3. Build, run, analyze. The app links HitchTrace alone, which needs no zlib: it is built as on a
+#    machine without zlib1g-dev. Where the package is installed, the build runs in a private mount
+#    namespace (this build only: the machine's files, and every other build on it, are untouched) in
+#    which each file zlib1g-dev installs is gone: its directories are overlays with those files
+#    removed, the runtime library (zlib1g) left in place. The link line must not name zlib either.
+build_log="$work/build.log"
+build_app() { (cd "$work/app" && swift build -v --disable-dependency-cache > "$build_log" 2>&1); }
+if dpkg -s zlib1g-dev >/dev/null 2>&1; then
+    dev_files=$(dpkg -L zlib1g-dev | while read -r f; do [ -f "$f" ] || [ -L "$f" ] && case "$f" in /usr/share/*) ;; *) echo "$f" ;; esac; done)
+    export -f build_app
+    export work build_log dev_files
+    unshare -m --propagation private bash -c '
+        set -e
+        n=0
+        for dir in $(for f in $dev_files; do dirname "$f"; done | sort -u); do
+            n=$((n + 1)); mkdir -p "$work/zlib-hidden/$n/upper" "$work/zlib-hidden/$n/work"
+            mount -t overlay overlay -o "lowerdir=$dir,upperdir=$work/zlib-hidden/$n/upper,workdir=$work/zlib-hidden/$n/work" "$dir"
+        done
+        for f in $dev_files; do rm "$f"; done
+        for f in $dev_files; do if [ -e "$f" ] || [ -L "$f" ]; then echo "check-example-app: $f is still there"; exit 3; fi; done
+        echo "check-example-app: building without zlib1g-dev ($(echo $dev_files | wc -w) files hidden: $(echo $dev_files | tr "\n" " "))"
+        build_app
+    ' || { status=$?; if [ "$status" = 3 ] || ! grep -q 'Compiling\|Build complete\|error' "$build_log" 2>/dev/null; then
+               echo "check-example-app: could not hide zlib1g-dev for the build (unshare -m and overlay mounts need root; exit $status)"; exit 1
+           fi; }
+else
+    echo "check-example-app: building on a machine without zlib1g-dev"
+    build_app || true
+fi
+grep -E "error|warning:|Compiling FrameApp|Build complete" "$build_log" | grep -v -- " -frontend " || true
 app="$work/app/.build/debug/FrameApp"
-[ -x "$app" ] || { echo "check-example-app: the example app did not build as an outside package"; exit 1; }
+[ -x "$app" ] || { echo "check-example-app: the example app did not build as an outside package (without zlib1g-dev)"; tail -20 "$build_log"; exit 1; }
+if grep -E '(^| )-lz( |$)|libz\.(so|a)' "$build_log" | grep -q .; then
+    echo "check-example-app: the app's build links zlib:"; grep -E '(^| )-lz( |$)|libz\.(so|a)' "$build_log" | head -3; exit 1
+fi
 grep -q '"version" : "0.1.0"' "$work/app/Package.resolved" \
     || { echo "check-example-app: the dependency did not resolve to version 0.1.0"; cat "$work/app/Package.resolved"; exit 1; }
-swift build --product hitch >/dev/null
-hitch="$(swift build --show-bin-path)/hitch"
+# The analyzer: $HITCH when set (a build from elsewhere), else this checkout's debug build.
+if [ -n "${HITCH:-}" ]; then hitch=$HITCH; else
+    swift build --product hitch >/dev/null
+    hitch="$(swift build --show-bin-path)/hitch"
+fi
 trace="$work/frameapp.fxt"
 "$app" "$trace"
 "$hitch" analyze "$trace" --refresh 60 | sed -n '1,25p'

@@ -1,3 +1,4 @@
+import HitchReader
 import HitchTrace
 
 // Stacks, symbols and main-thread samples: the "what was the main thread doing" half of hitch
@@ -8,10 +9,9 @@ struct StackStore: Sendable {
     static let stackLimit = 200_000
     static let symbolLimit = 1_000_000
     private var stacks: [UInt32: [UInt64]] = [:]
-    private var symbols: [(address: UInt64, size: UInt64, function: Int32)] = []
-    private var sorted = true
+    private var symbols = SymbolTable<Int32>()
 
-    mutating func removeAll() { stacks.removeAll(); symbols.removeAll(); sorted = true }
+    mutating func removeAll() { stacks.removeAll(); symbols.removeAll() }
 
     mutating func define(_ stack: StackID, addresses: [UInt64]) {
         if stacks.count < Self.stackLimit || stacks[stack.rawValue] != nil { stacks[stack.rawValue] = addresses }
@@ -19,25 +19,13 @@ struct StackStore: Sendable {
 
     mutating func symbol(address: UInt64, size: UInt64, function: Int32) {
         guard symbols.count < Self.symbolLimit else { return }
-        if let last = symbols.last, last.address > address { sorted = false }
-        symbols.append((address, max(1, size), function))
+        symbols.add(address: address, size: size, name: function)
     }
 
-    mutating func prepare() {
-        if !sorted { symbols.sort { $0.address < $1.address }; sorted = true }
-    }
+    mutating func prepare() { symbols.prepare() }
 
-    /// The function containing `address` (NameTable index), via binary search; call `prepare` first.
-    func function(at address: UInt64) -> Int32? {
-        var low = 0, high = symbols.count
-        while low < high {
-            let mid = (low + high) / 2
-            if symbols[mid].address <= address { low = mid + 1 } else { high = mid }
-        }
-        guard low > 0 else { return nil }
-        let candidate = symbols[low - 1]
-        return address &- candidate.address < candidate.size ? candidate.function : nil
-    }
+    /// The function containing `address` (NameTable index); call `prepare` first.
+    func function(at address: UInt64) -> Int32? { symbols.name(at: address) }
 
     /// Function names of a stack, innermost first (unsymbolized frames as hex addresses).
     func frames(_ stack: UInt32, names: NameTable) -> [String] {

@@ -29,8 +29,8 @@ public struct ChangePoint: Sendable, Equatable, Codable {
 public struct ChangePointOptions: Sendable, Equatable {
     /// Points per E-divisive window (Otava's default is 50); consecutive windows overlap by half.
     public var windowLength: Int = 50
-    /// A change point must have a t-test p-value below this. Otava's default is 0.001; 0.0001 keeps
-    /// flat 80-run series quiet in 100 of 100 seeds here (0.001: 97) at no cost to finding a 3-sigma step.
+    /// A change point must have a t-test p-value below this (Otava's default is 0.001; docs/HISTORY.md
+    /// "Change points" says why 0.0001).
     public var maxPValue: Double = 0.0001
     /// ... and a relative change of at least this (0.0 = any).
     public var minMagnitude: Double = 0

@@ -19,15 +19,9 @@ public struct FoldedStacks {
     public var fullNames = false
 
     private var stacks: [StackID: [UInt64]] = [:]
-    private var symbols: [SymbolName] = []
+    private var symbols = SymbolTable<String>()
     private var samples: [(timestampNs: Int64, stack: StackID)] = []
     private var traceStartNs: Int64?
-
-    private struct SymbolName {
-        var address: UInt64
-        var size: UInt64
-        var name: String
-    }
 
     public init(fromNs: Int64? = nil, toNs: Int64? = nil) {
         self.fromNs = fromNs
@@ -51,7 +45,7 @@ public struct FoldedStacks {
             stacks[stack] = addresses
         case .symbol(let symbol):
             let name = Symbol.displayName(function: string(symbol.function), image: string(symbol.image), offset: symbol.offset, fullNames: fullNames)
-            symbols.append(SymbolName(address: symbol.address, size: max(symbol.size, 1), name: name))
+            symbols.add(address: symbol.address, size: symbol.size, name: name)
         case .sample(let stack):
             samples.append((event.timestampNs, stack))
             noteTime(of: event)
@@ -68,7 +62,8 @@ public struct FoldedStacks {
 
     /// The folded lines, each ending in a newline.
     public func render() -> String {
-        let sortedSymbols = symbols.sorted { $0.address < $1.address }
+        var symbols = self.symbols
+        symbols.prepare()
         let start = traceStartNs ?? 0
         var counts: [StackID: Int] = [:]
         for sample in samples {
@@ -80,7 +75,7 @@ public struct FoldedStacks {
         var lines: [String: Int] = [:]
         for (stack, count) in counts {
             let addresses = stacks[stack] ?? []
-            let frames = addresses.reversed().map { Self.name(of: $0, in: sortedSymbols) }
+            let frames = addresses.reversed().map { symbols.name(at: $0).map(Self.sanitized) ?? "0x" + String($0, radix: 16) }
             let key = frames.isEmpty ? "[unknown stack \(stack.rawValue)]" : frames.joined(separator: ";")
             lines[key, default: 0] += count
         }
@@ -89,20 +84,6 @@ public struct FoldedStacks {
             output += stack + " " + String(count) + "\n"
         }
         return output
-    }
-
-    private static func name(of address: UInt64, in symbols: [SymbolName]) -> String {
-        // Last symbol starting at or before the address; it names the frame if it covers it.
-        var low = 0, high = symbols.count
-        while low < high {
-            let middle = (low + high) / 2
-            if symbols[middle].address <= address { low = middle + 1 } else { high = middle }
-        }
-        if low > 0 {
-            let symbol = symbols[low - 1]
-            if address - symbol.address < symbol.size { return sanitized(symbol.name) }
-        }
-        return "0x" + String(address, radix: 16)
     }
 
     /// `;` separates frames and a newline ends a line in this format: neither may appear in a name.

@@ -8,12 +8,15 @@
 
 /// A closed set of words a trace spells as the case names (`frameBegan`, `kvCache`, ...), in
 /// raw-value order 0, 1, 2, ... (`CaseIterable` order).
-public protocol TraceWord: CaseIterable, Sendable, Hashable {
-    /// The word as the trace formats spell it.
-    var name: String { get }
+public protocol TraceWord: CaseIterable, Sendable, Hashable, RawRepresentable where RawValue: BinaryInteger {
+    /// Every word's text, in case order: the case's name (`caseName`; categories and blobs with
+    /// "hitch." before it), spelled once per set.
+    static var spelled: [String] { get }
 }
 
 extension TraceWord {
+    /// The word as the trace formats spell it.
+    public var name: String { Self.spelled[Int(rawValue)] }
     /// The case whose word is `name`, if any.
     public init?(name: String) {
         guard let match = Self.allCases.first(where: { $0.name == name }) else { return nil }
@@ -31,8 +34,7 @@ public enum HitchCategory: UInt32, TraceWord {
     case frame, body, layout, invalidation, op, token, interaction, sample, meta, view
     /// Scheduler records: thread states, machine states, context switches.
     case sched
-    public var name: String { HitchCategory.spelled[Int(rawValue)] }
-    private static let spelled = allCases.map { "hitch." + caseName($0) }
+    public static let spelled = allCases.map { "hitch." + caseName($0) }
 
     /// The generic category of pipeline stages (intervals any producer may write).
     public static let stage = "stage"
@@ -45,15 +47,13 @@ public enum HitchCategory: UInt32, TraceWord {
 public enum HitchEventName: UInt32, TraceWord {
     case frameBegan, frameCommitted, frameRenderEnded, framePresented, layout, sample, metadata, droppedEvents
     case threadState, machineState, schedSwitch
-    public var name: String { HitchEventName.spelled[Int(rawValue)] }
-    private static let spelled = allCases.map { caseName($0) }
+    public static let spelled = allCases.map { caseName($0) }
 }
 
 /// The names of the project's blob records: "hitch." and the case name.
 public enum HitchBlobName: UInt32, TraceWord {
     case stack, symbol
-    public var name: String { HitchBlobName.spelled[Int(rawValue)] }
-    private static let spelled = allCases.map { "hitch." + caseName($0) }
+    public static let spelled = allCases.map { "hitch." + caseName($0) }
 }
 
 /// Every argument name the project's events carry, in FXT and in Chrome JSON. The reader decodes
@@ -76,23 +76,20 @@ public enum HitchArgument: UInt32, TraceWord {
     /// A frame's expected present where the trace states it (imports: the vsync the platform aimed
     /// the frame at), in ticks in FXT and nanoseconds in Chrome JSON.
     case expectedPresentTicks, expectedPresentNs
-    public var name: String { HitchArgument.spelled[Int(rawValue)] }
-    private static let spelled = allCases.map { caseName($0) }
+    public static let spelled = allCases.map { caseName($0) }
 }
 
 /// A token's life: produced by the model, delivered to the consumer, shown on a frame, or dropped
 /// (the event name of a `hitch.token` instant).
 public enum TokenStage: UInt8, TraceWord {
     case produced, delivered, shown, dropped
-    public var name: String { TokenStage.spelled[Int(rawValue)] }
-    private static let spelled = allCases.map { caseName($0) }
+    public static let spelled = allCases.map { caseName($0) }
 }
 
 /// Whether a view node was built or torn down (the `change` argument of a `hitch.view` instant).
 public enum ViewLifetimeChange: UInt8, TraceWord {
     case built, tornDown
-    public var name: String { ViewLifetimeChange.spelled[Int(rawValue)] }
-    private static let spelled = allCases.map { caseName($0) }
+    public static let spelled = allCases.map { caseName($0) }
 }
 
 /// Why the runtime built or tore a view node down (the `reason` argument).
@@ -108,8 +105,7 @@ public enum ViewLifetimeReason: UInt8, TraceWord {
     case parentBuilt
     /// Torn down as part of a subtree whose root was torn down.
     case parentRemoved
-    public var name: String { ViewLifetimeReason.spelled[Int(rawValue)] }
-    private static let spelled = allCases.map { caseName($0) }
+    public static let spelled = allCases.map { caseName($0) }
 }
 
 /// The frame phase at which a thread's scheduler counters were read (the `phase` argument of a
@@ -117,15 +113,13 @@ public enum ViewLifetimeReason: UInt8, TraceWord {
 /// not by a fixed id.
 public enum FramePhase: UInt8, TraceWord {
     case frameBegan, committed, renderBegan, renderEnded, presented
-    public var name: String { FramePhase.spelled[Int(rawValue)] }
-    private static let spelled = allCases.map { caseName($0) }
+    public static let spelled = allCases.map { caseName($0) }
 }
 
 /// Whether a context switch took a thread off its CPU or put it on one (the `direction` argument).
 public enum SwitchDirection: UInt8, TraceWord {
     case switchedOut, switchedIn
-    public var name: String { SwitchDirection.spelled[Int(rawValue)] }
-    private static let spelled = allCases.map { caseName($0) }
+    public static let spelled = allCases.map { caseName($0) }
 }
 
 /// What an inference op's `bytesRead` are, as the producer knows it (the `byteKind` argument;
@@ -139,8 +133,7 @@ public enum InferenceByteKind: UInt8, TraceWord {
     case kvCache
     /// Activations and other working buffers.
     case activations
-    public var name: String { InferenceByteKind.spelled[Int(rawValue)] }
-    private static let spelled = allCases.map { caseName($0) }
+    public static let spelled = allCases.map { caseName($0) }
 }
 
 /// Words only the Chrome trace-event mapping uses (docs/REPORTS.md, "Chrome trace-event JSON"):
@@ -336,8 +329,7 @@ public enum MetadataKey: UInt32, TraceWord {
     case frameWorkTimes
     /// The value of `schedSwitchThreads` when every thread that recorded events had a switch ring.
     public static let everyRecordingThread = "recording"
-    public var name: String { MetadataKey.spelled[Int(rawValue)] }
-    private static let spelled = allCases.map { caseName($0) }
+    public static let spelled = allCases.map { caseName($0) }
 }
 
 extension Dictionary where Key == String {

@@ -8,14 +8,6 @@ import HitchReader
 public func fuzzAnalyze(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
     guard var reader = try? TraceReader(bytes: bytes) else { return 0 }
-    var analyzer = Analyzer(options: AnalyzerOptions(refreshRatesHz: [60, 120, 90]))
-    do {
-        try analyzer.add(&reader, path: "fuzz.fxt")
-    } catch {
-        _ = "\(error)"
-        return 0
-    }
-    let analysis = analyzer.finish()
-    _ = FuzzJSON.encode(analysis)
+    FuzzJSON.analyze(&reader, path: "fuzz.fxt", rates: [60, 120, 90])
     return 0
 }

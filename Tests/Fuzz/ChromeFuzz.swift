@@ -15,13 +15,6 @@ public func fuzzChromeImport(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt 
         return 0
     }
     var list = TraceEventList(events: imported.events, strings: imported.strings, threadNames: imported.threadNames)
-    var analyzer = Analyzer(options: AnalyzerOptions(refreshRatesHz: [60, 120]))
-    do {
-        try analyzer.add(&list, path: "fuzz.json")
-    } catch {
-        _ = "\(error)"
-        return 0
-    }
-    _ = FuzzJSON.encode(analyzer.finish())
+    FuzzJSON.analyze(&list, path: "fuzz.json")
     return 0
 }

@@ -1,5 +1,6 @@
 import Foundation
 import HitchAnalysis
+import HitchReader
 
 // Shared by the analyzer-facing fuzz targets (compiled into each of them by scripts/dev/fuzz.sh).
 enum FuzzJSON {
@@ -11,5 +12,18 @@ enum FuzzJSON {
         } catch {
             fatalError("Analysis is not JSON-encodable: \(error)")
         }
+    }
+
+    /// Analyzes `input` at `rates` and encodes the analysis; an error is the input's, and ends the
+    /// run with nothing to encode.
+    static func analyze<Input: TraceInput>(_ input: inout Input, path: String, rates: [Double] = [60, 120]) {
+        var analyzer = Analyzer(options: AnalyzerOptions(refreshRatesHz: rates))
+        do {
+            try analyzer.add(&input, path: path)
+        } catch {
+            _ = "\(error)"
+            return
+        }
+        _ = encode(analyzer.finish())
     }
 }

@@ -16,18 +16,20 @@ private let fuzzOutput = "/tmp/hitch-import-fuzz-\(getpid()).fxt"
 public func fuzzImport(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
     do {
-        let sink = try ImportSink(path: fuzzOutput)
         #if FUZZ_FRAMESTATS
-        try FramestatsImporter().importBytes(bytes, name: "fuzz.txt", into: sink)
+        let format = ImportFormat.framestats, options = ImportOptions()
         #elseif FUZZ_PERFETTO
         // Half the inputs pick the seeds' app (`--process`): a trace with two apps' frames is otherwise
         // refused at its end, before the analysis sees the thread states built from its sched events.
-        try PerfettoImporter(selection: size % 2 == 1 ? .name("com.example.feed") : nil).importBytes(bytes, name: "fuzz.pftrace", into: sink)
+        let format = ImportFormat.perfetto, options = ImportOptions(process: size % 2 == 1 ? .name("com.example.feed") : nil)
         #elseif FUZZ_XCTRACE
-        var importer = XctraceImporter()
-        try importer.importBytes(bytes, name: "fuzz.xml", into: sink)
-        importer.finish(into: sink)
+        let format = ImportFormat.xctrace, options = ImportOptions()
         #endif
+        // As `TraceImport.run` does, from memory.
+        let sink = try ImportSink(path: fuzzOutput, keepsFileOrder: format.keepsFileOrder)
+        var importer = format.importer(options: options)
+        try importer.importBytes(bytes, name: "fuzz." + format.rawValue, into: sink)
+        try importer.finish(into: sink)
         _ = try sink.finish()
     } catch let error as ImportError {
         // The error is one line naming where and what was expected.
@@ -37,14 +39,7 @@ public func fuzzImport(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         _ = "\(error)"
         return 0
     }
-    var analyzer = Analyzer(options: AnalyzerOptions(refreshRatesHz: [60, 120]))
-    do {
-        var reader = try TraceReader(path: fuzzOutput)
-        try analyzer.add(&reader, path: "fuzz.fxt")
-    } catch {
-        _ = "\(error)"
-        return 0
-    }
-    _ = FuzzJSON.encode(analyzer.finish())
+    guard var reader = try? TraceReader(path: fuzzOutput) else { return 0 }
+    FuzzJSON.analyze(&reader, path: "fuzz.fxt")
     return 0
 }

@@ -4,8 +4,6 @@ import HitchReader
 import HitchTrace
 @testable import HitchAnalysis
 
-private let ms = TraceBuilder.ms
-
 @Suite struct HitchAttributionPassTests {
     /// A frame in an image without a symbol for it reads `file+0xoffset`, never an empty name.
     @Test func unnamedFramesShowTheirImageAndOffset() throws {
@@ -18,8 +16,8 @@ private let ms = TraceBuilder.ms
         let period: Int64 = 16_666_667
         for id in UInt64(0)..<4 {
             let vsync = Int64(id) * period
-            let work: Int64 = id == 2 ? 20 * ms : 2 * ms
-            if id == 2 { for k in 0..<10 { b.list.append(vsync + Int64(k + 1) * ms, b.main, .sample(stack: StackID(rawValue: 1))) } }
+            let work: Int64 = id == 2 ? 20 * TraceBuilder.ms : 2 * TraceBuilder.ms
+            if id == 2 { for k in 0..<10 { b.list.append(vsync + Int64(k + 1) * TraceBuilder.ms, b.main, .sample(stack: StackID(rawValue: 1))) } }
             b.frame(id, vsyncNs: vsync, periodNs: period, workNs: work)
         }
         let a = try b.analyze(rates: [60])

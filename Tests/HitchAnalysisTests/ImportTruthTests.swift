@@ -50,18 +50,21 @@ import Testing
         #expect(analysis.recordedRates.map(\.rateHz) == [120])
     }
 
+    /// One frame of a Perfetto fixture's ground truth (what make-perfetto-fixtures.py planted in it).
+    struct PerfettoTruthFrame: Decodable {
+        var token: UInt64
+        var scenario: String
+        var judged: Bool
+        var latenessNs: Int64?
+        var hitchNs: Int64?
+        var kind: String?
+        var androidJanky: Bool?
+        var cause: String?
+    }
+
     struct PerfettoTruth: Decodable {
-        struct Frame: Decodable {
-            var token: UInt64
-            var scenario: String
-            var judged: Bool
-            var latenessNs: Int64?
-            var hitchNs: Int64?
-            var kind: String?
-            var androidJanky: Bool?
-        }
         var periodNs: Int64
-        var frames: [Frame]
+        var frames: [PerfettoTruthFrame]
         var totalHitchNs: Int64
         var hitchTimeRatioMsPerS: Double
     }
@@ -101,16 +104,8 @@ import Testing
     }
 
     struct PerfettoSchedTruth: Decodable {
-        struct Frame: Decodable {
-            var token: UInt64
-            var scenario: String
-            var judged: Bool
-            var hitchNs: Int64?
-            var kind: String?
-            var cause: String?
-        }
         struct App: Decodable { var pid: Int64; var name: String; var frames: Int }
-        var frames: [Frame]
+        var frames: [PerfettoTruthFrame]
         var hitchTimeRatioMsPerS: Double
         var app: App
         var otherApp: App

@@ -4,8 +4,6 @@ import HitchReader
 import HitchTrace
 @testable import HitchAnalysis
 
-private let ms = TraceBuilder.ms
-
 @Suite struct InvalidationGraphPassTests {
     @Test func invalidationGraphWithSourcesFromEventsAndBacktraces() throws {
         var b = TraceBuilder()

@@ -91,6 +91,18 @@ import Testing
             vsync = vsyncAtOrAfter(max(commit, renderEnd - periodNs) + 1, anchor: vsync, period: periodNs)
         }
 
+        /// Seven ordinary frames, then three late ones between ordinary ones: waiting for a CPU,
+        /// blocked with its render waiting for a CPU, and the app's own work.
+        mutating func mixedHitches() {
+            for _ in 0..<7 { frame() }
+            frame(main: Window(running: 6 * ThreadStateTests.ms, runnable: 5 * ThreadStateTests.ms))
+            frame()
+            frame(main: Window(running: 4 * ThreadStateTests.ms, asleep: 7 * ThreadStateTests.ms),
+                  render: Window(running: 2 * ThreadStateTests.ms, runnable: 9 * ThreadStateTests.ms))
+            frame()
+            frame(main: .work(13 * ThreadStateTests.ms))
+        }
+
         /// `normal` ordinary frames, then the planted one, three times, then `normal` more.
         mutating func planted(main: Window = .work(2 * ThreadStateTests.ms), render: Window = .work(1 * ThreadStateTests.ms),
                               times: Int = 3, normal: Int = 10) {
@@ -109,6 +121,17 @@ import Testing
     }
 
     /// Every hitch at `key` is under `cause`, and the causes sum to the total.
+    /// Three hitching frames with `main` and `render` planted in them, among normal ones, analyzed at
+    /// 60 and 120 Hz, every hitch at 120 Hz expected to be `cause`.
+    static func analyzePlanted(main: Window = .work(2 * ThreadStateTests.ms), render: Window = .work(1 * ThreadStateTests.ms),
+                               expecting cause: HitchCause, sourceLocation: SourceLocation = #_sourceLocation) throws -> Analysis {
+        var t = StateTrace()
+        t.planted(main: main, render: render)
+        let a = try t.analyze()
+        try expectAll(a, "120", cause, count: 3, sourceLocation: sourceLocation)
+        return a
+    }
+
     static func expectAll(_ a: Analysis, _ key: String, _ cause: HitchCause, count: Int? = nil,
                           sourceLocation: SourceLocation = #_sourceLocation) throws {
         let h = try #require(a.hitches[key], sourceLocation: sourceLocation)
@@ -143,11 +166,8 @@ import Testing
     }
 
     @Test func appWorkWhenOnCPUWorkAloneMissesTheDeadline() throws {
-        var t = StateTrace()
         // 12 ms on a CPU, 1 ms runnable: the work alone misses 8.3 ms.
-        t.planted(main: Window(running: 12 * Self.ms, runnable: Self.ms))
-        let a = try t.analyze()
-        try Self.expectAll(a, "120", .appWork, count: 3)
+        let a = try Self.analyzePlanted(main: Window(running: 12 * Self.ms, runnable: Self.ms), expecting: .appWork)
         #expect(a.recorded.appHitchTimeRatioMsPerS == a.recorded.hitchTimeRatioMsPerS)
         #expect(a.hitches["120"]?.appHitchTimeRatioMsPerS == a.hitches["120"]?.hitchTimeRatioMsPerS)
         #expect(a.hitchAttributions.allSatisfy { $0.cause == .appWork })
@@ -158,40 +178,26 @@ import Testing
     }
 
     @Test func waitingForCPUWhenTheWorkFitButRunnableTimeMadeItLate() throws {
-        var t = StateTrace()
-        t.planted(main: Window(running: 6 * Self.ms, runnable: 6 * Self.ms))
-        let a = try t.analyze()
-        try Self.expectAll(a, "120", .waitingForCPU, count: 3)
+        let a = try Self.analyzePlanted(main: Window(running: 6 * Self.ms, runnable: 6 * Self.ms), expecting: .waitingForCPU)
         #expect(a.hitches["120"]?.appHitchTimeRatioMsPerS == 0)
         #expect(a.threadStates?.mainThreadInHitches.runnableMs == 18)
     }
 
     @Test func blockedWhenTheThreadSleptInsideTheFrame() throws {
-        var t = StateTrace()
-        t.planted(main: Window(running: 4 * Self.ms, runnable: Self.ms / 2, asleep: 8 * Self.ms))
-        let a = try t.analyze()
-        try Self.expectAll(a, "120", .blocked, count: 3)
+        let a = try Self.analyzePlanted(main: Window(running: 4 * Self.ms, runnable: Self.ms / 2, asleep: 8 * Self.ms), expecting: .blocked)
         #expect(a.hitchAttributions.first?.mainThreadStates?.blockedMs == 8)
     }
 
     @Test func machineStallWhenTimeIsMissingFromEveryCounter() throws {
-        var t = StateTrace()
-        t.planted(main: Window(running: 5 * Self.ms, stolen: 9 * Self.ms))
-        let a = try t.analyze()
-        try Self.expectAll(a, "120", .machineStall, count: 3)
+        let a = try Self.analyzePlanted(main: Window(running: 5 * Self.ms, stolen: 9 * Self.ms), expecting: .machineStall)
         #expect(a.hitchAttributions.first?.mainThreadStates?.machineMs == 9)
     }
 
     @Test func aRenderHitchIsJudgedOnTheRenderThreadsStates() throws {
-        var t = StateTrace()
         // The commit is on time; the render thread was runnable for most of its 12 ms.
-        t.planted(render: Window(running: 4 * Self.ms, runnable: 8 * Self.ms))
-        let a = try t.analyze()
-        try Self.expectAll(a, "120", .waitingForCPU, count: 3)
+        let a = try Self.analyzePlanted(render: Window(running: 4 * Self.ms, runnable: 8 * Self.ms), expecting: .waitingForCPU)
         #expect(a.recorded.renderHitchCount == 3)
-        var u = StateTrace()
-        u.planted(render: Window(running: 12 * Self.ms))
-        try Self.expectAll(try u.analyze(), "120", .appWork, count: 3)
+        _ = try Self.analyzePlanted(render: Window(running: 12 * Self.ms), expecting: .appWork)
     }
 
     /// The replay at another rate removes the same waits: a 20 ms frame at 60 Hz is the app's when
@@ -372,12 +378,7 @@ import Testing
         for round in 0..<6 {
             // Ordinary frames between the planted ones: a hitch right after a hitch of one period
             // would be steady triple buffering (latency), not a hitch.
-            for _ in 0..<7 { t.frame() }
-            t.frame(main: Window(running: 6 * Self.ms, runnable: 5 * Self.ms))
-            t.frame()
-            t.frame(main: Window(running: 4 * Self.ms, asleep: 7 * Self.ms), render: Window(running: 2 * Self.ms, runnable: 9 * Self.ms))
-            t.frame()
-            t.frame(main: .work(13 * Self.ms))
+            t.mixedHitches()
             t.frame()
             t.frame(main: Window(running: 3 * Self.ms, stolen: 10 * Self.ms))
             t.b.list.append(t.vsync, sampler, .machineState(MachineStateReading(stealNs: Int64(round) * 7 * Self.ms, cpuPressureSomeUs: Int64(round) * 900,
@@ -447,12 +448,7 @@ import Testing
     @Test func switchSplitIsOrderIndependent() throws {
         var t = Self.perfTrace { t in
             for _ in 0..<4 {
-                for _ in 0..<7 { t.frame() }
-                t.frame(main: Window(running: 6 * Self.ms, runnable: 5 * Self.ms))
-                t.frame()
-                t.frame(main: Window(running: 4 * Self.ms, asleep: 7 * Self.ms), render: Window(running: 2 * Self.ms, runnable: 9 * Self.ms))
-                t.frame()
-                t.frame(main: .work(13 * Self.ms))
+                t.mixedHitches()
             }
         }
         var list = t.b.list

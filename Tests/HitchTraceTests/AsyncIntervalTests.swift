@@ -37,9 +37,8 @@ struct AsyncIntervalTests {
     static func scenario() async throws -> [String] {
         var failures: [String] = []
         func check(_ condition: Bool, _ message: @autoclosure () -> String) { if !condition { failures.append(message()) } }
-        let path = temporaryTracePath("async")
+        let (path, recorder) = try startRecording("async")
         defer { unlink(path) }
-        let recorder = try TraceRecorder.start(path: path, configuration: .init())
         let stopNoise = AtomicFlag()
         // Noise: tasks that keep every pool thread busy in 100 µs slices, so a resumed task waits
         // its turn and usually continues on another thread.

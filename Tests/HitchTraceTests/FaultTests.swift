@@ -26,9 +26,7 @@ import Testing
         return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     }
 
-    @Test func diskFullOnDevFullIsReportedAndTheAppGoesOn() async {
-        await #expect(processExitsWith: .success) { try Self.diskFullOnDevFullIsReportedAndTheAppGoesOnRecorded() }
-    }
+    @Test func diskFullOnDevFullIsReportedAndTheAppGoesOn() async { await #expect(processExitsWith: .success) { try Self.diskFullOnDevFullIsReportedAndTheAppGoesOnRecorded() } }
 
     static func diskFullOnDevFullIsReportedAndTheAppGoesOnRecorded() throws {
         let recorder = try TraceRecorder.start(path: "/dev/full", configuration: .init(bufferBytesPerThread: 16 << 10, flushIntervalMs: 5))
@@ -56,9 +54,7 @@ import Testing
 
     /// Regression: after a failed write, a second `stop()` (a deinit path, a second owner) must return
     /// like it does after a clean recording, not wait forever on the writer's semaphore.
-    @Test func secondStopAfterWriteFailureReturns() async {
-        await #expect(processExitsWith: .success) { try Self.secondStopAfterWriteFailureReturnsRecorded() }
-    }
+    @Test func secondStopAfterWriteFailureReturns() async { await #expect(processExitsWith: .success) { try Self.secondStopAfterWriteFailureReturnsRecorded() } }
 
     static func secondStopAfterWriteFailureReturnsRecorded() throws {
         let recorder = try TraceRecorder.start(path: "/dev/full")
@@ -150,9 +146,7 @@ import Testing
 
     /// A thread that exits with a partly filled buffer hands it to the writer: its events reach the
     /// file while the recording goes on, not only at stop.
-    @Test func threadExitingWithAnUnflushedBufferLosesNothing() async {
-        await #expect(processExitsWith: .success) { try Self.threadExitingWithAnUnflushedBufferLosesNothingRecorded() }
-    }
+    @Test func threadExitingWithAnUnflushedBufferLosesNothing() async { await #expect(processExitsWith: .success) { try Self.threadExitingWithAnUnflushedBufferLosesNothingRecorded() } }
 
     static func threadExitingWithAnUnflushedBufferLosesNothingRecorded() throws {
         let path = FaultSupport.temporaryPath("thread-exit.fxt")

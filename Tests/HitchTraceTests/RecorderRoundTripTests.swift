@@ -9,6 +9,12 @@ func temporaryTracePath(_ name: String) -> String {
     NSTemporaryDirectory() + "hitch-test-\(name)-\(getpid())-\(UInt64.random(in: 0...UInt64.max)).fxt"
 }
 
+/// Starts a recording into a fresh temporary trace (`temporaryTracePath`); the caller removes the file.
+func startRecording(_ name: String, configuration: TraceRecorder.Configuration = .init()) throws -> (path: String, recorder: TraceRecorder) {
+    let path = temporaryTracePath(name)
+    return (path, try TraceRecorder.start(path: path, configuration: configuration))
+}
+
 /// Reads every event of a trace.
 func readAll(_ path: String) throws -> (events: [TraceEvent], reader: TraceReader) {
     var reader = try TraceReader(path: path)
@@ -18,14 +24,11 @@ func readAll(_ path: String) throws -> (events: [TraceEvent], reader: TraceReade
 }
 
 @Suite(.serialized) struct RecorderRoundTripTests {
-    @Test func everyKindRoundTripsThroughTheRecorder() async {
-        await #expect(processExitsWith: .success) { try Self.everyKindRoundTripsThroughTheRecorderRecorded() }
-    }
+    @Test func everyKindRoundTripsThroughTheRecorder() async { await #expect(processExitsWith: .success) { try Self.everyKindRoundTripsThroughTheRecorderRecorded() } }
 
     static func everyKindRoundTripsThroughTheRecorderRecorded() throws {
-        let path = temporaryTracePath("recorder-kinds")
+        let (path, recorder) = try startRecording("recorder-kinds")
         defer { unlink(path) }
-        let recorder = try TraceRecorder.start(path: path)
         recorder.setMetadata("workload", "unit-test")
         Trace.setCurrentThreadName("test-main")
         let vsync = Trace.now()
@@ -196,14 +199,11 @@ func describe(_ event: TraceEvent, _ text: (StringID) -> String, _ thread: (Thre
 
 @Suite(.serialized) struct RecorderThreadTests {
     /// A thread that exits with events still in its buffer loses none of them.
-    @Test func exitingThreadKeepsItsEvents() async {
-        await #expect(processExitsWith: .success) { try Self.exitingThreadKeepsItsEventsRecorded() }
-    }
+    @Test func exitingThreadKeepsItsEvents() async { await #expect(processExitsWith: .success) { try Self.exitingThreadKeepsItsEventsRecorded() } }
 
     static func exitingThreadKeepsItsEventsRecorded() throws {
-        let path = temporaryTracePath("thread-exit")
+        let (path, recorder) = try startRecording("thread-exit")
         defer { unlink(path) }
-        let recorder = try TraceRecorder.start(path: path)
         let name = TraceName.intern("exit-\(UInt64.random(in: 0...UInt64.max))")
         let done = DispatchSemaphore(value: 0)
         Thread {
@@ -223,9 +223,7 @@ func describe(_ event: TraceEvent, _ text: (StringID) -> String, _ thread: (Thre
     }
 
     /// 8 threads x 1,000,000 events: every event is either in the file or counted as dropped.
-    @Test func eightThreadsLoseNothingUncounted() async {
-        await #expect(processExitsWith: .success) { try Self.eightThreadsLoseNothingUncountedRecorded() }
-    }
+    @Test func eightThreadsLoseNothingUncounted() async { await #expect(processExitsWith: .success) { try Self.eightThreadsLoseNothingUncountedRecorded() } }
 
     static func eightThreadsLoseNothingUncountedRecorded() throws {
         let path = temporaryTracePath("eight-threads")
@@ -272,14 +270,11 @@ func describe(_ event: TraceEvent, _ text: (StringID) -> String, _ thread: (Thre
     // No check of the process-wide recording state before start: other suites record in parallel,
     // and a recorder that is stopping is still current after recording is switched off (CI failed
     // on exactly that window in stop 22). Only this recorder's own state is deterministic.
-    @Test func startIsExclusiveAndStopReleasesIt() async {
-        await #expect(processExitsWith: .success) { try Self.startIsExclusiveAndStopReleasesItRecorded() }
-    }
+    @Test func startIsExclusiveAndStopReleasesIt() async { await #expect(processExitsWith: .success) { try Self.startIsExclusiveAndStopReleasesItRecorded() } }
 
     static func startIsExclusiveAndStopReleasesItRecorded() throws {
-        let path = temporaryTracePath("exclusive")
+        let (path, recorder) = try startRecording("exclusive")
         defer { unlink(path) }
-        let recorder = try TraceRecorder.start(path: path)
         #expect(TraceRecorder.current === recorder)
         // A second start fails at once (no wait unless asked for) and names the active recording.
         let started = Date()

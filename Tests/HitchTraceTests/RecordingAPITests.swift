@@ -25,14 +25,11 @@ import HitchReader
         #expect(mismatches == 0)
     }
 
-    @Test func dynamicNamesAreBoundedAndStillResolveInTheTrace() async {
-        await #expect(processExitsWith: .success) { try Self.dynamicNamesAreBoundedAndStillResolveInTheTraceRecorded() }
-    }
+    @Test func dynamicNamesAreBoundedAndStillResolveInTheTrace() async { await #expect(processExitsWith: .success) { try Self.dynamicNamesAreBoundedAndStillResolveInTheTraceRecorded() } }
 
     static func dynamicNamesAreBoundedAndStillResolveInTheTraceRecorded() throws {
-        let path = temporaryTracePath("dynamic-names")
+        let (path, recorder) = try startRecording("dynamic-names")
         defer { unlink(path) }
-        let recorder = try TraceRecorder.start(path: path)
         let count = TraceName.dynamicNameCapacity + 904
         // The table is process-wide and other suites run in parallel: names of this run's own
         // (a unique prefix) so none is already in the table, which would be a hit, not an eviction.
@@ -52,14 +49,11 @@ import HitchReader
         #expect(reader.metadata["dynamicNameEvictions"] == String(summary.dynamicNameEvictions))
     }
 
-    @Test func argumentsAreWrittenOnIntervalsAndInstants() async {
-        await #expect(processExitsWith: .success) { try Self.argumentsAreWrittenOnIntervalsAndInstantsRecorded() }
-    }
+    @Test func argumentsAreWrittenOnIntervalsAndInstants() async { await #expect(processExitsWith: .success) { try Self.argumentsAreWrittenOnIntervalsAndInstantsRecorded() } }
 
     static func argumentsAreWrittenOnIntervalsAndInstantsRecorded() throws {
-        let path = temporaryTracePath("arguments")
+        let (path, recorder) = try startRecording("arguments")
         defer { unlink(path) }
-        let recorder = try TraceRecorder.start(path: path)
         let rows = Trace.interval("filter", category: .stage, with: .int("rows", 120), .double("ratio", 0.5)) { 120 }
         Trace.instant("cache miss", with: .string("kind", "thumb \(rows)"))
         Trace.interval("plain") { }   // @discardableResult: no `_ =` needed

@@ -190,9 +190,7 @@ final class SampleCollector: Sendable {
         #expect(statistics.samplesTaken > 0)
     }
 
-    @Test func sourceAndReasonAreReported() async {
-        await #expect(processExitsWith: .success) { try Self.sourceAndReasonAreReportedRecorded() }
-    }
+    @Test func sourceAndReasonAreReported() async { await #expect(processExitsWith: .success) { try Self.sourceAndReasonAreReportedRecorded() } }
 
     static func sourceAndReasonAreReportedRecorded() throws {
         let path = FaultSupport.temporaryPath("source.fxt")

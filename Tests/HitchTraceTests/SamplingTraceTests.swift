@@ -49,14 +49,11 @@ final class InvalidationSourceModel: @unchecked Sendable { // touched by one tes
 
 // Part of the serialized SamplerTests suite: one sampling session and one recording at a time.
 extension SamplerTests {
-    @Test func samplesLandInTheTraceWithStacksAndSymbols() async {
-        await #expect(processExitsWith: .success) { try Self.samplesLandInTheTraceWithStacksAndSymbolsRecorded() }
-    }
+    @Test func samplesLandInTheTraceWithStacksAndSymbols() async { await #expect(processExitsWith: .success) { try Self.samplesLandInTheTraceWithStacksAndSymbolsRecorded() } }
 
     static func samplesLandInTheTraceWithStacksAndSymbolsRecorded() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("sampling-\(getpid()).fxt").path
+        let (path, recorder) = try startRecording("sampling")
         defer { unlink(path) }
-        let recorder = try TraceRecorder.start(path: path)
         defer { _ = try? recorder.stop() }
         let sampler = try FaultSupport.startSampler(.init(rateHz: 1000, threads: .registered), recorder: recorder)
         let run = onRegisteredThread { SamplerWorkload.outer(seconds: 0.3) }
@@ -78,14 +75,11 @@ extension SamplerTests {
         #expect(trace.metadata["samplerSamplesDropped"] == "0")
     }
 
-    @Test func invalidationCarriesTheWritersStackWhenBacktracesAreOn() async {
-        await #expect(processExitsWith: .success) { try Self.invalidationCarriesTheWritersStackWhenBacktracesAreOnRecorded() }
-    }
+    @Test func invalidationCarriesTheWritersStackWhenBacktracesAreOn() async { await #expect(processExitsWith: .success) { try Self.invalidationCarriesTheWritersStackWhenBacktracesAreOnRecorded() } }
 
     static func invalidationCarriesTheWritersStackWhenBacktracesAreOnRecorded() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("backtrace-\(getpid()).fxt").path
+        let (path, recorder) = try startRecording("backtrace")
         defer { unlink(path) }
-        let recorder = try TraceRecorder.start(path: path)
         defer { _ = try? recorder.stop() }
         Backtrace.isEnabled = true
         defer { Backtrace.isEnabled = false }

@@ -24,6 +24,15 @@ import HitchReader
         if x == 0 { print("") }
     }
 
+    /// Frame 1 begun and committed on a new thread named `name` (its readings at both phases).
+    static func beginAndCommitOneFrame(onThread name: String) {
+        onThread(name) {
+            let now = Trace.now()
+            Trace.frameBegan(frameID: 1, vsync: now, target: now, periodNs: 8_333_333)
+            Trace.frameCommitted(frameID: 1)
+        }
+    }
+
     /// Runs `body` on a new named thread and waits for it.
     static func onThread(_ name: String, _ body: @escaping @Sendable () -> Void) {
         let done = DispatchSemaphore(value: 0)
@@ -41,14 +50,11 @@ import HitchReader
         }.sorted { $0.t < $1.t }
     }
 
-    @Test func framesCarryTheirThreadsReadings() async {
-        await #expect(processExitsWith: .success) { try Self.framesCarryTheirThreadsReadingsRecorded() }
-    }
+    @Test func framesCarryTheirThreadsReadings() async { await #expect(processExitsWith: .success) { try Self.framesCarryTheirThreadsReadingsRecorded() } }
 
     static func framesCarryTheirThreadsReadingsRecorded() throws {
-        let path = temporaryTracePath("thread-states")
+        let (path, recorder) = try startRecording("thread-states")
         defer { unlink(path) }
-        let recorder = try TraceRecorder.start(path: path)
         Self.onThread("ts-main") {
             let period: Int64 = 16_666_667
             for frame in UInt64(1)...4 {
@@ -138,14 +144,11 @@ import HitchReader
     /// "Thread states"): the counts agree with the switch records the trace carries and with
     /// getrusage, also across a window with more switches than the ring can vouch for (counted
     /// again by getrusage).
-    @Test func withContextSwitchEventsTheCountsAreTheSwitchRecords() async {
-        await #expect(processExitsWith: .success) { try Self.withContextSwitchEventsTheCountsAreTheSwitchRecordsRecorded() }
-    }
+    @Test func withContextSwitchEventsTheCountsAreTheSwitchRecords() async { await #expect(processExitsWith: .success) { try Self.withContextSwitchEventsTheCountsAreTheSwitchRecordsRecorded() } }
 
     static func withContextSwitchEventsTheCountsAreTheSwitchRecordsRecorded() throws {
-        let path = temporaryTracePath("thread-states-ring")
+        let (path, recorder) = try startRecording("thread-states-ring")
         defer { unlink(path) }
-        let recorder = try TraceRecorder.start(path: path)
         let usage = Mutex<[(voluntary: Int64, involuntary: Int64)]>([])
         Self.onThread("ts-ring") {
             let now = Trace.now()
@@ -214,9 +217,7 @@ import HitchReader
     /// ring while it counts in it now and then, and its readings after the close fall back on
     /// getrusage. (The writer unmaps a ring only once its thread is out of it; the window where that
     /// matters is a few ns wide, so this exercises the path rather than proving the wait.)
-    @Test func sessionsStopWhileAThreadKeepsReading() async {
-        await #expect(processExitsWith: .success) { try Self.sessionsStopWhileAThreadKeepsReadingRecorded() }
-    }
+    @Test func sessionsStopWhileAThreadKeepsReading() async { await #expect(processExitsWith: .success) { try Self.sessionsStopWhileAThreadKeepsReadingRecorded() } }
 
     static func sessionsStopWhileAThreadKeepsReadingRecorded() throws {
         let path = temporaryTracePath("thread-states-stop")
@@ -248,9 +249,7 @@ import HitchReader
         #expect(sessionsWithReadings > 0)
     }
 
-    @Test func missingProcfsGivesNilReadingsNotErrors() async {
-        await #expect(processExitsWith: .success) { try Self.missingProcfsGivesNilReadingsNotErrorsRecorded() }
-    }
+    @Test func missingProcfsGivesNilReadingsNotErrors() async { await #expect(processExitsWith: .success) { try Self.missingProcfsGivesNilReadingsNotErrorsRecorded() } }
 
     static func missingProcfsGivesNilReadingsNotErrorsRecorded() throws {
         let path = temporaryTracePath("thread-states-missing")
@@ -258,11 +257,7 @@ import HitchReader
         var configuration = TraceRecorder.Configuration()
         configuration.procfsRootsForTesting = ("/nonexistent-proc", "/nonexistent-cgroup")
         let recorder = try TraceRecorder.start(path: path, configuration: configuration)
-        Self.onThread("ts-noproc") {
-            let now = Trace.now()
-            Trace.frameBegan(frameID: 1, vsync: now, target: now, periodNs: 8_333_333)
-            Trace.frameCommitted(frameID: 1)
-        }
+        Self.beginAndCommitOneFrame(onThread: "ts-noproc")
         try recorder.stop()
         let (events, reader) = try readAll(path)
         let readings = Self.readings(events, reader, thread: "ts-noproc")
@@ -276,19 +271,12 @@ import HitchReader
         #expect(reader.metadata["schedSourceReason"]?.contains("/nonexistent-proc") == true, "\(reader.metadata)")
     }
 
-    @Test func threadStatesOffRecordsNone() async {
-        await #expect(processExitsWith: .success) { try Self.threadStatesOffRecordsNoneRecorded() }
-    }
+    @Test func threadStatesOffRecordsNone() async { await #expect(processExitsWith: .success) { try Self.threadStatesOffRecordsNoneRecorded() } }
 
     static func threadStatesOffRecordsNoneRecorded() throws {
-        let path = temporaryTracePath("thread-states-off")
+        let (path, recorder) = try startRecording("thread-states-off", configuration: .init(threadStates: false))
         defer { unlink(path) }
-        let recorder = try TraceRecorder.start(path: path, configuration: .init(threadStates: false))
-        Self.onThread("ts-off") {
-            let now = Trace.now()
-            Trace.frameBegan(frameID: 1, vsync: now, target: now, periodNs: 8_333_333)
-            Trace.frameCommitted(frameID: 1)
-        }
+        Self.beginAndCommitOneFrame(onThread: "ts-off")
         try recorder.stop()
         let (events, reader) = try readAll(path)
         #expect(!events.contains { ["threadState", "machineState", "schedSwitch"].contains($0.payload.kindName) })

@@ -25,12 +25,7 @@ private func values(_ count: Int, seed: UInt64, amplitude: Float = 1) -> [Float]
 func tinyLlamaGGUF(type: GGMLType, seed: UInt64 = 3, layers: Int = 2, vocabulary: Int = 320, byteTokens: Bool = true) -> GGUFWriter {
     let dim = 64, ffn = 128, heads = 4, kvHeads = 2, kvDim = kvHeads * dim / heads
     var w = GGUFWriter()
-    w.add("general.architecture", "llama")
-    w.add("llama.embedding_length", uint32: UInt32(dim))
-    w.add("llama.block_count", uint32: UInt32(layers))
-    w.add("llama.feed_forward_length", uint32: UInt32(ffn))
-    w.add("llama.attention.head_count", uint32: UInt32(heads))
-    w.add("llama.attention.head_count_kv", uint32: UInt32(kvHeads))
+    w.addShape("llama", dim: dim, layers: layers, ffn: ffn, heads: heads, kvHeads: kvHeads)
     w.add("llama.context_length", uint32: 64)
     w.add("llama.rope.freq_base", float: 10000)
     w.add("llama.attention.layer_norm_rms_epsilon", float: 1e-5)

@@ -12,12 +12,7 @@ import HitchAlgorithms
 func tinyGemma3GGUF(seed: UInt64 = 5, layers: Int = 2) -> GGUFWriter {
     let dim = 256, ffn = 512, heads = 2, kvHeads = 1, headDim = 64
     var w = GGUFWriter()
-    w.add("general.architecture", "gemma3")
-    w.add("gemma3.embedding_length", uint32: UInt32(dim))
-    w.add("gemma3.block_count", uint32: UInt32(layers))
-    w.add("gemma3.feed_forward_length", uint32: UInt32(ffn))
-    w.add("gemma3.attention.head_count", uint32: UInt32(heads))
-    w.add("gemma3.attention.head_count_kv", uint32: UInt32(kvHeads))
+    w.addShape("gemma3", dim: dim, layers: layers, ffn: ffn, heads: heads, kvHeads: kvHeads)
     w.add("gemma3.attention.key_length", uint32: UInt32(headDim))
     w.add("gemma3.attention.value_length", uint32: UInt32(headDim))
     w.add("gemma3.context_length", uint32: 64)
@@ -67,4 +62,17 @@ func tinyGemma3GGUF(seed: UInt64 = 5, layers: Int = 2) -> GGUFWriter {
     }
     tensor("output_norm.weight", dim, nil, .f32)
     return w
+}
+
+extension GGUFWriter {
+    /// The architecture and the shape keys every model's metadata starts with (`ARCH.embedding_length`,
+    /// `ARCH.block_count`, ...).
+    mutating func addShape(_ architecture: String, dim: Int, layers: Int, ffn: Int, heads: Int, kvHeads: Int) {
+        add("general.architecture", architecture)
+        add("\(architecture).embedding_length", uint32: UInt32(dim))
+        add("\(architecture).block_count", uint32: UInt32(layers))
+        add("\(architecture).feed_forward_length", uint32: UInt32(ffn))
+        add("\(architecture).attention.head_count", uint32: UInt32(heads))
+        add("\(architecture).attention.head_count_kv", uint32: UInt32(kvHeads))
+    }
 }

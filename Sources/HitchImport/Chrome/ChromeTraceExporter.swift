@@ -26,7 +26,7 @@ public struct ChromeTraceExporter {
     private var trie: [TrieKey: Int] = [:]
     private var nodes: [(parent: Int, address: UInt64)] = []
     private var stackLeaf: [UInt32: Int] = [:]
-    private var symbols: [(address: UInt64, size: UInt64, function: String)] = []
+    private var symbols = SymbolTable<String>()
 
     private struct FlowKey: Hashable { var target: String; var identity: UInt64 }
     private struct TrieKey: Hashable { var parent: Int; var address: UInt64 }
@@ -242,7 +242,8 @@ public struct ChromeTraceExporter {
             args([(.address, .hex(symbol.address)), (.size, .int(symbol.size)), (.function, .string(s(symbol.function))),
                   (.image, .string(s(symbol.image))), (.offset, .int(symbol.offset))]); end()
             if symbols.count < 4_000_000 {
-                symbols.append((symbol.address, symbol.size, Symbol.displayName(function: s(symbol.function), image: s(symbol.image), offset: symbol.offset, fullNames: fullNames)))
+                symbols.add(address: symbol.address, size: symbol.size,
+                            name: Symbol.displayName(function: s(symbol.function), image: s(symbol.image), offset: symbol.offset, fullNames: fullNames))
             }
         case let .metadata(key, value):
             begin("M", thread, ts, category: "", name: ChromeWord.metadataEvent)
@@ -290,19 +291,8 @@ public struct ChromeTraceExporter {
     }
 
     private mutating func writeStackFrames() throws {
-        let sorted = symbols.sorted { $0.address < $1.address }
-        func name(for address: UInt64) -> String {
-            var low = 0, high = sorted.count
-            while low < high {
-                let mid = (low + high) / 2
-                if sorted[mid].address <= address { low = mid + 1 } else { high = mid }
-            }
-            if low > 0 {
-                let symbol = sorted[low - 1]
-                if address < symbol.address &+ max(symbol.size, 1) { return symbol.function }
-            }
-            return "0x" + String(address, radix: 16)
-        }
+        symbols.prepare()
+        func name(for address: UInt64) -> String { symbols.name(at: address) ?? "0x" + String(address, radix: 16) }
         for (index, node) in nodes.enumerated() {
             if index > 0 { buffer += "," }
             buffer += "\"\(index)\":{\"name\":"

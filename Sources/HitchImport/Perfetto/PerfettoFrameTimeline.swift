@@ -21,14 +21,10 @@ enum FrameTimelineField {
 /// own expected timeline runs from its wake-up to that present). A frame whose prediction expired
 /// has neither: it was due one period after the frame of its layer shown before it.
 final class PerfettoFrameTimeline {
-    private let sink: ImportSink
-    private let processes: PerfettoProcesses
-    private let scheduling: PerfettoScheduling
+    private let sink: ImportSink, processes: PerfettoProcesses, scheduling: PerfettoScheduling
 
     init(sink: ImportSink, processes: PerfettoProcesses, scheduling: PerfettoScheduling) {
-        self.sink = sink
-        self.processes = processes
-        self.scheduling = scheduling
+        (self.sink, self.processes, self.scheduling) = (sink, processes, scheduling)
     }
 
     private struct SurfaceKey: Hashable { var pid: Int64; var token: Int64; var layer: StringID }

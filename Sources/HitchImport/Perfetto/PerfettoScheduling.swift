@@ -5,14 +5,10 @@ import HitchTrace
 /// threads' context switches, with their CPU, and every thread's transitions (`SchedAccounting`),
 /// from which frames get thread-state readings at their phases.
 final class PerfettoScheduling {
-    private let sink: ImportSink
-    private let processes: PerfettoProcesses
-    private let slices: PerfettoSlices
+    private let sink: ImportSink, processes: PerfettoProcesses, slices: PerfettoSlices
 
     init(sink: ImportSink, processes: PerfettoProcesses, slices: PerfettoSlices) {
-        self.sink = sink
-        self.processes = processes
-        self.slices = slices
+        (self.sink, self.processes, self.slices) = (sink, processes, slices)
     }
 
     /// Every thread's transitions, for the thread-state readings at frame phases.

@@ -67,11 +67,7 @@ struct ProtoReader {
         case 0:
             return ProtoField(number: number, value: .varint(try varint()))
         case 1:
-            guard end - position >= 8 else { throw ProtoError(offset: offset, expected: "8 bytes of a fixed64 field \(number), found \(end - position)") }
-            var value: UInt64 = 0
-            for i in 0..<8 { value |= UInt64(bytes[position + i]) << (8 * UInt64(i)) }
-            position += 8
-            return ProtoField(number: number, value: .fixed64(value))
+            return ProtoField(number: number, value: .fixed64(try fixed(UInt64.self, field: number, offset: offset)))
         case 2:
             let lengthOffset = position
             let length = try varint()
@@ -83,15 +79,24 @@ struct ProtoReader {
             position += Int(length)
             return ProtoField(number: number, value: .bytes(start..<position))
         case 5:
-            guard end - position >= 4 else { throw ProtoError(offset: offset, expected: "4 bytes of a fixed32 field \(number), found \(end - position)") }
-            var value: UInt32 = 0
-            for i in 0..<4 { value |= UInt32(bytes[position + i]) << (8 * UInt32(i)) }
-            position += 4
-            return ProtoField(number: number, value: .fixed32(value))
+            return ProtoField(number: number, value: .fixed32(try fixed(UInt32.self, field: number, offset: offset)))
         default:
             // Groups (3, 4) are deprecated and never in traces; 6 and 7 do not exist.
             throw ProtoError(offset: base + UInt64(tagOffset), expected: "wire type 0, 1, 2 or 5 for field \(number), found \(tag & 7)")
         }
+    }
+
+    /// A little-endian fixed-width field's value (wire types 1 and 5: fixed64, fixed32).
+    private mutating func fixed<Value: FixedWidthInteger & UnsignedInteger>(_: Value.Type, field number: UInt32,
+                                                                             offset: UInt64) throws(ProtoError) -> Value {
+        let size = MemoryLayout<Value>.size
+        guard end - position >= size else {
+            throw ProtoError(offset: offset, expected: "\(size) bytes of a fixed\(size * 8) field \(number), found \(end - position)")
+        }
+        var value: Value = 0
+        for i in 0..<size { value |= Value(bytes[position + i]) << (8 * i) }
+        position += size
+        return value
     }
 
     private mutating func varint() throws(ProtoError) -> UInt64 {

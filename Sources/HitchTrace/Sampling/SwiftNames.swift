@@ -181,8 +181,6 @@ public enum SwiftNames {
     static func labels(_ parameters: Substring) -> String {
         guard !parameters.trimmingTrailingSpace.isEmpty else { return "()" }
         var result = "("
-        var depth = 0, start = parameters.startIndex, index = parameters.startIndex
-        var previous: Character = " "
         func take(_ part: Substring) {
             let part = part.drop { $0 == " " }
             if let colon = part.firstIndex(of: ":"), part[..<colon].allSatisfy(isIdentifier), !part[..<colon].isEmpty {
@@ -191,19 +189,10 @@ public enum SwiftNames {
                 result += "_:"
             }
         }
-        while index < parameters.endIndex {
-            let c = parameters[index]
-            switch c {
-            case "(", "<", "[": depth += 1
-            case ")", "]": depth -= 1
-            case ">" where previous != "-": depth -= 1
-            case "," where depth == 0:
-                take(parameters[start..<index])
-                start = parameters.index(after: index)
-            default: break
-            }
-            previous = c
-            index = parameters.index(after: index)
+        var start = parameters.startIndex
+        while let comma = scanAtDepth(parameters, from: start, stop: { _, c, depth in c == "," && depth == 0 }) {
+            take(parameters[start..<comma])
+            start = parameters.index(after: comma)
         }
         take(parameters[start...])
         return result + ")"

@@ -169,17 +169,16 @@ enum TraceFiles {
     /// analysis commands import it (`TraceInputs`).
     static func check(_ path: String, allowingImports: Bool = false) throws {
         if path == "-" { throw CLIError("'-': traces are read from files, not standard input; save it to a file first") }
-        var status = stat()
-        guard stat(path, &status) == 0 else {
+        guard let kind = FileKind(path) else {
             let code = errno
             throw CLIError(code == ENOENT ? "'\(path)': no such file" : "'\(path)': cannot read it (\(String(cString: strerror(code))))")
         }
-        switch status.st_mode & S_IFMT {
-        case S_IFDIR:
+        switch kind {
+        case .directory:
             throw CLIError("'\(path)' is a directory: give the trace files in it (e.g. \(path.hasSuffix("/") ? path : path + "/")*.fxt)")
-        case S_IFREG:
+        case .regular:
             break
-        default:
+        case .other:
             throw CLIError("'\(path)' is not a regular file (a device, pipe or socket): give a trace file (.fxt)")
         }
         let fd = open(path, O_RDONLY | O_CLOEXEC)

@@ -55,14 +55,13 @@ final class OutputFile {
         }
         name = path
         try OutputFile.refuseInputs(path, inputs)
-        var status = stat()
-        if stat(path, &status) == 0 {
-            switch status.st_mode & S_IFMT {
-            case S_IFDIR:
+        if let kind = FileKind(path) {
+            switch kind {
+            case .directory:
                 throw CLIError("cannot write '\(path)': it is a directory; give a file name (e.g. \(path.hasSuffix("/") ? path : path + "/")report.html)")
-            case S_IFREG:
+            case .regular:
                 break
-            default:
+            case .other:
                 // A device, pipe or socket: written in place, never replaced or removed.
                 let opened = open(path, O_WRONLY | O_CLOEXEC)
                 guard opened >= 0 else { throw CLIError("cannot write '\(path)': \(OutputFile.reason(errno))") }
@@ -86,6 +85,7 @@ final class OutputFile {
         }
         // mkstemp makes the file 0600; give it the mode the replaced file had, or the usual 0666 & ~umask.
         let mode: mode_t
+        var status = stat()
         if stat(final, &status) == 0 { mode = status.st_mode & 0o7777 } else {
             let mask = umask(0); umask(mask)
             mode = 0o666 & ~mask
@@ -212,5 +212,22 @@ struct FileIdentity: Equatable {
         guard stat(path, &status) == 0 else { return nil }
         device = UInt64(status.st_dev)
         inode = UInt64(status.st_ino)
+    }
+}
+
+/// What a path names (stat(2), links followed); nil, with errno set, when it cannot be looked at.
+enum FileKind {
+    case directory, regular
+    /// A device, pipe or socket.
+    case other
+
+    init?(_ path: String) {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        switch status.st_mode & S_IFMT {
+        case S_IFDIR: self = .directory
+        case S_IFREG: self = .regular
+        default: self = .other
+        }
     }
 }

@@ -65,8 +65,7 @@ enum ImportCommand: Subcommand {
         guard let output else { throw CLIError("'hitch import \(format)' needs -o FILE.fxt") }
         var seen: [(String, FileIdentity)] = []
         for path in inputs {
-            var status = stat()
-            if stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFDIR {
+            if FileKind(path) == .directory {
                 throw CLIError("'\(path)' is a directory: give the file to import (e.g. \(path.hasSuffix("/") ? path : path + "/")trace)")
             }
             // The same export twice would count its rows twice (every frame and hitch doubled).

@@ -539,7 +539,6 @@ def main():
         big(int(sys.argv[2]), sys.argv[3])
         return
     out = os.path.dirname(os.path.abspath(__file__))
-    os.makedirs(out, exist_ok=True)
     for name, period, atrace, compress in (("perfetto-60hz", 16_666_667, False, False), ("perfetto-120hz", 8_333_333, True, True)):
         data, t = build(period, atrace, compress)
         with open(f"{out}/{name}.pftrace", "wb") as f:

@@ -326,7 +326,6 @@ def main():
         big(int(sys.argv[2]), sys.argv[3])
         return
     out = os.path.dirname(os.path.abspath(__file__))
-    os.makedirs(out, exist_ok=True)
     write(out)
 
 

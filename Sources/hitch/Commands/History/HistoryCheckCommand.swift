@@ -35,19 +35,8 @@ enum HistoryCheckCommand: Subcommand {
       hitch history check --branch main --metric hitches.120.hitchTimeRatioMsPerS
     """
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
-        let branch = try arguments.option("--branch") ?? "main"
-        let metrics = try arguments.options("--metric")
-        let threshold = try arguments.thresholdPercent()
-        let last = try HistoryCommand.last(&arguments)
-        let options = try HistoryCommand.detectorOptions(&arguments)
         let format = try arguments.choice("--format", ["text", "json", "markdown"], default: "text")
-        let store = try HistoryCommand.openStore(&arguments)
-        defer { store.close() }
-        guard try arguments.positionals().isEmpty else { throw CLIError("'hitch history check' takes no arguments (see --help)") }
-        try HistoryCommand.requireBranch(branch, in: store)
-        let history = try HistoryCommand.store { () throws(HistoryError) in
-            try store.series(branch: branch, metrics: metrics.isEmpty ? nil : metrics, last: last)
-        }
+        let (branch, history, threshold, options) = try HistoryCommand.series(&arguments, command: name)
         let result = HistoryCheck.check(history, branch: branch, thresholdPercent: threshold, options: options)
         switch format {
         case "json": try writeStandardOutput(JSONOutput.text(result))

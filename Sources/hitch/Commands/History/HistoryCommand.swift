@@ -42,6 +42,26 @@ enum HistoryCommand: Subcommand {
         return try store { () throws(HistoryError) in try HistoryStore(location: location, access: access) }
     }
 
+    /// What check and report read: a branch's series (--branch, --metric..., --last) from the store
+    /// --db names, and the detector's settings (--threshold, --max-pvalue, --window). `command`
+    /// names the subcommand in the error for a stray argument.
+    static func series(_ arguments: inout Arguments, command: String)
+        throws -> (branch: String, history: HistorySeries, threshold: Double, options: ChangePointOptions) {
+        let branch = try arguments.option("--branch") ?? "main"
+        let metrics = try arguments.options("--metric")
+        let threshold = try arguments.thresholdPercent()
+        let last = try HistoryCommand.last(&arguments)
+        let options = try HistoryCommand.detectorOptions(&arguments)
+        let store = try HistoryCommand.openStore(&arguments)
+        defer { store.close() }
+        guard try arguments.positionals().isEmpty else { throw CLIError("'hitch history \(command)' takes no arguments (see --help)") }
+        try HistoryCommand.requireBranch(branch, in: store)
+        let history = try HistoryCommand.store { () throws(HistoryError) in
+            try store.series(branch: branch, metrics: metrics.isEmpty ? nil : metrics, last: last)
+        }
+        return (branch, history, threshold, options)
+    }
+
     /// What the runs can and cannot show: too few to judge, with the number needed, or how many of
     /// the newest runs a change could still hide in.
     static func coverage(_ result: HistoryCheckResult) -> String {

@@ -33,18 +33,7 @@ enum HistoryReport: Subcommand {
     """
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         guard let output = try arguments.option("--output") ?? arguments.option("-o") else { throw CLIError("'hitch history report' needs -o FILE (see --help)") }
-        let branch = try arguments.option("--branch") ?? "main"
-        let metrics = try arguments.options("--metric")
-        let threshold = try arguments.thresholdPercent()
-        let last = try HistoryCommand.last(&arguments)
-        let options = try HistoryCommand.detectorOptions(&arguments)
-        let store = try HistoryCommand.openStore(&arguments)
-        defer { store.close() }
-        guard try arguments.positionals().isEmpty else { throw CLIError("'hitch history report' takes no arguments (see --help)") }
-        try HistoryCommand.requireBranch(branch, in: store)
-        let history = try HistoryCommand.store { () throws(HistoryError) in
-            try store.series(branch: branch, metrics: metrics.isEmpty ? nil : metrics, last: last)
-        }
+        let (branch, history, threshold, options) = try HistoryCommand.series(&arguments, command: name)
         let page = render(history, branch: branch, threshold: threshold, options: options)
         try writeOutput(page, to: output)
         return .ok
