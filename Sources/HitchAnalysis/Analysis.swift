@@ -30,6 +30,9 @@ public struct Analysis: Codable, Sendable, Equatable {
     public var framesTruncated = false
     /// Hitch's verdicts beside the platform's, for imported traces that carry them; nil otherwise.
     public var platformAgreement: PlatformAgreement? = nil
+    /// The platform's own hitches, for an import that has them and no frames (Instruments' hitches
+    /// table alone); nil otherwise.
+    public var platformHitches: PlatformHitchFigures? = nil
 
     /// Pipeline stages (every duration event), sorted by total time, longest first.
     public var stages: [StageFigures] = []

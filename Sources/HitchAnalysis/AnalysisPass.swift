@@ -195,6 +195,7 @@ protocol PassVisitor {
 struct AnalysisPasses: Sendable {
     var stages = StageCostPass()
     var frames: FramePass
+    var platformHitches = PlatformHitchPass()
     var views = ViewUpdatesPass()
     var identityChurn = IdentityChurnPass()
     var invalidations = InvalidationGraphPass()
@@ -214,6 +215,7 @@ struct AnalysisPasses: Sendable {
     mutating func visit<Visitor: PassVisitor>(_ visitor: inout Visitor) {
         visitor.visit(&stages)
         visitor.visit(&frames)
+        visitor.visit(&platformHitches)
         visitor.visit(&views)
         visitor.visit(&identityChurn)
         visitor.visit(&invalidations)

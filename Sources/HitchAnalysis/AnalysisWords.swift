@@ -20,7 +20,9 @@ public enum HitchGrade: String, AnalysisWord {
 
 /// Where hitch figures come from: the recorded frames, or the replay model at another rate.
 public enum HitchSource: String, AnalysisWord {
-    case recorded, replay
+    /// Frames judged at the rate they were recorded at; replayed at another rate; the platform's own
+    /// hitches (an import without frames: docs/METRICS.md "Platform hitches").
+    case recorded, replay, platform
 }
 
 /// What the animating time (the hitch time ratio's denominator) was measured from.
@@ -51,9 +53,10 @@ public enum OpBound: String, AnalysisWord {
 
 /// Why a hitching frame was late (docs/METRICS.md "Hitch causes"): the app's own on-CPU work, the
 /// thread waiting runnable for a CPU, the thread asleep (a lock, I/O, a wait on another thread),
-/// the machine taking the CPU away (steal), or unknown (no thread-state readings).
+/// the machine taking the CPU away (steal), the platform's compositor or display (an imported
+/// frame the platform blames on its own pipeline), or unknown (no thread-state readings).
 public enum HitchCause: String, AnalysisWord {
-    case appWork, waitingForAppThreads, waitingForCPU, blocked, machineStall, unknown
+    case appWork, waitingForAppThreads, waitingForCPU, blocked, machineStall, compositor, unknown
 }
 
 /// Where a trace's thread states came from: the vocabulary's `SchedSource`, a word of the schema too.

@@ -54,6 +54,17 @@ public struct BudgetOutcome: Sendable, Equatable, Codable {
     public var warning: String? = nil
 }
 
+extension BudgetOutcome {
+    /// The broken budget a check reports first for an import whose frames Hitch and the recording
+    /// platform judge too differently to trust (`PlatformAgreement.distrust`); nil when it can.
+    public static func platformDistrust(in analysis: Analysis) -> BudgetOutcome? {
+        guard let agreement = analysis.platformAgreement, let distrust = agreement.distrust else { return nil }
+        return BudgetOutcome(name: "platform agreement", metric: "platformAgreement.disagreementRatio", max: PlatformAgreement.trustLimit,
+                             min: nil, actual: agreement.disagreementRatio, status: .failed,
+                             message: distrust + " (--accept-disagreement grades it anyway)")
+    }
+}
+
 public enum BudgetFile {
     /// Limits that keep a hostile budget file's cost small (each budget costs ~3 KB and ~20 us).
     public static let maxBudgets = 10_000

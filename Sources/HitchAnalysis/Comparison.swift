@@ -98,6 +98,9 @@ public enum ComparisonOutcome: String, Codable, Sendable {
     case better
     /// No judged figure changed beyond threshold and noise.
     case unchanged
+    /// No verdict: a side is an import whose frames Hitch and the recording platform judge too
+    /// differently to trust (`PlatformAgreement.trusted`); the figures are shown, not judged.
+    case notJudged
 }
 
 /// Which figures decided a comparison's outcome.
@@ -120,6 +123,8 @@ public struct ComparisonVerdict: Codable, Sendable, Equatable {
     /// Judged figures that moved against the outcome ("better, though hitches per second rose"), largest first.
     public var caveats: [FigureChange]
     public var regressionCount, improvementCount: Int
+    /// Why there is no verdict (`ComparisonOutcome.notJudged`); nil otherwise.
+    public var notJudgedBecause: String? = nil
     /// How many headline figures a one-line rendering shows.
     public static let headlineLimit = 3
 }
@@ -155,7 +160,11 @@ public enum RunComparison {
     public static let defaultThresholdPercent = 5.0
 
     /// Compares figure by figure and decides the verdict. `base` and `new` hold one analysis per run.
-    public static func compare(base: [Analysis], new: [Analysis], thresholdPercent: Double, alpha: Double = 0.05) -> Comparison {
+    /// A run whose figures are not to be trusted (an import Hitch and its platform disagree on,
+    /// `PlatformAgreement.trusted`) leaves the comparison without a verdict unless
+    /// `acceptingPlatformDisagreement`.
+    public static func compare(base: [Analysis], new: [Analysis], thresholdPercent: Double, alpha: Double = 0.05,
+                               acceptingPlatformDisagreement: Bool = false) -> Comparison {
         var order: [String] = []
         var info: [String: ComparedFigure] = [:]
         var baseValues: [String: [Double]] = [:], newValues: [String: [Double]] = [:]
@@ -190,8 +199,19 @@ public enum RunComparison {
                                         changePercent: percent, higherIsBetter: figure.higherIsBetter, pValue: p, direction: direction,
                                         primary: figure.primary && figure.role == .judged))
         }
+        var decided = verdict(changes)
+        if !acceptingPlatformDisagreement {
+            let sides = [("base", base), ("new", new)].compactMap { side, analyses in
+                analyses.lazy.compactMap { $0.platformAgreement?.distrust }.first.map { "the \(side) run: \($0)" }
+            }
+            if !sides.isEmpty {
+                decided.outcome = .notJudged
+                decided.basis = .none
+                decided.notJudgedBecause = sides.joined(separator: "; ")
+            }
+        }
         return Comparison(thresholdPercent: thresholdPercent, alpha: alpha, baseRuns: base.count, newRuns: new.count,
-                          verdict: verdict(changes), changes: changes)
+                          verdict: decided, changes: changes)
     }
 
     /// The hitch time ratio (and the app's share of it) is what Apple's scales grade and what a user

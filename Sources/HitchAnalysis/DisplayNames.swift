@@ -13,6 +13,7 @@ public enum DisplayNames {
         case .waitingForCPU: "waiting for a CPU (other processes)"
         case .blocked: "blocked"
         case .machineStall: "machine stall"
+        case .compositor: "compositor or display"
         case .unknown: "unknown"
         }
     }

@@ -54,12 +54,16 @@ public struct EvidenceRule: Sendable, Equatable {
     public var minimumFrames: Int
     /// Accept traces whose file ends inside a record (`--allow-cut-short`).
     public var allowCutShort: Bool
+    /// Grade and compare an import whose frames Hitch and the platform judge too differently to
+    /// trust (`--accept-disagreement`; `PlatformAgreement.trusted`).
+    public var acceptPlatformDisagreement = false
 
     public static let defaultMinimumFrames = 1
 
-    public init(minimumFrames: Int = EvidenceRule.defaultMinimumFrames, allowCutShort: Bool = false) {
+    public init(minimumFrames: Int = EvidenceRule.defaultMinimumFrames, allowCutShort: Bool = false, acceptPlatformDisagreement: Bool = false) {
         self.minimumFrames = minimumFrames
         self.allowCutShort = allowCutShort
+        self.acceptPlatformDisagreement = acceptPlatformDisagreement
     }
 
     /// Why `analysis` is too little to judge, in one line naming the runs and the option that

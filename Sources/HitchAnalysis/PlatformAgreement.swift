@@ -13,6 +13,14 @@ public struct PlatformAgreement: Codable, Sendable, Equatable {
     public var unjudged = 0
     /// (bothJanky + bothOnTime) / frames.
     public var agreementRatio = 0.0
+    /// (platformOnly + hitchOnly) / frames: the share of judged frames on which the two differ.
+    public var disagreementRatio = 0.0
+    /// Whether the figures of this import can be trusted: the two disagree on at most `trustLimit`
+    /// of the frames both judged. Past it, reports say so first, `hitch check` fails with that
+    /// reason and `hitch diff` calls no change better or worse (unless told to accept it).
+    public var trusted = true
+    /// The largest share of judged frames on which Hitch and the platform may disagree.
+    public static let trustLimit = 0.05
     public init() {}
 
     mutating func add(platformJanky: Bool, hitch: Bool) {
@@ -24,6 +32,20 @@ public struct PlatformAgreement: Codable, Sendable, Equatable {
         case (false, false): bothOnTime += 1
         }
         agreementRatio = Double(bothJanky + bothOnTime) / Double(frames)
+        disagreementRatio = Double(platformOnly + hitchOnly) / Double(frames)
+        trusted = disagreementRatio <= Self.trustLimit
+    }
+
+    /// Why the import's figures are not to be trusted, in one sentence; nil when they are.
+    public var distrust: String? {
+        guard !trusted else { return nil }
+        var sides: [String] = []
+        if platformOnly > 0 { sides.append("the platform alone called \(platformOnly) janky") }
+        if hitchOnly > 0 { sides.append("Hitch alone found \(hitchOnly) hitch\(hitchOnly == 1 ? "" : "es")") }
+        let percent = (disagreementRatio * 1000).rounded() / 10
+        return "Hitch and the recording platform disagree on \(percent)% of the \(frames) frames both judged "
+            + "(\(sides.joined(separator: ", "))), more than the \(Int(Self.trustLimit * 100))% an import's figures may stand on: "
+            + "its hitch figures and grades are not to be trusted until the frames that differ are understood"
     }
 }
 
@@ -57,7 +79,7 @@ struct PlatformVerdicts: Sendable {
     }
 
     mutating func judged(verdict: String, hitch: Bool) {
-        agreement.add(platformJanky: PlatformVerdict(label: verdict) == .janky, hitch: hitch)
+        agreement.add(platformJanky: PlatformVerdict(label: verdict)?.isJanky ?? false, hitch: hitch)
     }
 
     mutating func unjudged(_ frameID: UInt64) {

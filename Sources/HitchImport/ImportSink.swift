@@ -33,8 +33,14 @@ public struct ImportSummary: Sendable {
     public var events = 0
     public var bytes: UInt64 = 0
     public var frames = 0
+    /// Samples and the platform's own hitches (`PlatformHitch`) written: with frames, what an
+    /// analysis of the import can stand on (`TraceImport.run` refuses an import with none).
+    public var samples = 0
+    public var platformHitches = 0
     /// Things skipped or approximated on the way in, one line each, counted.
     public var warnings: [String] = []
+    /// The warnings name their file (an import of several files); else they are the one file's.
+    public var namesFiles = false
     public init() {}
 }
 
@@ -58,8 +64,20 @@ public final class ImportSink {
     private var newestNs = Int64.min
     private var writtenThroughNs = Int64.min
     private var lateEvents = 0
-    private var skipped: [String: Int] = [:]
-    private var skippedOrder: [String] = []
+    private var platformHitchCategory: StringID?
+    private struct Skip: Hashable {
+        enum Kind { case skipped, note, countedNote }
+        var input: String?; var what: String; var kind = Kind.skipped
+    }
+    private var skipped: [Skip: Int] = [:]
+    private var skippedOrder: [Skip] = []
+    private var inputs: [String] = []
+    /// The file being imported (`TraceImport.run` sets it): what is skipped is counted per file, and
+    /// an import of several files names the file in each warning. nil while nothing is read (the
+    /// importer's `finish`).
+    public var currentInput: String? {
+        didSet { if let currentInput, !inputs.contains(currentInput) { inputs.append(currentInput) } }
+    }
     public private(set) var summary = ImportSummary()
 
     /// Events are held until one `reorderWindowNs` newer has arrived, and at most `maxPendingEvents`
@@ -96,14 +114,31 @@ public final class ImportSink {
         emit(TraceEvent(timestampNs: timestampNs, thread: thread, payload: .metadata(key: writer.string(key.name), value: writer.string(value))))
     }
 
-    /// Counts something the importer could not carry over; reported once per kind at the end.
+    /// Counts something the importer could not carry over; reported once per kind (and file) at the end.
     public func skip(_ what: String, count: Int = 1) {
-        if skipped[what] == nil { skippedOrder.append(what) }
-        skipped[what, default: 0] += count
+        let key = Skip(input: currentInput, what: what)
+        if skipped[key] == nil { skippedOrder.append(key) }
+        skipped[key, default: 0] += count
+    }
+
+    /// Says something about the import that is no loss (a choice made, a value taken as asked, frames
+    /// kept though odd), once per text at the end among the warnings; `counted`: how often, first.
+    public func note(_ text: String, counted: Bool = false) {
+        let key = Skip(input: currentInput, what: text, kind: counted ? .countedNote : .note)
+        if skipped[key] == nil { skippedOrder.append(key) }
+        skipped[key, default: 0] += 1
     }
 
     public func emit(_ event: TraceEvent, arguments: EventArguments = EventArguments()) {
-        if case .frameBegan = event.payload { summary.frames += 1 }
+        switch event.payload {
+        case .frameBegan: summary.frames += 1
+        case .sample: summary.samples += 1
+        case .instant(let category, _):
+            let hitchCategory = platformHitchCategory ?? writer.string(PlatformHitch.category)
+            platformHitchCategory = hitchCategory
+            if category == hitchCategory { summary.platformHitches += 1 }
+        default: break
+        }
         if keepsFileOrder { return write(event, arguments: arguments) }
         if event.timestampNs < writtenThroughNs { lateEvents += 1 }
         sequence += 1
@@ -127,7 +162,16 @@ public final class ImportSink {
         if lateEvents > 0 {
             summary.warnings.append("\(lateEvents) events came more than the reorder window (\(reorderWindowNs / 1_000_000) ms or \(maxPendingEvents) events) after newer ones; written out of time order")
         }
-        for what in skippedOrder { summary.warnings.append("skipped \(skipped[what] ?? 0) \(what)") }
+        for key in skippedOrder {
+            let file = inputs.count > 1 ? key.input.map { $0 + ": " } ?? "" : ""
+            let count = skipped[key] ?? 0
+            switch key.kind {
+            case .skipped: summary.warnings.append(file + "skipped \(count) \(key.what)")
+            case .note: summary.warnings.append(file + key.what)
+            case .countedNote: summary.warnings.append(file + "\(count) \(key.what)")
+            }
+        }
+        summary.namesFiles = inputs.count > 1
         return summary
     }
 

@@ -23,7 +23,7 @@ public enum ImportFormat: String, Sendable, CaseIterable {
     public func importer(options: ImportOptions = ImportOptions()) -> any TraceImporter {
         switch self {
         case .chrome: ChromeTraceImporter()
-        case .framestats: FramestatsImporter(periodNs: options.periodNs)
+        case .framestats: FramestatsImporter(periodNs: options.periodNs, selection: options.process)
         case .perfetto: PerfettoImporter(selection: options.process)
         case .xctrace: XctraceImporter()
         }
@@ -35,12 +35,26 @@ public enum ImportFormat: String, Sendable, CaseIterable {
     /// out of time order and are sorted in the sink's bounded reorder stage.
     public var keepsFileOrder: Bool { self == .chrome }
 
+    /// Where an import of this format gets its frames, for the error of one that had none.
+    var whatGivesFrames: String {
+        switch self {
+        case .chrome: ""
+        case .framestats: ": frames are the rows of a ---PROFILEDATA--- block"
+        case .perfetto: ": frames come from the android.surfaceflinger.frametimeline data source (Android 12+), samples from none"
+        case .xctrace: ": frames come from display-surface-swap or displayed-surfaces-interval, Apple's hitches from hitches, samples from time-profile"
+        }
+    }
+
     /// The format of a file from its first bytes, if it is one of these. Chrome JSON starts with
     /// `[` or `{` (after a byte-order mark and white space); Perfetto traces are a protobuf `Trace`
     /// whose first field is `packet` (field 1, length-delimited: byte 0x0A).
     public static func sniff(_ head: ArraySlice<UInt8>) -> ImportFormat? {
         var bytes = head
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
+        // A UTF-16 text (a framestats dump Windows PowerShell saved) is sniffed as its UTF-8.
+        if bytes.starts(with: [0xFF, 0xFE]) || bytes.starts(with: [0xFE, 0xFF]) {
+            bytes = FramestatsImporter.utf8Text(Array(bytes.prefix(8192)))[...]
+        }
         if let first = bytes.first(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }), first == UInt8(ascii: "[") || first == UInt8(ascii: "{") {
             return .chrome
         }
@@ -59,7 +73,8 @@ public enum ImportFormat: String, Sendable, CaseIterable {
 public struct ImportOptions: Sendable {
     /// The refresh period for inputs that do not record one (framestats before Android 12).
     public var periodNs: Int64?
-    /// Perfetto: the one app to import from a trace with several (`--process NAME|PID`).
+    /// Perfetto: the one app to import from a trace with several; framestats: the process whose
+    /// window to import (`--process NAME|PID`).
     public var process: PerfettoProcessSelection?
     public init(periodNs: Int64? = nil, process: PerfettoProcessSelection? = nil) { self.periodNs = periodNs; self.process = process }
 }
@@ -69,9 +84,22 @@ public enum TraceImport {
     public static func run(_ format: ImportFormat, inputs: [String], output: String, options: ImportOptions = ImportOptions()) throws -> ImportSummary {
         let sink = try ImportSink(path: output, keepsFileOrder: format.keepsFileOrder)
         var importer = format.importer(options: options)
-        for input in inputs { try importer.importFile(path: input, into: sink) }
+        for input in inputs {
+            sink.currentInput = input
+            try importer.importFile(path: input, into: sink)
+        }
+        sink.currentInput = nil
         try importer.finish(into: sink)
-        return try sink.finish()
+        let summary = try sink.finish()
+        // Nothing to analyze is an error, not an empty trace that analyzes to "good": a platform's
+        // export without frames, its own hitches or samples (Chrome JSON round-trips any of the
+        // project's events, frames or not).
+        if format != .chrome, summary.frames == 0, summary.platformHitches == 0, summary.samples == 0 {
+            let found = summary.warnings.first.map { " (\($0))" } ?? ""
+            throw ImportError(file: inputs.joined(separator: ", "), location: "whole \(inputs.count == 1 ? "file" : "files")",
+                              expected: "frames, the platform's own hitches or samples to analyze; found none\(found)\(format.whatGivesFrames)")
+        }
+        return summary
     }
 
     /// The first `count` bytes of a file (fewer if it is shorter, none if it cannot be read).

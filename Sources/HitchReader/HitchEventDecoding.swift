@@ -150,7 +150,8 @@ extension ReaderCore {
                     frameID: frameID,
                     vsyncNs: clock.nanoseconds(has(.vsyncTicks) ? unsigned(.vsyncTicks) : 0),
                     targetNs: clock.nanoseconds(has(.targetTicks) ? unsigned(.targetTicks) : 0),
-                    periodNs: has(.periodNs) ? signed(.periodNs) : 0))
+                    periodNs: has(.periodNs) ? signed(.periodNs) : 0,
+                    expectedPresentNs: has(.expectedPresentTicks) ? clock.nanoseconds(unsigned(.expectedPresentTicks)) : nil))
             case HitchEventName.frameCommitted.rawValue: decoded = .frameCommitted(frameID: frameID)
             case HitchEventName.frameRenderEnded.rawValue: decoded = .frameRenderEnded(frameID: frameID)
             case HitchEventName.framePresented.rawValue: decoded = .framePresented(frameID: frameID)

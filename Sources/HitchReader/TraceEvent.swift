@@ -124,8 +124,12 @@ public struct FrameBegan: Sendable, Equatable {
     public var vsyncNs: Int64
     public var targetNs: Int64
     public var periodNs: Int64
-    public init(frameID: UInt64, vsyncNs: Int64, targetNs: Int64, periodNs: Int64) {
+    /// When the frame was due on screen, where the trace states it (imports: the vsync the platform
+    /// aimed it at); nil: one period after `targetNs`, the recorder's pipeline (docs/METRICS.md).
+    public var expectedPresentNs: Int64?
+    public init(frameID: UInt64, vsyncNs: Int64, targetNs: Int64, periodNs: Int64, expectedPresentNs: Int64? = nil) {
         self.frameID = frameID; self.vsyncNs = vsyncNs; self.targetNs = targetNs; self.periodNs = periodNs
+        self.expectedPresentNs = expectedPresentNs
     }
 }
 

@@ -113,7 +113,8 @@ public final class TraceFileWriter {
         case let .counter(name, value):
             e.counter(thread: thread, category: e.stringRef(TraceName.counter), name: ref(name), ticks: t, value: value)
         case let .frameBegan(f):
-            e.frameBegan(thread: thread, ticks: t, frameID: f.frameID, vsyncTicks: ticks(f.vsyncNs), targetTicks: ticks(f.targetNs), periodNs: f.periodNs)
+            e.frameBegan(thread: thread, ticks: t, frameID: f.frameID, vsyncTicks: ticks(f.vsyncNs), targetTicks: ticks(f.targetNs), periodNs: f.periodNs,
+                         expectedPresentTicks: f.expectedPresentNs.map(ticks))
         case let .frameCommitted(frameID):
             e.frameMark(.frameCommitted, thread: thread, ticks: t, frameID: frameID)
         case let .frameRenderEnded(frameID):

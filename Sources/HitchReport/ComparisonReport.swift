@@ -37,6 +37,9 @@ public enum ComparisonReport {
     public static func verdictLine(_ c: Comparison) -> String {
         let v = c.verdict
         switch v.outcome {
+        case .notJudged:
+            return "no verdict, neither better nor worse: " + (v.notJudgedBecause ?? "a run's figures are not to be trusted")
+                + " (--accept-disagreement judges anyway)"
         case .unchanged:
             return "no change: no hitch or main-thread figure moved beyond \(Format.number(c.thresholdPercent, decimals: 2))%"
                 + (c.usesSignificanceTest ? " and noise (Welch's t-test, p < \(Format.number(c.alpha, decimals: 6)))" : " and noise")
@@ -146,7 +149,7 @@ public enum ComparisonReport {
 
     static func markdown(_ input: ComparisonInput) -> String {
         let c = input.comparison
-        let icon = c.verdict.outcome == .worse ? "❌" : c.verdict.outcome == .better ? "✅" : "➖"
+        let icon = c.verdict.outcome == .worse ? "❌" : c.verdict.outcome == .better ? "✅" : c.verdict.outcome == .notJudged ? "⚠️" : "➖"
         var out = ["## hitch diff", "", "\(icon) **\(MarkdownReport.escape(verdictLine(c)))**", "",
                    "Base: \(input.basePaths.map { "`" + MarkdownReport.escape($0) + "`" }.joined(separator: ", ")) · "
                    + "New: \(input.newPaths.map { "`" + MarkdownReport.escape($0) + "`" }.joined(separator: ", ")) · \(rules(c))", ""]

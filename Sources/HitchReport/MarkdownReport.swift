@@ -7,6 +7,7 @@ public enum MarkdownReport: AnalysisRenderer {
     public static func render(_ input: ReportInput) throws -> String {
         let a = input.analysis
         var out: [String] = ["## " + escape(input.title), ""]
+        if let untrusted = a.headline?.untrusted { out += ["> **Not trusted:** " + escape(untrusted) + ".", ""] }
         out.append("Runs: \(a.runs.map { "`" + escape($0.path) + "`" }.joined(separator: ", ")) · events \(a.eventCount) · dropped events \(a.droppedEvents)")
         out.append("")
         out.append("Evidence: " + escape(a.evidence.summary))

@@ -13,7 +13,7 @@ public enum TextReport: AnalysisRenderer {
                    + " (agreement \(ReportText.percent(p.agreementRatio)))" + (p.unjudged > 0 ? "; \(p.unjudged) frames Hitch could not judge" : ""))
         let differing = a.frames.filter { frame in
             guard let verdict = frame.platformVerdict else { return false }
-            return (PlatformVerdict(label: verdict) == .janky) != (frame.hitchMs > 0)
+            return (PlatformVerdict(label: verdict)?.isJanky ?? false) != (frame.hitchMs > 0)
         }
         for frame in differing.prefix(10) {
             out.append("  frame \(frame.frameID) at \(ReportText.ms(frame.startMs)): Hitch \(frame.hitchMs > 0 ? "hitch " + ReportText.ms(frame.hitchMs) : "no hitch"), platform \(frame.platformVerdict ?? "")")
@@ -22,11 +22,30 @@ public enum TextReport: AnalysisRenderer {
         return out
     }
 
+    /// The platform's own hitches, for an import without frames (Instruments' hitches table alone).
+    static func platformHitchLines(_ a: Analysis) -> [String] {
+        guard let p = a.platformHitches else { return [] }
+        let figures = a.hitches.values.first { $0.source == .platform }
+        var out = ["", "Platform hitches (the recording tool's own: no frames to judge, so these are its figures, not Hitch's)"]
+        out.append("  \(p.hitchCount) hitches, \(ReportText.ms(p.totalHitchMs)) in all, longest \(ReportText.ms(p.longestHitchMs)); "
+                   + "\(Format.fixed(p.hitchTimeRatioMsPerS, 2)) ms/s over the export's \(Format.fixed(p.spanSeconds, 2)) s"
+                   + (figures.map { " at \(Format.significant($0.rateHz)) Hz: \($0.appleTestScale.grade) on Apple's test scale" } ?? ""))
+        if p.systemHitchCount > 0 {
+            out.append("  \(p.systemHitchCount) of them system hitches (\(ReportText.ms(p.systemHitchMs))), not the app's")
+        }
+        for n in p.narratives.prefix(10) {
+            out.append("  \(String(n.hitchCount).leftPadded(5)) × \(ReportText.ms(n.totalHitchMs).leftPadded(10))  \(n.text)\(n.isSystem ? " (system)" : "")")
+        }
+        return out
+    }
+
     public static func render(_ input: ReportInput) throws -> String {
         let a = input.analysis
         var out: [String] = []
         let runs = a.runs.count == 1 ? a.runs[0].path : "\(a.runs.count) runs merged: " + a.runs.map(\.path).joined(separator: ", ")
         out.append("\(input.title): \(runs)")
+        // Before any figure: an import whose frames Hitch and the platform judge differently.
+        if let untrusted = a.headline?.untrusted { out.append("  NOT TRUSTED: \(untrusted).") }
         out.append("  evidence: \(a.evidence.summary)")
         out.append("  events \(a.eventCount), dropped by the recorder \(a.droppedEvents)"
                    + (a.recordedRates.isEmpty ? "" : ", recorded at " + a.recordedRates.map { "\(Format.significant($0.rateHz)) Hz (\($0.frameCount) frames)" }.joined(separator: ", ")))
@@ -59,6 +78,7 @@ public enum TextReport: AnalysisRenderer {
             }
             out.append(contentsOf: Self.platformLines(a))
         }
+        out.append(contentsOf: Self.platformHitchLines(a))
         if let h = a.hangs {
             out.append("")
             out.append("Hangs (the main thread away from its frame loop or run loop)")

@@ -34,15 +34,20 @@ extension FXTEncoder {
         endEvent(trailing: 0)
     }
 
-    package func frameBegan(thread: UInt8, ticks: UInt64, frameID: UInt64, vsyncTicks: UInt64, targetTicks: UInt64, periodNs: Int64) {
+    /// `expectedPresentTicks`: written only when the producer states the frame's expected present
+    /// (imports); the recorder's frames leave it out (their expected present is target + one period).
+    package func frameBegan(thread: UInt8, ticks: UInt64, frameID: UInt64, vsyncTicks: UInt64, targetTicks: UInt64, periodNs: Int64,
+                            expectedPresentTicks: UInt64? = nil) {
         let category = stringRef(HitchCategory.frame), name = stringRef(HitchEventName.frameBegan)
         let idArg = stringRef(HitchArgument.frameID), vsyncArg = stringRef(HitchArgument.vsyncTicks)
         let targetArg = stringRef(HitchArgument.targetTicks), periodArg = stringRef(HitchArgument.periodNs)
+        let presentArg = expectedPresentTicks == nil ? 0 : stringRef(HitchArgument.expectedPresentTicks)
         beginEvent(.instant, thread: thread, category: category, name: name, ticks: ticks)
         argUnsigned(idArg, frameID)
         argUnsigned(vsyncArg, vsyncTicks)
         argUnsigned(targetArg, targetTicks)
         argSigned(periodArg, periodNs)
+        if let expectedPresentTicks { argUnsigned(presentArg, expectedPresentTicks) }
         endEvent()
     }
 

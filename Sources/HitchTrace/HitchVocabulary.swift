@@ -79,6 +79,9 @@ public enum HitchArgument: UInt32, TraceWord {
     // Hangs (`hitch.hang`): the producer's word for a hang; a capture's hang start (ticks in FXT,
     // nanoseconds in Chrome JSON) and the kernel's word on the thread.
     case type, sinceTicks, sinceNs, systemCall, waitChannel, schedState
+    /// A frame's expected present where the trace states it (imports: the vsync the platform aimed
+    /// the frame at), in ticks in FXT and nanoseconds in Chrome JSON.
+    case expectedPresentTicks, expectedPresentNs
     public static let spelled = allCases.map { caseName($0) }
 }
 
@@ -165,15 +168,27 @@ public enum ChromeWord {
 /// "Platform verdicts"). It is an instant of category `platform.verdict` on the frame's thread at the
 /// frame's start, right after the frame's begin, named by its label: the verdict and the platform's
 /// reason (`janky: App Deadline Missed`, `on time: Buffer Stuffing`), with arguments `frameID` and
-/// Apple's hitch duration `hitchNs` where the platform gives one.
+/// Apple's hitch duration `hitchNs` where the platform gives one. `janky` is a frame the platform
+/// blames on the app (or names no culprit for); `janky elsewhere` one it blames on its own
+/// pipeline: SurfaceFlinger, the display, the scheduler's prediction (Android's Other Jank), a
+/// system hitch (Apple's `is-system`).
 public enum PlatformVerdict: UInt8, CaseIterable, Sendable {
-    case janky, onTime
+    case janky, jankyElsewhere, onTime
     public static let category = "platform.verdict"
     public static let frameIDArgument = HitchArgument.frameID.name
     public static let hitchNsArgument = "hitchNs"
 
     /// The word as the label spells it.
-    public var name: String { self == .janky ? "janky" : "on time" }
+    public var name: String {
+        switch self {
+        case .janky: "janky"
+        case .jankyElsewhere: "janky elsewhere"
+        case .onTime: "on time"
+        }
+    }
+
+    /// Whether the platform called the frame janky, whoever it blames.
+    public var isJanky: Bool { self != .onTime }
 
     /// The instant's name: the verdict, and the platform's reason after a colon.
     public func label(detail: String?) -> String { name + (detail.map { ": " + $0 } ?? "") }
@@ -184,6 +199,19 @@ public enum PlatformVerdict: UInt8, CaseIterable, Sendable {
         guard let match = Self.allCases.first(where: { $0.name == word }) else { return nil }
         self = match
     }
+}
+
+/// One of the platform's own hitches where the trace has no frames to join it to (Instruments'
+/// `hitches` table exported alone): an instant of category `platform.hitch` at the hitch's start on
+/// the app's main thread, named by its label (`janky: <Apple's narrative>`, or `janky elsewhere:
+/// …` for a system hitch, `PlatformVerdict`), and one named `end` at its end. The analysis sums
+/// them into the platform's figures (docs/METRICS.md "Platform hitches").
+public enum PlatformHitch {
+    public static let category = "platform.hitch"
+    public static let endName = "end"
+    /// Marks the export's last time, where a row names one after the last hitch's end (the span the
+    /// platform's hitch time ratio is over).
+    public static let exportEndName = "export end"
 }
 
 /// The type of an argument value as docs/FORMAT.md §3 names it.
@@ -212,7 +240,8 @@ public struct HitchEventSchema: Sendable {
     }
 
     public static let all: [HitchEventSchema] = [
-        .init("frameBegan", .frame, .frameBegan, [(.frameID, .uint), (.vsyncTicks, .uint), (.targetTicks, .uint), (.periodNs, .int)]),
+        .init("frameBegan", .frame, .frameBegan, [(.frameID, .uint), (.vsyncTicks, .uint), (.targetTicks, .uint), (.periodNs, .int),
+                                                  (.expectedPresentTicks, .uint)]),
         .init("frameCommitted", .frame, .frameCommitted, [(.frameID, .uint)]),
         .init("frameRenderEnded", .frame, .frameRenderEnded, [(.frameID, .uint)]),
         .init("framePresented", .frame, .framePresented, [(.frameID, .uint)]),

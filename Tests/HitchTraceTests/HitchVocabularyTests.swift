@@ -53,6 +53,8 @@ import HitchImport
         }
         write(main, .metadata(key: s("workload"), value: s("vocabulary")))
         write(main, .frameBegan(FrameBegan(frameID: 1, vsyncNs: 4_999_000, targetNs: 13_332_333, periodNs: 8_333_333)))
+        // An import's frame states its expected present.
+        write(main, .frameBegan(FrameBegan(frameID: 2, vsyncNs: 4_999_000, targetNs: 13_332_333, periodNs: 8_333_333, expectedPresentNs: 24_000_000)))
         write(main, .bodyEvaluation(BodyEvaluation(viewType: s("Row"), identity: 42, endNs: t + 5_000)))
         for change in ViewLifetimeChange.allCases {
             for reason in ViewLifetimeReason.allCases {
@@ -107,7 +109,8 @@ import HitchImport
         var reader = try TraceReader(path: first)
         let fromFXT = try Self.describeAll(&reader)
         expected = fromFXT
-        #expect(fromFXT.count == 2 + 1 + 10 + 2 + 1 + 3 + 4 + 4 + 2 + 2 + 1 + 1 + 1 + 5 + 2 + 4 + 4 + 8)
+        #expect(fromFXT.count == 2 + 2 + 10 + 2 + 1 + 3 + 4 + 4 + 2 + 2 + 1 + 1 + 1 + 5 + 2 + 4 + 4 + 8)
+        #expect(fromFXT.contains { $0.hasPrefix("frameBegan 2 ") && $0.contains(" present ") })
         #expect(fromFXT.contains("intervalComplete stage filter +8000 rows=int(-120) kind=string(search) @main"))
         #expect(fromFXT.contains("instant app tap x=double(0.25) @main"))
         #expect(fromFXT.contains("intervalBegin stage diff n=int(3) @main"))
@@ -123,12 +126,13 @@ import HitchImport
         for schema in HitchEventSchema.all {
             // Chrome carries trace metadata and drop counts as M events and global instants (`ChromeWord`).
             if schema.category != .meta { #expect(json.contains("\"cat\":\"\(schema.category.name)\""), "\(schema.payload)") }
-            // Chrome carries times in nanoseconds (vsyncNs, sinceNs) where FXT has ticks.
-            for argument in schema.arguments where ![.vsyncTicks, .targetTicks, .target, .sinceTicks].contains(argument.argument) {
+            // Chrome carries times in nanoseconds (vsyncNs, sinceNs, expectedPresentNs) where FXT has ticks.
+            for argument in schema.arguments where ![.vsyncTicks, .targetTicks, .target, .sinceTicks, .expectedPresentTicks].contains(argument.argument) {
                 #expect(json.contains("\"\(argument.argument.name)\":"), "\(schema.payload).\(argument.argument.name)")
             }
         }
         #expect(json.contains("\"args\":{\"rows\":-120,\"kind\":\"search\"}"))
+        #expect(json.contains("\"expectedPresentNs\":"))
         let imported = try ChromeTraceImporter.read(bytes: Array(json.utf8))
         var importedList = ImportedList(trace: imported)
         Self.expectSame(try Self.describeAll(&importedList), expected, "Chrome import")
@@ -194,7 +198,7 @@ import HitchImport
         case let .intervalComplete(c, n, end): text = "intervalComplete \(s(c)) \(s(n)) +\(end - t)"
         case let .instant(c, n): text = "instant \(s(c)) \(s(n))"
         case let .counter(n, v): text = "counter \(s(n)) \(v)"
-        case let .frameBegan(f): text = "frameBegan \(f.frameID) \(f.vsyncNs - t) \(f.targetNs - t) \(f.periodNs)"
+        case let .frameBegan(f): text = "frameBegan \(f.frameID) \(f.vsyncNs - t) \(f.targetNs - t) \(f.periodNs)" + (f.expectedPresentNs.map { " present \($0 - t)" } ?? "")
         case let .frameCommitted(id): text = "frameCommitted \(id)"
         case let .frameRenderEnded(id): text = "frameRenderEnded \(id)"
         case let .framePresented(id): text = "framePresented \(id)"

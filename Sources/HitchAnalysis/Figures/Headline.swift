@@ -3,6 +3,9 @@
 /// widest invalidation. Every part is read from figures the passes already made; nothing new is
 /// measured here.
 public struct Headline: Codable, Sendable, Equatable {
+    /// Said before any figure when the import's figures are not to be trusted: Hitch and the
+    /// recording platform disagree on too many frames (`PlatformAgreement.distrust`); nil otherwise.
+    public var untrusted: String? = nil
     /// The `hitches` key of the figures judged ("120"); "recorded" when the trace mixes rates.
     public var rateKey = ""
     /// The recorded hitch time ratio and its grade on Apple's test scale.
@@ -36,6 +39,7 @@ extension Headline {
     /// The headline of an analysis whose passes have contributed their figures; nil without frames.
     init?(of analysis: Analysis) {
         guard analysis.recorded.frameCount > 0 else { return nil }
+        untrusted = analysis.platformAgreement?.distrust
         let recorded = analysis.recordedRates.count == 1
             ? analysis.hitches.first(where: { $0.value.source == .recorded }) : nil
         let figures = recorded?.value ?? analysis.recorded

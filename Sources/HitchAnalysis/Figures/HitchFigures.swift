@@ -74,6 +74,8 @@ public struct HitchCauseFigures: Codable, Sendable, Equatable {
     public var waitingForCPU = CauseFigures()
     public var blocked = CauseFigures()
     public var machineStall = CauseFigures()
+    /// The platform's compositor or display (imports: the platform's verdict blames its own pipeline).
+    public var compositor = CauseFigures()
     public var unknown = CauseFigures()
     public init() {}
 
@@ -85,6 +87,7 @@ public struct HitchCauseFigures: Codable, Sendable, Equatable {
             case .waitingForCPU: waitingForCPU
             case .blocked: blocked
             case .machineStall: machineStall
+            case .compositor: compositor
             case .unknown: unknown
             }
         }
@@ -95,6 +98,7 @@ public struct HitchCauseFigures: Codable, Sendable, Equatable {
             case .waitingForCPU: waitingForCPU = newValue
             case .blocked: blocked = newValue
             case .machineStall: machineStall = newValue
+            case .compositor: compositor = newValue
             case .unknown: unknown = newValue
             }
         }

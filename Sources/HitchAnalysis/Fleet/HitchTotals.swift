@@ -19,6 +19,8 @@ struct HitchTotals: Codable, Sendable, Equatable {
     /// Hitches and hitch time per cause, keyed by `HitchCause` raw value.
     var byCause: [String: CauseTotals] = [:]
     var framesWithThreadStates = 0
+    /// Frames whose cause could be told: from thread states, or from the platform's verdict (imports).
+    var framesWithCauses = 0
     var animatingNs: Int64 = 0
     var animatingFromInteractions = false, animatingFromFrames = false
     var worstWindow = WorstWindowTotals()
@@ -49,6 +51,7 @@ struct HitchTotals: Codable, Sendable, Equatable {
         unjudgedFrames +|= other.unjudgedFrames
         for (cause, totals) in other.byCause { byCause[cause, default: CauseTotals()].merge(totals) }
         framesWithThreadStates +|= other.framesWithThreadStates
+        framesWithCauses +|= other.framesWithCauses
         animatingNs +|= other.animatingNs
         animatingFromInteractions = animatingFromInteractions || other.animatingFromInteractions
         animatingFromFrames = animatingFromFrames || other.animatingFromFrames
@@ -99,7 +102,7 @@ struct HitchTotals: Codable, Sendable, Equatable {
             f.byCause[cause] = c
         }
         f.framesWithThreadStates = framesWithThreadStates
-        if framesWithThreadStates > 0 {
+        if framesWithCauses > 0 {
             f.appHitchTimeRatioMsPerS = f.byCause.appWork.hitchTimeRatioMsPerS + f.byCause.waitingForAppThreads.hitchTimeRatioMsPerS
         }
         HitchGrading.apply(to: &f)

@@ -13,6 +13,9 @@ struct FrameRecord: Sendable {
     var vsyncNs: Int64 = 0
     var targetNs: Int64 = 0
     var periodNs: Int64 = 0
+    /// When the frame was due on screen, where the trace states it (`FrameBegan.expectedPresentNs`);
+    /// .min: one period after `targetNs`.
+    var statedExpectedPresentNs: Int64 = .min
     var commitNs: Int64 = .min
     var renderEndNs: Int64 = .min
     var presentNs: Int64 = .min

@@ -56,6 +56,7 @@ struct HitchAccumulator: Sendable {
         if frame.frameTimeNs > frame.periodNs { counted.slowFrames += 1 }
         if frame.frameTimeNs > frozenFrameThresholdNs { counted.frozenFrames += 1 }
         if frame.states.main != nil { counted.framesWithThreadStates += 1 }
+        if frame.states.main != nil || frame.hasPlatformVerdict { counted.framesWithCauses += 1 }
         if frame.kind == .latency || frame.latencyNs > 0 {
             if frame.kind == .latency { counted.tripleBufferedFrames += 1 }
             counted.addedLatencyNs +|= frame.latencyNs

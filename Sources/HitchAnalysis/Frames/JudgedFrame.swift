@@ -24,6 +24,8 @@ struct JudgedFrame: Sendable {
     var heldByEarlierFrames: StateSplit? = nil
     /// How much later than its pipeline allowed the frame was shown (`CauseChain`).
     var latePresentNs: Int64 = 0
+    /// The platform judged the frame too (imports): its verdict can name the cause (`PlatformCause`).
+    var hasPlatformVerdict = false
     /// The main thread's frame work and the render thread's render by state (nil without readings).
     var states = FrameStates.unknown
     var mainStates: StateSplit? { states.main }

@@ -26,16 +26,32 @@ func presentOnVsyncGrid(_ t: Int64, anchor: Int64, period: Int64) -> Int64 {
     return abs(t - nearest) <= Int64(Double(period) * presentSnapTolerance) ? nearest : after
 }
 
-/// Lateness -> hitch, applying the triple-buffering rule. Keeps the previous frame's lateness.
+/// Lateness -> hitch, applying the triple-buffering rule. Keeps the previous frame's lateness (and,
+/// for frames judged against a stated expected present, the vsync it was shown on).
 struct LatenessJudge: Sendable {
     private var previousLatenessNs: Int64 = 0
+    private var previousActualNs: Int64 = .min
 
-    mutating func reset() { previousLatenessNs = 0 }
+    mutating func reset() { previousLatenessNs = 0; previousActualNs = .min }
+
+    /// A frame whose trace states its expected present (`FrameBegan.expectedPresentNs`: a platform
+    /// that queues finished buffers, as Android's BufferQueue does) is shown at the earliest one vsync
+    /// after the frame ahead of it. The lateness that queue imposed is latency (buffer stuffing: the
+    /// display still showed a new frame at every vsync); only the vsyncs it missed beyond that are its
+    /// hitch. `actualNs` and `expectedNs` are on the display's vsync grid.
+    mutating func judgeQueued(expectedNs: Int64, actualNs: Int64, periodNs: Int64) -> (hitchNs: Int64, latencyNs: Int64) {
+        let lateness = max(0, actualNs - expectedNs)
+        let earliest = previousActualNs == .min ? expectedNs : max(expectedNs, previousActualNs.addingSaturated(periodNs))
+        let hitch = min(lateness, max(0, actualNs - earliest))
+        previousActualNs = actualNs
+        previousLatenessNs = actualNs - expectedNs
+        return (hitch, lateness - hitch)
+    }
 
     /// Returns (hitch, latency). A frame one period late right after a frame also one period late
     /// is steady triple buffering: latency. After such a frame the expectation moves one period.
     mutating func judge(latenessNs: Int64, periodNs: Int64) -> (hitchNs: Int64, latencyNs: Int64) {
-        defer { previousLatenessNs = latenessNs }
+        defer { previousLatenessNs = latenessNs; previousActualNs = .min }
         let tolerance = Int64(Double(periodNs) * tripleBufferTolerance)
         let previousWasOnePeriodLate = abs(previousLatenessNs - periodNs) <= tolerance && periodNs > 0
         if previousWasOnePeriodLate {
@@ -51,7 +67,11 @@ struct LatenessJudge: Sendable {
 /// caller's storage, where an Optional's payload was copied out.
 func judgeRecorded(_ frame: FrameRecord, judge: inout LatenessJudge, switches: SwitchHistory) -> JudgedFrame {
     let period = frame.periodNs
-    let expected = frame.targetNs + period
+    // A stated expected present (imports) is on the display's vsync grid; the recorder's frames are
+    // due one period after their target, on their own vsync's grid.
+    let stated = frame.statedExpectedPresentNs != .min
+    let expected = stated ? frame.statedExpectedPresentNs : frame.targetNs + period
+    let grid = stated ? expected : frame.vsyncNs
     let renderStart = vsyncAtOrAfter(frame.commitNs, anchor: frame.vsyncNs, period: period)
     let renderEnd = frame.renderEndNs == .min ? renderStart : frame.renderEndNs
     // Render duration: from the vsync after commit, or from the commit itself when the renderer
@@ -59,12 +79,13 @@ func judgeRecorded(_ frame: FrameRecord, judge: inout LatenessJudge, switches: S
     let renderNs = renderEnd >= renderStart ? renderEnd - renderStart : max(0, renderEnd - frame.commitNs)
     let actual: Int64
     if frame.presentNs != .min {
-        actual = presentOnVsyncGrid(frame.presentNs, anchor: frame.vsyncNs, period: period)
+        actual = presentOnVsyncGrid(frame.presentNs, anchor: grid, period: period)
     } else {
         let periods = max(1, (max(0, renderEnd - renderStart) + period - 1) / period)
         actual = renderStart + periods * period
     }
-    let (hitch, latency) = judge.judge(latenessNs: actual - expected, periodNs: period)
+    let (hitch, latency) = stated ? judge.judgeQueued(expectedNs: expected, actualNs: actual, periodNs: period)
+                                  : judge.judge(latenessNs: actual - expected, periodNs: period)
     let kind: JudgedFrame.Kind
     if hitch > 0 { kind = frame.commitNs > frame.targetNs ? .commit : .render }
     else if latency > 0 { kind = .latency }

@@ -98,6 +98,7 @@ struct FramePass: AnalysisPass {
                 frame.vsyncNs = clampedTime(began.vsyncNs)
                 frame.targetNs = clampedTime(began.targetNs)
                 frame.periodNs = sanePeriod(began.periodNs)
+                frame.statedExpectedPresentNs = began.expectedPresentNs.map(clampedTime) ?? .min
             }
             drainFrames(&context)
         case .frameCommitted(let id):
@@ -216,9 +217,12 @@ struct FramePass: AnalysisPass {
         }
         var judged = judgeRecorded(frame, judge: &recordedJudge, switches: switchHistory)
         judgeCause(&judged, frame)
-        recorded.add(judged)
         let verdict = verdicts.take(frame.frameID, context)
-        if let verdict { verdicts.judged(verdict: verdict, hitch: judged.hitchNs > 0) }
+        if let verdict {
+            PlatformCause.apply(verdict: verdict, to: &judged)
+            verdicts.judged(verdict: verdict, hitch: judged.hitchNs > 0)
+        }
+        recorded.add(judged)
         if frame.periodNs != lastRatePeriodNs {
             lastRatePeriodNs = frame.periodNs
             lastRatePeriodHz = (1e10 / Double(frame.periodNs)).rounded() / 10

@@ -159,7 +159,10 @@ public struct ChromeTraceExporter {
             begin("C", thread, ts, category: "", name: s(name)); args([(.value, .double(value))]); end()
         case let .frameBegan(began):
             begin("b", thread, ts, category: frame, name: ChromeWord.frameSlice); buffer += ",\"id\":\"0x\(String(began.frameID, radix: 16))\""
-            args([(.frameID, .int(began.frameID)), (.vsyncNs, .int(began.vsyncNs)), (.targetNs, .int(began.targetNs)), (.periodNs, .int(began.periodNs))]); end()
+            var frameArgs: [(HitchArgument, ArgValue)] = [(.frameID, .int(began.frameID)), (.vsyncNs, .int(began.vsyncNs)),
+                                                          (.targetNs, .int(began.targetNs)), (.periodNs, .int(began.periodNs))]
+            if let expected = began.expectedPresentNs { frameArgs.append((.expectedPresentNs, .int(expected))) }
+            args(frameArgs); end()
         case let .frameCommitted(frameID):
             begin("n", thread, ts, category: frame, name: ChromeWord.commitStep); buffer += ",\"id\":\"0x\(String(frameID, radix: 16))\""
             args([(.frameID, .int(frameID))]); end()

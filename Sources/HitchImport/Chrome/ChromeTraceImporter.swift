@@ -391,7 +391,8 @@ public struct ChromeTraceImporter {
         case (.frame?, "b"):
             guard let frameID = args[.frameID]?.uint64Value else { throw ChromeImportError(message: "event \(eventIndex): frame without args.frameID") }
             try append(ts, thread, .frameBegan(FrameBegan(frameID: frameID, vsyncNs: args[.vsyncNs]?.int64Value ?? ts,
-                                                          targetNs: args[.targetNs]?.int64Value ?? ts, periodNs: args[.periodNs]?.int64Value ?? 0)))
+                                                          targetNs: args[.targetNs]?.int64Value ?? ts, periodNs: args[.periodNs]?.int64Value ?? 0,
+                                                          expectedPresentNs: args[.expectedPresentNs]?.int64Value)))
         case (.frame?, "n"):
             guard let frameID = args[.frameID]?.uint64Value else { throw ChromeImportError(message: "event \(eventIndex): frame step without args.frameID") }
             switch name {

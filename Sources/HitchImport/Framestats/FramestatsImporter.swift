@@ -17,23 +17,50 @@ import HitchTrace
 // (GpuCompleted, else FrameCompleted: what Android's JankTracker compares with the deadline), and is
 // on screen at DisplayPresentTime when a frame-metrics listener made the system record it (0
 // otherwise: the frame is judged from its hand-over, docs/METRICS.md).
+//
+// A dump is text in UTF-8 (a byte-order mark allowed) or, as Windows PowerShell saves `adb shell`'s
+// output, UTF-16 LE or BE with its byte-order mark; lines end in LF or CRLF. Every window block is
+// read (a whole-device dump has several processes, each with its windows); one window is imported:
+// the one with the most frames among the process `--process` names (or among all), said in the
+// import's warnings with the windows left out.
 
 public struct FramestatsImporter {
     /// The refresh period for dumps without a FrameInterval column (before Android 12); nil infers it
     /// from the spacing of IntendedVsync.
     public var periodNs: Int64?
+    /// The process whose window to import (`--process NAME|PID`: its package or pid).
+    public var selection: PerfettoProcessSelection?
 
-    public init(periodNs: Int64? = nil) { self.periodNs = periodNs }
+    public init(periodNs: Int64? = nil, selection: PerfettoProcessSelection? = nil) { self.periodNs = periodNs; self.selection = selection }
 
     /// Imports `path` into `sink`; `name` names the file in errors.
     public func importFile(path: String, into sink: ImportSink) throws {
         try importBytes(try readWholeFile(path, limit: 256 << 20), name: path, into: sink)
     }
 
-    public func importBytes(_ bytes: [UInt8], name: String, into sink: ImportSink) throws {
+    /// The dump's text as UTF-8: a UTF-16 dump (LE or BE, by its byte-order mark) transcoded, a UTF-8
+    /// byte-order mark dropped. Unpaired surrogates become U+FFFD.
+    static func utf8Text(_ bytes: [UInt8]) -> [UInt8] {
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { return Array(bytes.dropFirst(3)) }
+        let littleEndian = bytes.starts(with: [0xFF, 0xFE]), bigEndian = bytes.starts(with: [0xFE, 0xFF])
+        guard littleEndian || bigEndian else { return bytes }
+        var units: [UInt16] = []
+        units.reserveCapacity(bytes.count / 2)
+        var index = 2
+        while index + 1 < bytes.count {
+            let (a, b) = (UInt16(bytes[index]), UInt16(bytes[index + 1]))
+            units.append(littleEndian ? a | b << 8 : a << 8 | b)
+            index += 2
+        }
+        return Array(String(decoding: units, as: UTF16.self).utf8)
+    }
+
+    public func importBytes(_ raw: [UInt8], name: String, into sink: ImportSink) throws {
+        let bytes = Self.utf8Text(raw)
         var windows: [Window] = []
         var windowName: String?
         var processName = "app"
+        var processID: Int64 = 0
         var inBlock = false
         var header: Header?
         var lineNumber = 0
@@ -57,6 +84,8 @@ public struct FramestatsImporter {
                 } else {
                     sawBlock = true
                     current = Window(name: windowName ?? "window \(windows.count + 1)", rows: [])
+                    current.process = processName
+                    current.pid = processID
                 }
                 inBlock.toggle()
                 continue
@@ -66,6 +95,8 @@ public struct FramestatsImporter {
                 if text.hasPrefix("Window: ") { windowName = String(text.dropFirst(8)) }
                 if text.hasPrefix("** Graphics info for pid "), let open = text.firstIndex(of: "["), let close = text.lastIndex(of: "]"), open < close {
                     processName = String(text[text.index(after: open)..<close])
+                    processID = Int64(text.dropFirst(25).prefix { $0.isNumber }) ?? 0
+                    windowName = nil
                 }
                 continue
             }
@@ -99,7 +130,33 @@ public struct FramestatsImporter {
         guard sawBlock else {
             throw ImportError(file: name, location: "line 1", expected: "a ---PROFILEDATA--- block, as 'adb shell dumpsys gfxinfo PACKAGE framestats' prints")
         }
-        try write(windows, processName: processName, name: name, into: sink)
+        try write([try pickWindow(windows, name: name, into: sink)], processName: nil, name: name, into: sink)
+    }
+
+    /// The window to import: among the process `selection` names (or all), the one with the most
+    /// frames (the first of equals); the choice and the windows left out are said in the warnings.
+    func pickWindow(_ windows: [Window], name: String, into sink: ImportSink) throws -> Window {
+        let candidates = windows.indices.filter { index in
+            selection.map { $0.matches(pid: windows[index].pid, processName: windows[index].process, layerPackage: nil) } ?? true
+        }
+        func describe(_ w: Window) -> String {
+            let pid = w.pid > 0 ? " (pid \(w.pid))" : ""
+            return "'\(w.name)' of \(w.process)\(pid): \(w.rows.count) frames"
+        }
+        var best: Int?
+        for index in candidates where best.map({ windows[index].rows.count > windows[$0].rows.count }) ?? true { best = index }
+        guard let best else {
+            let processes = Set(windows.map { w in w.pid > 0 ? "\(w.process) (pid \(w.pid))" : w.process }).sorted()
+            throw ImportError(file: name, location: "--process", expected: "a process the dump has windows of, one of: " + processes.joined(separator: ", "))
+        }
+        let picked = windows[best]
+        if windows.count > 1 {
+            let others = windows.indices.filter { $0 != best }.map { describe(windows[$0]) }
+            let why = selection.map { " (\($0), the most frames)" } ?? " (the most frames; --process NAME|PID picks a process)"
+            sink.note("read window " + describe(picked) + why + "; left out " + others.prefix(5).joined(separator: ", ")
+                      + (others.count > 5 ? " and \(others.count - 5) more" : ""))
+        }
+        return picked
     }
 
     // MARK: Columns
@@ -122,6 +179,9 @@ public struct FramestatsImporter {
         var name: String
         var header: Header?
         var rows: [[Int64]]
+        /// The process whose `Graphics info` section holds the window (its package, its pid).
+        var process = "app"
+        var pid: Int64 = 0
     }
 
     /// One row's frame times, by FrameInfo name.
@@ -171,7 +231,8 @@ public struct FramestatsImporter {
 
     // MARK: Events
 
-    private func write(_ windows: [Window], processName: String, name: String, into sink: ImportSink) throws {
+    private func write(_ windows: [Window], processName explicitName: String?, name: String, into sink: ImportSink) throws {
+        let processName = explicitName ?? windows.first?.process ?? "app"
         let pid: UInt64 = 1
         var frameID: UInt64 = 0
         // Each window has its own UI thread, RenderThread and GPU track in the trace, so frames of
@@ -192,9 +253,20 @@ public struct FramestatsImporter {
             let (main, render, gpu) = threads[windowIndex]
             var frames = window.rows.map { frame($0, header) }
             frames.sort { $0.intendedVsync < $1.intendedVsync }
-            let inferredPeriod = periodNs ?? inferPeriod(frames)
+            let spacing = inferPeriod(frames)
+            let inferredPeriod = periodNs ?? spacing
             if periodNs == nil, header["FrameInterval"] == nil {
-                sink.skip("windows without a FrameInterval column: period inferred from IntendedVsync spacing (\(inferredPeriod) ns); --refresh sets it")
+                sink.note("no FrameInterval column (before Android 12): the period is the IntendedVsync spacing, \(Self.hertz(spacing)) Hz; --refresh sets it")
+            }
+            if let asked = periodNs {
+                let recorded = frames.lazy.compactMap(\.intervalNs).first
+                if let recorded, abs(Double(recorded - asked)) > 0.05 * Double(recorded) {
+                    throw ImportError(file: name, location: "FrameInterval", expected: "a dump at the rate --refresh names: its frames record "
+                                      + "\(Self.hertz(recorded)) Hz (FrameInterval), --refresh says \(Self.hertz(asked)) Hz; leave --refresh out, the dump's own rate is used")
+                }
+                if recorded == nil, frames.count > 1, !Self.isWholeMultiple(spacing, of: asked) {
+                    sink.note("--refresh \(Self.hertz(asked)) Hz, though the frames' IntendedVsync steps (\(Self.hertz(spacing)) Hz) are not whole periods of it: judged at \(Self.hertz(asked)) Hz as asked")
+                }
             }
             var verdict = AndroidJankRule()
             for frame in frames {
@@ -202,11 +274,15 @@ public struct FramestatsImporter {
                     sink.skip("frames flagged SkippedFrame or SurfaceCanvas (Android does not judge them either)")
                     continue
                 }
-                guard frame.intendedVsync > 0, frame.frameCompleted >= frame.intendedVsync,
-                      frame.frameCompleted - frame.intendedVsync < 10_000_000_000 else {
-                    sink.skip("frames with impossible times (FrameCompleted before IntendedVsync, or over 10 s after it)")
+                guard frame.intendedVsync > 0, frame.frameCompleted - frame.intendedVsync < 10_000_000_000,
+                      frame.intendedVsync - frame.frameCompleted < 10_000_000_000 else {
+                    sink.skip("frames with impossible times (no IntendedVsync, or FrameCompleted over 10 s from it)")
                     continue
                 }
+                // Kept and flagged: a frame completed before its intended vsync is a clock or
+                // bookkeeping oddity of the dump, not a frame to leave out.
+                let completedEarly = frame.frameCompleted < frame.intendedVsync
+                if completedEarly { sink.note("frames whose FrameCompleted precedes their IntendedVsync (kept, and flagged in their verdict)", counted: true) }
                 frameID += 1
                 let period = frame.intervalNs ?? inferredPeriod
                 let target = frame.deadline ?? (frame.intendedVsync + period)
@@ -220,7 +296,8 @@ public struct FramestatsImporter {
                 }
                 let janky = verdict.isJanky(frame, periodNs: period)
                 sink.emitPlatformVerdict(janky ? .janky : .onTime, frameID: frameID, atNs: frame.intendedVsync, thread: main,
-                                         detail: frame.deadline == nil ? "over one period" : "missed deadline")
+                                         detail: (frame.deadline == nil ? "over one period" : "missed deadline")
+                                            + (completedEarly ? "; FrameCompleted before IntendedVsync" : ""))
             }
         }
     }
@@ -251,6 +328,18 @@ public struct FramestatsImporter {
             if step >= 2_000_000, step < smallest { smallest = step }
         }
         return smallest == .max || smallest > 100_000_000 ? 16_666_667 : smallest
+    }
+
+    static func hertz(_ periodNs: Int64) -> String {
+        let rate = (1e10 / Double(max(periodNs, 1))).rounded() / 10
+        return rate == rate.rounded() ? String(Int(rate)) : String(rate)
+    }
+
+    /// Whether `step` is within 10% of a whole number (at least one) of `period`s.
+    static func isWholeMultiple(_ step: Int64, of period: Int64) -> Bool {
+        guard period > 0 else { return false }
+        let periods = (Double(step) / Double(period)).rounded()
+        return periods >= 1 && abs(Double(step) - periods * Double(period)) <= 0.1 * Double(period)
     }
 
     private func firstTime(_ windows: [Window]) -> Int64 {

@@ -24,6 +24,11 @@ struct ProtoField {
     /// int64/int32 fields (two's complement in the varint).
     var int64: Int64 { Int64(bitPattern: uint64) }
     var bool: Bool { uint64 != 0 }
+    /// A `float` field (wire type 5), nil for any other wire type.
+    var float: Float? {
+        if case .fixed32(let bits) = value { return Float(bitPattern: bits) }
+        return nil
+    }
 }
 
 struct ProtoError: Error {

@@ -8,6 +8,8 @@ final class XValue {
     var fmt: String?
     var attributes: [(String, String)] = []
     var children: [XValue] = []
+    /// A timestamp's id, kept as a bare number once its text is read (`XctraceImporter.timeDefinitions`).
+    var timeID: Int?
     init(name: String) { self.name = name }
 
     func child(_ name: String) -> XValue? { children.first { $0.name == name } }

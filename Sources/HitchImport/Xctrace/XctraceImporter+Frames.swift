@@ -9,7 +9,7 @@ extension XctraceImporter {
     /// the last file.
     public mutating func finish(into sink: ImportSink) {
         guard !presents.isEmpty else {
-            if !hitches.isEmpty { sink.skip("hitches without display-surface-swap or displayed-surfaces-interval rows (no frames to judge)", count: hitches.count) }
+            writeHitchesAlone(into: sink)
             return
         }
         // The app: the process with the most hitches, else the most presents.
@@ -69,7 +69,7 @@ extension XctraceImporter {
             let vsync = expected - 2 * period
             let frameID = UInt64(index + 1)
             sink.emit(TraceEvent(timestampNs: vsync, thread: main, payload: .frameBegan(FrameBegan(frameID: frameID, vsyncNs: vsync, targetNs: expected - period, periodNs: period))))
-            sink.emitPlatformVerdict(hitch != nil ? .janky : .onTime, frameID: frameID, atNs: vsync, thread: main,
+            sink.emitPlatformVerdict(hitch.map { $0.isSystem ? .jankyElsewhere : .janky } ?? .onTime, frameID: frameID, atNs: vsync, thread: main,
                                      detail: hitch.map { $0.narrative.isEmpty ? "hitch" : String($0.narrative.prefix(200)) }, hitchNs: hitch?.durationNs)
             // The app's commit and the render server's render of this swap, where the export has them
             // (within the frame: after its vsync, by its present).
@@ -86,6 +86,53 @@ extension XctraceImporter {
         }
         let unmatched = hitches.indices.filter { !used.contains($0) && (hitches[$0].pid == app || app == 0) }.count
         if unmatched > 0 { sink.skip("Apple hitches that matched no present (by swap id or time)", count: unmatched) }
+    }
+
+    /// Apple's hitches with no display table to give frames (the `hitches` table exported alone): the
+    /// app's hitches (its process's: the one with the most) as `platform.hitch` begin and end
+    /// instants, system ones (`is-system`) marked as not the app's; the refresh rate from
+    /// display-vsyncs-interval or device-display-info, else from the hitches' durations (whole
+    /// periods of 60, 90 or 120 Hz, the lowest rate that fits all), said as metadata `refreshRateHz`;
+    /// the export's span from the earliest time any row names to the latest.
+    mutating func writeHitchesAlone(into sink: ImportSink) {
+        guard !hitches.isEmpty else { return }
+        var counts: [Int64: Int] = [:]
+        for hitch in hitches { counts[hitch.pid, default: 0] += 1 }
+        let app = counts.max { ($0.value, $1.key) < ($1.value, $0.key) }?.key ?? 0
+        let own = hitches.filter { $0.pid == app }.sorted { $0.startNs < $1.startNs }
+        if own.count < hitches.count { sink.skip("hitches of processes other than the app", count: hitches.count - own.count) }
+        let main = mainThread ?? sink.thread(pid: UInt64(bitPattern: app), tid: UInt64(bitPattern: app), name: "Main Thread", role: .main)
+        let start = min(firstTimeNs, own[0].startNs)
+        let period = vsyncIntervals.min(by: { $0.atNs < $1.atNs })?.periodNs ?? displayPeriod(-1) ?? Self.period(fittingDurations: own.map(\.durationNs))
+        sink.metadata(.importedFrom, ImportFormat.xctrace.rawValue, thread: main, timestampNs: start)
+        sink.metadata(.frameWorkTimes, "none", thread: main, timestampNs: start)
+        if let name = processNames[app] { sink.metadata(.process, name, thread: main, timestampNs: start) }
+        let rate = (1e10 / Double(period)).rounded() / 10
+        sink.metadata(.refreshRateHz, rate == rate.rounded() ? String(Int(rate)) : String(rate), thread: main, timestampNs: start)
+        let category = sink.string(PlatformHitch.category), end = sink.string(PlatformHitch.endName)
+        for hitch in own {
+            let verdict: PlatformVerdict = hitch.isSystem ? .jankyElsewhere : .janky
+            let label = verdict.label(detail: hitch.narrative.isEmpty ? "hitch" : String(hitch.narrative.prefix(200)))
+            sink.emit(TraceEvent(timestampNs: hitch.startNs, thread: main, payload: .instant(category: category, name: sink.string(label))))
+            sink.emit(TraceEvent(timestampNs: hitch.startNs &+ hitch.durationNs, thread: main, payload: .instant(category: category, name: end)))
+        }
+        // The export's end, where a row names a later time than the last hitch's end.
+        if lastTimeNs > own.map({ $0.startNs &+ $0.durationNs }).max() ?? .min {
+            sink.emit(TraceEvent(timestampNs: lastTimeNs, thread: main, payload: .instant(category: category, name: sink.string(PlatformHitch.exportEndName))))
+        }
+    }
+
+    /// The refresh period the hitches' durations are whole numbers of (within 10%): the longest of
+    /// 60, 90 and 120 Hz's that fits them all, else the shortest duration.
+    static func period(fittingDurations durations: [Int64]) -> Int64 {
+        for period: Int64 in [16_666_667, 11_111_111, 8_333_333] {
+            let fits = durations.allSatisfy { duration in
+                let periods = (Double(duration) / Double(period)).rounded()
+                return periods >= 1 && abs(Double(duration) - periods * Double(period)) <= 0.1 * Double(period)
+            }
+            if fits { return period }
+        }
+        return max(1_000_000, durations.filter { $0 > 0 }.min() ?? 16_666_667)
     }
 
     /// A display's refresh period from `device-display-info`: the present's display, else the main

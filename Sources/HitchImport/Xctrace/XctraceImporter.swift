@@ -8,13 +8,16 @@ import HitchTrace
 // -> frames, Apple's hitches, samples and signposts. An export is a `<trace-query-result>` with one
 // `<node>` per table: a `<schema name="…">` naming the columns by `<mnemonic>`, then one `<row>` per
 // record whose children are the columns' values in order. A value defined once with `id="N"` is
-// repeated anywhere later as `<… ref="N"/>`; the importer keeps the definitions (all but
-// timestamps, which exports do not repeat, up to `maxDefinitions`) and resolves every ref.
+// repeated anywhere later in the same file as `<… ref="N"/>` (timestamps too: a `hid-time` of 0
+// is defined once and referred to on every later row); the importer keeps each file's definitions
+// (up to `maxDefinitions` values and as many timestamps, the latter as bare numbers) and resolves
+// every ref.
 // Files are read as a stream (XMLTokenizer); several files, or one with several tables, may be
 // given. Tables read:
 //
-// - `hitches`: Apple's hitches (start, duration, process, swap-id, narrative-description), kept as
-//   the platform verdict of the frame they hit.
+// - `hitches`: Apple's hitches (start, duration, process, is-system, swap-id, narrative-description),
+//   kept as the platform verdict of the frame they hit; with no display table to give frames, as
+//   Apple's hitches themselves (`platform.hitch` instants: the analysis's platform figures).
 // - `display-surface-swap`, `displayed-surfaces-interval`: presents (start or timestamp, process,
 //   swap-id, display): one frame each. `display-vsyncs-interval` gives the refresh period in force
 //   (its duration, or where that is not a period, the step between the display's vsyncs); without
@@ -42,9 +45,15 @@ public struct XctraceImporter {
     /// Definitions kept for refs; past this many, new ones are not kept (a ref to one is counted).
     public var maxDefinitions = 1_000_000
 
-    var definitions: [String: XValue] = [:]
+    /// This file's definitions by id: values, and timestamps (`…-time` elements) as bare numbers.
+    var definitions: [Int: XValue] = [:]
+    var timeDefinitions: [Int: Int64] = [:]
     var hitches: [Hitch] = []
-    struct Hitch { var startNs: Int64; var durationNs: Int64; var swap: Int64?; var pid: Int64; var narrative: String }
+    struct Hitch { var startNs: Int64; var durationNs: Int64; var swap: Int64?; var pid: Int64; var narrative: String; var isSystem = false }
+    /// The export's span: the earliest and latest times any row names.
+    var firstTimeNs = Int64.max, lastTimeNs = Int64.min
+    /// The file being read, for warnings that name it.
+    var currentFile = ""
     /// Presents, 24 bytes each (an export of millions stays in bounded memory): swap ids are kept as
     /// numbers (-1: none or not numeric), process names once per pid.
     struct Present { var atNs: Int64; var swap: Int64; var pid: Int64; var display: Int64 = -1 }
@@ -101,6 +110,10 @@ public struct XctraceImporter {
 
     private mutating func run(name: String, into sink: ImportSink, _ tokenizer: XMLTokenizer) throws {
         var xml = tokenizer
+        // Ids are the file's own: a ref never reaches another file's definition.
+        definitions.removeAll(keepingCapacity: true)
+        timeDefinitions.removeAll(keepingCapacity: true)
+        currentFile = name
         var table: String?
         var columns: [String] = []
         var inSchema = false, inMnemonic = false
@@ -118,8 +131,13 @@ public struct XctraceImporter {
                     if rowValues != nil {
                         let value: XValue
                         if let ref = attributes.first(where: { $0.0 == "ref" })?.1 {
-                            if let defined = definitions[ref] { value = defined } else {
-                                sink.skip("refs to values not kept or never defined (read as empty)")
+                            if let id = Int(ref), let defined = definitions[id] {
+                                value = defined
+                            } else if let id = Int(ref), let time = timeDefinitions[id] {
+                                value = XValue(name: element)
+                                value.text = String(time)
+                            } else {
+                                sink.skip("refs to values not kept (past \(maxDefinitions)) or never defined in their file (read as empty)")
                                 value = XValue(name: element)
                             }
                         } else {
@@ -127,7 +145,10 @@ public struct XctraceImporter {
                             for (key, text) in attributes {
                                 switch key {
                                 case "fmt": value.fmt = text
-                                case "id": if !element.hasSuffix("-time"), definitions.count < maxDefinitions { definitions[text] = value }
+                                case "id":
+                                    // A timestamp is kept as its number once its text is read (below).
+                                    if element.hasSuffix("-time") { value.timeID = Int(text) }
+                                    else if definitions.count < maxDefinitions, let id = Int(text) { definitions[id] = value }
                                 default: value.attributes.append((key, text))
                                 }
                             }
@@ -166,6 +187,7 @@ public struct XctraceImporter {
                         guard closing.name == element else {
                             throw XMLError(offset: xml.tokenOffset, expected: "</\(closing.name)> closing <\(closing.name)>, found </\(element)>")
                         }
+                        if let id = closing.timeID, timeDefinitions.count < maxDefinitions, let time = closing.integer { timeDefinitions[id] = time }
                         continue
                     }
                     switch element {
@@ -209,12 +231,19 @@ public struct XctraceImporter {
             return nil
         }
         func pid(_ value: XValue?) -> Int64 { value?.find("pid")?.integer ?? value?.integer ?? 0 }
+        // The export's span: every time a row names, to its end.
+        if let start = time("start", "timestamp", "time", "sample-time") {
+            firstTimeNs = min(firstTimeNs, start)
+            lastTimeNs = max(lastTimeNs, start &+ max(0, min(time("duration") ?? 0, 3_600_000_000_000)))
+        }
         switch table {
         case "hitches":
             guard let start = time("start"), let duration = time("duration"), duration >= 0 else { sink.skip("hitches rows without a start and duration"); return }
             let narrative = column("narrative-description").map { $0.fmt ?? $0.text } ?? ""
             guard hitches.count < 4_000_000 else { sink.skip("hitches past 4,000,000"); return }
-            hitches.append(Hitch(startNs: start, durationNs: duration, swap: column("swap-id").flatMap(Self.number), pid: pid(column("process")), narrative: narrative))
+            let system = column("is-system").map { ["1", "yes", "true"].contains(($0.fmt ?? $0.text).trimmingSpaces.lowercased()) || $0.text.trimmingSpaces == "1" } ?? false
+            hitches.append(Hitch(startNs: start, durationNs: duration, swap: column("swap-id").flatMap(Self.number), pid: pid(column("process")),
+                                 narrative: narrative, isSystem: system))
         case "display-surface-swap", "displayed-surfaces-interval":
             guard let start = time("start", "timestamp", "time") else { sink.skip("\(table) rows without a start"); return }
             let process = column("process")
@@ -346,6 +375,28 @@ public struct XctraceImporter {
         return fmt.hasPrefix("0x") ? Int64(fmt.dropFirst(2), radix: 16) : Int64(fmt)
     }
 
+    /// A backtrace frame's address and what to call it, in every form exports write (Xcode 12.5 to
+    /// 26): `<frame name="f" addr="0x…">` with its `<binary name load-addr>` (or a ref to one), a
+    /// frame Instruments could not symbolicate (`name` is its address: named `binary+0xoffset`), a
+    /// frame without an address (named, given an address of its own from its name's hash, above
+    /// 2^63 where no code is).
+    static func frameSymbol(_ frame: XValue) -> (UInt64, (function: String, image: String, offset: UInt64))? {
+        func hex(_ text: String?) -> UInt64? {
+            guard let text = text?.trimmingSpaces, !text.isEmpty else { return nil }
+            return text.hasPrefix("0x") ? UInt64(text.dropFirst(2), radix: 16) : UInt64(text)
+        }
+        let binary = frame.child("binary")
+        let image = binary?.attribute("name") ?? ""
+        let name = (frame.attribute("name") ?? frame.fmt ?? "").trimmingSpaces
+        guard let address = hex(frame.attribute("addr")) ?? (name.isEmpty ? nil : identity(String(name)) | 1 << 63) else { return nil }
+        let offset = hex(binary?.attribute("load-addr")).map { address &- $0 } ?? 0
+        var function = String(name.prefix(1000))
+        if function.isEmpty || hex(function) == address {
+            function = image.isEmpty ? "0x" + String(address, radix: 16) : image + "+0x" + String(offset, radix: 16)
+        }
+        return (address, (function, String(image.prefix(200)), offset))
+    }
+
     /// A cause graph node's label: a `typed-array`'s first value (label, color, symbol, ... follow;
     /// its `fmt` joins them all), else the element's `fmt` or text. At most 200 characters.
     static func nodeLabel(_ value: XValue?) -> String? {
@@ -407,18 +458,15 @@ public struct XctraceImporter {
         var addresses: [UInt64] = []
         for frame in backtrace.children where frame.name == "frame" {
             guard addresses.count < 512 else { break }
-            let text = frame.attribute("addr") ?? ""
-            let address = text.hasPrefix("0x") ? UInt64(text.dropFirst(2), radix: 16) : UInt64(text)
-            guard let address else { continue }
+            guard let (address, symbol) = Self.frameSymbol(frame) else { continue }
             addresses.append(address)
             if !symbols.contains(address), symbols.count < 4_000_000 {
                 symbols.insert(address)
-                let binary = frame.child("binary")
-                let loadText = binary?.attribute("load-addr") ?? ""
-                let load = loadText.hasPrefix("0x") ? UInt64(loadText.dropFirst(2), radix: 16) : UInt64(loadText)
+                // Instruments names the address as written; the analysis looks an outer frame up one
+                // byte before it (a return address points after its call), so the name covers both.
                 sink.emit(TraceEvent(timestampNs: time, thread: thread, payload: .symbol(Symbol(
-                    address: address, size: 1, function: sink.string(String((frame.attribute("name") ?? "?").prefix(1000))),
-                    image: sink.string(binary?.attribute("name") ?? ""), offset: load.map { address &- $0 } ?? 0))))
+                    address: address &- 1, size: 2, function: sink.string(symbol.function),
+                    image: sink.string(symbol.image), offset: symbol.offset &- 1))))
             }
         }
         guard !addresses.isEmpty else { sink.skip("samples whose backtrace has no frames with addresses"); return }

@@ -163,6 +163,12 @@ struct Context {
     /// heaviest offenders and the widest invalidation linked to their sections.
     private func lead(_ w: inout HTMLWriter, _ headline: Headline) {
         let figures = analysis.hitches[headline.rateKey] ?? analysis.recorded
+        if let untrusted = headline.untrusted {
+            w.element("p", [Attribute("class", "verdictline bad untrusted")]) { w in
+                w.element("strong", text: "Not trusted: ")
+                w.text(untrusted + ".")
+            }
+        }
         w.element("div", [Attribute("class", "lead " + Context.gradeClass(headline.grade))]) { w in
             w.element("div", [Attribute("class", "lead-figure")]) { w in
                 w.element("div", [Attribute("class", "rate")], text: Context.rateTitle(figures))

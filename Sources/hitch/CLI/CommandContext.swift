@@ -75,12 +75,15 @@ struct CommandContext {
       --min-frames N         Refuse a trace with fewer judged frames (default 1: a trace without frames
                              is refused; 0 accepts one, e.g. a decode-only trace).
       --allow-cut-short      Judge a trace whose file ends inside a record (a killed recorder) instead of refusing it.
+      --accept-disagreement  Grade (check) or compare (diff) an import although Hitch and the recording platform
+                             disagree on more than 5% of its frames (docs/IMPORT.md "Trust"); without it, check
+                             fails and diff gives no verdict.
     """
 
-    /// Parses `--min-frames` and `--allow-cut-short` (check, diff, history add).
+    /// Parses `--min-frames`, `--allow-cut-short` and `--accept-disagreement` (check, diff, history add).
     static func evidenceRule(_ arguments: inout Arguments) throws -> EvidenceRule {
         EvidenceRule(minimumFrames: try arguments.number("--min-frames", in: 0...1_000_000_000, default: EvidenceRule.defaultMinimumFrames),
-                     allowCutShort: arguments.flag("--allow-cut-short"))
+                     allowCutShort: arguments.flag("--allow-cut-short"), acceptPlatformDisagreement: arguments.flag("--accept-disagreement"))
     }
 
     /// Refuses (exit 2, one line) an analysis with too little to judge.

@@ -37,7 +37,9 @@ enum CheckCommand: Subcommand {
       -h, --help             Show this help.
 
     A trace without frames, with fewer than --min-frames, or cut short is refused (exit 2): a check
-    never passes a run that recorded too little. A budget on a percentile taken from fewer values
+    never passes a run that recorded too little. An import on which Hitch and the recording platform
+    disagree about more than 5% of the frames fails (exit 1) with that reason, whatever its budgets
+    say, unless --accept-disagreement is given. A budget on a percentile taken from fewer values
     than it needs (P95: 100) passes or fails as asked, with a warning: gate it on repeated runs
     (several TRACEs are merged) or on a figure with more samples.
 
@@ -74,7 +76,9 @@ enum CheckCommand: Subcommand {
         }
         let analysis = try context.analyze(paths, merge: merge)
         try CommandContext.requireEvidence(analysis, evidence)
-        let outcomes = try evaluate(budgets, analysis, budgetPath)
+        var outcomes = try evaluate(budgets, analysis, budgetPath)
+        // A gate does not grade an import it cannot trust: the distrust is the first broken budget.
+        if !evidence.acceptPlatformDisagreement, let distrust = BudgetOutcome.platformDistrust(in: analysis) { outcomes.insert(distrust, at: 0) }
         for outcome in outcomes { if let warning = outcome.warning { writeWarning(warning) } }
         let text: String
         switch format {

@@ -38,7 +38,10 @@ enum DiffCommand: Subcommand {
       -h, --help             Show this help.
 
     Traces of different workloads or recorded rates, and traces without frames or cut short, are
-    refused (exit 2): a comparison of those would say better or worse about nothing.
+    refused (exit 2): a comparison of those would say better or worse about nothing. When a run is
+    an import on which Hitch and the recording platform disagree about more than 5% of the frames,
+    the figures are shown and the verdict is neither better nor worse (exit 0; --accept-disagreement
+    judges anyway).
 
     EXIT STATUS: 0 better or no change, 1 worse, 2 bad usage or unreadable trace.
 
@@ -71,7 +74,8 @@ enum DiffCommand: Subcommand {
             try CommandContext.requireEvidence(analysis, evidence)
             try context.requireAskedRates(analysis, path: path)
         }
-        let comparison = RunComparison.compare(base: baseAnalyses, new: newAnalyses, thresholdPercent: threshold, alpha: alpha)
+        let comparison = RunComparison.compare(base: baseAnalyses, new: newAnalyses, thresholdPercent: threshold, alpha: alpha,
+                                               acceptingPlatformDisagreement: evidence.acceptPlatformDisagreement)
         let text = try ComparisonReport.render(ComparisonInput(comparison: comparison, basePaths: base, newPaths: new), format: format)
         try context.write(text, inputs: base + new)
         guard comparison.verdict.outcome != .worse else {

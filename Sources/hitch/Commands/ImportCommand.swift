@@ -29,8 +29,12 @@ enum ImportCommand: Subcommand {
     OPTIONS:
       -o, --output FILE      The FXT file to write (required; never the input).
       --refresh HZ           framestats: the display's refresh rate, for dumps before Android 12, which do
-                             not record it (default: inferred from the frames' vsync spacing).
+                             not record it (default: inferred from the frames' vsync spacing; said when the
+                             spacing is not whole periods of it). A dump that records its rate (FrameInterval,
+                             Android 12+) and a --refresh that contradicts it is refused.
     \(TraceInputs.processHelp)
+                             framestats: the process (package or pid) whose window to import; without it, the
+                             window with the most frames of the whole dump. The window read is said.
       -h, --help             Show this help.
 
     EXAMPLES:
@@ -59,9 +63,17 @@ enum ImportCommand: Subcommand {
             throw CLIError(format == ImportFormat.xctrace.rawValue ? "'hitch import xctrace' needs at least one EXPORT.xml" : "'hitch import \(format)' needs exactly one FILE")
         }
         guard let output else { throw CLIError("'hitch import \(format)' needs -o FILE.fxt") }
+        var seen: [(String, FileIdentity)] = []
         for path in inputs {
             if FileKind(path) == .directory {
                 throw CLIError("'\(path)' is a directory: give the file to import (e.g. \(path.hasSuffix("/") ? path : path + "/")trace)")
+            }
+            // The same export twice would count its rows twice (every frame and hitch doubled).
+            if let identity = FileIdentity(path) {
+                if let earlier = seen.first(where: { $0.1 == identity }) {
+                    throw CLIError("'\(path)' is the same file as '\(earlier.0)': each export counts once; give each file once")
+                }
+                seen.append((path, identity))
             }
         }
         var options = ImportOptions()
@@ -72,7 +84,9 @@ enum ImportCommand: Subcommand {
             options.periodNs = Int64((1e9 / rates[0]).rounded())
         }
         if let process {
-            guard format == ImportFormat.perfetto.rawValue else { throw CLIError("option '--process' applies to 'hitch import perfetto' only") }
+            guard format == ImportFormat.perfetto.rawValue || format == ImportFormat.framestats.rawValue else {
+                throw CLIError("option '--process' applies to 'hitch import perfetto' and 'hitch import framestats' only")
+            }
             options.process = process
         }
         // The checked writer: the FXT goes to a temporary file beside the target, renamed on success.
@@ -85,7 +99,8 @@ enum ImportCommand: Subcommand {
             file.abandon()
             throw error
         }
-        for warning in summary.warnings.prefix(10) { writeStandardError("hitch: warning: \(inputs[0]): \(warning)\n") }
+        // An import of several files names the file in each warning itself.
+        for warning in summary.warnings.prefix(10) { writeStandardError("hitch: warning: \(summary.namesFiles ? "" : inputs[0] + ": ")\(warning)\n") }
         writeStandardError("wrote \(output): \(summary.frames) frames, \(summary.events) events, \(summary.bytes) bytes\n")
         return .ok
     }
