@@ -51,41 +51,87 @@ static inline __attribute__((always_inline)) __m256i KERNEL(fifth_bits)(const ui
     return _mm256_and_si256(set, _mm256_set1_epi8(16));
 }
 
-/// The q4_0, q4_1, q5_0 and q5_1 kernels (constant flags, folded per wrapper): the nibbles, with the
-/// fifth bits or'ed in for q5_*; q*_0 weights are q - 8 (q - 16), made by the offset lanes (-8 times
-/// the activations' sums, doubled for q5_0); q*_1 weights are d * q + m, so the minimum adds m * (sum
-/// of x) = m * s per block.
+/// The f16 scale d (or d and minimum m: `pair`) that starts each of four blocks, as floats:
+/// [d0, d1, d2, d3, -, -, -, -] or [d0, m0, d1, m1, d2, m2, d3, m3]. Each block is read as 32 bits
+/// (d and the next two bytes), so the words gather with two unpacks and convert in one instruction.
+static inline __attribute__((always_inline)) __m256 KERNEL(four_heads)(const uint8_t *b0, const uint8_t *b1, const uint8_t *b2,
+                                                                        const uint8_t *b3, int pair) {
+    uint32_t h0, h1, h2, h3;
+    memcpy(&h0, b0, 4);
+    memcpy(&h1, b1, 4);
+    memcpy(&h2, b2, 4);
+    memcpy(&h3, b3, 4);
+    const __m128i v0 = _mm_cvtsi32_si128((int)h0), v1 = _mm_cvtsi32_si128((int)h1), v2 = _mm_cvtsi32_si128((int)h2), v3 = _mm_cvtsi32_si128((int)h3);
+    if (pair) return _mm256_cvtph_ps(_mm_unpacklo_epi64(_mm_unpacklo_epi32(v0, v1), _mm_unpacklo_epi32(v2, v3)));
+    return _mm256_castps128_ps256(_mm_cvtph_ps(_mm_unpacklo_epi32(_mm_unpacklo_epi16(v0, v1), _mm_unpacklo_epi16(v2, v3))));
+}
+
+/// 32 weights of a q4/q5 block as bytes: the 16 bytes of nibbles broadcast to both halves, the upper
+/// half shifted by 4 (its high nibbles) and masked; the fifth bits or'ed in for q5_*.
+static inline __attribute__((always_inline)) __m256i KERNEL(small_weights)(const uint8_t *block, size_t bits, size_t nibbles, int five) {
+    const __m256i q = _mm256_and_si256(_mm256_srlv_epi64(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(block + nibbles))),
+                                                         _mm256_set_epi64x(4, 4, 0, 0)),
+                                       _mm256_set1_epi8(0x0F));
+    return five ? _mm256_or_si256(q, KERNEL(fifth_bits)(block + bits)) : q;
+}
+
+/// The q4_0, q4_1, q5_0 and q5_1 kernels (constant flags, folded per wrapper), four rows at a time
+/// (then one): q*_0 weights are q - 8 (q - 16), made by the offset lanes (-8 times the activations'
+/// sums, doubled for q5_0); q*_1 weights are d * q + m, so the minimum adds m * (sum of x) = m * s
+/// per block, fused. The rows' f16 scales (and minimums) convert in one instruction. Per row and
+/// block: eight int32 lanes (lane l: weights 4l..4l+3) times d * d_x fused into eight float lanes.
 static inline __attribute__((always_inline)) void KERNEL(q4or5)(const uint8_t *w, size_t row_bytes, long rows, long blocks,
                                                                 const hitch_q8_activations *x, float *y, int has_minimum, int five) {
     const size_t block_bytes = 18 + 2 * has_minimum + 4 * five, bits = 2 + 2 * has_minimum, nibbles = bits + 4 * five;
-    const size_t ahead = KERNEL(ahead)(row_bytes);
-    for (long r = 0; r < rows; r += 2) {
-        const uint8_t *w0 = w + (size_t)r * row_bytes;
-        const uint8_t *w1 = r + 1 < rows ? w0 + row_bytes : w0;
-        __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
-        float m0 = 0, m1 = 0;
+    const size_t group = 4 * row_bytes, ahead = group * ((4096 + group - 1) / group);
+    // Lanes of `four_heads` holding each row's d.
+    const int step = has_minimum ? 2 : 1;
+    const __m256i d1 = _mm256_set1_epi32(step), d2 = _mm256_set1_epi32(2 * step), d3 = _mm256_set1_epi32(3 * step);
+    long r = 0;
+    for (; r + 3 < rows; r += 4) {
+        const uint8_t *w0 = w + (size_t)r * row_bytes, *w1 = w0 + row_bytes, *w2 = w1 + row_bytes, *w3 = w2 + row_bytes;
+        __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+        __m256 minimums = _mm256_setzero_ps();   // [-, m0, -, m1, -, m2, -, m3]
         for (long b = 0; b < blocks; b++) {
-            const uint8_t *b0 = w0 + block_bytes * b, *b1 = w1 + block_bytes * b;
-            __builtin_prefetch(w0 + ahead + 2 * block_bytes * b, 0, 3);   // two blocks per block: the whole pair by the end
+            const uint8_t *b0 = w0 + block_bytes * b, *b1 = w1 + block_bytes * b, *b2 = w2 + block_bytes * b, *b3 = w3 + block_bytes * b;
+            // Four blocks per block (up to 96 bytes): the whole next group by the end.
+            __builtin_prefetch(w0 + ahead + 4 * block_bytes * b, 0, 3);
+            __builtin_prefetch(w0 + ahead + 4 * block_bytes * b + 64, 0, 3);
             const __m256i xv = _mm256_loadu_si256((const __m256i *)(x->values + 32 * b));
             const __m256i offset = has_minimum ? _mm256_setzero_si256()
                 : _mm256_slli_epi32(_mm256_loadu_si256((const __m256i *)(x->offsets + 8 * b)), five);
-            __m256i q0 = KERNEL(nibbles)(b0 + nibbles), q1 = KERNEL(nibbles)(b1 + nibbles);
-            if (five) {
-                q0 = _mm256_or_si256(q0, KERNEL(fifth_bits)(b0 + bits));
-                q1 = _mm256_or_si256(q1, KERNEL(fifth_bits)(b1 + bits));
-            }
-            const __m256i p0 = DOT(offset, q0, xv), p1 = DOT(offset, q1, xv);
-            const float xd = x->scales[b];
-            a0 = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(*(const uint16_t *)b0) * xd), _mm256_cvtepi32_ps(p0), a0);
-            a1 = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(*(const uint16_t *)b1) * xd), _mm256_cvtepi32_ps(p1), a1);
-            if (has_minimum) {
-                m0 += _cvtsh_ss(*(const uint16_t *)(b0 + 2)) * x->sums[b];
-                m1 += _cvtsh_ss(*(const uint16_t *)(b1 + 2)) * x->sums[b];
-            }
+            const __m256i p0 = DOT(offset, KERNEL(small_weights)(b0, bits, nibbles, five), xv);
+            const __m256i p1 = DOT(offset, KERNEL(small_weights)(b1, bits, nibbles, five), xv);
+            const __m256i p2 = DOT(offset, KERNEL(small_weights)(b2, bits, nibbles, five), xv);
+            const __m256i p3 = DOT(offset, KERNEL(small_weights)(b3, bits, nibbles, five), xv);
+            const __m256 heads = KERNEL(four_heads)(b0, b1, b2, b3, has_minimum);
+            const __m256 scales = _mm256_mul_ps(heads, _mm256_set1_ps(x->scales[b]));
+            a0 = _mm256_fmadd_ps(_mm256_broadcastss_ps(_mm256_castps256_ps128(scales)), _mm256_cvtepi32_ps(p0), a0);
+            a1 = _mm256_fmadd_ps(_mm256_permutevar8x32_ps(scales, d1), _mm256_cvtepi32_ps(p1), a1);
+            a2 = _mm256_fmadd_ps(_mm256_permutevar8x32_ps(scales, d2), _mm256_cvtepi32_ps(p2), a2);
+            a3 = _mm256_fmadd_ps(_mm256_permutevar8x32_ps(scales, d3), _mm256_cvtepi32_ps(p3), a3);
+            if (has_minimum) minimums = _mm256_fmadd_ps(heads, _mm256_set1_ps(x->sums[b]), minimums);
         }
-        y[r] = KERNEL(sum8)(a0) + m0;
-        if (r + 1 < rows) y[r + 1] = KERNEL(sum8)(a1) + m1;
+        float m[8];
+        _mm256_storeu_ps(m, minimums);
+        y[r] = KERNEL(sum8)(a0) + (has_minimum ? m[1] : 0.0f);
+        y[r + 1] = KERNEL(sum8)(a1) + (has_minimum ? m[3] : 0.0f);
+        y[r + 2] = KERNEL(sum8)(a2) + (has_minimum ? m[5] : 0.0f);
+        y[r + 3] = KERNEL(sum8)(a3) + (has_minimum ? m[7] : 0.0f);
+    }
+    for (; r < rows; r++) {
+        const uint8_t *w0 = w + (size_t)r * row_bytes;
+        __m256 a0 = _mm256_setzero_ps();
+        float minimum = 0;
+        for (long b = 0; b < blocks; b++) {
+            const uint8_t *b0 = w0 + block_bytes * b;
+            const __m256i offset = has_minimum ? _mm256_setzero_si256()
+                : _mm256_slli_epi32(_mm256_loadu_si256((const __m256i *)(x->offsets + 8 * b)), five);
+            const __m256i p0 = DOT(offset, KERNEL(small_weights)(b0, bits, nibbles, five), _mm256_loadu_si256((const __m256i *)(x->values + 32 * b)));
+            a0 = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(*(const uint16_t *)b0) * x->scales[b]), _mm256_cvtepi32_ps(p0), a0);
+            if (has_minimum) minimum = fmaf(_cvtsh_ss(*(const uint16_t *)(b0 + 2)), x->sums[b], minimum);
+        }
+        y[r] = KERNEL(sum8)(a0) + minimum;
     }
 }
 
