@@ -392,13 +392,12 @@ static const char *chosen_isa = "portable";
 #define KERNEL(name) avx512vnni_##name
 #define DOT(acc, u, s) _mm256_dpbusd_epi32((acc), (u), (s))
 #define SCALED_ADD(acc, a, b) _mm256_dpwssd_epi32((acc), (a), (b))
-#define DOT512(acc, u, s) _mm512_dpbusd_epi32((acc), (u), (s))
+#define KERNEL_MASKS
 #include "kernel_body.h"
-#include "kernel_body512.h"
+#undef KERNEL_MASKS
 #undef KERNEL
 #undef DOT
 #undef SCALED_ADD
-#undef DOT512
 #pragma clang attribute pop
 
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl"))), apply_to = function)
@@ -406,13 +405,12 @@ static const char *chosen_isa = "portable";
 // vpmaddubsw cannot saturate here: 2 * 15 * 127 (q4) and 2 * 128 * 127 (q8_0's |q|) fit in int16.
 #define DOT(acc, u, s) _mm256_add_epi32((acc), _mm256_madd_epi16(_mm256_maddubs_epi16((u), (s)), _mm256_set1_epi16(1)))
 #define SCALED_ADD(acc, a, b) _mm256_add_epi32((acc), _mm256_madd_epi16((a), (b)))
-#define DOT512(acc, u, s) _mm512_add_epi32((acc), _mm512_madd_epi16(_mm512_maddubs_epi16((u), (s)), _mm512_set1_epi16(1)))
+#define KERNEL_MASKS
 #include "kernel_body.h"
-#include "kernel_body512.h"
+#undef KERNEL_MASKS
 #undef KERNEL
 #undef DOT
 #undef SCALED_ADD
-#undef DOT512
 #pragma clang attribute pop
 
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avxvnni"))), apply_to = function)
@@ -453,13 +451,13 @@ static int kernels_for(const char *isa, kernel_set *set) {
     if (strcmp(isa, "portable") == 0) { *set = portable_kernels; return 1; }
 #if defined(__x86_64__) && defined(__clang__)
     if (!cpu_has(isa)) return 0;
-#define SET(prefix, q4_0, q4_1, q5_0, q5_1)                                                                               \
-    (kernel_set){prefix##_##q4_0, prefix##_##q4_1, prefix##_##q5_0, prefix##_##q5_1, prefix##_q8_0, prefix##_q4_K, prefix##_q5_K, \
+#define SET(prefix)                                                                                                       \
+    (kernel_set){prefix##_q4_0, prefix##_q4_1, prefix##_q5_0, prefix##_q5_1, prefix##_q8_0, prefix##_q4_K, prefix##_q5_K, \
                  prefix##_q6_K, prefix##_quantize_q8_K}
-    if (strcmp(isa, "avx512vnni") == 0) { *set = SET(avx512vnni, q4_0_512, q4_1_512, q5_0_512, q5_1_512); return 1; }
-    if (strcmp(isa, "avx512") == 0) { *set = SET(avx512, q4_0_512, q4_1_512, q5_0_512, q5_1_512); return 1; }
-    if (strcmp(isa, "avxvnni") == 0) { *set = SET(avxvnni, q4_0, q4_1, q5_0, q5_1); return 1; }
-    *set = SET(avx2, q4_0, q4_1, q5_0, q5_1);
+    if (strcmp(isa, "avx512vnni") == 0) { *set = SET(avx512vnni); return 1; }
+    if (strcmp(isa, "avx512") == 0) { *set = SET(avx512); return 1; }
+    if (strcmp(isa, "avxvnni") == 0) { *set = SET(avxvnni); return 1; }
+    *set = SET(avx2);
 #undef SET
     return 1;
 #else

@@ -93,12 +93,22 @@ final class MappedMatrix: DecodeMatrix, @unchecked Sendable {
     }
 }
 
-/// The instruction set of GGUF models' quantized kernels (CHitchKernels chooses it at load time).
+/// The instruction set of GGUF models' quantized kernels (CHitchKernels chooses it at load time:
+/// the best the CPU runs, at most the one the environment variable `HITCH_KERNELS_ISA` names).
 public enum QuantizedKernels {
-    /// "avx512vnni", "avxvnni", "avx2" or "portable".
+    /// "avx512vnni", "avx512", "avxvnni", "avx2" or "portable".
     public static var instructionSet: String { String(cString: hitch_kernels_isa()) }
-    /// Every version, best first.
-    static let all = ["avx512vnni", "avxvnni", "avx2", "portable"]
+    /// Every version, best first (the order `HITCH_KERNELS_ISA` caps).
+    public static let all = ["avx512vnni", "avx512", "avxvnni", "avx2", "portable"]
+    /// The environment variable that caps the version, so each can be measured on one machine.
+    public static let capVariable = "HITCH_KERNELS_ISA"
+    /// Why the cap was ignored (it names no version), nil when it was not.
+    public static var capProblem: String? {
+        guard let value = hitch_kernels_unknown_cap() else { return nil }
+        return "\(capVariable)='\(String(cString: value))' names no kernel version (\(all.joined(separator: ", "))); it was ignored"
+    }
+    /// The versions this CPU runs, best first.
+    public static var available: [String] { all.filter { hitch_kernel($0, Int32(GGMLType.q8_0.rawValue)) != nil } }
     /// The `name` version of `type`'s kernel, nil when the CPU lacks it (tests compare every version).
     static func kernel(_ name: String, for type: GGMLType) -> hitch_matvec_fn? { hitch_kernel(name, Int32(type.rawValue)) }
     /// The `name` version of the q8_K activation quantizer, nil when the CPU lacks it.
