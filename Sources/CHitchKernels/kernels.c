@@ -228,6 +228,22 @@ PORTABLE_Q4OR5(q5_0, 0, 1)
 PORTABLE_Q4OR5(q5_1, 1, 1)
 #undef PORTABLE_Q4OR5
 
+/// q4_0 in the float order of llama.cpp's repacked q4_0 (kernel_body.h's q4_0_rows8): per row, each
+/// block's exact integer sum times d * d_x fused into one float.
+static void portable_q4_0_rows8(const uint8_t *w, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y) {
+    for (long r = 0; r < rows; r++) {
+        float total = 0;
+        for (long b = 0; b < blocks; b++) {
+            const uint8_t *block = w + (size_t)r * row_bytes + 18 * b;
+            const int8_t *xq = x->values + 32 * b;
+            int sum = 0;
+            for (int i = 0; i < 32; i++) sum += (small_weight(block + 2, 0, i) - 8) * xq[i];
+            total = fmaf((float)sum, half_to_float((uint16_t)(block[0] | block[1] << 8)) * x->scales[b], total);
+        }
+        y[r] = total;
+    }
+}
+
 /// q8_0 in the float order of kernel_body.h's q8_0: as q4_0, with the int8 weights as they are.
 static void portable_q8_0(const uint8_t *w, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y) {
     for (long r = 0; r < rows; r++) {
@@ -376,10 +392,10 @@ static void portable_q6_K(const uint8_t *w, size_t row_bytes, long rows, long bl
 typedef void (*matvec_fn)(const uint8_t *, size_t, long, long, const hitch_q8_activations *, float *);
 
 /// One instruction set's kernels, one per ggml type, and its q8_K activation quantizer.
-typedef struct { matvec_fn q4_0, q4_1, q5_0, q5_1, q8_0, q4_K, q5_K, q6_K; hitch_quantize_fn quantize_q8_K; } kernel_set;
+typedef struct { matvec_fn q4_0, q4_1, q5_0, q5_1, q8_0, q4_K, q5_K, q6_K, q4_0_rows8; hitch_quantize_fn quantize_q8_K; } kernel_set;
 
 static const kernel_set portable_kernels = {portable_q4_0, portable_q4_1, portable_q5_0, portable_q5_1, portable_q8_0,
-                                            portable_q4_K, portable_q5_K, portable_q6_K, portable_quantize_q8_K};
+                                            portable_q4_K, portable_q5_K, portable_q6_K, portable_q4_0_rows8, portable_quantize_q8_K};
 static kernel_set chosen = portable_kernels;
 static const char *chosen_isa = "portable";
 
@@ -393,8 +409,10 @@ static const char *chosen_isa = "portable";
 #define DOT(acc, u, s) _mm256_dpbusd_epi32((acc), (u), (s))
 #define SCALED_ADD(acc, a, b) _mm256_dpwssd_epi32((acc), (a), (b))
 #define KERNEL_MASKS
+#define KERNEL_EXACT_DOT
 #include "kernel_body.h"
 #undef KERNEL_MASKS
+#undef KERNEL_EXACT_DOT
 #undef KERNEL
 #undef DOT
 #undef SCALED_ADD
@@ -417,7 +435,9 @@ static const char *chosen_isa = "portable";
 #define KERNEL(name) avxvnni_##name
 #define DOT(acc, u, s) _mm256_dpbusd_avx_epi32((acc), (u), (s))
 #define SCALED_ADD(acc, a, b) _mm256_dpwssd_avx_epi32((acc), (a), (b))
+#define KERNEL_EXACT_DOT
 #include "kernel_body.h"
+#undef KERNEL_EXACT_DOT
 #undef KERNEL
 #undef DOT
 #undef SCALED_ADD
@@ -453,7 +473,7 @@ static int kernels_for(const char *isa, kernel_set *set) {
     if (!cpu_has(isa)) return 0;
 #define SET(prefix)                                                                                                       \
     (kernel_set){prefix##_q4_0, prefix##_q4_1, prefix##_q5_0, prefix##_q5_1, prefix##_q8_0, prefix##_q4_K, prefix##_q5_K, \
-                 prefix##_q6_K, prefix##_quantize_q8_K}
+                 prefix##_q6_K, prefix##_q4_0_rows8, prefix##_quantize_q8_K}
     if (strcmp(isa, "avx512vnni") == 0) { *set = SET(avx512vnni); return 1; }
     if (strcmp(isa, "avx512") == 0) { *set = SET(avx512); return 1; }
     if (strcmp(isa, "avxvnni") == 0) { *set = SET(avxvnni); return 1; }
@@ -481,6 +501,7 @@ static matvec_fn kernel_of(const kernel_set *set, int type) {
     case 12: return set->q4_K;
     case 13: return set->q5_K;
     case 14: return set->q6_K;
+    case HITCH_Q4_0_ROWS8: return set->q4_0_rows8;
     default: return NULL;
     }
 }

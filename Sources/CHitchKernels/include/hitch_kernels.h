@@ -84,6 +84,12 @@ const char *hitch_kernels_isa(void);
 /// HITCH_KERNELS_ISA's value when it names no version (it is then ignored), else NULL.
 const char *hitch_kernels_unknown_cap(void);
 
+/// Not a ggml type: q4_0 summed in the order of llama.cpp's repacked q4_0 (q4_0x8), which it uses
+/// for every q4_0 matrix whose rows are a multiple of 8 (not the token embedding): per row, each
+/// block's exact integer sum times d * d_x fused into one float, where plain q4_0 (vec_dot's
+/// order) keeps eight lanes per row. `hitch_kernel` and `hitch_matvec_for_type` take it as a type.
+#define HITCH_Q4_0_ROWS8 1002
+
 typedef void (*hitch_matvec_fn)(const uint8_t *weights, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y);
 
 /// The `isa` version ("avx512vnni", "avx512", "avxvnni", "avx2", "portable") of the kernel for ggml type

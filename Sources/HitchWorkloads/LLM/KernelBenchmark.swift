@@ -87,7 +87,9 @@ public enum KernelBenchmark {
             }
             let weights = UnsafePointer(matrix.assumingMemoryBound(to: UInt8.self))
             for isa in instructionSets {
-                guard let kernel = QuantizedKernels.kernel(isa, for: type) else { continue }
+                // The kernel a decode step runs on matrices of this many rows (q4_0: llama.cpp's
+                // repacked order).
+                guard let kernel = hitch_kernel(isa, MappedSegment.kernelType(type, rows: rows, name: "")) else { continue }
                 let l1 = l1Nanoseconds(kernel, weights, rowBytes: rowBytes, blocks: blocks, activations: activations, y: y)
                 var memory = Double.infinity
                 for _ in 0..<3 {
