@@ -232,6 +232,9 @@ public enum MetadataKey: UInt32, TraceWord {
     case samplerUnwindNsP50, samplerUnwindNsP99, samplerStackBytesNeededP99
     // Imports: the format a trace was imported from, and the process its frames came from.
     case importedFrom, process
+    /// The LLM workload: why `decodeThreads` (a sentence), and the decode rate measured per thread
+    /// count before the recording's decode ("1:38.2,2:70.9" tokens per second).
+    case decodeThreadChoice, decodeTokensPerSecondByThreads
     /// The value of `schedSwitchThreads` when every thread that recorded events had a switch ring.
     public static let everyRecordingThread = "recording"
     public var name: String { MetadataKey.spelled[Int(rawValue)] }

@@ -183,6 +183,7 @@ struct DecodeBandwidthPass: Sendable {
             d.notBandwidthBound = d.utilization < AnalysisThresholds.notBandwidthBoundUtilization
         }
         if d.peakBandwidthGBps > 0 && d.peakGFLOPS > 0 { d.ridgeFlopsPerByte = d.peakGFLOPS / d.peakBandwidthGBps }
+        d.threads = DecodeThreadFigures(threads: metadata[MetadataKey.decodeThreads], rates: metadata[MetadataKey.decodeTokensPerSecondByThreads])
         let totalOpNs = ops.reduce(Int64(0)) { $0.addingSaturated($1.totalNs) }
         for (index, t) in ops.enumerated() where t.count > 0 {
             var o = OpFigures()

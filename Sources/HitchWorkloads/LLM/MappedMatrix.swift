@@ -114,7 +114,7 @@ public enum QuantizedKernels {
     /// Why the cap was ignored (it names no version), nil when it was not.
     public static var capProblem: String? {
         guard let value = hitch_kernels_unknown_cap() else { return nil }
-        return "\(capVariable)='\(String(cString: value))' names no kernel version (\(all.joined(separator: ", "))); it was ignored"
+        return "\(capVariable)='\(String(cString: value))' names no kernel version (\(all.joined(separator: ", ")))"
     }
     /// The versions this CPU runs, best first.
     public static var available: [String] { all.filter { hitch_kernel($0, Int32(GGMLType.q8_0.rawValue)) != nil } }

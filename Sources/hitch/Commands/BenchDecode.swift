@@ -244,11 +244,11 @@ enum BenchDecode: Subcommand {
             return .ok
         }
         try writeStandardOutputLine("\(pool.threadCount) threads, matrices of \(arrays.arrayBytes >> 20) MiB, load average \((before.map { String(format: "%.2f", $0) }) ?? "-")")
-        try writeStandardOutputLine("type  isa          bytes  L1 ns/block-row  memory ns  pool GB/s  triad GB/s  share  compute GB/s  bound")
+        try writeStandardOutputLine("type  isa         bytes  L1 ns/block-row  memory ns  pool GB/s  triad GB/s  share  compute GB/s  bound")
         for k in kernels {
-            try writeStandardOutputLine(String(format: "%-5@ %-11@ %5d  %15.3f  %9.3f  %9.1f  %10.1f  %4.0f%%  %12.1f  %@", k.type as NSString,
-                                               k.instructionSet as NSString, k.bytesPerBlock, k.l1NsPerBlockRow, k.memoryNsPerBlockRow,
-                                               k.poolGBps, k.triadGBps, k.triadShare * 100, k.computeGBps, k.bound as NSString))
+            try writeStandardOutputLine(k.type.padding(toLength: 6, withPad: " ", startingAt: 0) + k.instructionSet.padding(toLength: 11, withPad: " ", startingAt: 0)
+                + String(format: "%6d  %15.3f  %9.3f  %9.1f  %10.1f  %4.0f%%  %12.1f  ", k.bytesPerBlock, k.l1NsPerBlockRow, k.memoryNsPerBlockRow,
+                         k.poolGBps, k.triadGBps, k.triadShare * 100, k.computeGBps) + k.bound)
         }
         return .ok
     }
