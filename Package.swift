@@ -11,13 +11,22 @@ let hasHaswellLevel = ["avx2", "fma", "f16c", "bmi2"].allSatisfy(cpuFlags.contai
 let nativeKernelSettings: [SwiftSetting] = hasHaswellLevel ? [.unsafeFlags(["-target-cpu", "haswell"])] : []
 
 // Swift 6 language mode everywhere; the system libraries are libunwind (Debian libunwind-dev), zlib
-// (zlib1g-dev, for importing Perfetto traces) and, for
+// (zlib1g-dev, for importing Perfetto traces: HitchImport only) and, for
 // `hitch history`, SQLite (libsqlite3-dev) and PostgreSQL's libpq (libpq-dev). The history libraries
 // are not linked: CHistoryLibraries compiles against their headers and dlopens them on first use by
 // a store, so the other commands do not load libpq's 20-odd dependencies (TLS, Kerberos, LDAP).
-// The library products (HitchTrace, HitchAnalysis) carry no unsafe flags, so another package can
-// depend on Hitch with `.package(url: ..., from: "x.y.z")`; only HitchWorkloads, which nothing but
-// the `hitch` executable uses, is built with machine-specific flags.
+// The library products carry no unsafe flags, so another package can depend on Hitch with
+// `.package(url: ..., from: "x.y.z")`; only HitchWorkloads, which nothing but the `hitch` executable
+// uses, is built with machine-specific flags.
+//
+// The libraries, by what a user links:
+// - HitchTrace: what an app links to record (the recorder, the vocabulary, sampling, the FXT writer).
+//   It needs libunwind and nothing else: no reader, no importers, no zlib.
+// - HitchReader: reading traces (the FXT reader, the decoded event model, TraceFileWriter for
+//   events with explicit times), for a tool of one's own over recorded traces.
+// - HitchImport: other tools' traces (Chrome JSON, Perfetto, xctrace, framestats) into FXT, and FXT
+//   out to Chrome JSON; it links zlib.
+// - HitchAnalysis: the figures (`Analyzer`, `Analysis`).
 //
 // Platforms: Linux (x86-64) is where this is built and tested. The Apple minimum below is what the
 // sources need (Synchronization's Atomic), not a tested platform; README "Platforms" says which
@@ -28,6 +37,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "HitchTrace", targets: ["HitchTrace"]),
+        .library(name: "HitchReader", targets: ["HitchReader"]),
+        .library(name: "HitchImport", targets: ["HitchImport"]),
         .library(name: "HitchAnalysis", targets: ["HitchAnalysis"]),
         .executable(name: "hitch", targets: ["hitch"]),
     ],
@@ -42,9 +53,11 @@ let package = Package(
                                  .linkedLibrary("stdc++", .when(platforms: [.linux]))]),
         // zlib (Debian zlib1g-dev) inflates the compressed packets of Perfetto traces on import.
         .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"])]),
-        .target(name: "HitchTrace", dependencies: ["CHitchSupport", "CZlib"]),
-        .target(name: "HitchAnalysis", dependencies: ["HitchTrace"]),
-        .target(name: "HitchReport", dependencies: ["HitchAnalysis"]),
+        .target(name: "HitchTrace", dependencies: ["CHitchSupport"]),
+        .target(name: "HitchReader", dependencies: ["HitchTrace"]),
+        .target(name: "HitchImport", dependencies: ["HitchReader", "HitchTrace", "CZlib"]),
+        .target(name: "HitchAnalysis", dependencies: ["HitchReader", "HitchTrace"]),
+        .target(name: "HitchReport", dependencies: ["HitchAnalysis", "HitchReader", "HitchTrace"]),
         .target(name: "CHistoryLibraries", path: "Sources/CHistoryLibraries"),
         .target(name: "HitchHistory", dependencies: ["HitchAnalysis", "HitchReport", "CHistoryLibraries"]),
         .target(name: "HeadlessUI", dependencies: ["HitchTrace"]),
@@ -55,21 +68,21 @@ let package = Package(
         .target(name: "CHitchKernels", path: "Sources/CHitchKernels",
                 cSettings: [.unsafeFlags(["-O2"])]),
         .target(name: "HitchWorkloads", dependencies: ["HeadlessUI", "HitchTrace", "CHitchSupport", "CHitchKernels"], swiftSettings: nativeKernelSettings),
-        .executableTarget(name: "hitch", dependencies: ["CHitchSupport", "HitchTrace", "HitchAnalysis", "HitchReport", "HeadlessUI", "HitchWorkloads", "HitchHistory"]),
+        .executableTarget(name: "hitch", dependencies: ["CHitchSupport", "HitchTrace", "HitchReader", "HitchImport", "HitchAnalysis", "HitchReport", "HeadlessUI", "HitchWorkloads", "HitchHistory"]),
         // The child process of the recorder's exit and crash tests (Tests/HitchTraceTests/TraceExitTests).
         .executableTarget(name: "hitch-record-probe", dependencies: ["HitchTrace"], path: "Tests/RecordProbe"),
         // C++ exceptions thrown and caught under sampling (the sampler storm test); tests only.
         .target(name: "CxxExceptionSupport", path: "Tests/CxxExceptionSupport"),
         // The one locator of the built `hitch` for tests that run it; tests only.
         .target(name: "HitchTestSupport", path: "Tests/HitchTestSupport"),
-        .testTarget(name: "HitchTraceTests", dependencies: ["HitchTrace", "CHitchSupport", "CxxExceptionSupport", "HitchTestSupport"]),
-        .testTarget(name: "HitchAnalysisTests", dependencies: ["HitchAnalysis", "HitchTrace"]),
-        .testTarget(name: "HitchReportTests", dependencies: ["HitchReport", "HitchAnalysis", "HitchTrace"]),
-        .testTarget(name: "HitchHistoryTests", dependencies: ["HitchHistory", "HitchAnalysis", "HitchReport", "HitchTrace", "HitchWorkloads", "HitchTestSupport"]),
-        .testTarget(name: "HeadlessUITests", dependencies: ["HeadlessUI", "HitchTrace", "HitchAnalysis"]),
-        .testTarget(name: "HitchWorkloadsTests", dependencies: ["HitchWorkloads", "HeadlessUI", "HitchTrace"]),
+        .testTarget(name: "HitchTraceTests", dependencies: ["HitchTrace", "HitchReader", "HitchImport", "CHitchSupport", "CxxExceptionSupport", "HitchTestSupport"]),
+        .testTarget(name: "HitchAnalysisTests", dependencies: ["HitchAnalysis", "HitchReader", "HitchImport", "HitchTrace"]),
+        .testTarget(name: "HitchReportTests", dependencies: ["HitchReport", "HitchAnalysis", "HitchReader", "HitchImport", "HitchTrace"]),
+        .testTarget(name: "HitchHistoryTests", dependencies: ["HitchHistory", "HitchAnalysis", "HitchReport", "HitchReader", "HitchTrace", "HitchWorkloads", "HitchTestSupport"]),
+        .testTarget(name: "HeadlessUITests", dependencies: ["HeadlessUI", "HitchTrace", "HitchReader", "HitchAnalysis"]),
+        .testTarget(name: "HitchWorkloadsTests", dependencies: ["HitchWorkloads", "HeadlessUI", "HitchTrace", "HitchReader"]),
         // Runs the built `hitch` binary (swift build --build-tests builds it) as a user would.
-        .testTarget(name: "HitchCLITests", dependencies: ["HitchAnalysis", "HitchTrace", "HitchTestSupport"]),
+        .testTarget(name: "HitchCLITests", dependencies: ["HitchAnalysis", "HitchReader", "HitchTrace", "HitchTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

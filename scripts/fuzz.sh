@@ -14,8 +14,8 @@
 #          K-quant files among them; Tests/Fuzz/GGUFFuzz.swift).
 #
 # Each target is one binary built with `swiftc -sanitize=fuzzer,address`: CHitchSupport's C files
-# compiled by clang with -fsanitize=fuzzer-no-link,address, HitchTrace (and HitchAnalysis) compiled
-# by swiftc as modules with the same instrumentation, linked with Tests/Fuzz/<Target>Fuzz.swift.
+# compiled by clang with -fsanitize=fuzzer-no-link,address, HitchTrace, HitchReader (and HitchImport,
+# HitchAnalysis) compiled by swiftc as modules with the same instrumentation, linked with Tests/Fuzz/<Target>Fuzz.swift.
 # Limits on every run: -timeout=1 (a 1 MB input must not take over a second; gguf: GGUF_TIMEOUT,
 # see below), -malloc_limit_mb=256 (no single allocation beyond it), -rss_limit_mb=2048 (ASan's own
 # overhead included), inputs up to 1 MB. Seeds come from Tests/Fuzz/corpus/TARGET (read only); new
@@ -58,7 +58,10 @@ source_file() {
 }
 
 SAN=(-sanitize=fuzzer,address)
-SWIFT_FLAGS=(-O -g -parse-as-library -swift-version 6 -I "$BUILD/mod" -Xcc "-fmodule-map-file=$BUILD/mod/module.modulemap")
+# -package-name: the modules share FXT internals through `package` access, as SwiftPM builds them.
+SWIFT_FLAGS=(-O -g -parse-as-library -swift-version 6 -package-name hitch -I "$BUILD/mod" -Xcc "-fmodule-map-file=$BUILD/mod/module.modulemap")
+# The library modules every target links, in dependency order.
+LIBRARY_MODULES=(HitchTrace HitchReader HitchImport HitchAnalysis)
 LIBS=(-lunwind -lunwind-x86_64 -ldl -lz)
 
 # Rebuilds the instrumented modules when any of their sources changed.
@@ -80,22 +83,21 @@ module CHitchKernels {
 }
 EOF
     local stamp="$BUILD/mod/.built"
-    if [[ -f "$stamp" ]] && [[ -z "$(find "$ROOT/Sources/CHitchSupport" "$ROOT/Sources/HitchTrace" "$ROOT/Sources/HitchAnalysis" -newer "$stamp" -type f | head -1)" ]]; then
+    if [[ -f "$stamp" ]] && [[ -z "$(find "$ROOT/Sources/CHitchSupport" "${LIBRARY_MODULES[@]/#/$ROOT/Sources/}" -newer "$stamp" -type f | head -1)" ]]; then
         return
     fi
-    echo "fuzz.sh: building instrumented CHitchSupport, HitchTrace, HitchAnalysis in $BUILD" >&2
+    echo "fuzz.sh: building instrumented CHitchSupport, ${LIBRARY_MODULES[*]} in $BUILD" >&2
     for c in "$ROOT"/Sources/CHitchSupport/*.c; do
         clang -c -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address \
             -I "$ROOT/Sources/CHitchSupport/include" "$c" -o "$BUILD/obj/$(basename "$c" .c).o"
     done
-    # shellcheck disable=SC2046
-    swiftc "${SWIFT_FLAGS[@]}" "${SAN[@]}" -wmo -module-name HitchTrace -emit-module \
-        -emit-module-path "$BUILD/mod/HitchTrace.swiftmodule" -c $(find "$ROOT/Sources/HitchTrace" -name '*.swift' | sort) \
-        -o "$BUILD/obj/HitchTrace.o"
-    # shellcheck disable=SC2046
-    swiftc "${SWIFT_FLAGS[@]}" "${SAN[@]}" -wmo -module-name HitchAnalysis -emit-module \
-        -emit-module-path "$BUILD/mod/HitchAnalysis.swiftmodule" -c $(find "$ROOT/Sources/HitchAnalysis" -name '*.swift' | sort) \
-        -o "$BUILD/obj/HitchAnalysis.o"
+    local module
+    for module in "${LIBRARY_MODULES[@]}"; do
+        # shellcheck disable=SC2046
+        swiftc "${SWIFT_FLAGS[@]}" "${SAN[@]}" -wmo -module-name "$module" -emit-module \
+            -emit-module-path "$BUILD/mod/$module.swiftmodule" -c $(find "$ROOT/Sources/$module" -name '*.swift' | sort) \
+            -o "$BUILD/obj/$module.o"
+    done
     touch "$stamp"
 }
 
@@ -124,8 +126,8 @@ objects_for() {
     # Every CHitchSupport object build_modules compiled (a hand-kept list fell behind new C files).
     local objs=() c
     for c in "$ROOT"/Sources/CHitchSupport/*.c; do objs+=("$BUILD/obj/$(basename "$c" .c).o"); done
-    objs+=("$BUILD/obj/HitchTrace.o")
-    if needs_analysis "$1"; then objs+=("$BUILD/obj/HitchAnalysis.o"); fi
+    objs+=("$BUILD/obj/HitchTrace.o" "$BUILD/obj/HitchReader.o")
+    if needs_analysis "$1"; then objs+=("$BUILD/obj/HitchImport.o" "$BUILD/obj/HitchAnalysis.o"); fi
     if needs_workloads "$1"; then objs+=("$BUILD/obj/HeadlessUI.o" "$BUILD/obj/CHitchKernels.o" "$BUILD/obj/HitchWorkloads.o"); fi
     echo "${objs[@]}"
 }

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs what a fresh machine (Swift toolchain only) lacks: libunwind's headers and
-# development links (Debian libunwind-dev); for `hitch history`, SQLite's and libpq's headers (libsqlite3-dev,
+# development links (Debian libunwind-dev); zlib's (zlib1g-dev), which the importers (HitchImport,
+# linked by `hitch`) inflate Perfetto traces with; for `hitch history`, SQLite's and libpq's headers (libsqlite3-dev,
 # libpq-dev; hitch loads the libraries at run time) and the PostgreSQL server its tests start privately (postgresql; the package's own
 # cluster service is not needed and not used). Idempotent and quiet when nothing is missing.
 # Sourced by scripts/demo.sh and scripts/test.sh; also runnable on its own.
 set -euo pipefail
 
 need=()
-for package in libunwind-dev libsqlite3-dev libpq-dev postgresql "$@"; do
+for package in libunwind-dev zlib1g-dev libsqlite3-dev libpq-dev postgresql "$@"; do
     dpkg -s "$package" >/dev/null 2>&1 || need+=("$package")
 done
 

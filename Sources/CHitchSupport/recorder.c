@@ -379,6 +379,7 @@ uint32_t hitch_writer_take_committed(hitch_partial *out, uint32_t capacity, int 
 
 static sem_t signal_flush_semaphore;
 static int flush_generation_done = 0;       // atomic: bumped by the writer after each requested flush
+static int ending_signal = 0;               // atomic: a terminating SIGTERM/SIGINT/SIGHUP is flushing
 static int signal_hooks_installed = 0;      // under `lock`
 static const int flushed_signals[] = { SIGTERM, SIGINT, SIGHUP, SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
 #define FLUSHED_SIGNAL_COUNT (sizeof flushed_signals / sizeof flushed_signals[0])
@@ -408,9 +409,21 @@ void hitch_writer_flush_done(void) {
     __atomic_add_fetch(&flush_generation_done, 1, __ATOMIC_RELEASE);
 }
 
+int hitch_writer_ending_signal(void) {
+    return __atomic_load_n(&ending_signal, __ATOMIC_ACQUIRE);
+}
+
 static void flush_on_signal(int signo, siginfo_t *info, void *context) {
     int saved_errno = errno;
+    size_t index = 0;
+    while (index < FLUSHED_SIGNAL_COUNT && flushed_signals[index] != signo) index++;
+    struct sigaction *previous = &previous_actions[index < FLUSHED_SIGNAL_COUNT ? index : 0];
     if (__atomic_load_n(&hitch_recording_flag, __ATOMIC_ACQUIRE)) {
+        // A request to terminate whose default action will end the process: the flush is the
+        // recording's end, and the writer marks it so. A fault is a crash, never a clean end.
+        int terminates = (signo == SIGTERM || signo == SIGINT || signo == SIGHUP)
+            && !(previous->sa_flags & SA_SIGINFO) && previous->sa_handler == SIG_DFL;
+        if (terminates) __atomic_store_n(&ending_signal, signo, __ATOMIC_RELEASE);
         int before = __atomic_load_n(&flush_generation_done, __ATOMIC_ACQUIRE);
         sem_post(&signal_flush_semaphore);
         struct timespec pause = { 0, 2 * 1000 * 1000 };
@@ -418,9 +431,6 @@ static void flush_on_signal(int signo, siginfo_t *info, void *context) {
             nanosleep(&pause, NULL);
         }
     }
-    size_t index = 0;
-    while (index < FLUSHED_SIGNAL_COUNT && flushed_signals[index] != signo) index++;
-    struct sigaction *previous = &previous_actions[index < FLUSHED_SIGNAL_COUNT ? index : 0];
     errno = saved_errno;
     if (previous->sa_flags & SA_SIGINFO) {
         if (previous->sa_sigaction) { previous->sa_sigaction(signo, info, context); return; }

@@ -119,7 +119,7 @@ enum Instrument {
     }
     /// A node built or torn down, with where it sits (parent identity, position) and why.
     @MainActor
-    static func viewLifetime(_ change: ViewLifetime.Change, _ node: ViewNode, reason: ViewLifetime.Reason) {
+    static func viewLifetime(_ change: ViewLifetimeChange, _ node: ViewNode, reason: ViewLifetimeReason) {
         guard Trace.isRecording else { return }
         Trace.viewLifetime(change, viewType: node.typeName.traceName, identity: node.identity,
                            parentIdentity: node.parent?.identity ?? 0, position: node.position, reason: reason)

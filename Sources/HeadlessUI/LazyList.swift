@@ -179,7 +179,7 @@ extension ViewGraph {
         rows.removeAll(keepingCapacity: true)
         let old = state.materialized
         // Rows built with the list itself, or scrolled (or brought) into view: new identities.
-        let reason: ViewLifetime.Reason = node.isNewlyBuilt ? .parentBuilt : .newIdentity
+        let reason: ViewLifetimeReason = node.isNewlyBuilt ? .parentBuilt : .newIdentity
         node.isNewlyBuilt = false
         func build(_ index: Int) -> ViewNode {
             buildNode(key: content.rows.key(at: index), view: content.rows.view(at: index), parent: node,

@@ -288,7 +288,7 @@ final class ViewGraph {
                 reuse(existing, with: view, position: firstPosition + offset)
                 result.append(existing)
             } else {
-                let reason: ViewLifetime.Reason = parentIsNew ? .parentBuilt : key.isExplicit ? .newIdentity : .structuralChange
+                let reason: ViewLifetimeReason = parentIsNew ? .parentBuilt : key.isExplicit ? .newIdentity : .structuralChange
                 result.append(buildNode(key: key, view: view, parent: node, position: firstPosition + offset, reason: reason))
             }
         }
@@ -311,7 +311,7 @@ final class ViewGraph {
 
     /// Every node is made here: it is counted and recorded with why, then updated (its body or
     /// children built).
-    func buildNode(key: ChildKey, view: any View, parent: ViewNode, position: Int, reason: ViewLifetime.Reason) -> ViewNode {
+    func buildNode(key: ChildKey, view: any View, parent: ViewNode, position: Int, reason: ViewLifetimeReason) -> ViewNode {
         let child = ViewNode(key: key, view: view, parent: parent, position: position)
         statistics.nodesBuilt += 1
         nodeCount += 1
@@ -322,7 +322,7 @@ final class ViewGraph {
 
     /// Every node leaves here: unmounted (late invalidations for it are ignored), recorded with
     /// why, with its subtree.
-    func tearDown(_ node: ViewNode, reason: ViewLifetime.Reason) {
+    func tearDown(_ node: ViewNode, reason: ViewLifetimeReason) {
         node.isMounted = false
         node.trackingGeneration &+= 1
         statistics.nodesTornDown += 1

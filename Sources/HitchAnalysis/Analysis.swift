@@ -59,6 +59,9 @@ public struct Analysis: Codable, Sendable, Equatable {
 
     /// The refresh rates analyzed (Hz), in the order asked for.
     public var refreshRatesHz: [Double] = []
+    /// Why `hitches` has no replayed rates although others were asked for: a run's frames carry no
+    /// work times (metadata `frameWorkTimes` `none`), so only the recorded rate is judged; nil otherwise.
+    public var replayUnavailable: String? = nil
     /// What the scheduler did to the threads that make frames (docs/METRICS.md "Thread states");
     /// nil when the trace has no thread-state records (older traces, Chrome imports).
     public var threadStates: ThreadStateFigures? = nil
@@ -67,6 +70,9 @@ public struct Analysis: Codable, Sendable, Equatable {
     /// What the figures stand on: frames judged, seconds animated, events, whether every file
     /// ended on a whole record (docs/METRICS.md "Evidence").
     public var evidence = Evidence()
+    /// What a report says first: the recorded verdict, the leading cause, the heaviest offenders and
+    /// the widest invalidation (docs/METRICS.md "Headline"); nil without frames.
+    public var headline: Headline? = nil
 
     public init() {}
 }
@@ -79,7 +85,15 @@ public struct RunSummary: Codable, Sendable, Equatable {
     /// False when the file ends inside a record; `cutShortAtByte` is that record's offset.
     public var endedCleanly = true
     public var cutShortAtByte: UInt64? = nil
+    /// Whether the run ends with the end-of-recording marker its recorder promised (docs/METRICS.md
+    /// "Evidence"): `missing` means the process was killed or crashed while recording.
+    public var endMarker: EndMarker = .notPromised
+    /// How the recording ended, from the marker (`stop`, `exit`, `SIGTERM`, …); nil without one.
+    public var endedBy: String? = nil
     public init() {}
+
+    /// Cut short: the file ends inside a record, or the promised end-of-recording marker is missing.
+    public var isCutShort: Bool { !endedCleanly || endMarker == .missing }
 }
 
 public struct RecordedRate: Codable, Sendable, Equatable {

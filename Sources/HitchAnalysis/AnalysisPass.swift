@@ -1,4 +1,4 @@
-import HitchTrace
+import HitchReader
 
 // The shape every analysis pass has (docs/METRICS.md "Passes"): it reads some kinds of events,
 // ends a run, and contributes its figures to the `Analysis`. Passes talk to each other only

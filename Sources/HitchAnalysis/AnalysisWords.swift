@@ -63,3 +63,10 @@ public enum ThreadStateSource: String, AnalysisWord {
     case ftrace
     case none
 }
+
+/// A run's end-of-recording marker (metadata `recordingEnded`): `present`; `missing` when the recorder
+/// promised one (metadata `endMarker`) and the file has none, so the process died while recording;
+/// `notPromised` for traces whose writer makes no such promise (imports, older recorders).
+public enum EndMarker: String, AnalysisWord {
+    case present, missing, notPromised
+}

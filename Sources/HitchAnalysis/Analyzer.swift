@@ -1,3 +1,4 @@
+import HitchReader
 import HitchTrace
 
 /// Drives one streaming pass over one or more traces (runs) and produces `Analysis`: resolves each
@@ -12,6 +13,8 @@ public struct Analyzer: Sendable {
     // Results gathered across runs.
     private var runs: [RunSummary] = []
     private var metadata: [String: String] = [:]
+    /// Runs whose frames carry no work times (metadata `frameWorkTimes` `none`), with where they came from.
+    private var runsWithoutFrameWork: [(path: String, source: String?)] = []
     private var droppedEvents: UInt64 = 0
     private var eventCount: UInt64 = 0
     private var warnings: [String] = []
@@ -40,7 +43,7 @@ public struct Analyzer: Sendable {
 
     /// Streams one trace (one run) through every pass. A run whose main thread is known only at
     /// its end (docs/METRICS.md "Choosing the main thread") is read a second time with it fixed.
-    public mutating func add<Input: AnalysisInput>(_ input: inout Input, path: String,
+    public mutating func add<Input: TraceInput>(_ input: inout Input, path: String,
                                                    progress: ((Double) -> Void)? = nil) throws {
         let beforeRun = self
         try read(&input, path: path, progress: progress, mainThreads: nil)
@@ -53,7 +56,7 @@ public struct Analyzer: Sendable {
         try read(&input, path: path, progress: progress, mainThreads: chosen)
     }
 
-    private mutating func read<Input: AnalysisInput>(_ input: inout Input, path: String, progress: ((Double) -> Void)?,
+    private mutating func read<Input: TraceInput>(_ input: inout Input, path: String, progress: ((Double) -> Void)?,
                                                      mainThreads forced: Set<UInt32>?) throws {
         beginRun(mainThreads: forced)
         var sinceProgress = 0
@@ -77,7 +80,7 @@ public struct Analyzer: Sendable {
     /// A thread's first record can come before the record that names it (a context switch of a
     /// thread flushed ahead of its own events): the passes' end of run names threads by the trace's
     /// last word on them, so figures never say `thread <tid>` for a thread the trace does name.
-    private mutating func nameThreadsAsTheTraceLastDoes<Input: AnalysisInput>(_ input: Input) {
+    private mutating func nameThreadsAsTheTraceLastDoes<Input: TraceInput>(_ input: Input) {
         for raw in context.threadNameIndex.indices where context.threadNameIndex[raw] >= 0 {
             context.threadNameIndex[raw] = context.threadNames.index(of: input.threadName(ThreadID(rawValue: UInt32(raw))))
         }
@@ -101,7 +104,7 @@ public struct Analyzer: Sendable {
     }
 
     @inline(__always)
-    private mutating func name<Input: AnalysisInput>(_ id: StringID, _ input: Input) -> Int32 {
+    private mutating func name<Input: TraceInput>(_ id: StringID, _ input: Input) -> Int32 {
         let known = nameIndex.lookup(id.rawValue)
         if known >= 0 { return known }
         let index = context.names.index(of: input.string(id))
@@ -111,12 +114,12 @@ public struct Analyzer: Sendable {
 
     /// The thread's role; resolves its name the first time it is seen.
     @inline(__always)
-    private mutating func role<Input: AnalysisInput>(of thread: ThreadID, _ input: Input) -> FrameThreadRole {
+    private mutating func role<Input: TraceInput>(of thread: ThreadID, _ input: Input) -> FrameThreadRole {
         let known = context.roles[thread.rawValue]
         return known != .unknown ? known : classify(thread, input)
     }
 
-    private mutating func classify<Input: AnalysisInput>(_ thread: ThreadID, _ input: Input) -> FrameThreadRole {
+    private mutating func classify<Input: TraceInput>(_ thread: ThreadID, _ input: Input) -> FrameThreadRole {
         let raw = Int(thread.rawValue)
         if raw >= context.threadNameIndex.count {
             context.threadNameIndex.append(contentsOf: repeatElement(-1, count: raw + 1 - context.threadNameIndex.count))
@@ -142,7 +145,7 @@ public struct Analyzer: Sendable {
 
     /// `event` is inout only so it is passed by address: read, never changed (a by-value argument
     /// made the caller copy the 64-byte event per call).
-    private mutating func consume<Input: AnalysisInput>(_ event: inout TraceEvent, _ input: Input) {
+    private mutating func consume<Input: TraceInput>(_ event: inout TraceEvent, _ input: Input) {
         runEvents += 1
         // Hostile timestamps are clamped once here; see `clampedTime`.
         let t = clampedTime(event.timestampNs)
@@ -223,6 +226,9 @@ public struct Analyzer: Sendable {
         context = visitor.context
         context.clearPublished()
         for (key, value) in context.runMetadata where metadata[key] == nil { metadata[key] = value }
+        if context.runMetadata[MetadataKey.frameWorkTimes.name] == "none" {
+            runsWithoutFrameWork.append((path, context.runMetadata[MetadataKey.importedFrom.name]))
+        }
         for warning in context.order.warnings { addWarning("\(path): \(warning)") }
         var summary = RunSummary()
         summary.path = path
@@ -233,6 +239,8 @@ public struct Analyzer: Sendable {
         summary.frameCount = passes.frames.runFrames
         summary.endedCleanly = cutShortAtOffset == nil
         summary.cutShortAtByte = cutShortAtOffset
+        summary.endedBy = context.runMetadata[MetadataKey.recordingEnded.name]
+        summary.endMarker = summary.endedBy != nil ? .present : context.runMetadata[MetadataKey.endMarker.name] != nil ? .missing : .notPromised
         runs.append(summary)
         eventCount &+= runEvents
         droppedEvents &+= runDropped
@@ -249,12 +257,27 @@ public struct Analyzer: Sendable {
         var passes = self.passes
         var visitor = Contribute(analysis: a, context: context)
         passes.visit(&visitor)
+        withholdReplays(&visitor.analysis)
         visitor.analysis.evidence = Evidence(of: visitor.analysis)
+        visitor.analysis.headline = Headline(of: visitor.analysis)
         return visitor.analysis
     }
 }
 
 extension Analyzer {
+    /// A replay stands on each frame's own work; frames without work times (an import of a tool that
+    /// records only when frames were shown) would replay the importer's placeholder as the app's
+    /// work. So such an analysis keeps only its recorded rates, and says why.
+    private func withholdReplays(_ analysis: inout Analysis) {
+        guard let first = runsWithoutFrameWork.first else { return }
+        let replayed = analysis.hitches.filter { $0.value.source == .replay }.keys.sorted { (Double($0) ?? 0) < (Double($1) ?? 0) }
+        guard !replayed.isEmpty else { return }
+        analysis.hitches = analysis.hitches.filter { $0.value.source != .replay }
+        let source = first.source.map { " (imported from \($0))" } ?? ""
+        analysis.replayUnavailable = "the frames of '\(first.path)'\(source) carry no work times, only when they were shown: "
+            + "there is no work to replay at \(replayed.map { $0 + " Hz" }.joined(separator: ", ")); only the recorded rate is judged"
+    }
+
     /// "60", "120", "59.94": the JSON key of a refresh rate.
     public static func rateKey(_ rateHz: Double) -> String {
         rateHz == rateHz.rounded() && abs(rateHz) < 1e15 ? String(Int(rateHz)) : String(rateHz)

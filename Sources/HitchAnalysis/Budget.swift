@@ -18,11 +18,14 @@ public struct Budget: Sendable, Equatable {
 public enum BudgetError: Error, Sendable, Equatable, CustomStringConvertible {
     case unreadable(path: String, reason: String)
     case invalid(path: String, reason: String)
+    /// A well-formed budget on a figure the trace does not have: the trace's lack, not the file's fault.
+    case missingFigure(reason: String)
     /// One line, whatever the file put in a metric name or key: control characters are escaped.
     public var description: String {
         let text = switch self {
         case let .unreadable(path, reason): "cannot read budget file '\(path)': \(reason)"
         case let .invalid(path, reason): "bad budget file '\(path)': \(reason)"
+        case let .missingFigure(reason): reason
         }
         return text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? $0.escaped(asASCII: true) : String($0) }.joined()
     }
@@ -117,8 +120,12 @@ public enum BudgetFile {
 
     /// Reads and parses a budget file.
     public static func load(path: String) throws(BudgetError) -> [Budget] {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw .unreadable(path: path, reason: "it is a directory; --budget takes a JSON file")
+        }
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw .unreadable(path: path, reason: FileManager.default.fileExists(atPath: path) ? "not readable" : "no such file")
+            throw .unreadable(path: path, reason: FileManager.default.fileExists(atPath: path) ? "permission denied or not a regular file" : "no such file")
         }
         guard data.count <= maxFileBytes else { throw .invalid(path: path, reason: "larger than \(maxFileBytes >> 20) MB") }
         return try parse(data, path: path)
@@ -149,9 +156,16 @@ public enum BudgetFile {
             case .absent:
                 guard budget.optional else {
                     let closest = budget.metric.suggestions(in: root)
-                    throw .invalid(path: path, reason: "budget \(index + 1): the trace has no figure '\(budget.metric)'"
-                                   + (closest.isEmpty ? "" : "; closest: " + closest.joined(separator: ", "))
-                                   + " (mark the budget \"optional\": true to skip it where the figure is absent)")
+                    let why = if let reason = analysis.replayUnavailable, budget.metric.segments.count >= 2,
+                                 budget.metric.segments[0] == .key("hitches"), case .key(let rate) = budget.metric.segments[1], analysis.hitches[rate] == nil {
+                        ": " + reason
+                    } else if needsThreadStates(budget.metric) && analysis.threadStates == nil {
+                        ": it needs thread-state records, which this trace has none of (imported traces and older recordings; docs/METRICS.md \"Thread states\"), so it cannot tell the app's hitches from the machine's"
+                    } else {
+                        closest.isEmpty ? "" : "; closest: " + closest.joined(separator: ", ")
+                    }
+                    throw .missingFigure(reason: "budget \(index + 1) of '\(path)' (\(budget.name)): the trace has no figure '\(budget.metric)'" + why
+                                         + " (mark the budget \"optional\": true to skip it where the figure is absent)")
                 }
                 outcome.status = .skipped
                 outcome.message = "\(budget.metric) is not in this trace (optional budget skipped)"
@@ -174,6 +188,13 @@ public enum BudgetFile {
             outcomes.append(outcome)
         }
         return outcomes
+    }
+
+    /// Figures that exist only where the trace recorded thread states: the app's share of the hitch
+    /// time, the split by cause, and the thread-state figures themselves.
+    static func needsThreadStates(_ metric: MetricPath) -> Bool {
+        let text = metric.text
+        return text.hasPrefix("threadStates") || text.contains("byCause") || text.contains("appHitchTimeRatioMsPerS")
     }
 
     /// A warning when the budget's figure is a percentile of fewer values than it needs

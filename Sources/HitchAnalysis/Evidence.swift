@@ -11,10 +11,14 @@ public struct Evidence: Codable, Sendable, Equatable {
     public var animatingSeconds: Double = 0
     /// Events read, over all runs.
     public var eventCount: UInt64 = 0
-    /// Runs whose file ends inside a record (the writer was killed, or the file was cut).
+    /// Runs cut short: the file ends inside a record (the writer was killed, or the file was cut), or
+    /// the end-of-recording marker its recorder promised is missing (the process was killed or crashed).
     public var runsCutShort: Int = 0
-    /// True when every run's file ended on a whole record.
+    /// True when no run was cut short.
     public var endedCleanly: Bool = true
+    /// Runs whose writer promised no end-of-recording marker (imports, older recorders): for them a
+    /// kill between two flushes cannot be told from a clean end.
+    public var runsWithoutEndMarker: Int = 0
     /// Fewer frames than `HitchGrading.fewFramesBelow`: the grades are marked as from a small sample.
     public var fewFrames: Bool = true
     public init() {}
@@ -26,15 +30,18 @@ extension Evidence {
         framesJudged = analysis.recorded.frameCount
         animatingSeconds = analysis.recorded.animatingSeconds
         eventCount = analysis.eventCount
-        runsCutShort = analysis.runs.filter { !$0.endedCleanly }.count
+        runsCutShort = analysis.runs.filter(\.isCutShort).count
         endedCleanly = runsCutShort == 0
+        runsWithoutEndMarker = analysis.runs.filter { $0.endMarker == .notPromised }.count
         fewFrames = framesJudged < HitchGrading.fewFramesBelow
     }
 
-    /// One line for reports: "1,440 frames judged over 12.0 s of animation, 84,123 events; the file ended cleanly".
+    /// One line for reports: "1,440 frames judged over 12.0 s of animation, 84,123 events; every run
+    /// ended with its end-of-recording marker".
     public var summary: String {
-        let files = endedCleanly ? "every file ended on a whole record"
-            : "\(runsCutShort) file\(runsCutShort == 1 ? "" : "s") cut short (ends inside a record)"
+        let files = !endedCleanly ? "\(runsCutShort) run\(runsCutShort == 1 ? "" : "s") cut short (killed or crashed while recording)"
+            : runsWithoutEndMarker == 0 ? "every run ended with its end-of-recording marker"
+            : "every file ended on a whole record (\(runsWithoutEndMarker == 1 ? "it promised" : "\(runsWithoutEndMarker) promised") no end-of-recording marker, so a kill between two flushes cannot be told)"
         let seconds = animatingSeconds.isFinite ? (animatingSeconds * 100).rounded() / 100 : 0
         return "\(framesJudged) frame\(framesJudged == 1 ? "" : "s") judged over \(seconds) s of animation, \(eventCount) events; \(files)"
             + (framesJudged > 0 && fewFrames ? "; fewer than \(HitchGrading.fewFramesBelow) frames: a small sample, grades are provisional" : "")
@@ -58,9 +65,11 @@ public struct EvidenceRule: Sendable, Equatable {
     /// Why `analysis` is too little to judge, in one line naming the runs and the option that
     /// accepts it; nil when it is enough.
     public func refusal(of analysis: Analysis, what: String) -> String? {
-        if !allowCutShort, let cut = analysis.runs.first(where: { !$0.endedCleanly }) {
-            let offset = cut.cutShortAtByte.map { " at byte \($0)" } ?? ""
-            return "\(what) '\(cut.path)' was cut short (its file ends inside a record\(offset): the recorder was killed or the file truncated), "
+        if !allowCutShort, let cut = analysis.runs.first(where: \.isCutShort) {
+            let how = !cut.endedCleanly
+                ? "its file ends inside a record\(cut.cutShortAtByte.map { " at byte \($0)" } ?? ""): the recorder was killed or the file truncated"
+                : "its recorder promised an end-of-recording marker and the file has none: the app was killed or crashed while recording"
+            return "\(what) '\(cut.path)' was cut short (\(how)), "
                 + "so its figures miss the rest of the run; record it again, or pass --allow-cut-short to judge what it has"
         }
         let frames = analysis.evidence.framesJudged

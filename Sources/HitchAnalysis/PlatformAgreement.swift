@@ -57,7 +57,7 @@ struct PlatformVerdicts: Sendable {
     }
 
     mutating func judged(verdict: String, hitch: Bool) {
-        agreement.add(platformJanky: verdict.hasPrefix(PlatformVerdict.janky), hitch: hitch)
+        agreement.add(platformJanky: PlatformVerdict(label: verdict) == .janky, hitch: hitch)
     }
 
     mutating func unjudged(_ frameID: UInt64) {

@@ -1,3 +1,4 @@
+import HitchReader
 import HitchTrace
 
 /// A seeded generator of realistic feed-like traces (120 Hz frames with nested stages, body
@@ -40,7 +41,7 @@ public struct SyntheticTrace {
         // Cumulative counters of the main and render threads, and the machine's steal (2 CPUs).
         var mainCPU: Int64 = 0, mainWait: Int64 = 0, mainVoluntary: Int64 = 0, mainInvoluntary: Int64 = 0
         var renderCPU: Int64 = 0, steal: Int64 = 0
-        func reading(_ id: UInt64, _ phase: ThreadStateReading.Phase, cpu: Int64, wait: Int64, voluntary: Int64, involuntary: Int64) -> TraceEvent.Payload {
+        func reading(_ id: UInt64, _ phase: FramePhase, cpu: Int64, wait: Int64, voluntary: Int64, involuntary: Int64) -> TraceEvent.Payload {
             .threadState(ThreadStateReading(frameID: id, phase: phase, cpuNs: cpu, runnableWaitNs: wait,
                                             voluntarySwitches: voluntary, involuntarySwitches: involuntary))
         }

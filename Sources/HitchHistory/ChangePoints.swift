@@ -6,9 +6,9 @@ import HitchAnalysis
 // a t-test between the segments on either side finds the means differ (the significance test Otava
 // uses in place of E-divisive's permutation test), then a merge pass that drops the weakest change
 // point and re-tests its neighbours until every one left is significant and large enough.
-// One departure: the t-test pools the two segments' variance (Student's, not Welch's). E-divisive
+// The t-test pools the two segments' variance (Student's, as Otava's does, not Welch's): E-divisive
 // picks splits that make a segment look uniform, so a short segment's own variance is biased low,
-// and with Welch's test 20 of 100 flat noisy series showed spurious changes; pooled, none.
+// and separate variances would read that as a significant difference.
 
 /// A change in a series' mean, found between `index - 1` and `index`.
 public struct ChangePoint: Sendable, Equatable, Codable {
@@ -16,7 +16,7 @@ public struct ChangePoint: Sendable, Equatable, Codable {
     public var index: Int
     public var meanBefore: Double
     public var meanAfter: Double
-    /// Welch's t-test between the segments either side (bounded by the neighbouring change points).
+    /// Student's t-test (pooled variance) between the segments either side (bounded by the neighbouring change points).
     public var pValue: Double
     /// (after - before) / |before| in percent; nil when before is 0.
     public var changePercent: Double? { meanBefore != 0 ? (meanAfter - meanBefore) / abs(meanBefore) * 100 : nil }

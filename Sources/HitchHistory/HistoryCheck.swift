@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import HitchAnalysis
 
 // `hitch history check`: change points over each metric's series along a branch, and a verdict on
 // the newest one. A regression is a change for the worse beyond the relative threshold and beyond
@@ -37,6 +38,31 @@ public struct MetricCheck: Sendable, Equatable, Codable {
     public var newest: ChangePointReport? { changePoints.last { $0.verdict != "unchanged" } }
 }
 
+/// One metric's change point, as part of a change in the code.
+public struct MetricChange: Sendable, Equatable, Codable {
+    public var metric: String
+    public var changePoint: ChangePointReport
+}
+
+/// Every metric's change point at one commit range: one change in the code, told once. The metrics
+/// that moved together are its evidence; the leading one says what changed.
+public struct HistoryChange: Sendable, Equatable, Codable {
+    public var lastGoodCommit: String
+    public var firstChangedCommit: String
+    /// The first run at the new level (oldest = 0).
+    public var runIndex: Int
+    /// "regression" when any metric regressed here, else "improvement" when any improved, else
+    /// "unchanged" (every shift below the threshold or the floor).
+    public var verdict: String
+    /// Every metric's change point at this range, the leading one first: among those whose verdict is
+    /// the change's, the hitch time ratios first (`FigureGroup`), then the largest relative change.
+    public var metrics: [MetricChange]
+    public var leading: MetricChange { metrics[0] }
+    public var regressions: Int { metrics.filter { $0.changePoint.verdict == "regression" }.count }
+    public var improvements: Int { metrics.filter { $0.changePoint.verdict == "improvement" }.count }
+    public var commitRange: String { leading.changePoint.commitRange }
+}
+
 public struct HistoryCheckResult: Sendable, Equatable, Codable {
     public var branch: String
     public var runs: Int
@@ -50,6 +76,13 @@ public struct HistoryCheckResult: Sendable, Equatable, Codable {
     public var tooFewRuns: Bool { runs < runsNeeded }
     /// Metrics whose newest change point is a regression.
     public var regressions: [MetricCheck] { metrics.filter { $0.verdict == "regression" } }
+    /// Every change point, grouped by commit range, oldest first.
+    public var changes: [HistoryChange]
+    /// The changes that hold a metric's newest regression: what fails the check.
+    public var failingChanges: [HistoryChange] {
+        let failing = Set(regressions.compactMap { $0.newest?.runIndex })
+        return changes.filter { failing.contains($0.runIndex) }
+    }
 }
 
 public enum HistoryCheck {
@@ -66,7 +99,42 @@ public enum HistoryCheck {
         }
         let metrics = results.compactMap { $0 }
         return HistoryCheckResult(branch: branch, runs: history.runs.count, thresholdPercent: thresholdPercent,
-                                  maxPValue: options.maxPValue(forPoints: history.runs.count), runsNeeded: options.pointsNeeded, metrics: metrics)
+                                  maxPValue: options.maxPValue(forPoints: history.runs.count), runsNeeded: options.pointsNeeded, metrics: metrics,
+                                  changes: changes(metrics, recordedRateHz: history.runs.last?.machine.refreshHz ?? 0))
+    }
+
+    /// The change points of every metric grouped by where they are (the first run at the new level and
+    /// its commit range), oldest first, each led by the figure that tells it best: the group's way
+    /// first, then by `FigureGroup` (hitch time ratios lead), the recorded rate's hitch time ratio
+    /// and then its app share before other rates', then the largest relative change.
+    static func changes(_ metrics: [MetricCheck], recordedRateHz: Double) -> [HistoryChange] {
+        func preference(_ metric: String) -> Int { leadPreference(metric, recordedRateHz: recordedRateHz) }
+        var groups: [Int: [MetricChange]] = [:]
+        for metric in metrics {
+            for point in metric.changePoints { groups[point.runIndex, default: []].append(MetricChange(metric: metric.metric, changePoint: point)) }
+        }
+        return groups.keys.sorted().map { runIndex in
+            let members = groups[runIndex] ?? []
+            let verdict = members.contains { $0.changePoint.verdict == "regression" } ? "regression"
+                : members.contains { $0.changePoint.verdict == "improvement" } ? "improvement" : "unchanged"
+            let ranked = members.sorted { a, b in
+                func key(_ m: MetricChange) -> (Int, Int, Int, Double, String) {
+                    (m.changePoint.verdict == verdict ? 0 : 1, FigureGroup(metric: m.metric).rawValue, preference(m.metric),
+                     -(m.changePoint.changePercent.map(abs) ?? .infinity), m.metric)
+                }
+                return key(a) < key(b)
+            }
+            let first = ranked[0].changePoint
+            return HistoryChange(lastGoodCommit: first.lastGoodCommit, firstChangedCommit: first.firstChangedCommit,
+                                 runIndex: runIndex, verdict: verdict, metrics: ranked)
+        }
+    }
+
+    /// How well a metric tells a change, among figures of one `FigureGroup`: the recorded rate's hitch
+    /// time ratio (0), then its app share (1), then the rest (2). The trend page orders its charts so too.
+    public static func leadPreference(_ metric: String, recordedRateHz: Double) -> Int {
+        let recorded = "hitches.\(Analyzer.rateKey(recordedRateHz))."
+        return metric == recorded + "hitchTimeRatioMsPerS" ? 0 : metric == recorded + "appHitchTimeRatioMsPerS" ? 1 : 2
     }
 
     static func check(_ series: MetricSeries, runs: [RunRecord], thresholdPercent: Double, options: ChangePointOptions) -> MetricCheck {

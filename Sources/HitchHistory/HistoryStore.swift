@@ -1,4 +1,5 @@
 import Foundation
+import HitchAnalysis
 
 // The results store. One type over one small SQL interface (`SQLConnection`), with two back ends:
 // SQLite (a file; the default `.hitch/history.sqlite`) and PostgreSQL (`postgres://…`, a fleet's
@@ -278,7 +279,9 @@ public final class HistoryStore {
                                                  absoluteFloor: row[4].real ?? 0, values: [])))
         }
         if let requested, let unknown = requested.first(where: { name in !definitions.contains { $0.series.metric == name } }) {
-            throw .invalid("no stored metric named '\(unknown)' (see 'hitch history list --metrics')")
+            let closest: [String] = Spelling.closest(to: unknown, among: try metricNames()).map { "'\($0)'" }
+            let suggestion = closest.isEmpty ? "" : "; did you mean " + closest.joined(separator: ", ") + "?"
+            throw .invalid("no stored metric named '\(unknown)'\(suggestion) (see 'hitch history list --metrics')")
         }
         guard let firstSeq = keyed.map(\.seq).min() else {
             return HistorySeries(runs: [], metrics: definitions.map(\.series))

@@ -41,7 +41,9 @@ public enum ComparisonReport {
             return "no change: no hitch or main-thread figure moved beyond \(Format.number(c.thresholdPercent, decimals: 2))%"
                 + (c.usesSignificanceTest ? " and noise (Welch's t-test, p < \(Format.number(c.alpha, decimals: 6)))" : " and noise")
         case .better, .worse:
-            let count = v.decidingCount
+            // "and N more" counts every change the same way, so the line agrees with the counters
+            // beside it (regressions, improvements) and with `hitch diff`'s stderr.
+            let count = v.outcome == .worse ? v.regressionCount : v.improvementCount
             var line = v.outcome.rawValue + ": " + v.headline.map(change).joined(separator: ", ")
             if count > v.headline.count {
                 line += ", and \(count - v.headline.count) more " + (v.outcome == .worse ? "regression" : "improvement") + (count - v.headline.count == 1 ? "" : "s")

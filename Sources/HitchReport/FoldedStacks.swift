@@ -1,4 +1,5 @@
 import HitchAnalysis
+import HitchReader
 import HitchTrace
 
 /// Renders a trace's samples as collapsed stacks (Brendan Gregg's folded format, what flamegraph.pl,
@@ -34,7 +35,7 @@ public struct FoldedStacks {
     }
 
     /// The folded stacks of every sample of `input` within [fromNs, toNs), in one pass.
-    public static func render<Input: AnalysisInput>(_ input: inout Input, fromNs: Int64? = nil, toNs: Int64? = nil, fullNames: Bool = false) throws -> String {
+    public static func render<Input: TraceInput>(_ input: inout Input, fromNs: Int64? = nil, toNs: Int64? = nil, fullNames: Bool = false) throws -> String {
         var folded = FoldedStacks(fromNs: fromNs, toNs: toNs)
         folded.fullNames = fullNames
         while let event = try input.nextEvent() {

@@ -11,6 +11,10 @@ public enum MarkdownReport: AnalysisRenderer {
         out.append("")
         out.append("Evidence: " + escape(a.evidence.summary))
         out.append("")
+        if let headline = a.headline {
+            out.append(ReportText.headlineParts(headline).map { "**\(escape($0.label.prefix(1).uppercased() + $0.label.dropFirst())):** \(escape($0.text))" }.joined(separator: "  \n"))
+            out.append("")
+        }
         if a.recorded.frameCount > 0 {
             out += table("| rate | source | hitch time ratio | Apple test scale | Organizer scale | frames | hitches | longest | p95 frame |",
                          "|---|---|---:|---|---|---:|---:|---:|---:|", ReportText.rateKeys(a).compactMap { key in
@@ -19,6 +23,7 @@ public enum MarkdownReport: AnalysisRenderer {
                      "\(h.organizerScale.grade)", "\(h.frameCount)", "\(h.hitchCount)", ReportText.ms(h.longestHitchMs), ReportText.ms(h.frameTimeMs.p95)]
                 }
             })
+            if let reason = a.replayUnavailable { out.append("No replay: " + escape(reason)); out.append("") }
             if a.threadStates != nil {
                 out.append("**Hitch causes** (ms/s): " + ReportText.rateKeys(a).compactMap { key in
                     a.hitches[key].map { "\(key) Hz: \(ReportText.causeRatios($0))" }

@@ -91,6 +91,37 @@ enum ReportText {
             return "frame \(rootID)\(root): \(list) queued behind it (\(cause(queued[0].cause ?? .unknown)))"
         }
     }
+    /// "app work 182.26 of 214.47 ms/s at 120 Hz (85.0% of hitch time)": the headline's cause in
+    /// words; "no hitches at 120 Hz" without hitches.
+    static func leadingCause(_ h: Headline) -> String {
+        let rate = h.rateKey == "recorded" ? "the recorded rates" : h.rateKey + " Hz"
+        guard let cause = h.leadingCause else { return "no hitches at \(rate)" }
+        let ratio = "\(Format.fixed(h.leadingCauseMsPerS, 2)) of \(Format.fixed(h.hitchTimeRatioMsPerS, 2)) ms/s at \(rate)"
+        if cause == .unknown, h.leadingCauseShare >= 1 {
+            return "not recorded: the trace has no thread states to tell the app's hitches from the machine's (\(ratio))"
+        }
+        return "\(self.cause(cause)) \(ratio) (\(percent(h.leadingCauseShare)) of hitch time)"
+    }
+    /// "stage image decode (on the main thread)", "view FeedRow", "thread feed.thumbnails".
+    static func offender(_ o: HeadlineOffender) -> String {
+        let thread = o.onMainThreadFraction.map { $0 >= 0.5 ? " (on the main thread)" : " (mostly off the main thread)" } ?? ""
+        return "\(o.kind.rawValue) \(o.name)\(thread)"
+    }
+    /// "NaiveFeedModel.state -> FeedRow x 3815".
+    static func invalidation(_ e: InvalidationEdge, arrow: String = "->", times: String = "x") -> String {
+        "\(e.source) \(arrow) \(e.target) \(times) \(e.count)"
+    }
+    /// The headline as labelled parts: the cause, the heaviest offenders with their share of hitch
+    /// time, and the widest invalidation (the text and Markdown reports' first lines).
+    static func headlineParts(_ h: Headline) -> [(label: String, text: String)] {
+        var parts = [(label: "why", text: leadingCause(h))]
+        if !h.offenders.isEmpty {
+            parts.append((label: "heaviest in the app's hitches",
+                          text: h.offenders.map { "\(offender($0)) \(percent($0.shareOfHitchTime))" }.joined(separator: ", ") + " of hitch time"))
+        }
+        if let edge = h.widestInvalidation { parts.append((label: "widest invalidation", text: invalidation(edge))) }
+        return parts
+    }
     static func rateKeys(_ analysis: Analysis) -> [String] {
         let asked = analysis.refreshRatesHz.map { Analyzer.rateKey($0) }
         return asked.filter { analysis.hitches[$0] != nil } + analysis.hitches.keys.sorted().filter { !asked.contains($0) }

@@ -1,4 +1,5 @@
 import HitchAnalysis
+import HitchTrace
 
 /// The human report `hitch analyze` prints by default.
 public enum TextReport: AnalysisRenderer {
@@ -12,7 +13,7 @@ public enum TextReport: AnalysisRenderer {
                    + " (agreement \(ReportText.percent(p.agreementRatio)))" + (p.unjudged > 0 ? "; \(p.unjudged) frames Hitch could not judge" : ""))
         let differing = a.frames.filter { frame in
             guard let verdict = frame.platformVerdict else { return false }
-            return verdict.hasPrefix("janky") != (frame.hitchMs > 0)
+            return (PlatformVerdict(label: verdict) == .janky) != (frame.hitchMs > 0)
         }
         for frame in differing.prefix(10) {
             out.append("  frame \(frame.frameID) at \(ReportText.ms(frame.startMs)): Hitch \(frame.hitchMs > 0 ? "hitch " + ReportText.ms(frame.hitchMs) : "no hitch"), platform \(frame.platformVerdict ?? "")")
@@ -29,6 +30,7 @@ public enum TextReport: AnalysisRenderer {
         out.append("  evidence: \(a.evidence.summary)")
         out.append("  events \(a.eventCount), dropped by the recorder \(a.droppedEvents)"
                    + (a.recordedRates.isEmpty ? "" : ", recorded at " + a.recordedRates.map { "\(Format.significant($0.rateHz)) Hz (\($0.frameCount) frames)" }.joined(separator: ", ")))
+        if let headline = a.headline { out.append(contentsOf: ReportText.headlineParts(headline).map { "  \($0.label): \($0.text)" }) }
         for change in a.refreshRateChanges.prefix(5) {
             out.append("  refresh rate changed \(Format.significant(change.fromHz)) -> \(Format.significant(change.toHz)) Hz at \(ReportText.ms(change.atMs)) (run \(change.run + 1))")
         }
@@ -42,6 +44,7 @@ public enum TextReport: AnalysisRenderer {
                 out.append(row(key + " Hz", h))
             }
             if a.recordedRates.count > 1 { out.append(row("recorded", a.recorded)) }
+            if let reason = a.replayUnavailable { out.append("  no replay: \(reason)") }
             out.append(contentsOf: Self.causeLines(a))
             let h = a.recorded
             if h.tripleBufferedFrames > 0 {

@@ -7,33 +7,33 @@ import Glibc
 // that reads cleanly up to its last complete record. Shared by the recorder's writer thread and
 // `TraceFileWriter`; used from one thread at a time.
 
-enum FXT {
-    static let magic: UInt64 = 0x0016_5478_4604_0010
-    enum RecordType: UInt64 {
+@usableFromInline package enum FXT {
+    package static let magic: UInt64 = 0x0016_5478_4604_0010
+    @usableFromInline package enum RecordType: UInt64 {
         case metadata = 0, initialization = 1, string = 2, thread = 3, event = 4, blob = 5
         case userspaceObject = 6, kernelObject = 7, scheduling = 8, log = 9, large = 15
     }
-    enum EventType: UInt64 {
+    @usableFromInline package enum EventType: UInt64 {
         case instant = 0, counter = 1, durationBegin = 2, durationEnd = 3, durationComplete = 4
         case asyncBegin = 5, asyncInstant = 6, asyncEnd = 7, flowBegin = 8, flowStep = 9, flowEnd = 10
     }
-    enum ArgType: UInt64 {
+    @usableFromInline package enum ArgType: UInt64 {
         case null = 0, int32 = 1, uint32 = 2, int64 = 3, uint64 = 4, double = 5, string = 6
         case pointer = 7, koid = 8, bool = 9
     }
     /// Thread states of context switch records (ZX_THREAD_STATE_*).
-    enum ThreadState {
-        static let running: UInt64 = 1
-        static let blocked: UInt64 = 3
+    @usableFromInline package enum ThreadState {
+        package static let running: UInt64 = 1
+        package static let blocked: UInt64 = 3
     }
-    static let blobTypeData: UInt64 = 1
-    static let objectTypeProcess: UInt64 = 1
-    static let objectTypeThread: UInt64 = 2
-    static let maxStringBytes = 32000
-    static let maxRecordWords = 4095
-    static let maxStringIndex = 0x7fff
-    static let maxThreadIndex = 0xff
-    static func wordCount(bytes: Int) -> Int { (bytes + 7) / 8 }
+    package static let blobTypeData: UInt64 = 1
+    package static let objectTypeProcess: UInt64 = 1
+    package static let objectTypeThread: UInt64 = 2
+    package static let maxStringBytes = 32000
+    package static let maxRecordWords = 4095
+    package static let maxStringIndex = 0x7fff
+    package static let maxThreadIndex = 0xff
+    package static func wordCount(bytes: Int) -> Int { (bytes + 7) / 8 }
 }
 
 /// The vocabulary's words (HitchVocabulary.swift) as interned `TraceName`s, by case: the encoder's
@@ -45,16 +45,16 @@ struct VocabularyNames: Sendable {
     let eventNames = HitchEventName.allCases.map { TraceName.intern($0.name) }
     let blobs = HitchBlobName.allCases.map { TraceName.intern($0.name) }
     let arguments = HitchArgument.allCases.map { TraceName.intern($0.name) }
-    let tokenStages = TokenEvent.Stage.allCases.map { TraceName.intern($0.name) }
-    let viewChanges = ViewLifetime.Change.allCases.map { TraceName.intern($0.name) }
-    let viewReasons = ViewLifetime.Reason.allCases.map { TraceName.intern($0.name) }
-    let byteKinds = InferenceOp.ByteKind.allCases.map { TraceName.intern($0.name) }
-    let threadStatePhases = ThreadStateReading.Phase.allCases.map { TraceName.intern($0.name) }
-    let switchDirections = SchedSwitch.Direction.allCases.map { TraceName.intern($0.name) }
+    let tokenStages = TokenStage.allCases.map { TraceName.intern($0.name) }
+    let viewChanges = ViewLifetimeChange.allCases.map { TraceName.intern($0.name) }
+    let viewReasons = ViewLifetimeReason.allCases.map { TraceName.intern($0.name) }
+    let byteKinds = InferenceByteKind.allCases.map { TraceName.intern($0.name) }
+    let threadStatePhases = FramePhase.allCases.map { TraceName.intern($0.name) }
+    let switchDirections = SwitchDirection.allCases.map { TraceName.intern($0.name) }
 }
 
 /// A file (or memory) sink that only ever receives whole records.
-final class FXTOutput {
+package final class FXTOutput {
     private let fd: Int32
     private let ownsDescriptor: Bool
     private let capacityWords = 1 << 17   // 1 MB
@@ -65,15 +65,15 @@ final class FXTOutput {
         pointer.initialize(to: 0)
         return pointer
     }()
-    private(set) var count: Int {
+    package private(set) var count: Int {
         get { countStorage.pointee }
         set { countStorage.pointee = newValue }
     }
-    private(set) var bytesFlushed: UInt64 = 0
+    package private(set) var bytesFlushed: UInt64 = 0
     /// The first write error (errno), after which output is discarded and counted as lost.
-    private(set) var writeErrno: Int32?
+    package private(set) var writeErrno: Int32?
 
-    init(fd: Int32, ownsDescriptor: Bool) {
+    package init(fd: Int32, ownsDescriptor: Bool) {
         self.fd = fd
         self.ownsDescriptor = ownsDescriptor
         words = .allocate(capacity: capacityWords)
@@ -85,20 +85,20 @@ final class FXTOutput {
         if ownsDescriptor { _ = close(fd) }
     }
 
-    var totalBytes: UInt64 { bytesFlushed + UInt64(count * 8) }
+    package var totalBytes: UInt64 { bytesFlushed + UInt64(count * 8) }
 
     /// Room for `wordCount` more words; flushes whole records first if needed.
     @inline(__always)
-    func reserve(_ wordCount: Int) -> UnsafeMutablePointer<UInt64> {
+    package func reserve(_ wordCount: Int) -> UnsafeMutablePointer<UInt64> {
         if count + wordCount > capacityWords { flush() }
         return words + count
     }
 
     @inline(__always)
-    func commit(_ wordCount: Int) { count += wordCount }
+    package func commit(_ wordCount: Int) { count += wordCount }
 
     /// Writes the buffered records. Partial writes are retried; an error is remembered once.
-    func flush() {
+    package func flush() {
         defer { count = 0 }
         guard count > 0, writeErrno == nil else { return }
         let raw = UnsafeRawPointer(words)
@@ -116,12 +116,12 @@ final class FXTOutput {
         bytesFlushed += UInt64(total)
     }
 
-    func sync() { _ = fsync(fd) }
+    package func sync() { _ = fsync(fd) }
 }
 
 /// String and thread tables plus record encoders.
-final class FXTEncoder {
-    let output: FXTOutput
+package final class FXTEncoder {
+    package let output: FXTOutput
     /// The vocabulary's names (HitchEventEncoding.swift resolves its words through these).
     let vocabulary = VocabularyNames.shared
 
@@ -177,7 +177,7 @@ final class FXTEncoder {
         get { pending.pointee.args }
         set { pending.pointee.args = newValue }
     }
-    private(set) var eventCount: UInt64 {
+    package private(set) var eventCount: UInt64 {
         get { pending.pointee.eventCount }
         set { pending.pointee.eventCount = newValue }
     }
@@ -190,7 +190,7 @@ final class FXTEncoder {
 
     struct ThreadKey: Hashable { var pid: UInt64; var tid: UInt64 }
 
-    init(output: FXTOutput, ticksPerSecond: UInt64) {
+    package init(output: FXTOutput, ticksPerSecond: UInt64) {
         self.output = output
         let p = output.reserve(3)
         p[0] = FXT.magic
@@ -203,17 +203,17 @@ final class FXTEncoder {
 
     /// The string ref for a TraceName (defines it on first use).
     @inline(__always)
-    func stringRef(_ name: TraceName) -> UInt16 {
+    package func stringRef(_ name: TraceName) -> UInt16 {
         name.address & TraceName.dynamicNameBit != 0 ? stringRef(name.string) : stringRef(key: name.address)
     }
 
     /// The string ref for a runtime string (defines it on first use).
-    func stringRef(_ string: String) -> UInt16 {
+    package func stringRef(_ string: String) -> UInt16 {
         if string.isEmpty { return 0 }
         return stringRef(key: localKey(string))
     }
 
-    func localKey(_ string: String) -> UInt64 {
+    package func localKey(_ string: String) -> UInt64 {
         if let key = localKeys[string] { return key }
         let key = 1 << 63 | UInt64(localStrings.count)
         localStrings.append(string)
@@ -222,7 +222,7 @@ final class FXTEncoder {
     }
 
     @inline(__always)
-    func stringRef(key: UInt64) -> UInt16 {
+    package func stringRef(key: UInt64) -> UInt16 {
         let slot = Int(truncatingIfNeeded: (key ^ (key >> 13)) &* 0x9E37_79B9) & (FXTEncoder.cacheSize - 1)
         if cacheKeys[slot] == key { return cacheRefs[slot] }
         let ref = stringIndex[key] ?? defineString(key: key)
@@ -263,7 +263,7 @@ final class FXTEncoder {
     }
 
     /// A length at most `limit` that does not split a UTF-8 sequence.
-    static func truncatedLength(_ bytes: UnsafeRawBufferPointer, limit: Int) -> Int {
+    package static func truncatedLength(_ bytes: UnsafeRawBufferPointer, limit: Int) -> Int {
         var length = min(bytes.count, limit)
         if length < bytes.count {
             while length > 0 && bytes[length] & 0xC0 == 0x80 { length -= 1 }
@@ -271,7 +271,7 @@ final class FXTEncoder {
         return length
     }
 
-    static func copyPadded(_ bytes: UnsafeRawBufferPointer, length: Int, to destination: UnsafeMutablePointer<UInt64>) {
+    package static func copyPadded(_ bytes: UnsafeRawBufferPointer, length: Int, to destination: UnsafeMutablePointer<UInt64>) {
         let words = FXT.wordCount(bytes: length)
         if words > 0 { destination[words - 1] = 0 }
         if length > 0 { UnsafeMutableRawPointer(destination).copyMemory(from: bytes.baseAddress!, byteCount: length) }
@@ -281,7 +281,7 @@ final class FXTEncoder {
 
     /// The thread ref for a (process, thread) pair; defines it, and names it, on first use or
     /// when its name changed.
-    func threadRef(pid: UInt64, tid: UInt64, name: String?, role: String? = nil) -> UInt8 {
+    package func threadRef(pid: UInt64, tid: UInt64, name: String?, role: String? = nil) -> UInt8 {
         let key = ThreadKey(pid: pid, tid: tid)
         if let role, threadRoles[tid] != role {
             // The role rides on the thread's kernel object record (argument "role"), rewritten with
@@ -345,7 +345,7 @@ final class FXTEncoder {
     private static let maxEventWords = 2 + 15 * 2 + 1
 
     @inline(__always)
-    func beginEvent(_ type: FXT.EventType, thread: UInt8, category: UInt16, name: UInt16, ticks: UInt64) {
+    package func beginEvent(_ type: FXT.EventType, thread: UInt8, category: UInt16, name: UInt16, ticks: UInt64) {
         let p = output.reserve(FXTEncoder.maxEventWords)
         p[0] = FXT.RecordType.event.rawValue | type.rawValue << 16 | UInt64(thread) << 24
             | UInt64(category) << 32 | UInt64(name) << 48
@@ -357,7 +357,7 @@ final class FXTEncoder {
 
     /// An unsigned integer argument in the smallest FXT type that holds it.
     @inline(__always)
-    func argUnsigned(_ name: UInt16, _ value: UInt64) {
+    package func argUnsigned(_ name: UInt16, _ value: UInt64) {
         let p = eventStart! + eventWords
         if value <= UInt64(UInt32.max) {
             p[0] = FXT.ArgType.uint32.rawValue | 1 << 4 | UInt64(name) << 16 | value << 32
@@ -372,7 +372,7 @@ final class FXTEncoder {
 
     /// A signed integer argument in the smallest FXT type that holds it.
     @inline(__always)
-    func argSigned(_ name: UInt16, _ value: Int64) {
+    package func argSigned(_ name: UInt16, _ value: Int64) {
         let p = eventStart! + eventWords
         if let small = Int32(exactly: value) {
             p[0] = FXT.ArgType.int32.rawValue | 1 << 4 | UInt64(name) << 16 | UInt64(UInt32(bitPattern: small)) << 32
@@ -386,7 +386,7 @@ final class FXTEncoder {
     }
 
     @inline(__always)
-    func argDouble(_ name: UInt16, _ value: Double) {
+    package func argDouble(_ name: UInt16, _ value: Double) {
         let p = eventStart! + eventWords
         p[0] = FXT.ArgType.double.rawValue | 2 << 4 | UInt64(name) << 16
         p[1] = value.bitPattern
@@ -395,7 +395,7 @@ final class FXTEncoder {
     }
 
     @inline(__always)
-    func argString(_ name: UInt16, _ value: UInt16) {
+    package func argString(_ name: UInt16, _ value: UInt16) {
         let p = eventStart! + eventWords
         p[0] = FXT.ArgType.string.rawValue | 1 << 4 | UInt64(name) << 16 | UInt64(value) << 32
         eventWords += 1
@@ -404,7 +404,7 @@ final class FXTEncoder {
 
     /// Finishes the event: an optional trailing word (end time, counter id, async id), then the size.
     @inline(__always)
-    func endEvent(trailing: UInt64? = nil) {
+    package func endEvent(trailing: UInt64? = nil) {
         let p = eventStart!
         if let trailing {
             p[eventWords] = trailing
@@ -417,12 +417,12 @@ final class FXTEncoder {
     }
 
     /// Counts a record written outside beginEvent/endEvent (a context switch) as an event.
-    func countEvent() { eventCount += 1 }
+    package func countEvent() { eventCount += 1 }
 
     // MARK: Blobs
 
     /// A data blob (type 1) named `name`; the payload is cut to what one record can hold.
-    func blob(name: TraceName, payload: UnsafeRawBufferPointer) {
+    package func blob(name: TraceName, payload: UnsafeRawBufferPointer) {
         let nameRef = stringRef(name)
         let length = min(payload.count, (FXT.maxRecordWords - 1) * 8)
         let words = 1 + FXT.wordCount(bytes: length)

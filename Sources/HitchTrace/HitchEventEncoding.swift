@@ -3,38 +3,38 @@
 // are resolved here.
 
 extension FXTEncoder {
-    func stringRef(_ category: HitchCategory) -> UInt16 { stringRef(vocabulary.categories[Int(category.rawValue)]) }
-    func stringRef(_ name: HitchEventName) -> UInt16 { stringRef(vocabulary.eventNames[Int(name.rawValue)]) }
-    func stringRef(_ argument: HitchArgument) -> UInt16 { stringRef(vocabulary.arguments[Int(argument.rawValue)]) }
+    package func stringRef(_ category: HitchCategory) -> UInt16 { stringRef(vocabulary.categories[Int(category.rawValue)]) }
+    package func stringRef(_ name: HitchEventName) -> UInt16 { stringRef(vocabulary.eventNames[Int(name.rawValue)]) }
+    package func stringRef(_ argument: HitchArgument) -> UInt16 { stringRef(vocabulary.arguments[Int(argument.rawValue)]) }
 
-    func complete(thread: UInt8, category: UInt16, name: UInt16, begin: UInt64, end: UInt64) {
+    package func complete(thread: UInt8, category: UInt16, name: UInt16, begin: UInt64, end: UInt64) {
         beginEvent(.durationComplete, thread: thread, category: category, name: name, ticks: begin)
         endEvent(trailing: end)
     }
 
-    func durationBegin(thread: UInt8, category: UInt16, name: UInt16, ticks: UInt64) {
+    package func durationBegin(thread: UInt8, category: UInt16, name: UInt16, ticks: UInt64) {
         beginEvent(.durationBegin, thread: thread, category: category, name: name, ticks: ticks)
         endEvent()
     }
 
-    func durationEnd(thread: UInt8, category: UInt16, name: UInt16, ticks: UInt64) {
+    package func durationEnd(thread: UInt8, category: UInt16, name: UInt16, ticks: UInt64) {
         beginEvent(.durationEnd, thread: thread, category: category, name: name, ticks: ticks)
         endEvent()
     }
 
-    func instant(thread: UInt8, category: UInt16, name: UInt16, ticks: UInt64) {
+    package func instant(thread: UInt8, category: UInt16, name: UInt16, ticks: UInt64) {
         beginEvent(.instant, thread: thread, category: category, name: name, ticks: ticks)
         endEvent()
     }
 
-    func counter(thread: UInt8, category: UInt16, name: UInt16, ticks: UInt64, value: Double) {
+    package func counter(thread: UInt8, category: UInt16, name: UInt16, ticks: UInt64, value: Double) {
         let valueArg = stringRef(HitchArgument.value)
         beginEvent(.counter, thread: thread, category: category, name: name, ticks: ticks)
         argDouble(valueArg, value)
         endEvent(trailing: 0)
     }
 
-    func frameBegan(thread: UInt8, ticks: UInt64, frameID: UInt64, vsyncTicks: UInt64, targetTicks: UInt64, periodNs: Int64) {
+    package func frameBegan(thread: UInt8, ticks: UInt64, frameID: UInt64, vsyncTicks: UInt64, targetTicks: UInt64, periodNs: Int64) {
         let category = stringRef(HitchCategory.frame), name = stringRef(HitchEventName.frameBegan)
         let idArg = stringRef(HitchArgument.frameID), vsyncArg = stringRef(HitchArgument.vsyncTicks)
         let targetArg = stringRef(HitchArgument.targetTicks), periodArg = stringRef(HitchArgument.periodNs)
@@ -47,28 +47,28 @@ extension FXTEncoder {
     }
 
     /// frameCommitted, frameRenderEnded or framePresented (`name`).
-    func frameMark(_ markName: HitchEventName, thread: UInt8, ticks: UInt64, frameID: UInt64) {
+    package func frameMark(_ markName: HitchEventName, thread: UInt8, ticks: UInt64, frameID: UInt64) {
         let category = stringRef(HitchCategory.frame), name = stringRef(markName), idArg = stringRef(HitchArgument.frameID)
         beginEvent(.instant, thread: thread, category: category, name: name, ticks: ticks)
         argUnsigned(idArg, frameID)
         endEvent()
     }
 
-    func body(thread: UInt8, viewType: UInt16, identity: UInt64, begin: UInt64, end: UInt64) {
+    package func body(thread: UInt8, viewType: UInt16, identity: UInt64, begin: UInt64, end: UInt64) {
         let category = stringRef(HitchCategory.body), identityArg = stringRef(HitchArgument.identity)
         beginEvent(.durationComplete, thread: thread, category: category, name: viewType, ticks: begin)
         argUnsigned(identityArg, identity)
         endEvent(trailing: end)
     }
 
-    func layout(thread: UInt8, begin: UInt64, end: UInt64, viewCount: UInt32) {
+    package func layout(thread: UInt8, begin: UInt64, end: UInt64, viewCount: UInt32) {
         let category = stringRef(HitchCategory.layout), name = stringRef(HitchEventName.layout), countArg = stringRef(HitchArgument.viewCount)
         beginEvent(.durationComplete, thread: thread, category: category, name: name, ticks: begin)
         argUnsigned(countArg, UInt64(viewCount))
         endEvent(trailing: end)
     }
 
-    func invalidation(thread: UInt8, ticks: UInt64, source: UInt16, target: UInt16, targetIdentity: UInt64, stack: UInt32?) {
+    package func invalidation(thread: UInt8, ticks: UInt64, source: UInt16, target: UInt16, targetIdentity: UInt64, stack: UInt32?) {
         let category = stringRef(HitchCategory.invalidation), targetArg = stringRef(HitchArgument.target)
         let identityArg = stringRef(HitchArgument.targetIdentity), stackArg = stringRef(HitchArgument.stack)
         beginEvent(.instant, thread: thread, category: category, name: source, ticks: ticks)
@@ -79,8 +79,8 @@ extension FXTEncoder {
     }
 
     /// Category `hitch.view`, named by the view type; `change` and `reason` are string args.
-    func viewLifetime(thread: UInt8, ticks: UInt64, viewType: UInt16, change: ViewLifetime.Change, identity: UInt64,
-                      parentIdentity: UInt64, position: Int64, reason: ViewLifetime.Reason) {
+    package func viewLifetime(thread: UInt8, ticks: UInt64, viewType: UInt16, change: ViewLifetimeChange, identity: UInt64,
+                      parentIdentity: UInt64, position: Int64, reason: ViewLifetimeReason) {
         let category = stringRef(HitchCategory.view), changeArg = stringRef(HitchArgument.change), identityArg = stringRef(HitchArgument.identity)
         let parentArg = stringRef(HitchArgument.parentIdentity), positionArg = stringRef(HitchArgument.position)
         let reasonArg = stringRef(HitchArgument.reason)
@@ -96,8 +96,8 @@ extension FXTEncoder {
     }
 
     /// `byteKind` is written only when the producer said what the op reads (`unspecified` is left out).
-    func inferenceOp(thread: UInt8, name: UInt16, computeUnit: UInt16, layer: Int32, tokenIndex: Int32,
-                     bytesRead: UInt64, bytesWritten: UInt64, flops: UInt64, byteKind: InferenceOp.ByteKind, begin: UInt64, end: UInt64) {
+    package func inferenceOp(thread: UInt8, name: UInt16, computeUnit: UInt16, layer: Int32, tokenIndex: Int32,
+                     bytesRead: UInt64, bytesWritten: UInt64, flops: UInt64, byteKind: InferenceByteKind, begin: UInt64, end: UInt64) {
         let category = stringRef(HitchCategory.op), layerArg = stringRef(HitchArgument.layer), unitArg = stringRef(HitchArgument.computeUnit)
         let tokenArg = stringRef(HitchArgument.tokenIndex), readArg = stringRef(HitchArgument.bytesRead)
         let writtenArg = stringRef(HitchArgument.bytesWritten), flopsArg = stringRef(HitchArgument.flops)
@@ -114,7 +114,7 @@ extension FXTEncoder {
         endEvent(trailing: end)
     }
 
-    func token(thread: UInt8, ticks: UInt64, stage: TokenEvent.Stage, index: Int64) {
+    package func token(thread: UInt8, ticks: UInt64, stage: TokenStage, index: Int64) {
         let category = stringRef(HitchCategory.token), name = stringRef(vocabulary.tokenStages[Int(stage.rawValue)])
         let indexArg = stringRef(HitchArgument.index)
         beginEvent(.instant, thread: thread, category: category, name: name, ticks: ticks)
@@ -123,20 +123,20 @@ extension FXTEncoder {
     }
 
     /// An interaction's begin or end: an async event whose correlation id pairs the two.
-    func interaction(isBegin: Bool, thread: UInt8, ticks: UInt64, kind: UInt16, id: UInt64) {
+    package func interaction(isBegin: Bool, thread: UInt8, ticks: UInt64, kind: UInt16, id: UInt64) {
         let category = stringRef(HitchCategory.interaction)
         beginEvent(isBegin ? .asyncBegin : .asyncEnd, thread: thread, category: category, name: kind, ticks: ticks)
         endEvent(trailing: id)
     }
 
-    func sample(thread: UInt8, ticks: UInt64, stack: UInt32) {
+    package func sample(thread: UInt8, ticks: UInt64, stack: UInt32) {
         let category = stringRef(HitchCategory.sample), name = stringRef(HitchEventName.sample), stackArg = stringRef(HitchArgument.stack)
         beginEvent(.instant, thread: thread, category: category, name: name, ticks: ticks)
         argUnsigned(stackArg, UInt64(stack))
         endEvent()
     }
 
-    func metadata(thread: UInt8, ticks: UInt64, key: UInt16, value: UInt16) {
+    package func metadata(thread: UInt8, ticks: UInt64, key: UInt16, value: UInt16) {
         let category = stringRef(HitchCategory.meta), name = stringRef(HitchEventName.metadata)
         let keyArg = stringRef(HitchArgument.key), valueArg = stringRef(HitchArgument.value)
         beginEvent(.instant, thread: thread, category: category, name: name, ticks: ticks)
@@ -145,7 +145,7 @@ extension FXTEncoder {
         endEvent()
     }
 
-    func droppedEvents(thread: UInt8, ticks: UInt64, count: UInt64) {
+    package func droppedEvents(thread: UInt8, ticks: UInt64, count: UInt64) {
         let category = stringRef(HitchCategory.meta), name = stringRef(HitchEventName.droppedEvents), countArg = stringRef(HitchArgument.count)
         beginEvent(.instant, thread: thread, category: category, name: name, ticks: ticks)
         argUnsigned(countArg, count)
@@ -153,31 +153,33 @@ extension FXTEncoder {
     }
 
     /// Category `hitch.sched`, name `threadState`; absent readings are absent arguments.
-    func threadState(thread: UInt8, ticks: UInt64, _ r: ThreadStateReading) {
+    package func threadState(thread: UInt8, ticks: UInt64, frameID: UInt64, phase framePhase: FramePhase, cpuNs: Int64,
+                     runnableWaitNs: Int64?, voluntarySwitches: Int64?, involuntarySwitches: Int64?) {
         let category = stringRef(HitchCategory.sched), name = stringRef(HitchEventName.threadState)
-        let idArg = stringRef(HitchArgument.frameID), phaseArg = stringRef(HitchArgument.phase), phase = stringRef(vocabulary.threadStatePhases[Int(r.phase.rawValue)])
+        let idArg = stringRef(HitchArgument.frameID), phaseArg = stringRef(HitchArgument.phase), phase = stringRef(vocabulary.threadStatePhases[Int(framePhase.rawValue)])
         let cpuArg = stringRef(HitchArgument.cpuNs), waitArg = stringRef(HitchArgument.runnableWaitNs)
         let voluntaryArg = stringRef(HitchArgument.voluntarySwitches), involuntaryArg = stringRef(HitchArgument.involuntarySwitches)
         beginEvent(.instant, thread: thread, category: category, name: name, ticks: ticks)
-        argUnsigned(idArg, r.frameID)
+        argUnsigned(idArg, frameID)
         argString(phaseArg, phase)
-        argSigned(cpuArg, r.cpuNs)
-        if let wait = r.runnableWaitNs { argSigned(waitArg, wait) }
-        if let voluntary = r.voluntarySwitches { argSigned(voluntaryArg, voluntary) }
-        if let involuntary = r.involuntarySwitches { argSigned(involuntaryArg, involuntary) }
+        argSigned(cpuArg, cpuNs)
+        if let runnableWaitNs { argSigned(waitArg, runnableWaitNs) }
+        if let voluntarySwitches { argSigned(voluntaryArg, voluntarySwitches) }
+        if let involuntarySwitches { argSigned(involuntaryArg, involuntarySwitches) }
         endEvent()
     }
 
     /// Category `hitch.sched`, name `machineState`; absent readings are absent arguments.
-    func machineState(thread: UInt8, ticks: UInt64, _ r: MachineStateReading) {
+    package func machineState(thread: UInt8, ticks: UInt64, stealNs: Int64?, cpuPressureSomeUs: Int64?, cgroupThrottledUs: Int64?,
+                      onlineCPUs: Int32) {
         let category = stringRef(HitchCategory.sched), name = stringRef(HitchEventName.machineState)
         let stealArg = stringRef(HitchArgument.stealNs), pressureArg = stringRef(HitchArgument.cpuPressureSomeUs)
         let throttledArg = stringRef(HitchArgument.cgroupThrottledUs), cpusArg = stringRef(HitchArgument.onlineCPUs)
         beginEvent(.instant, thread: thread, category: category, name: name, ticks: ticks)
-        if let steal = r.stealNs { argSigned(stealArg, steal) }
-        if let pressure = r.cpuPressureSomeUs { argSigned(pressureArg, pressure) }
-        if let throttled = r.cgroupThrottledUs { argSigned(throttledArg, throttled) }
-        argSigned(cpusArg, Int64(r.onlineCPUs))
+        if let stealNs { argSigned(stealArg, stealNs) }
+        if let cpuPressureSomeUs { argSigned(pressureArg, cpuPressureSomeUs) }
+        if let cgroupThrottledUs { argSigned(throttledArg, cgroupThrottledUs) }
+        argSigned(cpusArg, Int64(onlineCPUs))
         endEvent()
     }
 
@@ -185,9 +187,9 @@ extension FXTEncoder {
     /// type 0): switched out, it is the outgoing thread, in state "running" when preempted (so
     /// viewers show it runnable) or "blocked" when it slept; switched in, it is the incoming thread.
     /// The other side of the switch is unknown to a per-thread source: the inline thread koid 0.
-    func contextSwitch(cpu: UInt16, ticks: UInt64, thread: UInt8, _ s: SchedSwitch) {
-        let isOut = s.direction == .switchedOut
-        let state: UInt64 = isOut ? (s.preempted ? FXT.ThreadState.running : FXT.ThreadState.blocked) : FXT.ThreadState.running
+    package func contextSwitch(cpu: UInt16, ticks: UInt64, thread: UInt8, direction: SwitchDirection, preempted: Bool) {
+        let isOut = direction == .switchedOut
+        let state: UInt64 = isOut ? (preempted ? FXT.ThreadState.running : FXT.ThreadState.blocked) : FXT.ThreadState.running
         let outgoing: UInt64 = isOut ? UInt64(thread) : 0, incoming: UInt64 = isOut ? 0 : UInt64(thread)
         let words = 4
         let p = output.reserve(words)
@@ -201,10 +203,10 @@ extension FXTEncoder {
     }
 
     /// Frames a stack definition blob holds at most (one record).
-    static let maxStackFrames = 4000
+    package static let maxStackFrames = 4000
 
     /// Blob "hitch.stack": u32 stack id, u32 frame count, then the addresses (u64, innermost first).
-    func stackDefinition(stack: UInt32, addresses: [UInt64]) {
+    package func stackDefinition(stack: UInt32, addresses: [UInt64]) {
         let count = min(addresses.count, FXTEncoder.maxStackFrames)
         var payload = [UInt64](repeating: 0, count: 1 + count)
         payload[0] = UInt64(stack) | UInt64(count) << 32
@@ -214,7 +216,7 @@ extension FXTEncoder {
 
     /// Blob "hitch.symbol": u64 address, u64 size, u64 offset, u32 function length, u32 image
     /// length, then the function and image names (UTF-8, no terminators).
-    func symbol(address: UInt64, size: UInt64, offset: UInt64, function: String, image: String) {
+    package func symbol(address: UInt64, size: UInt64, offset: UInt64, function: String, image: String) {
         var bytes: [UInt8] = []
         let functionBytes = Array(function.utf8.prefix(16000)), imageBytes = Array(image.utf8.prefix(8000))
         bytes.reserveCapacity(32 + functionBytes.count + imageBytes.count)

@@ -77,40 +77,66 @@ public enum HitchArgument: UInt32, TraceWord {
     private static let spelled = allCases.map { caseName($0) }
 }
 
-extension TokenEvent.Stage: TraceWord {
-    /// The word the trace formats use: the event name of a `hitch.token` instant.
-    public var name: String { TokenEvent.Stage.spelled[Int(rawValue)] }
+/// A token's life: produced by the model, delivered to the consumer, shown on a frame, or dropped
+/// (the event name of a `hitch.token` instant).
+public enum TokenStage: UInt8, TraceWord {
+    case produced, delivered, shown, dropped
+    public var name: String { TokenStage.spelled[Int(rawValue)] }
     private static let spelled = allCases.map { caseName($0) }
 }
 
-extension ViewLifetime.Change: TraceWord {
-    /// The word the trace formats use (the `change` argument).
-    public var name: String { ViewLifetime.Change.spelled[Int(rawValue)] }
+/// Whether a view node was built or torn down (the `change` argument of a `hitch.view` instant).
+public enum ViewLifetimeChange: UInt8, TraceWord {
+    case built, tornDown
+    public var name: String { ViewLifetimeChange.spelled[Int(rawValue)] }
     private static let spelled = allCases.map { caseName($0) }
 }
 
-extension ViewLifetime.Reason: TraceWord {
-    /// The word the trace formats use (the `reason` argument).
-    public var name: String { ViewLifetime.Reason.spelled[Int(rawValue)] }
+/// Why the runtime built or tore a view node down (the `reason` argument).
+public enum ViewLifetimeReason: UInt8, TraceWord {
+    /// Built: an explicit id (`ForEach`) its parent did not have before.
+    case newIdentity
+    /// Torn down: its explicit id is gone from its parent's children.
+    case identityRemoved
+    /// Built or torn down because the structure changed: another type or branch at a position,
+    /// or a position that came or went.
+    case structuralChange
+    /// Built as part of a subtree whose root was built.
+    case parentBuilt
+    /// Torn down as part of a subtree whose root was torn down.
+    case parentRemoved
+    public var name: String { ViewLifetimeReason.spelled[Int(rawValue)] }
     private static let spelled = allCases.map { caseName($0) }
 }
 
-extension ThreadStateReading.Phase: TraceWord {
-    /// The word the trace formats use (the `phase` argument). `frameBegan` is also an event name, so
-    /// the reader matches phases by text, not by a fixed id.
-    public var name: String { ThreadStateReading.Phase.spelled[Int(rawValue)] }
+/// The frame phase at which a thread's scheduler counters were read (the `phase` argument of a
+/// `threadState` event). `frameBegan` is also an event name, so the reader matches phases by text,
+/// not by a fixed id.
+public enum FramePhase: UInt8, TraceWord {
+    case frameBegan, committed, renderBegan, renderEnded, presented
+    public var name: String { FramePhase.spelled[Int(rawValue)] }
     private static let spelled = allCases.map { caseName($0) }
 }
 
-extension SchedSwitch.Direction: TraceWord {
-    /// The word the trace formats use (the `direction` argument).
-    public var name: String { SchedSwitch.Direction.spelled[Int(rawValue)] }
+/// Whether a context switch took a thread off its CPU or put it on one (the `direction` argument).
+public enum SwitchDirection: UInt8, TraceWord {
+    case switchedOut, switchedIn
+    public var name: String { SwitchDirection.spelled[Int(rawValue)] }
     private static let spelled = allCases.map { caseName($0) }
 }
 
-extension InferenceOp.ByteKind: TraceWord {
-    /// The word the trace formats use (the `byteKind` argument; `unspecified` is never written).
-    public var name: String { InferenceOp.ByteKind.spelled[Int(rawValue)] }
+/// What an inference op's `bytesRead` are, as the producer knows it (the `byteKind` argument;
+/// `unspecified` is never written).
+public enum InferenceByteKind: UInt8, TraceWord {
+    /// Not recorded (older traces, other producers): the analyzer judges by the op's name.
+    case unspecified
+    /// Model weights streamed from memory.
+    case weights
+    /// The KV cache.
+    case kvCache
+    /// Activations and other working buffers.
+    case activations
+    public var name: String { InferenceByteKind.spelled[Int(rawValue)] }
     private static let spelled = allCases.map { caseName($0) }
 }
 
@@ -133,6 +159,32 @@ public enum ChromeWord {
     /// Chrome's own metadata event naming a thread, and its argument.
     public static let threadName = "thread_name"
     public static let threadNameArgument = "name"
+}
+
+/// The platform's own judgement of an imported frame (Android's jank verdict, Apple's hitches), carried
+/// beside the frame so the analysis can show where Hitch and the platform agree (docs/IMPORT.md
+/// "Platform verdicts"). It is an instant of category `platform.verdict` on the frame's thread at the
+/// frame's start, right after the frame's begin, named by its label: the verdict and the platform's
+/// reason (`janky: App Deadline Missed`, `on time: Buffer Stuffing`), with arguments `frameID` and
+/// Apple's hitch duration `hitchNs` where the platform gives one.
+public enum PlatformVerdict: UInt8, CaseIterable, Sendable {
+    case janky, onTime
+    public static let category = "platform.verdict"
+    public static let frameIDArgument = HitchArgument.frameID.name
+    public static let hitchNsArgument = "hitchNs"
+
+    /// The word as the label spells it.
+    public var name: String { self == .janky ? "janky" : "on time" }
+
+    /// The instant's name: the verdict, and the platform's reason after a colon.
+    public func label(detail: String?) -> String { name + (detail.map { ": " + $0 } ?? "") }
+
+    /// The verdict a label names (its text before the first colon), if it is one.
+    public init?(label: String) {
+        let word = label.prefix { $0 != ":" }
+        guard let match = Self.allCases.first(where: { $0.name == word }) else { return nil }
+        self = match
+    }
 }
 
 /// The type of an argument value as docs/FORMAT.md §3 names it.
@@ -232,6 +284,15 @@ public enum MetadataKey: UInt32, TraceWord {
     case samplerUnwindNsP50, samplerUnwindNsP99, samplerStackBytesNeededP99
     // Imports: the format a trace was imported from, and the process its frames came from.
     case importedFrom, process
+    /// Written at start: the trace will end with a `recordingEnded` record (its value names that key).
+    /// A trace that says so and has none was cut short: the process was killed or crashed.
+    case endMarker
+    /// The end-of-recording marker: how the recording ended (`stop`, `exit`, or the terminating
+    /// signal: `SIGTERM`, `SIGINT`, `SIGHUP`). Written last, after every event.
+    case recordingEnded
+    /// `none` when the trace's frames carry no work times of their own (an import of a tool that
+    /// records only when frames were shown): nothing to replay at another refresh rate.
+    case frameWorkTimes
     /// The LLM workload: why `decodeThreads` (a sentence), and the decode rate measured per thread
     /// count before the recording's decode ("1:38.2,2:70.9" tokens per second).
     case decodeThreadChoice, decodeTokensPerSecondByThreads
@@ -244,26 +305,4 @@ public enum MetadataKey: UInt32, TraceWord {
 extension Dictionary where Key == String {
     /// The value of one of the project's own metadata keys.
     public subscript(key: MetadataKey) -> Value? { self[key.name] }
-}
-
-/// The reader's fixed string ids: every vocabulary word is interned first, in this order, so a
-/// decoded category, name or string argument is one subtraction and a range check away from its case.
-enum FixedStringIDs {
-    static let argumentBase: UInt32 = 1
-    static let categoryBase = argumentBase + count(HitchArgument.self)
-    static let eventNameBase = categoryBase + count(HitchCategory.self)
-    static let blobBase = eventNameBase + count(HitchEventName.self)
-    static let tokenStageBase = blobBase + count(HitchBlobName.self)
-    static let viewChangeBase = tokenStageBase + count(TokenEvent.Stage.self)
-    static let viewReasonBase = viewChangeBase + count(ViewLifetime.Change.self)
-    static let byteKindBase = viewReasonBase + count(ViewLifetime.Reason.self)
-    static let switchDirectionBase = byteKindBase + count(InferenceOp.ByteKind.self)
-    static let end = switchDirectionBase + count(SchedSwitch.Direction.self)
-
-    /// The words in id order from `argumentBase` (id 0 is the empty string).
-    static let words: [String] = HitchArgument.names + HitchCategory.names + HitchEventName.names + HitchBlobName.names
-        + TokenEvent.Stage.names + ViewLifetime.Change.names + ViewLifetime.Reason.names + InferenceOp.ByteKind.names
-        + SchedSwitch.Direction.names
-
-    private static func count<Word: TraceWord>(_: Word.Type) -> UInt32 { UInt32(Word.allCases.count) }
 }

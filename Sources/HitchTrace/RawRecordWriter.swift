@@ -129,24 +129,24 @@ final class RawRecordWriter {
                 encoder.inferenceOp(thread: thread, name: nameRef(payload), computeUnit: nameRef(r.w2 & rawPayloadMask),
                                     layer: Int32(truncatingIfNeeded: r1.w0), tokenIndex: Int32(truncatingIfNeeded: r1.w0 >> 32),
                                     bytesRead: r1.w1, bytesWritten: r1.w2, flops: r1.w3,
-                                    byteKind: InferenceOp.ByteKind(rawValue: UInt8(truncatingIfNeeded: r.w2 >> 56)) ?? .unspecified,
+                                    byteKind: InferenceByteKind(rawValue: UInt8(truncatingIfNeeded: r.w2 >> 56)) ?? .unspecified,
                                     begin: r.w0, end: r.w3)
             case .viewLifetime:
                 let r1 = records[i + 1]
                 encoder.viewLifetime(thread: thread, ticks: r.w0, viewType: nameRef(payload),
-                                     change: ViewLifetime.Change(rawValue: UInt8(truncatingIfNeeded: r1.w1)) ?? .built,
+                                     change: ViewLifetimeChange(rawValue: UInt8(truncatingIfNeeded: r1.w1)) ?? .built,
                                      identity: r.w2, parentIdentity: r.w3, position: Int64(bitPattern: r1.w0),
-                                     reason: ViewLifetime.Reason(rawValue: UInt8(truncatingIfNeeded: r1.w1 >> 8)) ?? .structuralChange)
+                                     reason: ViewLifetimeReason(rawValue: UInt8(truncatingIfNeeded: r1.w1 >> 8)) ?? .structuralChange)
             case .token:
-                encoder.token(thread: thread, ticks: r.w0, stage: TokenEvent.Stage(rawValue: UInt8(truncatingIfNeeded: payload)) ?? .produced,
+                encoder.token(thread: thread, ticks: r.w0, stage: TokenStage(rawValue: UInt8(truncatingIfNeeded: payload)) ?? .produced,
                               index: Int64(bitPattern: r.w2))
             case .threadState:
                 let r1 = records[i + 1]
                 func optional(_ word: UInt64) -> Int64? { word == UInt64.max ? nil : Int64(bitPattern: word) }
-                encoder.threadState(thread: thread, ticks: r.w0, ThreadStateReading(
-                    frameID: r.w2, phase: ThreadStateReading.Phase(rawValue: UInt8(truncatingIfNeeded: payload)) ?? .frameBegan,
-                    cpuNs: Int64(bitPattern: r.w3), runnableWaitNs: optional(r1.w0),
-                    voluntarySwitches: optional(r1.w1), involuntarySwitches: optional(r1.w2)))
+                encoder.threadState(thread: thread, ticks: r.w0,
+                                    frameID: r.w2, phase: FramePhase(rawValue: UInt8(truncatingIfNeeded: payload)) ?? .frameBegan,
+                                    cpuNs: Int64(bitPattern: r.w3), runnableWaitNs: optional(r1.w0),
+                                    voluntarySwitches: optional(r1.w1), involuntarySwitches: optional(r1.w2))
             }
             i += count
         }
@@ -175,11 +175,11 @@ final class RawRecordWriter {
 
     /// Machine counters, on the writer's own thread (it read them).
     func machineState(_ reading: hitch_machine_reading) {
-        encoder.machineState(thread: thread(tid: selfTid), ticks: hitch_now(), MachineStateReading(
-            stealNs: reading.has_steal != 0 ? reading.steal_ns : nil,
-            cpuPressureSomeUs: reading.has_cpu_pressure != 0 ? reading.cpu_pressure_some_us : nil,
-            cgroupThrottledUs: reading.has_cgroup_throttled != 0 ? reading.cgroup_throttled_us : nil,
-            onlineCPUs: reading.online_cpus))
+        encoder.machineState(thread: thread(tid: selfTid), ticks: hitch_now(),
+                             stealNs: reading.has_steal != 0 ? reading.steal_ns : nil,
+                             cpuPressureSomeUs: reading.has_cpu_pressure != 0 ? reading.cpu_pressure_some_us : nil,
+                             cgroupThrottledUs: reading.has_cgroup_throttled != 0 ? reading.cgroup_throttled_us : nil,
+                             onlineCPUs: reading.online_cpus)
     }
 
     /// A context switch from a perf ring, as an FXT context switch record (the other side of the
@@ -189,7 +189,7 @@ final class RawRecordWriter {
         // replace the one its own events gave it.
         let thread = encoder.threadRef(pid: pid, tid: UInt64(UInt32(bitPattern: change.tid)), name: registeredThreadName(tid: change.tid))
         encoder.contextSwitch(cpu: change.cpu, ticks: ticks, thread: thread,
-                              SchedSwitch(direction: change.switched_in != 0 ? .switchedIn : .switchedOut, preempted: change.preempted != 0, cpu: change.cpu))
+                              direction: change.switched_in != 0 ? .switchedIn : .switchedOut, preempted: change.preempted != 0)
     }
 
     private func registeredThreadName(tid: Int32) -> String? {

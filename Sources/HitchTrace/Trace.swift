@@ -130,7 +130,7 @@ public enum Trace {
         let now = hitch_now()
         hitch_emit2(now, RawKind.frameBegan.word(0), frameID, vsync.ticks,
                     target.ticks, UInt64(bitPattern: periodNs), 0, 0)
-        hitch_thread_state(now, frameID, UInt32(ThreadStateReading.Phase.frameBegan.rawValue))
+        hitch_thread_state(now, frameID, UInt32(FramePhase.frameBegan.rawValue))
     }
 
     @inlinable
@@ -138,7 +138,7 @@ public enum Trace {
         guard hitch_is_recording() != 0 else { return }
         let now = hitch_now()
         hitch_emit1(now, RawKind.frameCommitted.word(0), frameID, 0)
-        hitch_thread_state(now, frameID, UInt32(ThreadStateReading.Phase.committed.rawValue))
+        hitch_thread_state(now, frameID, UInt32(FramePhase.committed.rawValue))
     }
 
     /// The render thread starts rendering the frame: records only its scheduler counters (so the
@@ -146,7 +146,7 @@ public enum Trace {
     @inlinable
     public static func frameRenderBegan(frameID: UInt64) {
         guard hitch_is_recording() != 0 else { return }
-        hitch_thread_state(hitch_now(), frameID, UInt32(ThreadStateReading.Phase.renderBegan.rawValue))
+        hitch_thread_state(hitch_now(), frameID, UInt32(FramePhase.renderBegan.rawValue))
     }
 
     @inlinable
@@ -154,7 +154,7 @@ public enum Trace {
         guard hitch_is_recording() != 0 else { return }
         let now = hitch_now()
         hitch_emit1(now, RawKind.frameRenderEnded.word(0), frameID, 0)
-        hitch_thread_state(now, frameID, UInt32(ThreadStateReading.Phase.renderEnded.rawValue))
+        hitch_thread_state(now, frameID, UInt32(FramePhase.renderEnded.rawValue))
     }
 
     /// The frame reached the display at `time`. Take it from the clock as it comes (`Trace.now()`
@@ -164,7 +164,7 @@ public enum Trace {
     public static func framePresented(frameID: UInt64, at time: TraceTimestamp) {
         guard hitch_is_recording() != 0 else { return }
         hitch_emit1(time.ticks, RawKind.framePresented.word(0), frameID, 0)
-        hitch_thread_state(hitch_now(), frameID, UInt32(ThreadStateReading.Phase.presented.rawValue))
+        hitch_thread_state(hitch_now(), frameID, UInt32(FramePhase.presented.rawValue))
     }
 
     // MARK: Views
@@ -200,8 +200,8 @@ public enum Trace {
     /// A view node of type `viewType` was built or torn down, at `position` among the children of
     /// the node `parentIdentity`, for `reason`.
     @inlinable
-    public static func viewLifetime(_ change: ViewLifetime.Change, viewType: TraceName, identity: UInt64,
-                                    parentIdentity: UInt64, position: Int, reason: ViewLifetime.Reason) {
+    public static func viewLifetime(_ change: ViewLifetimeChange, viewType: TraceName, identity: UInt64,
+                                    parentIdentity: UInt64, position: Int, reason: ViewLifetimeReason) {
         guard hitch_is_recording() != 0 else { return }
         hitch_emit2(hitch_now(), RawKind.viewLifetime.word(viewType.address), identity, parentIdentity,
                     UInt64(bitPattern: Int64(position)), UInt64(change.rawValue) | UInt64(reason.rawValue) << 8, 0, 0)
@@ -233,7 +233,7 @@ public enum Trace {
     @inlinable
     public static func beginInferenceOp(_ name: TraceName, layer: Int32, computeUnit: TraceName, tokenIndex: Int32,
                                         bytesRead: UInt64, bytesWritten: UInt64, flops: UInt64,
-                                        reads byteKind: InferenceOp.ByteKind = .unspecified) -> InferenceOpScope {
+                                        reads byteKind: InferenceByteKind = .unspecified) -> InferenceOpScope {
         InferenceOpScope(beginTicks: hitch_is_recording() != 0 ? hitch_now() : 0, name: name, computeUnit: computeUnit,
                          layer: layer, tokenIndex: tokenIndex, bytesRead: bytesRead, bytesWritten: bytesWritten, flops: flops,
                          byteKind: byteKind)
@@ -252,7 +252,7 @@ public enum Trace {
     @inlinable @discardableResult
     public static func inferenceOp<R, E: Error>(_ name: TraceName, layer: Int32, computeUnit: TraceName, tokenIndex: Int32,
                                                 bytesRead: UInt64, bytesWritten: UInt64, flops: UInt64,
-                                                reads byteKind: InferenceOp.ByteKind = .unspecified,
+                                                reads byteKind: InferenceByteKind = .unspecified,
                                                 _ body: () throws(E) -> R) throws(E) -> R {
         let op = beginInferenceOp(name, layer: layer, computeUnit: computeUnit, tokenIndex: tokenIndex,
                                   bytesRead: bytesRead, bytesWritten: bytesWritten, flops: flops, reads: byteKind)
@@ -262,7 +262,7 @@ public enum Trace {
 
     /// A token was produced by the model, delivered to the consumer, shown on a frame, or dropped.
     @inlinable
-    public static func token(_ stage: TokenEvent.Stage, index: Int64) {
+    public static func token(_ stage: TokenStage, index: Int64) {
         guard hitch_is_recording() != 0 else { return }
         hitch_emit1(hitch_now(), RawKind.token.word(UInt64(stage.rawValue)), UInt64(bitPattern: index), 0)
     }
@@ -387,7 +387,7 @@ public struct FrameMarker: Sendable {
         guard hitch_is_recording() != 0 else { return }
         guard previousTicks != 0 else {
             // The first mark begins the first frame: its reading is that frame's begin.
-            hitch_thread_state(now, nextFrameID, UInt32(ThreadStateReading.Phase.frameBegan.rawValue))
+            hitch_thread_state(now, nextFrameID, UInt32(FramePhase.frameBegan.rawValue))
             return
         }
         let id = nextFrameID
@@ -403,7 +403,7 @@ public struct FrameMarker: Sendable {
         // One reading per mark: it ends this frame and begins the next (a marked loop has no idle
         // time between frames), so it is the `committed` reading of this frame; the previous
         // mark's reading serves as this frame's begin.
-        hitch_thread_state(now, id, UInt32(ThreadStateReading.Phase.committed.rawValue))
+        hitch_thread_state(now, id, UInt32(FramePhase.committed.rawValue))
     }
 }
 
@@ -433,9 +433,9 @@ public struct InferenceOpScope: Sendable {
     public let bytesRead: UInt64
     public let bytesWritten: UInt64
     public let flops: UInt64
-    public let byteKind: InferenceOp.ByteKind
+    public let byteKind: InferenceByteKind
     @inlinable init(beginTicks: UInt64, name: TraceName, computeUnit: TraceName, layer: Int32, tokenIndex: Int32,
-                    bytesRead: UInt64, bytesWritten: UInt64, flops: UInt64, byteKind: InferenceOp.ByteKind) {
+                    bytesRead: UInt64, bytesWritten: UInt64, flops: UInt64, byteKind: InferenceByteKind) {
         self.beginTicks = beginTicks; self.name = name; self.computeUnit = computeUnit; self.layer = layer
         self.tokenIndex = tokenIndex; self.bytesRead = bytesRead; self.bytesWritten = bytesWritten; self.flops = flops
         self.byteKind = byteKind

@@ -42,16 +42,16 @@ public struct TraceTimestamp: Hashable, Comparable, Sendable {
 }
 
 /// Converts between ticks and nanoseconds with one 128-bit multiply (no division per event).
-struct TickConverter: Sendable {
-    let ticksPerSecond: UInt64
+@usableFromInline package struct TickConverter: Sendable {
+    @usableFromInline package let ticksPerSecond: UInt64
     /// Nanoseconds per tick as an integer part and a 64-bit binary fraction (64.64 fixed point).
     /// 32.32 was not enough: its rounding error grows with the tick count, and after a few hours of
     /// uptime a round trip through nanoseconds was off by over a microsecond.
-    private let nanosecondsPerTick: (whole: UInt64, fraction: UInt64)
+    @usableFromInline let nanosecondsPerTick: (whole: UInt64, fraction: UInt64)
     /// Ticks per nanosecond, the same way.
-    private let ticksPerNanosecond: (whole: UInt64, fraction: UInt64)
+    @usableFromInline let ticksPerNanosecond: (whole: UInt64, fraction: UInt64)
 
-    init(ticksPerSecond: UInt64) {
+    package init(ticksPerSecond: UInt64) {
         let tps = max(ticksPerSecond, 1)
         self.ticksPerSecond = tps
         nanosecondsPerTick = Self.ratio(1_000_000_000, tps)
@@ -64,20 +64,20 @@ struct TickConverter: Sendable {
         return (numerator / denominator, denominator.dividingFullWidth((high: remainder, low: 0)).quotient)
     }
 
-    @inline(__always)
-    private static func scale(_ value: UInt64, by factor: (whole: UInt64, fraction: UInt64)) -> UInt64 {
+    @inlinable @inline(__always)
+    static func scale(_ value: UInt64, by factor: (whole: UInt64, fraction: UInt64)) -> UInt64 {
         value &* factor.whole &+ value.multipliedFullWidth(by: factor.fraction).high
     }
 
-    @inline(__always)
-    func nanoseconds(fromTicks ticks: UInt64) -> Int64 {
+    @inlinable @inline(__always)
+    package func nanoseconds(fromTicks ticks: UInt64) -> Int64 {
         Int64(truncatingIfNeeded: Self.scale(ticks, by: nanosecondsPerTick))
     }
 
     /// The same, saturating at Int64.max for a tick count whose time does not fit (a corrupt or
     /// hostile timestamp) instead of wrapping to a negative or small time.
-    @inline(__always)
-    func saturatingNanoseconds(fromTicks ticks: UInt64) -> Int64 {
+    @inlinable @inline(__always)
+    package func saturatingNanoseconds(fromTicks ticks: UInt64) -> Int64 {
         let (whole, overflowed) = ticks.multipliedReportingOverflow(by: nanosecondsPerTick.whole)
         let (sum, carried) = whole.addingReportingOverflow(ticks.multipliedFullWidth(by: nanosecondsPerTick.fraction).high)
         return overflowed || carried || sum > UInt64(Int64.max) ? .max : Int64(sum)
@@ -86,7 +86,7 @@ struct TickConverter: Sendable {
     /// The first tick whose time is `nanoseconds`, so that `nanoseconds(fromTicks:)` gives it back
     /// exactly (for a clock of at least one tick per nanosecond; the fixed-point product can be
     /// one tick off either way, which the two short loops correct).
-    func ticks(fromNanoseconds nanoseconds: Int64) -> UInt64 {
+    package func ticks(fromNanoseconds nanoseconds: Int64) -> UInt64 {
         guard nanoseconds >= 0 else { return 0 &- Self.scale(nanoseconds.magnitude, by: ticksPerNanosecond) }
         let target = UInt64(nanoseconds)
         var ticks = Self.scale(target, by: ticksPerNanosecond)

@@ -96,6 +96,8 @@ public final class TraceRecorder: Sendable {
         var summary: Summary?
         var writeErrno: Int32?
         var stopped = false
+        /// What ended the recording, for its end-of-recording marker: "stop" or "exit".
+        var endedBy = "stop"
     }
 
     /// Work that is not the hot path: it reaches the writer through a locked queue.
@@ -151,7 +153,7 @@ public final class TraceRecorder: Sendable {
 
     /// At exit, the active recorder stops (and so writes everything) before the process ends.
     private static let exitHookInstalled: Bool = {
-        atexit { _ = try? TraceRecorder.current?.stop() }
+        atexit { _ = try? TraceRecorder.current?.finish(endedBy: "exit") }
         return true
     }()
 
@@ -218,11 +220,15 @@ public final class TraceRecorder: Sendable {
         }
     }
 
-    /// Stops recording, writes everything buffered and closes the file.
+    /// Stops recording, writes everything buffered and the end-of-recording marker, and closes the file.
     @discardableResult
-    public func stop() throws(TraceRecorderError) -> Summary {
+    public func stop() throws(TraceRecorderError) -> Summary { try finish(endedBy: "stop") }
+
+    /// `stop()`, saying in the end-of-recording marker what ended the recording.
+    private func finish(endedBy reason: String) throws(TraceRecorderError) -> Summary {
         let alreadyStopped = state.withLock { state in
             defer { state.stopped = true }
+            if !state.stopped { state.endedBy = reason }
             return state.stopped
         }
         if !alreadyStopped {
@@ -250,9 +256,12 @@ public final class TraceRecorder: Sendable {
         hitch_set_current_thread_name("hitch-writer")
         let output = FXTOutput(fd: fd, ownsDescriptor: true)
         let encoder = FXTEncoder(output: output, ticksPerSecond: ticksPerSecond)
+        let writer = RawRecordWriter(encoder: encoder)
+        // The promise of an end-of-recording marker goes to disk with the preamble: a process killed
+        // at any moment after start returns leaves a trace that says it was cut short.
+        writer.metadata(tid: writer.selfTid, ticks: hitch_now(), key: MetadataKey.endMarker.name, value: MetadataKey.recordingEnded.name)
         output.flush()
         preambleWritten.signal()
-        let writer = RawRecordWriter(encoder: encoder)
         let evictionsBaseline = TraceName.dynamicNameEvictions
         var lastDropped = droppedBaseline
         var droppedTotal: UInt64 = 0
@@ -269,6 +278,7 @@ public final class TraceRecorder: Sendable {
             writer.machineState(reading)
             lastMachineNs = hitch_monotonic_ns()
         }
+        var endMarked = false
         let switches = UnsafeMutablePointer<hitch_sched_switch>.allocate(capacity: 1024)
         defer { switches.deallocate() }
         var clockPair: (ticks: UInt64, ns: UInt64) = (0, 0)
@@ -365,6 +375,11 @@ public final class TraceRecorder: Sendable {
             if flushRequested || now &- lastFlushNs >= flushIntervalNs {
                 takeCommitted()
                 recordDrops()
+                // A terminating signal's flush is the recording's last: mark the end before it goes to disk.
+                if flushRequested, !endMarked, let signal = Self.signalNames[hitch_writer_ending_signal()] {
+                    writer.metadata(tid: writer.selfTid, ticks: hitch_now(), key: MetadataKey.recordingEnded.name, value: signal)
+                    endMarked = true
+                }
                 output.flush()
                 lastFlushNs = now
             }
@@ -378,6 +393,10 @@ public final class TraceRecorder: Sendable {
         if lostSwitches > 0 { writer.metadata(tid: writer.selfTid, ticks: hitch_now(), key: MetadataKey.schedSwitchesLost.name, value: String(lostSwitches)) }
         let evictions = TraceName.dynamicNameEvictions &- evictionsBaseline
         if evictions > 0 { writer.metadata(tid: writer.selfTid, ticks: hitch_now(), key: MetadataKey.dynamicNameEvictions.name, value: String(evictions)) }
+        if !endMarked {
+            let endedBy = state.withLock { $0.endedBy }
+            writer.metadata(tid: writer.selfTid, ticks: hitch_now(), key: MetadataKey.recordingEnded.name, value: endedBy)
+        }
         output.flush()
         var summary = Summary(path: path, eventCount: encoder.eventCount, droppedEventCount: droppedTotal,
                               bytesWritten: output.bytesFlushed, ticksPerSecond: ticksPerSecond)
@@ -419,6 +438,11 @@ enum SchedSource: Int {
         case .perfContextSwitch: "perf-context-switch"
         }
     }
+}
+
+extension TraceRecorder {
+    /// The signals whose flush ends a recording (`hitch_writer_ending_signal`), by number.
+    fileprivate static let signalNames: [Int32: String] = [SIGTERM: "SIGTERM", SIGINT: "SIGINT", SIGHUP: "SIGHUP"]
 }
 
 private let activeRecorder = Locked<TraceRecorder?>(nil)

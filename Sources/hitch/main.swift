@@ -99,7 +99,7 @@ do {
     let command = try subcommand(named: first)
     var arguments = Arguments(Array(words.dropFirst()))
     // `hitch bench analyze --help` is the nested benchmark's help, which `dispatch` prints.
-    if !(command.hasNestedSubcommands && arguments.startsWithWord), arguments.wantsHelp() {
+    if !(command.hasNestedSubcommands && arguments.startsWithWord), try arguments.wantsHelp(first) {
         print(command.help)
         finish(.ok)
     }

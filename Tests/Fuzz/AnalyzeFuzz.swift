@@ -1,5 +1,5 @@
 import HitchAnalysis
-import HitchTrace
+import HitchReader
 
 // libFuzzer target: arbitrary bytes through the FXT reader into the whole analyzer (every pass) and
 // its JSON encoding. Hostile event streams (ends before begins, frames without vsyncs, absurd

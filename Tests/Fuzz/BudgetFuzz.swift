@@ -1,6 +1,6 @@
 import Foundation
 import HitchAnalysis
-import HitchTrace
+import HitchReader
 
 // libFuzzer target: the budget-file parser (`hitch check --budget FILE`) over arbitrary bytes, and
 // every budget it accepts evaluated against a real analysis (metric paths resolved in its JSON).

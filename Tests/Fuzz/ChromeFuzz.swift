@@ -1,5 +1,6 @@
 import HitchAnalysis
-import HitchTrace
+import HitchImport
+import HitchReader
 
 // libFuzzer target: the Chrome trace-event JSON importer over arbitrary bytes, and what it imports
 // through the analyzer (the same path `hitch analyze FILE.json` and `hitch import chrome` take).

@@ -2,7 +2,8 @@
 import Glibc
 #endif
 import HitchAnalysis
-import HitchTrace
+import HitchImport
+import HitchReader
 
 // libFuzzer targets for the importers of other tools' traces: arbitrary bytes through one importer
 // into an FXT file, and that file through the analyzer (the path `hitch analyze FILE` takes). Which

@@ -1,4 +1,4 @@
-import HitchTrace
+import HitchReader
 
 // libFuzzer target: the FXT reader over arbitrary bytes. Every event is read to the end of the trace
 // or to the first error; the reader's string and thread tables are touched too, since a bad index

@@ -1,5 +1,6 @@
 import Foundation
 import HitchAnalysis
+import HitchReader
 import HitchTrace
 import Testing
 @testable import HeadlessUI

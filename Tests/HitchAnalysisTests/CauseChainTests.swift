@@ -1,3 +1,4 @@
+import HitchReader
 import HitchTrace
 import Testing
 @testable import HitchAnalysis
@@ -297,7 +298,7 @@ import Testing
 
     /// An input whose one thread is unnamed (`thread <id>`, as the FXT reader says before a thread's
     /// name record) until `unnamedUntil` events have been read.
-    struct NamedLate: AnalysisInput {
+    struct NamedLate: TraceInput {
         var list: TraceEventList
         let thread: ThreadID
         let unnamedUntil: Int

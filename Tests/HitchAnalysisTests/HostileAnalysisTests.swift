@@ -1,5 +1,5 @@
 import Foundation
-import HitchTrace
+import HitchReader
 import Testing
 @testable import HitchAnalysis
 

@@ -1,3 +1,4 @@
+import HitchReader
 import HitchTrace
 import Testing
 @testable import HitchAnalysis
@@ -5,7 +6,7 @@ import Testing
 /// The identity-churn pass on hand-built view lifetimes.
 @Suite struct IdentityChurnPassTests {
     /// `rows` built (or torn down) at list positions, under parent 1, each with one child.
-    static func rows(_ b: inout TraceBuilder, _ change: ViewLifetime.Change, ids: [UInt64], positions: [Int64], at t: Int64) {
+    static func rows(_ b: inout TraceBuilder, _ change: ViewLifetimeChange, ids: [UInt64], positions: [Int64], at t: Int64) {
         let row = b.list.intern("Row"), text = b.list.intern("Text"), main = b.main
         for (id, position) in zip(ids, positions) {
             let root = ViewLifetime(change: change, viewType: row, identity: id, parentIdentity: 1, position: position,

@@ -1,5 +1,6 @@
 import Foundation
-import HitchTrace
+import HitchImport
+import HitchReader
 import Testing
 @testable import HitchAnalysis
 

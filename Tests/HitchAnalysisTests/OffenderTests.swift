@@ -1,4 +1,5 @@
 import Testing
+import HitchReader
 import HitchTrace
 @testable import HitchAnalysis
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import HitchReader
 import HitchTrace
 @testable import HitchAnalysis
 

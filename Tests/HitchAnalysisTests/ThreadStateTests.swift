@@ -1,4 +1,5 @@
 import Foundation
+import HitchReader
 import HitchTrace
 import Testing
 @testable import HitchAnalysis
@@ -23,7 +24,7 @@ import Testing
     struct Counters {
         var cpu: Int64 = 0, wait: Int64 = 0, voluntary: Int64 = 0, involuntary: Int64 = 0
         /// What the recorder would read; `runnableWait: false` drops the schedstat field.
-        func reading(_ id: UInt64, _ phase: ThreadStateReading.Phase, runnableWait: Bool = true) -> TraceEvent.Payload {
+        func reading(_ id: UInt64, _ phase: FramePhase, runnableWait: Bool = true) -> TraceEvent.Payload {
             .threadState(ThreadStateReading(frameID: id, phase: phase, cpuNs: cpu, runnableWaitNs: runnableWait ? wait : nil,
                                             voluntarySwitches: voluntary, involuntarySwitches: involuntary))
         }
@@ -265,7 +266,7 @@ import Testing
         }
         // Preempted for 2 ms, asleep for 1 ms inside the planted frame's main window.
         let main = t.b.main
-        for (dt, direction, preempted) in [(Int64(1), SchedSwitch.Direction.switchedOut, true), (3, .switchedIn, false),
+        for (dt, direction, preempted) in [(Int64(1), SwitchDirection.switchedOut, true), (3, .switchedIn, false),
                                            (4, .switchedOut, false), (5, .switchedIn, false)] {
             t.b.list.append(planted + dt * Self.ms, main, .schedSwitch(SchedSwitch(direction: direction, preempted: preempted)))
         }

@@ -1,4 +1,4 @@
-import HitchTrace
+import HitchReader
 @testable import HitchAnalysis
 
 /// Hand-built traces with known answers.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import HitchTrace
+import HitchReader
 @testable import HitchAnalysis
 
 @Suite struct TraceReaderInputTests {

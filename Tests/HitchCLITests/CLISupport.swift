@@ -1,6 +1,6 @@
 import Foundation
 import HitchAnalysis
-import HitchTrace
+import HitchReader
 import HitchTestSupport
 
 /// Runs the built `hitch` binary (it sits beside the test bundle) as a user would.

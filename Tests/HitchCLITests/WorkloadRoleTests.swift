@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import HitchTrace
+import HitchReader
 
 /// The bundled workloads say which thread is which with roles (`Trace.setThreadRole`), so the
 /// analyzer never has to trust thread names.

@@ -1,7 +1,7 @@
 import Foundation
 import HitchTestSupport
 import HitchAnalysis
-import HitchTrace
+import HitchReader
 import Testing
 @testable import HitchHistory
 

@@ -2,6 +2,8 @@ import Foundation
 import Testing
 @testable import HitchReport
 import HitchAnalysis
+import HitchImport
+import HitchReader
 import HitchTrace
 
 /// A seeded trace with every kind of event the analyzer reads: frames (some late), nested stages,

@@ -1,5 +1,6 @@
 import HitchAnalysis
 import HitchReport
+import HitchReader
 import HitchTrace
 import Testing
 

@@ -2,7 +2,8 @@ import Foundation
 import Testing
 import HitchAnalysis
 import HitchReport
-import HitchTrace
+import HitchImport
+import HitchReader
 
 /// Thread-state, machine-state and context-switch records survive Chrome JSON export, import, and the
 /// imported trace's FXT write (docs/FORMAT.md "Thread states").

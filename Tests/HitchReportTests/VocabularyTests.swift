@@ -2,6 +2,8 @@ import Foundation
 import Testing
 @testable import HitchReport
 import HitchAnalysis
+import HitchImport
+@testable import HitchReader
 @testable import HitchTrace
 
 /// The event vocabulary (HitchVocabulary.swift) is spelled once: the reader's fixed ids follow it,
@@ -19,18 +21,18 @@ import HitchAnalysis
         check(HitchCategory.self, base: FixedStringIDs.categoryBase)
         check(HitchEventName.self, base: FixedStringIDs.eventNameBase)
         check(HitchBlobName.self, base: FixedStringIDs.blobBase)
-        check(TokenEvent.Stage.self, base: FixedStringIDs.tokenStageBase)
-        check(ViewLifetime.Change.self, base: FixedStringIDs.viewChangeBase)
-        check(ViewLifetime.Reason.self, base: FixedStringIDs.viewReasonBase)
-        check(InferenceOp.ByteKind.self, base: FixedStringIDs.byteKindBase)
-        check(SchedSwitch.Direction.self, base: FixedStringIDs.switchDirectionBase)
+        check(TokenStage.self, base: FixedStringIDs.tokenStageBase)
+        check(ViewLifetimeChange.self, base: FixedStringIDs.viewChangeBase)
+        check(ViewLifetimeReason.self, base: FixedStringIDs.viewReasonBase)
+        check(InferenceByteKind.self, base: FixedStringIDs.byteKindBase)
+        check(SwitchDirection.self, base: FixedStringIDs.switchDirectionBase)
         // Fixed ids hold only if no word repeats (the reader interns each string once).
         #expect(Set(FixedStringIDs.words).count == FixedStringIDs.words.count, "a word repeats in FixedStringIDs.words")
         #expect(Int(FixedStringIDs.end) == FixedStringIDs.words.count + 1)
         #expect(HitchArgument.allCases.count <= 64, "the reader's slot mask is one 64-bit word")
         #expect(Set(HitchArgument.names).count == HitchArgument.allCases.count)
         #expect(HitchCategory.frame.name == "hitch.frame" && HitchBlobName.stack.name == "hitch.stack")
-        #expect(ViewLifetime.Reason.parentRemoved.name == "parentRemoved" && InferenceOp.ByteKind.kvCache.name == "kvCache")
+        #expect(ViewLifetimeReason.parentRemoved.name == "parentRemoved" && InferenceByteKind.kvCache.name == "kvCache")
         // Every typed payload has one schema entry.
         #expect(Set(HitchEventSchema.all.map(\.payload)).count == HitchEventSchema.all.count)
     }
@@ -54,8 +56,8 @@ import HitchAnalysis
         write(main, .metadata(key: s("workload"), value: s("vocabulary")))
         write(main, .frameBegan(FrameBegan(frameID: 1, vsyncNs: 4_999_000, targetNs: 13_332_333, periodNs: 8_333_333)))
         write(main, .bodyEvaluation(BodyEvaluation(viewType: s("Row"), identity: 42, endNs: t + 5_000)))
-        for change in ViewLifetime.Change.allCases {
-            for reason in ViewLifetime.Reason.allCases {
+        for change in ViewLifetimeChange.allCases {
+            for reason in ViewLifetimeReason.allCases {
                 write(main, .viewLifetime(ViewLifetime(change: change, viewType: s("Row"), identity: 9, parentIdentity: 3, position: -2, reason: reason)))
             }
         }
@@ -65,11 +67,11 @@ import HitchAnalysis
         write(main, .frameCommitted(frameID: 1))
         write(render, .frameRenderEnded(frameID: 1))
         write(render, .framePresented(frameID: 1))
-        for kind in InferenceOp.ByteKind.allCases {
+        for kind in InferenceByteKind.allCases {
             write(render, .inferenceOp(InferenceOp(name: s("op-\(kind.name)"), computeUnit: s("cpu"), layer: 3, tokenIndex: 7,
                                                   bytesRead: 5_000_000_000, bytesWritten: 12, flops: 99, endNs: t + 2_000, byteKind: kind)))
         }
-        for stage in TokenEvent.Stage.allCases { write(render, .token(TokenEvent(stage: stage, index: 7))) }
+        for stage in TokenStage.allCases { write(render, .token(TokenEvent(stage: stage, index: 7))) }
         write(main, .interactionBegin(kind: s("typing")))
         write(main, .interactionEnd(kind: s("typing")))
         write(main, .stackDefinition(stack: StackID(rawValue: 3), addresses: [0x4010, 0x4020]))
@@ -77,13 +79,13 @@ import HitchAnalysis
         write(main, .sample(stack: StackID(rawValue: 3)))
         write(main, .counter(name: s("resident-bytes"), value: 1.5e6))
         write(main, .droppedEvents(count: 4))
-        for phase in ThreadStateReading.Phase.allCases {
+        for phase in FramePhase.allCases {
             write(render, .threadState(ThreadStateReading(frameID: 1, phase: phase, cpuNs: 1 << 40, runnableWaitNs: phase == .committed ? nil : 5_000,
                                                          voluntarySwitches: 9, involuntarySwitches: 1 << 33)))
         }
         write(main, .machineState(MachineStateReading(stealNs: 40_000_000, cpuPressureSomeUs: 17, cgroupThrottledUs: 3, onlineCPUs: 2)))
         write(main, .machineState(MachineStateReading(stealNs: nil, cpuPressureSomeUs: nil, cgroupThrottledUs: nil, onlineCPUs: 1)))
-        for direction in SchedSwitch.Direction.allCases {
+        for direction in SwitchDirection.allCases {
             for preempted in [false, true] { write(render, .schedSwitch(SchedSwitch(direction: direction, preempted: preempted))) }
         }
         // Generic events, with and without app arguments.
@@ -170,13 +172,13 @@ import HitchAnalysis
     }
 
     /// Every event of `input` as one line with its strings resolved.
-    static func describeAll<Input: AnalysisInput>(_ input: inout Input) throws -> [String] {
+    static func describeAll<Input: TraceInput>(_ input: inout Input) throws -> [String] {
         var lines: [String] = []
         while let event = try input.nextEvent() { lines.append(describe(event, input)) }
         return lines
     }
 
-    static func describe<Input: AnalysisInput>(_ event: TraceEvent, _ input: Input) -> String {
+    static func describe<Input: TraceInput>(_ event: TraceEvent, _ input: Input) -> String {
         func s(_ id: StringID) -> String { input.string(id) }
         let t = event.timestampNs
         var text: String
@@ -227,7 +229,7 @@ import HitchAnalysis
 }
 
 /// An imported Chrome trace as an analysis input, with its app arguments beside each event.
-private struct ImportedList: AnalysisInput {
+private struct ImportedList: TraceInput {
     let trace: ImportedTrace
     var position = 0
     var arguments = EventArguments()

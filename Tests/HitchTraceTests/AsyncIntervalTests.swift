@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import HitchReader
 @testable import HitchTrace
 
 /// Intervals whose bodies suspend: they resume on other threads of a busy cooperative pool, and

@@ -1,5 +1,5 @@
 import Testing
-import HitchTrace
+import HitchImport
 
 @Suite struct ChromeImporterTests {
     func importText(_ text: String) throws -> ImportedTrace {

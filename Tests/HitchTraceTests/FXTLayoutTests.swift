@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import HitchTrace
+import HitchReader
 
 /// Checks the written bytes against the FXT spec's bit layouts, without the project's reader.
 struct FXTLayoutTests {

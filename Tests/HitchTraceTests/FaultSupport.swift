@@ -1,6 +1,7 @@
 import Foundation
 import HitchTestSupport
 import Synchronization
+import HitchReader
 @testable import HitchTrace
 
 /// Helpers for the fault, load and hostile-input tests.

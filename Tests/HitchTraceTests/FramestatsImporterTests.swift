@@ -1,5 +1,5 @@
 import Foundation
-import HitchTrace
+import HitchImport
 import Testing
 
 @Suite struct FramestatsImporterTests {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import HitchTrace
+import HitchReader
 
 /// Hostile input everywhere a user passes a file to `hitch`: traces, Chrome JSON and
 /// budgets get exit 0/1 or a one-line error and exit 2, never a crash or a hang; outputs land only

@@ -1,5 +1,5 @@
 import Testing
-@testable import HitchTrace
+import HitchReader
 
 /// The reader decodes the recorder's event shape (every string and thread by reference) in a
 /// straight line and any other shape the general way; both must give the same events and arguments.

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Testing
+import HitchReader
 @testable import HitchTrace
 
 /// A fresh path under the temporary directory for one test's trace.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import HitchReader
 @testable import HitchTrace
 
 /// The recording API's smaller promises: exact tick/ns round trips, bounded dynamic names,

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import HitchTrace
+import HitchImport
+import HitchReader
 
 /// Every fuzz seed and every fuzzer finding through the reader and the Chrome importer, in a child
 /// process (a trap fails this test instead of killing the suite). What the fuzz targets check,

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import HitchReader
 @testable import HitchTrace
 
 /// What a trace says about its stacks: definitions, symbols, samples and invalidation stacks.

@@ -1,4 +1,5 @@
 import Testing
+import HitchReader
 @testable import HitchTrace
 
 /// Names as the runtime's demangler wrote them into Traces/*.fxt, and what Instruments (and

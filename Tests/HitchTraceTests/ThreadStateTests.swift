@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import Testing
+import HitchReader
 @testable import HitchTrace
 
 /// Thread-state recording (docs/FORMAT.md "Thread states"): real readings on the threads that make
@@ -81,10 +82,10 @@ import Testing
         #expect(source == "procfs" || source == "perf-context-switch", "schedSource \(String(describing: source)) \(reader.metadata["schedSourceReason"] ?? "")")
 
         let main = Self.readings(events, reader, thread: "ts-main")
-        #expect(main.map(\.r.phase) == Array(repeating: [ThreadStateReading.Phase.frameBegan, .committed], count: 4).flatMap { $0 })
+        #expect(main.map(\.r.phase) == Array(repeating: [FramePhase.frameBegan, .committed], count: 4).flatMap { $0 })
         let render = Self.readings(events, reader, thread: "ts-render")
         // A thread that marks render begins gets no reading at present (its render is bracketed).
-        #expect(render.map(\.r.phase) == Array(repeating: [ThreadStateReading.Phase.renderBegan, .renderEnded], count: 4).flatMap { $0 })
+        #expect(render.map(\.r.phase) == Array(repeating: [FramePhase.renderBegan, .renderEnded], count: 4).flatMap { $0 })
         for thread in [main, render] {
             for (a, b) in zip(thread, thread.dropFirst()) {
                 #expect(a.r.cpuNs <= b.r.cpuNs)
@@ -310,15 +311,15 @@ import Testing
             | UInt64(a) << 28 | UInt64(b) << 36
         p[1] = 500
         output.commit(2)
-        encoder.contextSwitch(cpu: 1, ticks: 600, thread: a, SchedSwitch(direction: .switchedIn, preempted: false))
+        encoder.contextSwitch(cpu: 1, ticks: 600, thread: a, direction: .switchedIn, preempted: false)
         output.flush()
         let (events, reader) = try readAll(path)
         #expect(reader.warnings.isEmpty, "\(reader.warnings)")
         let described = events.map { "\($0.timestampNs)@\(reader.threadName($0.thread)) \($0.payload)" }
         #expect(described == [
-            "500@a schedSwitch(HitchTrace.SchedSwitch(direction: HitchTrace.SchedSwitch.Direction.switchedOut, preempted: true, cpu: 1))",
-            "500@b schedSwitch(HitchTrace.SchedSwitch(direction: HitchTrace.SchedSwitch.Direction.switchedIn, preempted: false, cpu: 1))",
-            "600@a schedSwitch(HitchTrace.SchedSwitch(direction: HitchTrace.SchedSwitch.Direction.switchedIn, preempted: false, cpu: 1))",
+            "500@a schedSwitch(HitchReader.SchedSwitch(direction: HitchTrace.SwitchDirection.switchedOut, preempted: true, cpu: 1))",
+            "500@b schedSwitch(HitchReader.SchedSwitch(direction: HitchTrace.SwitchDirection.switchedIn, preempted: false, cpu: 1))",
+            "600@a schedSwitch(HitchReader.SchedSwitch(direction: HitchTrace.SwitchDirection.switchedIn, preempted: false, cpu: 1))",
         ])
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 import HitchTestSupport
 import Testing
-@testable import HitchTrace
+import HitchReader
 
 struct TraceCrashTests {
     /// A process SIGKILLed while two threads record flat out leaves a file that reads cleanly up to

@@ -1,5 +1,5 @@
 import Testing
-@testable import HitchTrace
+import HitchReader
 
 @Test func stringIDsOrderByRawValue() {
     #expect(StringID(rawValue: 1) < StringID(rawValue: 2))

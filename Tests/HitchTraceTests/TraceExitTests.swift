@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import HitchTrace
+import HitchReader
 
 /// A process that ends without `stop()` (exit, SIGKILL, a fatal signal) keeps what it recorded.
 /// Each test runs `hitch-record-probe` (Tests/RecordProbe), which records 1,000 numbered instants

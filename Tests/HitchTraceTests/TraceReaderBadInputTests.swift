@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import HitchTrace
+import HitchReader
+import HitchTrace
 
 /// Little-endian bytes of FXT words.
 func fxtBytes(_ words: [UInt64]) -> [UInt8] {

@@ -5,12 +5,16 @@
 //   hitch-record-probe quiet PATH       record, print "recorded", then wait (the test SIGKILLs it)
 //   hitch-record-probe signal PATH SIG  record, print "recorded", then wait (the test sends SIG;
 //                                       SEGV and ABRT are raised by the probe itself)
+//   hitch-record-probe frames PATH END  record 120 Hz frames on the main thread for 2 s (print
+//                                       "recorded" after the tenth), then end as END says: stop
+//                                       (stop()), exit (exit(0) without stop()), or forever (keep
+//                                       recording frames until killed)
 import Foundation
 import HitchTrace
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 3 else {
-    FileHandle.standardError.write("usage: hitch-record-probe exit|quiet|signal PATH [SIGNAL]\n".data(using: .utf8)!)
+    FileHandle.standardError.write("usage: hitch-record-probe exit|quiet|signal|frames PATH [SIGNAL|END]\n".data(using: .utf8)!)
     exit(2)
 }
 let mode = arguments[1], path = arguments[2]
@@ -77,6 +81,25 @@ do {
             Probe.say("recorded")
             while true { pause() }
         }
+    case "frames":
+        let end = arguments.count >= 4 ? arguments[3] : "stop"
+        let recorder = try TraceRecorder.start(path: path)
+        Trace.setThreadRole(.main)
+        let periodNs: Int64 = 8_333_333
+        var frameID: UInt64 = 0
+        while end == "forever" || frameID < 240 {
+            let vsync = Trace.now()
+            Trace.frameBegan(frameID: frameID, vsync: vsync, target: vsync.advanced(byNanoseconds: periodNs), periodNs: periodNs)
+            Trace.interval("work", category: .stage) { usleep(1000) }
+            Trace.frameCommitted(frameID: frameID)
+            Trace.framePresented(frameID: frameID, at: vsync.advanced(byNanoseconds: periodNs))
+            if frameID == 10 { Probe.say("recorded") }
+            let remainingNs = vsync.nanoseconds + periodNs - Trace.now().nanoseconds
+            if remainingNs > 0 { usleep(UInt32(remainingNs / 1000)) }
+            frameID += 1
+        }
+        if end == "exit" { exit(0) }
+        try recorder.stop()
     default:
         FileHandle.standardError.write("hitch-record-probe: unknown mode \(mode)\n".data(using: .utf8)!)
         exit(2)

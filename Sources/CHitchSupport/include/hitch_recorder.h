@@ -114,6 +114,10 @@ uint32_t hitch_writer_take_committed(hitch_partial *out, uint32_t capacity, int 
 int hitch_writer_flush_requested(void);
 /// Writer side: the flush a signal handler asked for is on disk.
 void hitch_writer_flush_done(void);
+/// Writer side: the signal (SIGTERM, SIGINT or SIGHUP) that asked for the flush and will end the
+/// process once it is done (its previous disposition is the default), or 0: the writer then marks
+/// the end of the recording as it flushes.
+int hitch_writer_ending_signal(void);
 
 /// Installs handlers for SIGTERM, SIGINT, SIGHUP, SIGSEGV, SIGBUS, SIGILL, SIGFPE and SIGABRT
 /// (once per process) that get the writer thread to put every committed event on disk before

@@ -1,3 +1,4 @@
+import HitchReader
 import HitchTrace
 
 // Decode memory bandwidth from inference-op events (docs/METRICS.md "Decode bandwidth").
@@ -9,7 +10,7 @@ enum OpByteKind: Sendable {
     case weights, kvCache, other
 
     /// What the producer recorded on the op (`byteKind`), nil when it did not say.
-    init?(_ recorded: InferenceOp.ByteKind) {
+    init?(_ recorded: InferenceByteKind) {
         switch recorded {
         case .unspecified: return nil
         case .weights: self = .weights

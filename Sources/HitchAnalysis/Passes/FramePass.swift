@@ -1,3 +1,4 @@
+import HitchReader
 import HitchTrace
 
 /// Frames and hitches as a pass: assembles frames from their events (any thread interleaving),

@@ -1,4 +1,4 @@
-import HitchTrace
+import HitchReader
 
 // Identity churn (docs/METRICS.md "Identity churn"): which views an update tore down and built,
 // and which of those were the same view type rebuilt at the same place under a new identity (the

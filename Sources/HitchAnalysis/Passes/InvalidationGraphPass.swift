@@ -1,3 +1,4 @@
+import HitchReader
 import HitchTrace
 
 /// The invalidation cause -> effect graph: written property (or the writer's function from its

@@ -1,3 +1,4 @@
+import HitchReader
 import HitchTrace
 
 /// Main-thread samples: the folded profile of all samples (those in hitching frames: `HitchAttributionPass`,

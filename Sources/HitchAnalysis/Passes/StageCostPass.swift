@@ -1,4 +1,4 @@
-import HitchTrace
+import HitchReader
 
 // Per-stage pipeline cost: every duration event (category `stage` and generic durations from other
 // producers) is a stage, keyed by name. Stages nest per thread; self time excludes the time of

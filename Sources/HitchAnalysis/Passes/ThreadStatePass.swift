@@ -1,3 +1,4 @@
+import HitchReader
 import HitchTrace
 
 /// Cumulative machine counters at one time (-1 = unavailable).

@@ -1,4 +1,4 @@
-import HitchTrace
+import HitchReader
 
 /// Token delivery: produced vs delivered vs shown vs dropped, and token-to-screen latency.
 /// Joined by token index, not by file order: the producing (inference) thread's buffer and the

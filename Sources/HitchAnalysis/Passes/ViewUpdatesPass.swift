@@ -1,4 +1,4 @@
-import HitchTrace
+import HitchReader
 
 /// Per view type: body evaluations, total and max time, long updates (> 500 us, > 1 ms).
 struct ViewUpdatesPass: Sendable {

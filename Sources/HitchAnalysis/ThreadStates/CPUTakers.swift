@@ -1,4 +1,4 @@
-import HitchTrace
+import HitchReader
 
 // Who held the CPU while a frame thread waited for one (docs/METRICS.md "Hitch causes").
 //

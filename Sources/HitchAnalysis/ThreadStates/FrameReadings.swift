@@ -1,3 +1,4 @@
+import HitchReader
 import HitchTrace
 
 // Thread states and hitch causes (docs/METRICS.md "Thread states", "Hitch causes").
@@ -53,7 +54,7 @@ struct FrameReadings: Sendable {
     var renderBegan = PhaseReading()
     var renderEnded = PhaseReading()
 
-    mutating func set(_ phase: ThreadStateReading.Phase, _ reading: PhaseReading) {
+    mutating func set(_ phase: FramePhase, _ reading: PhaseReading) {
         switch phase {
         case .frameBegan: mainBegan = reading
         case .committed: mainCommitted = reading

@@ -1,4 +1,4 @@
-import HitchTrace
+import HitchReader
 
 /// Each recorded thread's exact context switches (perf source), kept sorted by time per thread
 /// whatever the file order: the writer drains them after the fact, so they reach the file after

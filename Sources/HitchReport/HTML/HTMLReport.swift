@@ -1,4 +1,5 @@
 import HitchAnalysis
+import HitchReader
 import HitchTrace
 
 // The HTML report: one self-contained page from an `Analysis` (or two, side by side). Each section
@@ -107,8 +108,10 @@ struct Context {
     // MARK: Verdict
 
     func verdict(_ w: inout HTMLWriter) {
+        if let headline = analysis.headline { lead(&w, headline) }
         w.element("div", [Attribute("class", "cards")]) { w in
-            var cards = ratesInOrder
+            // The recorded figures lead; replays at other rates follow, by rate.
+            var cards = ratesInOrder.filter { $0.source == .recorded } + ratesInOrder.filter { $0.source != .recorded }
             if cards.isEmpty || analysis.recordedRates.count > 1 { cards.insert(analysis.recorded, at: 0) }
             for figures in cards {
                 w.element("div", [Attribute("class", "verdict " + Context.gradeClass(figures.appleTestScale.grade))]) { w in
@@ -145,11 +148,70 @@ struct Context {
         if analysis.droppedEvents > 0 {
             Blocks.note(&w, "The recorder dropped events: figures may undercount.")
         }
+        if let reason = analysis.replayUnavailable {
+            Blocks.note(&w, "No replay at other refresh rates: " + reason + ".")
+        }
         if analysis.evidence.fewFrames {
             Blocks.note(&w, "The grades are " + ReportText.fewFramesNote + ".")
         }
         if !analysis.evidence.endedCleanly {
-            Blocks.note(&w, "A trace was cut short (its file ends inside a record): the figures cover only what was written before the cut.")
+            Blocks.note(&w, "A trace was cut short (the app was killed or crashed while recording, or its file was truncated): the figures cover only what was written before the cut.")
+        }
+    }
+
+    /// The first thing the page says: the recorded verdict, and why (`Analysis.headline`), with the
+    /// heaviest offenders and the widest invalidation linked to their sections.
+    private func lead(_ w: inout HTMLWriter, _ headline: Headline) {
+        let figures = analysis.hitches[headline.rateKey] ?? analysis.recorded
+        w.element("div", [Attribute("class", "lead " + Context.gradeClass(headline.grade))]) { w in
+            w.element("div", [Attribute("class", "lead-figure")]) { w in
+                w.element("div", [Attribute("class", "rate")], text: Context.rateTitle(figures))
+                w.element("div", [Attribute("class", "big")]) { w in
+                    w.text(Format.fixed(headline.hitchTimeRatioMsPerS, 1))
+                    w.element("small", text: " ms/s hitch time")
+                }
+                badge(&w, figures.appleTestScale, fallbackScale: "Apple test scale")
+                Blocks.note(&w, Format.count(figures.hitchCount) + " hitches in " + Format.count(figures.frameCount) + " frames"
+                            + (figures.hitchCount > 0 ? " · longest " + Format.milliseconds(figures.longestHitchMs) : ""))
+            }
+            w.element("div", [Attribute("class", "lead-why")]) { w in
+                w.element("p", [Attribute("class", "whyline")]) { w in
+                    w.element("strong", text: "Why: ")
+                    w.text(ReportText.leadingCause(headline))
+                }
+                if figures.totalHitchMs > 0 {
+                    let causes = HitchCause.allCases.map { (label: ReportText.cause($0), value: figures.byCause[$0].hitchTimeRatioMsPerS) }
+                    Blocks.meter(&w, parts: causes, limit: figures.hitchTimeRatioMsPerS, unitText: { Format.fixed($0, 1) + " ms/s" }, isBudget: false)
+                }
+                if !headline.offenders.isEmpty {
+                    w.element("p", [Attribute("class", "lead-label")], text: "Heaviest in the hitches the app caused (share of all hitch time):")
+                    w.element("ul", [Attribute("class", "heaviest")]) { w in
+                        for offender in headline.offenders {
+                            w.element("li") { w in
+                                w.element("a", [Attribute.link(to: Fragment("sec-", "why"))]) { w in
+                                    w.text(offender.kind.rawValue + " ")
+                                    w.dottedName(ShortName.symbol(offender.name))
+                                }
+                                w.text(" " + Format.percent(offender.shareOfHitchTime))
+                                if let fraction = offender.onMainThreadFraction {
+                                    w.element("span", [Attribute("class", "note")], text: fraction >= 0.5 ? " on the main thread" : " mostly off the main thread")
+                                }
+                            }
+                        }
+                    }
+                }
+                if let edge = headline.widestInvalidation {
+                    w.element("p") { w in
+                        w.text("Widest invalidation: ")
+                        w.element("a", [Attribute.link(to: Fragment("sec-", "views"))]) { w in
+                            w.dottedName(edge.source)
+                            w.text(" → ")
+                            w.dottedName(edge.target)
+                        }
+                        w.text(" × " + Format.count(edge.count))
+                    }
+                }
+            }
         }
     }
 

@@ -16,7 +16,10 @@ enum Page {
             + "; img-src data:; base-uri 'none'; form-action 'none'"
     }
 
-    static func render(title: String, subtitle: [String], sections: [PageSection], footer: String) -> String {
+    /// The page: its header, the sections in order, and a navigation of them all. The navigation
+    /// follows the first `leadSections` sections (0: it closes the header), so a page whose first
+    /// answer is a chart shows it before a long list of links.
+    static func render(title: String, subtitle: [String], sections: [PageSection], footer: String, leadSections: Int = 0) -> String {
         var w = HTMLWriter()
         w.trusted("<!doctype html>\n")
         w.element("html", [Attribute("lang", "en")]) { w in
@@ -32,18 +35,21 @@ enum Page {
             w.trusted("\n")
             w.element("body") { w in
                 w.element("main") { w in
-                    w.element("header", [Attribute("class", "top")]) { w in
-                        w.element("h1") { $0.name(title) }
-                        for line in subtitle { w.element("p", [Attribute("class", "sub")]) { $0.name(line) } }
-                        if sections.count > 1 {
-                            w.element("nav", [Attribute("class", "toc"), Attribute("aria-label", "Sections")]) { w in
-                                for section in sections {
-                                    w.element("a", [Attribute.link(to: section.fragment)], text: section.title)
-                                }
+                    func navigation(_ w: inout HTMLWriter) {
+                        guard sections.count > 1 else { return }
+                        w.element("nav", [Attribute("class", "toc"), Attribute("aria-label", "Sections")]) { w in
+                            for section in sections {
+                                w.element("a", [Attribute.link(to: section.fragment)], text: section.title)
                             }
                         }
                     }
-                    for section in sections {
+                    w.element("header", [Attribute("class", "top")]) { w in
+                        w.element("h1") { $0.name(title) }
+                        for line in subtitle { w.element("p", [Attribute("class", "sub")]) { $0.name(line) } }
+                        if leadSections == 0 { navigation(&w) }
+                    }
+                    for (index, section) in sections.enumerated() {
+                        if index == leadSections && index > 0 { navigation(&w) }
                         w.trusted("\n")
                         w.element("section", [Attribute("class", "card"), Attribute.id(section.fragment)]) { w in
                             w.element("h2", text: section.title)
@@ -156,7 +162,7 @@ enum Blocks {
         w.element("div", [Attribute("class", "meter"), Attribute("role", "img"),
                           Attribute("aria-label", "total \(unitText(total)) of \(unitText(limit))")]) { w in
             for (index, part) in parts.enumerated() {
-                w.element("span", [Attribute("class", "s\(index % 4)"), Attribute("title", part.label),
+                w.element("span", [Attribute("class", "s\(index % 6)"), Attribute("title", part.label),
                                    Attribute.style([("width", part.value / scale * 100, "%")])])
             }
         }

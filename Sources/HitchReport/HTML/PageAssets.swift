@@ -36,6 +36,16 @@ enum PageAssets {
     .verdict .rate{font-weight:600;color:var(--mute);font-size:12px;text-transform:uppercase;letter-spacing:.05em}
     .verdict .big{font-size:30px;font-weight:700;line-height:1.1;margin:4px 0}
     .verdict .big small{font-size:14px;font-weight:500;color:var(--mute)}
+    .lead{display:grid;grid-template-columns:minmax(220px,300px) 1fr;gap:10px 28px;border:1px solid var(--line);border-radius:10px;padding:14px 16px;margin:0 0 14px;border-left:6px solid var(--mute);min-width:0}
+    .lead.good{border-left-color:var(--good)}.lead.warning{border-left-color:var(--warn)}.lead.critical{border-left-color:var(--bad)}
+    .lead .rate{font-weight:600;color:var(--mute);font-size:12px;text-transform:uppercase;letter-spacing:.05em}
+    .lead .big{font-size:40px;font-weight:700;line-height:1.1;margin:4px 0}
+    .lead .big small{font-size:15px;font-weight:500;color:var(--mute)}
+    .lead-why{min-width:0}
+    .whyline{font-size:17px;margin:2px 0 8px}
+    .lead-label{color:var(--mute);font-size:13px;margin:10px 0 2px}
+    ul.heaviest{margin:0 0 8px;padding-left:18px}
+    ul.heaviest li{margin:2px 0}
     .verdictline{font-size:17px;margin:4px 0 10px}.verdictline.good{color:var(--good)}.verdictline.bad{color:var(--bad)}.verdictline.mute{color:var(--mute)}
     .badge{display:inline-block;font-size:12px;font-weight:600;padding:1px 8px;border-radius:999px;margin:2px 4px 2px 0;border:1px solid currentColor}
     .badge.good{color:var(--good)}.badge.warning{color:var(--warn)}.badge.critical,.badge.bad{color:var(--bad)}.badge.neutral{color:var(--mute)}
@@ -92,6 +102,7 @@ enum PageAssets {
     th,td{padding:5px 8px;border-bottom:1px solid var(--line);text-align:right;vertical-align:top;font-variant-numeric:tabular-nums}
     th{font-weight:600;color:var(--mute);font-size:12px;white-space:nowrap;position:sticky;top:0;background:var(--card)}
     td{white-space:nowrap}
+    td.wrap{white-space:normal;text-align:left;min-width:16em}
     th:first-child,td:first-child{text-align:left;min-width:9em;max-width:340px;white-space:normal}
     th[data-sortable]{cursor:pointer}th[data-sortable]:hover{color:var(--ink)}
     tr.hl td{background:var(--hl)}
@@ -119,11 +130,11 @@ enum PageAssets {
     code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;overflow-wrap:anywhere}
     .meter{position:relative;height:22px;border-radius:6px;background:var(--grid);overflow:hidden;display:flex}
     .meter>span{display:block;height:100%}
-    .meter .s0{background:var(--s0)}.meter .s1{background:var(--s1)}.meter .s2{background:var(--s2)}.meter .s3{background:var(--s3)}
+    .meter .s0{background:var(--s0)}.meter .s1{background:var(--s1)}.meter .s2{background:var(--s2)}.meter .s3{background:var(--s3)}.meter .s4{background:var(--s4)}.meter .s5{background:var(--s5)}
     .meter .over{background:var(--bad)}
     footer{color:var(--mute);font-size:12px;margin-top:24px;overflow-wrap:anywhere}
     @media (max-width:700px){main{padding:10px 10px 32px}h1{font-size:20px}section.card{padding:12px;border-radius:10px}
-    .compare{grid-template-columns:1fr}.hbars{grid-template-columns:1fr auto}.hbar-label{grid-column:1/-1}.verdict .big{font-size:26px}th,td{padding:4px 5px}}
+    .compare{grid-template-columns:1fr}.lead{grid-template-columns:1fr}.lead .big{font-size:32px}.hbars{grid-template-columns:1fr auto}.hbar-label{grid-column:1/-1}.verdict .big{font-size:26px}th,td{padding:4px 5px}}
     @media print{nav.toc,.zoomctl,input.filter{display:none}section.card{break-inside:avoid}}
     """
 

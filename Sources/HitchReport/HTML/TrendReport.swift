@@ -36,6 +36,21 @@ public struct TrendReportInput: Sendable {
         }
     }
 
+    /// Every metric's change points at one run: one change in the code (`HistoryChange`).
+    public struct ChangeGroup: Sendable {
+        /// The first run at the new level.
+        public var runIndex: Int
+        /// "regression", "improvement" or "unchanged".
+        public var verdict: String
+        /// One line, led by the figure that tells it: "regression at a1b2..c3d4: hitch time ratio …".
+        public var summary: String
+        /// The metrics that moved here, the leading one first.
+        public var metrics: [String]
+        public init(runIndex: Int, verdict: String, summary: String, metrics: [String]) {
+            self.runIndex = runIndex; self.verdict = verdict; self.summary = summary; self.metrics = metrics
+        }
+    }
+
     public struct Metric: Sendable {
         public var name: String
         /// One value per run (nil where the run lacks the figure).
@@ -50,9 +65,11 @@ public struct TrendReportInput: Sendable {
     public var subtitle: [String]
     public var runs: [Run]
     public var metrics: [Metric]
+    /// The change points grouped by run, oldest first.
+    public var changeGroups: [ChangeGroup]
 
-    public init(title: String, subtitle: [String], runs: [Run], metrics: [Metric]) {
-        self.title = title; self.subtitle = subtitle; self.runs = runs; self.metrics = metrics
+    public init(title: String, subtitle: [String], runs: [Run], metrics: [Metric], changeGroups: [ChangeGroup] = []) {
+        self.title = title; self.subtitle = subtitle; self.runs = runs; self.metrics = metrics; self.changeGroups = changeGroups
     }
 }
 
@@ -64,10 +81,9 @@ public enum TrendReport {
         let bounds = (0...columns).map { $0 * input.runs.count / columns }
         var linked = Set<Int>()
         var sections: [PageSection] = []
-        let changes = input.metrics.flatMap { metric in metric.changes.map { (metric.name, $0) } }
         let runFragments = input.runs.indices.map { Fragment("run-", $0 + 1) }
-        sections.append(PageSection(fragment: Fragment("sec-", "summary"), title: "Change points") { w in
-            summary(&w, input: input, changes: changes, runFragments: runFragments)
+        sections.append(PageSection(fragment: Fragment("sec-", "summary"), title: "Changes") { w in
+            summary(&w, input: input, runFragments: runFragments)
         })
         // Reader's order: hitch time ratios, causes, decode, other hitch figures, work, the recorder.
         let ordered = input.metrics.enumerated().sorted {
@@ -95,8 +111,10 @@ public enum TrendReport {
         sections.append(PageSection(fragment: Fragment("sec-", "runs"), title: "Runs") { w in
             runTable(&w, input: input, shown: linked.sorted(), runFragments: runFragments)
         })
+        // The summary and the first chart (a hitch time ratio) come before the navigation of every chart.
         return Page.render(title: input.title, subtitle: input.subtitle, sections: sections,
-                           footer: "hitch history report · change points by E-divisive means (docs/HISTORY.md)")
+                           footer: "hitch history report · change points by E-divisive means (docs/HISTORY.md)",
+                           leadSections: min(2, sections.count))
     }
 
     /// True when every run that has the figure has the same value (and so no change point).
@@ -132,35 +150,37 @@ public enum TrendReport {
         return points.sorted()
     }
 
-    static func summary(_ w: inout HTMLWriter, input: TrendReportInput, changes allChanges: [(String, TrendReportInput.Change)],
-                        runFragments: [Fragment]) {
+    static func summary(_ w: inout HTMLWriter, input: TrendReportInput, runFragments: [Fragment]) {
+        let points = input.metrics.reduce(0) { $0 + $1.changes.count }
+        let groups = input.changeGroups
         Blocks.stats(&w, [("runs", String(input.runs.count)), ("metrics", String(input.metrics.count)),
-                          ("change points", String(allChanges.count)),
-                          ("regressions", String(allChanges.filter { $0.1.verdict == "regression" }.count))])
-        guard !allChanges.isEmpty else { Blocks.note(&w, "No change points: every metric held its level."); return }
-        // The table lists the changes beyond the threshold; the smaller ones are marked on the charts.
-        let changes = allChanges.filter { $0.1.verdict != "unchanged" }
-        if changes.count < allChanges.count {
-            Blocks.note(&w, "\(allChanges.count - changes.count) smaller significant shifts (below the threshold) are marked on the charts only.")
-        }
-        guard !changes.isEmpty else { return }
+                          ("changes (commit ranges)", String(groups.count)),
+                          ("regressions", String(groups.filter { $0.verdict == "regression" }.count)),
+                          ("change points (all metrics)", String(points))])
+        guard !groups.isEmpty else { Blocks.note(&w, "No change points: every metric held its level."); return }
+        Blocks.note(&w, "One change in the code moves many figures at once: each row is every metric's change point at one run, "
+                    + "led by the figure that tells it best. Shifts below the threshold are rows marked \"unchanged\".")
         w.element("div", [Attribute("class", "scroll")]) { w in
             w.element("table") { w in
                 w.element("thead") { w in
-                    w.element("tr") { w in for title in ["figure", "first run at new level", "change", "verdict"] { w.element("th", text: title) } }
+                    w.element("tr") { w in for title in ["first run at new level", "change", "figures", "verdict"] { w.element("th", text: title) } }
                 }
                 w.element("tbody") { w in
-                    for (name, change) in changes {
-                        w.element("tr", change.verdict == "regression" ? [Attribute("class", "hl")] : []) { w in
-                            w.element("td") { w in w.element("a", [Attribute.link(to: Fragment("m-", name)), Attribute("title", name)]) { $0.name(DisplayNames.metric(name)) } }
+                    for group in groups {
+                        w.element("tr", group.verdict == "regression" ? [Attribute("class", "hl")] : []) { w in
                             w.element("td") { w in
-                                if input.runs.indices.contains(change.runIndex) {
-                                    w.element("a", [Attribute.link(to: runFragments[change.runIndex])]) { $0.name(input.runs[change.runIndex].commit) }
+                                if input.runs.indices.contains(group.runIndex) {
+                                    w.element("a", [Attribute.link(to: runFragments[group.runIndex])]) { $0.name(input.runs[group.runIndex].commit) }
                                 }
                             }
-                            w.element("td") { $0.name(change.summary) }
+                            w.element("td", [Attribute("class", "wrap")]) { w in
+                                if let lead = group.metrics.first {
+                                    w.element("a", [Attribute.link(to: Fragment("m-", lead)), Attribute("title", lead)]) { $0.name(group.summary) }
+                                }
+                            }
+                            w.element("td", [Attribute("title", group.metrics.joined(separator: ", "))], text: String(group.metrics.count))
                             w.element("td") { w in
-                                w.element("span", [Attribute("class", "badge " + badge(change.verdict))], text: change.verdict)
+                                w.element("span", [Attribute("class", "badge " + badge(group.verdict))], text: group.verdict)
                             }
                         }
                     }

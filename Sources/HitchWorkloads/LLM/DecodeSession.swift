@@ -169,7 +169,7 @@ public final class DecodeSession {
         lastStep.opCount += 1
         guard recordsOps else { return body() }
         // What the op's reads are, as the op itself says (the analyzer trusts this over op names).
-        let reads: InferenceOp.ByteKind = kvBytes > 0 ? .kvCache : weightBytes > 0 ? .weights : .activations
+        let reads: InferenceByteKind = kvBytes > 0 ? .kvCache : weightBytes > 0 ? .weights : .activations
         return Trace.inferenceOp(name, layer: Int32(layer), computeUnit: Self.cpu, tokenIndex: recordingToken,
                                  bytesRead: UInt64(read), bytesWritten: UInt64(written), flops: UInt64(flops), reads: reads, body)
     }

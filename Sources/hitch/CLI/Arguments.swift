@@ -25,9 +25,14 @@ struct Arguments {
         return first
     }
 
-    /// True if `--help` or `-h` is present (anywhere before `--`).
-    mutating func wantsHelp() -> Bool {
-        flag("--help") || flag("-h")
+    /// True if `--help` or `-h` is present (anywhere before `--`) and nothing else is; help with
+    /// other words is an error naming them, as any extra argument is.
+    mutating func wantsHelp(_ command: String) throws -> Bool {
+        guard flag("--help") || flag("-h") else { return false }
+        guard remaining.isEmpty else {
+            throw CLIError("'hitch \(command) --help' takes nothing else; unexpected " + remaining.map { "'\($0)'" }.joined(separator: " "))
+        }
+        return true
     }
 
     private mutating func note(_ name: String) {

@@ -64,7 +64,7 @@ func dispatch(_ arguments: inout Arguments, among children: [SubcommandEntry], p
         let closest = Spelling.closest(to: word, among: children.map(\.name), limit: 1)
         throw CLIError("unknown \(parent) '\(word)'" + (closest.isEmpty ? "" : "; did you mean '\(closest[0])'?") + " (expected one of: \(names))")
     }
-    if arguments.wantsHelp() {
+    if try arguments.wantsHelp(parent + " " + child.name) {
         print(child.help)
         return .ok
     }

@@ -2,6 +2,8 @@
 import Glibc
 #endif
 import HitchAnalysis
+import HitchImport
+import HitchReader
 import HitchTrace
 
 // The one path for each CLI chore the analysis commands share (analyze, check, diff, report):
@@ -18,6 +20,9 @@ struct CommandContext {
     var inputFormat: String? = nil
     /// `--process`: the app to read from a Perfetto input with several.
     var process: PerfettoProcessSelection? = nil
+    /// True when `--refresh` named the rates (the default list is implicit): a gate then refuses a
+    /// rate it cannot judge instead of leaving it out.
+    var refreshRatesGiven = false
 
     /// The options' help lines, the same in every command that takes them.
     static let optionsHelp = """
@@ -31,9 +36,8 @@ struct CommandContext {
     /// Parses `--refresh`, `--device-budget`, `--full-names` and (when `takesOutput`) `-o`.
     static func parse(_ arguments: inout Arguments, command: String, takesOutput: Bool = true) throws -> CommandContext {
         var options = AnalyzerOptions()
-        if let list = try arguments.option("--refresh") {
-            options.refreshRatesHz = try Quantities.rates(list, option: "--refresh")
-        }
+        let refreshList = try arguments.option("--refresh")
+        if let refreshList { options.refreshRatesHz = try Quantities.rates(refreshList, option: "--refresh") }
         if let size = try arguments.option("--device-budget") {
             options.deviceBudgetBytes = try Quantities.bytes(size, option: "--device-budget")
         }
@@ -44,7 +48,17 @@ struct CommandContext {
         let inputFormat = try arguments.option("--input-format").map { try TraceInputs.checkedFormat($0) }
         let process = try TraceInputs.processSelection(&arguments)
         let output = takesOutput ? try arguments.output() : nil
-        return CommandContext(command: command, options: options, output: output, inputFormat: inputFormat, process: process)
+        return CommandContext(command: command, options: options, output: output, inputFormat: inputFormat, process: process,
+                              refreshRatesGiven: refreshList != nil)
+    }
+
+    /// A gate (diff) refuses a rate `--refresh` asked for that the analysis could not judge (a replay
+    /// of frames without work times), with the reason; exit 2.
+    func requireAskedRates(_ analysis: Analysis, path: String) throws {
+        guard refreshRatesGiven, let reason = analysis.replayUnavailable else { return }
+        let missing = options.refreshRatesHz.map(Analyzer.rateKey).filter { analysis.hitches[$0] == nil }
+        guard !missing.isEmpty else { return }
+        throw CLIError("'\(path)' cannot be judged at \(missing.map { $0 + " Hz" }.joined(separator: ", ")): \(reason)")
     }
 
     // MARK: Evidence
@@ -130,8 +144,10 @@ struct CommandContext {
 
     /// Says on stderr, where a reader sees it (not only in the report's last lines), which runs were cut short.
     static func warnIfCutShort(_ analysis: Analysis) {
-        for run in analysis.runs where !run.endedCleanly {
-            writeWarning("'\(run.path)' was cut short (its file ends inside a record\(run.cutShortAtByte.map { " at byte \($0)" } ?? "")): the figures cover only what was written before the cut")
+        for run in analysis.runs where run.isCutShort {
+            let how = run.endedCleanly ? "no end-of-recording marker: the app was killed or crashed while recording"
+                : "its file ends inside a record\(run.cutShortAtByte.map { " at byte \($0)" } ?? "")"
+            writeWarning("'\(run.path)' was cut short (\(how)): the figures cover only what was written before the cut")
         }
     }
 

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import HitchAnalysis
-import HitchTrace
+import HitchImport
 
 // Traces other tools wrote, taken where an FXT trace is: the analysis commands sniff each input's
 // format (or take `--input-format`), import it into a temporary FXT file through the same importer

@@ -1,5 +1,6 @@
 import Foundation
 import HitchAnalysis
+import HitchReader
 import HitchTrace
 
 // `hitch bench analyze`: generates a trace with the foundation's TraceFileWriter, then measures,

@@ -1,5 +1,7 @@
 import Foundation
 import HitchAnalysis
+import HitchImport
+import HitchReader
 import HitchTrace
 
 // `hitch bench import`: generates one input per format on the fly (an FXT trace from the synthetic

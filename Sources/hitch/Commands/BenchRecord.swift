@@ -2,6 +2,7 @@ import CHitchSupport
 import Dispatch
 import Foundation
 import HitchAnalysis
+import HitchReader
 import HitchTrace
 import Synchronization
 

@@ -67,14 +67,19 @@ enum DiffCommand: Subcommand {
         let baseAnalyses = try context.analyzeEach(base)
         let newAnalyses = try context.analyzeEach(new)
         try TraceFiles.checkComparable(Array(zip(base + new, baseAnalyses + newAnalyses)), acrossWorkloads: acrossWorkloads, acrossRates: acrossRates)
-        for analysis in baseAnalyses + newAnalyses { try CommandContext.requireEvidence(analysis, evidence) }
+        for (path, analysis) in zip(base + new, baseAnalyses + newAnalyses) {
+            try CommandContext.requireEvidence(analysis, evidence)
+            try context.requireAskedRates(analysis, path: path)
+        }
         let comparison = RunComparison.compare(base: baseAnalyses, new: newAnalyses, thresholdPercent: threshold, alpha: alpha)
         let text = try ComparisonReport.render(ComparisonInput(comparison: comparison, basePaths: base, newPaths: new), format: format)
         try context.write(text, inputs: base + new)
         guard comparison.verdict.outcome != .worse else {
-            let regressions = comparison.decidingChanges
-            writeError("\(regressions.count) regression\(regressions.count == 1 ? "" : "s") beyond \(Format.number(threshold, decimals: 2))%: "
-                       + regressions.map { ComparisonReport.change($0) }.joined(separator: "; "))
+            // The count is every regression (as the report's counter says); the figures named are
+            // the ones that decided the verdict.
+            let count = comparison.regressions.count
+            writeError("\(count) regression\(count == 1 ? "" : "s") beyond \(Format.number(threshold, decimals: 2))%, decided by: "
+                       + comparison.decidingChanges.map { ComparisonReport.change($0) }.joined(separator: "; "))
             return .checkFailed
         }
         return .ok

@@ -1,7 +1,8 @@
 import Foundation
 import HitchAnalysis
 import HitchReport
-import HitchTrace
+import HitchImport
+import HitchReader
 
 // `hitch export TRACE --format F`: the trace for other viewers. One renderer per format; adding a
 // format is one more case in `export(_:format:...)`.
@@ -85,7 +86,7 @@ enum ExportCommand: Subcommand {
     }
 
     /// One renderer per format; `write` receives the output in pieces.
-    static func export<Input: AnalysisInput>(_ input: inout Input, format: String, fromNs: Int64?, toNs: Int64?, fullNames: Bool = false,
+    static func export<Input: TraceInput>(_ input: inout Input, format: String, fromNs: Int64?, toNs: Int64?, fullNames: Bool = false,
                                              write: @escaping (String) throws -> Void) throws {
         switch format {
         case "folded":

@@ -284,8 +284,9 @@ enum HistoryCheckCommand: Subcommand {
 
     Finds change points in each metric's series along the branch with E-divisive means, as Apache
     Otava (formerly Hunter) does (docs/HISTORY.md). A metric regressed when its newest change point
-    larger than --threshold percent and the metric's noise floor is a change for the worse; the
-    message names the commit range that holds the cause.
+    larger than --threshold percent and the metric's noise floor is a change for the worse. Change
+    points of many metrics at one commit range are one change, told once: led by the figure that
+    says it best (the hitch time ratio first), with every figure that moved with it beneath.
 
     OPTIONS:
       --branch B             The branch (default main).
@@ -317,23 +318,46 @@ enum HistoryCheckCommand: Subcommand {
         switch format {
         case "json": try writeStandardOutput(JSONOutput.text(result))
         case "markdown":
-            try writeStandardOutputLine("### hitch history check: \(HistoryCommand.cell(branch)), \(result.runs) runs\n\n\(HistoryCommand.coverage(result))\n\n| metric | newest change | verdict |\n|---|---|---|")
-            for m in result.metrics {
-                try writeStandardOutputLine("| `\(HistoryCommand.cell(m.metric))` | \(m.newest.map(HistoryShow.describe).map(HistoryCommand.cell) ?? "none") | \(m.verdict) |")
+            try writeStandardOutputLine("### hitch history check: \(HistoryCommand.cell(branch)), \(result.runs) runs\n\n\(HistoryCommand.coverage(result))\n\n| commits | change | figures that moved with it |\n|---|---|---|")
+            for change in result.changes {
+                let others = change.metrics.dropFirst().map { "`\(HistoryCommand.cell($0.metric))` \($0.changePoint.verdict)" }
+                try writeStandardOutputLine("| `\(HistoryCommand.cell(change.commitRange))` | \(HistoryCommand.cell(describe(change))) | \(others.isEmpty ? "none" : others.joined(separator: ", ")) |")
             }
         default:
-            try writeStandardOutputLine("\(result.runs) runs on branch \(branch), \(result.metrics.count) metrics, \(result.metrics.reduce(0) { $0 + $1.changePoints.count }) change points")
+            let points = result.metrics.reduce(0) { $0 + $1.changePoints.count }
+            try writeStandardOutputLine("\(result.runs) runs on branch \(branch), \(result.metrics.count) metrics, \(points) change point\(points == 1 ? "" : "s")"
+                                        + " at \(result.changes.count) commit range\(result.changes.count == 1 ? "" : "s")")
             try writeStandardOutputLine(HistoryCommand.coverage(result))
-            for m in result.metrics {
-                guard let newest = m.newest else { continue }
-                try writeStandardOutputLine("\(m.verdict == "regression" ? "FAIL" : "ok  ")  \(m.metric): newest \(HistoryShow.describe(newest))")
+            // Every change point, grouped by where it is: one change in the code is told once, led by
+            // the figure that says it best, with the figures that moved with it beneath.
+            let failing = Set(result.failingChanges.map(\.runIndex))
+            for change in result.changes {
+                try writeStandardOutputLine("\(failing.contains(change.runIndex) ? "FAIL" : "    ")  " + describe(change))
+                for member in change.metrics {
+                    try writeStandardOutputLine("        \(member.metric): \(HistoryShow.describe(member.changePoint))")
+                }
             }
         }
-        let regressions = result.regressions
-        guard !regressions.isEmpty else { return .ok }
-        writeError("\(regressions.count) metric\(regressions.count == 1 ? "" : "s") regressed on \(branch): "
-                   + regressions.map { "\($0.metric) \($0.newest.map(HistoryShow.describe) ?? "")" }.joined(separator: "; "))
+        let failingChanges = result.failingChanges
+        guard !failingChanges.isEmpty else { return .ok }
+        writeError("\(failingChanges.count) regression\(failingChanges.count == 1 ? "" : "s") on \(branch): "
+                   + failingChanges.map(describe).joined(separator: "; "))
         return .checkFailed
+    }
+
+    /// "regression at aaaa004..aaaa005: hitch time ratio at 120 Hz (hitches.120.hitchTimeRatioMsPerS)
+    /// 3.93 → 214 (+5356.0%), with 80 figures that moved with it (54 worse, 5 better in all)".
+    static func describe(_ change: HistoryChange) -> String {
+        let lead = change.leading
+        let percent = lead.changePoint.changePercent.map { ($0 >= 0 ? "+" : "") + Format.fixed($0, 1) + "%" } ?? "from 0"
+        let label = DisplayNames.metric(lead.metric)
+        var line = "\(change.verdict == "unchanged" ? "shift" : change.verdict) at \(change.commitRange): \(label)\(label == lead.metric ? "" : " (" + lead.metric + ")") "
+            + "\(HistoryCommand.number(lead.changePoint.meanBefore)) → \(HistoryCommand.number(lead.changePoint.meanAfter)) (\(percent))"
+        let others = change.metrics.count - 1
+        if others > 0 {
+            line += ", with \(others) figure\(others == 1 ? "" : "s") that moved with it (\(change.regressions) worse, \(change.improvements) better in all)"
+        }
+        return line
     }
 }
 
@@ -377,13 +401,22 @@ enum HistoryReport: Subcommand {
                                  machine: "\(run.machine.name) (\(run.machine.cpuModel), \(run.machine.cores) cores, \(HistoryCommand.number(run.machine.refreshHz)) Hz)",
                                  tags: run.tags.keys.sorted().map { "\($0)=\(run.tags[$0] ?? "")" }, traces: run.traces)
         }
-        let metrics = zip(history.metrics, result.metrics).map { series, check in
+        // The recorded rate's hitch time ratio is the first chart (the page draws charts by figure group, in this order within one).
+        let recordedRateHz = history.runs.last?.machine.refreshHz ?? 0
+        let ordered = zip(history.metrics, result.metrics).enumerated().sorted {
+            (HistoryCheck.leadPreference($0.element.0.metric, recordedRateHz: recordedRateHz), $0.offset)
+                < (HistoryCheck.leadPreference($1.element.0.metric, recordedRateHz: recordedRateHz), $1.offset)
+        }.map(\.element)
+        let metrics = ordered.map { series, check in
             TrendReportInput.Metric(name: series.metric, values: series.values, changes: check.changePoints.map {
                 TrendReportInput.Change(runIndex: $0.runIndex, verdict: $0.verdict, summary: HistoryShow.describe($0))
             })
         }
         let span = history.runs.isEmpty ? "no runs" : "\(history.runs.count) runs, \(HistoryCommand.time(history.runs.first!.timeMs)) to \(HistoryCommand.time(history.runs.last!.timeMs))"
-        return TrendReport.render(TrendReportInput(title: "hitch history: " + branch, subtitle: [span], runs: runs, metrics: metrics))
+        let groups = result.changes.map {
+            TrendReportInput.ChangeGroup(runIndex: $0.runIndex, verdict: $0.verdict, summary: HistoryCheckCommand.describe($0), metrics: $0.metrics.map(\.metric))
+        }
+        return TrendReport.render(TrendReportInput(title: "hitch history: " + branch, subtitle: [span], runs: runs, metrics: metrics, changeGroups: groups))
     }
 }
 

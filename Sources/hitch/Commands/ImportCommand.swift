@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import HitchTrace
+import HitchImport
 
 enum ImportCommand: Subcommand {
     static let name = "import"

@@ -1,5 +1,6 @@
 import Foundation
 import HitchAnalysis
+import HitchReader
 import HitchTrace
 
 // `hitch info TRACE`: what a trace holds, read in one streaming pass.

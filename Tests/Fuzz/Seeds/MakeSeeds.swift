@@ -1,4 +1,5 @@
 import Foundation
+import HitchReader
 import HitchTrace
 
 // Writes the fuzzers' seed traces (scripts/fuzz.sh seeds DIR): small real traces covering every event

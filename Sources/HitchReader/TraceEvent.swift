@@ -1,3 +1,5 @@
+import HitchTrace
+
 // The decoded event model: what every importer (FXT reader, Chrome JSON importer) yields and what
 // every analysis pass consumes. Strings are interned ids so decoding allocates nothing per event;
 // resolve them through the reader's `TraceStrings`.
@@ -14,12 +16,6 @@ public struct ThreadID: Hashable, Sendable, Comparable {
     public var rawValue: UInt32
     public init(rawValue: UInt32) { self.rawValue = rawValue }
     public static func < (a: ThreadID, b: ThreadID) -> Bool { a.rawValue < b.rawValue }
-}
-
-/// A captured call stack, defined once in the trace by a `.stackDefinition` event.
-public struct StackID: Hashable, Sendable {
-    public var rawValue: UInt32
-    public init(rawValue: UInt32) { self.rawValue = rawValue }
 }
 
 /// One event of a trace, with its time in nanoseconds on the trace's monotonic clock.
@@ -96,7 +92,7 @@ public struct TraceEvent: Sendable {
 }
 
 /// The arguments an app wrote on an interval or instant (at most two, docs/FORMAT.md §5
-/// "Arguments"), held inline: an input hands them out beside the event (`AnalysisInput.arguments`).
+/// "Arguments"), held inline: an input hands them out beside the event (`TraceInput.arguments`).
 public struct EventArguments: Sendable, Equatable {
     public enum Value: Sendable, Equatable {
         case int(Int64)
@@ -129,9 +125,8 @@ public struct FrameBegan: Sendable, Equatable {
 
 /// One thread's scheduler counters at a frame phase (docs/FORMAT.md "Thread states").
 public struct ThreadStateReading: Sendable, Equatable {
-    public enum Phase: UInt8, Sendable, CaseIterable { case frameBegan, committed, renderBegan, renderEnded, presented }
     public var frameID: UInt64
-    public var phase: Phase
+    public var phase: FramePhase
     /// On-CPU time of the thread (CLOCK_THREAD_CPUTIME_ID).
     public var cpuNs: Int64
     /// Time runnable but waiting for a CPU (/proc/self/task/TID/schedstat field 2); nil = unavailable.
@@ -141,7 +136,7 @@ public struct ThreadStateReading: Sendable, Equatable {
     public var voluntarySwitches: Int64?
     /// Switches out while runnable (preempted): ru_nivcsw, or the preempted switch records; nil = unavailable.
     public var involuntarySwitches: Int64?
-    public init(frameID: UInt64, phase: Phase, cpuNs: Int64, runnableWaitNs: Int64?,
+    public init(frameID: UInt64, phase: FramePhase, cpuNs: Int64, runnableWaitNs: Int64?,
                 voluntarySwitches: Int64?, involuntarySwitches: Int64?) {
         self.frameID = frameID; self.phase = phase; self.cpuNs = cpuNs; self.runnableWaitNs = runnableWaitNs
         self.voluntarySwitches = voluntarySwitches; self.involuntarySwitches = involuntarySwitches
@@ -165,14 +160,13 @@ public struct MachineStateReading: Sendable, Equatable {
 
 /// A context switch of a recorded thread.
 public struct SchedSwitch: Sendable, Equatable {
-    public enum Direction: UInt8, Sendable, CaseIterable { case switchedOut, switchedIn }
-    public var direction: Direction
+    public var direction: SwitchDirection
     /// A switch-out while runnable (PERF_RECORD_MISC_SWITCH_OUT_PREEMPT); false for switch-ins.
     public var preempted: Bool
     /// The CPU the thread left or took (`unknownCPU` when the source does not say).
     public var cpu: UInt16
     public static let unknownCPU: UInt16 = .max
-    public init(direction: Direction, preempted: Bool, cpu: UInt16 = SchedSwitch.unknownCPU) {
+    public init(direction: SwitchDirection, preempted: Bool, cpu: UInt16 = SchedSwitch.unknownCPU) {
         self.direction = direction; self.preempted = preempted; self.cpu = cpu
     }
 }
@@ -201,47 +195,22 @@ public struct Invalidation: Sendable, Equatable {
 
 /// A view node's build or teardown: what the identity-churn pass reads.
 public struct ViewLifetime: Sendable, Equatable {
-    public enum Change: UInt8, Sendable, CaseIterable { case built, tornDown }
-    /// Why the runtime built or tore the node down.
-    public enum Reason: UInt8, Sendable, CaseIterable {
-        /// Built: an explicit id (`ForEach`) its parent did not have before.
-        case newIdentity
-        /// Torn down: its explicit id is gone from its parent's children.
-        case identityRemoved
-        /// Built or torn down because the structure changed: another type or branch at a position,
-        /// or a position that came or went.
-        case structuralChange
-        /// Built as part of a subtree whose root was built.
-        case parentBuilt
-        /// Torn down as part of a subtree whose root was torn down.
-        case parentRemoved
-    }
-    public var change: Change
+    public var change: ViewLifetimeChange
     public var viewType: StringID
     public var identity: UInt64
     /// The parent node's identity (0 for the root).
     public var parentIdentity: UInt64
     /// The node's index among its parent's children; for lazy list rows, the row's index in the data.
     public var position: Int64
-    public var reason: Reason
-    public init(change: Change, viewType: StringID, identity: UInt64, parentIdentity: UInt64, position: Int64, reason: Reason) {
+    public var reason: ViewLifetimeReason
+    public init(change: ViewLifetimeChange, viewType: StringID, identity: UInt64, parentIdentity: UInt64, position: Int64,
+                reason: ViewLifetimeReason) {
         self.change = change; self.viewType = viewType; self.identity = identity
         self.parentIdentity = parentIdentity; self.position = position; self.reason = reason
     }
 }
 
 public struct InferenceOp: Sendable, Equatable {
-    /// What an op's `bytesRead` are, as the producer knows it (docs/FORMAT.md, argument `byteKind`).
-    public enum ByteKind: UInt8, Sendable, CaseIterable {
-        /// Not recorded (older traces, other producers): the analyzer judges by the op's name.
-        case unspecified
-        /// Model weights streamed from memory.
-        case weights
-        /// The KV cache.
-        case kvCache
-        /// Activations and other working buffers.
-        case activations
-    }
     public var name: StringID
     public var computeUnit: StringID
     public var layer: Int32
@@ -250,9 +219,9 @@ public struct InferenceOp: Sendable, Equatable {
     public var bytesWritten: UInt64
     public var flops: UInt64
     public var endNs: Int64
-    public var byteKind: ByteKind
+    public var byteKind: InferenceByteKind
     public init(name: StringID, computeUnit: StringID, layer: Int32, tokenIndex: Int32,
-                bytesRead: UInt64, bytesWritten: UInt64, flops: UInt64, endNs: Int64, byteKind: ByteKind = .unspecified) {
+                bytesRead: UInt64, bytesWritten: UInt64, flops: UInt64, endNs: Int64, byteKind: InferenceByteKind = .unspecified) {
         self.name = name; self.computeUnit = computeUnit; self.layer = layer; self.tokenIndex = tokenIndex
         self.bytesRead = bytesRead; self.bytesWritten = bytesWritten; self.flops = flops; self.endNs = endNs
         self.byteKind = byteKind
@@ -260,10 +229,9 @@ public struct InferenceOp: Sendable, Equatable {
 }
 
 public struct TokenEvent: Sendable, Equatable {
-    public enum Stage: UInt8, Sendable, CaseIterable { case produced, delivered, shown, dropped }
-    public var stage: Stage
+    public var stage: TokenStage
     public var index: Int64
-    public init(stage: Stage, index: Int64) { self.stage = stage; self.index = index }
+    public init(stage: TokenStage, index: Int64) { self.stage = stage; self.index = index }
 }
 
 public struct Symbol: Sendable, Equatable {

@@ -1,3 +1,5 @@
+import HitchReader
+
 // Writes an imported trace as FXT through the explicit-timestamp writer, so every importer ends in the
 // same file format the recorder writes and the analyzer reads.
 

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import HitchTrace
 
 // FXT records as events: context switches, strings, kernel objects, events and their arguments,
 // blobs (stack definitions, symbols).

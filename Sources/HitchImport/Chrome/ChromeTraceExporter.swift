@@ -1,4 +1,4 @@
-import HitchAnalysis
+import HitchReader
 import HitchTrace
 
 // Chrome trace-event JSON export (chrome://tracing, Perfetto UI, speedscope, Firefox Profiler).
@@ -39,19 +39,19 @@ public struct ChromeTraceExporter {
     public init(fullNames: Bool = false, sink: @escaping (String) throws -> Void) { self.fullNames = fullNames; self.sink = sink }
 
     /// Exports every event of `input`.
-    public static func export<Input: AnalysisInput>(_ input: inout Input, fullNames: Bool = false, sink: @escaping (String) throws -> Void) throws {
+    public static func export<Input: TraceInput>(_ input: inout Input, fullNames: Bool = false, sink: @escaping (String) throws -> Void) throws {
         var exporter = ChromeTraceExporter(fullNames: fullNames, sink: sink)
         try exporter.run(&input)
     }
 
     /// The whole export as one string (tests, small traces).
-    public static func exportToString<Input: AnalysisInput>(_ input: inout Input) throws -> String {
+    public static func exportToString<Input: TraceInput>(_ input: inout Input) throws -> String {
         let collector = TextCollector()
         try export(&input) { collector.text += $0 }
         return collector.text
     }
 
-    mutating func run<Input: AnalysisInput>(_ input: inout Input) throws {
+    mutating func run<Input: TraceInput>(_ input: inout Input) throws {
         buffer += "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"hitch export\"},\"traceEvents\":[\n"
         while let event = try input.nextEvent() {
             try convert(event, input)
@@ -86,7 +86,7 @@ public struct ChromeTraceExporter {
     private mutating func args(_ fields: [(HitchArgument, ArgValue)]) { args(fields.map { ($0.0.name, $0.1) }) }
 
     /// An interval's or instant's app arguments (docs/FORMAT.md §5), when it has any.
-    private mutating func appArguments<Input: AnalysisInput>(_ arguments: EventArguments, _ input: Input) {
+    private mutating func appArguments<Input: TraceInput>(_ arguments: EventArguments, _ input: Input) {
         guard !arguments.isEmpty else { return }
         args(arguments.all.map { argument in
             let value: ArgValue
@@ -130,14 +130,14 @@ public struct ChromeTraceExporter {
 
     private mutating func duration(_ ns: Int64) { buffer += ",\"dur\":" + ChromeTime.microsecondsText(max(0, ns)) }
 
-    private mutating func ensureThread<Input: AnalysisInput>(_ thread: ThreadID, _ input: Input) {
+    private mutating func ensureThread<Input: TraceInput>(_ thread: ThreadID, _ input: Input) {
         guard seenThreads.insert(thread.rawValue).inserted else { return }
         begin("M", thread, nil, category: "", name: ChromeWord.threadName)
         args([(ChromeWord.threadNameArgument, .string(input.threadName(thread)))])
         end()
     }
 
-    private mutating func convert<Input: AnalysisInput>(_ event: TraceEvent, _ input: Input) throws {
+    private mutating func convert<Input: TraceInput>(_ event: TraceEvent, _ input: Input) throws {
         let ts = event.timestampNs
         let thread = event.thread
         switch event.payload {

@@ -1,6 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import HitchReader
+import HitchTrace
 
 // Chrome trace-event JSON -> the decoded event model. Reads both the JSON Array Format (`[...]`, the
 // closing bracket optional, as the format allows) and the JSON Object Format
@@ -222,7 +224,7 @@ public struct ChromeTraceImporter {
     private func schedPayload(name: String, args: JSONValue) -> TraceEvent.Payload? {
         switch HitchEventName(name: name) {
         case .threadState?:
-            guard let phase = args[.phase]?.stringValue.flatMap(ThreadStateReading.Phase.init(name:)),
+            guard let phase = args[.phase]?.stringValue.flatMap(FramePhase.init(name:)),
                   let cpuNs = args[.cpuNs]?.int64Value else { return nil }
             return .threadState(ThreadStateReading(
                 frameID: args[.frameID]?.uint64Value ?? 0, phase: phase, cpuNs: cpuNs,
@@ -234,7 +236,7 @@ public struct ChromeTraceImporter {
                 cgroupThrottledUs: args[.cgroupThrottledUs]?.int64Value,
                 onlineCPUs: Int32(clamping: args[.onlineCPUs]?.int64Value ?? 0)))
         case .schedSwitch?:
-            guard let direction = args[.direction]?.stringValue.flatMap(SchedSwitch.Direction.init(name:)) else { return nil }
+            guard let direction = args[.direction]?.stringValue.flatMap(SwitchDirection.init(name:)) else { return nil }
             var preempted = false
             if case .bool(let flag)? = args[.preempted] { preempted = flag }
             let cpu = args[.cpu]?.int64Value.map { UInt16(clamping: $0) } ?? SchedSwitch.unknownCPU
@@ -286,7 +288,7 @@ public struct ChromeTraceImporter {
                     layer: Int32(clamping: args[.layer]?.int64Value ?? -1), tokenIndex: Int32(clamping: args[.tokenIndex]?.int64Value ?? -1),
                     bytesRead: args[.bytesRead]?.uint64Value ?? 0, bytesWritten: args[.bytesWritten]?.uint64Value ?? 0,
                     flops: args[.flops]?.uint64Value ?? 0, endNs: end,
-                    byteKind: args[.byteKind]?.stringValue.flatMap(InferenceOp.ByteKind.init(name:)) ?? .unspecified)))
+                    byteKind: args[.byteKind]?.stringValue.flatMap(InferenceByteKind.init(name:)) ?? .unspecified)))
             default:
                 try append(ts, thread, .intervalComplete(category: intern(category), name: intern(name), endNs: end))
                 keepArguments(args)
@@ -308,7 +310,7 @@ public struct ChromeTraceImporter {
         case "i", "I", "R":
             switch HitchCategory(name: category) {
             case .token?:
-                guard let stage = TokenEvent.Stage(name: name) else { skip("token events with an unknown stage"); return }
+                guard let stage = TokenStage(name: name) else { skip("token events with an unknown stage"); return }
                 try append(ts, thread, .token(TokenEvent(stage: stage, index: args[.index]?.int64Value ?? 0)))
             case .invalidation?:
                 let stack = args[.stack]?.uint64Value.map { StackID(rawValue: UInt32(clamping: $0)) }
@@ -316,10 +318,10 @@ public struct ChromeTraceImporter {
                     source: intern(args[.source]?.stringValue ?? name), target: intern(args[.target]?.stringValue ?? ""),
                     targetIdentity: args[.targetIdentity]?.uint64Value ?? 0, stack: stack)))
             case .view?:
-                guard let change = args[.change]?.stringValue.flatMap(ViewLifetime.Change.init(name:)) else {
+                guard let change = args[.change]?.stringValue.flatMap(ViewLifetimeChange.init(name:)) else {
                     skip("view lifetime events with an unknown change"); return
                 }
-                let reason = args[.reason]?.stringValue.flatMap(ViewLifetime.Reason.init(name:)) ?? .structuralChange
+                let reason = args[.reason]?.stringValue.flatMap(ViewLifetimeReason.init(name:)) ?? .structuralChange
                 try append(ts, thread, .viewLifetime(ViewLifetime(
                     change: change, viewType: intern(name), identity: args[.identity]?.uint64Value ?? 0,
                     parentIdentity: args[.parentIdentity]?.uint64Value ?? 0, position: args[.position]?.int64Value ?? 0,

@@ -1,6 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import HitchReader
+import HitchTrace
 
 // `adb shell dumpsys gfxinfo <package> framestats` -> frames and stages. The dump has one
 // `---PROFILEDATA---` block per window: a header naming the columns of AOSP's FrameInfo
@@ -217,8 +219,8 @@ public struct FramestatsImporter {
                     sink.emit(TraceEvent(timestampNs: frame.displayPresent, thread: render, payload: .framePresented(frameID: frameID)))
                 }
                 let janky = verdict.isJanky(frame, periodNs: period)
-                PlatformVerdict.emit(into: sink, frameID: frameID, atNs: frame.intendedVsync, thread: main, janky: janky,
-                                     detail: frame.deadline == nil ? "over one period" : "missed deadline")
+                sink.emitPlatformVerdict(janky ? .janky : .onTime, frameID: frameID, atNs: frame.intendedVsync, thread: main,
+                                         detail: frame.deadline == nil ? "over one period" : "missed deadline")
             }
         }
     }

@@ -1,3 +1,6 @@
+import HitchReader
+import HitchTrace
+
 // What the Perfetto importer keeps between packets: tracks, names, interning, open slices and the
 // FrameTimeline frames being assembled (SurfaceFlinger reports a frame's expected and actual
 // timelines and its display frame separately, after the frame is shown). Everything is bounded:
@@ -427,7 +430,7 @@ struct PerfettoState {
     /// A thread-state reading of `tid` at `atNs` from its transitions (nil where they do not reach).
     /// The run delay is given only where the trace has wake-ups: without them the wait after a
     /// wake-up cannot be told from the sleep before it, and the analysis splits from the switches.
-    private mutating func reading(_ tid: Int64, at atNs: Int64, frameID: UInt64, phase: ThreadStateReading.Phase) -> ThreadStateReading? {
+    private mutating func reading(_ tid: Int64, at atNs: Int64, frameID: UInt64, phase: FramePhase) -> ThreadStateReading? {
         guard let c = accounting.counters(thread: tid, atNs: atNs) else { return nil }
         return ThreadStateReading(frameID: frameID, phase: phase, cpuNs: c.cpuNs, runnableWaitNs: sawWaking ? c.runnableNs : nil,
                                   voluntarySwitches: c.voluntary, involuntarySwitches: c.involuntary)
@@ -688,7 +691,7 @@ struct PerfettoState {
         sink.emit(TraceEvent(timestampNs: vsync, thread: main, payload: .frameBegan(FrameBegan(frameID: id, vsyncNs: vsync, targetNs: target, periodNs: period))))
         if frame.hasActual, !final || frame.presentType == FrameTimelineField.presentDropped {
             let (janky, detail) = verdict(frame)
-            PlatformVerdict.emit(into: sink, frameID: id, atNs: vsync, thread: main, janky: janky, detail: detail)
+            sink.emitPlatformVerdict(janky ? .janky : .onTime, frameID: id, atNs: vsync, thread: main, detail: detail)
         }
         if frame.expectedStart == nil, frame.hasActual { sink.skip("frames whose prediction expired (judged from their actual start)") }
         guard let handOver = frame.actualEnd, frame.presentType != FrameTimelineField.presentDropped else { return }

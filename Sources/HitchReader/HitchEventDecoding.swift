@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import HitchTrace
 
 // How each of the project's events is read back from FXT: the inverse of HitchEventEncoding.swift
 // (the mapping docs/FORMAT.md documents).
@@ -140,7 +141,7 @@ extension ReaderCore {
                 bytesWritten: has(.bytesWritten) ? unsigned(.bytesWritten) : 0,
                 flops: has(.flops) ? unsigned(.flops) : 0,
                 endNs: clock.nanoseconds(trailing),
-                byteKind: word(.byteKind, base: ids.byteKindBase, as: InferenceOp.ByteKind.self) ?? .unspecified))
+                byteKind: word(.byteKind, base: ids.byteKindBase, as: InferenceByteKind.self) ?? .unspecified))
         case HitchCategory.frame.rawValue where isInstant && has(.frameID):
             let frameID = unsigned(.frameID)
             switch nameOffset {
@@ -164,15 +165,15 @@ extension ReaderCore {
                 targetIdentity: has(.targetIdentity) ? unsigned(.targetIdentity) : 0,
                 stack: has(.stack) ? StackID(rawValue: UInt32(truncatingIfNeeded: unsigned(.stack))) : nil))
         case HitchCategory.view.rawValue where isInstant && has(.identity):
-            guard let change = word(.change, base: ids.viewChangeBase, as: ViewLifetime.Change.self) else { return false }
+            guard let change = word(.change, base: ids.viewChangeBase, as: ViewLifetimeChange.self) else { return false }
             decoded = .viewLifetime(ViewLifetime(
                 change: change, viewType: StringID(rawValue: name), identity: unsigned(.identity),
                 parentIdentity: has(.parentIdentity) ? unsigned(.parentIdentity) : 0,
                 position: has(.position) ? signed(.position) : 0,
-                reason: word(.reason, base: ids.viewReasonBase, as: ViewLifetime.Reason.self) ?? .structuralChange))
+                reason: word(.reason, base: ids.viewReasonBase, as: ViewLifetimeReason.self) ?? .structuralChange))
         case HitchCategory.token.rawValue where isInstant:
             let stage = name &- ids.tokenStageBase
-            guard stage < 256, let tokenStage = TokenEvent.Stage(rawValue: UInt8(stage)) else { return false }
+            guard stage < 256, let tokenStage = TokenStage(rawValue: UInt8(stage)) else { return false }
             decoded = .token(TokenEvent(stage: tokenStage, index: has(.index) ? signed(.index) : 0))
         case HitchCategory.interaction.rawValue where eventType == FXT.EventType.asyncBegin.rawValue:
             decoded = .interactionBegin(kind: StringID(rawValue: name))
@@ -213,9 +214,9 @@ extension ReaderCore {
 
     /// The `phase` string argument of a threadState event as a phase, or nil (matched by text: the
     /// phase `frameBegan` shares its string with the event name).
-    func threadStatePhase() -> ThreadStateReading.Phase? {
+    func threadStatePhase() -> FramePhase? {
         guard has(.phase), argKinds[Int(Slot.phase.rawValue)] == ArgKind.string.rawValue else { return nil }
-        return ThreadStateReading.Phase(name: cold.pointee.strings[Int(truncatingIfNeeded: argBits[Int(Slot.phase.rawValue)])])
+        return FramePhase(name: cold.pointee.strings[Int(truncatingIfNeeded: argBits[Int(Slot.phase.rawValue)])])
     }
 }
 

@@ -1,17 +1,4 @@
-import HitchTrace
-
-/// The FXT reader is the analyzer's usual input.
-extension TraceReader: AnalysisInput {
-    @inline(__always)
-    public mutating func nextEvent() throws -> TraceEvent? { try next() }
-    @inline(__always)
-    public mutating func nextEvent(into event: inout TraceEvent) throws -> Bool { try next(into: &event) }
-    public var progress: Double? { fileSize > 0 ? Double(bytesConsumed) / Double(fileSize) : nil }
-    public mutating func rewind() throws -> Bool {
-        self = try reopened()
-        return true
-    }
-}
+import HitchReader
 
 extension Analyzer {
     /// Streams one FXT trace (one run). The concrete overload for the usual input: a caller in
@@ -22,7 +9,7 @@ extension Analyzer {
     }
 
     /// The generic `add`, reached from a generic context (a concrete `TraceReader` argument would pick the overload above).
-    private mutating func addInput<Input: AnalysisInput>(_ input: inout Input, path: String, progress: ((Double) -> Void)?) throws {
+    private mutating func addInput<Input: TraceInput>(_ input: inout Input, path: String, progress: ((Double) -> Void)?) throws {
         try add(&input, path: path, progress: progress)
     }
 

@@ -1,8 +1,7 @@
-import HitchTrace
-
 /// A stream of decoded events plus the tables that name their strings and threads: what the
-/// analyzer consumes. The FXT `TraceReader` is one; `TraceEventList` (hand-built events) is another.
-public protocol AnalysisInput {
+/// analyzer and the exporters consume. The FXT `TraceReader` is one; `TraceEventList` (hand-built
+/// events) is another.
+public protocol TraceInput {
     /// The next event in file order, or nil at the end.
     mutating func nextEvent() throws -> TraceEvent?
     /// Resolves an interned string of this trace.
@@ -30,7 +29,7 @@ public protocol AnalysisInput {
     var arguments: EventArguments { get }
 }
 
-extension AnalysisInput {
+extension TraceInput {
     public func threadRole(_ thread: ThreadID) -> String? { nil }
     public var cutShortAtOffset: UInt64? { nil }
     public var arguments: EventArguments { EventArguments() }
@@ -44,8 +43,21 @@ extension AnalysisInput {
     }
 }
 
+/// The FXT reader is the usual input.
+extension TraceReader: TraceInput {
+    @inlinable
+    public mutating func nextEvent() throws -> TraceEvent? { try next() }
+    @inlinable
+    public mutating func nextEvent(into event: inout TraceEvent) throws -> Bool { try next(into: &event) }
+    public var progress: Double? { fileSize > 0 ? Double(bytesConsumed) / Double(fileSize) : nil }
+    public mutating func rewind() throws -> Bool {
+        self = try reopened()
+        return true
+    }
+}
+
 /// Hand-built events with their string and thread tables (tests, generators, importers).
-public struct TraceEventList: AnalysisInput, Sendable {
+public struct TraceEventList: TraceInput, Sendable {
     public var events: [TraceEvent]
     public var strings: [String]
     public var threadNames: [String]

@@ -1,3 +1,5 @@
+import HitchReader
+
 // Where every streaming importer (framestats, Perfetto, xctrace) puts its events: an FXT file through
 // `TraceFileWriter`, the same format the recorder writes, so the analyzer never knows where a trace
 // came from. Other tools emit out of time order (SurfaceFlinger reports a frame after it is shown,

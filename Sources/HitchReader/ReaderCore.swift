@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import HitchTrace
 
 // The reader's engine: the input window over the file, the string and thread tables, and the
 // record loop. Records are decoded in ReaderCore+Records.swift; the project's typed events in

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import HitchTrace
 
 /// Writes an FXT trace directly from `TraceEvent` values with explicit timestamps: for importers,
 /// generators and tests. Single-threaded; no recorder involved. Strings and threads are declared
@@ -155,12 +156,14 @@ public final class TraceFileWriter {
             e.metadata(thread: thread, ticks: t, key: ref(key), value: ref(value))
         case let .droppedEvents(count):
             e.droppedEvents(thread: thread, ticks: t, count: count)
-        case let .threadState(reading):
-            e.threadState(thread: thread, ticks: t, reading)
-        case let .machineState(reading):
-            e.machineState(thread: thread, ticks: t, reading)
+        case let .threadState(r):
+            e.threadState(thread: thread, ticks: t, frameID: r.frameID, phase: r.phase, cpuNs: r.cpuNs, runnableWaitNs: r.runnableWaitNs,
+                          voluntarySwitches: r.voluntarySwitches, involuntarySwitches: r.involuntarySwitches)
+        case let .machineState(r):
+            e.machineState(thread: thread, ticks: t, stealNs: r.stealNs, cpuPressureSomeUs: r.cpuPressureSomeUs,
+                           cgroupThrottledUs: r.cgroupThrottledUs, onlineCPUs: r.onlineCPUs)
         case let .schedSwitch(change):
-            e.contextSwitch(cpu: change.cpu, ticks: t, thread: thread, change)
+            e.contextSwitch(cpu: change.cpu, ticks: t, thread: thread, direction: change.direction, preempted: change.preempted)
         case .stackDefinition, .symbol:
             break
         }

@@ -1,6 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import HitchReader
+import HitchTrace
 
 // `xctrace export --input T.trace --xpath '/trace-toc/run[@number="1"]/data/table[@schema="…"]'`
 // -> frames, Apple's hitches, samples and signposts. An export is a `<trace-query-result>` with one
@@ -488,6 +490,9 @@ public struct XctraceImporter {
         let main = mainThread ?? sink.thread(pid: UInt64(bitPattern: app), tid: UInt64(bitPattern: app), name: "Main Thread", role: "main")
         let renderServer = renderServerThread(sink)
         sink.metadata(MetadataKey.importedFrom.name, "xctrace", thread: main, timestampNs: frames[0].atNs)
+        // Instruments' display tables say when each frame was shown, not when its work began: the
+        // frame starts written below are placeholders, not work to replay at another rate.
+        sink.metadata(MetadataKey.frameWorkTimes.name, "none", thread: main, timestampNs: frames[0].atNs)
         sink.metadata(MetadataKey.process.name, processName, thread: main, timestampNs: frames[0].atNs)
         var bySwap: [Int64: Int] = [:]
         for (index, hitch) in hitches.enumerated() where hitch.pid == app || app == 0 {
@@ -526,8 +531,8 @@ public struct XctraceImporter {
             let vsync = expected - 2 * period
             let frameID = UInt64(index + 1)
             sink.emit(TraceEvent(timestampNs: vsync, thread: main, payload: .frameBegan(FrameBegan(frameID: frameID, vsyncNs: vsync, targetNs: expected - period, periodNs: period))))
-            PlatformVerdict.emit(into: sink, frameID: frameID, atNs: vsync, thread: main, janky: hitch != nil,
-                                 detail: hitch.map { $0.narrative.isEmpty ? "hitch" : String($0.narrative.prefix(200)) }, hitchNs: hitch?.durationNs)
+            sink.emitPlatformVerdict(hitch != nil ? .janky : .onTime, frameID: frameID, atNs: vsync, thread: main,
+                                     detail: hitch.map { $0.narrative.isEmpty ? "hitch" : String($0.narrative.prefix(200)) }, hitchNs: hitch?.durationNs)
             // The app's commit and the render server's render of this swap, where the export has them
             // (within the frame: after its vsync, by its present).
             func inFrame(_ t: Int64) -> Bool { t >= vsync && t <= present.atNs }
