@@ -1,3 +1,4 @@
+import HitchReader
 import HitchTrace
 import Testing
 @testable import HitchAnalysis

@@ -1,4 +1,5 @@
 import Foundation
+import HitchReader
 import HitchTrace
 import Testing
 @testable import HitchWorkloads
