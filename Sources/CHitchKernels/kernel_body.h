@@ -526,6 +526,41 @@ static void KERNEL(q6_K)(const uint8_t *w, size_t row_bytes, long rows, long blo
     }
 }
 
+/// hitch_quantize_q8 in vectors, to the bit: the same largest magnitude (vmaxps keeps its second
+/// operand, so a NaN never wins), the same products rounded to nearest even, a value that is NaN or
+/// beyond 127 (an infinity in the block) set to 0, the scale and the scaled sum rounded to f16 as
+/// F16C rounds (to nearest even, subnormals kept, as the portable float_to_half); each lane's
+/// offset from the exact sums of its four values.
+static void KERNEL(quantize_q8)(const float *x, long count, const hitch_q8_activations *out) {
+    const __m256 sign = _mm256_set1_ps(-0.0f), top = _mm256_set1_ps(127.f);
+    for (long b = 0; b < count / 32; b++) {
+        const float *xb = x + 32 * b;
+        __m256 largest = _mm256_setzero_ps();
+        for (int j = 0; j < 32; j += 8) largest = _mm256_max_ps(_mm256_andnot_ps(sign, _mm256_loadu_ps(xb + j)), largest);
+        __m128 m = _mm_max_ps(_mm256_castps256_ps128(largest), _mm256_extractf128_ps(largest, 1));
+        m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+        const float amax = _mm_cvtss_f32(_mm_max_ss(m, _mm_movehdup_ps(m)));
+        const float d = amax / 127.f;
+        const __m256 inverse = _mm256_set1_ps(amax != 0.f ? 127.f / amax : 0.f);
+        __m256i ints[4];
+        for (int h = 0; h < 4; h++) {
+            const __m256 v = _mm256_round_ps(_mm256_mul_ps(_mm256_loadu_ps(xb + 8 * h), inverse), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+            // |v| <= 127 is false for NaN: those (and anything beyond 127) become 0.
+            ints[h] = _mm256_cvtps_epi32(_mm256_and_ps(v, _mm256_cmp_ps(_mm256_andnot_ps(sign, v), top, _CMP_LE_OQ)));
+        }
+        // vpackssdw and vpacksswb interleave per 128-bit half; vpermd puts the 32 bytes back in order.
+        const __m256i bytes = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(_mm256_packs_epi32(ints[0], ints[1]), _mm256_packs_epi32(ints[2], ints[3])),
+                                                          _mm256_set_epi32(7, 3, 6, 2, 5, 1, 4, 0));
+        _mm256_storeu_si256((__m256i *)(out->values + 32 * b), bytes);
+        // Each lane's four values summed exactly (|q| <= 127), then -8 times that.
+        const __m256i fours = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), bytes), _mm256_set1_epi16(1));
+        _mm256_storeu_si256((__m256i *)(out->offsets + 8 * b), _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(fours, 3)));
+        const int sum = KERNEL(sum8i)(fours);
+        out->scales[b] = _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtps_ph(_mm_set_ss(d), _MM_FROUND_TO_NEAREST_INT)));
+        out->sums[b] = _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtps_ph(_mm_set_ss(d * (float)sum), _MM_FROUND_TO_NEAREST_INT)));
+    }
+}
+
 /// hitch_quantize_q8_K in vectors, to the bit: the same largest magnitude (a NaN never wins, as in
 /// the scalar comparison: vmaxps keeps its second operand), the first value of that magnitude, the
 /// same products rounded to nearest even, NaN to 0, clamped to +-127; each run's sum exact.

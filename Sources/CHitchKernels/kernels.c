@@ -52,10 +52,10 @@ static uint16_t float_to_half(float f) {
 
 static float round_to_half(float f) { return half_to_float(float_to_half(f)); }
 
-// MARK: Quantization (portable; q8_K has x86 versions too, in kernel_body.h: it runs before every
-// K-quant product on the dispatching thread while the others wait)
+// MARK: Quantization (portable; both have x86 versions too, in kernel_body.h: they run before every
+// product on the dispatching thread while the others wait)
 
-void hitch_quantize_q8(const float *x, long count, const hitch_q8_activations *out) {
+static void portable_quantize_q8(const float *x, long count, const hitch_q8_activations *out) {
     for (long b = 0; b < count / 32; b++) {
         const float *xb = x + 32 * b;
         float amax = 0;
@@ -392,10 +392,11 @@ static void portable_q6_K(const uint8_t *w, size_t row_bytes, long rows, long bl
 typedef void (*matvec_fn)(const uint8_t *, size_t, long, long, const hitch_q8_activations *, float *);
 
 /// One instruction set's kernels, one per ggml type, and its q8_K activation quantizer.
-typedef struct { matvec_fn q4_0, q4_1, q5_0, q5_1, q8_0, q4_K, q5_K, q6_K, q4_0_rows8; hitch_quantize_fn quantize_q8_K; } kernel_set;
+typedef struct { matvec_fn q4_0, q4_1, q5_0, q5_1, q8_0, q4_K, q5_K, q6_K, q4_0_rows8; hitch_quantize_fn quantize_q8, quantize_q8_K; } kernel_set;
 
 static const kernel_set portable_kernels = {portable_q4_0, portable_q4_1, portable_q5_0, portable_q5_1, portable_q8_0,
-                                            portable_q4_K, portable_q5_K, portable_q6_K, portable_q4_0_rows8, portable_quantize_q8_K};
+                                            portable_q4_K, portable_q5_K, portable_q6_K, portable_q4_0_rows8, portable_quantize_q8,
+                                            portable_quantize_q8_K};
 static kernel_set chosen = portable_kernels;
 static const char *chosen_isa = "portable";
 
@@ -473,7 +474,7 @@ static int kernels_for(const char *isa, kernel_set *set) {
     if (!cpu_has(isa)) return 0;
 #define SET(prefix)                                                                                                       \
     (kernel_set){prefix##_q4_0, prefix##_q4_1, prefix##_q5_0, prefix##_q5_1, prefix##_q8_0, prefix##_q4_K, prefix##_q5_K, \
-                 prefix##_q6_K, prefix##_q4_0_rows8, prefix##_quantize_q8_K}
+                 prefix##_q6_K, prefix##_q4_0_rows8, prefix##_quantize_q8, prefix##_quantize_q8_K}
     if (strcmp(isa, "avx512vnni") == 0) { *set = SET(avx512vnni); return 1; }
     if (strcmp(isa, "avx512") == 0) { *set = SET(avx512); return 1; }
     if (strcmp(isa, "avxvnni") == 0) { *set = SET(avxvnni); return 1; }
@@ -519,6 +520,12 @@ hitch_quantize_fn hitch_quantizer_q8_K(const char *isa) {
     return kernels_for(isa, &set) ? set.quantize_q8_K : NULL;
 }
 
+hitch_quantize_fn hitch_quantizer_q8(const char *isa) {
+    kernel_set set;
+    return kernels_for(isa, &set) ? set.quantize_q8 : NULL;
+}
+
+void hitch_quantize_q8(const float *x, long count, const hitch_q8_activations *out) { chosen.quantize_q8(x, count, out); }
 void hitch_quantize_q8_K(const float *x, long count, const hitch_q8_activations *out) { chosen.quantize_q8_K(x, count, out); }
 
 /// Every version, best first (the order `HITCH_KERNELS_ISA` caps).

@@ -71,6 +71,41 @@ struct QuantizedKernelsTests {
         }
     }
 
+    @Test("every version of the q8_0/q8_1 activation quantizer gives the portable one's bytes: NaN, infinity, ties, zero blocks, subnormals")
+    func quantizer8Versions() throws {
+        let count = 1024
+        var rng = SeededGenerator(seed: 0x5138_3051)
+        let portable = try #require(QuantizedKernels.quantizer8("portable"))
+        for kind in 0..<6 {
+            let x: [Float] = (0..<count).map { i in
+                let v = Float(Int(rng.next() % 2_000_001) - 1_000_000) / 1000
+                switch kind {
+                case 1: return i % 32 == 0 ? 127 : Float(Int(rng.next() % 255) - 127) / 2   // scale 1, halves: ties
+                case 2: return rng.next() % 50 == 0 ? .nan : v
+                case 3: return rng.next() % 300 == 0 ? (rng.next() % 2 == 0 ? .infinity : -.infinity) : v
+                case 4: return (i / 32) % 3 == 0 ? 0 : v                // zero blocks
+                case 5: return v * GGUFTests.subnormalScale             // subnormal inputs and scales
+                default: return v
+                }
+            }
+            let expected = QuantizedVector(capacity: count), actual = QuantizedVector(capacity: count)
+            x.withUnsafeBufferPointer { portable($0.baseAddress!, count, expected.ggml) }
+            for isa in QuantizedKernels.available {
+                let quantize = try #require(QuantizedKernels.quantizer8(isa))
+                x.withUnsafeBufferPointer { quantize($0.baseAddress!, count, actual.ggml) }
+                let e = expected.ggml.pointee, a = actual.ggml.pointee
+                #expect(Array(UnsafeBufferPointer(start: a.values, count: count)) == Array(UnsafeBufferPointer(start: e.values, count: count)),
+                        "\(isa), case \(kind): values")
+                #expect(Array(UnsafeBufferPointer(start: a.offsets, count: count / 4)) == Array(UnsafeBufferPointer(start: e.offsets, count: count / 4)),
+                        "\(isa), case \(kind): offsets")
+                #expect(UnsafeBufferPointer(start: a.scales, count: count / 32).map(\.bitPattern)
+                        == UnsafeBufferPointer(start: e.scales, count: count / 32).map(\.bitPattern), "\(isa), case \(kind): scales")
+                #expect(UnsafeBufferPointer(start: a.sums, count: count / 32).map(\.bitPattern)
+                        == UnsafeBufferPointer(start: e.sums, count: count / 32).map(\.bitPattern), "\(isa), case \(kind): sums")
+            }
+        }
+    }
+
     struct Fixture: Decodable {
         struct Products: Decodable { let type: String; let weights: String; let y: [UInt32]; let yBatched: [UInt32] }
         let rows: Int

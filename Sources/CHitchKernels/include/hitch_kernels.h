@@ -108,6 +108,9 @@ typedef void (*hitch_quantize_fn)(const float *x, long count, const hitch_q8_act
 /// the CPU lacks it: tests compare them as they compare the kernels.
 hitch_quantize_fn hitch_quantizer_q8_K(const char *isa);
 
+/// The `isa` version of `hitch_quantize_q8`, as `hitch_quantizer_q8_K`.
+hitch_quantize_fn hitch_quantizer_q8(const char *isa);
+
 #ifdef __cplusplus
 }
 #endif

@@ -122,4 +122,6 @@ public enum QuantizedKernels {
     static func kernel(_ name: String, for type: GGMLType) -> hitch_matvec_fn? { hitch_kernel(name, Int32(type.rawValue)) }
     /// The `name` version of the q8_K activation quantizer, nil when the CPU lacks it.
     static func quantizerK(_ name: String) -> hitch_quantize_fn? { hitch_quantizer_q8_K(name) }
+    /// The `name` version of the q8_0/q8_1 activation quantizer, nil when the CPU lacks it.
+    static func quantizer8(_ name: String) -> hitch_quantize_fn? { hitch_quantizer_q8(name) }
 }
