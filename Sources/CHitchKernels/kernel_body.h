@@ -13,6 +13,18 @@ static inline __attribute__((always_inline)) __m256i KERNEL(nibbles)(const uint8
     return _mm256_and_si256(both, _mm256_set1_epi8(0x0F));
 }
 
+/// The f16 at `p` as a float, through a whole-register vmovd. (_cvtsh_ss, or anything the compiler
+/// sees only the low word of, becomes a vpinsrw that merges into whatever register is at hand, an
+/// accumulator sometimes, which then chains each block's scale to the last block's sum: q8_0 took
+/// 1.76 instead of 0.97 ns per block and row. The empty asm makes every bit of the register count.)
+static inline __attribute__((always_inline)) float KERNEL(half)(const uint8_t *p) {
+    uint16_t h;
+    memcpy(&h, p, 2);
+    __m128i v = _mm_cvtsi32_si128(h);
+    __asm__("" : "+x"(v));
+    return _mm_cvtss_f32(_mm_cvtph_ps(v));
+}
+
 static inline __attribute__((always_inline)) float KERNEL(sum8)(__m256 v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
@@ -51,41 +63,95 @@ static inline __attribute__((always_inline)) __m256i KERNEL(fifth_bits)(const ui
     return _mm256_and_si256(set, _mm256_set1_epi8(16));
 }
 
-/// The q4_0, q4_1, q5_0 and q5_1 kernels (constant flags, folded per wrapper): the nibbles, with the
-/// fifth bits or'ed in for q5_*; q*_0 weights are q - 8 (q - 16), made by the offset lanes (-8 times
-/// the activations' sums, doubled for q5_0); q*_1 weights are d * q + m, so the minimum adds m * (sum
-/// of x) = m * s per block.
+/// The f16 scale d (or d and minimum m: `pair`) that starts each of four blocks, as floats:
+/// [d0, d1, d2, d3, -, -, -, -] or [d0, m0, d1, m1, d2, m2, d3, m3]. Each block is read as 32 bits
+/// (d and the next two bytes), so the words gather with two unpacks and convert in one instruction.
+static inline __attribute__((always_inline)) __m256 KERNEL(four_heads)(const uint8_t *b0, const uint8_t *b1, const uint8_t *b2,
+                                                                        const uint8_t *b3, int pair) {
+    uint32_t h0, h1, h2, h3;
+    memcpy(&h0, b0, 4);
+    memcpy(&h1, b1, 4);
+    memcpy(&h2, b2, 4);
+    memcpy(&h3, b3, 4);
+    const __m128i v0 = _mm_cvtsi32_si128((int)h0), v1 = _mm_cvtsi32_si128((int)h1), v2 = _mm_cvtsi32_si128((int)h2), v3 = _mm_cvtsi32_si128((int)h3);
+    if (pair) return _mm256_cvtph_ps(_mm_unpacklo_epi64(_mm_unpacklo_epi32(v0, v1), _mm_unpacklo_epi32(v2, v3)));
+    return _mm256_castps128_ps256(_mm_cvtph_ps(_mm_unpacklo_epi32(_mm_unpacklo_epi16(v0, v1), _mm_unpacklo_epi16(v2, v3))));
+}
+
+/// 32 weights of a q4/q5 block as bytes: the 16 bytes of nibbles broadcast to both halves, the upper
+/// half shifted by 4 (its high nibbles) and masked; the fifth bits or'ed in for q5_*.
+static inline __attribute__((always_inline)) __m256i KERNEL(small_weights)(const uint8_t *block, size_t bits, size_t nibbles, int five) {
+    const __m256i q = _mm256_and_si256(_mm256_srlv_epi64(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(block + nibbles))),
+                                                         _mm256_set_epi64x(4, 4, 0, 0)),
+                                       _mm256_set1_epi8(0x0F));
+    if (!five) return q;
+#ifdef KERNEL_MASKS
+    // AVX-512: the 32 bits are a byte mask, loaded as one; 16 is added where a bit is set.
+    uint32_t fifth;
+    memcpy(&fifth, block + bits, 4);
+    return _mm256_mask_add_epi8(q, _cvtu32_mask32(fifth), q, _mm256_set1_epi8(16));
+#else
+    return _mm256_or_si256(q, KERNEL(fifth_bits)(block + bits));
+#endif
+}
+
+/// The q4_0, q4_1, q5_0 and q5_1 kernels (constant flags, folded per wrapper), four rows at a time
+/// (then one): q*_0 weights are q - 8 (q - 16), made by the offset lanes (-8 times the activations'
+/// sums, doubled for q5_0); q*_1 weights are d * q + m, so the minimum adds m * (sum of x) = m * s
+/// per block, fused. The rows' f16 scales (and minimums) convert in one instruction. Per row and
+/// block: eight int32 lanes (lane l: weights 4l..4l+3) times d * d_x fused into eight float lanes.
 static inline __attribute__((always_inline)) void KERNEL(q4or5)(const uint8_t *w, size_t row_bytes, long rows, long blocks,
                                                                 const hitch_q8_activations *x, float *y, int has_minimum, int five) {
     const size_t block_bytes = 18 + 2 * has_minimum + 4 * five, bits = 2 + 2 * has_minimum, nibbles = bits + 4 * five;
-    const size_t ahead = KERNEL(ahead)(row_bytes);
-    for (long r = 0; r < rows; r += 2) {
-        const uint8_t *w0 = w + (size_t)r * row_bytes;
-        const uint8_t *w1 = r + 1 < rows ? w0 + row_bytes : w0;
-        __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
-        float m0 = 0, m1 = 0;
+    const size_t group = 4 * row_bytes, ahead = group * ((4096 + group - 1) / group);
+    // Lanes of `four_heads` holding each row's d.
+    const int step = has_minimum ? 2 : 1;
+    const __m256i d1 = _mm256_set1_epi32(step), d2 = _mm256_set1_epi32(2 * step), d3 = _mm256_set1_epi32(3 * step);
+    long r = 0;
+    for (; r + 3 < rows; r += 4) {
+        const uint8_t *w0 = w + (size_t)r * row_bytes, *w1 = w0 + row_bytes, *w2 = w1 + row_bytes, *w3 = w2 + row_bytes;
+        __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+        __m256 minimums = _mm256_setzero_ps();   // [-, m0, -, m1, -, m2, -, m3]
         for (long b = 0; b < blocks; b++) {
-            const uint8_t *b0 = w0 + block_bytes * b, *b1 = w1 + block_bytes * b;
-            __builtin_prefetch(w0 + ahead + 2 * block_bytes * b, 0, 3);   // two blocks per block: the whole pair by the end
+            const uint8_t *b0 = w0 + block_bytes * b, *b1 = w1 + block_bytes * b, *b2 = w2 + block_bytes * b, *b3 = w3 + block_bytes * b;
+            // Four blocks per block (up to 96 bytes): the whole next group by the end.
+            __builtin_prefetch(w0 + ahead + 4 * block_bytes * b, 0, 3);
+            __builtin_prefetch(w0 + ahead + 4 * block_bytes * b + 64, 0, 3);
             const __m256i xv = _mm256_loadu_si256((const __m256i *)(x->values + 32 * b));
             const __m256i offset = has_minimum ? _mm256_setzero_si256()
                 : _mm256_slli_epi32(_mm256_loadu_si256((const __m256i *)(x->offsets + 8 * b)), five);
-            __m256i q0 = KERNEL(nibbles)(b0 + nibbles), q1 = KERNEL(nibbles)(b1 + nibbles);
-            if (five) {
-                q0 = _mm256_or_si256(q0, KERNEL(fifth_bits)(b0 + bits));
-                q1 = _mm256_or_si256(q1, KERNEL(fifth_bits)(b1 + bits));
-            }
-            const __m256i p0 = DOT(offset, q0, xv), p1 = DOT(offset, q1, xv);
-            const float xd = x->scales[b];
-            a0 = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(*(const uint16_t *)b0) * xd), _mm256_cvtepi32_ps(p0), a0);
-            a1 = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(*(const uint16_t *)b1) * xd), _mm256_cvtepi32_ps(p1), a1);
-            if (has_minimum) {
-                m0 += _cvtsh_ss(*(const uint16_t *)(b0 + 2)) * x->sums[b];
-                m1 += _cvtsh_ss(*(const uint16_t *)(b1 + 2)) * x->sums[b];
-            }
+            const __m256i p0 = DOT(offset, KERNEL(small_weights)(b0, bits, nibbles, five), xv);
+            const __m256i p1 = DOT(offset, KERNEL(small_weights)(b1, bits, nibbles, five), xv);
+            const __m256i p2 = DOT(offset, KERNEL(small_weights)(b2, bits, nibbles, five), xv);
+            const __m256i p3 = DOT(offset, KERNEL(small_weights)(b3, bits, nibbles, five), xv);
+            const __m256 heads = KERNEL(four_heads)(b0, b1, b2, b3, has_minimum);
+            const __m256 scales = _mm256_mul_ps(heads, _mm256_set1_ps(x->scales[b]));
+            a0 = _mm256_fmadd_ps(_mm256_broadcastss_ps(_mm256_castps256_ps128(scales)), _mm256_cvtepi32_ps(p0), a0);
+            a1 = _mm256_fmadd_ps(_mm256_permutevar8x32_ps(scales, d1), _mm256_cvtepi32_ps(p1), a1);
+            a2 = _mm256_fmadd_ps(_mm256_permutevar8x32_ps(scales, d2), _mm256_cvtepi32_ps(p2), a2);
+            a3 = _mm256_fmadd_ps(_mm256_permutevar8x32_ps(scales, d3), _mm256_cvtepi32_ps(p3), a3);
+            if (has_minimum) minimums = _mm256_fmadd_ps(heads, _mm256_set1_ps(x->sums[b]), minimums);
         }
-        y[r] = KERNEL(sum8)(a0) + m0;
-        if (r + 1 < rows) y[r + 1] = KERNEL(sum8)(a1) + m1;
+        float m[8];
+        _mm256_storeu_ps(m, minimums);
+        y[r] = KERNEL(sum8)(a0) + (has_minimum ? m[1] : 0.0f);
+        y[r + 1] = KERNEL(sum8)(a1) + (has_minimum ? m[3] : 0.0f);
+        y[r + 2] = KERNEL(sum8)(a2) + (has_minimum ? m[5] : 0.0f);
+        y[r + 3] = KERNEL(sum8)(a3) + (has_minimum ? m[7] : 0.0f);
+    }
+    for (; r < rows; r++) {
+        const uint8_t *w0 = w + (size_t)r * row_bytes;
+        __m256 a0 = _mm256_setzero_ps();
+        float minimum = 0;
+        for (long b = 0; b < blocks; b++) {
+            const uint8_t *b0 = w0 + block_bytes * b;
+            const __m256i offset = has_minimum ? _mm256_setzero_si256()
+                : _mm256_slli_epi32(_mm256_loadu_si256((const __m256i *)(x->offsets + 8 * b)), five);
+            const __m256i p0 = DOT(offset, KERNEL(small_weights)(b0, bits, nibbles, five), _mm256_loadu_si256((const __m256i *)(x->values + 32 * b)));
+            a0 = _mm256_fmadd_ps(_mm256_set1_ps(KERNEL(half)(b0) * x->scales[b]), _mm256_cvtepi32_ps(p0), a0);
+            if (has_minimum) minimum = fmaf(KERNEL(half)(b0 + 2), x->sums[b], minimum);
+        }
+        y[r] = KERNEL(sum8)(a0) + minimum;
     }
 }
 
@@ -98,6 +164,81 @@ Q4OR5(q4_1, 1, 0)
 Q4OR5(q5_0, 0, 1)
 Q4OR5(q5_1, 1, 1)
 #undef Q4OR5
+
+/// The f16 d that starts each of eight blocks `stride` bytes apart, as eight floats.
+static inline __attribute__((always_inline)) __m256 KERNEL(eight_heads)(const uint8_t *b0, size_t stride) {
+    __m128i v[8];
+    for (int k = 0; k < 8; k++) {
+        uint32_t h;
+        memcpy(&h, b0 + k * stride, 4);
+        v[k] = _mm_cvtsi32_si128((int)h);
+    }
+    const __m128i v01 = _mm_unpacklo_epi16(v[0], v[1]), v23 = _mm_unpacklo_epi16(v[2], v[3]);
+    const __m128i v45 = _mm_unpacklo_epi16(v[4], v[5]), v67 = _mm_unpacklo_epi16(v[6], v[7]);
+    return _mm256_cvtph_ps(_mm_unpacklo_epi64(_mm_unpacklo_epi32(v01, v23), _mm_unpacklo_epi32(v45, v67)));
+}
+
+/// The eight int32 lanes of each of p[0..7] summed: [sum p0, ..., sum p7].
+static inline __attribute__((always_inline)) __m256i KERNEL(sum_each)(const __m256i p[8]) {
+    const __m256i h0123 = _mm256_hadd_epi32(_mm256_hadd_epi32(p[0], p[1]), _mm256_hadd_epi32(p[2], p[3]));
+    const __m256i h4567 = _mm256_hadd_epi32(_mm256_hadd_epi32(p[4], p[5]), _mm256_hadd_epi32(p[6], p[7]));
+    // Each 128-bit half holds [rows 0-3 | rows 4-7]'s partial sums of one half of the lanes.
+    return _mm256_add_epi32(_mm256_permute2x128_si256(h0123, h4567, 0x20), _mm256_permute2x128_si256(h0123, h4567, 0x31));
+}
+
+/// q4_0 in the float order of llama.cpp's repacked q4_0 (its q4_0x8 gemv and gemm, which it runs
+/// for every q4_0 matrix of a multiple of 8 rows on an AVX2 machine): per row, each block's exact
+/// integer sum of (q - 8) x times d * d_x, fused into one float; no lanes. Eight rows at a time:
+/// their sums reduce into one vector, their scales convert in one instruction, and one vfmadd
+/// steps all eight.
+static void KERNEL(q4_0_rows8)(const uint8_t *w, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y) {
+    const size_t group = 8 * row_bytes, ahead = group * ((4096 + group - 1) / group);
+    long r = 0;
+    for (; r + 7 < rows; r += 8) {
+        const uint8_t *w0 = w + (size_t)r * row_bytes;
+        __m256 total = _mm256_setzero_ps();
+        for (long b = 0; b < blocks; b++) {
+            const uint8_t *b0 = w0 + 18 * b;
+            // Eight blocks per block (144 bytes): the whole next group by the end.
+            for (int line = 0; line < 3; line++) __builtin_prefetch(w0 + ahead + 8 * 18 * b + 64 * line, 0, 3);
+            const __m256i xv = _mm256_loadu_si256((const __m256i *)(x->values + 32 * b));
+            __m256i p[8];
+#ifdef KERNEL_EXACT_DOT
+            // vpdpbusd does not saturate, so the high nibbles need no shift: masked in place they
+            // are 16 q, their four lanes sum to 16 times theirs, and the reduction divides the
+            // upper halves' sums by 16 once for all eight rows (exactly: they are multiples of 16).
+            const __m256i in_place = _mm256_set_epi64x((long long)0xF0F0F0F0F0F0F0F0ULL, (long long)0xF0F0F0F0F0F0F0F0ULL, 0x0F0F0F0F0F0F0F0F, 0x0F0F0F0F0F0F0F0F);
+            for (int k = 0; k < 8; k++) {
+                const __m256i q = _mm256_and_si256(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(b0 + k * row_bytes + 2))), in_place);
+                p[k] = DOT(_mm256_setzero_si256(), q, xv);
+            }
+            const __m256i h0123 = _mm256_hadd_epi32(_mm256_hadd_epi32(p[0], p[1]), _mm256_hadd_epi32(p[2], p[3]));
+            const __m256i h4567 = _mm256_hadd_epi32(_mm256_hadd_epi32(p[4], p[5]), _mm256_hadd_epi32(p[6], p[7]));
+            const __m256i exact = _mm256_add_epi32(_mm256_permute2x128_si256(h0123, h4567, 0x20),
+                                                   _mm256_srai_epi32(_mm256_permute2x128_si256(h0123, h4567, 0x31), 4));
+#else
+            for (int k = 0; k < 8; k++) p[k] = DOT(_mm256_setzero_si256(), KERNEL(small_weights)(b0 + k * row_bytes, 2, 2, 0), xv);
+            const __m256i exact = KERNEL(sum_each)(p);
+#endif
+            // -8 times the block's activation sum, for every row.
+            const __m256i offset = _mm256_set1_epi32(KERNEL(sum8i)(_mm256_loadu_si256((const __m256i *)(x->offsets + 8 * b))));
+            const __m256i sums = _mm256_add_epi32(exact, offset);
+            total = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_mul_ps(KERNEL(eight_heads)(b0, row_bytes), _mm256_set1_ps(x->scales[b])), total);
+        }
+        _mm256_storeu_ps(y + r, total);
+    }
+    for (; r < rows; r++) {
+        const uint8_t *w0 = w + (size_t)r * row_bytes;
+        float total = 0;
+        for (long b = 0; b < blocks; b++) {
+            const uint8_t *b0 = w0 + 18 * b;
+            const __m256i offset = _mm256_loadu_si256((const __m256i *)(x->offsets + 8 * b));
+            const int sum = KERNEL(sum8i)(DOT(offset, KERNEL(small_weights)(b0, 2, 2, 0), _mm256_loadu_si256((const __m256i *)(x->values + 32 * b))));
+            total = fmaf((float)sum, KERNEL(half)(b0) * x->scales[b], total);
+        }
+        y[r] = total;
+    }
+}
 
 static void KERNEL(q8_0)(const uint8_t *w, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y) {
     const size_t ahead = KERNEL(ahead)(row_bytes);
@@ -115,8 +256,8 @@ static void KERNEL(q8_0)(const uint8_t *w, size_t row_bytes, long rows, long blo
             const __m256i p0 = DOT(_mm256_setzero_si256(), _mm256_sign_epi8(q0, q0), _mm256_sign_epi8(xv, q0));
             const __m256i p1 = DOT(_mm256_setzero_si256(), _mm256_sign_epi8(q1, q1), _mm256_sign_epi8(xv, q1));
             const float xd = x->scales[b];
-            a0 = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(*(const uint16_t *)b0) * xd), _mm256_cvtepi32_ps(p0), a0);
-            a1 = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(*(const uint16_t *)b1) * xd), _mm256_cvtepi32_ps(p1), a1);
+            a0 = _mm256_fmadd_ps(_mm256_set1_ps(KERNEL(half)(b0) * xd), _mm256_cvtepi32_ps(p0), a0);
+            a1 = _mm256_fmadd_ps(_mm256_set1_ps(KERNEL(half)(b1) * xd), _mm256_cvtepi32_ps(p1), a1);
         }
         y[r] = KERNEL(sum8)(a0);
         if (r + 1 < rows) y[r + 1] = KERNEL(sum8)(a1);
@@ -237,7 +378,7 @@ static inline __attribute__((always_inline)) void KERNEL(q4_K_gemm)(const uint8_
             int mins[4];
             _mm_storeu_si128((__m128i *)mins, mins_vector);
             const float xd = x->k_scales[b];
-            const float d = _cvtsh_ss(*(const uint16_t *)block) * xd, dmin = _cvtsh_ss(*(const uint16_t *)(block + 2)) * xd;
+            const float d = KERNEL(half)(block) * xd, dmin = KERNEL(half)(block + 2) * xd;
             for (int j = 0; j < 4; j++) {
                 total = fmaf((float)KERNEL(sum8i)(dots[j]), d, total);
                 minimum = fmaf((float)mins[j], dmin, minimum);
@@ -304,10 +445,10 @@ static void KERNEL(q5_K)(const uint8_t *w, size_t row_bytes, long rows, long blo
             int min0, min1;
             const __m256i p0 = KERNEL(q5_K_block)(b0, xq, sums, &min0), p1 = KERNEL(q5_K_block)(b1, xq, sums, &min1);
             const float xd = x->k_scales[b];
-            a0 = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(*(const uint16_t *)b0) * xd), _mm256_cvtepi32_ps(p0), a0);
-            a1 = _mm256_fmadd_ps(_mm256_set1_ps(_cvtsh_ss(*(const uint16_t *)b1) * xd), _mm256_cvtepi32_ps(p1), a1);
-            m0 = fmaf(-xd * _cvtsh_ss(*(const uint16_t *)(b0 + 2)), (float)min0, m0);
-            m1 = fmaf(-xd * _cvtsh_ss(*(const uint16_t *)(b1 + 2)), (float)min1, m1);
+            a0 = _mm256_fmadd_ps(_mm256_set1_ps(KERNEL(half)(b0) * xd), _mm256_cvtepi32_ps(p0), a0);
+            a1 = _mm256_fmadd_ps(_mm256_set1_ps(KERNEL(half)(b1) * xd), _mm256_cvtepi32_ps(p1), a1);
+            m0 = fmaf(-xd * KERNEL(half)(b0 + 2), (float)min0, m0);
+            m1 = fmaf(-xd * KERNEL(half)(b1 + 2), (float)min1, m1);
         }
         y[r] = KERNEL(sum8)(a0) + m0;
         if (r + 1 < rows) y[r + 1] = KERNEL(sum8)(a1) + m1;
@@ -371,7 +512,7 @@ static void KERNEL(q6_K)(const uint8_t *w, size_t row_bytes, long rows, long blo
             const int16_t *sums = x->k_sums + 16 * b;
             const __m256i p0 = KERNEL(q6_K_block)(b0, xq, sums), p1 = KERNEL(q6_K_block)(b1, xq, sums);
             const float xd = x->k_scales[b];
-            const float d0 = _cvtsh_ss(*(const uint16_t *)(b0 + 208)), d1 = _cvtsh_ss(*(const uint16_t *)(b1 + 208));
+            const float d0 = KERNEL(half)(b0 + 208), d1 = KERNEL(half)(b1 + 208);
             if (tiled) {
                 t0 = fmaf((float)KERNEL(sum8i)(p0) * d0, xd, t0);
                 t1 = fmaf((float)KERNEL(sum8i)(p1) * d1, xd, t1);
@@ -382,6 +523,41 @@ static void KERNEL(q6_K)(const uint8_t *w, size_t row_bytes, long rows, long blo
         }
         y[r] = tiled ? t0 : KERNEL(sum8)(a0);
         if (r + 1 < rows) y[r + 1] = tiled ? t1 : KERNEL(sum8)(a1);
+    }
+}
+
+/// hitch_quantize_q8 in vectors, to the bit: the same largest magnitude (vmaxps keeps its second
+/// operand, so a NaN never wins), the same products rounded to nearest even, a value that is NaN or
+/// beyond 127 (an infinity in the block) set to 0, the scale and the scaled sum rounded to f16 as
+/// F16C rounds (to nearest even, subnormals kept, as the portable float_to_half); each lane's
+/// offset from the exact sums of its four values.
+static void KERNEL(quantize_q8)(const float *x, long count, const hitch_q8_activations *out) {
+    const __m256 sign = _mm256_set1_ps(-0.0f), top = _mm256_set1_ps(127.f);
+    for (long b = 0; b < count / 32; b++) {
+        const float *xb = x + 32 * b;
+        __m256 largest = _mm256_setzero_ps();
+        for (int j = 0; j < 32; j += 8) largest = _mm256_max_ps(_mm256_andnot_ps(sign, _mm256_loadu_ps(xb + j)), largest);
+        __m128 m = _mm_max_ps(_mm256_castps256_ps128(largest), _mm256_extractf128_ps(largest, 1));
+        m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+        const float amax = _mm_cvtss_f32(_mm_max_ss(m, _mm_movehdup_ps(m)));
+        const float d = amax / 127.f;
+        const __m256 inverse = _mm256_set1_ps(amax != 0.f ? 127.f / amax : 0.f);
+        __m256i ints[4];
+        for (int h = 0; h < 4; h++) {
+            const __m256 v = _mm256_round_ps(_mm256_mul_ps(_mm256_loadu_ps(xb + 8 * h), inverse), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+            // |v| <= 127 is false for NaN: those (and anything beyond 127) become 0.
+            ints[h] = _mm256_cvtps_epi32(_mm256_and_ps(v, _mm256_cmp_ps(_mm256_andnot_ps(sign, v), top, _CMP_LE_OQ)));
+        }
+        // vpackssdw and vpacksswb interleave per 128-bit half; vpermd puts the 32 bytes back in order.
+        const __m256i bytes = _mm256_permutevar8x32_epi32(_mm256_packs_epi16(_mm256_packs_epi32(ints[0], ints[1]), _mm256_packs_epi32(ints[2], ints[3])),
+                                                          _mm256_set_epi32(7, 3, 6, 2, 5, 1, 4, 0));
+        _mm256_storeu_si256((__m256i *)(out->values + 32 * b), bytes);
+        // Each lane's four values summed exactly (|q| <= 127), then -8 times that.
+        const __m256i fours = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), bytes), _mm256_set1_epi16(1));
+        _mm256_storeu_si256((__m256i *)(out->offsets + 8 * b), _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(fours, 3)));
+        const int sum = KERNEL(sum8i)(fours);
+        out->scales[b] = _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtps_ph(_mm_set_ss(d), _MM_FROUND_TO_NEAREST_INT)));
+        out->sums[b] = _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtps_ph(_mm_set_ss(d * (float)sum), _MM_FROUND_TO_NEAREST_INT)));
     }
 }
 

@@ -3,6 +3,7 @@
 
 #include "hitch_kernels.h"
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /// IEEE half to float (the portable path; x86 versions use vcvtph2ps).
@@ -51,10 +52,10 @@ static uint16_t float_to_half(float f) {
 
 static float round_to_half(float f) { return half_to_float(float_to_half(f)); }
 
-// MARK: Quantization (portable; q8_K has x86 versions too, in kernel_body.h: it runs before every
-// K-quant product on the dispatching thread while the others wait)
+// MARK: Quantization (portable; both have x86 versions too, in kernel_body.h: they run before every
+// product on the dispatching thread while the others wait)
 
-void hitch_quantize_q8(const float *x, long count, const hitch_q8_activations *out) {
+static void portable_quantize_q8(const float *x, long count, const hitch_q8_activations *out) {
     for (long b = 0; b < count / 32; b++) {
         const float *xb = x + 32 * b;
         float amax = 0;
@@ -183,24 +184,37 @@ static inline int small_weight(const uint8_t *qs, uint32_t qh, int i) {
     return nibble | (int)((qh >> i) & 1) << 4;
 }
 
-/// q4_0, q4_1, q5_0, q5_1: q*_0 weights are d (q - 8) (d (q - 16)), q*_1 weights d q + m.
+/// The eight lanes' sum as kernel_body.h's sum8 adds them: halves, then pairs two apart, then the last two.
+static float sum8(const float lanes[8]) {
+    float h4[4];
+    for (int l = 0; l < 4; l++) h4[l] = lanes[l] + lanes[l + 4];
+    return (h4[0] + h4[2]) + (h4[1] + h4[3]);
+}
+
+/// q4_0, q4_1, q5_0, q5_1: q*_0 weights are d (q - 8) (d (q - 16)), q*_1 weights d q + m. Summed in
+/// the float order of kernel_body.h's q4or5: per block, eight exact integer lanes (lane l: weights
+/// 4l..4l+3) times d * d_x fused into eight float lanes; q*_1's minimums m * s fused into one float,
+/// added after the lanes' sum.
 static void portable_q4or5(const uint8_t *w, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y,
                            int has_minimum, int five) {
     const size_t block_bytes = 18 + 2 * has_minimum + 4 * five, bits = 2 + 2 * has_minimum, nibbles = bits + 4 * five;
     const int center = has_minimum ? 0 : five ? 16 : 8;
     for (long r = 0; r < rows; r++) {
-        float total = 0, minimum = 0;
+        float lanes[8] = {0}, minimum = 0;
         for (long b = 0; b < blocks; b++) {
             const uint8_t *block = w + (size_t)r * row_bytes + block_bytes * b;
             uint32_t qh = 0;
             if (five) memcpy(&qh, block + bits, 4);
             const int8_t *xq = x->values + 32 * b;
-            int sum = 0;
-            for (int i = 0; i < 32; i++) sum += (small_weight(block + nibbles, qh, i) - center) * xq[i];
-            total += half_to_float((uint16_t)(block[0] | block[1] << 8)) * x->scales[b] * (float)sum;
-            if (has_minimum) minimum += half_to_float((uint16_t)(block[2] | block[3] << 8)) * x->sums[b];
+            const float d = half_to_float((uint16_t)(block[0] | block[1] << 8)) * x->scales[b];
+            for (int l = 0; l < 8; l++) {
+                int sum = 0;
+                for (int i = 4 * l; i < 4 * l + 4; i++) sum += (small_weight(block + nibbles, qh, i) - center) * xq[i];
+                lanes[l] = fmaf(d, (float)sum, lanes[l]);
+            }
+            if (has_minimum) minimum = fmaf(half_to_float((uint16_t)(block[2] | block[3] << 8)), x->sums[b], minimum);
         }
-        y[r] = total + minimum;
+        y[r] = sum8(lanes) + minimum;
     }
 }
 
@@ -214,17 +228,37 @@ PORTABLE_Q4OR5(q5_0, 0, 1)
 PORTABLE_Q4OR5(q5_1, 1, 1)
 #undef PORTABLE_Q4OR5
 
-static void portable_q8_0(const uint8_t *w, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y) {
+/// q4_0 in the float order of llama.cpp's repacked q4_0 (kernel_body.h's q4_0_rows8): per row, each
+/// block's exact integer sum times d * d_x fused into one float.
+static void portable_q4_0_rows8(const uint8_t *w, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y) {
     for (long r = 0; r < rows; r++) {
         float total = 0;
         for (long b = 0; b < blocks; b++) {
-            const uint8_t *block = w + (size_t)r * row_bytes + 34 * b;
-            const int8_t *q = (const int8_t *)(block + 2), *xq = x->values + 32 * b;
+            const uint8_t *block = w + (size_t)r * row_bytes + 18 * b;
+            const int8_t *xq = x->values + 32 * b;
             int sum = 0;
-            for (int j = 0; j < 32; j++) sum += q[j] * xq[j];
-            total += half_to_float((uint16_t)(block[0] | block[1] << 8)) * x->scales[b] * (float)sum;
+            for (int i = 0; i < 32; i++) sum += (small_weight(block + 2, 0, i) - 8) * xq[i];
+            total = fmaf((float)sum, half_to_float((uint16_t)(block[0] | block[1] << 8)) * x->scales[b], total);
         }
         y[r] = total;
+    }
+}
+
+/// q8_0 in the float order of kernel_body.h's q8_0: as q4_0, with the int8 weights as they are.
+static void portable_q8_0(const uint8_t *w, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y) {
+    for (long r = 0; r < rows; r++) {
+        float lanes[8] = {0};
+        for (long b = 0; b < blocks; b++) {
+            const uint8_t *block = w + (size_t)r * row_bytes + 34 * b;
+            const int8_t *q = (const int8_t *)(block + 2), *xq = x->values + 32 * b;
+            const float d = half_to_float((uint16_t)(block[0] | block[1] << 8)) * x->scales[b];
+            for (int l = 0; l < 8; l++) {
+                int sum = 0;
+                for (int i = 4 * l; i < 4 * l + 4; i++) sum += q[i] * xq[i];
+                lanes[l] = fmaf(d, (float)sum, lanes[l]);
+            }
+        }
+        y[r] = sum8(lanes);
     }
 }
 
@@ -310,10 +344,7 @@ static void portable_q5_K(const uint8_t *w, size_t row_bytes, long rows, long bl
             for (int l = 0; l < 8; l++) lanes[l] = fmaf(d, (float)lane_sums[l], lanes[l]);
             minimum = fmaf(-xd * half_to_float((uint16_t)(block[2] | block[3] << 8)), (float)min_sum, minimum);
         }
-        // As kernel_body.h's sum8: halves, then pairs two apart, then the last two.
-        float h4[4];
-        for (int l = 0; l < 4; l++) h4[l] = lanes[l] + lanes[l + 4];
-        y[r] = ((h4[0] + h4[2]) + (h4[1] + h4[3])) + minimum;
+        y[r] = sum8(lanes) + minimum;
     }
 }
 
@@ -354,20 +385,18 @@ static void portable_q6_K(const uint8_t *w, size_t row_bytes, long rows, long bl
                 for (int l = 0; l < 8; l++) lanes[l] = fmaf(d * xd, (float)lane_sums[l], lanes[l]);
             }
         }
-        // As kernel_body.h's sum8: halves, then pairs two apart, then the last two.
-        float h4[4];
-        for (int l = 0; l < 4; l++) h4[l] = lanes[l] + lanes[l + 4];
-        y[r] = x->q6_K_tiled ? tiled : (h4[0] + h4[2]) + (h4[1] + h4[3]);
+        y[r] = x->q6_K_tiled ? tiled : sum8(lanes);
     }
 }
 
 typedef void (*matvec_fn)(const uint8_t *, size_t, long, long, const hitch_q8_activations *, float *);
 
 /// One instruction set's kernels, one per ggml type, and its q8_K activation quantizer.
-typedef struct { matvec_fn q4_0, q4_1, q5_0, q5_1, q8_0, q4_K, q5_K, q6_K; hitch_quantize_fn quantize_q8_K; } kernel_set;
+typedef struct { matvec_fn q4_0, q4_1, q5_0, q5_1, q8_0, q4_K, q5_K, q6_K, q4_0_rows8; hitch_quantize_fn quantize_q8, quantize_q8_K; } kernel_set;
 
 static const kernel_set portable_kernels = {portable_q4_0, portable_q4_1, portable_q5_0, portable_q5_1, portable_q8_0,
-                                            portable_q4_K, portable_q5_K, portable_q6_K, portable_quantize_q8_K};
+                                            portable_q4_K, portable_q5_K, portable_q6_K, portable_q4_0_rows8, portable_quantize_q8,
+                                            portable_quantize_q8_K};
 static kernel_set chosen = portable_kernels;
 static const char *chosen_isa = "portable";
 
@@ -380,7 +409,24 @@ static const char *chosen_isa = "portable";
 #define KERNEL(name) avx512vnni_##name
 #define DOT(acc, u, s) _mm256_dpbusd_epi32((acc), (u), (s))
 #define SCALED_ADD(acc, a, b) _mm256_dpwssd_epi32((acc), (a), (b))
+#define KERNEL_MASKS
+#define KERNEL_EXACT_DOT
 #include "kernel_body.h"
+#undef KERNEL_MASKS
+#undef KERNEL_EXACT_DOT
+#undef KERNEL
+#undef DOT
+#undef SCALED_ADD
+#pragma clang attribute pop
+
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl"))), apply_to = function)
+#define KERNEL(name) avx512_##name
+// vpmaddubsw cannot saturate here: 2 * 15 * 127 (q4) and 2 * 128 * 127 (q8_0's |q|) fit in int16.
+#define DOT(acc, u, s) _mm256_add_epi32((acc), _mm256_madd_epi16(_mm256_maddubs_epi16((u), (s)), _mm256_set1_epi16(1)))
+#define SCALED_ADD(acc, a, b) _mm256_add_epi32((acc), _mm256_madd_epi16((a), (b)))
+#define KERNEL_MASKS
+#include "kernel_body.h"
+#undef KERNEL_MASKS
 #undef KERNEL
 #undef DOT
 #undef SCALED_ADD
@@ -390,7 +436,9 @@ static const char *chosen_isa = "portable";
 #define KERNEL(name) avxvnni_##name
 #define DOT(acc, u, s) _mm256_dpbusd_avx_epi32((acc), (u), (s))
 #define SCALED_ADD(acc, a, b) _mm256_dpwssd_avx_epi32((acc), (a), (b))
+#define KERNEL_EXACT_DOT
 #include "kernel_body.h"
+#undef KERNEL_EXACT_DOT
 #undef KERNEL
 #undef DOT
 #undef SCALED_ADD
@@ -410,11 +458,11 @@ static const char *chosen_isa = "portable";
 static int cpu_has(const char *isa) {
     __builtin_cpu_init();
     const int avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+    const int avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
     if (strcmp(isa, "avx2") == 0) return avx2;
     if (strcmp(isa, "avxvnni") == 0) return avx2 && __builtin_cpu_supports("avxvnni");
-    if (strcmp(isa, "avx512vnni") == 0) {
-        return avx2 && __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw");
-    }
+    if (strcmp(isa, "avx512") == 0) return avx512;
+    if (strcmp(isa, "avx512vnni") == 0) return avx512 && __builtin_cpu_supports("avx512vnni");
     return 0;
 }
 #endif
@@ -424,9 +472,11 @@ static int kernels_for(const char *isa, kernel_set *set) {
     if (strcmp(isa, "portable") == 0) { *set = portable_kernels; return 1; }
 #if defined(__x86_64__) && defined(__clang__)
     if (!cpu_has(isa)) return 0;
-#define SET(prefix) (kernel_set){prefix##_q4_0, prefix##_q4_1, prefix##_q5_0, prefix##_q5_1, prefix##_q8_0, prefix##_q4_K, prefix##_q5_K, prefix##_q6_K, \
-                                 prefix##_quantize_q8_K}
+#define SET(prefix)                                                                                                       \
+    (kernel_set){prefix##_q4_0, prefix##_q4_1, prefix##_q5_0, prefix##_q5_1, prefix##_q8_0, prefix##_q4_K, prefix##_q5_K, \
+                 prefix##_q6_K, prefix##_q4_0_rows8, prefix##_quantize_q8, prefix##_quantize_q8_K}
     if (strcmp(isa, "avx512vnni") == 0) { *set = SET(avx512vnni); return 1; }
+    if (strcmp(isa, "avx512") == 0) { *set = SET(avx512); return 1; }
     if (strcmp(isa, "avxvnni") == 0) { *set = SET(avxvnni); return 1; }
     *set = SET(avx2);
 #undef SET
@@ -452,6 +502,7 @@ static matvec_fn kernel_of(const kernel_set *set, int type) {
     case 12: return set->q4_K;
     case 13: return set->q5_K;
     case 14: return set->q6_K;
+    case HITCH_Q4_0_ROWS8: return set->q4_0_rows8;
     default: return NULL;
     }
 }
@@ -469,16 +520,40 @@ hitch_quantize_fn hitch_quantizer_q8_K(const char *isa) {
     return kernels_for(isa, &set) ? set.quantize_q8_K : NULL;
 }
 
+hitch_quantize_fn hitch_quantizer_q8(const char *isa) {
+    kernel_set set;
+    return kernels_for(isa, &set) ? set.quantize_q8 : NULL;
+}
+
+void hitch_quantize_q8(const float *x, long count, const hitch_q8_activations *out) { chosen.quantize_q8(x, count, out); }
 void hitch_quantize_q8_K(const float *x, long count, const hitch_q8_activations *out) { chosen.quantize_q8_K(x, count, out); }
 
-/// The best version the CPU runs, chosen before main; never written again.
+/// Every version, best first (the order `HITCH_KERNELS_ISA` caps).
+static const char *const versions[] = {"avx512vnni", "avx512", "avxvnni", "avx2", "portable"};
+static const char *unknown_cap = NULL;
+
+/// The best version the CPU runs, at most `HITCH_KERNELS_ISA` when that names one (so each
+/// version's speed can be measured on one machine), chosen before main; never written again.
 __attribute__((constructor)) static void choose_kernels(void) {
-    if (!select_kernels("avx512vnni") && !select_kernels("avxvnni")) (void)select_kernels("avx2");
+    const char *cap = getenv("HITCH_KERNELS_ISA");
+    size_t first = 0;
+    if (cap && *cap) {
+        first = sizeof versions / sizeof *versions;
+        for (size_t i = 0; i < sizeof versions / sizeof *versions; i++) {
+            if (strcmp(cap, versions[i]) == 0) first = i;
+        }
+        if (first == sizeof versions / sizeof *versions) { unknown_cap = cap; first = 0; }
+    }
+    for (size_t i = first; i < sizeof versions / sizeof *versions; i++) {
+        if (select_kernels(versions[i])) break;
+    }
 #if defined(__x86_64__) && defined(__clang__)
     __builtin_cpu_init();
     if (__builtin_cpu_supports("fma")) { chosen_swiglu = fma_swiglu; chosen_softmax = fma_softmax; }
 #endif
 }
+
+const char *hitch_kernels_unknown_cap(void) { return unknown_cap; }
 
 #define ENTRY(type)                                                                                            \
     void hitch_matvec_##type(const void *w, size_t rb, long rows, long blocks, const hitch_q8_activations *x, float *y) { \

@@ -349,6 +349,9 @@ public enum MetadataKey: UInt32, TraceWord {
     case appVersion, device, os, commit, branch
     /// The hang watchdog's threshold in milliseconds, when it watched the main thread.
     case hangWatchdogMs
+    /// The LLM workload: why `decodeThreads` (a sentence), and the decode rate measured per thread
+    /// count before the recording's decode ("1:38.2,2:70.9" tokens per second).
+    case decodeThreadChoice, decodeTokensPerSecondByThreads
     /// The value of `schedSwitchThreads` when every thread that recorded events had a switch ring.
     public static let everyRecordingThread = "recording"
     public static let spelled = allCases.map { caseName($0) }

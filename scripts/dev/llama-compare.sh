@@ -16,8 +16,10 @@
 # over llama.cpp's; the JSON gives every round, the median ratio, and the load averages seen.
 # hitch runs with --speed-only: steps back to back as llama-bench runs them (its bandwidth passes
 # between steps would evict the model from the cache). llama.cpp comes from
-# scripts/dev/llama-reference.sh --build (built once, cached). HITCH=path/to/hitch to use a built
-# binary; otherwise scripts/release-hitch.sh builds the release one.
+# scripts/dev/llama-reference.sh --build (built once, cached), or LLAMA_BIN=DIR names another build's
+# bin directory (an AVX2-only build, say). HITCH=path/to/hitch to use a built binary; otherwise
+# scripts/release-hitch.sh builds the release one. HITCH_KERNELS_ISA (avx2, avx512, avx512vnni)
+# caps hitch's kernels; the JSON gives the instruction set each side ran.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 rounds=3 tokens=128 threads=2
@@ -33,7 +35,12 @@ done
 mode=${1:-}
 [[ "$mode" == model || "$mode" == formats ]] || { echo "llama-compare: say 'model' or 'formats'" >&2; exit 2; }
 cache="${HITCH_MODEL_CACHE:-$HOME/.cache/hitch}"
-bin="$(bash scripts/dev/llama-reference.sh --build)" || { echo "llama-compare: no llama.cpp build" >&2; exit 2; }
+if [[ -n "${LLAMA_BIN:-}" ]]; then
+  bin="$LLAMA_BIN"
+  [[ -x "$bin/llama-bench" ]] || { echo "llama-compare: no llama-bench in LLAMA_BIN=$bin" >&2; exit 2; }
+else
+  bin="$(bash scripts/dev/llama-reference.sh --build)" || { echo "llama-compare: no llama.cpp build" >&2; exit 2; }
+fi
 HITCH=$(bash scripts/release-hitch.sh)
 
 files=()
@@ -105,6 +112,8 @@ for index, path in enumerate(files):
 llama0 = json.load(open(f"{out}/llama-0-0.json"))[0]
 print(json.dumps({"threads": threads, "tokens": tokens, "rounds": rounds,
                   "llamaBuild": llama0.get("build_commit", ""), "cpu": llama0.get("cpu_info", ""),
+                  "llamaBackends": llama0.get("backends", ""),
+                  "hitchKernels": json.load(open(f"{out}/hitch-0-0.json"))["quantizedKernels"],
                   "loadAverageNow": float(open("/proc/loadavg").read().split()[0]),
                   "results": results}, indent=1))
 PY

@@ -6,10 +6,11 @@
 // against activations quantized to int8 as ggml does (blocks of 32 for the first five, of 256 for
 // the K-quants).
 // x86 has no portable way to ask for vpdpbusd from Swift, so these are C with intrinsics: each kernel
-// is compiled for AVX512-VNNI, AVX-VNNI and AVX2 (function target attributes, no build flags) and the
-// best the CPU reports is chosen once at load time; elsewhere a portable C version runs. Every
-// version computes the same integer lanes as ggml's vec_dot, so results differ from llama.cpp's only
-// by the order of the float additions.
+// is compiled for AVX-512 with VNNI, AVX-512, AVX-VNNI and AVX2 (function target attributes, no build
+// flags) and the best the CPU reports is chosen once at load time; elsewhere a portable C version
+// runs. Every version computes the same integer lanes as ggml's vec_dot and adds them as floats in
+// the same order, so all versions give the same floats, bit for bit; they differ from llama.cpp's
+// only by the order of the float additions (none for the K-quants, which follow llama.cpp's).
 
 #include <stddef.h>
 #include <stdint.h>
@@ -75,12 +76,23 @@ void hitch_swiglu_ggml(const float *gate, const float *up, long count, float *ou
 /// with libm's expf. Returns the sum.
 double hitch_softmax_ggml(const float *x, long count, float max, float *y);
 
-/// Which version runs: "avx512vnni", "avxvnni", "avx2" or "portable".
+/// Which version runs: "avx512vnni", "avx512", "avxvnni", "avx2" or "portable": the best the CPU
+/// runs, or, when the environment variable HITCH_KERNELS_ISA names one of these, the best at or
+/// below it in that order (to measure each version on one machine).
 const char *hitch_kernels_isa(void);
+
+/// HITCH_KERNELS_ISA's value when it names no version (it is then ignored), else NULL.
+const char *hitch_kernels_unknown_cap(void);
+
+/// Not a ggml type: q4_0 summed in the order of llama.cpp's repacked q4_0 (q4_0x8), which it uses
+/// for every q4_0 matrix whose rows are a multiple of 8 (not the token embedding): per row, each
+/// block's exact integer sum times d * d_x fused into one float, where plain q4_0 (vec_dot's
+/// order) keeps eight lanes per row. `hitch_kernel` and `hitch_matvec_for_type` take it as a type.
+#define HITCH_Q4_0_ROWS8 1002
 
 typedef void (*hitch_matvec_fn)(const uint8_t *weights, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y);
 
-/// The `isa` version ("avx512vnni", "avxvnni", "avx2", "portable") of the kernel for ggml type
+/// The `isa` version ("avx512vnni", "avx512", "avxvnni", "avx2", "portable") of the kernel for ggml type
 /// `type` (ggml ids: 2 = q4_0, 3 = q4_1, 6 = q5_0, 7 = q5_1, 8 = q8_0, 12 = q4_K, 13 = q5_K,
 /// 14 = q6_K), or NULL when the CPU lacks it: tests compare every
 /// version with the portable one without changing which one runs.
@@ -95,6 +107,9 @@ typedef void (*hitch_quantize_fn)(const float *x, long count, const hitch_q8_act
 /// The `isa` version of `hitch_quantize_q8_K` (every version gives the same bytes), or NULL when
 /// the CPU lacks it: tests compare them as they compare the kernels.
 hitch_quantize_fn hitch_quantizer_q8_K(const char *isa);
+
+/// The `isa` version of `hitch_quantize_q8`, as `hitch_quantizer_q8_K`.
+hitch_quantize_fn hitch_quantizer_q8(const char *isa);
 
 #ifdef __cplusplus
 }

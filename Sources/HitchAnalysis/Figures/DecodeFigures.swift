@@ -27,9 +27,51 @@ public struct DecodeFigures: Codable, Sendable, Equatable {
     public var notBandwidthBound = false
     /// The roofline's ridge point: peakGFLOPS / peakBandwidthGBps (FLOPs per byte).
     public var ridgeFlopsPerByte = 0.0
+    /// The decode's thread count and the rates measured before the recording.
+    public var threads = DecodeThreadFigures()
     public var ops: [OpFigures] = []
     public var memory = MemoryBudget()
     public init() {}
+}
+
+/// How many threads decoded, and whether they, not memory, bound it: the rates the LLM workload
+/// measures before it records (metadata `decodeThreads`, `decodeTokensPerSecondByThreads`).
+public struct DecodeThreadFigures: Codable, Sendable, Equatable {
+    /// Threads that decoded (metadata `decodeThreads`; 0 when absent).
+    public var count = 0
+    /// The most threads measured (every core); 0 when nothing was measured.
+    public var cores = 0
+    /// Decode rate measured with `count` threads and with `cores` threads.
+    public var measuredTokensPerSecond = 0.0, allCoresTokensPerSecond = 0.0
+    /// True when every core decoded at least `DecodeThreadFigures.boundRatio` times as fast as
+    /// `count` threads: the decode's threads (their arithmetic), not memory, bound it.
+    public var boundByThreads = false
+    public static let boundRatio = 1.2
+    public init() {}
+
+    /// From the metadata values ("2", "1:38.2,2:70.9").
+    public init(threads: String?, rates: String?) {
+        count = threads.flatMap { Int($0) } ?? 0
+        var measured: [Int: Double] = [:]
+        for pair in (rates ?? "").split(separator: ",") {
+            let parts = pair.split(separator: ":")
+            if parts.count == 2, let n = Int(parts[0]), let rate = Double(parts[1]), rate.isFinite, rate > 0 { measured[n] = rate }
+        }
+        guard let most = measured.keys.max(), let mine = measured[count] else { return }
+        cores = most
+        measuredTokensPerSecond = mine
+        allCoresTokensPerSecond = measured[most] ?? 0
+        boundByThreads = most > count && allCoresTokensPerSecond >= Self.boundRatio * mine
+    }
+
+    /// The finding in words, or nil when the threads did not bound the decode.
+    public var sentence: String? {
+        guard boundByThreads else { return nil }
+        return "bound by its \(count) decode thread\(count == 1 ? "" : "s"), not by memory: all \(cores) cores decoded "
+            + String(format: "%.2fx", allCoresTokensPerSecond / measuredTokensPerSecond) + " as fast ("
+            + String(format: "%.1f vs %.1f", allCoresTokensPerSecond, measuredTokensPerSecond)
+            + " tok/s, measured before recording); the UI keeps a core, so more threads were not taken"
+    }
 }
 
 public struct OpFigures: Codable, Sendable, Equatable {

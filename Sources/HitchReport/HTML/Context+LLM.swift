@@ -26,6 +26,7 @@ extension Context {
                            + " of the measured peak bandwidth: time goes elsewhere than reading weights.")
                 }
             }
+            if let bound = decode.threads.sentence { w.element("p", text: "Decode is " + bound + ".") }
             w.element("h3", text: "Bytes per token")
             Blocks.meter(&w, parts: [("weights", decode.weightBytesPerToken), ("KV cache", decode.kvCacheBytesPerToken), ("other", decode.otherBytesPerToken)],
                          limit: decode.bytesPerToken, unitText: Format.bytes, isBudget: false)

@@ -155,6 +155,10 @@ public final class DecodeSession {
 
     // MARK: Recording
 
+    /// False: ops are counted in `lastStep` but record no events (a measurement before a recording's
+    /// decode, `DecodeThreadChoice`).
+    var recordsOps = true
+
     @inline(__always)
     func op<R>(_ name: TraceName, layer: Int, read: Int, written: Int, flops: Int,
                        weightBytes: Int = 0, kvBytes: Int = 0, _ body: () -> R) -> R {
@@ -164,6 +168,7 @@ public final class DecodeSession {
         lastStep.weightBytes &+= UInt64(weightBytes)
         lastStep.kvCacheBytes &+= UInt64(kvBytes)
         lastStep.opCount += 1
+        guard recordsOps else { return body() }
         // What the op's reads are, as the op itself says (the analyzer trusts this over op names).
         let reads: InferenceByteKind = kvBytes > 0 ? .kvCache : weightBytes > 0 ? .weights : .activations
         return Trace.inferenceOp(name, layer: Int32(layer), computeUnit: Self.cpu, tokenIndex: recordingToken,

@@ -21,6 +21,17 @@ struct MappedSegment {
     let firstRow: Int
     let rows: Int
     let rowBytes: Int
+    /// The kernel that multiplies its rows (nil for float types), in the float order llama.cpp
+    /// uses for this tensor (`MappedSegment.kernelType`).
+    let kernel: hitch_matvec_fn?
+
+    /// The kernel id for a tensor of `type` with `rows` rows: llama.cpp repacks a q4_0 matrix whose
+    /// rows are a multiple of 8 (on any AVX2 machine) and sums it in that layout's order, one float
+    /// per row (`HITCH_Q4_0_ROWS8`); the token embedding it keeps as it is (a row lookup uses it, so
+    /// a tied output head multiplies it in vec_dot's order, as every other type).
+    static func kernelType(_ type: GGMLType, rows: Int, name: String) -> Int32 {
+        type == .q4_0 && rows % 8 == 0 && name != "token_embd.weight" ? HITCH_Q4_0_ROWS8 : Int32(type.rawValue)
+    }
 }
 
 final class MappedMatrix: DecodeMatrix, @unchecked Sendable {
@@ -43,17 +54,16 @@ final class MappedMatrix: DecodeMatrix, @unchecked Sendable {
                 throw GGUFError.invalid("tensor \(tensor.name) has rows of \(tensor.columns), expected \(columns)")
             }
             guard columns % 32 == 0 else { throw GGUFError.unsupportedModel("tensor \(tensor.name): rows of \(columns) are not a multiple of 32") }
+            let kernel = tensor.type.isFloat ? nil : hitch_matvec_for_type(MappedSegment.kernelType(tensor.type, rows: tensor.rows, name: tensor.name))
+            guard tensor.type.isFloat || kernel != nil else { throw GGUFError.unsupportedModel("no kernel multiplies \(tensor.type.name) rows") }
             segments.append(MappedSegment(type: tensor.type, base: file.data(of: tensor), firstRow: row, rows: tensor.rows,
-                                          rowBytes: tensor.type.rowBytes(columns: columns)))
+                                          rowBytes: tensor.type.rowBytes(columns: columns), kernel: kernel))
             row += tensor.rows
         }
         rows = row
         self.segments = segments
         let types = Set(segments.map(\.type.isFloat))
         guard types.count == 1 else { throw GGUFError.unsupportedModel("\(tensors.map(\.name)) mix float and quantized types") }
-        for segment in segments where !segment.type.isFloat && hitch_matvec_for_type(Int32(segment.type.rawValue)) == nil {
-            throw GGUFError.unsupportedModel("no kernel multiplies \(segment.type.name) rows")
-        }
     }
 
     var byteCount: Int { segments.reduce(0) { $0 + $1.rows * $1.rowBytes } }
@@ -78,10 +88,9 @@ final class MappedMatrix: DecodeMatrix, @unchecked Sendable {
             case .bf16: multiplyRowsBF16(segment.base, columns: columns, local, UnsafeRawPointer(x), out)
             case .q4_0, .q4_1, .q5_0, .q5_1, .q8_0, .q4_K, .q5_K, .q6_K:
                 let rows = segment.base + local.lowerBound * segment.rowBytes
-                // Kernels exist for every quantized type (checked in init).
-                let kernel = hitch_matvec_for_type(Int32(segment.type.rawValue))!
-                kernel(rows.assumingMemoryBound(to: UInt8.self), segment.rowBytes, local.count, columns / segment.type.blockSize,
-                       quantizedX.ggml, out + local.lowerBound)
+                // Every quantized segment has its kernel (checked in init).
+                segment.kernel!(rows.assumingMemoryBound(to: UInt8.self), segment.rowBytes, local.count, columns / segment.type.blockSize,
+                                quantizedX.ggml, out + local.lowerBound)
             }
         }
     }
@@ -93,14 +102,26 @@ final class MappedMatrix: DecodeMatrix, @unchecked Sendable {
     }
 }
 
-/// The instruction set of GGUF models' quantized kernels (CHitchKernels chooses it at load time).
+/// The instruction set of GGUF models' quantized kernels (CHitchKernels chooses it at load time:
+/// the best the CPU runs, at most the one the environment variable `HITCH_KERNELS_ISA` names).
 public enum QuantizedKernels {
-    /// "avx512vnni", "avxvnni", "avx2" or "portable".
+    /// "avx512vnni", "avx512", "avxvnni", "avx2" or "portable".
     public static var instructionSet: String { String(cString: hitch_kernels_isa()) }
-    /// Every version, best first.
-    static let all = ["avx512vnni", "avxvnni", "avx2", "portable"]
+    /// Every version, best first (the order `HITCH_KERNELS_ISA` caps).
+    public static let all = ["avx512vnni", "avx512", "avxvnni", "avx2", "portable"]
+    /// The environment variable that caps the version, so each can be measured on one machine.
+    public static let capVariable = "HITCH_KERNELS_ISA"
+    /// Why the cap was ignored (it names no version), nil when it was not.
+    public static var capProblem: String? {
+        guard let value = hitch_kernels_unknown_cap() else { return nil }
+        return "\(capVariable)='\(String(cString: value))' names no kernel version (\(all.joined(separator: ", ")))"
+    }
+    /// The versions this CPU runs, best first.
+    public static var available: [String] { all.filter { hitch_kernel($0, Int32(GGMLType.q8_0.rawValue)) != nil } }
     /// The `name` version of `type`'s kernel, nil when the CPU lacks it (tests compare every version).
     static func kernel(_ name: String, for type: GGMLType) -> hitch_matvec_fn? { hitch_kernel(name, Int32(type.rawValue)) }
     /// The `name` version of the q8_K activation quantizer, nil when the CPU lacks it.
     static func quantizerK(_ name: String) -> hitch_quantize_fn? { hitch_quantizer_q8_K(name) }
+    /// The `name` version of the q8_0/q8_1 activation quantizer, nil when the CPU lacks it.
+    static func quantizer8(_ name: String) -> hitch_quantize_fn? { hitch_quantizer_q8(name) }
 }

@@ -37,9 +37,9 @@ public struct LLMStreamingConfiguration: Sendable {
     public var sampling: SamplingOptions
     public var buffering: TokenBuffering
     public var refreshRateHz: Double
-    /// Threads that decode (and run the bandwidth probe). Default: all cores but one, left for the
-    /// main and render threads (see `defaultDecodeThreads`).
-    public var decodeThreads: Int
+    /// Threads that decode (and run the bandwidth probe); nil: chosen by measurement among all cores
+    /// but one, left for the main and render threads (`DecodeThreadChoice`).
+    public var decodeThreads: Int?
     /// A GGUF model to run instead of the synthetic one (shape, format and seed are then ignored; the
     /// prompt is put in the file's chat template).
     public var modelPath: String?
@@ -48,16 +48,11 @@ public struct LLMStreamingConfiguration: Sendable {
     public var ggmlType: GGMLType?
     public init(shape: ModelShape, format: WeightFormat, seed: UInt64, prompt: String, tokens: Int,
                 sampling: SamplingOptions, buffering: TokenBuffering, refreshRateHz: Double,
-                decodeThreads: Int = LLMStreamingConfiguration.defaultDecodeThreads) {
+                decodeThreads: Int? = nil) {
         self.shape = shape; self.format = format; self.seed = seed; self.prompt = prompt; self.tokens = tokens
         self.sampling = sampling; self.buffering = buffering; self.refreshRateHz = refreshRateHz
-        self.decodeThreads = max(1, decodeThreads)
+        self.decodeThreads = decodeThreads.map { max(1, $0) }
     }
-
-    /// All cores but one. With decode on every core of this 2-vCPU machine the host preempted both
-    /// vCPUs for 10-25 ms about every 2 s (steal time; no guest timer ran), a render hitch each
-    /// time; with one core left idle those stalls stopped (docs/WORKLOADS.md "Streaming").
-    public static var defaultDecodeThreads: Int { max(1, ProcessInfo.processInfo.activeProcessorCount - 1) }
 }
 
 public struct LLMStreamingOutcome: Sendable {
@@ -70,6 +65,8 @@ public struct LLMStreamingOutcome: Sendable {
     public var text = ""
     /// The model that ran: "synthetic q4_0 0.40 B" or the GGUF file's name.
     public var model = ""
+    /// How many threads decoded, and why.
+    public var decodeThreads: DecodeThreadChoice?
 }
 
 public enum LLMWorkloadError: Error, CustomStringConvertible {
@@ -268,14 +265,20 @@ public enum LLMStreamingWorkload {
         let available = Int(ProcessInfo.processInfo.physicalMemory / 10 * 7)
         guard needed < available else { throw LLMWorkloadError.tooLarge(bytes: needed, available: available) }
         Trace.setCurrentThreadName("main") // the analyzer's main thread
+        let weights = fileModel?.weights ?? {
+            let generating = WorkerPool()
+            defer { generating.shutdown() }
+            return TransformerWeights(shape: shape, format: configuration.format, seed: configuration.seed, pool: generating)
+        }()
         // Decode is background work (SCHED_IDLE, hitch_thread.h), as a real app's inference runs at
         // a background QoS: the main and render threads preempt it the moment they wake, where a
-        // nice value only lowers its share. It leaves a core to the UI (`decodeThreads`).
-        let pool = WorkerPool(threadCount: configuration.decodeThreads, workersInBackground: true)
+        // nice value only lowers its share. It leaves a core to the UI: the thread count is the
+        // fewest of all cores but one that decode as fast as any (measured), unless given.
+        let choice = try DecodeThreadChoice.measure(weights: weights, given: configuration.decodeThreads)
+        let pool = WorkerPool(threadCount: choice.threads, workersInBackground: true)
         defer { pool.shutdown() }
         let probe = BandwidthProbe.measure(pool: pool, repetitions: 3)
         if let shortfall = probe.sizing.shortfall { FileHandle.standardError.write(Data("hitch: bandwidth probe: \(shortfall)\n".utf8)) }
-        let weights = fileModel?.weights ?? TransformerWeights(shape: shape, format: configuration.format, seed: configuration.seed, pool: pool)
         let syntheticName = "synthetic \(syntheticType?.name ?? configuration.format.rawValue), "
             + "\(String(format: "%.2f", Double(shape.parameterCount) / 1e9)) B parameters, seed \(configuration.seed)"
         let modelName = syntheticType != nil ? syntheticName : fileModel.map { "\($0.name) (\(($0.file.path as NSString).lastPathComponent))" } ?? syntheticName
@@ -291,6 +294,7 @@ public enum LLMStreamingWorkload {
                 (.context, String(shape.context)), (.tokens, String(configuration.tokens)),
                 (.buffering, configuration.buffering == .unbounded ? "unbounded" : "newest:\(bufferSize(configuration.buffering))"),
                 (.computeUnit, "cpu"), (.decodeThreads, String(pool.threadCount)),
+                (.decodeThreadChoice, choice.reason), (.decodeTokensPerSecondByThreads, choice.ratesText),
             ]
             for (key, value) in metadata { recorder.setMetadata(key, value) }
         }
@@ -331,6 +335,7 @@ public enum LLMStreamingWorkload {
         outcome.produced = generated.produced
         outcome.dropped = outcome.produced - outcome.delivered
         outcome.model = modelName
+        outcome.decodeThreads = choice
         // The first tokens as text, in the report's metadata (escaped: a synthetic model's bytes are noise).
         recorder?.setMetadata(.output, escapedForDisplay(String(outcome.text.prefix(200))))
         return outcome

@@ -11,6 +11,7 @@ enum BenchDecode: Subcommand {
     USAGE: hitch bench decode [--weights f32,f16,q8_0,q4_0,pal4,q4_K,...] [--tokens N] [--threads N] [shape options] [--format text|json]
            hitch bench decode --model FILE.gguf [--tokens N] [--threads N] [--speed-only] [--format text|json]
            hitch bench decode --write-gguf FILE.gguf --weights TYPE [--seed N] [shape options]
+           hitch bench decode --kernels [--weights q4_0,q5_K,...] [--isa avx2,...] [--threads N] [--format text|json]
 
     For each weight format: generates the model from the seed, prefills a short prompt, decodes
     --tokens tokens and reports tokens/s, bytes per token (every op's reads and writes, as recorded in
@@ -34,6 +35,18 @@ enum BenchDecode: Subcommand {
     written as a llama-architecture GGUF file with its matrices in the one --weights type (any ggml type),
     so llama.cpp (llama-bench) and --model run the same weights (scripts/dev/llama-compare.sh does).
 
+    With --kernels, no model runs: each quantized ggml type's kernel is timed on every instruction
+    set the CPU runs (or those --isa lists): nanoseconds per block per row with eight rows in L1
+    (the arithmetic alone) and with one thread streaming a matrix 4x the last-level cache (both in
+    the thread's CPU time, so other processes on a shared machine do not count), then the pool's
+    threads on that matrix against the triad passes just before and after; bound is "unpacking"
+    when the threads' L1 rate is below the triad (the cores cannot keep up with memory),
+    "bandwidth" at 85% of the triad or more, else "latency".
+
+    The quantized kernels run the best instruction set the CPU has; the environment variable
+    HITCH_KERNELS_ISA=avx2 (or avx512, avx512vnni, avxvnni, portable) caps it, to measure each on
+    one machine (quantizedKernels in the JSON says which ran).
+
     With --speed-only, the steps run back to back with no triad or read pass between them (a pass
     over arrays 4x the last-level cache evicts the model, which llama-bench never does), as
     scripts/dev/llama-compare.sh measures; the bandwidth figures are then 0.
@@ -43,7 +56,10 @@ enum BenchDecode: Subcommand {
                          \(TransformerWeights.Architecture.supportedNames); tensors \(GGMLType.supportedNames))
       --write-gguf FILE  Write the synthetic model as GGUF (matrices in --weights) and exit
       --speed-only     Tokens/s only: no bandwidth probes (bandwidth, triad and utilization print 0)
-      --weights LIST   Formats or ggml types to run (default the five formats)
+      --weights LIST   Formats or ggml types to run (default the five formats; with --kernels,
+                       the quantized types, default all eight)
+      --kernels        Time the quantized kernels alone (see above)
+      --isa LIST       With --kernels: instruction sets to time (default every one the CPU runs)
       --tokens N       Decode steps per format (default 32)
       --threads N      Pool threads (default: every core)
       --seed N         Weight seed (default 1)
@@ -54,6 +70,8 @@ enum BenchDecode: Subcommand {
     EXAMPLES:
       hitch bench decode --weights f32,q4_0 --format json
       hitch bench decode --weights q4_K,q6_K --threads 2
+      HITCH_KERNELS_ISA=avx2 hitch bench decode --weights q4_1,q5_0 --format json
+      hitch bench decode --kernels --weights q4_0,q5_1 --format json
     """
 
     struct Result: Codable {
@@ -80,9 +98,22 @@ enum BenchDecode: Subcommand {
         var results: [Result]
     }
 
+    struct KernelReport: Codable {
+        var threads: Int
+        /// The versions timed, and the one decode runs (QuantizedKernels).
+        var instructionSets: [String]
+        var quantizedKernels: String
+        var matrixBytes: Int
+        var probeSizing: ProbeSizing
+        var loadAverageBefore, loadAverageAfter: Double?
+        var kernels: [KernelMeasurement]
+    }
+
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         let output = try arguments.choice("--format", ["text", "json"], default: "text")
+        if let problem = QuantizedKernels.capProblem { throw CLIError(problem) }
         if let path = try arguments.option("--write-gguf") { return try writeGGUF(path, &arguments) }
+        if arguments.flag("--kernels") { return try runKernels(&arguments, output: output) }
         let weightsText = try arguments.option("--weights") ?? WeightFormat.allCases.map(\.rawValue).joined(separator: ",")
         guard let formats = SyntheticWeights.parseList(weightsText) else {
             throw CLIError("option '--weights' must list formats from \(SyntheticWeights.allNames.joined(separator: ", ")); got '\(weightsText)'")
@@ -180,6 +211,44 @@ enum BenchDecode: Subcommand {
             try writeStandardOutputLine(String(format: "%-7@ %6.1f  %8.1f  %5.1f  %10.1f  %9.1f  %10.1f%%  %8@", r.weights as NSString, r.tokensPerSecond,
                          r.bytesPerToken / 1e6, r.bandwidthGBps, r.triadGBps, r.readGBps, r.utilization * 100,
                          (r.loadAverage.map { String(format: "%.2f", $0) } ?? "-") as NSString))
+        }
+        return .ok
+    }
+
+    static func runKernels(_ arguments: inout Arguments, output: String) throws -> ExitCode {
+        let names = try arguments.option("--weights").map { $0.split(separator: ",").map(String.init) } ?? KernelBenchmark.types.map(\.name)
+        let types = try names.map { name in
+            guard let type = GGMLType(name: name), KernelBenchmark.types.contains(type) else {
+                throw CLIError("option '--weights' with --kernels must list quantized types from \(KernelBenchmark.types.map(\.name).joined(separator: ", ")); got '\(name)'")
+            }
+            return type
+        }
+        let available = QuantizedKernels.available
+        let isas = try arguments.option("--isa").map { $0.split(separator: ",").map(String.init) } ?? available
+        for isa in isas where !available.contains(isa) {
+            throw CLIError("option '--isa' must list instruction sets this CPU runs (\(available.joined(separator: ", "))); got '\(isa)'")
+        }
+        let threads = try arguments.number("--threads", in: 1...256, default: ProcessInfo.processInfo.activeProcessorCount)
+        _ = try arguments.positionals("bench decode", count: 0...0, what: "no arguments")
+        let pool = WorkerPool(threadCount: threads)
+        defer { pool.shutdown() }
+        let arrays = StreamArrays(pool: pool)
+        if let shortfall = arrays.sizing.shortfall { writeStandardError("hitch: bench decode: \(shortfall)\n") }
+        let before = loadAverage()
+        let kernels = KernelBenchmark.measure(types: types, instructionSets: isas, pool: pool, arrays: arrays, matrixBytes: arrays.arrayBytes)
+        let report = KernelReport(threads: pool.threadCount, instructionSets: isas, quantizedKernels: QuantizedKernels.instructionSet,
+                                  matrixBytes: arrays.arrayBytes, probeSizing: arrays.sizing, loadAverageBefore: before,
+                                  loadAverageAfter: loadAverage(), kernels: kernels)
+        if output == "json" {
+            try writeStandardOutput(JSONOutput.text(report))
+            return .ok
+        }
+        try writeStandardOutputLine("\(pool.threadCount) threads, matrices of \(arrays.arrayBytes >> 20) MiB, load average \((before.map { String(format: "%.2f", $0) }) ?? "-")")
+        try writeStandardOutputLine("type  isa         bytes  L1 ns/block-row  memory ns  pool GB/s  triad GB/s  share  compute GB/s  bound")
+        for k in kernels {
+            try writeStandardOutputLine(k.type.padding(toLength: 6, withPad: " ", startingAt: 0) + k.instructionSet.padding(toLength: 11, withPad: " ", startingAt: 0)
+                + String(format: "%6d  %15.3f  %9.3f  %9.1f  %10.1f  %4.0f%%  %12.1f  ", k.bytesPerBlock, k.l1NsPerBlockRow, k.memoryNsPerBlockRow,
+                         k.poolGBps, k.triadGBps, k.triadShare * 100, k.computeGBps) + k.bound)
         }
         return .ok
     }

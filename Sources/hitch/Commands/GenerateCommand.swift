@@ -49,6 +49,7 @@ enum GenerateCommand: Subcommand {
     }
 
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
+        if let problem = QuantizedKernels.capProblem { throw CLIError(problem) }
         let output = try arguments.choice("--format", ["text", "json"], default: "text")
         guard let modelPath = try arguments.option("--model") else { throw CLIError("'hitch generate' needs --model FILE.gguf") }
         guard let prompt = try arguments.option("--prompt") else { throw CLIError("'hitch generate' needs --prompt TEXT") }

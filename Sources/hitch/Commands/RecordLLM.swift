@@ -37,7 +37,9 @@ enum RecordLLM: Subcommand {
       --buffering POLICY     unbounded (default: consumer coalesces per frame, no token lost) or
                              newest:N (AsyncStream .bufferingNewest(N); the trace shows dropped tokens)
       --refresh HZ           Display refresh rate, 1 to 1000 (default 120)
-      --decode-threads N     Threads that decode (default: all cores but one, left for the UI)
+      --decode-threads N     Threads that decode (default 0: measured, the fewest of all cores but
+                             one, left for the UI, that decode within 5% of the fastest; the
+                             trace and the summary say why)
       --seed N               Weight and sampling seed (default 1)
       --dim --layers --heads --kv-heads --ffn --vocab --context   Model shape (default the bundled 0.40 B model)
       -h, --help             Show this help.
@@ -51,6 +53,7 @@ enum RecordLLM: Subcommand {
     """
 
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
+        if let problem = QuantizedKernels.capProblem { throw CLIError(problem) }
         guard let path = try arguments.output(), path != "-" else { throw CLIError("'hitch record llm' needs -o FILE") }
         let weightsText = try arguments.option("--weights") ?? "q4_0"
         guard let weights = SyntheticWeights(name: weightsText) else {
@@ -71,7 +74,7 @@ enum RecordLLM: Subcommand {
         let temperature = try arguments.number("--temperature", in: 0.0...100.0, default: 0.8)
         let refresh = try arguments.recordingRefreshRate()
         let seed = try arguments.number("--seed", in: UInt64(0)...UInt64.max, default: 1)
-        let decodeThreads = try arguments.number("--decode-threads", in: 1...256, default: LLMStreamingConfiguration.defaultDecodeThreads)
+        let decodeThreads = try arguments.number("--decode-threads", in: 0...256, default: 0)
         let bufferingText = try arguments.option("--buffering") ?? "unbounded"
         guard let buffering = TokenBuffering(bufferingText) else {
             throw CLIError("option '--buffering' must be 'unbounded' or 'newest:N' with N >= 1; got '\(bufferingText)'")
@@ -82,7 +85,7 @@ enum RecordLLM: Subcommand {
         var configuration = LLMStreamingConfiguration(shape: shape, format: format, seed: seed, prompt: prompt,
                                                       tokens: tokens,
                                                       sampling: SamplingOptions(topK: topK, temperature: Float(temperature), seed: seed, topP: Float(topP)),
-                                                      buffering: buffering, refreshRateHz: refresh, decodeThreads: decodeThreads)
+                                                      buffering: buffering, refreshRateHz: refresh, decodeThreads: decodeThreads == 0 ? nil : decodeThreads)
         configuration.modelPath = modelPath
         configuration.ggmlType = ggmlType
         let recorder: TraceRecorder
@@ -103,6 +106,7 @@ enum RecordLLM: Subcommand {
         wrote \(path): \(summary.eventCount) events; \(outcome.produced) tokens produced, \(outcome.shown) shown, \(outcome.dropped) dropped; \
         decode \(String(format: "%.1f", outcome.decodeTokensPerSecond)) tok/s; \(outcome.frames) frames
         model: \(outcome.model)
+        decode threads: \(outcome.decodeThreads?.reason ?? "-")
         text: \(escapedForDisplay(String(outcome.text.prefix(160))))
 
         """)

@@ -1,0 +1,185 @@
+import CHitchKernels
+import Foundation
+import Testing
+@testable import HitchWorkloads
+
+/// The quantized kernels of CHitchKernels, every instruction-set version the CPU runs: each gives
+/// the portable C version's floats to the bit, and the products as they were before the kernels
+/// were rewritten for speed (a fixture of their outputs).
+struct QuantizedKernelsTests {
+    /// The kernels by id: the eight ggml types, and q4_0 in llama.cpp's repacked order.
+    static let kernelIDs: [(name: String, id: Int32, type: GGMLType)] =
+        [GGMLType.q4_0, .q4_1, .q5_0, .q5_1, .q8_0, .q4_K, .q5_K, .q6_K].map { ($0.name, Int32($0.rawValue), $0) }
+        + [("q4_0 (rows of 8)", HITCH_Q4_0_ROWS8, .q4_0)]
+
+    /// Random blocks whose f16 scales are finite: the top exponent bit of each is cleared, so scales
+    /// range over normal and subnormal halves and zero.
+    static func randomRows(_ type: GGMLType, rows: Int, columns: Int, generator: inout SeededGenerator) -> [UInt8] {
+        let rowBytes = type.rowBytes(columns: columns)
+        var bytes = (0..<(rows * rowBytes)).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+        let scaleOffsets: [Int] = switch type {
+        case .q6_K: [208]
+        case .q4_1, .q5_1, .q4_K, .q5_K: [0, 2]
+        default: [0]
+        }
+        for block in stride(from: 0, to: bytes.count, by: type.blockBytes) {
+            for offset in scaleOffsets { bytes[block + offset + 1] &= 0x3B }
+        }
+        return bytes
+    }
+
+    static func run(_ kernel: hitch_matvec_fn, _ weights: [UInt8], rows: Int, columns: Int, type: GGMLType, _ x: QuantizedVector) -> [UInt32] {
+        var y = [Float](repeating: .nan, count: rows)
+        weights.withUnsafeBytes { raw in
+            y.withUnsafeMutableBufferPointer {
+                kernel(raw.baseAddress!.assumingMemoryBound(to: UInt8.self), type.rowBytes(columns: columns), rows, columns / type.blockSize,
+                       x.ggml, $0.baseAddress!)
+            }
+        }
+        return y.map(\.bitPattern)
+    }
+
+    @Test("the versions are named best first, and this CPU runs the portable one and the chosen one")
+    func versions() {
+        #expect(QuantizedKernels.all == ["avx512vnni", "avx512", "avxvnni", "avx2", "portable"])
+        #expect(QuantizedKernels.available.contains("portable"))
+        #expect(QuantizedKernels.available.contains(QuantizedKernels.instructionSet))
+        #expect(QuantizedKernels.capProblem == nil)
+    }
+
+    @Test("every version gives the portable version's floats to the bit: any row count, both float orders", arguments: kernelIDs.map(\.name))
+    func everyVersionIsThePortableOne(name: String) throws {
+        let (_, id, type) = try #require(Self.kernelIDs.first { $0.name == name })
+        var generator = SeededGenerator(seed: UInt64(id) &* 7919)
+        for (rows, columns) in [(1, 256), (2, 512), (3, 256), (4, 768), (7, 1024), (8, 256), (9, 512), (16, 256), (21, 1536), (37, 512)] {
+            let weights = Self.randomRows(type, rows: rows, columns: columns, generator: &generator)
+            // Activations of every size, zero runs included (a zero block quantizes to scale 0).
+            var x = (0..<columns).map { _ in generator.nextSigned() * (generator.next() % 3 == 0 ? 200 : 1) }
+            for i in 0..<min(64, columns) { x[i] = 0 }
+            let xq = QuantizedVector(capacity: columns)
+            x.withUnsafeBufferPointer { xq.quantize8($0.baseAddress!, count: columns); xq.quantizeK($0.baseAddress!, count: columns) }
+            for batched: Int32 in [0, 1] {
+                xq.ggml.pointee.q4_K_gemm = batched
+                xq.ggml.pointee.q6_K_tiled = batched
+                let portable = Self.run(try #require(hitch_kernel("portable", id)), weights, rows: rows, columns: columns, type: type, xq)
+                #expect(!portable.contains(Float.nan.bitPattern))
+                for isa in QuantizedKernels.available where isa != "portable" {
+                    let y = Self.run(try #require(hitch_kernel(isa, id)), weights, rows: rows, columns: columns, type: type, xq)
+                    #expect(y == portable, "\(name) \(isa), \(rows) x \(columns), batched \(batched): \(y.map(Float.init(bitPattern:))) vs \(portable.map(Float.init(bitPattern:)))")
+                }
+            }
+        }
+    }
+
+    @Test("every version of the q8_0/q8_1 activation quantizer gives the portable one's bytes: NaN, infinity, ties, zero blocks, subnormals")
+    func quantizer8Versions() throws {
+        let count = 1024
+        var rng = SeededGenerator(seed: 0x5138_3051)
+        let portable = try #require(QuantizedKernels.quantizer8("portable"))
+        for kind in 0..<6 {
+            let x: [Float] = (0..<count).map { i in
+                let v = Float(Int(rng.next() % 2_000_001) - 1_000_000) / 1000
+                switch kind {
+                case 1: return i % 32 == 0 ? 127 : Float(Int(rng.next() % 255) - 127) / 2   // scale 1, halves: ties
+                case 2: return rng.next() % 50 == 0 ? .nan : v
+                case 3: return rng.next() % 300 == 0 ? (rng.next() % 2 == 0 ? .infinity : -.infinity) : v
+                case 4: return (i / 32) % 3 == 0 ? 0 : v                // zero blocks
+                case 5: return v * GGUFTests.subnormalScale             // subnormal inputs and scales
+                default: return v
+                }
+            }
+            let expected = QuantizedVector(capacity: count), actual = QuantizedVector(capacity: count)
+            x.withUnsafeBufferPointer { portable($0.baseAddress!, count, expected.ggml) }
+            for isa in QuantizedKernels.available {
+                let quantize = try #require(QuantizedKernels.quantizer8(isa))
+                x.withUnsafeBufferPointer { quantize($0.baseAddress!, count, actual.ggml) }
+                let e = expected.ggml.pointee, a = actual.ggml.pointee
+                #expect(Array(UnsafeBufferPointer(start: a.values, count: count)) == Array(UnsafeBufferPointer(start: e.values, count: count)),
+                        "\(isa), case \(kind): values")
+                #expect(Array(UnsafeBufferPointer(start: a.offsets, count: count / 4)) == Array(UnsafeBufferPointer(start: e.offsets, count: count / 4)),
+                        "\(isa), case \(kind): offsets")
+                #expect(UnsafeBufferPointer(start: a.scales, count: count / 32).map(\.bitPattern)
+                        == UnsafeBufferPointer(start: e.scales, count: count / 32).map(\.bitPattern), "\(isa), case \(kind): scales")
+                #expect(UnsafeBufferPointer(start: a.sums, count: count / 32).map(\.bitPattern)
+                        == UnsafeBufferPointer(start: e.sums, count: count / 32).map(\.bitPattern), "\(isa), case \(kind): sums")
+            }
+        }
+    }
+
+    struct Fixture: Decodable {
+        struct Products: Decodable { let type: String; let weights: String; let y: [UInt32]; let yBatched: [UInt32] }
+        let rows: Int
+        let columns: Int
+        let x: String
+        let types: [Products]
+    }
+
+    @Test("every version gives the products of the kernels before their rewrite, to the bit")
+    func productsAsBefore() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/llm/kernel-products.json")
+        let fixture = try JSONDecoder().decode(Fixture.self, from: Data(contentsOf: url))
+        let xBytes = try #require(Data(base64Encoded: fixture.x))
+        let x = xBytes.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        #expect(x.count == fixture.columns)
+        let xq = QuantizedVector(capacity: fixture.columns)
+        x.withUnsafeBufferPointer { xq.quantize8($0.baseAddress!, count: fixture.columns); xq.quantizeK($0.baseAddress!, count: fixture.columns) }
+        #expect(fixture.types.count == 8)
+        for products in fixture.types {
+            let type = try #require(GGMLType(name: products.type))
+            let weights = [UInt8](try #require(Data(base64Encoded: products.weights)))
+            for (batched, expected) in [(Int32(0), products.y), (1, products.yBatched)] {
+                xq.ggml.pointee.q4_K_gemm = batched
+                xq.ggml.pointee.q6_K_tiled = batched
+                for isa in QuantizedKernels.available {
+                    let y = Self.run(try #require(hitch_kernel(isa, Int32(type.rawValue))), weights, rows: fixture.rows, columns: fixture.columns,
+                                     type: type, xq)
+                    #expect(y == expected, "\(products.type) \(isa), batched \(batched)")
+                }
+            }
+        }
+    }
+
+    @Test("q4_0 in llama.cpp's repacked order is each row's exact block sums times d * d_x, fused in one float")
+    func q4_0RowsOfEight() throws {
+        var generator = SeededGenerator(seed: 11)
+        let rows = 16, columns = 512
+        let weights = Self.randomRows(.q4_0, rows: rows, columns: columns, generator: &generator)
+        let x = (0..<columns).map { _ in generator.nextSigned() }
+        let xq = QuantizedVector(capacity: columns)
+        x.withUnsafeBufferPointer { xq.quantize8($0.baseAddress!, count: columns) }
+        // The reference, in Swift from the block layout: per block the integer sum of (q - 8) x,
+        // times the product of the two f16 scales, each block fused into the running total.
+        var expected: [UInt32] = []
+        for r in 0..<rows {
+            var total: Float = 0
+            for b in 0..<(columns / 32) {
+                let block = Array(weights[(r * columns / 32 + b) * 18..<((r * columns / 32 + b) * 18 + 18)])
+                var sum = 0
+                for i in 0..<32 {
+                    let q = i < 16 ? Int(block[2 + i] & 15) : Int(block[2 + i - 16] >> 4)
+                    sum += (q - 8) * Int(xq.ggml.pointee.values[32 * b + i])
+                }
+                let d = Float(Float16(bitPattern: UInt16(block[0]) | UInt16(block[1]) << 8)) * xq.ggml.pointee.scales[b]
+                total = total.addingProduct(Float(sum), d)   // fused, as vfmadd
+            }
+            expected.append(total.bitPattern)
+        }
+        for isa in QuantizedKernels.available {
+            #expect(Self.run(try #require(hitch_kernel(isa, HITCH_Q4_0_ROWS8)), weights, rows: rows, columns: columns, type: .q4_0, xq) == expected, "\(isa)")
+        }
+        // vec_dot's order (eight lanes per row) rounds differently: close, not equal.
+        let lanes = Self.run(try #require(hitch_kernel("portable", Int32(GGMLType.q4_0.rawValue))), weights, rows: rows, columns: columns, type: .q4_0, xq)
+        #expect(lanes != expected)
+        #expect(zip(lanes, expected).allSatisfy { abs(Float(bitPattern: $0) - Float(bitPattern: $1)) <= 1e-4 * max(1, abs(Float(bitPattern: $1))) })
+    }
+
+    @Test("a q4_0 matrix takes the repacked order where llama.cpp repacks it: rows a multiple of 8, not the token embedding")
+    func q4_0OrderPerTensor() {
+        #expect(MappedSegment.kernelType(.q4_0, rows: 1536, name: "blk.0.attn_q.weight") == HITCH_Q4_0_ROWS8)
+        #expect(MappedSegment.kernelType(.q4_0, rows: 1540, name: "blk.0.attn_q.weight") == Int32(GGMLType.q4_0.rawValue))
+        #expect(MappedSegment.kernelType(.q4_0, rows: 32000, name: "token_embd.weight") == Int32(GGMLType.q4_0.rawValue))
+        #expect(MappedSegment.kernelType(.q4_0, rows: 32000, name: "output.weight") == HITCH_Q4_0_ROWS8)
+        #expect(MappedSegment.kernelType(.q4_1, rows: 1536, name: "blk.0.attn_q.weight") == Int32(GGMLType.q4_1.rawValue))
+    }
+}
