@@ -1,5 +1,6 @@
 import CHitchKernels
 import Foundation
+import HitchAlgorithms
 import Testing
 @testable import HitchWorkloads
 

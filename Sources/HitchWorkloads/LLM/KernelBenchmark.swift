@@ -4,6 +4,7 @@
 // per instruction set the CPU runs.
 
 import CHitchKernels
+import HitchAlgorithms
 import Foundation
 #if canImport(Glibc)
 import Glibc
