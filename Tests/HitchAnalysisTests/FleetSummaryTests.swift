@@ -267,4 +267,15 @@ import Testing
         var other = FleetSummary(summary, groupings: [["device"]])
         #expect(throws: SummaryError.self) { try other.merge(FleetSummary(summary)) }
     }
+
+    /// The schema names every cause a summary's `byCause` can hold: a cause added to `HitchCause`
+    /// that the schema lacks would make valid summaries fail validation.
+    @Test func theSchemaListsEveryCause() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let schema = try String(contentsOf: root.appendingPathComponent("docs/summary.schema.json"), encoding: .utf8)
+        let line = try #require(schema.split(separator: "\n").first { $0.contains("\"propertyNames\"") && $0.contains("appWork") })
+        let listed = line.split(separator: "[").last!.split(separator: "]").first!.split(separator: ",")
+            .map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\" ")) }
+        #expect(listed == HitchCause.allCases.map(\.rawValue))
+    }
 }

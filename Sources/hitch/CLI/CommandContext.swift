@@ -74,7 +74,8 @@ struct CommandContext {
     static let evidenceHelp = """
       --min-frames N         Refuse a trace with fewer judged frames (default 1: a trace without frames
                              is refused; 0 accepts one, e.g. a decode-only trace).
-      --allow-cut-short      Judge a trace whose file ends inside a record (a killed recorder) instead of refusing it.
+      --allow-cut-short      Judge a trace cut short (a killed recorder: its file ends inside a record, or lacks
+                             the end-of-recording marker it promised) instead of refusing it.
       --accept-disagreement  Grade (check) or compare (diff) an import although Hitch and the recording platform
                              disagree on more than 5% of its frames (docs/IMPORT.md "Trust"); without it, check
                              fails and diff gives no verdict.
