@@ -46,6 +46,28 @@ import Testing
         return list
     }
 
+    /// A platform's hang table imported as hang events (no frames): one hang of `hangMs` and one
+    /// brief stretch of 180 ms over 3.6 s, on the decode sessions' machine.
+    static func hangTrace(hangMs: Int64) -> TraceEventList {
+        var list = TraceEventList()
+        let main = list.thread("main"), source = list.intern("instruments"), app = list.intern("app")
+        // The machine the decode sessions ran on: the fleet's decode figures read the metadata every trace shares.
+        list.append(0, main, .metadata(key: list.intern(MetadataKey.peakBandwidthGBps.name), value: list.intern("20")))
+        list.append(0, main, .instant(category: app, name: list.intern("start")))
+        list.append(1_000 * ms, main, .hang(Hang(endNs: (1_000 + hangMs) * ms, source: source, type: list.intern("Hang"))))
+        list.append(3_000 * ms, main, .hang(Hang(endNs: 3_180 * ms, source: source, type: list.intern("Brief Unresponsiveness"))))
+        list.append(3_600 * ms, main, .instant(category: app, name: list.intern("end")))
+        return list
+    }
+
+    /// Hang figures but the list, which a merge keeps as the longest stretches and an analysis in time order.
+    static func hangCounts(_ h: HangFigures?) -> HangFigures? {
+        guard var h else { return nil }
+        h.list = []
+        h.listTruncated = false
+        return h
+    }
+
     /// The figures a merge must reproduce: every one but the worst window's run index, which
     /// counts runs in one analysis and traces' own runs in a summary (checked by path instead).
     static func comparable(_ a: Analysis) -> Analysis {
@@ -71,7 +93,8 @@ import Testing
                                                  metadata: [(.appVersion, "1.\(seed % 2)"), (.device, "d\(seed % 3)"), (.peakBandwidthGBps, "20")],
                                                  in: directory))
         }
-        let decodes = [("decode-a", Self.decodeTrace(tokens: 12, stepNs: 20 * Self.ms)), ("decode-b", Self.decodeTrace(tokens: 7, stepNs: 31 * Self.ms))]
+        let decodes = [("decode-a", Self.decodeTrace(tokens: 12, stepNs: 20 * Self.ms)), ("decode-b", Self.decodeTrace(tokens: 7, stepNs: 31 * Self.ms)),
+                       ("hangs-a", Self.hangTrace(hangMs: 600)), ("hangs-b", Self.hangTrace(hangMs: 900))]
         let options = AnalyzerOptions(refreshRatesHz: [60, 90, 120])
 
         var summaries: [TraceSummary] = []
@@ -110,9 +133,12 @@ import Testing
         #expect(merged.recordedRates == analyzed.recordedRates)
         #expect(merged.offenders == analyzed.offenders)
         #expect(merged.decode == analyzed.decode)
+        #expect(Self.hangCounts(merged.hangs) == Self.hangCounts(analyzed.hangs))
+        #expect(analyzed.hangs?.count == 2 && analyzed.hangs?.brief.count == 2 && analyzed.hangs?.longestMs == 900)
+        #expect(merged.hangs?.list.prefix(2).map { "\($0.trace ?? "") \($0.durationMs)" } == ["hangs-b 900.0", "hangs-a 600.0"])
         #expect(merged.eventCount == analyzed.eventCount && merged.droppedEvents == analyzed.droppedEvents)
         #expect(figures.worstWindowTraces["recorded"] == expected.runs[expected.recorded.worstWindow.run].path)
-        #expect(figures.traces == 6 && figures.traceRatios.tracesWithFrames == 4 && figures.traceRatios.tracesWithoutFrames == 2)
+        #expect(figures.traces == 8 && figures.traceRatios.tracesWithFrames == 4 && figures.traceRatios.tracesWithoutFrames == 4)
         // Each trace's own ratio, and the group by app version, from the traces alone.
         let ratios = summaries.map { $0.analysis.recorded }.filter { $0.frameCount > 0 }.map(\.hitchTimeRatioMsPerS)
         #expect(figures.worstTraces.map(\.hitchTimeRatioMsPerS) == ratios.sorted(by: >))
@@ -180,6 +206,24 @@ import Testing
             d.timeToFirstTokenCount = 1
             d.ops = ["qkv": DecodeOpTotals(count: d.tokens, totalNs: Int64(d.tokens) * 20 * ms, bytes: UInt64(d.tokens) * 8_000_000, flops: 16, computeUnit: "cpu")]
             totals.decode = d
+        }
+        if index % 2 == 0 {
+            // Hangs, their longest stretches with equal durations across traces now and then (the order's ties).
+            var h = HangTotals(hangThresholdNs: 250 * ms, briefThresholdNs: 100 * ms)
+            h.recordedNs = Int64(int(600) + 1) * 100 * ms
+            h.observed = int(4) > 0
+            for _ in 0..<int(6) { h.hangs.add(Int64(250 + int(4) * 100) * ms) }
+            for _ in 0..<int(6) { h.briefs.add(Int64(100 + int(3) * 50) * ms) }
+            h.watchdogThresholdMs = int(2) == 0 ? nil : Double(50 * (int(3) + 1))
+            h.keepWorst((0..<int(120)).map { i in
+                var d = HangDetail()
+                d.durationMs = Double(100 + int(5) * 100)
+                d.startMs = Double(i * 1000)
+                d.thread = "main"
+                d.trace = "trace-\(index)"
+                return d
+            })
+            totals.hangs = h
         }
         let dimensions = ["appVersion": ["1.0", "1.1", "2.0"][int(3)], "device": ["pixel", "iphone"][int(2)], "os": ["14", "15"][int(2)]]
         return TraceSummary(path: "trace-\(index)", dimensions: dimensions, metadata: ["workload": "feed", "host": "h\(int(2))"],
@@ -261,6 +305,11 @@ import Testing
         #expect(refusal(#"{"format": "hitch-trace-summary", "version": 9}"#).contains("newer than this hitch reads"))
         #expect(refusal(#"{"format": "something-else", "version": 1}"#).contains("not hitch-trace-summary"))
         let text = String(decoding: data, as: UTF8.self)
+        // A version 1 summary (no hangs) is read as it is.
+        #expect(text.contains(#""version":2"#) && !text.contains(#""hangs":"#))
+        guard case .trace(let versionOne) = try SummaryFile.decode(Data(text.replacingOccurrences(of: #""version":2"#, with: #""version":1"#).utf8), name: "v1.json")
+        else { Issue.record("version 1 not read"); return }
+        #expect(versionOne.version == 1 && versionOne.totals == summary.totals)
         let damaged = text.replacingOccurrences(of: #""count":"#, with: #""count":1"#)
         #expect(refusal(damaged).contains("damaged hitch-trace-summary"))
         // Fleets grouped differently, or judged at other rates, do not merge.

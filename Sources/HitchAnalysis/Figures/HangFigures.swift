@@ -73,5 +73,8 @@ public struct HangDetail: Codable, Sendable, Equatable {
     public var stack: [String] = []
     public var stackCount = 0
     public var stacks = 0
+    /// The trace it is in: set in summaries and fleet figures (`hitch summarize`, `hitch merge`), whose
+    /// lists are the longest stretches of many traces.
+    public var trace: String? = nil
     public init() {}
 }

@@ -14,6 +14,8 @@ struct FigureTotals: Codable, Sendable, Equatable {
     var offenders: [OffenderTotals] = []
     /// Nil without inference ops.
     var decode: DecodeTotals? = nil
+    /// Nil in a version 1 summary (summary version 2 on).
+    var hangs: HangTotals? = nil
 
     mutating func merge(_ other: FigureTotals) {
         runs +|= other.runs
@@ -26,10 +28,13 @@ struct FigureTotals: Codable, Sendable, Equatable {
         if let theirs = other.decode {
             if decode == nil { decode = theirs } else { decode!.merge(theirs) }
         }
+        if let theirs = other.hangs {
+            if hangs == nil { hangs = theirs } else { hangs!.merge(theirs) }
+        }
     }
 
     /// The figures of every run merged, as `hitch analyze` gives them for those runs: hitches at
-    /// every rate, the heaviest offenders, decode, counts and evidence. `metadata` is what every
+    /// every rate, the heaviest offenders, decode, hangs (their list: the longest), counts and evidence. `metadata` is what every
     /// trace agrees on (decode reads its peaks from it).
     func contribute(to a: inout Analysis, metadata: [String: String], deviceBudgetBytes: UInt64) {
         a.metadata = metadata
@@ -38,6 +43,7 @@ struct FigureTotals: Codable, Sendable, Equatable {
         hitches.contribute(to: &a)
         a.offenders = Offender.ranked(offenders.map(\.figures))
         a.decode = decode?.figures(metadata: metadata, deviceBudgetBytes: deviceBudgetBytes)
+        a.hangs = hangs?.figures ?? nil
         a.evidence = Evidence(of: a)
         a.evidence.runsCutShort = runsCutShort
         a.evidence.endedCleanly = runsCutShort == 0

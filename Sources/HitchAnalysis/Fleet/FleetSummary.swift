@@ -5,7 +5,7 @@
 /// tree of partial merges, on any machines, in any order, with the same result.
 public struct FleetSummary: Codable, Sendable, Equatable {
     public static let formatName = "hitch-fleet-summary"
-    public static let currentVersion = 1
+    public static let currentVersion = 2
     /// The groupings `hitch merge` breaks the fleet down by unless told (`--by`).
     public static let defaultGroupings: [[String]] = [["workload"], ["appVersion"], ["device"], ["os"], ["appVersion", "device"]]
     /// The worst traces kept, by their recorded hitch time ratio.
@@ -56,6 +56,11 @@ public struct FleetSummary: Codable, Sendable, Equatable {
         }
         guard refreshRatesHz == other.refreshRatesHz else {
             throw SummaryError("summaries judged at different refresh rates cannot merge: \(Self.describe(refreshRatesHz)) Hz and \(Self.describe(other.refreshRatesHz)) Hz; summarize them with the same --refresh")
+        }
+        if let mine = totals.hangs, let theirs = other.totals.hangs,
+           (mine.hangThresholdNs, mine.briefThresholdNs) != (theirs.hangThresholdNs, theirs.briefThresholdNs) {
+            throw SummaryError("summaries judged with different hang thresholds cannot merge: \(milliseconds(mine.hangThresholdNs))/\(milliseconds(mine.briefThresholdNs)) ms and "
+                               + "\(milliseconds(theirs.hangThresholdNs))/\(milliseconds(theirs.briefThresholdNs)) ms; summarize them with the same --hang-ms and --brief-hang-ms")
         }
         traces +|= other.traces
         pathDigest = Self.hex((UInt64(pathDigest, radix: 16) ?? 0) &+ (UInt64(other.pathDigest, radix: 16) ?? 0))

@@ -10,7 +10,7 @@ public struct TraceSummary: Codable, Sendable, Equatable {
     public static let formatName = "hitch-trace-summary"
     /// The newest summary version this hitch writes and reads. Version 1: hitches, offenders,
     /// decode, counts. Hangs come in a later version (docs/FLEET.md "Versions").
-    public static let currentVersion = 1
+    public static let currentVersion = 2
     /// The dimensions a summary takes from the trace's metadata (`--dimension` adds others).
     public static let dimensionKeys: [MetadataKey] = [.workload, .variant, .appVersion, .device, .os, .commit, .branch, .host]
 
@@ -63,6 +63,7 @@ extension Analyzer {
         var totalsWithPath = totals
         for key in totalsWithPath.hitches.rates.keys { totalsWithPath.hitches.rates[key]!.worstWindow.trace = path }
         totalsWithPath.hitches.recorded.worstWindow.trace = path
+        if let worst = totalsWithPath.hangs?.worst { totalsWithPath.hangs!.worst = worst.map { var d = $0; d.trace = path; return d } }
         let summary = TraceSummary(path: path, dimensions: TraceSummary.dimensions(metadata: analysis.metadata, overrides: overrides),
                                    metadata: analysis.metadata, refreshRatesHz: options.refreshRatesHz, warnings: analysis.warnings,
                                    totals: totalsWithPath)

@@ -57,22 +57,11 @@ struct HangPass: AnalysisPass {
 
     // Over every run.
     private var sawLoop = false
-    private var hangs = TierSum(), briefs = TierSum()
+    private var hangs = HangTotals.Tier(), briefs = HangTotals.Tier()
     private var recordedNs: Int64 = 0
     private var list: [HangDetail] = []
     private var listTruncated = false
     private var watchdogThresholdMs: Double?
-
-    private struct TierSum: Sendable {
-        var count = 0, totalNs: Int64 = 0, longestNs: Int64 = 0
-        mutating func add(_ ns: Int64) { count += 1; totalNs +|= ns; longestNs = max(longestNs, ns) }
-        func figures(recordedNs: Int64) -> HangTierFigures {
-            var f = HangTierFigures()
-            f.count = count; f.totalMs = milliseconds(totalNs); f.longestMs = milliseconds(longestNs)
-            f.rateSecondsPerHour = recordedNs > 0 ? Double(totalNs) / 1e9 / (Double(recordedNs) / 3.6e12) : 0
-            return f
-        }
-    }
 
     init(options: AnalyzerOptions) {
         hangThresholdNs = Int64((options.hangThresholdMs * 1e6).rounded())
@@ -260,15 +249,15 @@ struct HangPass: AnalysisPass {
     static func isUnnamed(_ frame: String) -> Bool { frame.hasPrefix("0x") || frame.contains("+0x") }
 
     func contribute(to a: inout Analysis, _ context: inout PassContext) {
-        guard sawLoop || hangs.count + briefs.count > 0 else { return }
-        var f = HangFigures()
-        f.hangThresholdMs = milliseconds(hangThresholdNs)
-        f.briefThresholdMs = milliseconds(briefThresholdNs)
-        f.recordedSeconds = Double(recordedNs) / 1e9
-        let tier = hangs.figures(recordedNs: recordedNs)
-        f.count = tier.count; f.totalMs = tier.totalMs; f.longestMs = tier.longestMs; f.rateSecondsPerHour = tier.rateSecondsPerHour
-        f.brief = briefs.figures(recordedNs: recordedNs)
-        f.watchdogThresholdMs = watchdogThresholdMs
+        var totals = HangTotals(hangThresholdNs: hangThresholdNs, briefThresholdNs: briefThresholdNs)
+        totals.recordedNs = recordedNs
+        totals.observed = sawLoop || hangs.count + briefs.count > 0
+        totals.hangs = hangs
+        totals.briefs = briefs
+        totals.watchdogThresholdMs = watchdogThresholdMs
+        totals.keepWorst(list)
+        context.mergeable.hangs = totals
+        guard var f = totals.figures else { return }
         f.list = list
         f.listTruncated = listTruncated
         a.hangs = f

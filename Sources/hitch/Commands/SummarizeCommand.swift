@@ -14,7 +14,7 @@ enum SummarizeCommand: Subcommand {
 
     Analyzes each trace on its own and writes its summary: the totals its figures come from (hitch
     and animating time per rate and per cause, the frame-time sketches, every offender's weight,
-    decode totals, counts), its dimensions and its metadata, as JSON of the versioned schema
+    decode totals, hang totals and the longest hangs, counts), its dimensions and its metadata, as JSON of the versioned schema
     docs/summary.schema.json. 'hitch merge' turns any number of summaries into a fleet's figures,
     exactly as if the traces were analyzed together (docs/FLEET.md).
     Dimensions come from the trace's metadata (workload, variant, appVersion, device, os, commit,
