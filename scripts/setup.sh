@@ -20,7 +20,8 @@ done
 
 need=()
 for package in libunwind-dev zlib1g-dev libsqlite3-dev libpq-dev postgresql ${debian[@]+"${debian[@]}"}; do
-    dpkg -s "$package" >/dev/null 2>&1 || need+=("$package")
+    # Installed, not merely known to dpkg (a removed package keeps its configuration files and a status).
+    [ "$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null)" = "install ok installed" ] || need+=("$package")
 done
 
 if [ ${#need[@]} -gt 0 ]; then

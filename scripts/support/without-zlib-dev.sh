@@ -7,7 +7,7 @@
 #   scripts/support/without-zlib-dev.sh COMMAND [ARG...]
 # Exit: the command's; 3 (and one line) when zlib1g-dev could not be hidden.
 set -euo pipefail
-if ! dpkg -s zlib1g-dev >/dev/null 2>&1; then
+if [ "$(dpkg-query -W -f='${Status}' zlib1g-dev 2>/dev/null)" != "install ok installed" ]; then
     echo "without-zlib-dev: zlib1g-dev is not installed here" >&2
     exec "$@"
 fi
