@@ -3,19 +3,19 @@
 # Examples/PlantedCauses links HitchTrace as a user's app does (a path dependency), runs a 60 Hz
 # display-link loop in three pipeline shapes (a swap chain of one, a swap chain of two, a render
 # thread sharing the main thread's CPU), and plants seven causes in known frames: main-thread work,
-# a lock a sleeping helper holds, a sleep, another process at nice -10 on the main thread's CPU, one
-# of its own threads at nice -10 there, a long render (the frames after it queue behind it), and an
+# a lock a sleeping helper holds, a sleep, another process at nice -15 on the main thread's CPU, one
+# of its own threads at nice -15 there, a long render (the frames after it queue behind it), and an
 # O_DIRECT file read. scripts/support/planted_causes.py compares what it planted with
 # `hitch analyze --format json`.
 #
 # RUNS recordings per shape (default 3): every planted cause must be judged right in at least
 # RUNS-1 of them, in every shape (scripts/dev/planted-causes-batch.sh runs more, and prints the table).
-# Needs two CPUs and root (or CAP_SYS_NICE) for nice -10; without them the check says why and skips.
+# Needs two CPUs and root (or CAP_SYS_NICE) for nice -15; without them the check says why and skips.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-3}
 if [ "$(nproc)" -lt 2 ]; then echo "check-planted-causes: skipped: the pipelines need two CPUs ($(nproc) online)"; exit 0; fi
-if ! nice -n -10 true 2>/dev/null; then echo "check-planted-causes: skipped: nice -10 is not permitted here (needs root or CAP_SYS_NICE)"; exit 0; fi
+if ! nice -n -15 true 2>/dev/null; then echo "check-planted-causes: skipped: nice -15 is not permitted here (needs root or CAP_SYS_NICE)"; exit 0; fi
 hitch=$(bash scripts/release-hitch.sh)
 app=$(bash scripts/support/planted-causes-app.sh)
 mkdir -p .build

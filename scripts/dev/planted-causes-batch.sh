@@ -10,7 +10,7 @@
 #   --keep DIR  keep the traces, manifests, analyses and verdicts in DIR
 # env: HITCH (the analyzer judged; else the release build of this tree), HITCH_BEFORE (another
 #   analyzer, e.g. one built from an older commit: each trace is judged by both, columns
-#   "before" and "after"). Needs root (nice -10) and two CPUs.
+#   "before" and "after"). Needs root (nice -15) and two CPUs.
 # exit: 0 every judgement right, 1 some wrong, 2 bad usage or a recording that failed.
 set -euo pipefail
 cd "$(dirname "$0")/../.."

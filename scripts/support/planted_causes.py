@@ -31,7 +31,7 @@ EXPECTED = {
     "longRender": "appWork",
 }
 HOG_THREAD = "planted.hog"
-# The hog spins 60 ms at nice -10 on the main thread's CPU: the frame's wait behind it is most of
+# The hog spins 60 ms at nice -15 on the main thread's CPU: the frame's wait behind it is most of
 # a period or more. Less than this is not "named with its on-CPU ms".
 HOG_MIN_MS = 5.0
 FOLLOWERS_MAX = 4

@@ -11,10 +11,10 @@ enum PlantKind: String, CaseIterable, Sendable {
     case lockHeldBySleepingHelper
     /// The main thread sleeps 40 ms inside the frame.
     case sleep
-    /// Another process at nice -10, pinned to the main thread's CPU, spins 60 ms from just before
+    /// Another process at nice -15, pinned to the main thread's CPU, spins 60 ms from just before
     /// the frame's vsync.
     case otherProcessHigherPriority
-    /// One of the app's own threads (named, recording a `hog` interval) at nice -10, pinned to the
+    /// One of the app's own threads (named, recording a `hog` interval) at nice -15, pinned to the
     /// main thread's CPU, spins 60 ms from the frame's start.
     case appThreadHigherPriority
     /// The render thread does 40 ms more CPU work on the frame; the frames after it wait for it.
