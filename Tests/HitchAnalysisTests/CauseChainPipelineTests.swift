@@ -14,6 +14,8 @@ import Testing
     enum Shape { case swapChainOfOne, swapChainOfTwo, sharedCPU }
     enum Plant: Equatable {
         case lock, longRender, appThreadHog
+        /// A render of this much work, instead of the long render's 45 ms.
+        case renderWork(Int64)
         /// The main thread's work in the frame, instead of 2 ms.
         case mainWork(Int64)
         /// The render thread's wait for the present vsync wakes this late (outside every window).
@@ -49,6 +51,9 @@ import Testing
         /// The previous frame's render, written once the next frame's main thread is known.
         var pending: (id: UInt64, start: Int64, workNs: Int64, slot: Int, presentLateNs: Int64)? = nil
         static let work: Int64 = 2 * CauseChainPipelineTests.ms
+        /// A signal interrupts every sleep of the main thread longer than 100 ms at 100 ms and every 50 ms
+        /// after (the hang watchdog's captures): the thread runs 20 µs and sleeps again on the same wait.
+        var watchdogSignals = false
 
         init(_ shape: Shape, wakeNs: Int64 = 0, displayLinkPhaseNs: Int64 = 0) {
             self.shape = shape
@@ -66,6 +71,19 @@ import Testing
 
         mutating func switched(_ thread: ThreadID, out: Int64, in back: Int64, preempted: Bool) {
             guard back > out else { return }
+            let ms = CauseChainPipelineTests.ms
+            if watchdogSignals, thread == mainThread, !preempted, back - out > 100 * ms {
+                var from = out, signal = out + 100 * ms
+                while signal + 20_000 < back {
+                    b.list.append(from, thread, .schedSwitch(SchedSwitch(direction: .switchedOut, preempted: false, cpu: 0)))
+                    b.list.append(signal, thread, .schedSwitch(SchedSwitch(direction: .switchedIn, preempted: false, cpu: 0)))
+                    from = signal + 20_000
+                    signal += 50 * ms
+                }
+                b.list.append(from, thread, .schedSwitch(SchedSwitch(direction: .switchedOut, preempted: false, cpu: 0)))
+                b.list.append(back, thread, .schedSwitch(SchedSwitch(direction: .switchedIn, preempted: false, cpu: 0)))
+                return
+            }
             b.list.append(out, thread, .schedSwitch(SchedSwitch(direction: .switchedOut, preempted: preempted, cpu: 0)))
             b.list.append(back, thread, .schedSwitch(SchedSwitch(direction: .switchedIn, preempted: false, cpu: 0)))
         }
@@ -133,7 +151,9 @@ import Testing
             slots[slot] = .max
             var presentLateNs: Int64 = 0
             if case .latePresent(let ns)? = plant { presentLateNs = ns }
-            pending = (id, grid(atOrAfter: max(t, lastPresent)), plant == .longRender ? 45 * ms : Self.work, slot, presentLateNs)
+            var renderWork = plant == .longRender ? 45 * ms : Self.work
+            if case .renderWork(let ns)? = plant { renderWork = ns }
+            pending = (id, grid(atOrAfter: max(t, lastPresent)), renderWork, slot, presentLateNs)
         }
 
         /// Writes a render woken at its start, on the CPU from `runsAt`, preempted for the main
@@ -226,6 +246,21 @@ import Testing
         for id in queued {
             #expect(frames[id]?.cause == .appWork && frames[id]?.queuedBehind == 20, "\(detail)")
         }
+    }
+
+    /// A render so long that the next frame's main thread sleeps over 100 ms for its slot, while the
+    /// hang watchdog's signal interrupts that sleep every 50 ms from 100 ms on (the thread runs
+    /// 20 µs and sleeps again on the same wait): still one wait, held by the long render, so the
+    /// frame keeps app work and names it.
+    @Test(arguments: wakes) func aWaitTheWatchdogInterruptsIsStillOneWait(wakeNs: Int64) throws {
+        var pipeline = Pipeline(.swapChainOfOne, wakeNs: wakeNs)
+        pipeline.watchdogSignals = true
+        for id: UInt64 in 0..<60 { pipeline.frame(id, id == 20 ? .renderWork(130 * Self.ms) : nil) }
+        pipeline.finish()
+        let frames = Dictionary(uniqueKeysWithValues: try pipeline.analyze().frames.map { ($0.frameID, $0) })
+        let detail = Self.describe(frames, 19...26)
+        #expect(frames[20]?.cause == .appWork && frames[20]?.queuedBehind == nil, "\(detail)")
+        #expect(frames[21].map { $0.hitchMs > 100 && $0.cause == .appWork && $0.queuedBehind == 20 } == true, "\(detail)")
     }
 
     /// The app's own thread at a higher priority on the shared CPU: the frame whose main thread it

@@ -124,12 +124,26 @@ struct SwitchHistory: Sendable {
         return (runnable, blocked)
     }
 
+    /// How long a thread may run between two sleeps that are one wait: a signal that interrupts a
+    /// wait the kernel restarts (the hang watchdog's capture, a profiler's) switches the thread in
+    /// for its handler, tens of microseconds, and it sleeps again on the same wait.
+    static let resumedSleepGapNs: Int64 = 200_000
+
     /// The stretches `thread` slept in [start, end) (switched out, not preempted), when the
     /// window's switches are all in (`isComplete`); nil otherwise. A sleep's end is its switch-in,
-    /// so a woken thread's wait for a CPU is inside it.
+    /// so a woken thread's wait for a CPU is inside it. Sleeps less than `resumedSleepGapNs` apart
+    /// are one sleep.
     func sleeps(thread: UInt32, from start: Int64, to end: Int64, expectedOuts: Int64) -> [(startNs: Int64, endNs: Int64)]? {
         guard end > start else { return [] }
         guard threads[thread] != nil, isComplete(thread: thread, from: start, to: end, expectedOuts: expectedOuts) else { return nil }
-        return outs(thread: thread, from: start, to: end).filter { !$0.preempted }.map { ($0.startNs, $0.endNs) }
+        var result: [(startNs: Int64, endNs: Int64)] = []
+        for out in outs(thread: thread, from: start, to: end) where !out.preempted {
+            if let last = result.last, out.startNs - last.endNs < Self.resumedSleepGapNs {
+                result[result.count - 1].endNs = out.endNs
+            } else {
+                result.append((out.startNs, out.endNs))
+            }
+        }
+        return result
     }
 }
