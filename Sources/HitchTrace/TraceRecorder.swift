@@ -301,12 +301,13 @@ public final class TraceRecorder: Sendable {
         let output = FXTOutput(fd: fd, ownsDescriptor: true)
         let encoder = FXTEncoder(output: output, ticksPerSecond: ticksPerSecond)
         let writer = RawRecordWriter(encoder: encoder)
+        // Before start returns (the signal below): the app's names from then on are this recording's.
+        let evictionsBaseline = TraceName.dynamicNameEvictions
         // The promise of an end-of-recording marker goes to disk with the preamble: a process killed
         // at any moment after start returns leaves a trace that says it was cut short.
         writer.metadata(tid: writer.selfTid, ticks: hitch_now(), key: MetadataKey.endMarker.name, value: MetadataKey.recordingEnded.name)
         output.flush()
         preambleWritten.signal()
-        let evictionsBaseline = TraceName.dynamicNameEvictions
         var lastDropped = droppedBaseline
         var droppedTotal: UInt64 = 0
         let flushIntervalNs = UInt64(max(configuration.flushIntervalMs, 1)) * 1_000_000
