@@ -57,7 +57,7 @@ let package = Package(
         // Small algorithms several modules share (the binary heap, the seeded generator); not a product.
         .target(name: "HitchAlgorithms"),
         .target(name: "HitchReader", dependencies: ["HitchTrace"]),
-        .target(name: "HitchImport", dependencies: ["HitchReader", "HitchTrace", "HitchAlgorithms", "CZlib"]),
+        .target(name: "HitchImport", dependencies: ["HitchReader", "HitchTrace", "CZlib"]),
         .target(name: "HitchAnalysis", dependencies: ["HitchReader", "HitchTrace"]),
         .target(name: "HitchReport", dependencies: ["HitchAnalysis", "HitchReader", "HitchTrace"]),
         .target(name: "CHistoryLibraries", path: "Sources/CHistoryLibraries"),
