@@ -74,14 +74,20 @@ struct FrameReadings: Sendable {
         guard beforeCommit.isPresent, beforeCommit.atNs >= beganNs else { return nil }
         return StateSplit.between(beforeCommit, mainCommitted, thread: mainThread, switches: switches)
     }
+    /// How long after the frame began the hang watchdog may first interrupt the main thread's wait
+    /// (its default threshold: it watches from when the thread left its loop, the frame's begin).
+    static let watchdogFirstCaptureNs = Int64(HangWatchdogConfiguration().thresholdMs) * 1_000_000
+
     /// The main thread's sleeps in its frame window (begin to commit reading) from its switch
-    /// records; nil when they are not all in, or the readings lack the switch counts.
+    /// records; nil when they are not all in, or the readings lack the switch counts. From where the
+    /// watchdog may first capture the thread on, a wait its signal interrupted is one sleep.
     func mainSleeps(switches: SwitchHistory) -> [(startNs: Int64, endNs: Int64)]? {
         let began = mainBegan.isPresent ? mainBegan : beforeCommit
         guard began.isPresent, mainCommitted.isPresent, began.voluntarySwitches >= 0, mainCommitted.voluntarySwitches >= 0,
               began.involuntarySwitches >= 0, mainCommitted.involuntarySwitches >= 0 else { return nil }
         let outs = mainCommitted.voluntarySwitches - began.voluntarySwitches + mainCommitted.involuntarySwitches - began.involuntarySwitches
-        return switches.sleeps(thread: mainThread, from: began.atNs, to: mainCommitted.atNs, expectedOuts: outs)
+        return switches.sleeps(thread: mainThread, from: began.atNs, to: mainCommitted.atNs, expectedOuts: outs,
+                               resumedFromNs: began.atNs.addingSaturated(Self.watchdogFirstCaptureNs))
     }
 
     /// How long `thread` may have waited for a CPU after being woken in [start, end): its run delay

@@ -125,20 +125,21 @@ struct SwitchHistory: Sendable {
     }
 
     /// How long a thread may run between two sleeps that are one wait: a signal that interrupts a
-    /// wait the kernel restarts (the hang watchdog's capture, a profiler's) switches the thread in
-    /// for its handler, tens of microseconds, and it sleeps again on the same wait.
+    /// wait the kernel restarts (the hang watchdog's capture) switches the thread in for its handler,
+    /// tens of microseconds, and it sleeps again on the same wait.
     static let resumedSleepGapNs: Int64 = 200_000
 
     /// The stretches `thread` slept in [start, end) (switched out, not preempted), when the
     /// window's switches are all in (`isComplete`); nil otherwise. A sleep's end is its switch-in,
-    /// so a woken thread's wait for a CPU is inside it. Sleeps less than `resumedSleepGapNs` apart
-    /// are one sleep.
-    func sleeps(thread: UInt32, from start: Int64, to end: Int64, expectedOuts: Int64) -> [(startNs: Int64, endNs: Int64)]? {
+    /// so a woken thread's wait for a CPU is inside it. From `resumedFromNs` on (where the hang
+    /// watchdog may interrupt the thread), sleeps less than `resumedSleepGapNs` apart are one sleep;
+    /// before it they stay apart (a loop of short waits, such as reads from a disk, is many sleeps).
+    func sleeps(thread: UInt32, from start: Int64, to end: Int64, expectedOuts: Int64, resumedFromNs: Int64 = .max) -> [(startNs: Int64, endNs: Int64)]? {
         guard end > start else { return [] }
         guard threads[thread] != nil, isComplete(thread: thread, from: start, to: end, expectedOuts: expectedOuts) else { return nil }
         var result: [(startNs: Int64, endNs: Int64)] = []
         for out in outs(thread: thread, from: start, to: end) where !out.preempted {
-            if let last = result.last, out.startNs - last.endNs < Self.resumedSleepGapNs {
+            if let last = result.last, last.endNs >= resumedFromNs, out.startNs - last.endNs < Self.resumedSleepGapNs {
                 result[result.count - 1].endNs = out.endNs
             } else {
                 result.append((out.startNs, out.endNs))
