@@ -308,6 +308,9 @@ package final class FXTEncoder {
 
     // MARK: Threads
 
+    /// Whether a thread record has named thread `tid`.
+    package func hasThreadName(tid: UInt64) -> Bool { threadNames[tid] != nil }
+
     /// The thread ref for a (process, thread) pair; defines it, and names it, on first use or
     /// when its name changed.
     package func threadRef(pid: UInt64, tid: UInt64, name: String?, role: String? = nil) -> UInt8 {

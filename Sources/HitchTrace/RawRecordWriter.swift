@@ -153,11 +153,14 @@ final class RawRecordWriter {
     }
 
     /// Side items (metadata, samples, drops) carry only a tid. The recorder's registry holds the
-    /// thread's current name; the kernel's name is only a first guess, never allowed to undo a
-    /// later `setCurrentThreadName` (the last thread record for a koid is the one readers keep).
+    /// thread's current name; the kernel's name is only a first guess for a thread the trace has
+    /// not named, never allowed to undo a name its events gave it (the last thread record for a
+    /// koid is the one readers keep). A side item drained after its thread exited finds neither.
     private func thread(tid: Int32) -> UInt8 {
-        let name = registeredThreadName(tid: tid) ?? (kernelNamedThreads.insert(tid).inserted ? kernelThreadName(tid: tid) : nil)
-        return encoder.threadRef(pid: pid, tid: UInt64(UInt32(bitPattern: tid)), name: name)
+        let koid = UInt64(UInt32(bitPattern: tid))
+        let guessable = !encoder.hasThreadName(tid: koid) && kernelNamedThreads.insert(tid).inserted
+        let name = registeredThreadName(tid: tid) ?? (guessable ? kernelThreadName(tid: tid) : nil)
+        return encoder.threadRef(pid: pid, tid: koid, name: name)
     }
 
     func metadata(tid: Int32, ticks: UInt64, key: String, value: String) {
@@ -211,9 +214,9 @@ final class RawRecordWriter {
         return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    private func kernelThreadName(tid: Int32) -> String {
+    private func kernelThreadName(tid: Int32) -> String? {
         var buffer = [CChar](repeating: 0, count: 64)
-        guard hitch_platform_thread_name_of(tid, &buffer, buffer.count) != 0 else { return "thread \(tid)" }
+        guard hitch_platform_thread_name_of(tid, &buffer, buffer.count) != 0 else { return nil }
         return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

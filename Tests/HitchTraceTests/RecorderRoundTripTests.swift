@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 import Testing
 import HitchReader
 @testable import HitchTrace
@@ -220,6 +221,38 @@ func describe(_ event: TraceEvent, _ text: (StringID) -> String, _ thread: (Thre
             return false
         }
         #expect(mine.count == 10)
+    }
+
+    /// A side item (here a sample) drained after its thread exited leaves the name the thread's
+    /// own events gave it: neither the recorder's registry nor the kernel knows the thread by then.
+    @Test func aSampleAfterItsThreadExitedKeepsTheThreadsName() async { await #expect(processExitsWith: .success) { try Self.aSampleAfterItsThreadExitedKeepsTheThreadsNameRecorded() } }
+
+    static func aSampleAfterItsThreadExitedKeepsTheThreadsNameRecorded() throws {
+        let (path, recorder) = try startRecording("thread-exit-name")
+        defer { unlink(path) }
+        let tid = Mutex<Int32>(0)
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            Trace.setCurrentThreadName("named-then-gone")
+            tid.withLock { $0 = Trace.currentThreadID }
+            Trace.instant("before-exit", category: "exit-test")
+            done.signal()
+        }.start()
+        done.wait()
+        let gone = tid.withLock { $0 }
+        for _ in 0..<400 where access("/proc/self/task/\(gone)", F_OK) == 0 { usleep(5_000) }
+        try #require(access("/proc/self/task/\(gone)", F_OK) != 0, "thread \(gone) still running after 2 s")
+        let stack = recorder.defineStack(addresses: [0x1000])
+        recorder.recordSample(threadID: gone, timestamp: Trace.now(), stack: stack)
+        try recorder.stop()
+        let (events, reader) = try readAll(path)
+        let instant = try #require(events.first {
+            if case let .instant(_, n) = $0.payload { return reader.string(n) == "before-exit" }
+            return false
+        })
+        let sample = try #require(events.first { if case .sample = $0.payload { return true } else { return false } })
+        #expect(sample.thread == instant.thread)
+        #expect(reader.threadName(instant.thread) == "named-then-gone")
     }
 
     /// 8 threads x 1,000,000 events: every event is either in the file or counted as dropped.

@@ -171,7 +171,7 @@ import HitchReader
         try recorder.stop()
         let (events, reader) = try readAll(path)
         let readings = Self.readings(events, reader, thread: "ts-ring")
-        try #require(readings.count == 82)
+        try #require(readings.count == 82, "\(readings.count) readings, \(reader.droppedEventCount) dropped, threads \(reader.threads.map(\.name)), warnings \(reader.warnings.prefix(3))")
         #expect(readings.allSatisfy { $0.r.voluntarySwitches != nil && $0.r.involuntarySwitches != nil && $0.r.runnableWaitNs != nil })
         // The 200 µs frames slept once each, nearly all of them: a sleep whose timer fires before the
         // thread reaches the scheduler does not switch, and on a VM the host can hold the vCPU that
