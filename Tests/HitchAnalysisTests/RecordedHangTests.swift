@@ -188,9 +188,13 @@ import Testing
             var allRight = true
             for plant in planted {
                 let hang = try #require(hangs.list.first { $0.frameID == plant.frameID }, "recording \(recording): no hang for the \(plant.plant) frame")
-                let errorMs = abs(hang.durationMs - Double(plant.spanNs) / 1e6)
-                worstDurationErrorMs = max(worstDurationErrorMs, errorMs)
-                #expect(errorMs <= 5, "recording \(recording), \(plant.plant): \(hang.durationMs) ms, measured \(Double(plant.spanNs) / 1e6) ms")
+                // The test's clock reads bracket the frame's begin and commit, so the hang lies inside the
+                // measured span; a preemption between a read and its frame event (several ms when the
+                // machine is loaded) makes the span longer, never the hang. It covers at least 95 %.
+                let spanMs = Double(plant.spanNs) / 1e6, errorMs = spanMs - hang.durationMs
+                worstDurationErrorMs = max(worstDurationErrorMs, abs(errorMs))
+                #expect(errorMs >= -0.5 && errorMs <= max(5, 0.05 * spanMs),
+                        "recording \(recording), \(plant.plant): \(hang.durationMs) ms, measured \(spanMs) ms")
                 #expect(hang.tier == .hang && hang.sources.contains(HangSourceWord.watchdog), "\(plant.plant): \(ReportLine.of(hang))")
                 let ok = judgedRight(hang, plant.plant)
                 if !ok { allRight = false }

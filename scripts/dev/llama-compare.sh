@@ -70,7 +70,8 @@ for ((round = 0; round < rounds; round++)); do
     echo "llama-compare: round $((round + 1))/$rounds: $(basename "$file")" >&2
     cut -d' ' -f1 /proc/loadavg >"$out/load-$round-$index"
     # -r 1: one timed repetition per round (after llama-bench's own warm-up run).
-    "$bin/llama-bench" -m "$file" -p 0 -n "$tokens" -t "$threads" -r 1 -o json >"$out/llama-$round-$index.json" 2>"$out/llama-$round-$index.log" \
+    # Its libraries beside it: a build moved from where it was built keeps a stale rpath.
+    LD_LIBRARY_PATH="$bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$bin/llama-bench" -m "$file" -p 0 -n "$tokens" -t "$threads" -r 1 -o json >"$out/llama-$round-$index.json" 2>"$out/llama-$round-$index.log" \
       || { echo "llama-compare: llama-bench failed on $file: $(tail -n 3 "$out/llama-$round-$index.log")" >&2; exit 1; }
     "$HITCH" bench decode --model "$file" --tokens "$tokens" --threads "$threads" --speed-only --format json >"$out/hitch-$round-$index.json" 2>"$out/hitch-$round-$index.log" \
       || { echo "llama-compare: hitch bench decode failed on $file: $(tail -n 3 "$out/hitch-$round-$index.log")" >&2; exit 1; }
