@@ -53,6 +53,8 @@ extension XctraceImporterTests {
         <?xml version="1.0"?>
         <trace-query-result><node><schema name="potential-hangs"><col><mnemonic>start</mnemonic><name>Start</name><engineering-type>start-time</engineering-type></col><col><mnemonic>duration</mnemonic><name>Duration</name><engineering-type>duration</engineering-type></col><col><mnemonic>hang-type</mnemonic><name>Hang Type</name><engineering-type>hang-type</engineering-type></col></schema>
         <row><start-time id="1" fmt="00:00.005.000">5000000</start-time><sentinel/><hang-type id="2" fmt="Hang">Hang</hang-type></row>
+        <row><start-time>-5000000000</start-time><duration>300000000</duration><hang-type ref="2"/></row>
+        <row><start-time>9223372036854775000</start-time><duration>300000000</duration><hang-type ref="2"/></row>
         </node></trace-query-result>
         """
         #expect {
@@ -60,7 +62,7 @@ extension XctraceImporterTests {
         } throws: { error in
             let line = "\(error)"
             return line.contains("hangs.xml: whole file: frames, the platform's own hitches, samples or hangs to analyze; found none")
-                && line.contains("skipped 1 potential-hangs rows without a start and a duration under an hour") && !line.contains("\n")
+                && line.contains("skipped 3 potential-hangs rows without a start (0 to 2^50 ns) and a duration under an hour") && !line.contains("\n")
         }
     }
 

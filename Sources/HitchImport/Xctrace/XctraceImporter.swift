@@ -367,12 +367,13 @@ public struct XctraceImporter {
             sink.emit(TraceEvent(timestampNs: start, thread: thread, payload: .intervalComplete(
                 category: sink.string("signpost"), name: sink.string(String(name.prefix(200))), endNs: start &+ duration)))
         case "potential-hangs":
-            guard let start = time("start"), let duration = time("duration"), duration >= 0, duration < 3_600_000_000_000 else {
-                sink.skip("potential-hangs rows without a start and a duration under an hour"); return
+            // Times are trace-relative nanoseconds in 50 bits (Apple's start-time and event-time).
+            guard let start = time("start"), let duration = time("duration"), start >= 0, start < 1 << 50, duration >= 0, duration < 3_600_000_000_000 else {
+                sink.skip("potential-hangs rows without a start (0 to 2^50 ns) and a duration under an hour"); return
             }
             platformHang(start, duration, type: Self.word(column("hang-type")) ?? "", column: column, into: sink)
         case "hang-risks":
-            guard let at = time("time", "timestamp", "start") else { sink.skip("hang-risks rows without a time"); return }
+            guard let at = time("time", "timestamp", "start"), at >= 0, at < 1 << 50 else { sink.skip("hang-risks rows without a time (0 to 2^50 ns)"); return }
             // "Hang Risk: <severity>": the table's name, then Apple's word as the row gives it.
             let word = Self.word(column("severity")) ?? Self.word(column("event-type"))
             platformHang(at, 0, type: "Hang Risk" + (word.map { ": " + $0 } ?? ""), column: column, into: sink)
