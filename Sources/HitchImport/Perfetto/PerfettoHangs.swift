@@ -18,7 +18,10 @@ final class PerfettoHangs {
     private let sink: ImportSink
     private let processes: PerfettoProcesses
     private let source: StringID
+    /// Long slices waiting for the app to be known; ANRs and their subjects and timers (a trace has a
+    /// few: the bounds keep a hostile one's matching, ANRs × timers, small).
     static let limit = 100_000
+    static let anrLimit = 1_000, timerLimit = 10_000
 
     init(sink: ImportSink, processes: PerfettoProcesses) {
         self.sink = sink
@@ -33,7 +36,9 @@ final class PerfettoHangs {
     /// A top-level slice of `tid` ended: a hang when the thread is an app's main thread and the slice
     /// is long enough. Written now when the app is known, else kept until the end of the trace.
     func topLevelSlice(tid: Int64, name: String, beginNs: Int64, endNs: Int64) {
-        guard endNs - beginNs >= Int64(HangThresholdDefaults.briefMs * 1e6), processes.process(ofThread: tid) == tid else { return }
+        // Hostile timestamps (any int64) must not overflow the subtraction.
+        let (lengthNs, overflow) = endNs.subtractingReportingOverflow(beginNs)
+        guard !overflow, lengthNs >= Int64(HangThresholdDefaults.briefMs * 1e6), processes.process(ofThread: tid) == tid else { return }
         if processes.isAppThread(tid) {
             write(tid: tid, beginNs: beginNs, endNs: endNs, type: name)
         } else if pendingSlices.count < Self.limit {
@@ -54,7 +59,8 @@ final class PerfettoHangs {
     func counter(pid: Int64, name: Substring, at timestamp: Int64) {
         if name.hasPrefix("ErrorId:") {
             // "ErrorId:<process> <pid>#<uuid>" (v2) or "ErrorId:<process>#<uuid>" (v1).
-            guard let hash = name.firstIndex(of: "#"), anrs.count < Self.limit else { return }
+            guard let hash = name.firstIndex(of: "#") else { return }
+            guard anrs.count < Self.anrLimit else { sink.skip("ANR markers past \(Self.anrLimit)"); return }
             let who = name[name.index(name.startIndex, offsetBy: 8)..<hash].split(separator: " ")
             guard let process = who.first else { return }
             anrs.append(ANR(atNs: timestamp, markerPid: pid, process: String(process), pid: who.count > 1 ? Int64(who[1]) : nil,
@@ -63,13 +69,13 @@ final class PerfettoHangs {
             let id = name[name.index(name.startIndex, offsetBy: 20)..<close]
             var subject = name[name.index(after: close)...]
             if subject.first == ":" { subject = subject.dropFirst() }
-            if subjects.count < Self.limit { subjects[String(id)] = String(subject.prefix(300)) }
+            if subjects.count < Self.anrLimit { subjects[String(id)] = String(subject.prefix(300)) }
         }
     }
 
     /// A slice began: `expired(<timer>,<pid>,<uid>,<type>,<duration ms>)` is an ANR timer's expiry.
     func sliceBegan(_ name: some StringProtocol, at timestamp: Int64) {
-        guard name.hasPrefix("expired("), name.hasSuffix(")"), timers.count < Self.limit else { return }
+        guard name.hasPrefix("expired("), name.hasSuffix(")"), timers.count < Self.timerLimit else { return }
         let fields = String(name.dropFirst(8).dropLast()).split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmingSpaces }
         guard fields.count == 5, let pid = Int64(fields[1]), let ms = Int64(fields[4]), ms >= 0 else { return }
         timers.append((timestamp, pid, ms))
@@ -82,13 +88,19 @@ final class PerfettoHangs {
             write(tid: slice.tid, beginNs: slice.beginNs, endNs: slice.endNs, type: slice.name)
         }
         var foreign = 0, unnamed = 0
+        // A v1 marker names its process only: its pid by name, looked up once.
+        var pidsByName: [String: Int64] = [:]
+        if anrs.contains(where: { $0.pid == nil }) {
+            for (pid, name) in processes.processNames where pidsByName[name] == nil { pidsByName[name] = pid }
+        }
         for anr in anrs {
             guard processes.processNames[anr.markerPid] == "system_server" else { unnamed += 1; continue }
-            let pid = anr.pid ?? processes.processNames.first { $0.value == anr.process }?.key
+            let pid = anr.pid ?? pidsByName[anr.process]
             guard let pid, processes.isAppThread(pid) else { foreign += 1; continue }
             let timer = timers.filter { $0.pid == pid && $0.atNs <= anr.atNs }.max { $0.atNs < $1.atNs }
-            let durationMs = timer?.durationMs ?? subjects[anr.errorID].flatMap(Self.seconds).map { $0 * 1000 } ?? 0
-            write(tid: pid, beginNs: anr.atNs - min(durationMs, 3_600_000) * 1_000_000, endNs: anr.atNs, type: "ANR")
+            let durationMs = timer?.durationMs ?? subjects[anr.errorID].flatMap(Self.seconds).map { min(max($0, 0), 3_600) * 1000 } ?? 0
+            let (beginNs, overflow) = anr.atNs.subtractingReportingOverflow(min(max(durationMs, 0), 3_600_000) * 1_000_000)
+            write(tid: pid, beginNs: overflow ? anr.atNs : beginNs, endNs: anr.atNs, type: "ANR")
         }
         if unnamed > 0 { sink.skip("ANR markers of a process the trace does not name system_server", count: unnamed) }
         if foreign > 0 { sink.skip("ANRs of processes other than the app", count: foreign) }
