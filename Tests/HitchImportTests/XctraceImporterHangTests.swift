@@ -38,6 +38,34 @@ extension XctraceImporterTests {
         #expect(hangs.list.map(\.type) == ["Hang", "Brief Unresponsiveness", "Brief Unresponsiveness", "Severe Hang"])
     }
 
+    /// A real export (Xcode 27 beta, kept as published: Tests/Fixtures/import/README.md): 23 rows of
+    /// one app's main thread. The truth was counted from the file's rows outside this code (a regular
+    /// expression over each row's duration and its hang-type, defined or by ref): 6 `Brief
+    /// Unresponsiveness` (103.54 to 236.65 ms) and 17 `Potential Interaction Delay` (41.05 to 89.11 ms).
+    @Test func aRealPotentialHangsExportGivesInstrumentsCountsPerType() throws {
+        let (summary, analysis) = try importAndAnalyze([try fixture("xctrace-real-potential-hangs.xml")])
+        #expect(summary.hangs == 23 && summary.warnings.isEmpty)
+        let hangs = try #require(analysis.hangs)
+        let byType = Dictionary(uniqueKeysWithValues: try #require(hangs.byType).map { ($0.type, $0) })
+        let brief = try #require(byType["Brief Unresponsiveness"]), delay = try #require(byType["Potential Interaction Delay"])
+        #expect(byType.count == 2)
+        #expect(brief.count == 6 && abs(brief.totalMs - 1086.591333) < 1e-6 && abs(brief.longestMs - 236.646833) < 1e-6)
+        #expect(delay.count == 17 && abs(delay.totalMs - 1115.131543) < 1e-6 && abs(delay.longestMs - 89.113708) < 1e-6)
+        // Every brief unresponsiveness is at least 100 ms and under 250: the analysis's brief tier
+        // holds the same six; nothing is a hang.
+        #expect(hangs.count == 0 && hangs.brief.count == 6 && abs(hangs.brief.totalMs - 1086.591333) < 1e-6)
+        #expect(hangs.list.allSatisfy { $0.thread == "Main Thread" && $0.type == "Brief Unresponsiveness" })
+    }
+
+    /// The real hang-risks export holds the schema and no row: nothing to analyze, said in one line.
+    @Test func aRealHangRisksExportWithoutRowsIsRefused() throws {
+        #expect {
+            _ = try importAndAnalyze([try fixture("xctrace-real-hang-risks.xml")])
+        } throws: { error in
+            "\(error)".contains("xctrace-real-hang-risks.xml: whole file: frames, the platform's own hitches, samples or hangs to analyze; found none")
+        }
+    }
+
     @Test func hangRisksAreMarksWithTheirSeverity() throws {
         let (summary, analysis) = try importAndAnalyze([try fixture("xctrace-hang-risks.xml"), try fixture("xctrace-potential-hangs.xml")])
         #expect(summary.hangs == 8)
