@@ -8,13 +8,13 @@ public struct AnalyzerOptions: Sendable, Equatable {
     /// Sampled functions keep their full demangled names (default: simplified, `Symbol.displayName`).
     public var fullSymbolNames: Bool
     /// The shortest stretch away from the frame loop that is a hang (docs/METRICS.md "Hangs"):
-    /// Apple's 250 ms (Xcode Organizer's hang rate counts only these).
+    /// Apple's, `HangThresholdDefaults.hangMs` unless told otherwise.
     public var hangThresholdMs: Double
-    /// The shortest stretch that is brief unresponsiveness (below `hangThresholdMs`): Apple's
-    /// 100 ms, where a delay in answering a discrete interaction becomes noticeable.
+    /// The shortest stretch that is brief unresponsiveness (below `hangThresholdMs`): Apple's,
+    /// `HangThresholdDefaults.briefMs` unless told otherwise.
     public var briefHangThresholdMs: Double
-    public static let defaultHangThresholdMs = 250.0
-    public static let defaultBriefHangThresholdMs = 100.0
+    public static let defaultHangThresholdMs = HangThresholdDefaults.hangMs
+    public static let defaultBriefHangThresholdMs = HangThresholdDefaults.briefMs
     public init(refreshRatesHz: [Double] = [60, 120], deviceBudgetBytes: UInt64 = 1_200_000_000, fullSymbolNames: Bool = false,
                 hangThresholdMs: Double = AnalyzerOptions.defaultHangThresholdMs,
                 briefHangThresholdMs: Double = AnalyzerOptions.defaultBriefHangThresholdMs) {

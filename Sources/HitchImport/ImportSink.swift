@@ -36,6 +36,8 @@ public struct ImportSummary: Sendable {
     /// analysis of the import can stand on (`TraceImport.run` refuses an import with none).
     public var samples = 0
     public var platformHitches = 0
+    /// Hangs (`hang` events: a platform's hang tables, ANRs, long main-thread slices) written.
+    public var hangs = 0
     /// Things skipped or approximated on the way in, one line each, counted.
     public var warnings: [String] = []
     /// The warnings name their file (an import of several files); else they are the one file's.
@@ -139,6 +141,7 @@ public final class ImportSink {
         switch event.payload {
         case .frameBegan: summary.frames += 1
         case .sample: summary.samples += 1
+        case .hang: summary.hangs += 1
         case .instant(let category, _):
             let hitchCategory = platformHitchCategory ?? writer.string(PlatformHitch.category)
             platformHitchCategory = hitchCategory

@@ -41,7 +41,7 @@ public enum ImportFormat: String, Sendable, CaseIterable {
         case .chrome: ""
         case .framestats: ": frames are the rows of a ---PROFILEDATA--- block"
         case .perfetto: ": frames come from the android.surfaceflinger.frametimeline data source (Android 12+), samples from none"
-        case .xctrace: ": frames come from display-surface-swap or displayed-surfaces-interval, Apple's hitches from hitches, samples from time-profile"
+        case .xctrace: ": frames come from display-surface-swap or displayed-surfaces-interval, Apple's hitches from hitches, samples from time-profile, hangs from potential-hangs and hang-risks"
         }
     }
 
@@ -92,12 +92,12 @@ public enum TraceImport {
         try importer.finish(into: sink)
         let summary = try sink.finish()
         // Nothing to analyze is an error, not an empty trace that analyzes to "good": a platform's
-        // export without frames, its own hitches or samples (Chrome JSON round-trips any of the
-        // project's events, frames or not).
-        if format != .chrome, summary.frames == 0, summary.platformHitches == 0, summary.samples == 0 {
+        // export without frames, its own hitches, samples or hangs (Chrome JSON round-trips any of
+        // the project's events, frames or not).
+        if format != .chrome, summary.frames == 0, summary.platformHitches == 0, summary.samples == 0, summary.hangs == 0 {
             let found = summary.warnings.first.map { " (\($0))" } ?? ""
             throw ImportError(file: inputs.joined(separator: ", "), location: "whole \(inputs.count == 1 ? "file" : "files")",
-                              expected: "frames, the platform's own hitches or samples to analyze; found none\(found)\(format.whatGivesFrames)")
+                              expected: "frames, the platform's own hitches, samples or hangs to analyze; found none\(found)\(format.whatGivesFrames)")
         }
         return summary
     }

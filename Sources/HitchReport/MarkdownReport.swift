@@ -35,6 +35,11 @@ public enum MarkdownReport: AnalysisRenderer {
         if let h = a.hangs {
             out.append("**Hangs:** " + escape(ReportText.hangSummary(h)))
             out.append("")
+            let types = ReportText.hangTypes(h)
+            if !types.isEmpty {
+                out.append("As the platform named them (every one, before the tiers): " + types.map(escape).joined(separator: "; "))
+                out.append("")
+            }
             for d in h.list.prefix(5) {
                 out.append("- " + escape(ReportText.hang(d)) + (ReportText.hangStack(d, depth: 5).map { "<br>" + escape($0) } ?? ""))
             }

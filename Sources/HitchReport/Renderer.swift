@@ -100,6 +100,13 @@ enum ReportText {
             + "brief unresponsiveness (≥ \(Format.milliseconds(h.briefThresholdMs))): \(tier(h.brief.count, h.brief.totalMs, h.brief.longestMs, h.brief.rateSecondsPerHour))"
             + " over \(Format.significant(h.recordedSeconds)) s of recording"
     }
+    /// "instruments "Brief Unresponsiveness": 7 (1.19 s in all, longest 236.65 ms)", one per source and
+    /// type the hang events named, as the platform counts them (`HangFigures.byType`).
+    static func hangTypes(_ h: HangFigures) -> [String] {
+        (h.byType ?? []).map { t in
+            "\(t.source) \"\(t.type)\": \(t.count) (\(Format.milliseconds(t.totalMs)) in all, longest \(Format.milliseconds(t.longestMs)))"
+        }
+    }
     /// "hang 412 ms at 1.23 s (frame 97; frameLoop, watchdog): app work; running 400 · blocked 12 ms; blocked on a lock in f, woken by helper".
     static func hang(_ d: HangDetail, withTier: Bool = true) -> String {
         var text = (withTier ? DisplayNames.tier(d.tier) + " " : "") + "\(Format.milliseconds(d.durationMs))\(d.unfinished ? " or more (the recording ended in it)" : "") at \(Format.milliseconds(d.startMs))"

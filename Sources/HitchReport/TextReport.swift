@@ -83,6 +83,11 @@ public enum TextReport: AnalysisRenderer {
             out.append("")
             out.append("Hangs (the main thread away from its frame loop or run loop)")
             out.append("  " + ReportText.hangSummary(h))
+            let types = ReportText.hangTypes(h)
+            if !types.isEmpty {
+                out.append("  as the platform named them (every one, before the tiers):")
+                for line in types { out.append("    " + line) }
+            }
             for d in h.list.prefix(10) {
                 out.append("  " + ReportText.hang(d))
                 if let stack = ReportText.hangStack(d) { out.append("      " + stack) }

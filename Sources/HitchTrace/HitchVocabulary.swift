@@ -273,6 +273,21 @@ public struct HitchEventSchema: Sendable {
 public enum HangSourceWord {
     public static let watchdog = "watchdog"
     public static let frameLoop = "frameLoop"
+    /// An xctrace `potential-hangs` or `hang-risks` row (its `type`: Apple's word, unchanged).
+    public static let instruments = "instruments"
+    /// An Android trace: an ANR system_server marked, or a long slice of the app's main thread.
+    public static let perfetto = "perfetto"
+}
+
+/// The default tiers of a hang (docs/METRICS.md "Hangs"), Apple's thresholds: a stretch away from
+/// the loop of at least `hangMs` is a hang (Xcode Organizer's hang rate counts only these), one of at
+/// least `briefMs` brief unresponsiveness (a delay in answering a discrete interaction becomes
+/// noticeable there). The analysis applies them unless told otherwise (`--hang-ms`,
+/// `--brief-hang-ms`); an importer that must pick stretches out of a platform's trace (long
+/// main-thread slices) picks those of at least `briefMs`.
+public enum HangThresholdDefaults {
+    public static let hangMs = 250.0
+    public static let briefMs = 100.0
 }
 
 /// What a thread does, as the analyzer reads it (docs/METRICS.md "Trace inputs").

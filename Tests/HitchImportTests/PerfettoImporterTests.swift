@@ -56,7 +56,7 @@ import Testing
         #expect {
             _ = try importBytes([0x0A, UInt8(packet.count)] + packet)
         } throws: { error in
-            "\(error)".contains("whole file: frames, the platform's own hitches or samples to analyze; found none")
+            "\(error)".contains("whole file: frames, the platform's own hitches, samples or hangs to analyze; found none")
         }
     }
 

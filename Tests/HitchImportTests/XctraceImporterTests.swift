@@ -159,7 +159,7 @@ import Testing
         #expect {
             _ = try importAndAnalyze([("vsyncs.xml", vsyncs)])
         } throws: { error in
-            "\(error)".contains("vsyncs.xml: whole file: frames, the platform's own hitches or samples to analyze; found none")
+            "\(error)".contains("vsyncs.xml: whole file: frames, the platform's own hitches, samples or hangs to analyze; found none")
         }
     }
 }

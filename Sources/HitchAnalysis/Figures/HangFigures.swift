@@ -19,6 +19,12 @@ public struct HangFigures: Codable, Sendable, Equatable {
     /// The recorder's watchdog threshold (metadata `hangWatchdogMs`), when it watched the main
     /// thread: stretches that long have its captures.
     public var watchdogThresholdMs: Double? = nil
+    /// Hangs as their producer named them (an import's `type`: Instruments' `Hang`, `Brief
+    /// Unresponsiveness`, `Potential Interaction Delay`, `Hang Risk: <severity>`; Android's `ANR`, a long slice's name):
+    /// per source and type, every `hang` event counted as written, before the tiers above and before
+    /// overlapping stretches are merged, as the platform's own tool counts them. Absent when no hang
+    /// event names a type (the watchdog's do not).
+    public var byType: [HangTypeFigures]? = nil
     /// Every stretch of either tier, in time order over the runs (the first `HangDetail.limit`).
     public var list: [HangDetail] = []
     /// True when `list` stopped at its limit (the counts above cover every stretch).
@@ -33,6 +39,19 @@ public struct HangTierFigures: Codable, Sendable, Equatable {
     public var longestMs = 0.0
     public var rateSecondsPerHour = 0.0
     public init() {}
+}
+
+/// The hangs one producer gave one name (`HangFigures.byType`): how many, their time and the longest.
+public struct HangTypeFigures: Codable, Sendable, Equatable {
+    /// Who found them (`instruments`, `perfetto`, ...) and what it called them, unchanged.
+    public var source = ""
+    public var type = ""
+    public var count = 0
+    public var totalMs = 0.0
+    public var longestMs = 0.0
+    public init(source: String = "", type: String = "", count: Int = 0, totalMs: Double = 0, longestMs: Double = 0) {
+        self.source = source; self.type = type; self.count = count; self.totalMs = totalMs; self.longestMs = longestMs
+    }
 }
 
 /// One stretch away from the loop: when, how long, what the thread did and what held it.

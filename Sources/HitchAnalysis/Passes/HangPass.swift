@@ -62,6 +62,10 @@ struct HangPass: AnalysisPass {
     private var list: [HangDetail] = []
     private var listTruncated = false
     private var watchdogThresholdMs: Double?
+    /// Hang events that name a type, per (source, type), as written (`HangFigures.byType`).
+    private struct TypeKey: Hashable { var source: String; var type: String }
+    private var byType: [TypeKey: HangTotals.Tier] = [:]
+    static let typeLimit = 256
 
     init(options: AnalyzerOptions) {
         hangThresholdNs = Int64((options.hangThresholdMs * 1e6).rounded())
@@ -96,6 +100,10 @@ struct HangPass: AnalysisPass {
             let type = resolved.secondName >= 0 ? context.names[resolved.secondName] : ""
             add(Stretch(thread: thread, startNs: resolved.startNs, endNs: max(resolved.startNs, resolved.endNs),
                         sources: source.isEmpty ? [] : [source], type: type.isEmpty ? nil : type))
+            if !type.isEmpty {
+                let key = TypeKey(source: source, type: type)
+                if byType[key] != nil || byType.count < Self.typeLimit { byType[key, default: .init()].add(max(0, resolved.endNs - resolved.startNs)) } else { dropped += 1 }
+            }
         case .hangStack(let capture):
             sawLoop = true
             guard captures.count < Self.perRunLimit else { dropped += 1; break }
@@ -258,6 +266,11 @@ struct HangPass: AnalysisPass {
         totals.keepWorst(list)
         context.mergeable.hangs = totals
         guard var f = totals.figures else { return }
+        if !byType.isEmpty {
+            f.byType = byType.map { key, tier in
+                HangTypeFigures(source: key.source, type: key.type, count: tier.count, totalMs: milliseconds(tier.totalNs), longestMs: milliseconds(tier.longestNs))
+            }.sorted { ($0.source, -$0.totalMs, $0.type) < ($1.source, -$1.totalMs, $1.type) }
+        }
         f.list = list
         f.listTruncated = listTruncated
         a.hangs = f

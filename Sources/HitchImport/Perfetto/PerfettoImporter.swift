@@ -17,6 +17,8 @@ import Glibc
 // - ftrace `sched_switch` and `sched_waking` (also as `compact_sched`): the app's threads' context
 //   switches, with their CPU, and thread-state readings at each frame's phases (SchedAccounting).
 // - `process_tree` (2) and track descriptors: process and thread names.
+// - the app's hangs (PerfettoHangs): its long top-level main-thread slices, and ANRs from system_server's
+//   atrace counters (`ErrorId:`, `Subject(for ErrorId`) and timer slices (`expired(`).
 //
 // A trace holds one app's frames, or `--process` picks one (PerfettoProcessSelection).
 //

@@ -8,11 +8,14 @@ final class PerfettoSlices {
     private let sink: ImportSink
     private let processes: PerfettoProcesses
     private let stageCategory: StringID
+    /// The app's hangs: its long main-thread slices, and the ANR markers among the slices and counters.
+    let hangs: PerfettoHangs
 
     init(sink: ImportSink, processes: PerfettoProcesses) {
         self.sink = sink
         self.processes = processes
         stageCategory = sink.string("slice")
+        hangs = PerfettoHangs(sink: sink, processes: processes)
     }
 
     // MARK: Interned names
@@ -42,29 +45,38 @@ final class PerfettoSlices {
     // MARK: Slices
 
     /// Open slices per thread: names, for the ends that carry none, and the token of a per-frame slice.
-    private struct OpenSlice { var name: StringID; var frame: (token: Int64, main: Bool)? }
+    private struct OpenSlice {
+        var name: StringID; var frame: (token: Int64, main: Bool)?
+        /// A top-level slice's name and begin (a long one on a main thread is a hang).
+        var topLevel: (name: String, beginNs: Int64)?
+    }
     private var open: [Int64: [OpenSlice]] = [:]
 
     /// "Choreographer#doFrame 1234" -> "Choreographer#doFrame": per-frame tokens would make every
     /// slice name unique.
-    private func sliceName(_ raw: some StringProtocol) -> StringID {
+    private func sliceName(_ raw: some StringProtocol) -> StringID { sink.string(Self.withoutToken(raw)) }
+
+    /// A slice's name without its trailing per-frame token, at most 200 characters.
+    static func withoutToken(_ raw: some StringProtocol) -> String {
         var text = Substring(raw)
         if let space = text.lastIndex(of: " "), text[text.index(after: space)...].allSatisfy(\.isNumber),
            text.index(after: space) < text.endIndex {
             text = text[..<space]
         }
-        return sink.string(String(text.prefix(200)))
+        return String(text.prefix(200))
     }
 
     /// With `--process`, other processes' slices stay out.
     private func keepsSlices(of tid: Int64) -> Bool { processes.selection == nil || processes.isAppThread(tid) }
 
     private func begin(_ tid: Int64, _ raw: some StringProtocol, at timestamp: Int64) {
+        hangs.sliceBegan(raw, at: timestamp)
         guard keepsSlices(of: tid) else { return }
         guard open[tid, default: []].count < 256 else { sink.skip("slices nested over 256 deep"); return }
         let name = sliceName(raw)
         let frame = Self.frameSliceToken(raw)
-        open[tid, default: []].append(OpenSlice(name: name, frame: frame))
+        let topLevel = open[tid, default: []].isEmpty ? (Self.withoutToken(raw), timestamp) : nil
+        open[tid, default: []].append(OpenSlice(name: name, frame: frame, topLevel: topLevel))
         if let frame { frameSlice(tid, token: frame.token, main: frame.main, begin: timestamp, end: nil) }
         sink.emit(TraceEvent(timestampNs: timestamp, thread: processes.thread(tid), payload: .intervalBegin(category: stageCategory, name: name)))
     }
@@ -73,6 +85,7 @@ final class PerfettoSlices {
         guard keepsSlices(of: tid) else { return }
         guard let slice = open[tid]?.popLast() else { sink.skip("slice ends without a begin"); return }
         if let frame = slice.frame { frameSlice(tid, token: frame.token, main: frame.main, begin: nil, end: timestamp) }
+        if let top = slice.topLevel { hangs.topLevelSlice(tid: tid, name: top.name, beginNs: top.beginNs, endNs: timestamp) }
         sink.emit(TraceEvent(timestampNs: timestamp, thread: processes.thread(tid), payload: .intervalEnd(category: stageCategory, name: slice.name)))
     }
 
@@ -112,6 +125,11 @@ final class PerfettoSlices {
             begin(tid, parts[2], at: timestamp)
         } else if text.hasPrefix("E") {
             end(tid, at: timestamp)
+        } else if text.hasPrefix("C|") {
+            // A counter, `C|pid|name|value`: system_server's ANR markers are counters.
+            let parts = text.split(separator: "|", maxSplits: 3, omittingEmptySubsequences: false)
+            guard parts.count == 4, let pid = Int64(parts[1]) else { return }
+            hangs.counter(pid: pid, name: parts[2], at: timestamp)
         }
     }
 

@@ -134,6 +134,7 @@ struct PerfettoState {
     func finish() throws {
         frames.finish()
         scheduling.finish()
+        slices.hangs.finish()
         try processes.checkOneApp(file: file)
     }
 }

@@ -5,13 +5,15 @@ import HitchTrace
 // says how): each present becomes a frame with Apple's verdict beside it.
 
 extension XctraceImporter {
-    /// Turns the presents into frames, Apple's hitches into their lateness and verdicts. Call after
-    /// the last file.
+    /// Turns the presents into frames, Apple's hitches into their lateness and verdicts (or with no
+    /// presents, the hitches into the platform's own), then writes the hangs. Call after the last file.
     public mutating func finish(into sink: ImportSink) {
-        guard !presents.isEmpty else {
-            writeHitchesAlone(into: sink)
-            return
-        }
+        if presents.isEmpty { writeHitchesAlone(into: sink) } else { writeFrames(into: sink) }
+        writeHangs(into: sink)
+    }
+
+    /// The presents as frames, each with Apple's verdict.
+    private mutating func writeFrames(into sink: ImportSink) {
         // The app: the process with the most hitches, else the most presents.
         var counts: [Int64: Int] = [:]
         for hitch in hitches { counts[hitch.pid, default: 0] += 1 }
@@ -26,6 +28,8 @@ extension XctraceImporter {
         vsyncIntervals.sort { $0.atNs < $1.atNs }
         let processName = processNames[app] ?? "app"
         let main = mainThread ?? sink.thread(pid: UInt64(bitPattern: app), tid: UInt64(bitPattern: app), name: "Main Thread", role: .main)
+        appPid = app
+        appMainThread = main
         let renderServer = renderServerThread(sink)
         sink.metadata(.importedFrom, ImportFormat.xctrace.rawValue, thread: main, timestampNs: frames[0].atNs)
         // Instruments' display tables say when each frame was shown, not when its work began: the
@@ -102,6 +106,8 @@ extension XctraceImporter {
         let own = hitches.filter { $0.pid == app }.sorted { $0.startNs < $1.startNs }
         if own.count < hitches.count { sink.skip("hitches of processes other than the app", count: hitches.count - own.count) }
         let main = mainThread ?? sink.thread(pid: UInt64(bitPattern: app), tid: UInt64(bitPattern: app), name: "Main Thread", role: .main)
+        appPid = app
+        appMainThread = main
         let start = min(firstTimeNs, own[0].startNs)
         let period = vsyncIntervals.min(by: { $0.atNs < $1.atNs })?.periodNs ?? displayPeriod(-1) ?? Self.period(fittingDurations: own.map(\.durationNs))
         sink.metadata(.importedFrom, ImportFormat.xctrace.rawValue, thread: main, timestampNs: start)
@@ -119,6 +125,35 @@ extension XctraceImporter {
         // The export's end, where a row names a later time than the last hitch's end.
         if lastTimeNs > own.map({ $0.startNs &+ $0.durationNs }).max() ?? .min {
             sink.emit(TraceEvent(timestampNs: lastTimeNs, thread: main, payload: .instant(category: category, name: sink.string(PlatformHitch.exportEndName))))
+        }
+    }
+
+    /// The `potential-hangs` and `hang-risks` rows as hangs (source `instruments`, Apple's word as the
+    /// type) of the app: the process frames or hitches were written for, else the one with the most
+    /// rows; rows of other processes are counted and skipped. A row without a thread is the app's main
+    /// thread's. With nothing else written, the import's metadata (format, process) is said here.
+    mutating func writeHangs(into sink: ImportSink) {
+        guard !platformHangs.isEmpty else { return }
+        var app = appPid
+        if app == nil {
+            var counts: [Int64: Int] = [:]
+            for hang in platformHangs { counts[hang.pid, default: 0] += 1 }
+            app = counts.max { ($0.value, $1.key) < ($1.value, $0.key) }?.key
+        }
+        let own = platformHangs.filter { $0.pid == app || $0.pid == 0 || app == 0 }.sorted { $0.startNs < $1.startNs }
+        if own.count < platformHangs.count {
+            sink.skip("potential-hangs and hang-risks rows of processes other than the app", count: platformHangs.count - own.count)
+        }
+        guard let first = own.first, let app else { return }
+        let main = appMainThread ?? sink.thread(pid: UInt64(bitPattern: app), tid: UInt64(bitPattern: app), name: "Main Thread", role: .main)
+        if appPid == nil {
+            sink.metadata(.importedFrom, ImportFormat.xctrace.rawValue, thread: main, timestampNs: first.startNs)
+            if let name = processNames[app] { sink.metadata(.process, name, thread: main, timestampNs: first.startNs) }
+        }
+        let source = sink.string(HangSourceWord.instruments)
+        for hang in own {
+            sink.emit(TraceEvent(timestampNs: hang.startNs, thread: hang.thread ?? main, payload: .hang(Hang(
+                endNs: hang.startNs &+ hang.durationNs, source: source, type: sink.string(hang.type)))))
         }
     }
 

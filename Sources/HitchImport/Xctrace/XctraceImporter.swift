@@ -35,6 +35,12 @@ import HitchTrace
 // - `time-profile`, `time-sample`: samples with their `<backtrace>` or `<tagged-backtrace>` frames
 //   (`name`, `addr`, `<binary name load-addr>`) as stacks and symbols.
 // - `os-signpost`, `os-signpost-interval`: intervals (start, duration, name) as stages.
+// - `potential-hangs` (start, duration, hang-type, thread, process) and `hang-risks` (time, process,
+//   message, severity, event-type, backtrace, thread: instants): hangs (`hang` events, source
+//   `instruments`) on the thread the row names, of the app's process, each with Apple's word for it
+//   as its type unchanged (`Hang`, `Microhang`, `Severe Hang`, `Brief Unresponsiveness`,
+//   `Potential Interaction Delay`; a hang risk's `Hang Risk: <severity>`, else `Hang Risk: <event
+//   type>`, else `Hang Risk`, lasting no time: a risk is a place in the code, not a measured stretch).
 //
 // A frame is reconstructed from its present P: expected at P minus Apple's hitch duration (P when
 // no hitch hit it), so it is judged late by what Apple measured; begun two periods before that
@@ -82,6 +88,14 @@ public struct XctraceImporter {
     /// `device-display-info`: each display's refresh period (from its maximum rate), and the main one.
     var displayPeriods: [Int64: Int64] = [:]
     var mainDisplay: Int64?
+    /// `potential-hangs` and `hang-risks` rows, written at the end as the app's hangs: the thread a
+    /// row names (nil: none, the app's main thread), and its process.
+    struct PlatformHang { var startNs: Int64; var durationNs: Int64; var type: String; var pid: Int64; var thread: ThreadID? }
+    var platformHangs: [PlatformHang] = []
+    static let maxPlatformHangs = 1_000_000
+    /// The app and its main thread once frames or Apple's hitches are written (the hangs kept are its).
+    var appPid: Int64?
+    var appMainThread: ThreadID?
 
     public init() {}
 
@@ -352,9 +366,41 @@ public struct XctraceImporter {
             let thread = thread(column("thread"), process: column("process"), into: sink)
             sink.emit(TraceEvent(timestampNs: start, thread: thread, payload: .intervalComplete(
                 category: sink.string("signpost"), name: sink.string(String(name.prefix(200))), endNs: start &+ duration)))
+        case "potential-hangs":
+            // Times are trace-relative nanoseconds in 50 bits (Apple's start-time and event-time).
+            guard let start = time("start"), let duration = time("duration"), start >= 0, start < 1 << 50, duration >= 0, duration < 3_600_000_000_000 else {
+                sink.skip("potential-hangs rows without a start (0 to 2^50 ns) and a duration under an hour"); return
+            }
+            platformHang(start, duration, type: Self.word(column("hang-type")) ?? "", column: column, into: sink)
+        case "hang-risks":
+            guard let at = time("time", "timestamp", "start"), at >= 0, at < 1 << 50 else { sink.skip("hang-risks rows without a time (0 to 2^50 ns)"); return }
+            // "Hang Risk: <severity>": the table's name, then Apple's word as the row gives it.
+            let word = Self.word(column("severity")) ?? Self.word(column("event-type"))
+            platformHang(at, 0, type: "Hang Risk" + (word.map { ": " + $0 } ?? ""), column: column, into: sink)
         default:
             sink.skip("rows of tables other than hitches, display, time-profile, os-signpost and swiftui (\(table.prefix(40)))")
         }
+    }
+
+    /// A `potential-hangs` or `hang-risks` row, kept for the end (`writeHangs`): its thread, declared
+    /// now, and its process (the row's, else its thread's).
+    private mutating func platformHang(_ startNs: Int64, _ durationNs: Int64, type: String, column: (String) -> XValue?, into sink: ImportSink) {
+        guard platformHangs.count < Self.maxPlatformHangs else { sink.skip("potential-hangs and hang-risks rows past \(Self.maxPlatformHangs)"); return }
+        let process = column("process")
+        let threadValue = column("thread")
+        let pid = process?.find("pid")?.integer ?? process?.integer ?? threadValue?.find("pid")?.integer ?? 0
+        if processNames[pid] == nil, processNames.count < 10_000 {
+            processNames[pid] = process.flatMap(processName) ?? threadValue?.find("process").flatMap(processName)
+        }
+        let thread = threadValue?.find("tid") != nil ? thread(threadValue, process: process, into: sink) : nil
+        platformHangs.append(PlatformHang(startNs: startNs, durationNs: durationNs, type: String(type.prefix(200)), pid: pid, thread: thread))
+    }
+
+    /// A value's word as Instruments shows it (its `fmt`, else its text), nil when empty or absent.
+    static func word(_ value: XValue?) -> String? {
+        guard let value else { return nil }
+        let text = (value.fmt ?? value.text).trimmingSpaces
+        return text.isEmpty ? nil : String(text)
     }
 
     /// A stage (`render`, `gpu`, `frame wait`) of the display pipeline on its own thread.

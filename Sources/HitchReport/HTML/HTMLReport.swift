@@ -325,6 +325,8 @@ struct Context {
         guard let hangs = analysis.hangs else { return }
         w.element("h3", text: "Hangs")
         Blocks.note(&w, ReportText.hangSummary(hangs) + ".")
+        let types = ReportText.hangTypes(hangs)
+        if !types.isEmpty { Blocks.note(&w, "As the platform named them (every one, before the tiers): " + types.joined(separator: "; ") + ".") }
         for (index, d) in hangs.list.enumerated() {
             w.element("details", [Attribute("class", "frame")]) { w in
                 w.element("summary") { w in

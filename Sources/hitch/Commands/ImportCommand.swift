@@ -101,7 +101,8 @@ enum ImportCommand: Subcommand {
         }
         // An import of several files names the file in each warning itself.
         for warning in summary.warnings.prefix(10) { writeStandardError("hitch: warning: \(summary.namesFiles ? "" : inputs[0] + ": ")\(warning)\n") }
-        writeStandardError("wrote \(output): \(summary.frames) frames, \(summary.events) events, \(summary.bytes) bytes\n")
+        let hangs = summary.hangs > 0 ? ", \(summary.hangs) hangs" : ""
+        writeStandardError("wrote \(output): \(summary.frames) frames\(hangs), \(summary.events) events, \(summary.bytes) bytes\n")
         return .ok
     }
 }
