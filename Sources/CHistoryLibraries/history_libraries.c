@@ -56,50 +56,34 @@ static void copy_error(char *error, size_t capacity, const struct history_librar
     if (capacity > 0) snprintf(error, capacity, "%s", library->error);
 }
 
-// A library without our functions stays open when the table fails: dlclose would gain nothing.
+// One library's table, loaded once: `hitch_NAME_load`, its state, and `load_NAME`, which fills the
+// table from FUNCTIONS (the header's X-macro of the functions it calls). A library without our
+// functions stays open when the table fails: dlclose would gain nothing.
+#define HISTORY_LIBRARY(NAME, TABLE, FUNCTIONS, TEST_PATH_VARIABLE, VERSIONED, UNVERSIONED)                 \
+    static pthread_once_t NAME##_once = PTHREAD_ONCE_INIT;                                                  \
+    static struct history_library NAME##_library = {TEST_PATH_VARIABLE, VERSIONED, UNVERSIONED, ""};        \
+    static TABLE NAME##_functions;                                                                          \
+    static const TABLE *NAME##_loaded;                                                                      \
+                                                                                                            \
+    static void load_##NAME(void) {                                                                         \
+        struct history_library *library = &NAME##_library;                                                  \
+        TABLE *table = &NAME##_functions;                                                                   \
+        const char *opened = NULL;                                                                          \
+        void *handle = open_library(library, &opened);                                                      \
+        if (!handle) return;                                                                                \
+        int failed = 0;                                                                                     \
+        FUNCTIONS(RESOLVE)                                                                                  \
+        if (!failed) NAME##_loaded = table;                                                                 \
+    }                                                                                                       \
+                                                                                                            \
+    const TABLE *hitch_##NAME##_load(char *error, size_t capacity) {                                        \
+        pthread_once(&NAME##_once, load_##NAME);                                                            \
+        if (!NAME##_loaded) copy_error(error, capacity, &NAME##_library);                                   \
+        return NAME##_loaded;                                                                               \
+    }
 
-static pthread_once_t sqlite_once = PTHREAD_ONCE_INIT;
-static struct history_library sqlite_library = {"HITCH_TEST_SQLITE_LIBRARY", "libsqlite3.so.0", "libsqlite3.so", ""};
-static hitch_sqlite_functions sqlite_functions;
-static const hitch_sqlite_functions *sqlite_loaded;
+/// One function of the table, in `load_NAME`.
+#define RESOLVE(prefix, name) table->name = (__typeof__(table->name))resolve(handle, library, opened, #prefix #name, &failed);
 
-static void load_sqlite(void) {
-    const char *opened = NULL;
-    void *handle = open_library(&sqlite_library, &opened);
-    if (!handle) return;
-    int failed = 0;
-#define RESOLVE(prefix, name) sqlite_functions.name = \
-    (__typeof__(sqlite_functions.name))resolve(handle, &sqlite_library, opened, #prefix #name, &failed);
-    HITCH_SQLITE_FUNCTIONS(RESOLVE)
-#undef RESOLVE
-    if (!failed) sqlite_loaded = &sqlite_functions;
-}
-
-const hitch_sqlite_functions *hitch_sqlite_load(char *error, size_t capacity) {
-    pthread_once(&sqlite_once, load_sqlite);
-    if (!sqlite_loaded) copy_error(error, capacity, &sqlite_library);
-    return sqlite_loaded;
-}
-
-static pthread_once_t libpq_once = PTHREAD_ONCE_INIT;
-static struct history_library libpq_library = {"HITCH_TEST_LIBPQ_LIBRARY", "libpq.so.5", "libpq.so", ""};
-static hitch_libpq_functions libpq_functions;
-static const hitch_libpq_functions *libpq_loaded;
-
-static void load_libpq(void) {
-    const char *opened = NULL;
-    void *handle = open_library(&libpq_library, &opened);
-    if (!handle) return;
-    int failed = 0;
-#define RESOLVE(prefix, name) libpq_functions.name = \
-    (__typeof__(libpq_functions.name))resolve(handle, &libpq_library, opened, #prefix #name, &failed);
-    HITCH_LIBPQ_FUNCTIONS(RESOLVE)
-#undef RESOLVE
-    if (!failed) libpq_loaded = &libpq_functions;
-}
-
-const hitch_libpq_functions *hitch_libpq_load(char *error, size_t capacity) {
-    pthread_once(&libpq_once, load_libpq);
-    if (!libpq_loaded) copy_error(error, capacity, &libpq_library);
-    return libpq_loaded;
-}
+HISTORY_LIBRARY(sqlite, hitch_sqlite_functions, HITCH_SQLITE_FUNCTIONS, "HITCH_TEST_SQLITE_LIBRARY", "libsqlite3.so.0", "libsqlite3.so")
+HISTORY_LIBRARY(libpq, hitch_libpq_functions, HITCH_LIBPQ_FUNCTIONS, "HITCH_TEST_LIBPQ_LIBRARY", "libpq.so.5", "libpq.so")

@@ -299,15 +299,22 @@ uint64_t hitch_dropped_total(void) {
     return value;
 }
 
+/// Sets a thread's name or role (`label`, truncated to `size` - 1 bytes) in its registry entry and,
+/// when it has one, its buffer (which names the thread's events): both fields are `size` bytes.
+/// Under `lock`.
+static void set_thread_label(char *entry, char *buffer, size_t size, const char *label) {
+    strncpy(entry, label, size - 1);
+    entry[size - 1] = 0;
+    if (buffer) memcpy(buffer, entry, size);
+}
+
 void hitch_set_current_thread_name(const char *name) {
     // Renaming the initial thread would rename the process as ps and top show it.
     if (!hitch_platform_is_initial_thread()) hitch_platform_set_kernel_thread_name(name);
     hitch_thread_state *st = current_state();
     if (!st) return;
     pthread_mutex_lock(&lock);
-    strncpy(st->name, name, sizeof st->name - 1);
-    st->name[sizeof st->name - 1] = 0;
-    if (st->buffer) memcpy(st->buffer->thread_name, st->name, sizeof st->name);
+    set_thread_label(st->name, st->buffer ? st->buffer->thread_name : NULL, sizeof st->name, name);
     pthread_mutex_unlock(&lock);
 }
 
@@ -331,9 +338,7 @@ void hitch_set_current_thread_role(const char *role) {
     hitch_thread_state *st = current_state();
     if (!st) return;
     pthread_mutex_lock(&lock);
-    strncpy(st->role, role, sizeof st->role - 1);
-    st->role[sizeof st->role - 1] = 0;
-    if (st->buffer) memcpy(st->buffer->thread_role, st->role, sizeof st->role);
+    set_thread_label(st->role, st->buffer ? st->buffer->thread_role : NULL, sizeof st->role, role);
     pthread_mutex_unlock(&lock);
 }
 

@@ -1059,20 +1059,29 @@ uint32_t hitch_sampler_capture_thread(pthread_t thread, pid_t tid, uint64_t stac
     return depth;
 }
 
-static uint64_t duration_percentile(_Atomic uint64_t *histogram, unsigned shift, double quantile) {
-    uint64_t counts[HANDLER_BUCKETS];
-    uint64_t total = 0;
-    for (uint32_t i = 0; i < HANDLER_BUCKETS; i++) {
+_Static_assert(NEEDED_BUCKETS <= HANDLER_BUCKETS, "percentile_bucket reads at most HANDLER_BUCKETS counters");
+
+/// The bucket that holds the `quantile` of a histogram of `buckets` counters, or -1 when it counted
+/// nothing. Each counter is read once, so counts added meanwhile cannot move the rank past the end.
+static int32_t percentile_bucket(_Atomic uint64_t *histogram, uint32_t buckets, double quantile) {
+    uint64_t counts[HANDLER_BUCKETS], total = 0;
+    for (uint32_t i = 0; i < buckets; i++) {
         counts[i] = atomic_load_explicit(&histogram[i], memory_order_relaxed);
         total += counts[i];
     }
-    if (total == 0) return 0;
+    if (total == 0) return -1;
     uint64_t rank = (uint64_t)(quantile * (double)(total - 1)), seen = 0;
-    for (uint32_t i = 0; i < HANDLER_BUCKETS; i++) {
+    for (uint32_t i = 0; i < buckets; i++) {
         seen += counts[i];
-        if (seen > rank) return ((uint64_t)i << shift) + (1u << shift) / 2;
+        if (seen > rank) return (int32_t)i;
     }
-    return (uint64_t)HANDLER_BUCKETS << shift;
+    return (int32_t)buckets - 1;
+}
+
+/// A duration histogram's percentile: the middle of its bucket, in ticks.
+static uint64_t duration_percentile(_Atomic uint64_t *histogram, unsigned shift, double quantile) {
+    int32_t bucket = percentile_bucket(histogram, HANDLER_BUCKETS, quantile);
+    return bucket < 0 ? 0 : ((uint64_t)bucket << shift) + (1u << shift) / 2;
 }
 
 uint64_t hitch_sampler_handler_ticks_percentile(double quantile) {
@@ -1092,18 +1101,8 @@ void hitch_sampler_reset_handler_times(void) {
 }
 
 uint64_t hitch_sampler_stack_bytes_needed_percentile(double quantile) {
-    uint64_t counts[NEEDED_BUCKETS], total = 0;
-    for (uint32_t i = 0; i < NEEDED_BUCKETS; i++) {
-        counts[i] = atomic_load_explicit(&stack_needed_histogram[i], memory_order_relaxed);
-        total += counts[i];
-    }
-    if (total == 0) return 0;
-    uint64_t rank = (uint64_t)(quantile * (double)(total - 1)), seen = 0;
-    for (uint32_t i = 0; i < NEEDED_BUCKETS; i++) {
-        seen += counts[i];
-        if (seen > rank) return 256ull << i;
-    }
-    return 256ull << (NEEDED_BUCKETS - 1);
+    int32_t bucket = percentile_bucket(stack_needed_histogram, NEEDED_BUCKETS, quantile);
+    return bucket < 0 ? 0 : 256ull << bucket;
 }
 
 void hitch_sampler_get_stats(hitch_sampler_stats *stats) {

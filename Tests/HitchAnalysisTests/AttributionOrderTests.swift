@@ -116,9 +116,7 @@ import Testing
     @Test func frame263IsAttributedToItsMainThreadWorkInAnyOrder() throws {
         let (list, frameID) = Self.frame263Shape()
         var orders: [(String, TraceEventList)] = [("main buffer first", list)]
-        var timeOrdered = list
-        timeOrdered.events.sort { $0.timestampNs < $1.timestampNs }
-        orders.append(("time order (a Chrome round trip)", timeOrdered))
+        orders.append(("time order (a Chrome round trip)", TraceOrders.timeOrdered(list)))
         var renderFirst = list
         renderFirst.events = list.events.filter { $0.thread == ThreadID(rawValue: 1) } + list.events.filter { $0.thread != ThreadID(rawValue: 1) }
         orders.append(("render buffer first", renderFirst))

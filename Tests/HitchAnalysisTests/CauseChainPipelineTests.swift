@@ -1,4 +1,5 @@
 import HitchReader
+import HitchTestSupport
 import HitchTrace
 import Testing
 @testable import HitchAnalysis
@@ -193,9 +194,7 @@ import Testing
         }
 
         func analyze() throws -> Analysis {
-            var list = b.list
-            list.events.sort { $0.timestampNs < $1.timestampNs }
-            return try Analyzer.analyze([list], options: AnalyzerOptions(refreshRatesHz: [60]))
+            try Analyzer.analyze([TraceOrders.timeOrdered(b.list)], options: AnalyzerOptions(refreshRatesHz: [60]))
         }
     }
 

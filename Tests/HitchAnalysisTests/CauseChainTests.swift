@@ -1,5 +1,6 @@
 import HitchAlgorithms
 import HitchReader
+import HitchTestSupport
 import HitchTrace
 import Testing
 @testable import HitchAnalysis
@@ -72,21 +73,11 @@ import Testing
                 if let plant { planted[id] = (plant, amount) }
                 order.append(id)
                 // The main thread sleeps from its last commit to the vsync (plus a late wake-up).
-                let began = vsync + lateWake
-                main.spend(Window(asleep: 1))   // the sleep before the frame: a voluntary switch
-                b.list.append(began, mainThread, main.reading(id, .frameBegan))
-                b.list.append(began, mainThread, .frameBegan(FrameBegan(frameID: id, vsyncNs: vsync, targetNs: vsync + p, periodNs: p)))
-                let commit = began + mainWindow.total
-                main.spend(mainWindow)
-                b.list.append(commit, mainThread, .frameCommitted(frameID: id))
-                b.list.append(commit, mainThread, main.reading(id, .committed))
+                let commit = b.appendMainThreadFrame(id, on: mainThread, counters: &main, vsyncNs: vsync, beganNs: vsync + lateWake,
+                                                     periodNs: p, window: mainWindow)
                 let renderBegan = max(vsyncAtOrAfter(commit, anchor: vsync, period: p), renderFree)
                 if renderBegan > renderFree { render.spend(Window(asleep: 1)) }   // idle until then: asleep
-                b.list.append(renderBegan, renderThread, render.reading(id, .renderBegan))
-                let renderEnd = renderBegan + renderWindow.total
-                render.spend(renderWindow)
-                b.list.append(renderEnd, renderThread, .frameRenderEnded(frameID: id))
-                b.list.append(renderEnd, renderThread, render.reading(id, .renderEnded))
+                let renderEnd = b.appendRender(id, on: renderThread, counters: &render, beganNs: renderBegan, window: renderWindow)
                 let shown = max(vsyncAtOrAfter(renderEnd, anchor: vsync, period: p), vsyncAtOrAfter(renderBegan, anchor: vsync, period: p) + p, lastShown + p)
                 b.list.append(shown, renderThread, .framePresented(frameID: id))
                 renderFree = renderEnd
@@ -97,9 +88,7 @@ import Testing
         }
 
         func analyze() throws -> Analysis {
-            var list = b.list
-            list.events.sort { $0.timestampNs < $1.timestampNs }
-            return try Analyzer.analyze([list], options: AnalyzerOptions(refreshRatesHz: [120]))
+            try Analyzer.analyze([TraceOrders.timeOrdered(b.list)], options: AnalyzerOptions(refreshRatesHz: [120]))
         }
     }
 
@@ -156,24 +145,13 @@ import Testing
             // ends `commitBeforeVsyncNs` before the third vsync after its own.
             let window = id == waitID ? ThreadStateTests.Window(running: Self.ms, runnable: 3 * p - commitBeforeVsyncNs - Self.ms)
                                       : ThreadStateTests.Window(running: Self.ms)
-            main.spend(ThreadStateTests.Window(asleep: 1))
-            b.list.append(vsync, mainThread, main.reading(id, .frameBegan))
-            b.list.append(vsync, mainThread, .frameBegan(FrameBegan(frameID: id, vsyncNs: vsync, targetNs: vsync + p, periodNs: p)))
-            let commit = vsync + window.total
-            main.spend(window)
-            b.list.append(commit, mainThread, .frameCommitted(frameID: id))
-            b.list.append(commit, mainThread, main.reading(id, .committed))
-            b.list.append(commit + 10_000, mainThread, main.reading(id, .renderBegan))
-            main.spend(ThreadStateTests.Window(running: 20_000))
-            let renderEnd = commit + 30_000
-            b.list.append(renderEnd, mainThread, .frameRenderEnded(frameID: id))
-            b.list.append(renderEnd, mainThread, main.reading(id, .renderEnded))
+            let commit = b.appendMainThreadFrame(id, on: mainThread, counters: &main, vsyncNs: vsync, beganNs: vsync, periodNs: p, window: window)
+            let renderEnd = b.appendRender(id, on: mainThread, counters: &main, beganNs: commit + 10_000, window: ThreadStateTests.Window(running: 20_000))
             let shown = vsyncAtOrAfter(commit, anchor: vsync, period: p) + p
             b.list.append(shown, mainThread, .framePresented(frameID: id))
             vsync = vsyncAtOrAfter(renderEnd + 1, anchor: vsync, period: p)
         }
-        b.list.events.sort { $0.timestampNs < $1.timestampNs }
-        let a = try Analyzer.analyze([b.list], options: AnalyzerOptions(refreshRatesHz: [120]))
+        let a = try Analyzer.analyze([TraceOrders.timeOrdered(b.list)], options: AnalyzerOptions(refreshRatesHz: [120]))
         let waited = try #require(a.frames.first { $0.frameID == waitID })
         #expect(waited.hitchMs > 0)
         #expect(waited.cause == .waitingForCPU, "\(waited)")
@@ -227,22 +205,28 @@ import Testing
     /// A frame whose main thread waited for a CPU that one of the app's own threads held: behind
     /// the app's threads, named, and counted in the app's ratio; the same wait while that thread ran
     /// on the other CPU is behind other processes.
-    @Test(arguments: [0, 1]) func aWaitBehindTheAppsOwnThreadNamesIt(workerCPU: Int) throws {
+    /// Ten frames, one whose main thread runs 2 ms, is preempted on CPU 0 for 12 ms while the app's
+    /// thread "feed.thumbnails" runs on `workerCPU`, then runs 1 ms more, and ten frames after it:
+    /// the trace (every recording thread's switches), the worker and the planted frame's id.
+    static func waitWhileWorkerRuns(workerCPU: UInt16) -> (trace: ThreadStateTests.StateTrace, worker: ThreadID, planted: UInt64) {
         var t = ThreadStateTests.StateTrace()
         t.b.metadata(MetadataKey.schedSource.name, "perf-context-switch")
         t.b.metadata(MetadataKey.schedSwitchThreads.name, MetadataKey.everyRecordingThread)
         let worker = t.b.list.thread("feed.thumbnails")
         for _ in 0..<10 { t.frame() }
         let planted = t.frameID
-        let vsync = t.vsync
-        // Main: 2 ms running, preempted for 12 ms on CPU 0, 1 ms more.
-        let out = vsync + 2 * Self.ms, back = out + 12 * Self.ms
+        let out = t.vsync + 2 * Self.ms, back = out + 12 * Self.ms
         t.b.list.append(out, t.b.main, .schedSwitch(SchedSwitch(direction: .switchedOut, preempted: true, cpu: 0)))
         t.b.list.append(back, t.b.main, .schedSwitch(SchedSwitch(direction: .switchedIn, preempted: false, cpu: 0)))
-        t.b.list.append(out, worker, .schedSwitch(SchedSwitch(direction: .switchedIn, preempted: false, cpu: UInt16(workerCPU))))
-        t.b.list.append(back, worker, .schedSwitch(SchedSwitch(direction: .switchedOut, preempted: false, cpu: UInt16(workerCPU))))
-        t.frame(main: ThreadStateTests.Window(running: 3 * Self.ms, runnable: 12 * Self.ms))
+        t.b.list.append(out, worker, .schedSwitch(SchedSwitch(direction: .switchedIn, preempted: false, cpu: workerCPU)))
+        t.b.list.append(back, worker, .schedSwitch(SchedSwitch(direction: .switchedOut, preempted: false, cpu: workerCPU)))
+        t.frame(main: Window(running: 3 * Self.ms, runnable: 12 * Self.ms))
         for _ in 0..<10 { t.frame() }
+        return (t, worker, planted)
+    }
+
+    @Test(arguments: [0, 1]) func aWaitBehindTheAppsOwnThreadNamesIt(workerCPU: Int) throws {
+        let (t, _, planted) = Self.waitWhileWorkerRuns(workerCPU: UInt16(workerCPU))
         let a = try t.analyze(rates: [120])
         let frame = try #require(a.frames.first { $0.frameID == planted })
         #expect(frame.hitchMs > 0)
@@ -273,21 +257,8 @@ import Testing
     /// when its switch ring is flushed ahead of its own events: the hitch names it by the name the
     /// trace gives it by the end, not by its thread id.
     @Test func aThreadNamedAfterItsFirstSwitchIsNamedInTheHitch() throws {
-        var t = ThreadStateTests.StateTrace()
-        t.b.metadata(MetadataKey.schedSource.name, "perf-context-switch")
-        t.b.metadata(MetadataKey.schedSwitchThreads.name, MetadataKey.everyRecordingThread)
-        let worker = t.b.list.thread("feed.thumbnails")
-        for _ in 0..<10 { t.frame() }
-        let planted = t.frameID
-        let out = t.vsync + 2 * Self.ms, back = out + 12 * Self.ms
-        t.b.list.append(out, t.b.main, .schedSwitch(SchedSwitch(direction: .switchedOut, preempted: true, cpu: 0)))
-        t.b.list.append(back, t.b.main, .schedSwitch(SchedSwitch(direction: .switchedIn, preempted: false, cpu: 0)))
-        t.b.list.append(out, worker, .schedSwitch(SchedSwitch(direction: .switchedIn, preempted: false, cpu: 0)))
-        t.b.list.append(back, worker, .schedSwitch(SchedSwitch(direction: .switchedOut, preempted: false, cpu: 0)))
-        t.frame(main: Window(running: 3 * Self.ms, runnable: 12 * Self.ms))
-        for _ in 0..<10 { t.frame() }
-        var list = t.b.list
-        list.events.sort { $0.timestampNs < $1.timestampNs }
+        let (t, worker, planted) = Self.waitWhileWorkerRuns(workerCPU: 0)
+        let list = TraceOrders.timeOrdered(t.b.list)
         var input = NamedLate(list: list, thread: worker, unnamedUntil: list.events.count - 1)
         var analyzer = Analyzer(options: AnalyzerOptions(refreshRatesHz: [120]))
         try analyzer.add(&input, path: "named late")
@@ -314,5 +285,33 @@ import Testing
         func threadName(_ id: ThreadID) -> String {
             id == thread && read < unnamedUntil ? "thread \(id.rawValue)" : list.threadName(id)
         }
+    }
+}
+
+extension TraceBuilder {
+    /// The main thread's part of frame `id`: asleep until `beganNs` (a voluntary switch), then
+    /// `window` to its commit, with the thread's readings at both ends. Returns the commit's time.
+    mutating func appendMainThreadFrame(_ id: UInt64, on thread: ThreadID, counters: inout ThreadStateTests.Counters,
+                                        vsyncNs: Int64, beganNs: Int64, periodNs: Int64, window: ThreadStateTests.Window) -> Int64 {
+        counters.spend(ThreadStateTests.Window(asleep: 1))
+        list.append(beganNs, thread, counters.reading(id, .frameBegan))
+        list.append(beganNs, thread, .frameBegan(FrameBegan(frameID: id, vsyncNs: vsyncNs, targetNs: vsyncNs + periodNs, periodNs: periodNs)))
+        let commitNs = beganNs + window.total
+        counters.spend(window)
+        list.append(commitNs, thread, .frameCommitted(frameID: id))
+        list.append(commitNs, thread, counters.reading(id, .committed))
+        return commitNs
+    }
+
+    /// The render of frame `id` on `thread`: `window` from `beganNs`, with the thread's readings at
+    /// both ends. Returns its end.
+    mutating func appendRender(_ id: UInt64, on thread: ThreadID, counters: inout ThreadStateTests.Counters,
+                               beganNs: Int64, window: ThreadStateTests.Window) -> Int64 {
+        list.append(beganNs, thread, counters.reading(id, .renderBegan))
+        let endNs = beganNs + window.total
+        counters.spend(window)
+        list.append(endNs, thread, .frameRenderEnded(frameID: id))
+        list.append(endNs, thread, counters.reading(id, .renderEnded))
+        return endNs
     }
 }

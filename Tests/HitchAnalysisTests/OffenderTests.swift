@@ -1,5 +1,6 @@
 import Testing
 import HitchReader
+import HitchTestSupport
 import HitchTrace
 @testable import HitchAnalysis
 
@@ -42,8 +43,7 @@ private let ms = TraceBuilder.ms
             b.frame(id, vsyncNs: vsync, periodNs: period, workNs: work)
         }
         // Time order, as one producer writes it; the order test below interleaves the threads.
-        b.list.events.sort { $0.timestampNs < $1.timestampNs }
-        return b.list
+        return TraceOrders.timeOrdered(b.list)
     }
 
     @Test func aFunctionCountsOnceForEachHitchingFrameItIsIn() throws {

@@ -1,4 +1,5 @@
 import HitchReader
+import HitchTestSupport
 import HitchTrace
 import Testing
 @testable import HitchAnalysis
@@ -42,8 +43,7 @@ import Testing
         }
         b.list.append(240 * period + ms, inputThread, .interactionEnd(kind: streaming))
         // Time order (what a single-threaded producer would write).
-        b.list.events.sort { $0.timestampNs < $1.timestampNs }
-        return b.list
+        return TraceOrders.timeOrdered(b.list)
     }
 
     /// The same events as the recorder would write them: per-thread buffers of `capacity(thread)`

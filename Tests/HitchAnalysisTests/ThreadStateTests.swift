@@ -1,5 +1,6 @@
 import Foundation
 import HitchReader
+import HitchTestSupport
 import HitchTrace
 import Testing
 @testable import HitchAnalysis
@@ -114,9 +115,7 @@ import Testing
         }
 
         func analyze(rates: [Double] = [60, 120]) throws -> Analysis {
-            var list = b.list
-            list.events.sort { $0.timestampNs < $1.timestampNs }
-            return try Analyzer.analyze([list], options: AnalyzerOptions(refreshRatesHz: rates))
+            try Analyzer.analyze([TraceOrders.timeOrdered(b.list)], options: AnalyzerOptions(refreshRatesHz: rates))
         }
     }
 
@@ -365,9 +364,7 @@ import Testing
         for seed in UInt64(1)...4 {
             let order = seed % 2 == 0 ? AttributionOrderTests.interleaved(session, seed: seed, maxRun: 1 + Int(seed) * 7)
                                       : AttributionOrderTests.buffersShuffled(session, seed: seed)
-            let a = try Analyzer.analyze([order])
-            #expect(a.hitches == expected.hitches && a.recorded == expected.recorded && a.frames == expected.frames)
-            #expect(a.hitchAttributions == expected.hitchAttributions && a.threadStates == expected.threadStates)
+            Self.expectSameFigures(try Analyzer.analyze([order]), expected)
         }
     }
 
@@ -384,10 +381,8 @@ import Testing
             t.b.list.append(t.vsync, sampler, .machineState(MachineStateReading(stealNs: Int64(round) * 7 * Self.ms, cpuPressureSomeUs: Int64(round) * 900,
                                                                                 cgroupThrottledUs: Int64(round) * 50, onlineCPUs: 2)))
         }
-        var list = t.b.list
-        list.events.sort { $0.timestampNs < $1.timestampNs }
-        let options = AnalyzerOptions(refreshRatesHz: [60, 120])
-        let reference = try Analyzer.analyze([list], options: options)
+        let list = TraceOrders.timeOrdered(t.b.list)
+        let reference = try t.analyze()
         #expect(reference.recorded.byCause.appWork.hitchCount == 6)
         #expect(reference.recorded.byCause.waitingForCPU.hitchCount == 12)
         #expect(reference.recorded.byCause.blocked.hitchCount == 0)   // the render wait dominates its frame
@@ -396,14 +391,18 @@ import Testing
         for capacity in [3, 17, 64] {
             for final in [threads, threads.reversed()] {
                 let shuffled = CrossThreadOrderTests.buffered(list, capacity: { _ in capacity }, finalOrder: final)
-                let a = try Analyzer.analyze([shuffled], options: options)
-                #expect(a.hitches == reference.hitches)
-                #expect(a.recorded == reference.recorded)
-                #expect(a.frames == reference.frames)
-                #expect(a.hitchAttributions == reference.hitchAttributions)
-                #expect(a.threadStates == reference.threadStates)
+                Self.expectSameFigures(try Analyzer.analyze([shuffled], options: AnalyzerOptions(refreshRatesHz: [60, 120])), reference)
             }
         }
+    }
+
+    /// The figures an order of the events must not change: hitches, frames, their causes and thread states.
+    static func expectSameFigures(_ a: Analysis, _ reference: Analysis, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(a.hitches == reference.hitches, sourceLocation: sourceLocation)
+        #expect(a.recorded == reference.recorded, sourceLocation: sourceLocation)
+        #expect(a.frames == reference.frames, sourceLocation: sourceLocation)
+        #expect(a.hitchAttributions == reference.hitchAttributions, sourceLocation: sourceLocation)
+        #expect(a.threadStates == reference.threadStates, sourceLocation: sourceLocation)
     }
 
     /// The perf source: readings without the run delay, the split from the switches.
@@ -451,10 +450,8 @@ import Testing
                 t.mixedHitches()
             }
         }
-        var list = t.b.list
-        list.events.sort { $0.timestampNs < $1.timestampNs }
-        let options = AnalyzerOptions(refreshRatesHz: [60, 120])
-        let reference = try Analyzer.analyze([list], options: options)
+        let list = TraceOrders.timeOrdered(t.b.list)
+        let reference = try t.analyze()
         #expect(reference.recorded.byCause.appWork.hitchCount == 4)
         #expect(reference.recorded.byCause.waitingForCPU.hitchCount == 8)
         #expect(reference.recorded.byCause.unknown.hitchCount == 0)
@@ -464,11 +461,7 @@ import Testing
         late.events = list.events.filter { !isSwitch($0) } + list.events.filter(isSwitch)
         let threads = [t.b.main, t.b.render]
         for candidate in [late, CrossThreadOrderTests.buffered(list, capacity: { _ in 5 }, finalOrder: threads.reversed())] {
-            let a = try Analyzer.analyze([candidate], options: options)
-            #expect(a.hitches == reference.hitches)
-            #expect(a.recorded == reference.recorded)
-            #expect(a.frames == reference.frames)
-            #expect(a.hitchAttributions == reference.hitchAttributions)
+            Self.expectSameFigures(try Analyzer.analyze([candidate], options: AnalyzerOptions(refreshRatesHz: [60, 120])), reference)
         }
     }
 }

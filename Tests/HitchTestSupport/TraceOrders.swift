@@ -23,6 +23,13 @@ public enum TraceOrders {
         return list
     }
 
+    /// `list` in time order: what one producer writes, or a round trip through Chrome JSON.
+    public static func timeOrdered(_ list: TraceEventList) -> TraceEventList {
+        var out = list
+        out.events.sort { $0.timestampNs < $1.timestampNs }
+        return out
+    }
+
     /// `list` with the recorder's flush interval stated first (the bound is twice that).
     public static func stating(flushIntervalMs: Int, _ list: TraceEventList) -> TraceEventList {
         var out = list

@@ -80,9 +80,7 @@ struct GGMLBlockTests {
     /// within the activations' rounding.
     @Test("real blocks of every quantized type dequantize as gguf-py and multiply as their values")
     func realBlocks() throws {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Fixtures/llm/ggml-blocks.json")
-        let fixture = try JSONDecoder().decode(Fixture.self, from: Data(contentsOf: url))
+        let fixture: Fixture = try llmFixture("ggml-blocks.json")
         #expect(Set(fixture.blocks.map(\.type)) == ["q8_0", "q5_0", "q5_1", "q4_K", "q5_K", "q6_K"])
         for block in fixture.blocks {
             let type = try #require(GGMLType(name: block.type))

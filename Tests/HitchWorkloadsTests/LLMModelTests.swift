@@ -20,10 +20,8 @@ struct ReferenceFile: Decodable { var cases: [ReferenceCase] }
 
 /// llama.cpp's ids for the real model (scripts/dev/llama-reference.sh).
 let referenceCases: [ReferenceCase] = {
-    let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Fixtures/llm/smollm2-reference.json")
-    guard let data = try? Data(contentsOf: url), let file = try? JSONDecoder().decode(ReferenceFile.self, from: data) else { return [] }
-    return file.cases
+    let file: ReferenceFile? = try? llmFixture("smollm2-reference.json")
+    return file?.cases ?? []
 }()
 
 @Suite("SmolLM2 against llama.cpp", .serialized,

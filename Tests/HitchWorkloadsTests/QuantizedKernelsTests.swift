@@ -117,9 +117,7 @@ struct QuantizedKernelsTests {
 
     @Test("every version gives the products of the kernels before their rewrite, to the bit")
     func productsAsBefore() throws {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Fixtures/llm/kernel-products.json")
-        let fixture = try JSONDecoder().decode(Fixture.self, from: Data(contentsOf: url))
+        let fixture: Fixture = try llmFixture("kernel-products.json")
         let xBytes = try #require(Data(base64Encoded: fixture.x))
         let x = xBytes.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
         #expect(x.count == fixture.columns)

@@ -76,16 +76,47 @@ struct TensorLoader {
         return (try matrix([("token_embd.weight", t.dimensions[1])], columns: t.dimensions[0]), t.dimensions[1], t.dimensions[0])
     }
 
-    /// The tensor types the file holds, largest id first ("q6_K+q5_0+f32").
-    var typeNames: String { Set(file.tensors.map(\.type)).sorted { $0.rawValue > $1.rawValue }.map(\.name).joined(separator: "+") }
-
-    func llama(context: Int) throws -> TransformerWeights {
-        func key(_ suffix: String) -> String { "llama." + suffix }
+    /// The sizes every architecture names alike (`key` spells "ARCH.suffix"), each within its bounds.
+    func sizes(_ key: (String) -> String) throws -> (dim: Int, layers: Int, ffn: Int, heads: Int, kvHeads: Int) {
         let dim = try bounded(key("embedding_length"), 32...65536)
         let layers = try bounded(key("block_count"), 1...1024)
         let ffn = try bounded(key("feed_forward_length"), 32...1 << 20)
         let heads = try bounded(key("attention.head_count"), 1...1024)
         let kvHeads = try bounded(key("attention.head_count_kv"), 1...heads, default: heads)
+        return (dim, layers, ffn, heads, kvHeads)
+    }
+
+    /// Throws for a RoPE scaling (`key`, other than "none"): the decoder has none.
+    func refuseRopeScaling(_ key: String) throws {
+        if let scaling = file.metadata[key]?.string, scaling != "none" {
+            throw GGUFError.unsupportedModel("RoPE scaling (\(scaling))")
+        }
+    }
+
+    /// Block `l`'s attention and feed-forward tensors (llama.cpp's names): queries of `queryDim`,
+    /// keys and values of `kvDim` each, over an embedding of `dim` and a feed-forward of `ffn`.
+    func block(_ l: Int, dim: Int, queryDim: Int, kvDim: Int, ffn: Int) throws -> TransformerWeights.LayerWeights {
+        let p = "blk.\(l)."
+        return TransformerWeights.LayerWeights(
+            attentionNorm: try gains(p + "attn_norm.weight", count: dim),
+            qkv: try matrix([(p + "attn_q.weight", queryDim), (p + "attn_k.weight", kvDim), (p + "attn_v.weight", kvDim)], columns: dim),
+            attentionOutput: try matrix([(p + "attn_output.weight", dim)], columns: queryDim),
+            ffnNorm: try gains(p + "ffn_norm.weight", count: dim),
+            gateUp: try matrix([(p + "ffn_gate.weight", ffn), (p + "ffn_up.weight", ffn)], columns: dim),
+            down: try matrix([(p + "ffn_down.weight", dim)], columns: ffn))
+    }
+
+    /// The output head: output.weight, or the embedding when the two are tied (no output.weight).
+    func outputHead(embedding: MappedMatrix, vocab: Int, dim: Int) throws -> any DecodeMatrix {
+        file.tensor(named: "output.weight") == nil ? embedding : try matrix([("output.weight", vocab)], columns: dim)
+    }
+
+    /// The tensor types the file holds, largest id first ("q6_K+q5_0+f32").
+    var typeNames: String { Set(file.tensors.map(\.type)).sorted { $0.rawValue > $1.rawValue }.map(\.name).joined(separator: "+") }
+
+    func llama(context: Int) throws -> TransformerWeights {
+        func key(_ suffix: String) -> String { "llama." + suffix }
+        let (dim, layers, ffn, heads, kvHeads) = try sizes(key)
         let fileContext = (try? file.integer(key("context_length"))) ?? 2048
         let ropeBase = (try? file.number(key("rope.freq_base"))) ?? 10_000
         let epsilon = (try? file.number(key("attention.layer_norm_rms_epsilon"))) ?? 1e-5
@@ -96,28 +127,14 @@ struct TensorLoader {
         if let ropeDimensions = try? file.integer(key("rope.dimension_count")), ropeDimensions != headDim {
             throw GGUFError.unsupportedModel("RoPE over \(ropeDimensions) of \(headDim) head dimensions")
         }
-        if file.metadata[key("rope.scaling.type")]?.string.map({ $0 != "none" }) ?? false {
-            throw GGUFError.unsupportedModel("RoPE scaling (\(file.metadata[key("rope.scaling.type")]!.string!))")
-        }
+        try refuseRopeScaling(key("rope.scaling.type"))
         guard dim % 32 == 0, ffn % 32 == 0, headDim % 16 == 0 else {
             throw GGUFError.unsupportedModel("embedding \(dim), FFN \(ffn) and head dimension \(headDim) must be multiples of 32, 32 and 16")
         }
         let (embedding, vocab, _) = try embedding()
         let kvDim = kvHeads * headDim
-        var layerWeights: [TransformerWeights.LayerWeights] = []
-        for l in 0..<layers {
-            let p = "blk.\(l)."
-            layerWeights.append(TransformerWeights.LayerWeights(
-                attentionNorm: try gains(p + "attn_norm.weight", count: dim),
-                qkv: try matrix([(p + "attn_q.weight", dim), (p + "attn_k.weight", kvDim), (p + "attn_v.weight", kvDim)], columns: dim),
-                attentionOutput: try matrix([(p + "attn_output.weight", dim)], columns: dim),
-                ffnNorm: try gains(p + "ffn_norm.weight", count: dim),
-                gateUp: try matrix([(p + "ffn_gate.weight", ffn), (p + "ffn_up.weight", ffn)], columns: dim),
-                down: try matrix([(p + "ffn_down.weight", dim)], columns: ffn)))
-        }
-        // The output head is output.weight, or the embedding when the two are tied (no output.weight).
-        let output: any DecodeMatrix = file.tensor(named: "output.weight") == nil
-            ? embedding : try matrix([("output.weight", vocab)], columns: dim)
+        let layerWeights = try (0..<layers).map { try block($0, dim: dim, queryDim: dim, kvDim: kvDim, ffn: ffn) }
+        let output = try outputHead(embedding: embedding, vocab: vocab, dim: dim)
         let shape = ModelShape(dim: dim, layers: layers, heads: heads, kvHeads: kvHeads, ffn: ffn, vocab: vocab,
                                context: max(16, min(context, fileContext)))
         return TransformerWeights(shape: shape, architecture: .llama, formatName: typeNames, ropeBase: ropeBase,
@@ -132,11 +149,7 @@ struct TensorLoader {
     /// base on every layer but each `sliding_window_pattern`-th (default 6, as llama.cpp).
     func gemma3(context: Int) throws -> TransformerWeights {
         func key(_ suffix: String) -> String { "gemma3." + suffix }
-        let dim = try bounded(key("embedding_length"), 32...65536)
-        let layers = try bounded(key("block_count"), 1...1024)
-        let ffn = try bounded(key("feed_forward_length"), 32...1 << 20)
-        let heads = try bounded(key("attention.head_count"), 1...1024)
-        let kvHeads = try bounded(key("attention.head_count_kv"), 1...heads, default: heads)
+        let (dim, layers, ffn, heads, kvHeads) = try sizes(key)
         let headDim = try bounded(key("attention.key_length"), 16...4096, default: dim / heads)
         let valueLength = try bounded(key("attention.value_length"), 16...4096, default: headDim)
         guard valueLength == headDim else {
@@ -145,9 +158,7 @@ struct TensorLoader {
         guard heads % kvHeads == 0, headDim % 16 == 0, dim % 32 == 0, ffn % 32 == 0 else {
             throw GGUFError.unsupportedModel("\(heads) heads, \(kvHeads) KV heads, head dimension \(headDim), embedding \(dim), FFN \(ffn)")
         }
-        if file.metadata[key("rope.scaling.type")]?.string.map({ $0 != "none" }) ?? false {
-            throw GGUFError.unsupportedModel("RoPE scaling (\(file.metadata[key("rope.scaling.type")]!.string!))")
-        }
+        try refuseRopeScaling(key("rope.scaling.type"))
         if let softcap = file.metadata[key("final_logit_softcapping")]?.number, softcap != 0 {
             throw GGUFError.unsupportedModel("\(key("final_logit_softcapping")) = \(softcap)")
         }
@@ -171,23 +182,16 @@ struct TensorLoader {
         let (embedding, vocab, embeddingColumns) = try embedding()
         guard embeddingColumns == dim else { throw GGUFError.invalid("token_embd.weight has rows of \(embeddingColumns), the embedding is \(dim)") }
         let queryDim = heads * headDim, kvDim = kvHeads * headDim
-        var layerWeights: [TransformerWeights.LayerWeights] = []
-        for l in 0..<layers {
+        let layerWeights = try (0..<layers).map { l in
+            var weights = try block(l, dim: dim, queryDim: queryDim, kvDim: kvDim, ffn: ffn)
             let p = "blk.\(l)."
-            layerWeights.append(TransformerWeights.LayerWeights(
-                attentionNorm: try gains(p + "attn_norm.weight", count: dim),
-                qkv: try matrix([(p + "attn_q.weight", queryDim), (p + "attn_k.weight", kvDim), (p + "attn_v.weight", kvDim)], columns: dim),
-                attentionOutput: try matrix([(p + "attn_output.weight", dim)], columns: queryDim),
-                ffnNorm: try gains(p + "ffn_norm.weight", count: dim),
-                gateUp: try matrix([(p + "ffn_gate.weight", ffn), (p + "ffn_up.weight", ffn)], columns: dim),
-                down: try matrix([(p + "ffn_down.weight", dim)], columns: ffn),
-                queryNorm: try gains(p + "attn_q_norm.weight", count: headDim),
-                keyNorm: try gains(p + "attn_k_norm.weight", count: headDim),
-                postAttentionNorm: try gains(p + "post_attention_norm.weight", count: dim),
-                postFFNNorm: try gains(p + "post_ffw_norm.weight", count: dim)))
+            weights.queryNorm = try gains(p + "attn_q_norm.weight", count: headDim)
+            weights.keyNorm = try gains(p + "attn_k_norm.weight", count: headDim)
+            weights.postAttentionNorm = try gains(p + "post_attention_norm.weight", count: dim)
+            weights.postFFNNorm = try gains(p + "post_ffw_norm.weight", count: dim)
+            return weights
         }
-        let output: any DecodeMatrix = file.tensor(named: "output.weight") == nil
-            ? embedding : try matrix([("output.weight", vocab)], columns: dim)
+        let output = try outputHead(embedding: embedding, vocab: vocab, dim: dim)
         var shape = ModelShape(dim: dim, layers: layers, heads: heads, kvHeads: kvHeads, ffn: ffn, vocab: vocab,
                                context: max(16, min(context, fileContext)))
         shape.attentionHeadDim = headDim == dim / heads ? nil : headDim

@@ -37,16 +37,6 @@ public enum WeightFormat: String, CaseIterable, Sendable, Codable {
     public var bitsPerWeight: Double {
         Double(bytes(rows: 4096, columns: 4096)) * 8 / Double(4096 * 4096)
     }
-
-    /// Parses a comma-separated list such as "f32,q4_0".
-    public static func parseList(_ text: String) -> [WeightFormat]? {
-        var formats: [WeightFormat] = []
-        for word in text.split(separator: ",") {
-            guard let format = WeightFormat(rawValue: String(word)) else { return nil }
-            formats.append(format)
-        }
-        return formats.isEmpty ? nil : formats
-    }
 }
 
 /// A Llama-style decoder's dimensions.
