@@ -24,6 +24,10 @@ import Testing
         /// The app's hog takes the main thread's CPU for 60 ms from 3 ms before the vsync: the main
         /// thread, woken at the vsync, waits for the CPU before it can begin (its late start).
         case appThreadHogBeforeVsync
+        /// After its work, the main thread reads from a disk: per read, asleep on the device for
+        /// `asleepNs[i]`, then woken and waiting `wokenWaitNs[i]` for its CPU (no record marks that
+        /// wait: it is run delay without a preempting switch-out).
+        case diskReads(asleepNs: [Int64], wokenWaitNs: [Int64])
     }
 
     /// A 60 Hz display-link app: the display link fires at the first vsync after the main thread is
@@ -143,6 +147,14 @@ import Testing
                 main.spend(.init(asleep: 40 * ms))
                 t += 40 * ms
             }
+            if case .diskReads(let asleep, let wokenWait)? = plant {
+                for (read, wait) in zip(asleep, wokenWait) {
+                    switched(mainThread, out: t, in: t + read + wait, preempted: false)
+                    main.spend(.init(asleep: read))
+                    main.wait += wait
+                    t += read + wait
+                }
+            }
             b.list.append(t, mainThread, .frameCommitted(frameID: id))
             b.list.append(t, mainThread, main.reading(id, .committed))
             mainFree = t
@@ -245,6 +257,23 @@ import Testing
         for id in queued {
             #expect(frames[id]?.cause == .appWork && frames[id]?.queuedBehind == 20, "\(detail)")
         }
+    }
+
+    /// Reads from a disk in a frame behind a late render: the render's end (which gives back a slot)
+    /// comes inside the second read's sleep, 1 ms before the thread runs again, well within its wait
+    /// for a CPU after wake-ups (14 ms). But it comes 23 ms into that sleep, and the thread slept 20 ms
+    /// in all in its frame: it had been woken (by its read) before the release came, so the release
+    /// ended no wait of it. The frame slept more than it waited for a CPU: blocked, not queued behind
+    /// the render, and none of its sleep held by it.
+    @Test(arguments: wakes) func aReleaseAfterTheThreadWokeHoldsNothing(wakeNs: Int64) throws {
+        let ms = Self.ms
+        let frames = try Self.run(.swapChainOfTwo, plants: [20: .renderWork(35 * ms),
+                                                           21: .diskReads(asleepNs: [10 * ms, 10 * ms], wokenWaitNs: [0, 14 * ms])], wakeNs: wakeNs)
+        let detail = Self.describe(frames, 19...23)
+        #expect(frames[20]?.cause == .appWork && frames[20]?.queuedBehind == nil, "\(detail)")
+        let frame = try #require(frames[21])
+        #expect(frame.hitchMs > 0 && frame.cause == .blocked && frame.queuedBehind == nil, "\(detail)")
+        #expect((frame.heldByEarlierFrames?.blockedMs ?? 0) == 0, "\(String(describing: frame.heldByEarlierFrames))")
     }
 
     /// A render so long that the next frame's main thread sleeps over 100 ms for its slot, while the

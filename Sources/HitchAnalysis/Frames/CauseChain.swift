@@ -140,10 +140,14 @@ struct CauseChain: Sendable {
     ///   a recent frame (commit, render end or present) at most that long before its end. If the
     ///   latest such release was on time, nothing held the wait (a release on time explains it as
     ///   well as a late one before it); else the late release among them that held the most did,
-    ///   its part as above, at most `sleptNs`.
+    ///   its part as above, at most `sleptNs`. A thread a release woke slept from the wait's start to
+    ///   that release and waited for a CPU from it to its end: a release later in the wait than
+    ///   `asleepNs` (how long the thread slept in all, with the readings' 1 ms margin) came when the
+    ///   thread was already awake, and ended nothing.
     /// - A window that holds the waiter's own work after the wait (`wakeSlackNs` nil) takes the late
     ///   release inside it that held it longest, at most `sleptNs`.
-    private func held(from start: Int64, to end: Int64, wakeSlackNs: Int64?, busyUntil: Release?, sleptNs: Int64) -> Held {
+    private func held(from start: Int64, to end: Int64, wakeSlackNs: Int64?, busyUntil: Release?, sleptNs: Int64,
+                      asleepNs: Int64 = .max) -> Held {
         guard end > start else { return Held() }
         func part(_ at: Int64, _ due: Int64, _ r: Releases, from start: Int64) -> Held {
             guard let root = r.root, due < at else { return Held() }
@@ -164,7 +168,7 @@ struct CauseChain: Sendable {
             for release in Release.allCases where release != busyUntil || r.frameID != recent.last?.frameID {
                 let (at, due) = r.release(release)
                 guard at > waitFrom, at <= end.addingSaturated(SwitchHistory.readSlackNs) else { continue }
-                if let wakeSlackNs, end - at > wakeSlackNs { continue }
+                if let wakeSlackNs, end - at > wakeSlackNs || at - waitFrom > asleepNs.addingSaturated(Self.wakeNs) { continue }
                 var h = part(at, due, r, from: waitFrom)
                 h.ns = min(h.ns, sleptNs)
                 best.keepLarger(h)
@@ -213,9 +217,14 @@ struct CauseChain: Sendable {
         root.keepLarger(lateStart)
         var inFrameNs: Int64 = 0
         if let sleeps = f.mainSleeps {
+            let wokenWait = f.wokenWaitNs.main ?? main?.runnableNs ?? 0
             for sleep in sleeps {
+                // A sleep that reaches past the watchdog's first capture may be several, each
+                // interruption a wake-up and a wait for a CPU inside it: those waits are not asleep.
+                let interrupted = sleep.endNs - f.beganNs > FrameReadings.watchdogFirstCaptureNs
                 let h = held(from: max(f.beganNs, sleep.startNs), to: min(f.commitNs, sleep.endNs),
-                             wakeSlackNs: Self.wakeNs + (f.wokenWaitNs.main ?? main?.runnableNs ?? 0), busyUntil: nil, sleptNs: .max)
+                             wakeSlackNs: Self.wakeNs + wokenWait, busyUntil: nil, sleptNs: .max,
+                             asleepNs: (main?.blockedNs ?? .max).addingSaturated(interrupted ? wokenWait : 0))
                 inFrameNs +|= h.ns
                 root.keepLarger(h)
             }
