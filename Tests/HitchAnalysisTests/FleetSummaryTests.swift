@@ -305,11 +305,14 @@ import Testing
         #expect(refusal(#"{"format": "hitch-trace-summary", "version": 9}"#).contains("newer than this hitch reads"))
         #expect(refusal(#"{"format": "something-else", "version": 1}"#).contains("not hitch-trace-summary"))
         let text = String(decoding: data, as: UTF8.self)
-        // A version 1 summary (no hangs) is read as it is.
-        #expect(text.contains(#""version":2"#) && !text.contains(#""hangs":"#))
-        guard case .trace(let versionOne) = try SummaryFile.decode(Data(text.replacingOccurrences(of: #""version":2"#, with: #""version":1"#).utf8), name: "v1.json")
+        // A version 1 summary (no hangs) is read as it is, and a version 2 one (no hangs by type).
+        #expect(text.contains(#""version":3"#) && !text.contains(#""hangs":"#))
+        guard case .trace(let versionOne) = try SummaryFile.decode(Data(text.replacingOccurrences(of: #""version":3"#, with: #""version":1"#).utf8), name: "v1.json")
         else { Issue.record("version 1 not read"); return }
         #expect(versionOne.version == 1 && versionOne.totals == summary.totals)
+        guard case .trace(let versionTwo) = try SummaryFile.decode(Data(text.replacingOccurrences(of: #""version":3"#, with: #""version":2"#).utf8), name: "v2.json")
+        else { Issue.record("version 2 not read"); return }
+        #expect(versionTwo.version == 2 && versionTwo.totals == summary.totals)
         let damaged = text.replacingOccurrences(of: #""count":"#, with: #""count":1"#)
         #expect(refusal(damaged).contains("damaged hitch-trace-summary"))
         // Fleets grouped differently, or judged at other rates, do not merge.

@@ -62,7 +62,7 @@ import Testing
         let summary = try Self.json(alone.stdout)
         #expect(summary["path"] as? String == "s3://bucket/good.fxt")
         #expect((summary["dimensions"] as? [String: String])?["appVersion"] == "9.9")
-        #expect(summary["format"] as? String == "hitch-trace-summary" && summary["version"] as? Int == 2)
+        #expect(summary["format"] as? String == "hitch-trace-summary" && summary["version"] as? Int == 3)
     }
 
     /// What would count a trace twice, what is not a summary, and fleets grouped differently are

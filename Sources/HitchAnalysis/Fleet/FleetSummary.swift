@@ -5,7 +5,7 @@
 /// tree of partial merges, on any machines, in any order, with the same result.
 public struct FleetSummary: Codable, Sendable, Equatable {
     public static let formatName = "hitch-fleet-summary"
-    public static let currentVersion = 2
+    public static let currentVersion = 3
     /// The groupings `hitch merge` breaks the fleet down by unless told (`--by`).
     public static let defaultGroupings: [[String]] = [["workload"], ["appVersion"], ["device"], ["os"], ["appVersion", "device"]]
     /// The worst traces kept, by their recorded hitch time ratio.

@@ -30,6 +30,16 @@ struct HangTotals: Codable, Sendable, Equatable {
     var watchdogThresholdMs: Double? = nil
     /// The longest stretches (of those a trace lists, `HangDetail.limit`), each with its trace.
     var worst: [HangDetail] = []
+    /// Hang events that name a type, per producer and type, as written (`HangFigures.byType`), in
+    /// (source, type) order; nil when no hang named one.
+    var byType: [TypeTotals]? = nil
+    /// The (source, type) pairs kept: a hostile trace's every hang may name its own.
+    static let typeLimit = 256
+
+    struct TypeTotals: Codable, Sendable, Equatable {
+        var source: String, type: String
+        var tier: Tier
+    }
 
     init(hangThresholdNs: Int64, briefThresholdNs: Int64) {
         self.hangThresholdNs = hangThresholdNs
@@ -55,6 +65,17 @@ struct HangTotals: Codable, Sendable, Equatable {
         // The smallest watchdog threshold among the traces that had one (any merge order agrees).
         if let theirs = other.watchdogThresholdMs { watchdogThresholdMs = min(watchdogThresholdMs ?? theirs, theirs) }
         keepWorst(other.worst)
+        if let theirs = other.byType { mergeTypes(theirs) }
+    }
+
+    /// Adds per-type totals; the result is in (source, type) order and keeps the first `typeLimit`
+    /// pairs of that order (a pair dropped in a partial merge ranks past the limit in every larger
+    /// one, so any merge order agrees).
+    mutating func mergeTypes(_ types: [TypeTotals]) {
+        var merged = Dictionary(uniqueKeysWithValues: (byType ?? []).map { ("\($0.source)\u{0}\($0.type)", $0) })
+        for t in types { merged["\(t.source)\u{0}\(t.type)", default: TypeTotals(source: t.source, type: t.type, tier: Tier())].tier.merge(t.tier) }
+        let sorted = merged.values.sorted { ($0.source, $0.type) < ($1.source, $1.type) }
+        byType = sorted.isEmpty ? nil : Array(sorted.prefix(Self.typeLimit))
     }
 
     /// The figures of every stretch merged, nil when nothing was observed; the list is the longest
@@ -71,6 +92,11 @@ struct HangTotals: Codable, Sendable, Equatable {
         f.watchdogThresholdMs = watchdogThresholdMs
         f.list = worst
         f.listTruncated = hangs.count + briefs.count > worst.count
+        f.byType = byType.map { types in
+            types.map { HangTypeFigures(source: $0.source, type: $0.type, count: $0.tier.count,
+                                        totalMs: milliseconds($0.tier.totalNs), longestMs: milliseconds($0.tier.longestNs)) }
+                .sorted { ($0.source, -$0.totalMs, $0.type) < ($1.source, -$1.totalMs, $1.type) }
+        }
         return f
     }
 }

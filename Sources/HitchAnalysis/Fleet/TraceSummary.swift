@@ -10,7 +10,7 @@ public struct TraceSummary: Codable, Sendable, Equatable {
     public static let formatName = "hitch-trace-summary"
     /// The newest summary version this hitch writes and reads. Version 1: hitches, offenders,
     /// decode, counts. Hangs come in a later version (docs/FLEET.md "Versions").
-    public static let currentVersion = 2
+    public static let currentVersion = 3
     /// The dimensions a summary takes from the trace's metadata (`--dimension` adds others).
     public static let dimensionKeys: [MetadataKey] = [.workload, .variant, .appVersion, .device, .os, .commit, .branch, .host]
 

@@ -65,7 +65,6 @@ struct HangPass: AnalysisPass {
     /// Hang events that name a type, per (source, type), as written (`HangFigures.byType`).
     private struct TypeKey: Hashable { var source: String; var type: String }
     private var byType: [TypeKey: HangTotals.Tier] = [:]
-    static let typeLimit = 256
 
     init(options: AnalyzerOptions) {
         hangThresholdNs = Int64((options.hangThresholdMs * 1e6).rounded())
@@ -102,7 +101,7 @@ struct HangPass: AnalysisPass {
                         sources: source.isEmpty ? [] : [source], type: type.isEmpty ? nil : type))
             if !type.isEmpty {
                 let key = TypeKey(source: source, type: type)
-                if byType[key] != nil || byType.count < Self.typeLimit { byType[key, default: .init()].add(max(0, resolved.endNs - resolved.startNs)) } else { dropped += 1 }
+                if byType[key] != nil || byType.count < HangTotals.typeLimit { byType[key, default: .init()].add(max(0, resolved.endNs - resolved.startNs)) } else { dropped += 1 }
             }
         case .hangStack(let capture):
             sawLoop = true
@@ -264,13 +263,9 @@ struct HangPass: AnalysisPass {
         totals.briefs = briefs
         totals.watchdogThresholdMs = watchdogThresholdMs
         totals.keepWorst(list)
+        totals.mergeTypes(byType.map { HangTotals.TypeTotals(source: $0.key.source, type: $0.key.type, tier: $0.value) })
         context.mergeable.hangs = totals
         guard var f = totals.figures else { return }
-        if !byType.isEmpty {
-            f.byType = byType.map { key, tier in
-                HangTypeFigures(source: key.source, type: key.type, count: tier.count, totalMs: milliseconds(tier.totalNs), longestMs: milliseconds(tier.longestNs))
-            }.sorted { ($0.source, -$0.totalMs, $0.type) < ($1.source, -$1.totalMs, $1.type) }
-        }
         f.list = list
         f.listTruncated = listTruncated
         a.hangs = f
