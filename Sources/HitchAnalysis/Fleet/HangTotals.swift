@@ -39,7 +39,9 @@ struct HangTotals: Codable, Sendable, Equatable {
     struct TypeTotals: Codable, Sendable, Equatable {
         var source: String, type: String
         var tier: Tier
+        var key: TypeKey { TypeKey(source: source, type: type) }
     }
+    struct TypeKey: Hashable { var source: String, type: String }
 
     init(hangThresholdNs: Int64, briefThresholdNs: Int64) {
         self.hangThresholdNs = hangThresholdNs
@@ -72,8 +74,8 @@ struct HangTotals: Codable, Sendable, Equatable {
     /// pairs of that order (a pair dropped in a partial merge ranks past the limit in every larger
     /// one, so any merge order agrees).
     mutating func mergeTypes(_ types: [TypeTotals]) {
-        var merged = Dictionary(uniqueKeysWithValues: (byType ?? []).map { ("\($0.source)\u{0}\($0.type)", $0) })
-        for t in types { merged["\(t.source)\u{0}\(t.type)", default: TypeTotals(source: t.source, type: t.type, tier: Tier())].tier.merge(t.tier) }
+        var merged = Dictionary(uniqueKeysWithValues: (byType ?? []).map { ($0.key, $0) })
+        for t in types { merged[t.key, default: TypeTotals(source: t.source, type: t.type, tier: Tier())].tier.merge(t.tier) }
         let sorted = merged.values.sorted { ($0.source, $0.type) < ($1.source, $1.type) }
         byType = sorted.isEmpty ? nil : Array(sorted.prefix(Self.typeLimit))
     }

@@ -63,8 +63,7 @@ struct HangPass: AnalysisPass {
     private var listTruncated = false
     private var watchdogThresholdMs: Double?
     /// Hang events that name a type, per (source, type), as written (`HangFigures.byType`).
-    private struct TypeKey: Hashable { var source: String; var type: String }
-    private var byType: [TypeKey: HangTotals.Tier] = [:]
+    private var byType: [HangTotals.TypeKey: HangTotals.Tier] = [:]
 
     init(options: AnalyzerOptions) {
         hangThresholdNs = Int64((options.hangThresholdMs * 1e6).rounded())
@@ -100,7 +99,7 @@ struct HangPass: AnalysisPass {
             add(Stretch(thread: thread, startNs: resolved.startNs, endNs: max(resolved.startNs, resolved.endNs),
                         sources: source.isEmpty ? [] : [source], type: type.isEmpty ? nil : type))
             if !type.isEmpty {
-                let key = TypeKey(source: source, type: type)
+                let key = HangTotals.TypeKey(source: source, type: type)
                 if byType[key] != nil || byType.count < HangTotals.typeLimit { byType[key, default: .init()].add(max(0, resolved.endNs - resolved.startNs)) } else { dropped += 1 }
             }
         case .hangStack(let capture):
