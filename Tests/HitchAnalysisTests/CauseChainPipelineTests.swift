@@ -59,6 +59,9 @@ import Testing
         /// A signal interrupts every sleep of the main thread longer than 100 ms at 100 ms and every 50 ms
         /// after (the hang watchdog's captures): the thread runs 20 µs and sleeps again on the same wait.
         var watchdogSignals = false
+        /// Per frame: how long its render thread is preempted right after recording its render's end,
+        /// before it gives back the slot (a busier thread took its CPU between the two).
+        var releasePreemptedNs: [UInt64: Int64] = [:]
 
         init(_ shape: Shape, wakeNs: Int64 = 0, displayLinkPhaseNs: Int64 = 0) {
             self.shape = shape
@@ -191,8 +194,14 @@ import Testing
             }
             b.list.append(end, renderThread, .frameRenderEnded(frameID: r.id))
             b.list.append(end, renderThread, render.reading(r.id, .renderEnded))
-            slots[r.slot] = end
-            renderIdleFrom = end
+            var release = end
+            if let preempted = releasePreemptedNs[r.id] {
+                switched(renderThread, out: end + 10_000, in: end + 10_000 + preempted, preempted: true)
+                render.spend(.init(runnable: preempted))
+                release = end + 20_000 + preempted
+            }
+            slots[r.slot] = release
+            renderIdleFrom = release
             // The clock read after the wait for the present vsync (snapped to the vsync it belongs to,
             // or the next one when more than a quarter period late).
             let presentRead = max(grid(atOrAfter: end), r.start + p) + wakeNs + r.presentLateNs
@@ -289,6 +298,21 @@ import Testing
         let detail = Self.describe(frames, 19...26)
         #expect(frames[20]?.cause == .appWork && frames[20]?.queuedBehind == nil, "\(detail)")
         #expect(frames[21].map { $0.hitchMs > 100 && $0.cause == .appWork && $0.queuedBehind == 20 } == true, "\(detail)")
+    }
+
+    /// A long render whose thread, right after recording the render's end, is preempted for 6 ms
+    /// before it gives back the slot: the next frame's main thread, asleep for that slot, wakes 6 ms
+    /// after the recorded end, far past a wake-up's slack. The release came when the render thread
+    /// ran again, so the long render still held the whole wait: the frame keeps app work and names it.
+    @Test(arguments: wakes) func aReleaserPreemptedAfterItsReleaseStillHeldTheWait(wakeNs: Int64) throws {
+        var pipeline = Pipeline(.swapChainOfOne, wakeNs: wakeNs)
+        pipeline.releasePreemptedNs[20] = 6 * Self.ms
+        for id: UInt64 in 0..<60 { pipeline.frame(id, id == 20 ? .longRender : nil) }
+        pipeline.finish()
+        let frames = Dictionary(uniqueKeysWithValues: try pipeline.analyze().frames.map { ($0.frameID, $0) })
+        let detail = Self.describe(frames, 19...24)
+        #expect(frames[20]?.cause == .appWork && frames[20]?.queuedBehind == nil, "\(detail)")
+        #expect(frames[21].map { $0.hitchMs > 0 && $0.cause == .appWork && $0.queuedBehind == 20 } == true, "\(detail)")
     }
 
     /// The app's own thread at a higher priority on the shared CPU: the frame whose main thread it

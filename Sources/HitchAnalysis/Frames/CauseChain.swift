@@ -47,6 +47,9 @@ struct ChainFrame: Sendable {
     /// how long after the release it waited for a woken thread may have begun running. Nil: its
     /// whole run delay there.
     var wokenWaitNs: (mainLateStart: Int64?, main: Int64?, renderLateStart: Int64?) = (nil, nil, nil)
+    /// The threads that made its commit (the main thread) and its render's end (the render thread),
+    /// where its readings name them: a later frame's wait may have ended when they ran again.
+    var releasers: (commit: UInt32, renderEnd: UInt32)? = nil
 }
 
 /// What the chain decided for one frame.
@@ -74,6 +77,7 @@ struct CauseChain: Sendable {
         var root: UInt64?
         var rootCause: HitchCause
         var frameID: UInt64
+        var releasers: (commit: UInt32, renderEnd: UInt32)? = nil
 
         /// When `release` came, and when it was due had the earlier frames been on time.
         func release(_ release: Release) -> (atNs: Int64, dueNs: Int64) {
@@ -81,6 +85,15 @@ struct CauseChain: Sendable {
             case .commit: (commitNs, commitOnTimeNs)
             case .renderEnd: (renderEndNs, renderEndOnTimeNs)
             case .present: (presentNs, presentNs - (actualNs - actualOnTimeNs))
+            }
+        }
+
+        /// The thread that made `release`, where known.
+        func releaser(_ release: Release) -> UInt32? {
+            switch release {
+            case .commit: releasers?.commit
+            case .renderEnd: releasers?.renderEnd
+            case .present: nil
             }
         }
     }
@@ -147,7 +160,7 @@ struct CauseChain: Sendable {
     /// - A window that holds the waiter's own work after the wait (`wakeSlackNs` nil) takes the late
     ///   release inside it that held it longest, at most `sleptNs`.
     private func held(from start: Int64, to end: Int64, wakeSlackNs: Int64?, busyUntil: Release?, sleptNs: Int64,
-                      asleepNs: Int64 = .max) -> Held {
+                      asleepNs: Int64 = .max, switches: SwitchHistory? = nil) -> Held {
         guard end > start else { return Held() }
         func part(_ at: Int64, _ due: Int64, _ r: Releases, from start: Int64) -> Held {
             guard let root = r.root, due < at else { return Held() }
@@ -168,8 +181,15 @@ struct CauseChain: Sendable {
             for release in Release.allCases where release != busyUntil || r.frameID != recent.last?.frameID {
                 let (at, due) = r.release(release)
                 guard at > waitFrom, at <= end.addingSaturated(SwitchHistory.readSlackNs) else { continue }
-                if let wakeSlackNs, end - at > wakeSlackNs || at - waitFrom > asleepNs.addingSaturated(Self.wakeNs) { continue }
-                var h = part(at, due, r, from: waitFrom)
+                // The releaser wakes its waiter once it runs again after the release (its switch
+                // records, which are in once the waiter's window is): a late release held the wait
+                // until then.
+                var wokeBy = at
+                if wakeSlackNs != nil, let switches, let thread = r.releaser(release) {
+                    wokeBy +|= switches.preemptedAfter(thread: thread, from: at, runningNs: Self.wakeNs)
+                }
+                if let wakeSlackNs, end - wokeBy > wakeSlackNs || at - waitFrom > asleepNs.addingSaturated(Self.wakeNs) { continue }
+                var h = part(wokeBy, due, r, from: waitFrom)
                 h.ns = min(h.ns, sleptNs)
                 best.keepLarger(h)
                 if at > latest?.at ?? .min { latest = (at, r.root != nil && due < at) }
@@ -183,7 +203,8 @@ struct CauseChain: Sendable {
     }
 
     /// Judges `frame` (frames in the order they began) and moves the timeline on.
-    mutating func judge(_ f: ChainFrame) -> ChainVerdict {
+    /// `switches`: the recorded context switches, for when an earlier frame's releaser ran again.
+    mutating func judge(_ f: ChainFrame, switches: SwitchHistory = SwitchHistory()) -> ChainVerdict {
         let p = max(1, f.periodNs)
         func gridAtOrAfter(_ t: Int64) -> Int64 { vsyncAtOrAfter(t, anchor: f.vsyncNs, period: p) }
         let main = f.states.main
@@ -213,7 +234,7 @@ struct CauseChain: Sendable {
         var root = Held()
         let lateStart = held(from: f.vsyncNs, to: f.beganNs,
                              wakeSlackNs: Self.wakeNs + (f.wokenWaitNs.mainLateStart ?? f.states.lateStart?.runnableNs ?? 0),
-                             busyUntil: .commit, sleptNs: f.states.lateStart?.blockedNs ?? 0)
+                             busyUntil: .commit, sleptNs: f.states.lateStart?.blockedNs ?? 0, switches: switches)
         root.keepLarger(lateStart)
         var inFrameNs: Int64 = 0
         if let sleeps = f.mainSleeps {
@@ -224,7 +245,7 @@ struct CauseChain: Sendable {
                 let interrupted = sleep.endNs - f.beganNs > FrameReadings.watchdogFirstCaptureNs
                 let h = held(from: max(f.beganNs, sleep.startNs), to: min(f.commitNs, sleep.endNs),
                              wakeSlackNs: Self.wakeNs + wokenWait, busyUntil: nil, sleptNs: .max,
-                             asleepNs: (main?.blockedNs ?? .max).addingSaturated(interrupted ? wokenWait : 0))
+                             asleepNs: (main?.blockedNs ?? .max).addingSaturated(interrupted ? wokenWait : 0), switches: switches)
                 inFrameNs +|= h.ns
                 root.keepLarger(h)
             }
@@ -239,7 +260,7 @@ struct CauseChain: Sendable {
         let renderHeld = f.renderBeganNs == .min
             ? held(from: renderGrid, to: f.renderEndNs, wakeSlackNs: nil, busyUntil: .renderEnd, sleptNs: .max)
             : held(from: renderGrid, to: renderStart, wakeSlackNs: Self.wakeNs + (f.wokenWaitNs.renderLateStart ?? f.states.renderLateStart?.runnableNs ?? 0),
-                   busyUntil: .renderEnd, sleptNs: renderSlept)
+                   busyUntil: .renderEnd, sleptNs: renderSlept, switches: switches)
         root.keepLarger(renderHeld)
 
         // The frame with the earlier frames on time: its own work and waits, less what they held.
@@ -308,7 +329,7 @@ struct CauseChain: Sendable {
         var releases = Releases(commitNs: f.commitNs, commitOnTimeNs: commitOnTime, renderEndNs: f.renderEndNs,
                                 renderEndOnTimeNs: renderEndOnTime, actualNs: f.actualNs, actualOnTimeNs: actualOnTime,
                                 presentNs: f.presentNs == .min ? f.actualNs : f.presentNs, expectedNs: f.expectedNs,
-                                root: nil, rootCause: .unknown, frameID: f.frameID)
+                                root: nil, rootCause: .unknown, frameID: f.frameID, releasers: f.releasers)
         if let behind = verdict.queuedBehind {
             releases.root = behind
             releases.rootCause = verdict.cause

@@ -292,7 +292,8 @@ struct FramePass: AnalysisPass {
             hitchNs: judged.hitchNs, allowanceNs: max(0, lateness - judged.hitchNs), renderNs: judged.renderNs,
             states: judged.states, mainSleeps: frame.hasReadings ? readings.mainSleeps(switches: switchHistory) : nil,
             lateStartAsleepNs: readings.mainLateStartAsleepNs,
-            wokenWaitNs: wokenWaits(judged, frame, readings)))
+            wokenWaitNs: wokenWaits(judged, frame, readings),
+            releasers: frame.hasReadings ? (readings.mainThread, readings.renderThread) : nil), switches: switchHistory)
         judged.cause = verdict.cause
         judged.queuedBehind = verdict.queuedBehind
         judged.heldByEarlierFrames = verdict.heldByEarlierFrames

@@ -124,6 +124,37 @@ struct SwitchHistory: Sendable {
         return (runnable, blocked)
     }
 
+    /// How long `thread` was kept off a CPU (preempted) after `t` before it had run `runningNs` more
+    /// or slept: a release it recorded at `t` (a render's end) wakes its waiter within its first
+    /// moments on a CPU after it, however long busier threads held that CPU in between. Counts only
+    /// the records that are in; 0 without them.
+    func preemptedAfter(thread: UInt32, from t: Int64, runningNs budget: Int64) -> Int64 {
+        guard let list = threads[thread] else { return 0 }
+        var i = Self.firstIndex(list, atOrAfter: t)
+        var preemptedNs: Int64 = 0, ranNs: Int64 = 0
+        var preemptedSince: Int64? = nil, runningSince: Int64? = t
+        if i > 0, list[i - 1].out {
+            guard list[i - 1].preempted else { return 0 }
+            preemptedSince = t
+            runningSince = nil
+        }
+        while i < list.count {
+            let s = list[i]
+            if s.out, let since = runningSince {
+                ranNs +|= s.atNs - since
+                guard ranNs < budget, s.preempted else { return preemptedNs }
+                runningSince = nil
+                preemptedSince = s.atNs
+            } else if !s.out, let since = preemptedSince {
+                preemptedNs +|= s.atNs - since
+                preemptedSince = nil
+                runningSince = s.atNs
+            }
+            i += 1
+        }
+        return preemptedNs
+    }
+
     /// How long a thread may run between two sleeps that are one wait: a signal that interrupts a
     /// wait the kernel restarts (the hang watchdog's capture) switches the thread in for its handler,
     /// tens of microseconds, and it sleeps again on the same wait.
