@@ -39,18 +39,15 @@ final class LazyListState {
 
     /// Heights by row index for the current content; negative means not measured yet.
     private(set) var heights: [Double] = []
-    /// Sum and count of the measured heights in `heights`.
-    private var measuredSum = 0.0
-    private var measuredCount = 0
+    /// The measured heights in `heights`.
+    private var measured = MeasuredHeights()
     /// Every height measured so far, over all contents: the estimate for unmeasured rows.
-    private var estimateSum = 0.0
-    private var estimateCount = 0
+    private var everMeasured = MeasuredHeights()
 
     /// Where the first-row search starts: a row index and the measured heights above it, so a
     /// frame that scrolls a few rows walks a few rows.
     private var anchor = 0
-    private var anchorMeasuredSum = 0.0
-    private var anchorMeasuredCount = 0
+    private var measuredAboveAnchor = MeasuredHeights()
 
     var hasUnmatchedContent: Bool { materializedContent != nil }
 
@@ -61,17 +58,15 @@ final class LazyListState {
         // nodes' size caches); the rest start from the estimate. Reuses the buffer.
         heights.removeAll(keepingCapacity: true)
         heights.append(contentsOf: repeatElement(-1, count: newContent.count))
-        measuredSum = 0
-        measuredCount = 0
+        measured = MeasuredHeights()
         anchor = 0
-        anchorMeasuredSum = 0
-        anchorMeasuredCount = 0
+        measuredAboveAnchor = MeasuredHeights()
     }
 
     /// The rows now match `content`.
     func didMatchContent() { materializedContent = nil }
 
-    var estimatedRowHeight: Double { estimateCount > 0 ? estimateSum / Double(estimateCount) : 44 }
+    var estimatedRowHeight: Double { everMeasured.count > 0 ? everMeasured.sum / Double(everMeasured.count) : 44 }
 
     func height(at index: Int, estimate: Double) -> Double {
         let height = heights[index]
@@ -82,31 +77,26 @@ final class LazyListState {
     func contentHeight(spacing: Double) -> Double {
         let count = heights.count
         guard count > 0 else { return 0 }
-        return measuredSum + Double(count - measuredCount) * estimatedRowHeight + spacing * Double(count - 1)
+        return measured.sum + Double(count - measured.count) * estimatedRowHeight + spacing * Double(count - 1)
     }
 
     func recordHeight(_ height: Double, at index: Int) {
         let old = heights[index]
         if old < 0 {
-            measuredSum += height
-            measuredCount += 1
-            estimateSum += height
-            estimateCount += 1
-            if index < anchor {
-                anchorMeasuredSum += height
-                anchorMeasuredCount += 1
-            }
+            measured.add(height)
+            everMeasured.add(height)
+            if index < anchor { measuredAboveAnchor.add(height) }
         } else {
-            measuredSum += height - old
-            estimateSum += height - old
-            if index < anchor { anchorMeasuredSum += height - old }
+            measured.remeasure(old, as: height)
+            everMeasured.remeasure(old, as: height)
+            if index < anchor { measuredAboveAnchor.remeasure(old, as: height) }
         }
         heights[index] = height
     }
 
     /// The top of row `anchor` with unmeasured rows at `estimate`.
     private func anchorTop(estimate: Double, spacing: Double) -> Double {
-        Double(anchor) * (estimate + spacing) + anchorMeasuredSum - estimate * Double(anchorMeasuredCount)
+        Double(anchor) * (estimate + spacing) + measuredAboveAnchor.sum - estimate * Double(measuredAboveAnchor.count)
     }
 
     /// The first row whose extent reaches `low`, and its top (rows at their measured or estimated
@@ -116,23 +106,36 @@ final class LazyListState {
         while anchor > 0, anchorTop(estimate: estimate, spacing: spacing) - spacing >= low {
             anchor -= 1
             let height = heights[anchor]
-            if height >= 0 {
-                anchorMeasuredSum -= height
-                anchorMeasuredCount -= 1
-            }
+            if height >= 0 { measuredAboveAnchor.remove(height) }
         }
         // Forward while this row ends above `low`.
         while anchor < heights.count,
               anchorTop(estimate: estimate, spacing: spacing) + self.height(at: anchor, estimate: estimate) < low {
             let height = heights[anchor]
-            if height >= 0 {
-                anchorMeasuredSum += height
-                anchorMeasuredCount += 1
-            }
+            if height >= 0 { measuredAboveAnchor.add(height) }
             anchor += 1
         }
         return (anchor, anchorTop(estimate: estimate, spacing: spacing))
     }
+}
+
+/// Measured row heights: their sum and how many, kept as rows are measured, remeasured and walked past.
+private struct MeasuredHeights {
+    private(set) var sum = 0.0
+    private(set) var count = 0
+
+    mutating func add(_ height: Double) {
+        sum += height
+        count += 1
+    }
+
+    mutating func remove(_ height: Double) {
+        sum -= height
+        count -= 1
+    }
+
+    /// A row measured before is measured again.
+    mutating func remeasure(_ old: Double, as height: Double) { sum += height - old }
 }
 
 extension ViewGraph {

@@ -11,13 +11,12 @@ public struct Analyzer: Sendable {
     private var passes: AnalysisPasses
 
     // Results gathered across runs.
-    private var runs: [RunSummary] = []
-    private var metadata: [String: String] = [:]
+    /// The analysis' own part, filled as runs are added: their summaries, the metadata (each key as
+    /// the first run that had it gave it), the event counts and the warnings. The passes contribute
+    /// the rest when it finishes.
+    private var gathered = Analysis()
     /// Runs whose frames carry no work times (metadata `frameWorkTimes` `none`), with where they came from.
     private var runsWithoutFrameWork: [(path: String, source: String?)] = []
-    private var droppedEvents: UInt64 = 0
-    private var eventCount: UInt64 = 0
-    private var warnings: [String] = []
 
     // Per-run state of the dispatcher itself.
     private var nameIndex = DenseIndex()
@@ -36,7 +35,7 @@ public struct Analyzer: Sendable {
 
     /// A warning shown with the analysis (e.g. the reader's skipped records).
     public mutating func addWarning(_ warning: String) {
-        if warnings.count < 100 { warnings.append(warning) }
+        if gathered.warnings.count < 100 { gathered.warnings.append(warning) }
     }
 
     // MARK: One run
@@ -229,7 +228,7 @@ public struct Analyzer: Sendable {
         passes.visit(&visitor)
         context = visitor.context
         context.clearPublished()
-        for (key, value) in context.runMetadata where metadata[key] == nil { metadata[key] = value }
+        for (key, value) in context.runMetadata where gathered.metadata[key] == nil { gathered.metadata[key] = value }
         if context.runMetadata[MetadataKey.frameWorkTimes.name] == "none" {
             runsWithoutFrameWork.append((path, context.runMetadata[MetadataKey.importedFrom.name]))
         }
@@ -245,9 +244,9 @@ public struct Analyzer: Sendable {
         summary.cutShortAtByte = cutShortAtOffset
         summary.endedBy = context.runMetadata[MetadataKey.recordingEnded.name]
         summary.endMarker = summary.endedBy != nil ? .present : context.runMetadata[MetadataKey.endMarker.name] != nil ? .missing : .notPromised
-        runs.append(summary)
-        eventCount &+= runEvents
-        droppedEvents &+= runDropped
+        gathered.runs.append(summary)
+        gathered.eventCount &+= runEvents
+        gathered.droppedEvents &+= runDropped
     }
 
     /// The analysis of every run added so far.
@@ -255,25 +254,19 @@ public struct Analyzer: Sendable {
 
     /// The analysis, and the mergeable totals its figures come from (a trace's summary).
     func finishWithTotals() -> (analysis: Analysis, totals: FigureTotals) {
-        var a = Analysis()
-        a.runs = runs
-        a.metadata = metadata
-        a.droppedEvents = droppedEvents
-        a.eventCount = eventCount
-        a.warnings = warnings
         var passes = self.passes
-        var visitor = Contribute(analysis: a, context: context)
+        var visitor = Contribute(analysis: gathered, context: context)
         passes.visit(&visitor)
         withholdReplays(&visitor.analysis)
         visitor.analysis.evidence = Evidence(of: visitor.analysis)
         visitor.analysis.headline = Headline(of: visitor.analysis)
         var totals = visitor.context.mergeable
         totals.hitches.rates = totals.hitches.rates.filter { visitor.analysis.hitches[$0.key] != nil }   // the replays withheld
-        totals.runs = runs.count
+        totals.runs = gathered.runs.count
         totals.runsCutShort = visitor.analysis.evidence.runsCutShort
         totals.runsWithoutEndMarker = visitor.analysis.evidence.runsWithoutEndMarker
-        totals.eventCount = eventCount
-        totals.droppedEvents = droppedEvents
+        totals.eventCount = gathered.eventCount
+        totals.droppedEvents = gathered.droppedEvents
         return (visitor.analysis, totals)
     }
 }

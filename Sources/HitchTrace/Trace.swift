@@ -139,9 +139,7 @@ public enum Trace {
     @inlinable
     public static func frameCommitted(frameID: UInt64) {
         guard hitch_is_recording() != 0 else { return }
-        let now = hitch_now()
-        hitch_emit1(now, RawKind.frameCommitted.word(0), frameID, 0)
-        hitch_thread_state(now, frameID, UInt32(FramePhase.committed.rawValue))
+        let now = frameEvent(.frameCommitted, .committed, frameID: frameID)
         hitch_loop_returned(now)
     }
 
@@ -156,9 +154,17 @@ public enum Trace {
     @inlinable
     public static func frameRenderEnded(frameID: UInt64) {
         guard hitch_is_recording() != 0 else { return }
+        frameEvent(.frameRenderEnded, .renderEnded, frameID: frameID)
+    }
+
+    /// A frame event that carries only the frame's id, and the calling thread's reading for the
+    /// same phase, both stamped now. Returns now.
+    @usableFromInline @inline(__always) @discardableResult
+    static func frameEvent(_ kind: RawKind, _ phase: FramePhase, frameID: UInt64) -> UInt64 {
         let now = hitch_now()
-        hitch_emit1(now, RawKind.frameRenderEnded.word(0), frameID, 0)
-        hitch_thread_state(now, frameID, UInt32(FramePhase.renderEnded.rawValue))
+        hitch_emit1(now, kind.word(0), frameID, 0)
+        hitch_thread_state(now, frameID, UInt32(phase.rawValue))
+        return now
     }
 
     /// The frame reached the display at `time`. Take it from the clock as it comes (`Trace.now()`

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import HitchTestSupport
 import HitchTrace
 @testable import HitchAnalysis
 
@@ -47,12 +48,7 @@ private let ms = TraceBuilder.ms
             ("{\"budgets\": [{\"metric\": \"stages[filter\", \"max\": 1}]}", "unclosed"),
         ]
         for (text, expected) in cases {
-            do {
-                _ = try BudgetFile.parse(Data(text.utf8), path: "b.json")
-                Issue.record("accepted: \(text)")
-            } catch {
-                #expect(error.description.contains(expected), "\(error.description)")
-                #expect(!error.description.contains("\n"))
+            if let error = expectOneLineError(BudgetError.self, for: text, contains: expected, { _ = try BudgetFile.parse(Data(text.utf8), path: "b.json") }) {
                 #expect(error.description.contains("b.json"))
             }
         }

@@ -219,8 +219,11 @@ import Testing
         }
     }
 
-    static func run(_ shape: Shape, plants: [UInt64: Plant], wakeNs: Int64) throws -> [UInt64: FrameSample] {
+    /// Frames 0..<60 of `shape` with `plants`, analyzed, by frame id; `configure` sets the pipeline up first.
+    static func run(_ shape: Shape, plants: [UInt64: Plant], wakeNs: Int64,
+                    configure: (inout Pipeline) -> Void = { _ in }) throws -> [UInt64: FrameSample] {
         var pipeline = Pipeline(shape, wakeNs: wakeNs)
+        configure(&pipeline)
         for id: UInt64 in 0..<60 { pipeline.frame(id, plants[id]) }
         pipeline.finish()
         let a = try pipeline.analyze()
@@ -290,11 +293,7 @@ import Testing
     /// 20 µs and sleeps again on the same wait): still one wait, held by the long render, so the
     /// frame keeps app work and names it.
     @Test(arguments: wakes) func aWaitTheWatchdogInterruptsIsStillOneWait(wakeNs: Int64) throws {
-        var pipeline = Pipeline(.swapChainOfOne, wakeNs: wakeNs)
-        pipeline.watchdogSignals = true
-        for id: UInt64 in 0..<60 { pipeline.frame(id, id == 20 ? .renderWork(130 * Self.ms) : nil) }
-        pipeline.finish()
-        let frames = Dictionary(uniqueKeysWithValues: try pipeline.analyze().frames.map { ($0.frameID, $0) })
+        let frames = try Self.run(.swapChainOfOne, plants: [20: .renderWork(130 * Self.ms)], wakeNs: wakeNs) { $0.watchdogSignals = true }
         let detail = Self.describe(frames, 19...26)
         #expect(frames[20]?.cause == .appWork && frames[20]?.queuedBehind == nil, "\(detail)")
         #expect(frames[21].map { $0.hitchMs > 100 && $0.cause == .appWork && $0.queuedBehind == 20 } == true, "\(detail)")
@@ -305,11 +304,7 @@ import Testing
     /// after the recorded end, far past a wake-up's slack. The release came when the render thread
     /// ran again, so the long render still held the whole wait: the frame keeps app work and names it.
     @Test(arguments: wakes) func aReleaserPreemptedAfterItsReleaseStillHeldTheWait(wakeNs: Int64) throws {
-        var pipeline = Pipeline(.swapChainOfOne, wakeNs: wakeNs)
-        pipeline.releasePreemptedNs[20] = 6 * Self.ms
-        for id: UInt64 in 0..<60 { pipeline.frame(id, id == 20 ? .longRender : nil) }
-        pipeline.finish()
-        let frames = Dictionary(uniqueKeysWithValues: try pipeline.analyze().frames.map { ($0.frameID, $0) })
+        let frames = try Self.run(.swapChainOfOne, plants: [20: .longRender], wakeNs: wakeNs) { $0.releasePreemptedNs[20] = 6 * Self.ms }
         let detail = Self.describe(frames, 19...24)
         #expect(frames[20]?.cause == .appWork && frames[20]?.queuedBehind == nil, "\(detail)")
         #expect(frames[21].map { $0.hitchMs > 0 && $0.cause == .appWork && $0.queuedBehind == 20 } == true, "\(detail)")

@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import HitchImport
+import HitchTestSupport
+import Testing
 
 @Suite struct ChromeTraceImporterTests {
     func importText(_ text: String) throws -> ImportedTrace {
@@ -87,14 +88,8 @@ import HitchImport
         ("<html>", "expected '[' or '{'"),
     ])
     func brokenInputGetsOneClearLine(_ input: String, _ expected: String) {
-        do {
-            _ = try importText(input)
-            Issue.record("accepted: \(input)")
-        } catch {
-            let message = "\(error)"
-            #expect(message.contains(expected), "\(message)")
-            #expect(!message.contains("\n"))
-            #expect(message.hasPrefix("test.json"))
+        if let error = expectOneLineError(ChromeImportError.self, for: input, contains: expected, { _ = try importText(input) }) {
+            #expect(error.description.hasPrefix("test.json"))
         }
     }
 

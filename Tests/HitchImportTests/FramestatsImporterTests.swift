@@ -1,5 +1,6 @@
 import Foundation
 import HitchImport
+import HitchTestSupport
 import Testing
 
 @Suite struct FramestatsImporterTests {
@@ -27,10 +28,8 @@ import Testing
             ("---PROFILEDATA---\n\(Self.header14)\n", "dump.txt: end of file after line 2: a closing ---PROFILEDATA---"),
         ]
         for (text, message) in cases {
-            #expect {
-                _ = try importText(text)
-            } throws: { error in
-                (error as? ImportError).map { $0.description.hasPrefix(message) && !$0.description.contains("\n") } ?? false
+            if let error = expectOneLineError(ImportError.self, for: text, contains: message, { _ = try importText(text) }) {
+                #expect(error.description.hasPrefix(message), "\(error)")
             }
         }
     }

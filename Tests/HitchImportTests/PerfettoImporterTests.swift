@@ -1,5 +1,6 @@
 import Foundation
 import HitchImport
+import HitchTestSupport
 import Testing
 
 @Suite struct PerfettoImporterTests {
@@ -16,14 +17,9 @@ import Testing
     }
 
     func expectError(_ bytes: [UInt8], _ fragment: String, sourceLocation: SourceLocation = #_sourceLocation) {
-        do {
-            _ = try importBytes(bytes)
-            Issue.record("no error for \(bytes.prefix(16))", sourceLocation: sourceLocation)
-        } catch let error as ImportError {
-            #expect(error.location.hasPrefix("byte ") && error.description.contains(fragment) && !error.description.contains("\n"),
-                    "\(error)", sourceLocation: sourceLocation)
-        } catch {
-            Issue.record("\(error)", sourceLocation: sourceLocation)
+        if let error = expectOneLineError(ImportError.self, for: "\(bytes.prefix(16))", contains: fragment, sourceLocation: sourceLocation,
+                                          { _ = try importBytes(bytes) }) {
+            #expect(error.location.hasPrefix("byte "), "\(error)", sourceLocation: sourceLocation)
         }
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import HitchAnalysis
 import HitchImport
 import HitchReader
+import HitchTestSupport
 import Testing
 
 @Suite struct XctraceImporterTests {
@@ -41,14 +42,7 @@ import Testing
             ("<trace-query-result><!-- never closed", "a comment closed by '-->'"),
         ]
         for (text, fragment) in cases {
-            do {
-                _ = try importText(text)
-                Issue.record("no error for \(text)")
-            } catch let error as ImportError {
-                #expect(error.description.contains(fragment) && !error.description.contains("\n"), "\(error)")
-            } catch {
-                Issue.record("\(error)")
-            }
+            expectOneLineError(ImportError.self, for: text, contains: fragment) { _ = try importText(text) }
         }
     }
 

@@ -230,34 +230,17 @@ struct GGUFTests {
 
     @Test("every version of the q8_K activation quantizer gives the portable one's bytes: NaN, infinity, ties, equal magnitudes, zero blocks")
     func quantizerVersions() throws {
-        let count = 1024
-        var rng = SeededGenerator(seed: 0x5138_4B51)
-        let portable = try #require(QuantizedKernels.quantizerK("portable"))
-        for kind in 0..<6 {
-            let x: [Float] = (0..<count).map { i in
-                let v = Float(Int(rng.next() % 2_000_001) - 1_000_000) / 1000
-                switch kind {
-                case 1: return Float(Int(rng.next() % 255) - 127)   // integers: ties once scaled
-                case 2: return rng.next() % 50 == 0 ? .nan : v
-                case 3: return rng.next() % 300 == 0 ? (rng.next() % 2 == 0 ? .infinity : -.infinity) : v
-                case 4: return rng.next() % 2 == 0 ? 5 : -5         // equal magnitudes: the first one's sign wins
-                case 5: return (i / 256) % 2 == 0 ? 0 : v * Self.subnormalScale   // zero blocks, subnormals
-                default: return v
-                }
+        let versions = QuantizedKernels.all.compactMap { isa in QuantizedKernels.quantizerK(isa).map { (isa, $0) } }
+        try QuantizedKernelsTests.expectVersionsAgree(try #require(QuantizedKernels.quantizerK("portable")), versions, seed: 0x5138_4B51) { kind, i, v, rng in
+            switch kind {
+            case 1: Float(Int(rng.next() % 255) - 127)   // integers: ties once scaled
+            case 4: rng.next() % 2 == 0 ? 5 : -5         // equal magnitudes: the first one's sign wins
+            default: (i / 256) % 2 == 0 ? 0 : v * Self.subnormalScale   // zero blocks, subnormals
             }
-            let expected = QuantizedVector(capacity: count), actual = QuantizedVector(capacity: count)
-            x.withUnsafeBufferPointer { portable($0.baseAddress!, count, expected.ggml) }
-            for isa in QuantizedKernels.all {
-                guard let quantize = QuantizedKernels.quantizerK(isa) else { continue }
-                x.withUnsafeBufferPointer { quantize($0.baseAddress!, count, actual.ggml) }
-                let e = expected.ggml.pointee, a = actual.ggml.pointee
-                #expect(Array(UnsafeBufferPointer(start: a.k_values, count: count)) == Array(UnsafeBufferPointer(start: e.k_values, count: count)),
-                        "\(isa), case \(kind): values")
-                #expect(Array(UnsafeBufferPointer(start: a.k_sums, count: count / 16)) == Array(UnsafeBufferPointer(start: e.k_sums, count: count / 16)),
-                        "\(isa), case \(kind): sums")
-                #expect(UnsafeBufferPointer(start: a.k_scales, count: count / 256).map(\.bitPattern)
-                        == UnsafeBufferPointer(start: e.k_scales, count: count / 256).map(\.bitPattern), "\(isa), case \(kind): scales")
-            }
+        } compare: { a, e, count, label in
+            #expect(QuantizedKernelsTests.sameBytes(a.k_values, e.k_values, count), "\(label): values")
+            #expect(QuantizedKernelsTests.sameBytes(a.k_sums, e.k_sums, count / 16), "\(label): sums")
+            #expect(QuantizedKernelsTests.sameBytes(a.k_scales, e.k_scales, count / 256), "\(label): scales")
         }
     }
 

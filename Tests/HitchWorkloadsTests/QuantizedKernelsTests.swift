@@ -74,35 +74,52 @@ struct QuantizedKernelsTests {
 
     @Test("every version of the q8_0/q8_1 activation quantizer gives the portable one's bytes: NaN, infinity, ties, zero blocks, subnormals")
     func quantizer8Versions() throws {
+        let versions = try QuantizedKernels.available.map { isa in (isa, try #require(QuantizedKernels.quantizer8(isa))) }
+        try Self.expectVersionsAgree(try #require(QuantizedKernels.quantizer8("portable")), versions, seed: 0x5138_3051) { kind, i, v, rng in
+            switch kind {
+            case 1: i % 32 == 0 ? 127 : Float(Int(rng.next() % 255) - 127) / 2   // scale 1, halves: ties
+            case 4: (i / 32) % 3 == 0 ? 0 : v                // zero blocks
+            default: v * GGUFTests.subnormalScale            // subnormal inputs and scales
+            }
+        } compare: { a, e, count, label in
+            #expect(Self.sameBytes(a.values, e.values, count), "\(label): values")
+            #expect(Self.sameBytes(a.offsets, e.offsets, count / 4), "\(label): offsets")
+            #expect(Self.sameBytes(a.scales, e.scales, count / 32), "\(label): scales")
+            #expect(Self.sameBytes(a.sums, e.sums, count / 32), "\(label): sums")
+        }
+    }
+
+    /// Whether `count` values at `a` and at `b` are the same bytes (floats by their bits: NaN is NaN).
+    static func sameBytes<T>(_ a: UnsafePointer<T>, _ b: UnsafePointer<T>, _ count: Int) -> Bool {
+        let bytes = count * MemoryLayout<T>.stride
+        return UnsafeRawBufferPointer(start: a, count: bytes).elementsEqual(UnsafeRawBufferPointer(start: b, count: bytes))
+    }
+
+    /// Every version of an activation quantizer against the portable one, on 1024 values of each
+    /// case that stresses it: plain values in [-1000, 1000] (case 0), NaN (2) and infinities (3)
+    /// among them, and the quantizer's own cases 1, 4 and 5 from `special` (given the case, the
+    /// value's index, a plain value and the generator). `compare` gets each version's output, the
+    /// portable one's, the value count and a label naming the version and the case.
+    static func expectVersionsAgree(_ portable: hitch_quantize_fn, _ versions: [(String, hitch_quantize_fn)], seed: UInt64,
+                                    special: (_ kind: Int, _ index: Int, _ plain: Float, _ rng: inout SeededGenerator) -> Float,
+                                    compare: (_ actual: hitch_q8_activations, _ expected: hitch_q8_activations, _ count: Int, _ label: String) -> Void) throws {
         let count = 1024
-        var rng = SeededGenerator(seed: 0x5138_3051)
-        let portable = try #require(QuantizedKernels.quantizer8("portable"))
+        var rng = SeededGenerator(seed: seed)
         for kind in 0..<6 {
             let x: [Float] = (0..<count).map { i in
                 let v = Float(Int(rng.next() % 2_000_001) - 1_000_000) / 1000
                 switch kind {
-                case 1: return i % 32 == 0 ? 127 : Float(Int(rng.next() % 255) - 127) / 2   // scale 1, halves: ties
+                case 0: return v
                 case 2: return rng.next() % 50 == 0 ? .nan : v
                 case 3: return rng.next() % 300 == 0 ? (rng.next() % 2 == 0 ? .infinity : -.infinity) : v
-                case 4: return (i / 32) % 3 == 0 ? 0 : v                // zero blocks
-                case 5: return v * GGUFTests.subnormalScale             // subnormal inputs and scales
-                default: return v
+                default: return special(kind, i, v, &rng)
                 }
             }
             let expected = QuantizedVector(capacity: count), actual = QuantizedVector(capacity: count)
             x.withUnsafeBufferPointer { portable($0.baseAddress!, count, expected.ggml) }
-            for isa in QuantizedKernels.available {
-                let quantize = try #require(QuantizedKernels.quantizer8(isa))
+            for (isa, quantize) in versions {
                 x.withUnsafeBufferPointer { quantize($0.baseAddress!, count, actual.ggml) }
-                let e = expected.ggml.pointee, a = actual.ggml.pointee
-                #expect(Array(UnsafeBufferPointer(start: a.values, count: count)) == Array(UnsafeBufferPointer(start: e.values, count: count)),
-                        "\(isa), case \(kind): values")
-                #expect(Array(UnsafeBufferPointer(start: a.offsets, count: count / 4)) == Array(UnsafeBufferPointer(start: e.offsets, count: count / 4)),
-                        "\(isa), case \(kind): offsets")
-                #expect(UnsafeBufferPointer(start: a.scales, count: count / 32).map(\.bitPattern)
-                        == UnsafeBufferPointer(start: e.scales, count: count / 32).map(\.bitPattern), "\(isa), case \(kind): scales")
-                #expect(UnsafeBufferPointer(start: a.sums, count: count / 32).map(\.bitPattern)
-                        == UnsafeBufferPointer(start: e.sums, count: count / 32).map(\.bitPattern), "\(isa), case \(kind): sums")
+                compare(actual.ggml.pointee, expected.ggml.pointee, count, "\(isa), case \(kind)")
             }
         }
     }

@@ -78,16 +78,26 @@ struct HitchAttributionPass: Sendable {
     /// the open windows they may overlap.
     mutating func stagesFinished(_ batch: UnsafeBufferPointer<StageInstance>, roles: FrameThreadRoles) {
         if stages.append(batch, droppingBefore: historyFromNs) < lateBeforeNs {
-            for s in batch where s.startNs < lateBeforeNs { lateStage(s, roles: roles) }
+            addLate(batch, roles: roles) { $0.addStage($1, role: $2) }
         }
     }
 
-    /// An instance that may overlap an open window (rare: out of the per-instance path).
+    mutating func bodiesFinished(_ batch: UnsafeBufferPointer<BodyInstance>, roles: FrameThreadRoles) {
+        if bodies.append(batch, droppingBefore: historyFromNs) < lateBeforeNs {
+            addLate(batch, roles: roles) { $0.addBody($1, role: $2) }
+        }
+    }
+
+    /// The instances of a batch that may overlap an open window, to those windows (rare: out of
+    /// the per-batch path).
     @inline(never)
-    private mutating func lateStage(_ s: StageInstance, roles: FrameThreadRoles) {
-        let role = roles[s.thread]
-        countIfRetired(s.startNs, s.endNs)
-        addToOpenWindows(reaching: s.startNs) { $0.addStage(s, role: role) }
+    private mutating func addLate<Instance: ThreadInstance>(_ batch: UnsafeBufferPointer<Instance>, roles: FrameThreadRoles,
+                                                            _ add: (inout OpenHitchWindow, Instance, FrameThreadRole) -> Void) {
+        for instance in batch where instance.startNs < lateBeforeNs {
+            let role = roles[instance.thread]
+            countIfRetired(instance.startNs, instance.historyEndNs)
+            addToOpenWindows(reaching: instance.startNs) { add(&$0, instance, role) }
+        }
     }
 
     /// Counts a late instance that overlaps the last window retired at the limit.
@@ -103,19 +113,6 @@ struct HitchAttributionPass: Sendable {
             add(&window)
             return true
         }
-    }
-
-    mutating func bodiesFinished(_ batch: UnsafeBufferPointer<BodyInstance>, roles: FrameThreadRoles) {
-        if bodies.append(batch, droppingBefore: historyFromNs) < lateBeforeNs {
-            for b in batch where b.startNs < lateBeforeNs { lateBody(b, roles: roles) }
-        }
-    }
-
-    @inline(never)
-    private mutating func lateBody(_ b: BodyInstance, roles: FrameThreadRoles) {
-        let role = roles[b.thread]
-        countIfRetired(b.startNs, b.endNs)
-        addToOpenWindows(reaching: b.startNs) { $0.addBody(b, role: role) }
     }
 
     mutating func mainThreadSamples(_ batch: UnsafeBufferPointer<SampleInstance>) {

@@ -12,7 +12,8 @@ struct TokenDeliveryPass: Sendable {
     }
     /// Tokens seen at one end only (bounded; beyond the limit, a token's later events are not joined).
     private var pending: [Int64: Pending] = [:]
-    private(set) var produced = 0, delivered = 0, shown = 0, dropped = 0, lost = 0
+    /// The counts by stage, and the tokens lost, as the figures carry them (their latencies are filled at the end).
+    private var counts = TokenFigures()
     private var latency = QuantileSketch()
     private(set) var sawTokens = false
 
@@ -20,15 +21,15 @@ struct TokenDeliveryPass: Sendable {
         sawTokens = true
         switch token.stage {
         case .produced:
-            produced += 1
+            counts.produced += 1
             update(token.index) { $0.producedNs = $0.producedNs == .min ? atNs : min($0.producedNs, atNs) }
         case .delivered:
-            delivered += 1
+            counts.delivered += 1
         case .shown:
-            shown += 1
+            counts.shown += 1
             update(token.index) { $0.shownNs = $0.shownNs == .min ? atNs : min($0.shownNs, atNs) }
         case .dropped:
-            dropped += 1
+            counts.dropped += 1
             update(token.index) { $0.dropped = true }
         }
     }
@@ -45,17 +46,12 @@ struct TokenDeliveryPass: Sendable {
 
     /// Tokens produced in this run and never shown nor dropped are lost.
     mutating func endRun() {
-        for entry in pending.values where entry.producedNs != .min { lost += 1 }
+        for entry in pending.values where entry.producedNs != .min { counts.lost += 1 }
         pending.removeAll()
     }
     func figures(periodNs: Int64) -> TokenFigures? {
         guard sawTokens else { return nil }
-        var t = TokenFigures()
-        t.produced = produced
-        t.delivered = delivered
-        t.shown = shown
-        t.dropped = dropped
-        t.lost = lost
+        var t = counts
         t.tokenToScreenMs = latency.percentilesMs()
         t.tokenToScreenP95Frames = periodNs > 0 ? t.tokenToScreenMs.p95 * 1e6 / Double(periodNs) : 0
         return t

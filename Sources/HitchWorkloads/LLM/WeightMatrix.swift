@@ -364,7 +364,18 @@ public final class WeightMatrix: DecodeMatrix, @unchecked Sendable {
 /// A protocol (not a closure) so the driver is specialized and inlined per format.
 protocol BlockProducts {
     static var blockBytes: Int { get }
+    /// The quantized activations (`QuantizedVector.values`): 32 int16 words (64 bytes) a block.
+    var activations: UnsafeRawPointer { get }
     func products(_ q0: UnsafeRawPointer, _ q1: UnsafeRawPointer, block: Int) -> (SIMD8<Int32>, SIMD8<Int32>)
+}
+
+extension BlockProducts {
+    /// A block's activations: its first 16 words and its last 16.
+    @inline(__always)
+    func activationHalves(block: Int) -> (SIMD16<Int16>, SIMD16<Int16>) {
+        let xb = activations + block &* 64
+        return (xb.loadUnaligned(as: SIMD16<Int16>.self), (xb + 32).loadUnaligned(as: SIMD16<Int16>.self))
+    }
 }
 
 struct Q8Products: BlockProducts {
@@ -373,8 +384,7 @@ struct Q8Products: BlockProducts {
 
     @inline(__always)
     func products(_ q0: UnsafeRawPointer, _ q1: UnsafeRawPointer, block: Int) -> (SIMD8<Int32>, SIMD8<Int32>) {
-        let xb = activations + block &* 64
-        let xl = xb.loadUnaligned(as: SIMD16<Int16>.self), xh = (xb + 32).loadUnaligned(as: SIMD16<Int16>.self)
+        let (xl, xh) = activationHalves(block: block)
         let p0 = multiplyAddPairs(widenSigned(q0.loadUnaligned(as: SIMD16<Int8>.self)), xl)
             &+ multiplyAddPairs(widenSigned((q0 + 16).loadUnaligned(as: SIMD16<Int8>.self)), xh)
         let p1 = multiplyAddPairs(widenSigned(q1.loadUnaligned(as: SIMD16<Int8>.self)), xl)
@@ -395,8 +405,7 @@ struct Q4Products: BlockProducts {
 
     @inline(__always)
     func products(_ q0: UnsafeRawPointer, _ q1: UnsafeRawPointer, block: Int) -> (SIMD8<Int32>, SIMD8<Int32>) {
-        let xb = activations + block &* 64
-        let xl = xb.loadUnaligned(as: SIMD16<Int16>.self), xh = (xb + 32).loadUnaligned(as: SIMD16<Int16>.self)
+        let (xl, xh) = activationHalves(block: block)
         let offset = (offsets + block &* 32).loadUnaligned(as: SIMD8<Int32>.self)
         // Low nibbles are weights 0..<16 of the block, high nibbles 16..<32 (ggml's order).
         let v0 = widenUnsigned(q0.loadUnaligned(as: SIMD16<UInt8>.self))

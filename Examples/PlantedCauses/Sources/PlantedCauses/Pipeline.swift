@@ -87,12 +87,15 @@ final class PresentLog: Sendable {
     }
 }
 
-/// Time on the calling thread's CPU clock.
-func threadCPUNs() -> Int64 {
+/// A clock's time in ns.
+private func clockNs(_ clock: clockid_t) -> Int64 {
     var now = timespec()
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
+    clock_gettime(clock, &now)
     return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
 }
+
+/// Time on the calling thread's CPU clock.
+func threadCPUNs() -> Int64 { clockNs(CLOCK_THREAD_CPUTIME_ID) }
 
 /// Work that needs `milliseconds` of the calling thread's CPU time, however long the scheduler
 /// takes to give it that much.
@@ -103,11 +106,7 @@ func work(cpuMs milliseconds: Double) {
 
 /// CLOCK_MONOTONIC in ns: usable at once in any process (the trace clock calibrates itself for
 /// about 20 ms on its first use in a process).
-func monotonicNs() -> Int64 {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
-}
+func monotonicNs() -> Int64 { clockNs(CLOCK_MONOTONIC) }
 
 /// Spins for `milliseconds` of wall time (a thread that takes a CPU for that long).
 func spin(wallMs milliseconds: Double) {
