@@ -26,10 +26,20 @@ final class XValue {
 }
 
 extension String {
+    /// Without leading and trailing spaces, tabs and line ends. Steps over ASCII bytes, not
+    /// characters: every value of every row goes through here.
     var trimmingSpaces: Substring {
-        var text = Substring(self)
-        while let first = text.first, first == " " || first == "\n" || first == "\t" || first == "\r" { text = text.dropFirst() }
-        while let last = text.last, last == " " || last == "\n" || last == "\t" || last == "\r" { text = text.dropLast() }
-        return text
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x0A || byte == 0x09 || byte == 0x0D }
+        let bytes = utf8
+        var start = bytes.startIndex, end = bytes.endIndex
+        while start < end, isSpace(bytes[start]) { start = bytes.index(after: start) }
+        while end > start, isSpace(bytes[bytes.index(before: end)]) { end = bytes.index(before: end) }
+        return self[start..<end]
     }
+}
+
+extension StringProtocol {
+    /// The first `count` characters, as `prefix` gives them; without walking the characters when
+    /// the text has no more bytes than that (a character is at least one byte).
+    func clipped(to count: Int) -> String { utf8.count <= count ? String(self) : String(prefix(count)) }
 }

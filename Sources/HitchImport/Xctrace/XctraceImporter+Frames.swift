@@ -74,7 +74,7 @@ extension XctraceImporter {
             let frameID = UInt64(index + 1)
             sink.emit(TraceEvent(timestampNs: vsync, thread: main, payload: .frameBegan(FrameBegan(frameID: frameID, vsyncNs: vsync, targetNs: expected - period, periodNs: period))))
             sink.emitPlatformVerdict(hitch.map { $0.isSystem ? .jankyElsewhere : .janky } ?? .onTime, frameID: frameID, atNs: vsync, thread: main,
-                                     detail: hitch.map { $0.narrative.isEmpty ? "hitch" : String($0.narrative.prefix(200)) }, hitchNs: hitch?.durationNs)
+                                     detail: hitch.map { $0.narrative.isEmpty ? "hitch" : $0.narrative.clipped(to: 200) }, hitchNs: hitch?.durationNs)
             // The app's commit and the render server's render of this swap, where the export has them
             // (within the frame: after its vsync, by its present).
             func inFrame(_ t: Int64) -> Bool { t >= vsync && t <= present.atNs }
@@ -118,7 +118,7 @@ extension XctraceImporter {
         let category = sink.string(PlatformHitch.category), end = sink.string(PlatformHitch.endName)
         for hitch in own {
             let verdict: PlatformVerdict = hitch.isSystem ? .jankyElsewhere : .janky
-            let label = verdict.label(detail: hitch.narrative.isEmpty ? "hitch" : String(hitch.narrative.prefix(200)))
+            let label = verdict.label(detail: hitch.narrative.isEmpty ? "hitch" : hitch.narrative.clipped(to: 200))
             sink.emit(TraceEvent(timestampNs: hitch.startNs, thread: main, payload: .instant(category: category, name: sink.string(label))))
             sink.emit(TraceEvent(timestampNs: hitch.startNs &+ hitch.durationNs, thread: main, payload: .instant(category: category, name: end)))
         }

@@ -31,11 +31,11 @@ extension XctraceImporter {
         let name = (frame.attribute("name") ?? frame.fmt ?? "").trimmingSpaces
         guard let address = hex(frame.attribute("addr")) ?? (name.isEmpty ? nil : identity(String(name)) | 1 << 63) else { return nil }
         let offset = hex(binary?.attribute("load-addr")).map { address &- $0 } ?? 0
-        var function = String(name.prefix(1000))
+        var function = name.clipped(to: 1000)
         if function.isEmpty || hex(function) == address {
             function = image.isEmpty ? "0x" + String(address, radix: 16) : image + "+0x" + String(offset, radix: 16)
         }
-        return (address, (function, String(image.prefix(200)), offset))
+        return (address, (function, image.clipped(to: 200), offset))
     }
 
     /// A cause graph node's label: a `typed-array`'s first value (label, color, symbol, ... follow;
@@ -45,7 +45,7 @@ extension XctraceImporter {
         let node = value.name == "typed-array" ? value.children.first { $0.name != "sentinel" } : value
         guard let node else { return nil }
         let text = (node.fmt ?? node.text).trimmingSpaces
-        return text.isEmpty ? nil : String(text.prefix(200))
+        return text.isEmpty ? nil : text.clipped(to: 200)
     }
 
     /// A view's identity from its `id` text: FNV-1a, so one id is one identity across rows.

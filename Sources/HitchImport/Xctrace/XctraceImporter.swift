@@ -311,7 +311,7 @@ public struct XctraceImporter {
             let identity = column("id").map { Self.identity(($0.fmt ?? $0.text)) } ?? 0
             let thread = thread(column("thread"), process: column("process"), into: sink)
             sink.emit(TraceEvent(timestampNs: start, thread: thread, payload: .bodyEvaluation(BodyEvaluation(
-                viewType: sink.string(String(view.prefix(200))), identity: identity, endNs: start &+ duration))))
+                viewType: sink.string(view.clipped(to: 200)), identity: identity, endNs: start &+ duration))))
         case "swiftui-causes", "swiftui-full-causes":
             guard let at = time("timestamp", "time", "start") else { sink.skip("\(table) rows without a timestamp"); return }
             guard let source = Self.nodeLabel(column("source-node")), let destination = Self.nodeLabel(column("destination-node")) else {
@@ -339,7 +339,7 @@ public struct XctraceImporter {
                 .first { !$0.isEmpty } ?? "SwiftUI update"
             let thread = thread(column("thread"), process: column("process"), into: sink)
             sink.emit(TraceEvent(timestampNs: start, thread: thread, payload: .intervalComplete(
-                category: sink.string("swiftui"), name: sink.string(String(label.prefix(200))), endNs: start &+ duration)))
+                category: sink.string("swiftui"), name: sink.string(label.clipped(to: 200)), endNs: start &+ duration)))
         case "display-vsyncs-interval":
             guard let start = time("start", "timestamp") else { sink.skip("display-vsyncs-interval rows without a start"); return }
             let period: (atNs: Int64, periodNs: Int64)
@@ -365,7 +365,7 @@ public struct XctraceImporter {
             let name = column("name").map { $0.fmt ?? $0.text } ?? "signpost"
             let thread = thread(column("thread"), process: column("process"), into: sink)
             sink.emit(TraceEvent(timestampNs: start, thread: thread, payload: .intervalComplete(
-                category: sink.string("signpost"), name: sink.string(String(name.prefix(200))), endNs: start &+ duration)))
+                category: sink.string("signpost"), name: sink.string(name.clipped(to: 200)), endNs: start &+ duration)))
         case "potential-hangs":
             // Times are trace-relative nanoseconds in 50 bits (Apple's start-time and event-time).
             guard let start = time("start"), let duration = time("duration"), start >= 0, start < 1 << 50, duration >= 0, duration < 3_600_000_000_000 else {
@@ -393,7 +393,7 @@ public struct XctraceImporter {
             processNames[pid] = process.flatMap(processName) ?? threadValue?.find("process").flatMap(processName)
         }
         let thread = threadValue?.find("tid") != nil ? thread(threadValue, process: process, into: sink) : nil
-        platformHangs.append(PlatformHang(startNs: startNs, durationNs: durationNs, type: String(type.prefix(200)), pid: pid, thread: thread))
+        platformHangs.append(PlatformHang(startNs: startNs, durationNs: durationNs, type: type.clipped(to: 200), pid: pid, thread: thread))
     }
 
     /// A stage (`render`, `gpu`, `frame wait`) of the display pipeline on its own thread.
