@@ -40,6 +40,13 @@ usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; }
 GGUF_TIMEOUT=10
 timeout_of() { if [[ "$1" == gguf ]]; then echo "$GGUF_TIMEOUT"; else echo 1; fi; }
 
+# Runs TARGET's fuzz binary on the given inputs once each, under the limits every run has.
+run_inputs() {
+    local target="$1"; shift
+    SWIFT_BACKTRACE=enable=no ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0}" "$BUILD/bin/fuzz-$target" \
+        -timeout="$(timeout_of "$target")" -malloc_limit_mb=256 -rss_limit_mb=2048 "$@"
+}
+
 needs_analysis() { [[ "$1" != reader && "$1" != gguf ]]; }
 needs_workloads() { [[ "$1" == gguf ]]; }
 source_file() {
@@ -169,8 +176,7 @@ run_target() {
     local load_timeouts=0 t out
     mkdir -p "$artifacts/load"
     for t in $(find "$artifacts" -maxdepth 1 -type f -name 'timeout-*' -newer "$log.start"); do
-        out=$(SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 "$BUILD/bin/fuzz-$target" -timeout="$(timeout_of "$target")" \
-                  -malloc_limit_mb=256 -rss_limit_mb=2048 "$t" 2>&1) || continue
+        out=$(run_inputs "$target" "$t" 2>&1) || continue
         mv "$t" "$artifacts/load/"
         load_timeouts=$(( load_timeouts + 1 ))
         echo "fuzz.sh: $target: $(basename "$t") timed out under load; alone: $(grep -Eo 'Executed .* in [0-9]+ ms' <<< "$out" | sed 's|.*/||')" >> "$log"
@@ -202,7 +208,7 @@ repro() {
     local target="$1"; shift
     build_modules
     build_target "$target"
-    SWIFT_BACKTRACE=enable=no ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0}" "$BUILD/bin/fuzz-$target" -timeout="$(timeout_of "$target")" -malloc_limit_mb=256 -rss_limit_mb=2048 "$@"
+    run_inputs "$target" "$@"
 }
 
 # One line per distinct crash site (the first frame in the project's sources) over TARGET's artifacts.
@@ -210,8 +216,7 @@ triage() {
     local target="$1" f out site where
     for f in "$BUILD/artifacts/$target"/*; do
         [[ -f "$f" ]] || continue
-        out=$(SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 "$BUILD/bin/fuzz-$target" -timeout="$(timeout_of "$target")" -malloc_limit_mb=256 \
-                  -rss_limit_mb=2048 "$f" 2>&1 || true)
+        out=$(run_inputs "$target" "$f" 2>&1 || true)
         site=$(grep -Eo "(runtime failure: [a-z ]+|Fatal error: [^:]*|ERROR: AddressSanitizer: [a-z-]+)" <<< "$out" | head -1)
         [[ -n "$site" ]] || site=$(grep -Eo "ERROR: libFuzzer: [a-z-]+" <<< "$out" | head -1)
         where=$(grep -Eo "$ROOT/Sources/[^ ]+:[0-9]+" <<< "$out" | head -1)
@@ -225,8 +230,7 @@ big() {
     python3 "$ROOT/Tests/Fuzz/Seeds/big_inputs.py" "$dir" "$ROOT"
     for target in "$@"; do
         for f in "$dir/$target"/*; do
-            out=$(SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 "$BUILD/bin/fuzz-$target" -timeout="$(timeout_of "$target")" -malloc_limit_mb=256 \
-                      -rss_limit_mb=2048 "$f" 2>&1) || status=1
+            out=$(run_inputs "$target" "$f" 2>&1) || status=1
             local line ms
             line=$(grep -Eo "Executed .* in [0-9]+ ms|ERROR: [A-Za-z]+: [a-z -]+|timeout" <<< "$out" | head -1 | sed "s|$dir/$target/||")
             ms=$(grep -Eo "[0-9]+ ms" <<< "$line" | grep -Eo "[0-9]+" || echo 0)
