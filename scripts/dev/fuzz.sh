@@ -217,9 +217,10 @@ triage() {
     for f in "$BUILD/artifacts/$target"/*; do
         [[ -f "$f" ]] || continue
         out=$(run_inputs "$target" "$f" 2>&1 || true)
-        site=$(grep -Eo "(runtime failure: [a-z ]+|Fatal error: [^:]*|ERROR: AddressSanitizer: [a-z-]+)" <<< "$out" | head -1)
-        [[ -n "$site" ]] || site=$(grep -Eo "ERROR: libFuzzer: [a-z-]+" <<< "$out" | head -1)
-        where=$(grep -Eo "$ROOT/Sources/[^ ]+:[0-9]+" <<< "$out" | head -1)
+        # An input that no longer fails matches none of these: not a reason to stop (set -e, pipefail).
+        site=$({ grep -Eo "(runtime failure: [a-z ]+|Fatal error: [^:]*|ERROR: AddressSanitizer: [a-z-]+)" <<< "$out" || true; } | head -1)
+        [[ -n "$site" ]] || site=$({ grep -Eo "ERROR: libFuzzer: [a-z-]+" <<< "$out" || true; } | head -1)
+        where=$({ grep -Eo "$ROOT/Sources/[^ ]+:[0-9]+" <<< "$out" || true; } | head -1)
         echo "${site:-no crash now} @ ${where#"$ROOT/"}	$(basename "$f") ($(stat -c %s "$f") bytes)"
     done | sort -t'	' -k1,1 -u
 }
