@@ -11,7 +11,7 @@ struct DecodeThreadChoiceTests {
     static func weights() -> TransformerWeights {
         let pool = WorkerPool(threadCount: 2)
         defer { pool.shutdown() }
-        return TransformerWeights(shape: tinyShape, format: .q4_0, seed: 2, pool: pool)
+        return TransformerWeights(shape: tinyShape, format: .q8_0, seed: 2, pool: pool)
     }
 
     @Test("every thread count up to every core is measured; the choice is among all but one, the fewest as fast as the fastest")

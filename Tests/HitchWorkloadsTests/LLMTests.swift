@@ -19,7 +19,7 @@ struct LLMEngineTests {
     let pool = WorkerPool(threadCount: 2)
 
     // 35 rows: the last chunk has an odd row count, so the two-row kernels' single-row tail runs;
-    // 256 columns: several prefetch strides and both q4_0/pal4 nibble halves per block.
+    // 256 columns: several prefetch strides and both pal4 nibble halves per run of 32.
     @Test("each format's matvec matches the f32 reference within its quantization error",
           arguments: WeightFormat.allCases, [(48, 128), (35, 256)])
     func matvecMatchesReference(format: WeightFormat, size: (rows: Int, columns: Int)) {
@@ -40,7 +40,6 @@ struct LLMEngineTests {
         case .f32: 1e-6
         case .f16: 1e-3
         case .q8_0: 1.0 / 127
-        case .q4_0: 1.0 / 8
         case .pal4: 2.0 / 16
         }
         for r in 0..<rows {
@@ -50,7 +49,7 @@ struct LLMEngineTests {
             #expect(abs(y[r] - reference) <= weightError * magnitude / 4 + 1e-4, "row \(r): \(y[r]) vs \(reference)")
         }
         // The dequantized row (embedding lookups, prefill) is the same matrix the kernel multiplied:
-        // only the activation quantization of q8_0/q4_0 (15 bits) separates the two dot products.
+        // only the activation quantization of q8_0 (15 bits) separates the two dot products.
         var row = [Float](repeating: 0, count: columns)
         for r in 0..<rows {
             row.withUnsafeMutableBufferPointer { matrix.dequantizeRow(r, into: $0.baseAddress!) }
@@ -121,8 +120,8 @@ struct LLMEngineTests {
         }
         #expect(try generate(seed: 5) == generate(seed: 5))
         #expect(try generate(seed: 5) != generate(seed: 6))
-        let thread1 = TransformerWeights(shape: tinyShape, format: .q4_0, seed: 5, pool: WorkerPool(threadCount: 1))
-        let thread2 = TransformerWeights(shape: tinyShape, format: .q4_0, seed: 5, pool: pool)
+        let thread1 = TransformerWeights(shape: tinyShape, format: .q8_0, seed: 5, pool: WorkerPool(threadCount: 1))
+        let thread2 = TransformerWeights(shape: tinyShape, format: .q8_0, seed: 5, pool: pool)
         let output1 = try #require(thread1.output as? WeightMatrix), output2 = try #require(thread2.output as? WeightMatrix)
         #expect(memcmp(output1.values, output2.values, output1.byteCount / 2) == 0)
     }
@@ -136,15 +135,20 @@ struct LLMEngineTests {
     }
 
     @Test("weight bytes follow the format exactly")
-    func byteAccounting() {
+    func byteAccounting() throws {
         #expect(WeightFormat.q8_0.bytes(rows: 1, columns: 32) == 34)
-        #expect(WeightFormat.q4_0.bytes(rows: 1, columns: 32) == 18)
+        #expect(SyntheticWeights.ggml(.q4_0).bytes(rows: 1, columns: 32) == 18)
         #expect(abs(WeightFormat.q8_0.bitsPerWeight - 8.5) < 1e-9)
-        #expect(abs(WeightFormat.q4_0.bitsPerWeight - 4.5) < 1e-9)
+        #expect(abs(SyntheticWeights.ggml(.q4_0).bitsPerWeight - 4.5) < 1e-9)
+        #expect(SyntheticWeights(name: "q4_0") == .ggml(.q4_0) && SyntheticWeights(name: "q8_0") == .format(.q8_0))
         for format in WeightFormat.allCases {
             let weights = TransformerWeights(shape: tinyShape, format: format, seed: 1, pool: pool)
-            #expect(weights.byteCount == tinyShape.weightBytes(format))
+            #expect(weights.byteCount == tinyShape.weightBytes(.format(format)))
         }
+        // A ggml type's synthetic model, written as GGUF and mapped: its tensors are the shape's bytes.
+        let q4_0 = try GGUFModel.synthetic(shape: tinyShape, type: .q4_0, seed: 1)
+        #expect(q4_0.weights.byteCount == tinyShape.weightBytes(.ggml(.q4_0)))
+        #expect(tinyShape.blockingError(.ggml(.q4_K)) != nil && tinyShape.blockingError(.ggml(.q4_0)) == nil)
         let bundled = ModelShape.bundled
         #expect(bundled.parameterCount == 2 * 32000 * 1536 + 12 * (2560 * 1536 + 1536 * 1536 + 8192 * 1536 + 1536 * 4096 + 2 * 1536) + 1536)
     }
@@ -177,7 +181,7 @@ struct LLMTokenizerTests {
     func budget() {
         let shape = LLMMemoryBudget.llamaShape(parameters: 1e9, context: 512)
         #expect(shape.dim == 2048)
-        let budget = LLMMemoryBudget(shape: shape, format: .q4_0, kvBytesPerElement: 2, deviceLimitBytes: 1_200_000_000)
+        let budget = LLMMemoryBudget(shape: shape, weights: .ggml(.q4_0), kvBytesPerElement: 2, deviceLimitBytes: 1_200_000_000)
         #expect(budget.kvCacheBytes == 16 * 512 * 512 * 2 * 2)
         #expect(budget.totalBytes == budget.weightsBytes + budget.kvCacheBytes + budget.runtimeOverheadBytes)
         #expect(budget.withinLimit)
@@ -194,7 +198,7 @@ struct LLMRecordingTests {
 
     static func bytesPerTokenMatchesOpEventsRecorded() throws {
         let pool = WorkerPool(threadCount: 2)
-        let weights = TransformerWeights(shape: tinyShape, format: .q4_0, seed: 2, pool: pool)
+        let weights = TransformerWeights(shape: tinyShape, format: .q8_0, seed: 2, pool: pool)
         let session = DecodeSession(weights: weights, pool: pool)
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("llm-\(UUID().uuidString).fxt").path
         defer { try? FileManager.default.removeItem(atPath: path) }
@@ -205,7 +209,7 @@ struct LLMRecordingTests {
         // The tensors one decode step reads, from the model shape alone: one embedding row, per layer
         // the fused q|k|v, attention-output, fused gate|up and down matrices and two f32 norm gains,
         // the final norm and the output head; and per layer the keys and values of every position so far.
-        let s = tinyShape, format = WeightFormat.q4_0, f32 = 4
+        let s = tinyShape, format = WeightFormat.q8_0, f32 = 4
         let perLayerWeights = format.bytes(rows: s.dim + 2 * s.kvDim, columns: s.dim) + format.bytes(rows: s.dim, columns: s.dim)
             + format.bytes(rows: 2 * s.ffn, columns: s.dim) + format.bytes(rows: s.dim, columns: s.ffn) + 2 * s.dim * f32
         let weightBytesPerToken = format.bytes(rows: 1, columns: s.dim) + s.layers * perLayerWeights + s.dim * f32

@@ -33,22 +33,6 @@ func widenSigned(_ v: SIMD16<Int8>) -> SIMD16<Int16> {
     return r
 }
 
-/// Zero-extends 16 bytes (vpmovzxbw).
-@inline(__always)
-func widenUnsigned(_ v: SIMD16<UInt8>) -> SIMD16<Int16> {
-    var r = SIMD16<Int16>()
-    for i in 0..<16 { r[i] = Int16(v[i]) }
-    return r
-}
-
-/// The low and high nibbles of 16 bytes, minus 8, as int16 lanes (q4_0's signed 4-bit values).
-@inline(__always)
-func signedNibbles(_ v: SIMD16<UInt8>) -> (low: SIMD16<Int16>, high: SIMD16<Int16>) {
-    var low = SIMD16<Int16>(), high = SIMD16<Int16>()
-    for i in 0..<16 { low[i] = Int16(v[i] & 15) &- 8; high[i] = Int16(v[i] &>> 4) &- 8 }
-    return (low, high)
-}
-
 /// r[i] = a[2i] * b[2i] + a[2i+1] * b[2i+1] in 32 bits: the shape x86's vpmaddwd computes in one instruction.
 @inline(__always)
 func multiplyAddPairs(_ a: SIMD16<Int16>, _ b: SIMD16<Int16>) -> SIMD8<Int32> {

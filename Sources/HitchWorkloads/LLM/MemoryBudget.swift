@@ -22,13 +22,13 @@ public struct LLMMemoryBudget: Sendable, Codable, Equatable {
     /// A fixed allowance for code, the runtime and allocator slack.
     public static let runtimeAllowanceBytes = 32 << 20
 
-    public init(shape: ModelShape, format: WeightFormat, kvBytesPerElement: Int, deviceLimitBytes: Int, prefillBatch: Int = 32) {
+    public init(shape: ModelShape, weights: SyntheticWeights, kvBytesPerElement: Int, deviceLimitBytes: Int, prefillBatch: Int = 32) {
         self.shape = shape
         self.kvBytesPerElement = kvBytesPerElement
         parameterCount = shape.parameterCount
-        weights = format.rawValue
+        self.weights = weights.name
         context = shape.context
-        weightsBytes = shape.weightBytes(format)
+        weightsBytes = shape.weightBytes(weights)
         kvCacheBytes = shape.layers * shape.context * shape.kvDim * 2 * kvBytesPerElement
         let activations = shape.vocab + 3 * shape.dim + shape.qkvRows + 3 * shape.ffn + shape.heads * shape.context
             + shape.context * shape.headDim
@@ -41,7 +41,7 @@ public struct LLMMemoryBudget: Sendable, Codable, Equatable {
     }
 
     /// A model read from a file: its real weight bytes, tensor types and parameter count replace the
-    /// ones the shape and a single format imply.
+    /// ones the shape and a single weight type imply.
     public mutating func useFileWeights(bytes: Int, types: String, parameters: Int) {
         weightsBytes = bytes
         weights = types

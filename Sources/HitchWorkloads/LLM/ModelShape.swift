@@ -1,7 +1,9 @@
 // The decoder's shape and weight format, and the byte accounting both imply. Every byte figure the
 // workload records or prints comes from here, so the bench, the budget and the trace agree.
 
-/// How weights are stored. Bytes per weight follow from the layout exactly (see `bytes(rows:columns:)`).
+/// How the synthetic model's weights are stored in this decoder's own planes (`WeightMatrix`). Bytes
+/// per weight follow from the layout exactly (see `bytes(rows:columns:)`). The ggml block types (q4_0
+/// among them) are not formats: the synthetic model is written in them as GGUF (`SyntheticWeights`).
 public enum WeightFormat: String, CaseIterable, Sendable, Codable {
     /// 4 bytes per weight.
     case f32
@@ -9,13 +11,11 @@ public enum WeightFormat: String, CaseIterable, Sendable, Codable {
     case f16
     /// Blocks of 32 int8 weights with one f16 scale: 34 bytes per 32 weights (8.5 bits/weight).
     case q8_0
-    /// Blocks of 32 4-bit weights (value = (q - 8) * scale) with one f16 scale: 18 bytes per 32 (4.5 bits/weight).
-    case q4_0
     /// 4-bit indices into a 16-entry f16 lookup table shared by a block of `pal4RowsPerTable` rows
     /// (Core ML palettization, grouped by output channel).
     case pal4
 
-    /// Weights per quantization block (q8_0, q4_0) along a row.
+    /// Weights per quantization block (q8_0) along a row.
     public static let blockSize = 32
     /// Rows that share one pal4 lookup table.
     public static let pal4RowsPerTable = 16
@@ -26,7 +26,6 @@ public enum WeightFormat: String, CaseIterable, Sendable, Codable {
         case .f32: return rows * columns * 4
         case .f16: return rows * columns * 2
         case .q8_0: return rows * (columns / Self.blockSize) * (Self.blockSize + 2)
-        case .q4_0: return rows * (columns / Self.blockSize) * (Self.blockSize / 2 + 2)
         case .pal4:
             let tables = (rows + Self.pal4RowsPerTable - 1) / Self.pal4RowsPerTable
             return rows * columns / 2 + tables * 16 * 2
@@ -94,10 +93,18 @@ public struct ModelShape: Sendable, Equatable, Codable {
         return vocab * dim /* embedding */ + layers * perLayer + dim /* final norm */ + (tiedEmbeddings ? 0 : vocab * dim) /* output head */
     }
 
-    /// Bytes of all weights: matrices in `format`, norm gains in f32.
-    public func weightBytes(_ format: WeightFormat) -> Int {
-        let perLayer = layerMatrices.reduce(0) { $0 + format.bytes(rows: $1.rows, columns: $1.columns) } + 2 * dim * 4
-        return (tiedEmbeddings ? 1 : 2) * format.bytes(rows: vocab, columns: dim) + layers * perLayer + dim * 4
+    /// Bytes of all weights: matrices in `weights`, norm gains in f32.
+    public func weightBytes(_ weights: SyntheticWeights) -> Int {
+        let perLayer = layerMatrices.reduce(0) { $0 + weights.bytes(rows: $1.rows, columns: $1.columns) } + 2 * dim * 4
+        return (tiedEmbeddings ? 1 : 2) * weights.bytes(rows: vocab, columns: dim) + layers * perLayer + dim * 4
+    }
+
+    /// Why this shape's matrices cannot be stored in `weights` (a row not a whole number of blocks).
+    public func blockingError(_ weights: SyntheticWeights) -> String? {
+        guard case .ggml(let type) = weights else { return nil }
+        let widths = Set(layerMatrices.map(\.columns) + [dim])
+        guard let width = widths.sorted().first(where: { $0 % type.blockSize != 0 }) else { return nil }
+        return "\(type.name) stores rows in blocks of \(type.blockSize) weights; this shape has rows of \(width)"
     }
 
     /// Bytes of the f32 KV cache holding `positions` positions (keys and values, every layer).
@@ -105,14 +112,15 @@ public struct ModelShape: Sendable, Equatable, Codable {
 }
 
 /// What a `--weights` word names for the synthetic model: a `WeightFormat` (matrices in this
-/// decoder's own planes and kernels), or any other ggml tensor type, in which the synthetic model is
-/// written as GGUF (`TransformerWeights.writeGGUF`) and read back in place through the GGUF kernels,
-/// so its bytes per token are the type's true bits per weight.
+/// decoder's own planes and kernels), or a ggml tensor type (q4_0, q4_K, ...), in which the synthetic
+/// model is written as GGUF (`TransformerWeights.writeGGUF`) and read back in place through the GGUF
+/// kernels (int8 activations, llama.cpp's summation order), so its bytes per token are the type's true
+/// bits per weight.
 public enum SyntheticWeights: Sendable, Equatable {
     case format(WeightFormat)
     case ggml(GGMLType)
 
-    /// A format name ("q4_0") or a ggml type name, any case ("q4_k").
+    /// A format name ("q8_0") or a ggml type name, any case ("q4_k").
     public init?(name: String) {
         if let format = WeightFormat(rawValue: name) { self = .format(format); return }
         guard let type = GGMLType(name: name) else { return nil }
@@ -123,6 +131,22 @@ public enum SyntheticWeights: Sendable, Equatable {
         switch self {
         case .format(let format): return format.rawValue
         case .ggml(let type): return type.name
+        }
+    }
+
+    /// Exact storage of a rows x columns matrix (`columns` a multiple of the block size).
+    public func bytes(rows: Int, columns: Int) -> Int {
+        switch self {
+        case .format(let format): return format.bytes(rows: rows, columns: columns)
+        case .ggml(let type): return rows * type.rowBytes(columns: columns)
+        }
+    }
+
+    /// Storage bits per weight for a large matrix.
+    public var bitsPerWeight: Double {
+        switch self {
+        case .format(let format): return format.bitsPerWeight
+        case .ggml(let type): return type.bitsPerWeight
         }
     }
 

@@ -4,28 +4,21 @@ import Glibc
 import CHitchKernels
 
 /// An activation vector quantized once per op for the integer dot products: to int16 in blocks of
-/// 32 with a float scale (`quantize`: the synthetic q8_0 and q4_0 kernels), or to int8 blocks as
+/// 32 with a float scale (`quantize`: the synthetic q8_0 kernel), or to int8 blocks as
 /// ggml's q8_0/q8_1 (`quantize8`: GGUF models' kernels in CHitchKernels). Allocated once, reused.
 public final class QuantizedVector: @unchecked Sendable {
     // @unchecked: written by the dispatching thread before an op is published, read-only during it.
     let values: UnsafeMutablePointer<Int16>
     let scales: UnsafeMutablePointer<Float>
-    /// Per block: -8 times the pairwise sums of its values, in the lane layout of the q4_0 kernel's
-    /// vpmaddwd results (`multiplyAddPairs(splat(-8), low half) + ... (high half)`).
-    let offsets: UnsafeMutablePointer<SIMD8<Int32>>
     /// The int8 form (`quantize8`), in the layout the C kernels read.
     let ggml: UnsafeMutablePointer<hitch_q8_activations>
     let capacity: Int
-    /// See `Q4Products.nibbleMask` (stored, so the kernels read them as run-time values).
-    var nibbleMask: Int16 = 15
-    var nibbleShift: Int16 = 4
 
     init(capacity: Int) {
         self.capacity = capacity
         let blocks = max(capacity / 32, 1)
         values = .allocate(capacity: max(capacity, 32))
         scales = .allocate(capacity: blocks)
-        offsets = .allocate(capacity: blocks)
         ggml = .allocate(capacity: 1)
         let superBlocks = max(capacity / 256, 1)
         ggml.initialize(to: hitch_q8_activations(values: .allocate(capacity: blocks * 32), scales: .allocate(capacity: blocks),
@@ -34,7 +27,7 @@ public final class QuantizedVector: @unchecked Sendable {
                                                  k_sums: .allocate(capacity: superBlocks * 16), q4_K_gemm: 0, q6_K_tiled: 0))
     }
     deinit {
-        values.deallocate(); scales.deallocate(); offsets.deallocate()
+        values.deallocate(); scales.deallocate()
         ggml.pointee.values.deallocate(); ggml.pointee.scales.deallocate(); ggml.pointee.sums.deallocate()
         ggml.pointee.offsets.deallocate(); ggml.pointee.k_values.deallocate(); ggml.pointee.k_scales.deallocate()
         ggml.pointee.k_sums.deallocate(); ggml.deallocate()
@@ -65,9 +58,6 @@ public final class QuantizedVector: @unchecked Sendable {
             scales[block] = scale
             let inverse: Float = largest == 0 ? 0 : 1 / scale
             for j in 0..<32 { values[block * 32 + j] = saturatingInt16((xb[j] * inverse).rounded()) }
-            let stored = UnsafeRawPointer(values + block * 32), minusEight = SIMD16<Int16>(repeating: -8)
-            offsets[block] = multiplyAddPairs(minusEight, stored.loadUnaligned(as: SIMD16<Int16>.self))
-                &+ multiplyAddPairs(minusEight, (stored + 32).loadUnaligned(as: SIMD16<Int16>.self))
         }
     }
 }

@@ -30,7 +30,9 @@ public enum TokenBuffering: Sendable, Equatable {
 
 public struct LLMStreamingConfiguration: Sendable {
     public var shape: ModelShape
-    public var format: WeightFormat
+    /// The synthetic model's weights: a planes format, or a ggml type (written as GGUF and read in
+    /// place, as `hitch bench decode --weights` runs them).
+    public var weights: SyntheticWeights
     public var seed: UInt64
     public var prompt: String
     public var tokens: Int
@@ -40,16 +42,13 @@ public struct LLMStreamingConfiguration: Sendable {
     /// Threads that decode (and run the bandwidth probe); nil: chosen by measurement among all cores
     /// but one, left for the main and render threads (`DecodeThreadChoice`).
     public var decodeThreads: Int?
-    /// A GGUF model to run instead of the synthetic one (shape, format and seed are then ignored; the
+    /// A GGUF model to run instead of the synthetic one (shape, weights and seed are then ignored; the
     /// prompt is put in the file's chat template).
     public var modelPath: String?
-    /// The synthetic model in this ggml type instead of `format` (written as GGUF and read in place,
-    /// as `hitch bench decode --weights` runs the types that are not formats).
-    public var ggmlType: GGMLType?
-    public init(shape: ModelShape, format: WeightFormat, seed: UInt64, prompt: String, tokens: Int,
+    public init(shape: ModelShape, weights: SyntheticWeights, seed: UInt64, prompt: String, tokens: Int,
                 sampling: SamplingOptions, buffering: TokenBuffering, refreshRateHz: Double,
                 decodeThreads: Int? = nil) {
-        self.shape = shape; self.format = format; self.seed = seed; self.prompt = prompt; self.tokens = tokens
+        self.shape = shape; self.weights = weights; self.seed = seed; self.prompt = prompt; self.tokens = tokens
         self.sampling = sampling; self.buffering = buffering; self.refreshRateHz = refreshRateHz
         self.decodeThreads = decodeThreads.map { max(1, $0) }
     }
@@ -257,19 +256,24 @@ public enum LLMStreamingWorkload {
     @MainActor
     public static func run(_ configuration: LLMStreamingConfiguration, recorder: TraceRecorder?) throws -> LLMStreamingOutcome {
         // A file's model is mapped (and checked) before anything else runs.
-        let syntheticType = configuration.modelPath == nil ? configuration.ggmlType : nil
+        var syntheticType: GGMLType?
+        if configuration.modelPath == nil, case .ggml(let type) = configuration.weights { syntheticType = type }
         let fileModel = try configuration.modelPath.map { try GGUFModel(path: $0, context: configuration.shape.context) }
             ?? syntheticType.map { try GGUFModel.synthetic(shape: configuration.shape, type: $0, seed: configuration.seed) }
         let shape = fileModel?.weights.shape ?? configuration.shape
-        let needed = (fileModel?.weights.byteCount ?? shape.weightBytes(configuration.format)) + shape.kvCacheBytes(positions: shape.context) * 2
+        let needed = (fileModel?.weights.byteCount ?? shape.weightBytes(configuration.weights)) + shape.kvCacheBytes(positions: shape.context) * 2
         let available = Int(ProcessInfo.processInfo.physicalMemory / 10 * 7)
         guard needed < available else { throw LLMWorkloadError.tooLarge(bytes: needed, available: available) }
         Trace.setCurrentThreadName("main") // the analyzer's main thread
-        let weights = fileModel?.weights ?? {
+        let weights: TransformerWeights
+        if let fileModel {
+            weights = fileModel.weights
+        } else {
+            guard case .format(let format) = configuration.weights else { preconditionFailure("a ggml type runs as a GGUF model (above)") }
             let generating = WorkerPool()
             defer { generating.shutdown() }
-            return TransformerWeights(shape: shape, format: configuration.format, seed: configuration.seed, pool: generating)
-        }()
+            weights = TransformerWeights(shape: shape, format: format, seed: configuration.seed, pool: generating)
+        }
         // Decode is background work (SCHED_IDLE, hitch_thread.h), as a real app's inference runs at
         // a background QoS: the main and render threads preempt it the moment they wake, where a
         // nice value only lowers its share. It leaves a core to the UI: the thread count is the
@@ -279,7 +283,7 @@ public enum LLMStreamingWorkload {
         defer { pool.shutdown() }
         let probe = BandwidthProbe.measure(pool: pool, repetitions: 3)
         if let shortfall = probe.sizing.shortfall { FileHandle.standardError.write(Data("hitch: bandwidth probe: \(shortfall)\n".utf8)) }
-        let syntheticName = "synthetic \(syntheticType?.name ?? configuration.format.rawValue), "
+        let syntheticName = "synthetic \(configuration.weights.name), "
             + "\(String(format: "%.2f", Double(shape.parameterCount) / 1e9)) B parameters, seed \(configuration.seed)"
         let modelName = syntheticType != nil ? syntheticName : fileModel.map { "\($0.name) (\(($0.file.path as NSString).lastPathComponent))" } ?? syntheticName
         if let recorder {

@@ -1,5 +1,5 @@
 // One weight matrix in one storage format, plus the row kernels that read it. Storage is two planes,
-// allocated once: `values` (f32 / f16 / int8 / packed nibbles) and `tables` (f16 block scales, or pal4
+// allocated once: `values` (f32 / f16 / int8 / pal4 nibbles) and `tables` (f16 block scales, or pal4
 // lookup tables). Kernels read exactly `byteCount` bytes for a full matrix-vector product.
 
 #if canImport(Glibc)
@@ -40,7 +40,7 @@ protocol DecodeMatrix: AnyObject, Sendable {
 enum ActivationQuantization {
     /// The kernel reads f32 activations.
     case none
-    /// int16 blocks of 32 with a float scale (the synthetic q8_0/q4_0 kernels, 15-bit precision).
+    /// int16 blocks of 32 with a float scale (the synthetic q8_0 kernel, 15-bit precision).
     case int16
     /// int8 blocks of 32 with an f16 scale (and f16 sum), as ggml's q8_0/q8_1, so GGUF models see
     /// the activations llama.cpp's quantized matmuls see.
@@ -75,7 +75,6 @@ public final class WeightMatrix: DecodeMatrix, @unchecked Sendable {
         case .f32: valueBytes = rows * columns * 4; tableCount = 0
         case .f16: valueBytes = rows * columns * 2; tableCount = 0
         case .q8_0: valueBytes = rows * columns; tableCount = rows * columns / WeightFormat.blockSize
-        case .q4_0: valueBytes = rows * columns / 2; tableCount = rows * columns / WeightFormat.blockSize
         case .pal4:
             valueBytes = rows * columns / 2
             tableCount = 16 * ((rows + WeightFormat.pal4RowsPerTable - 1) / WeightFormat.pal4RowsPerTable)
@@ -117,23 +116,6 @@ public final class WeightMatrix: DecodeMatrix, @unchecked Sendable {
                 scales[block] = floatToHalf(d)
                 for j in 0..<32 { out[block * 32 + j] = Int8((x[j] * inverse).rounded()) }
             }
-        case .q4_0:
-            let out = values.assumingMemoryBound(to: UInt8.self) + firstRow * n / 2
-            let scales = tables + firstRow * blocksPerRow
-            for block in 0..<(rowCount * blocksPerRow) {
-                let x = source + block * 32
-                // As ggml: the value of largest magnitude maps to -8, so its sign is kept exactly.
-                var extreme: Float = 0
-                for j in 0..<32 where abs(x[j]) > abs(extreme) { extreme = x[j] }
-                let d = extreme / -8
-                let inverse: Float = d == 0 ? 0 : 1 / d
-                scales[block] = floatToHalf(d)
-                for j in 0..<16 {
-                    let lo = UInt8(min(15, max(0, Int(x[j] * inverse + 8.5))))
-                    let hi = UInt8(min(15, max(0, Int(x[j + 16] * inverse + 8.5))))
-                    out[block * 16 + j] = lo | (hi << 4)
-                }
-            }
         case .pal4:
             encodePalettized(firstRow: firstRow, rowCount: rowCount, source: source)
         }
@@ -152,8 +134,8 @@ public final class WeightMatrix: DecodeMatrix, @unchecked Sendable {
         @inline(__always) func index(_ value: Float) -> UInt8 {
             UInt8(min(15, max(0, Int((value - low) * inverseStep))))
         }
-        // As q4_0: in each run of 32 weights, byte j holds weight j (low nibble) and weight j + 16
-        // (high nibble), so the kernel expands 16 bytes into two contiguous runs of 16 weights.
+        // As ggml's q4_0: in each run of 32 weights, byte j holds weight j (low nibble) and weight
+        // j + 16 (high nibble), so the kernel expands 16 bytes into two contiguous runs of 16 weights.
         let out = values.assumingMemoryBound(to: UInt8.self) + firstRow * columns / 2
         for run in 0..<(count / 32) {
             let x = source + run * 32
@@ -203,19 +185,6 @@ public final class WeightMatrix: DecodeMatrix, @unchecked Sendable {
                     (o + (block &* 32 &+ part &* 8) &* 4).storeBytes(of: v * d, as: SIMD8<Float>.self)
                 }
             }
-        case .q4_0:
-            let source = UnsafeRawPointer(values) + row * n / 2
-            let scales = tables + row * blocksPerRow
-            for block in 0..<blocksPerRow {
-                let d = SIMD8<Float>(repeating: halfToFloat(scales[block]))
-                let (low, high) = signedNibbles((source + block &* 16).loadUnaligned(as: SIMD16<UInt8>.self))
-                for part in 0..<2 {
-                    var l = SIMD8<Float>(), h = SIMD8<Float>()
-                    for i in 0..<8 { l[i] = Float(low[part &* 8 &+ i]); h[i] = Float(high[part &* 8 &+ i]) }
-                    (o + (block &* 32 &+ part &* 8) &* 4).storeBytes(of: l * d, as: SIMD8<Float>.self)
-                    (o + (block &* 32 &+ 16 &+ part &* 8) &* 4).storeBytes(of: h * d, as: SIMD8<Float>.self)
-                }
-            }
         case .pal4:
             let source = values.assumingMemoryBound(to: UInt8.self) + row * n / 2
             let table = tables + (row / WeightFormat.pal4RowsPerTable) * 16
@@ -228,12 +197,12 @@ public final class WeightMatrix: DecodeMatrix, @unchecked Sendable {
     }
 
     /// Whether `multiply` reads the int16-quantized input.
-    var usesQuantizedInput: Bool { format == .q8_0 || format == .q4_0 }
+    var usesQuantizedInput: Bool { format == .q8_0 }
 
     /// y[r] = dot(row r, x) for r in rows. `rows` must start at a multiple of 16 (pal4 table groups).
-    /// `quantizedX` must hold `x` quantized (`QuantizedVector.quantize`) for q8_0 and q4_0.
+    /// `quantizedX` must hold `x` quantized (`QuantizedVector.quantize`) for q8_0.
     ///
-    /// The f32, f16, q8_0 and q4_0 kernels run two rows at a time, so each activation load feeds both
+    /// The f32, f16 and q8_0 kernels run two rows at a time, so each activation load feeds both
     /// rows, with two independent accumulators per row; products are fused multiply-adds (`addingProduct`).
     ///
     /// Each kernel prefetches the rows it will read next (the next pair, contiguous after this one)
@@ -246,35 +215,25 @@ public final class WeightMatrix: DecodeMatrix, @unchecked Sendable {
         case .f32: multiplyRowsF32(UnsafeRawPointer(values), columns: columns, range, UnsafeRawPointer(x), y)
         case .f16: multiplyRowsF16(UnsafeRawPointer(values), columns: columns, range, UnsafeRawPointer(x), y)
         case .q8_0: multiplyQ8(range, quantizedX, y)
-        case .q4_0: multiplyQ4(range, quantizedX, y)
         case .pal4: multiplyPal4(range, x, y)
         }
     }
 
-    /// q8_0 and q4_0 use integer dot products: `x` is quantized once per op to int16 blocks of 32
+    /// q8_0 uses integer dot products: `x` is quantized once per op to int16 blocks of 32
     /// (`QuantizedVector`, 15-bit precision), so a block of a row is two vpmaddwd (16 multiplies and 8
     /// adds each), a vpaddd, a conversion and one fused multiply-add by the product of the two scales.
     private func multiplyQ8(_ range: Range<Int>, _ xq: QuantizedVector, _ y: UnsafeMutablePointer<Float>) {
         multiplyBlocks(range, xq, y, Q8Products(activations: UnsafeRawPointer(xq.values)))
     }
 
-    /// q4_0 multiplies the unsigned nibbles q (0...15) and adds the block's precomputed -8 * x term
-    /// (`QuantizedVector.offsets`), which equals the dot product with q - 8 without a subtraction
-    /// per weight: 16 bytes zero-extended (vpmovzxbw), one and, one shift, two vpmaddwd, two adds.
-    private func multiplyQ4(_ range: Range<Int>, _ xq: QuantizedVector, _ y: UnsafeMutablePointer<Float>) {
-        multiplyBlocks(range, xq, y, Q4Products(activations: UnsafeRawPointer(xq.values), offsets: UnsafeRawPointer(xq.offsets),
-                                                nibbleMask: SIMD16(repeating: xq.nibbleMask), nibbleShift: xq.nibbleShift))
-    }
-
-    /// The driver of the block formats: two rows at a time, `products` gives both rows' int32 lane
-    /// sums for one block. Scales are combined eight blocks at a time (vcvtph2ps of eight f16 weight
+    /// The q8_0 driver: two rows at a time, `products` gives both rows' int32 lane sums for one
+    /// block. Scales are combined eight blocks at a time (vcvtph2ps of eight f16 weight
     /// scales times eight activation scales), so each block only broadcasts its factor.
     @inline(__always)
-    private func multiplyBlocks<Products: BlockProducts>(_ range: Range<Int>, _ xq: QuantizedVector, _ y: UnsafeMutablePointer<Float>,
-                                                         _ products: Products) {
-        let blockBytes = Products.blockBytes
+    private func multiplyBlocks(_ range: Range<Int>, _ xq: QuantizedVector, _ y: UnsafeMutablePointer<Float>, _ products: Q8Products) {
+        let blockBytes = Q8Products.blockBytes
         let blocks = blocksPerRow, rowBytes = blocks &* blockBytes
-        // Prefetch whole pairs at least 4 KB ahead: short rows (q4_0 at dim 1536 is 768 bytes) would
+        // Prefetch whole pairs at least 4 KB ahead: short rows (q8_0 at dim 1536 is 1536 bytes) would
         // otherwise leave too little in flight to cover the memory latency.
         let aheadRows = 2 &* max(1, (4096 &+ 2 &* rowBytes &- 1) / (2 &* rowBytes))
         let xs = UnsafeRawPointer(xq.scales)
@@ -360,27 +319,18 @@ public final class WeightMatrix: DecodeMatrix, @unchecked Sendable {
     }
 }
 
-/// One block format's integer dot products of a block of two rows with the quantized activations.
-/// A protocol (not a closure) so the driver is specialized and inlined per format.
-protocol BlockProducts {
-    static var blockBytes: Int { get }
+/// q8_0's integer dot products of a block of two rows with the quantized activations.
+struct Q8Products {
     /// The quantized activations (`QuantizedVector.values`): 32 int16 words (64 bytes) a block.
-    var activations: UnsafeRawPointer { get }
-    func products(_ q0: UnsafeRawPointer, _ q1: UnsafeRawPointer, block: Int) -> (SIMD8<Int32>, SIMD8<Int32>)
-}
+    let activations: UnsafeRawPointer
+    static var blockBytes: Int { 32 }
 
-extension BlockProducts {
     /// A block's activations: its first 16 words and its last 16.
     @inline(__always)
     func activationHalves(block: Int) -> (SIMD16<Int16>, SIMD16<Int16>) {
         let xb = activations + block &* 64
         return (xb.loadUnaligned(as: SIMD16<Int16>.self), (xb + 32).loadUnaligned(as: SIMD16<Int16>.self))
     }
-}
-
-struct Q8Products: BlockProducts {
-    let activations: UnsafeRawPointer
-    static var blockBytes: Int { 32 }
 
     @inline(__always)
     func products(_ q0: UnsafeRawPointer, _ q1: UnsafeRawPointer, block: Int) -> (SIMD8<Int32>, SIMD8<Int32>) {
@@ -389,29 +339,6 @@ struct Q8Products: BlockProducts {
             &+ multiplyAddPairs(widenSigned((q0 + 16).loadUnaligned(as: SIMD16<Int8>.self)), xh)
         let p1 = multiplyAddPairs(widenSigned(q1.loadUnaligned(as: SIMD16<Int8>.self)), xl)
             &+ multiplyAddPairs(widenSigned((q1 + 16).loadUnaligned(as: SIMD16<Int8>.self)), xh)
-        return (p0, p1)
-    }
-}
-
-struct Q4Products: BlockProducts {
-    let activations: UnsafeRawPointer
-    let offsets: UnsafeRawPointer
-    /// 15 and 4, read from memory at run time on purpose: as literals, the optimizer moves the mask
-    /// and shift before the byte-to-word widening (byte shifts do not exist on x86, so that costs two
-    /// more instructions per 16 bytes); as opaque values they stay one vpand and one vpsrlw on words.
-    let nibbleMask: SIMD16<Int16>
-    let nibbleShift: Int16
-    static var blockBytes: Int { 16 }
-
-    @inline(__always)
-    func products(_ q0: UnsafeRawPointer, _ q1: UnsafeRawPointer, block: Int) -> (SIMD8<Int32>, SIMD8<Int32>) {
-        let (xl, xh) = activationHalves(block: block)
-        let offset = (offsets + block &* 32).loadUnaligned(as: SIMD8<Int32>.self)
-        // Low nibbles are weights 0..<16 of the block, high nibbles 16..<32 (ggml's order).
-        let v0 = widenUnsigned(q0.loadUnaligned(as: SIMD16<UInt8>.self))
-        let v1 = widenUnsigned(q1.loadUnaligned(as: SIMD16<UInt8>.self))
-        let p0 = multiplyAddPairs(v0 & nibbleMask, xl) &+ multiplyAddPairs(v0 &>> nibbleShift, xh) &+ offset
-        let p1 = multiplyAddPairs(v1 & nibbleMask, xl) &+ multiplyAddPairs(v1 &>> nibbleShift, xh) &+ offset
         return (p0, p1)
     }
 }

@@ -23,10 +23,11 @@ enum BenchDecode: Subcommand {
     of the per-step references, triadBestGBps the best single pass; the 1-minute load average is printed
     with each format.
 
-    The formats f32, f16, q8_0, q4_0 and pal4 run on this decoder's own planes and kernels; every
-    other ggml type (q4_1, q5_0, q5_1, q4_K, q5_K, q6_K, bf16) runs the same synthetic weights
-    written as GGUF in that type and read in place, as --model reads a file (bytes per token are the
-    type's true size: 4.5, 5.5 and 6.5625 bits per weight for q4_K, q5_K and q6_K).
+    The formats f32, f16, q8_0 and pal4 run on this decoder's own planes and kernels; every other
+    ggml type (q4_0, q4_1, q5_0, q5_1, q4_K, q5_K, q6_K, bf16) runs the same synthetic weights
+    written as GGUF in that type and read in place, as --model reads a file (int8 activations and
+    llama.cpp's summation order; bytes per token are the type's true size: 4.5, 5.5 and 6.5625 bits
+    per weight for q4_K, q5_K and q6_K). By default the four formats and q4_0 run.
 
     With --model, the GGUF file's model (its own tensor types, on 2 MB pages where memory allows) is
     measured instead of the generated ones; bytes per token follow from its real tensor sizes.
@@ -114,7 +115,7 @@ enum BenchDecode: Subcommand {
         if let problem = QuantizedKernels.capProblem { throw CLIError(problem) }
         if let path = try arguments.option("--write-gguf") { return try writeGGUF(path, &arguments) }
         if arguments.flag("--kernels") { return try runKernels(&arguments, output: output) }
-        let weightsText = try arguments.option("--weights") ?? WeightFormat.allCases.map(\.rawValue).joined(separator: ",")
+        let weightsText = try arguments.option("--weights") ?? (WeightFormat.allCases.map(\.rawValue) + [GGMLType.q4_0.name]).joined(separator: ",")
         guard let formats = SyntheticWeights.parseList(weightsText) else {
             throw CLIError("option '--weights' must list formats from \(SyntheticWeights.allNames.joined(separator: ", ")); got '\(weightsText)'")
         }

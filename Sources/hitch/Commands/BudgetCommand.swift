@@ -20,7 +20,8 @@ enum BudgetCommand: Subcommand {
     OPTIONS:
       --model FILE.gguf      A GGUF model's budget (architecture \(TransformerWeights.Architecture.supportedNames))
       --params N             Parameter count, 0.25B to 20B: 1B, 0.4B, 500M, 8B (the nearest published shape is used)
-      --weights FORMAT       f32, f16, q8_0, q4_0, pal4 (default q4_0)
+      --weights FORMAT       f32, f16, q8_0, pal4, or a ggml type: q4_0 (default), q4_1, q5_0, q5_1,
+                             q4_K, q5_K, q6_K, bf16
       --context N            KV cache positions (default 512)
       --kv f16|f32           KV cache element type (default: f16 with --params, f32 otherwise)
       --device-budget SIZE   Device memory budget: 1.2GB, 800MB, 6GiB (default 1.2GB), as in analyze, check, diff and report
@@ -39,7 +40,10 @@ enum BudgetCommand: Subcommand {
     static func run(_ arguments: inout Arguments) throws -> ExitCode {
         let output = try arguments.choice("--format", ["text", "json"], default: "text")
         let paramsText = try arguments.option("--params")
-        let format = WeightFormat(rawValue: try arguments.choice("--weights", WeightFormat.allCases.map(\.rawValue), default: "q4_0"))!
+        let weightsText = try arguments.option("--weights") ?? "q4_0"
+        guard let weights = SyntheticWeights(name: weightsText) else {
+            throw CLIError("option '--weights' must be one of \(SyntheticWeights.allNames.joined(separator: ", ")); got '\(weightsText)'")
+        }
         let kv = try arguments.choice("--kv", ["f16", "f32"], default: "")
         let modelPath = try arguments.option("--model")
         if let old = try arguments.option("--device-limit") {
@@ -50,7 +54,7 @@ enum BudgetCommand: Subcommand {
         _ = try arguments.positionals(name, count: 0...0, what: "no arguments (the model is given with --params or the shape options)")
         var kvBytes = 4
         var fileModel: GGUFModel?
-        var weightsName = "\(format.rawValue), \(String(format: "%.2f", format.bitsPerWeight)) bits/weight"
+        var weightsName = "\(weights.name), \(String(format: "%.2f", weights.bitsPerWeight)) bits/weight"
         if let modelPath {
             let model: GGUFModel
             do { model = try GGUFModel(path: modelPath, context: shape.context) } catch { throw CLIError("\(error)") }
@@ -66,7 +70,8 @@ enum BudgetCommand: Subcommand {
             kvBytes = 2
         }
         if !kv.isEmpty { kvBytes = kv == "f16" ? 2 : 4 }
-        var budget = LLMMemoryBudget(shape: shape, format: format, kvBytesPerElement: kvBytes, deviceLimitBytes: Int(clamping: limit))
+        if fileModel == nil, let problem = shape.blockingError(weights) { throw CLIError("option '--weights': \(problem)") }
+        var budget = LLMMemoryBudget(shape: shape, weights: weights, kvBytesPerElement: kvBytes, deviceLimitBytes: Int(clamping: limit))
         if let fileModel {
             budget.useFileWeights(bytes: fileModel.weights.byteCount, types: fileModel.weights.formatName,
                                   parameters: fileModel.file.tensors.reduce(0) { $0 + $1.elementCount })

@@ -27,8 +27,9 @@ enum RecordLLM: Subcommand {
       -o, --output FILE      The trace to write
       --model FILE.gguf      Run this GGUF model instead of the synthetic one (tensors
                              \(GGMLType.supportedNames))
-      --weights FORMAT       Synthetic model: f32, f16, q8_0, q4_0 (default), pal4, or a ggml type
-                             (q4_1, q5_0, q5_1, q4_K, q5_K, q6_K, bf16: written as GGUF, read in place)
+      --weights FORMAT       Synthetic model: f32, f16, q8_0, pal4 (this decoder's own planes), or a
+                             ggml type: q4_0 (default), q4_1, q5_0, q5_1, q4_K, q5_K, q6_K, bf16
+                             (written as GGUF, read in place by llama.cpp-order kernels)
       --tokens N             Tokens to generate (default 64)
       --prompt TEXT          The prompt (default a sentence; with --model, a question)
       --top-k N              1 = greedy (default 40)
@@ -59,11 +60,6 @@ enum RecordLLM: Subcommand {
         guard let weights = SyntheticWeights(name: weightsText) else {
             throw CLIError("option '--weights' must be one of \(SyntheticWeights.allNames.joined(separator: ", ")); got '\(weightsText)'")
         }
-        var format = WeightFormat.q4_0, ggmlType: GGMLType?
-        switch weights {
-        case .format(let f): format = f
-        case .ggml(let type): ggmlType = type
-        }
         let tokens = try arguments.number("--tokens", in: 1...100_000, default: 64)
         let modelPath = try arguments.option("--model")
         let prompt = try arguments.option("--prompt") ?? (modelPath == nil
@@ -82,12 +78,11 @@ enum RecordLLM: Subcommand {
         let shape = try ModelShape.parse(&arguments)
         _ = try arguments.positionals("record llm", count: 0...0, what: "no arguments")
 
-        var configuration = LLMStreamingConfiguration(shape: shape, format: format, seed: seed, prompt: prompt,
+        var configuration = LLMStreamingConfiguration(shape: shape, weights: weights, seed: seed, prompt: prompt,
                                                       tokens: tokens,
                                                       sampling: SamplingOptions(topK: topK, temperature: Float(temperature), seed: seed, topP: Float(topP)),
                                                       buffering: buffering, refreshRateHz: refresh, decodeThreads: decodeThreads == 0 ? nil : decodeThreads)
         configuration.modelPath = modelPath
-        configuration.ggmlType = ggmlType
         let recorder: TraceRecorder
         do { recorder = try TraceRecorder.start(path: path) } catch {
             throw CLIError("cannot record to '\(path)': \(error)")
