@@ -93,12 +93,13 @@ import Testing
         }
 
         /// Seven ordinary frames, then three late ones between ordinary ones: waiting for a CPU,
-        /// blocked with its render waiting for a CPU, and the app's own work.
+        /// asleep in its main thread (less than a period with its work) and its render waiting for a
+        /// CPU longer, and the app's own work.
         mutating func mixedHitches() {
             for _ in 0..<7 { frame() }
             frame(main: Window(running: 6 * ThreadStateTests.ms, runnable: 5 * ThreadStateTests.ms))
             frame()
-            frame(main: Window(running: 4 * ThreadStateTests.ms, asleep: 7 * ThreadStateTests.ms),
+            frame(main: Window(running: ThreadStateTests.ms, asleep: 6 * ThreadStateTests.ms),
                   render: Window(running: 2 * ThreadStateTests.ms, runnable: 9 * ThreadStateTests.ms))
             frame()
             frame(main: .work(13 * ThreadStateTests.ms))

@@ -307,21 +307,31 @@ struct CauseChain: Sendable {
                 verdict.cause = root.cause
                 verdict.queuedBehind = behind
             } else {
-                // Late for its own sake: app work when its on-CPU work alone, after the earlier frames'
-                // on-time releases, misses the deadline (the main thread's running time in the frame,
+                // Late for its own sake, judged on two counterfactual frames after the earlier frames'
+                // on-time releases: its on-CPU work alone (the main thread's running time in the frame,
                 // plus what it ran between the previous commit, or the vsync, and the frame's begin;
-                // the render thread's running time in its render).
+                // the render thread's running time in its render), and that work with its own sleeps
+                // (the main thread's in the frame less what earlier frames held; the render thread's
+                // in its render).
                 let lateStartFrom = max(f.vsyncNs, previous?.commitNs ?? .min)
                 let lateStartRunning = min(f.states.lateStart?.runningNs ?? 0, max(0, f.beganNs - lateStartFrom))
                 let mainCPU = main.map { $0.runningNs.addingSaturated(lateStartRunning) } ?? 0
                 let renderCPU = f.states.render.map(\.runningNs) ?? f.renderNs
                 let cpuStart = max(f.vsyncNs + usualPhaseNs, previous?.commitOnTimeNs ?? .min)
-                let cpuReady = renderReady(cpuStart.addingSaturated(mainCPU))
-                let cpuRenderEnd = max(cpuReady, previous?.renderEndOnTimeNs ?? .min).addingSaturated(renderCPU)
-                var cpuActual = shown(renderReady: cpuReady, renderEnd: cpuRenderEnd)
-                if let previous { cpuActual = max(cpuActual, previous.actualOnTimeNs + recordedGap) }
-                verdict.cause = cpuActual - f.expectedNs - allowanceOnTime > 0 ? .appWork
-                    : HitchCauseRule.largestNotRunning(f.states, less: heldStates, latePresentNs: latePresent)
+                func hitchIfOnly(mainNs: Int64, renderNs: Int64) -> Int64 {
+                    let ready = renderReady(cpuStart.addingSaturated(mainNs))
+                    let renderEnd = max(ready, previous?.renderEndOnTimeNs ?? .min).addingSaturated(renderNs)
+                    var actual = shown(renderReady: ready, renderEnd: renderEnd)
+                    if let previous { actual = max(actual, previous.actualOnTimeNs + recordedGap) }
+                    return actual - f.expectedNs - allowanceOnTime
+                }
+                let ownMainSleepNs = max(0, (main?.blockedNs ?? 0) - heldStates.blockedNs)
+                let renderSleepNs = f.states.render?.blockedNs ?? 0
+                let counterfactuals = HitchCauseRule.Counterfactuals(
+                    onCPUHitchNs: hitchIfOnly(mainNs: mainCPU, renderNs: renderCPU),
+                    withOwnSleepsHitchNs: hitchIfOnly(mainNs: mainCPU.addingSaturated(ownMainSleepNs),
+                                                      renderNs: renderCPU.addingSaturated(renderSleepNs)))
+                verdict.cause = HitchCauseRule.cause(counterfactuals, f.states, less: heldStates, latePresentNs: latePresent)
             }
         }
 

@@ -109,18 +109,27 @@ struct ReplayModel: Sendable {
                                 renderNs: groupRenderNs, commitNs: commit, renderEndNs: renderEnd,
                                 expectedNs: expected, actualNs: actual, hitchNs: hitch, latencyNs: latency, kind: kind)
         completed.states = states
-        // The counterfactual frame: released as this one, started when the counterfactual main
-        // thread is free, doing only its on-CPU work on both threads.
+        // The counterfactual frames: released as this one, started when the counterfactual main
+        // thread is free, doing only their on-CPU work on both threads (the one whose timeline goes
+        // on), or that work with the frame's sleeps.
         let cfStart = vsyncAtOrAfter(max(groupReleaseNs, counterfactualMainFreeNs), anchor: anchorNs, period: periodNs)
-        let cfCommit = clampedTime(cfStart + max(0, work - (states.main?.notRunningNs ?? 0)))
-        let cfRenderNs = max(0, min(groupRenderNs, analyzerTimeLimitNs) - (states.render?.notRunningNs ?? 0))
-        let cfRenderStart = vsyncAtOrAfter(max(cfCommit, counterfactualRenderFreeNs), anchor: anchorNs, period: periodNs)
-        counterfactualMainFreeNs = cfCommit
-        counterfactualRenderFreeNs = clampedTime(cfRenderStart + cfRenderNs)
-        let cfActual = cfRenderStart + max(1, (cfRenderNs + periodNs - 1) / periodNs) * periodNs
+        let cappedRenderNs = min(groupRenderNs, analyzerTimeLimitNs)
         // Judged with the real frame's triple-buffering allowance (lateness - hitch).
-        let cfHitch = (cfActual - (cfStart + 2 * periodNs)) - ((actual - expected) - hitch)
-        completed.cause = HitchCauseRule.cause(hitchNs: hitch, counterfactualHitchNs: cfHitch, states: states)
+        func hitchIfOnly(mainNs: Int64, renderNs: Int64) -> (hitchNs: Int64, commitNs: Int64, renderEndNs: Int64) {
+            let cfCommit = clampedTime(cfStart + max(0, mainNs))
+            let cfRenderNs = max(0, renderNs)
+            let cfRenderStart = vsyncAtOrAfter(max(cfCommit, counterfactualRenderFreeNs), anchor: anchorNs, period: periodNs)
+            let cfActual = cfRenderStart + max(1, (cfRenderNs + periodNs - 1) / periodNs) * periodNs
+            return ((cfActual - (cfStart + 2 * periodNs)) - ((actual - expected) - hitch), cfCommit, clampedTime(cfRenderStart + cfRenderNs))
+        }
+        let mainNotRunning = states.main?.notRunningNs ?? 0, renderNotRunning = states.render?.notRunningNs ?? 0
+        let onCPU = hitchIfOnly(mainNs: work - mainNotRunning, renderNs: cappedRenderNs - renderNotRunning)
+        let withSleeps = hitchIfOnly(mainNs: work - mainNotRunning + (states.main?.blockedNs ?? 0),
+                                     renderNs: cappedRenderNs - renderNotRunning + (states.render?.blockedNs ?? 0))
+        counterfactualMainFreeNs = onCPU.commitNs
+        counterfactualRenderFreeNs = onCPU.renderEndNs
+        completed.cause = HitchCauseRule.cause(hitchNs: hitch, counterfactuals: .init(onCPUHitchNs: onCPU.hitchNs, withOwnSleepsHitchNs: withSleeps.hitchNs),
+                                               states: states)
     }
 }
 

@@ -1,16 +1,29 @@
 import HitchTrace
 
-/// Classifies one hitch (docs/METRICS.md "Hitch causes"): app work when the counterfactual frame,
-/// doing only on-CPU work, still hitches; otherwise the largest part of the time not running. Recorded
-/// frames are judged over the whole timeline (`CauseChain`), replayed ones by the replay's own
-/// counterfactual timeline (`ReplayModel`); both end here.
+/// Classifies one hitch (docs/METRICS.md "Hitch causes"), asking of the frame as if the machine had
+/// been idle: app work when its on-CPU work alone still hitches; blocked when its on-CPU work and its
+/// own sleeps (not those earlier frames held) still hitch, so no wait for a CPU made it miss;
+/// otherwise the largest part of the time not running. Recorded frames are judged over the whole
+/// timeline (`CauseChain`), replayed ones by the replay's own counterfactual timeline (`ReplayModel`);
+/// both end here.
 enum HitchCauseRule {
-    /// App work when the counterfactual frame still hitches; otherwise the largest part of the time
-    /// not running (ties: machine, waiting, blocked, unknown).
-    static func cause(hitchNs: Int64, counterfactualHitchNs: Int64, states: FrameStates) -> HitchCause {
+    /// The two counterfactual frames' hitches: on-CPU work alone, and on-CPU work with the frame's own sleeps.
+    struct Counterfactuals {
+        var onCPUHitchNs: Int64
+        var withOwnSleepsHitchNs: Int64
+    }
+
+    static func cause(hitchNs: Int64, counterfactuals: Counterfactuals, states: FrameStates) -> HitchCause {
         guard hitchNs > 0, states.main != nil else { return .unknown }
-        if counterfactualHitchNs > 0 { return .appWork }
-        return largestNotRunning(states)
+        return cause(counterfactuals, states)
+    }
+
+    /// The cause of a frame late for its own sake, `held` and `latePresentNs` as `largestNotRunning` takes them.
+    static func cause(_ counterfactuals: Counterfactuals, _ states: FrameStates, less held: StateSplit = StateSplit(),
+                      latePresentNs: Int64 = 0) -> HitchCause {
+        if counterfactuals.onCPUHitchNs > 0 { return .appWork }
+        if counterfactuals.withOwnSleepsHitchNs > 0 { return .blocked }
+        return largestNotRunning(states, less: held, latePresentNs: latePresentNs)
     }
 
     /// The largest part of a frame's time not running, its threads summed, less the part earlier

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <stdio.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
@@ -46,6 +47,15 @@ int planted_drop_cached_pages(int fd) {
 int planted_is_on_tmpfs(int fd) {
     struct statfs fs;
     return fstatfs(fd, &fs) == 0 && fs.f_type == 0x01021994;   // TMPFS_MAGIC
+}
+
+long long planted_current_thread_run_delay_ns(void) {
+    FILE *file = fopen("/proc/thread-self/schedstat", "r");
+    if (file == NULL) return -1;
+    unsigned long long running = 0, waiting = 0;
+    int fields = fscanf(file, "%llu %llu", &running, &waiting);
+    fclose(file);
+    return fields == 2 ? (long long)waiting : -1;
 }
 
 int planted_online_cpus(void) { return (int)sysconf(_SC_NPROCESSORS_ONLN); }

@@ -19,7 +19,8 @@ enum PlantKind: String, CaseIterable, Sendable {
     case appThreadHigherPriority
     /// The render thread does 40 ms more CPU work on the frame; the frames after it wait for it.
     case longRender
-    /// The main thread reads 4 MiB blocks of a file whose pages are not cached (O_DIRECT), for 40 ms.
+    /// The main thread reads 4 MiB blocks of a file whose pages are not cached (O_DIRECT) until it
+    /// has slept 40 ms on the disk.
     case coldFileRead
 }
 
@@ -258,22 +259,42 @@ final class ColdFile {
         buffer.deallocate()
     }
 
-    /// Reads blocks at random offsets until `milliseconds` have passed. Returns the reads and the calling
-    /// thread's CPU time spent on them.
-    func readBlocks(forMs milliseconds: Double) throws -> (reads: Int, cpuMs: Double) {
+    /// What a planted read measured on the calling thread.
+    struct Reads {
+        var count = 0
+        var cpuMs = 0.0
+        /// Asleep on the disk: the wall time less the thread's CPU time and its waits on a run queue.
+        var blockedMs = 0.0
+        /// Waiting for a CPU after the reads woke it (its schedstat run delay), -1 where not kept.
+        var runnableMs = 0.0
+    }
+
+    /// Reads blocks at random offsets until the calling thread has slept `milliseconds` on them: the
+    /// plant is that much time blocked on the disk, as the sleep and lock plants block for theirs.
+    /// Its wall time is longer by the wake-ups' waits for a CPU, which a busy machine lengthens; a
+    /// plant timed by the wall would block less the busier the machine. Without schedstat (no run
+    /// delay to subtract) the reads stop when the wall time less CPU time reaches `milliseconds`.
+    func readBlocks(blockedMs milliseconds: Double) throws -> Reads {
         if !bypassesCache { _ = planted_drop_cached_pages(fd) }
-        let end = Trace.now().nanoseconds + Int64(milliseconds * 1e6)
-        let cpuStart = threadCPUNs()
-        var reads = 0
+        let targetNs = Int64(milliseconds * 1e6)
+        let wallStart = monotonicNs(), cpuStart = threadCPUNs(), delayStart = planted_current_thread_run_delay_ns()
+        var reads = Reads()
+        var blockedNs: Int64 = 0, runnableNs: Int64 = 0
         let offsets = UInt64((Self.sizeBytes - Self.blockBytes) / Self.alignment)
-        while Trace.now().nanoseconds < end {
+        while blockedNs < targetNs {
             state = state &* 6364136223846793005 &+ 1442695040888963407
             let offset = off_t((state >> 33) % offsets) * off_t(Self.alignment)
             guard pread(fd, buffer, Self.blockBytes, offset) == Self.blockBytes else {
                 throw PlantError("O_DIRECT read failed: \(String(cString: strerror(errno)))")
             }
-            reads += 1
+            reads.count += 1
+            let delay = planted_current_thread_run_delay_ns()
+            runnableNs = delayStart >= 0 && delay >= 0 ? Int64(delay - delayStart) : 0
+            blockedNs = monotonicNs() - wallStart - (threadCPUNs() - cpuStart) - runnableNs
         }
-        return (reads, Double(threadCPUNs() - cpuStart) / 1e6)
+        reads.cpuMs = Double(threadCPUNs() - cpuStart) / 1e6
+        reads.blockedMs = Double(blockedNs) / 1e6
+        reads.runnableMs = delayStart >= 0 ? Double(runnableNs) / 1e6 : -1
+        return reads
     }
 }

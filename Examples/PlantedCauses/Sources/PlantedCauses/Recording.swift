@@ -116,8 +116,9 @@ func record(_ options: Options) throws {
             case .sleep?:
                 usleep(UInt32(plantedStallMs * 1000))
             case .coldFileRead?:
-                let read = try coldFile.readBlocks(forMs: plantedStallMs)
-                plants.add(frameID, .coldFileRead, facts: ["reads": Double(read.reads), "readCPUMs": read.cpuMs,
+                let read = try coldFile.readBlocks(blockedMs: plantedStallMs)
+                plants.add(frameID, .coldFileRead, facts: ["reads": Double(read.count), "readCPUMs": read.cpuMs,
+                                                           "readBlockedMs": read.blockedMs, "readRunnableMs": read.runnableMs,
                                                            "blockBytes": Double(ColdFile.blockBytes),
                                                            "directIO": coldFile.bypassesCache ? 1 : 0])
             default:

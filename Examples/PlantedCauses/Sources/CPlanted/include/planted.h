@@ -26,6 +26,10 @@ int planted_drop_cached_pages(int fd);
 /// 1 when `fd` is a file on tmpfs (memory: no read of it waits for a disk), else 0.
 int planted_is_on_tmpfs(int fd);
 
+/// The calling thread's time waiting on a run queue so far, in ns (the second field of
+/// /proc/thread-self/schedstat), or -1 where the kernel does not keep it.
+long long planted_current_thread_run_delay_ns(void);
+
 /// The number of CPUs the machine has online.
 int planted_online_cpus(void);
 
