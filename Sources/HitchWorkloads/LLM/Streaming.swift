@@ -302,7 +302,9 @@ public enum LLMStreamingWorkload {
             ]
             for (key, value) in metadata { recorder.setMetadata(key, value) }
         }
-        let tokenizer: any TextTokenizer = fileModel?.tokenizer ?? BPETokenizer()
+        // The synthetic model tokenizes with the byte-level BPE in every weight type (its GGUF form's
+        // vocabulary is the bytes and placeholders); a file's model with its own tokenizer.
+        let tokenizer: any TextTokenizer = (syntheticType == nil ? fileModel?.tokenizer : nil) ?? BPETokenizer()
         let inference = LLMInference(weights: weights, pool: pool, tokenizer: tokenizer, sampling: configuration.sampling, inBackground: true)
         let policy: AsyncStream<StreamedToken>.Continuation.BufferingPolicy
         switch configuration.buffering {
