@@ -6,7 +6,11 @@
 # the load average before and after), then the same traces summarized by one plain hitch process and by
 # two (the machine's own 2-over-1 ceiling in that round, without Dask), and a last line with the median
 # speedups. The map phase (hitch summarize of every trace on the workers) is what is timed; the
-# cluster's start is not.
+# cluster's start is not. Each round also times pure register work, one process against two at once
+# (scripts/support/core-pair-probe.c): independent integer operations, which two hardware threads of
+# one physical core must share, and a dependent multiply chain, which they need not; where the first
+# gains far less from two processes than the second, the two CPUs share one core's execution units,
+# and no analyzer-bound job gains more than the first does.
 #   scripts/fleet-throughput.sh [--traces N] [--frames F] [--rounds R] [--hitch PATH]
 # Defaults: 100 traces of 30,000 frames (250 s at 120 Hz, ~30 MB each: the analyzer, not the process start, is
 # the cost), 3 rounds, the release build.
@@ -44,7 +48,15 @@ plain() { # seconds for `hitch summarize` of the traces in N processes at once
     end=$(date +%s.%N)
     "$python" -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 3))" "$start" "$end"
 }
-speedups=() ceilings=()
+cc -O2 -o "$work/core-pair-probe" scripts/support/core-pair-probe.c || { echo "fleet-throughput: cannot compile the core probe (needs cc)" >&2; exit 2; }
+probe_pair() { # one process of register work, then two at once: prints the 2-over-1 speedup
+    local kind=$1 a b c
+    a=$(date +%s.%N); "$work/core-pair-probe" "$kind" 1000000000
+    b=$(date +%s.%N); "$work/core-pair-probe" "$kind" 1000000000 & "$work/core-pair-probe" "$kind" 1000000000; wait
+    c=$(date +%s.%N)
+    "$python" -c "import sys; a, b, c = map(float, sys.argv[1:]); print(round(2 * (b - a) / (c - b), 3))" "$a" "$b" "$c"
+}
+speedups=() ceilings=() independents=() chains=()
 for round in $(seq 1 "$rounds"); do
     rate=()
     for workers in 1 2; do
@@ -64,10 +76,15 @@ print(json.dumps({'round': int(sys.argv[2]), 'run': 'fleet job', 'workers': r['w
     one=$(plain 1) two=$(plain 2)
     echo "{\"round\": $round, \"run\": \"plain hitch summarize\", \"oneProcessSeconds\": $one, \"twoProcessesSeconds\": $two, \"loadAverageBefore\": $load, \"loadAverageAfter\": $(cut -d' ' -f1 /proc/loadavg)}"
     ceilings+=("$("$python" -c "import sys; print(round(float(sys.argv[1]) / float(sys.argv[2]), 3))" "$one" "$two")")
+    independent=$(probe_pair independent) chain=$(probe_pair chain)
+    echo "{\"round\": $round, \"run\": \"register work\", \"independentSpeedupTwoOverOne\": $independent, \"chainSpeedupTwoOverOne\": $chain, \"loadAverageAfter\": $(cut -d' ' -f1 /proc/loadavg)}"
+    independents+=("$independent") chains+=("$chain")
 done
 "$python" -c "
 import json, statistics, sys
-n = len(sys.argv) // 2
-s, c = [float(x) for x in sys.argv[1:n + 1]], [float(x) for x in sys.argv[n + 1:]]
+n = len(sys.argv) // 4
+s, c, i, k = ([float(x) for x in sys.argv[1 + j * n:1 + (j + 1) * n]] for j in range(4))
 print(json.dumps({'speedupTwoOverOneWorker': s, 'median': statistics.median(s), 'target': 1.7,
-                  'machineCeilingTwoOverOneProcess': c, 'ceilingMedian': statistics.median(c)}))" "${speedups[@]}" "${ceilings[@]}"
+                  'machineCeilingTwoOverOneProcess': c, 'ceilingMedian': statistics.median(c),
+                  'registerWorkIndependent': i, 'independentMedian': statistics.median(i),
+                  'registerWorkChain': k, 'chainMedian': statistics.median(k)}))" "${speedups[@]}" "${ceilings[@]}" "${independents[@]}" "${chains[@]}"
