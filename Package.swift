@@ -60,7 +60,7 @@ let package = Package(
         // Release builds drop the run-time exclusivity checks here: the importers' state classes
         // touch their dictionaries once per packet or row, and the checks cost them about a tenth
         // of an import. Debug builds (the tests) and the fuzz builds keep them.
-        .target(name: "HitchImport", dependencies: ["HitchReader", "HitchTrace", "CZlib"],
+        .target(name: "HitchImport", dependencies: ["HitchReader", "HitchTrace", "HitchAlgorithms", "CZlib"],
                 swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]),
         .target(name: "HitchAnalysis", dependencies: ["HitchReader", "HitchTrace"]),
         .target(name: "HitchReport", dependencies: ["HitchAnalysis", "HitchReader", "HitchTrace"]),
