@@ -82,7 +82,7 @@ let package = Package(
         // What several test targets share: locating and running the built executables (`hitch`, the
         // probe), a seeded trace with every kind of event, and the file orders the ordering contract
         // speaks of; tests only.
-        .target(name: "HitchTestSupport", dependencies: ["HitchAnalysis", "HitchReader", "HitchTrace", "HitchAlgorithms"], path: "Tests/HitchTestSupport"),
+        .target(name: "HitchTestSupport", dependencies: ["HitchAnalysis", "HitchReader", "HitchImport", "HitchTrace", "HitchAlgorithms"], path: "Tests/HitchTestSupport"),
         // The history tests' runs and traces (the store's tests and the CLI's); tests only.
         .target(name: "HitchHistoryTestSupport", dependencies: ["HitchHistory", "HitchAnalysis", "HitchReader"],
                 path: "Tests/HitchHistoryTestSupport"),
