@@ -25,6 +25,14 @@ public struct DecodeFigures: Codable, Sendable, Equatable {
     public var utilization = 0.0
     /// True when utilization < 0.3 (and a peak was recorded).
     public var notBandwidthBound = false
+    /// Decode cannot read faster than memory: utilization over this says the probe's peak is low
+    /// (it ran while other work held the cores), and the reports say so in words.
+    public static let peakTooLowUtilization = 1.05
+    public var peakTooLowSentence: String? {
+        guard peakBandwidthGBps > 0, utilization > Self.peakTooLowUtilization else { return nil }
+        return "decode read faster than the measured peak, so the peak is too low: the bandwidth probe ran "
+            + "while other work held the cores, and utilization against it overstates"
+    }
     /// The roofline's ridge point: peakGFLOPS / peakBandwidthGBps (FLOPs per byte).
     public var ridgeFlopsPerByte = 0.0
     /// The decode's thread count and the rates measured before the recording.
@@ -47,6 +55,9 @@ public struct DecodeThreadFigures: Codable, Sendable, Equatable {
     /// `count` threads: the decode's threads (their arithmetic), not memory, bound it.
     public var boundByThreads = false
     public static let boundRatio = 1.2
+    /// Metadata `decodePriority`: the inference threads starved in the background and were raised
+    /// to normal priority (or could not be), in words; nil while they stayed in the background.
+    public var priorityChange: String?
     public init() {}
 
     /// From the metadata values ("2", "1:38.2,2:70.9").

@@ -26,7 +26,9 @@ extension Context {
                            + " of the measured peak bandwidth: time goes elsewhere than reading weights.")
                 }
             }
+            if let low = decode.peakTooLowSentence { Blocks.note(&w, low.prefix(1).uppercased() + low.dropFirst() + ".") }
             if let bound = decode.threads.sentence { w.element("p", text: "Decode is " + bound + ".") }
+            if let priority = decode.threads.priorityChange { Blocks.note(&w, "Decode priority: " + priority + ".") }
             w.element("h3", text: "Bytes per token")
             Blocks.meter(&w, parts: [("weights", decode.weightBytesPerToken), ("KV cache", decode.kvCacheBytesPerToken), ("other", decode.otherBytesPerToken)],
                          limit: decode.bytesPerToken, unitText: Format.bytes, isBudget: false)
