@@ -6,9 +6,9 @@ public protocol HeapElement {
 /// A binary heap: `pop` gives the element that comes first by `Element.precedes`. Push and pop are
 /// O(log n); `first` is O(1).
 ///
-/// Public, not `package`: clients specialize the bodies of public `@inlinable` declarations, not of
-/// package ones (a package heap ran every step through the element's witnesses). HitchAlgorithms is
-/// no product, so this reaches no app.
+/// Public, not `package`: a client specializes a public generic's `@inlinable` bodies, not a package
+/// one's (a package heap ran every step through the element's witnesses). HitchAlgorithms is no
+/// product, so this reaches no app.
 public struct BinaryHeap<Element: HeapElement> {
     @usableFromInline var elements: [Element] = []
 
