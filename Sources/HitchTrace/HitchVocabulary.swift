@@ -367,6 +367,10 @@ public enum MetadataKey: UInt32, TraceWord {
     /// The LLM workload: why `decodeThreads` (a sentence), and the decode rate measured per thread
     /// count before the recording's decode ("1:38.2,2:70.9" tokens per second).
     case decodeThreadChoice, decodeTokensPerSecondByThreads
+    /// The LLM workload, when its background inference threads starved (waited for a CPU more than
+    /// half of a second) and were raised to normal priority, or could not be: a sentence saying so.
+    /// Absent while they ran in the background throughout.
+    case decodePriority
     /// The value of `schedSwitchThreads` when every thread that recorded events had a switch ring.
     public static let everyRecordingThread = "recording"
     public static let spelled = allCases.map { caseName($0) }

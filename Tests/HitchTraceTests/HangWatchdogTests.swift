@@ -42,7 +42,9 @@ import Testing
         for id in UInt64(1)...10 { frame(id) { usleep(2_000) } }
         frame(11) { spinInAFrame(nanoseconds: 300 * ms) }
         for id in UInt64(12)...15 { frame(id) { usleep(2_000) } }
-        frame(16) { usleep(300_000) }
+        // Twice the spin: under a full parallel test run the watchdog thread can wait long for a
+        // CPU, and a sleep leaves it only the time from the threshold to the end to capture once.
+        frame(16) { usleep(600_000) }
         for id in UInt64(17)...20 { frame(id) { usleep(2_000) } }
         _ = try recorder.stop()
 
@@ -87,7 +89,7 @@ import Testing
         #expect(!sleeping.isEmpty)
         #expect(sleeping.allSatisfy { $0.stack == nil && ($0.call == "clock_nanosleep" || $0.call == "nanosleep") && $0.state == UInt8(ascii: "S") },
                 "\(sleeping)")
-        #expect(sleep.commit - sleep.begin >= 300 * ms)
+        #expect(sleep.commit - sleep.begin >= 600 * ms)
     }
 
     @Test(.enabled(if: RecordingProbe.path != nil)) func aProcessKilledDuringAHangKeepsItsCaptures() throws {

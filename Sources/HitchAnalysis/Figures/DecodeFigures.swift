@@ -47,6 +47,9 @@ public struct DecodeThreadFigures: Codable, Sendable, Equatable {
     /// `count` threads: the decode's threads (their arithmetic), not memory, bound it.
     public var boundByThreads = false
     public static let boundRatio = 1.2
+    /// Metadata `decodePriority`: the inference threads starved in the background and were raised
+    /// to normal priority (or could not be), in words; nil while they stayed in the background.
+    public var priorityChange: String?
     public init() {}
 
     /// From the metadata values ("2", "1:38.2,2:70.9").

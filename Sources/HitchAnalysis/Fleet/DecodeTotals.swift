@@ -77,6 +77,7 @@ struct DecodeTotals: Codable, Sendable, Equatable {
         }
         if d.peakBandwidthGBps > 0 && d.peakGFLOPS > 0 { d.ridgeFlopsPerByte = d.peakGFLOPS / d.peakBandwidthGBps }
         d.threads = DecodeThreadFigures(threads: metadata[MetadataKey.decodeThreads], rates: metadata[MetadataKey.decodeTokensPerSecondByThreads])
+        d.threads.priorityChange = metadata[MetadataKey.decodePriority]
         let totalOpNs = ops.values.reduce(Int64(0)) { $0.addingSaturated($1.totalNs) }
         for (name, t) in ops where t.count > 0 {
             var o = OpFigures()

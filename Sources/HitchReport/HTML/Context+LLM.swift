@@ -27,6 +27,7 @@ extension Context {
                 }
             }
             if let bound = decode.threads.sentence { w.element("p", text: "Decode is " + bound + ".") }
+            if let priority = decode.threads.priorityChange { Blocks.note(&w, "Decode priority: " + priority + ".") }
             w.element("h3", text: "Bytes per token")
             Blocks.meter(&w, parts: [("weights", decode.weightBytesPerToken), ("KV cache", decode.kvCacheBytesPerToken), ("other", decode.otherBytesPerToken)],
                          limit: decode.bytesPerToken, unitText: Format.bytes, isBudget: false)

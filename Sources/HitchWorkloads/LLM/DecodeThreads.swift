@@ -61,7 +61,7 @@ public struct DecodeThreadChoice: Sendable, Equatable {
     /// The best of `steps` decode steps (after two untimed steps) on a pool of `threads` threads run
     /// as the recording runs them (background workers); the steps record no op events.
     static func tokensPerSecond(weights: TransformerWeights, threads: Int) throws -> Double {
-        let pool = WorkerPool(threadCount: threads, workersInBackground: true)
+        let pool = WorkerPool(threadCount: threads, background: BackgroundThreads())
         defer { pool.shutdown() }
         let session = DecodeSession(weights: weights, pool: pool)
         session.recordsOps = false

@@ -95,9 +95,9 @@ final class DedicatedThreadExecutor: SerialExecutor, @unchecked Sendable {
     private let jobs = Mutex<[UnownedJob]>([])
     private let wake = DispatchSemaphore(value: 0)
 
-    init(name: String, inBackground: Bool) {
+    init(name: String, background: BackgroundThreads?) {
         let thread = Thread { [self] in
-            if inBackground { _ = hitch_thread_make_background() }
+            background?.adoptCurrentThread()
             Trace.setCurrentThreadName(name)
             while true {
                 wake.wait()
@@ -125,10 +125,10 @@ public actor LLMInference {
     private let executor: DedicatedThreadExecutor
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
-    public init(weights: TransformerWeights, pool: WorkerPool, tokenizer: any TextTokenizer, sampling: SamplingOptions, inBackground: Bool) {
+    public init(weights: TransformerWeights, pool: WorkerPool, tokenizer: any TextTokenizer, sampling: SamplingOptions, background: BackgroundThreads?) {
         session = DecodeSession(weights: weights, pool: pool, sampling: sampling)
         self.tokenizer = tokenizer
-        executor = DedicatedThreadExecutor(name: "inference", inBackground: inBackground)
+        executor = DedicatedThreadExecutor(name: "inference", background: background)
     }
 
     /// Tokenizes, prefills and decodes up to `count` tokens (a file's model stops at its
@@ -276,10 +276,12 @@ public enum LLMStreamingWorkload {
         }
         // Decode is background work (SCHED_IDLE, hitch_thread.h), as a real app's inference runs at
         // a background QoS: the main and render threads preempt it the moment they wake, where a
-        // nice value only lowers its share. It leaves a core to the UI: the thread count is the
+        // nice value only lowers its share; when other processes starve it, the main thread raises
+        // it (BackgroundThreads). It leaves a core to the UI: the thread count is the
         // fewest of all cores but one that decode as fast as any (measured), unless given.
         let choice = try DecodeThreadChoice.measure(weights: weights, given: configuration.decodeThreads)
-        let pool = WorkerPool(threadCount: choice.threads, workersInBackground: true)
+        let background = BackgroundThreads()
+        let pool = WorkerPool(threadCount: choice.threads, background: background)
         defer { pool.shutdown() }
         let probe = BandwidthProbe.measure(pool: pool, repetitions: 3)
         if let shortfall = probe.sizing.shortfall { FileHandle.standardError.write(Data("hitch: bandwidth probe: \(shortfall)\n".utf8)) }
@@ -305,7 +307,7 @@ public enum LLMStreamingWorkload {
         // The synthetic model tokenizes with the byte-level BPE in every weight type (its GGUF form's
         // vocabulary is the bytes and placeholders); a file's model with its own tokenizer.
         let tokenizer: any TextTokenizer = (syntheticType == nil ? fileModel?.tokenizer : nil) ?? BPETokenizer()
-        let inference = LLMInference(weights: weights, pool: pool, tokenizer: tokenizer, sampling: configuration.sampling, inBackground: true)
+        let inference = LLMInference(weights: weights, pool: pool, tokenizer: tokenizer, sampling: configuration.sampling, background: background)
         let policy: AsyncStream<StreamedToken>.Continuation.BufferingPolicy
         switch configuration.buffering {
         case .unbounded: policy = .unbounded
@@ -315,7 +317,14 @@ public enum LLMStreamingWorkload {
         let consumer = StreamingConsumer()
         let host = ViewHost(root: TranscriptView(transcript: consumer.transcript),
                             configuration: HostConfiguration(refreshRateHz: configuration.refreshRateHz))
-        host.onFrame = { _ in consumer.frame() }
+        host.onFrame = { _ in
+            consumer.frame()
+            if let change = background.checkStarvation(nowNs: MonotonicClock.nowNs()) {
+                Trace.instant("decode starved")
+                recorder?.setMetadata(.decodePriority, change)
+                FileHandle.standardError.write(Data("hitch: decode priority: \(change)\n".utf8))
+            }
+        }
         let interaction = Trace.beginInteraction("streaming")
         let onePerFrame = configuration.buffering != .unbounded
         Task { @MainActor in await consumer.receive(stream, onePerFrame: onePerFrame) }

@@ -46,13 +46,13 @@ public final class WorkerPool: @unchecked Sendable {
     private var condition = pthread_cond_t()
     private var sleepers = 0
     private let exited = Atomic<Int>(0)
-    /// The pool's own threads run as background work (the dispatching thread is left alone).
-    private let workersInBackground: Bool
+    /// Where the pool's own threads run as background work (the dispatching thread is left alone).
+    private let background: BackgroundThreads?
 
     /// `threadCount` includes the caller of `run`, so `threadCount - 1` threads are created.
-    public init(threadCount: Int = max(1, ProcessInfo.processInfo.activeProcessorCount), workersInBackground: Bool = false) {
+    public init(threadCount: Int = max(1, ProcessInfo.processInfo.activeProcessorCount), background: BackgroundThreads? = nil) {
         self.threadCount = max(1, threadCount)
-        self.workersInBackground = workersInBackground
+        self.background = background
         runs = (0..<self.threadCount).map { _ in ChunkRun() }
         pthread_mutex_init(&mutex, nil)
         pthread_cond_init(&condition, nil)
@@ -135,7 +135,8 @@ public final class WorkerPool: @unchecked Sendable {
     }
 
     private func workerLoop(index: Int) {
-        if workersInBackground { _ = hitch_thread_make_background() }
+        background?.adoptCurrentThread()
+        defer { background?.releaseCurrentThread() }
         var seenGeneration: UInt64 = 0
         while !shuttingDown.load(ordering: .acquiring) {
             var spins = 0
