@@ -2,7 +2,7 @@ import Testing
 @testable import HitchWorkloads
 
 /// The decode pool: every chunk of every op runs exactly once, whatever the thread and chunk counts
-/// (each thread claims its own run of chunks upward and the others' from their ends).
+/// (each thread claims its own run of chunks, then what is left of the others').
 @Suite("Worker pool")
 struct WorkerPoolTests {
     /// Counts each chunk's runs.

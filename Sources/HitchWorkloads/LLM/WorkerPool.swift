@@ -5,8 +5,9 @@
 // Each thread owns a contiguous run of an op's chunks and claims them in order, so a thread streams one
 // range of a matrix from start to end: the kernels prefetch a few KB ahead, and that prefetch runs on
 // into the thread's next chunk instead of into rows another thread reads. A thread whose run is done
-// takes chunks from the far end of the others' runs, so a core stolen by another process slows the op
-// instead of stalling it behind a fixed share.
+// goes on with the others' runs, claiming their next chunks as their owners would: a core stolen by
+// another process slows the op instead of stalling it behind a fixed share, and the thread that took
+// over still streams that run upward.
 
 #if canImport(Glibc)
 import Glibc
@@ -20,8 +21,8 @@ public protocol ParallelTask: AnyObject {
     func execute(chunk: Int)
 }
 
-/// One thread's run of an op's chunks: (generation << 32) | (next << 16) | end. The owner claims
-/// `next` upward; other threads claim `end - 1` downward.
+/// One thread's run of an op's chunks: (generation << 32) | (next << 16) | end. Every thread claims
+/// `next`, upward (the owner first, others once their own run is done).
 private final class ChunkRun: Sendable {
     let word = Atomic<UInt64>(0)
     /// Keeps two runs' words out of one cache line (each owner claims from its own without contention).
@@ -110,23 +111,22 @@ public final class WorkerPool: @unchecked Sendable {
         self.task = nil
     }
 
-    /// Claims and runs chunks of `generation`, thread `index`'s own run first (upward), then the
-    /// others' (from their ends), until none are left; returns how many this thread ran.
+    /// Claims and runs chunks of `generation`, thread `index`'s own run first, then the others', until
+    /// none are left; returns how many this thread ran.
     private func drain(generation: UInt64, index: Int) -> Int {
         var ran = 0
         for offset in 0..<threadCount {
             let run = runs[(index + offset) % threadCount]
-            let own = offset == 0
             var current = run.word.load(ordering: .acquiring)
             while true {
                 guard current >> 32 == generation & 0xFFFF_FFFF else { return ran }
                 let next = (current >> 16) & 0xFFFF, end = current & 0xFFFF
                 guard next < end else { break }
-                let claimed = own ? current + (1 << 16) : current - 1
+                let claimed = current + (1 << 16)
                 let (exchanged, original) = run.word.compareExchange(expected: current, desired: claimed,
                                                                      ordering: .acquiringAndReleasing)
                 if !exchanged { current = original; continue }
-                task!.execute(chunk: Int(own ? next : end - 1))
+                task!.execute(chunk: Int(next))
                 ran += 1
                 current = claimed
             }
