@@ -41,7 +41,9 @@ public final class WorkerPool: @unchecked Sendable {
     private let runs: [ChunkRun]
     private let completed = Atomic<Int>(0)
     private let shuttingDown = Atomic<Bool>(false)
-    private nonisolated(unsafe) var task: (any ParallelTask)?
+    /// Unowned: `run` holds the task for as long as any chunk of it can run, and a strong reference
+    /// here would have every chunk retain and release it, both threads on one reference count.
+    private nonisolated(unsafe) unowned(unsafe) var task: (any ParallelTask)?
     private var generation: UInt64 = 0
     private var mutex = pthread_mutex_t()
     private var condition = pthread_cond_t()
@@ -116,7 +118,7 @@ public final class WorkerPool: @unchecked Sendable {
     private func drain(generation: UInt64, index: Int) -> Int {
         var ran = 0
         for offset in 0..<threadCount {
-            let run = runs[(index + offset) % threadCount]
+            unowned(unsafe) let run = runs[(index + offset) % threadCount]
             var current = run.word.load(ordering: .acquiring)
             while true {
                 guard current >> 32 == generation & 0xFFFF_FFFF else { return ran }
