@@ -66,6 +66,7 @@ public enum MarkdownReport: AnalysisRenderer {
             out.append("**LLM decode:** \(Format.significant(d.tokensPerSecond)) tok/s, \(Format.bytes(d.bytesPerToken))/token, \(Format.significant(d.bandwidthGBps)) GB/s"
                        + (d.peakBandwidthGBps > 0 ? " of \(Format.significant(d.peakBandwidthGBps)) GB/s (\(ReportText.percent(d.utilization)))" : "")
                        + (d.notBandwidthBound ? " — not bandwidth-bound" : "") + ", TTFT \(ReportText.ms(d.timeToFirstTokenMs))"
+                       + (d.peakTooLowSentence.map { "; \($0)" } ?? "")
                        + (d.threads.sentence.map { "; \($0)" } ?? "")
                        + (d.threads.priorityChange.map { "; decode priority: \($0)" } ?? ""))
             out.append("")

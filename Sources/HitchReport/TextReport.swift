@@ -149,6 +149,7 @@ public enum TextReport: AnalysisRenderer {
             let cacheNote = d.peakBandwidthMayBeCacheBound ? " (probe arrays below 4x the last-level cache: the peak may be a cache figure)" : ""
             let peak = d.peakBandwidthGBps > 0 ? " of \(Format.significant(d.peakBandwidthGBps)) GB/s peak\(cacheNote) = \(ReportText.percent(d.utilization)) utilization" : " (no peak recorded)"
             out.append("  bandwidth \(Format.significant(d.bandwidthGBps)) GB/s\(peak)" + (d.notBandwidthBound ? "  NOT BANDWIDTH-BOUND (< \(Format.fixed(AnalysisThresholds.notBandwidthBoundUtilization * 100, 0))%)" : ""))
+            if let low = d.peakTooLowSentence { out.append("  \(low)") }
             if let bound = d.threads.sentence { out.append("  \(bound)") }
             if let priority = d.threads.priorityChange { out.append("  decode priority: \(priority)") }
             out.append(pad(["  op", "count", "total ms", "time", "GB/s", "GFLOP/s", "FLOP/B", "bound"], widths: [16, 8, 10, 8, 8, 9, 8, 0]))

@@ -9,11 +9,12 @@ import Testing
 struct DecodeThreadFiguresTests {
     /// Three decode tokens of 20 MB, one every 10 ms (2 GB/s), against a 10 GB/s peak: 20%, under
     /// the 30% below which decode is flagged as not bandwidth-bound.
-    func trace(threads: String?, rates: String?) throws -> DecodeFigures {
+    func trace(threads: String?, rates: String?, peakGBps: String = "10", priority: String? = nil) throws -> DecodeFigures {
         var b = TraceBuilder()
-        b.metadata("peakBandwidthGBps", "10")
+        b.metadata("peakBandwidthGBps", peakGBps)
         if let threads { b.metadata("decodeThreads", threads) }
         if let rates { b.metadata("decodeTokensPerSecondByThreads", rates) }
+        if let priority { b.metadata("decodePriority", priority) }
         let down = b.list.intern("down"), cpu = b.list.intern("cpu"), inference = b.list.thread("inference")
         for k in 0..<3 {
             let start = Int64(k) * 10 * TraceBuilder.ms
@@ -51,5 +52,21 @@ struct DecodeThreadFiguresTests {
         #expect(onlyThreads.count == 2 && onlyThreads.cores == 0 && !onlyThreads.boundByThreads)
         let malformed = try trace(threads: "1", rates: "1:x,2:nan,:3,2:-4,garbage").threads
         #expect(malformed.cores == 0 && !malformed.boundByThreads)
+    }
+
+    @Test("a decode raised from the background says so; one that stayed there says nothing")
+    func priorityChange() throws {
+        let raised = "raised to normal priority: a background inference thread waited 0.83 s of 1.01 s for a CPU (other processes kept the cores busy)"
+        #expect(try trace(threads: "1", rates: nil, priority: raised).threads.priorityChange == raised)
+        #expect(try trace(threads: "1", rates: nil).threads.priorityChange == nil)
+    }
+
+    @Test("decode reading faster than the probe's peak says the peak is too low; at or under it, nothing")
+    func peakTooLow() throws {
+        let over = try trace(threads: "1", rates: nil, peakGBps: "1")    // 2 GB/s against 1: 200%
+        #expect(over.utilization > 1.9)
+        #expect(over.peakTooLowSentence?.hasPrefix("decode read faster than the measured peak") == true)
+        #expect(try trace(threads: "1", rates: nil, peakGBps: "2").peakTooLowSentence == nil)   // 100%
+        #expect(try trace(threads: "1", rates: nil).peakTooLowSentence == nil)
     }
 }

@@ -25,6 +25,14 @@ public struct DecodeFigures: Codable, Sendable, Equatable {
     public var utilization = 0.0
     /// True when utilization < 0.3 (and a peak was recorded).
     public var notBandwidthBound = false
+    /// Decode cannot read faster than memory: utilization over this says the probe's peak is low
+    /// (it ran while other work held the cores), and the reports say so in words.
+    public static let peakTooLowUtilization = 1.05
+    public var peakTooLowSentence: String? {
+        guard peakBandwidthGBps > 0, utilization > Self.peakTooLowUtilization else { return nil }
+        return "decode read faster than the measured peak, so the peak is too low: the bandwidth probe ran "
+            + "while other work held the cores, and utilization against it overstates"
+    }
     /// The roofline's ridge point: peakGFLOPS / peakBandwidthGBps (FLOPs per byte).
     public var ridgeFlopsPerByte = 0.0
     /// The decode's thread count and the rates measured before the recording.

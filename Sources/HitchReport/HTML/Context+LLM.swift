@@ -26,6 +26,7 @@ extension Context {
                            + " of the measured peak bandwidth: time goes elsewhere than reading weights.")
                 }
             }
+            if let low = decode.peakTooLowSentence { Blocks.note(&w, low.prefix(1).uppercased() + low.dropFirst() + ".") }
             if let bound = decode.threads.sentence { w.element("p", text: "Decode is " + bound + ".") }
             if let priority = decode.threads.priorityChange { Blocks.note(&w, "Decode priority: " + priority + ".") }
             w.element("h3", text: "Bytes per token")

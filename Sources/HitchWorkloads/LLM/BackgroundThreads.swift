@@ -66,7 +66,10 @@ public final class BackgroundThreads: Sendable {
                 let error = hitch_thread_make_normal(tid)
                 if error != 0 { refusals.insert(error) }
             }
-            let waited = String(format: "waited %.2f s of %.2f s for a CPU", Double(longestWaitNs) / 1e9, Double(windowNs) / 1e9)
+            // schedstat credits a wait when it ends, so a wait that began before the window can
+            // exceed it: the window bounds what is said.
+            let waitedNs = min(longestWaitNs, windowNs)
+            let waited = String(format: "waited %.2f s of %.2f s for a CPU", Double(waitedNs) / 1e9, Double(windowNs) / 1e9)
             let sentence = refusals.isEmpty
                 ? "raised to normal priority: a background inference thread \(waited) (other processes kept the cores busy)"
                 : "starved in the background (a thread \(waited)); raising it to normal priority was refused "
