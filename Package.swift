@@ -60,7 +60,7 @@ let package = Package(
         // Release builds drop the run-time exclusivity checks here: the importers' state classes
         // touch their dictionaries once per packet or row, and the checks cost them about a tenth
         // of an import. Debug builds (the tests) and the fuzz builds keep them.
-        .target(name: "HitchImport", dependencies: ["HitchReader", "HitchTrace", "CZlib"],
+        .target(name: "HitchImport", dependencies: ["HitchReader", "HitchTrace", "HitchAlgorithms", "CZlib"],
                 swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]),
         .target(name: "HitchAnalysis", dependencies: ["HitchReader", "HitchTrace"]),
         .target(name: "HitchReport", dependencies: ["HitchAnalysis", "HitchReader", "HitchTrace"]),
@@ -82,7 +82,7 @@ let package = Package(
         // What several test targets share: locating and running the built executables (`hitch`, the
         // probe), a seeded trace with every kind of event, and the file orders the ordering contract
         // speaks of; tests only.
-        .target(name: "HitchTestSupport", dependencies: ["HitchAnalysis", "HitchReader", "HitchTrace", "HitchAlgorithms"], path: "Tests/HitchTestSupport"),
+        .target(name: "HitchTestSupport", dependencies: ["HitchAnalysis", "HitchReader", "HitchImport", "HitchTrace", "HitchAlgorithms"], path: "Tests/HitchTestSupport"),
         // The history tests' runs and traces (the store's tests and the CLI's); tests only.
         .target(name: "HitchHistoryTestSupport", dependencies: ["HitchHistory", "HitchAnalysis", "HitchReader"],
                 path: "Tests/HitchHistoryTestSupport"),

@@ -1,3 +1,4 @@
+import HitchAlgorithms
 import HitchReader
 import HitchTrace
 
@@ -52,7 +53,7 @@ public final class ImportSink {
     private struct ThreadKey: Hashable { var pid: UInt64; var tid: UInt64 }
     /// A held event's place in the reorder stage: its time, its arrival, and the slot of `held` that
     /// holds it. The heap moves these small plain values; the events stay in their slots.
-    private struct Pending {
+    private struct Pending: HeapElement {
         var timestampNs: Int64
         var sequence: UInt64
         var slot: Int
@@ -61,11 +62,8 @@ public final class ImportSink {
             timestampNs != other.timestampNs ? timestampNs < other.timestampNs : sequence < other.sequence
         }
     }
-    /// The reorder stage, a binary min-heap of the held events' places. It is this file's own, not
-    /// HitchAlgorithms' `BinaryHeap`: every imported event passes through it, and the shared generic
-    /// heap, called across the module boundary, is not specialized in release builds (each step went
-    /// through the element's witnesses: imports ran at 0.55 of their speed with it).
-    private var heap: [Pending] = []
+    /// The reorder stage: the held events' places, oldest first.
+    private var heap = BinaryHeap<Pending>()
     private var held: [(event: TraceEvent, arguments: EventArguments)?] = []
     private var freeSlots: [Int] = []
     private var sequence: UInt64 = 0
@@ -153,7 +151,7 @@ public final class ImportSink {
         sequence += 1
         let slot: Int
         if let free = freeSlots.popLast() { slot = free; held[slot] = (event, arguments) } else { slot = held.count; held.append((event, arguments)) }
-        push(Pending(timestampNs: event.timestampNs, sequence: sequence, slot: slot))
+        heap.push(Pending(timestampNs: event.timestampNs, sequence: sequence, slot: slot))
         if event.timestampNs > newestNs { newestNs = event.timestampNs }
         let horizon = newestNs.subtractingReportingOverflow(reorderWindowNs)
         let horizonNs = horizon.overflow ? Int64.min : horizon.partialValue
@@ -187,41 +185,11 @@ public final class ImportSink {
     }
 
     private func writeOldest() {
-        guard let oldest = popOldest(), let (event, arguments) = held[oldest.slot] else { return }
+        guard let oldest = heap.pop(), let (event, arguments) = held[oldest.slot] else { return }
         held[oldest.slot] = nil
         freeSlots.append(oldest.slot)
         writtenThroughNs = max(writtenThroughNs, event.timestampNs)
         write(event, arguments: arguments)
-    }
-
-    private func push(_ item: Pending) {
-        heap.append(item)
-        var child = heap.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard heap[child].precedes(heap[parent]) else { break }
-            heap.swapAt(child, parent)
-            child = parent
-        }
-    }
-
-    private func popOldest() -> Pending? {
-        guard let first = heap.first else { return nil }
-        let last = heap.removeLast()
-        if !heap.isEmpty {
-            heap[0] = last
-            var parent = 0
-            while true {
-                let left = 2 * parent + 1, right = left + 1
-                var oldest = parent
-                if left < heap.count, heap[left].precedes(heap[oldest]) { oldest = left }
-                if right < heap.count, heap[right].precedes(heap[oldest]) { oldest = right }
-                if oldest == parent { break }
-                heap.swapAt(parent, oldest)
-                parent = oldest
-            }
-        }
-        return first
     }
 
     private func write(_ event: TraceEvent, arguments: EventArguments) {

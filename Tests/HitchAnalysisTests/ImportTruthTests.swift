@@ -1,6 +1,6 @@
 import Foundation
 import HitchImport
-import HitchReader
+import HitchTestSupport
 import Testing
 @testable import HitchAnalysis
 
@@ -10,13 +10,7 @@ import Testing
     static let fixtures = HostileAnalysisTests.repository.appendingPathComponent("Tests/Fixtures/import")
 
     static func importAndAnalyze(_ format: ImportFormat, _ name: String, options: ImportOptions = ImportOptions()) throws -> (ImportSummary, Analysis) {
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("import-\(UUID().uuidString).fxt").path
-        defer { try? FileManager.default.removeItem(atPath: output) }
-        let summary = try TraceImport.run(format, inputs: [fixtures.appendingPathComponent(name).path], output: output, options: options)
-        var analyzer = Analyzer(options: AnalyzerOptions(refreshRatesHz: [60, 120]))
-        var reader = try TraceReader(path: output)
-        try analyzer.add(&reader, path: output)
-        return (summary, analyzer.finish())
+        try AnalyzedImport.run(format, inputs: [fixtures.appendingPathComponent(name).path], options: options)
     }
 
     /// Every FrameInfo column set from Android 6 to 16 (FrameInterval and FrameStartTime swapped in
@@ -186,15 +180,9 @@ import Testing
     /// Apple hitch is Hitch's, the periods come from the display, samples become named offenders.
     @Test func xctraceHitchTimeRatioIsApplesDurationsOverTheAnimation() throws {
         let truth = try JSONDecoder().decode(XctraceTruth.self, from: Data(contentsOf: Self.fixtures.appendingPathComponent("xctrace.truth.json")))
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("import-\(UUID().uuidString).fxt").path
-        defer { try? FileManager.default.removeItem(atPath: output) }
         let inputs = ["xctrace-hitches.xml", "xctrace-display.xml", "xctrace-time-profile.xml"].map { Self.fixtures.appendingPathComponent($0).path }
-        let summary = try TraceImport.run(.xctrace, inputs: inputs, output: output)
+        let (summary, analysis) = try AnalyzedImport.run(.xctrace, inputs: inputs)
         #expect(summary.frames == truth.frames)
-        var analyzer = Analyzer(options: AnalyzerOptions(refreshRatesHz: [60, 120]))
-        var reader = try TraceReader(path: output)
-        try analyzer.add(&reader, path: output)
-        let analysis = analyzer.finish()
         #expect(abs(analysis.recorded.hitchTimeRatioMsPerS - truth.hitchTimeRatioMsPerS) < 1e-6)
         #expect(abs(analysis.recorded.totalHitchMs * 1e6 - Double(truth.totalHitchNs)) < 10)
         #expect(analysis.recorded.hitchCount == truth.appleHitchCount)
@@ -229,14 +217,8 @@ import Testing
     /// ratio is unchanged.
     @Test func xctraceSubTablesSplitCommitFromRenderAndSwiftUIBecomesViewUpdates() throws {
         let truth = try JSONDecoder().decode(XctraceDetailTruth.self, from: Data(contentsOf: Self.fixtures.appendingPathComponent("xctrace.truth.json")))
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("import-\(UUID().uuidString).fxt").path
-        defer { try? FileManager.default.removeItem(atPath: output) }
         let inputs = ["xctrace-detail.xml", "xctrace-hitches.xml", "xctrace-display.xml"].map { Self.fixtures.appendingPathComponent($0).path }
-        _ = try TraceImport.run(.xctrace, inputs: inputs, output: output)
-        var analyzer = Analyzer(options: AnalyzerOptions(refreshRatesHz: [60, 120]))
-        var reader = try TraceReader(path: output)
-        try analyzer.add(&reader, path: output)
-        let analysis = analyzer.finish()
+        let (_, analysis) = try AnalyzedImport.run(.xctrace, inputs: inputs)
         #expect(abs(analysis.recorded.hitchTimeRatioMsPerS - truth.hitchTimeRatioMsPerS) < 1e-6)
         let ours = Dictionary(analysis.frames.map { ($0.frameID, $0) }, uniquingKeysWith: { first, _ in first })
         for planted in truth.detail.hitchKinds {
@@ -268,15 +250,9 @@ import Testing
     /// twelve renders. Checked against what the files say: twelve frames at 60 Hz (the step between
     /// the vsyncs), none late, and a `render` stage per render row with the rows' durations.
     @Test func xctraceRealExportOfOneTraceImports() throws {
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("import-\(UUID().uuidString).fxt").path
-        defer { try? FileManager.default.removeItem(atPath: output) }
         let inputs = ["xctrace-real-display-surface-swap.xml", "xctrace-real-display-vsyncs-interval.xml", "xctrace-real-hitches-renders.xml"]
             .map { Self.fixtures.appendingPathComponent($0).path }
-        let summary = try TraceImport.run(.xctrace, inputs: inputs, output: output)
-        var analyzer = Analyzer(options: AnalyzerOptions(refreshRatesHz: [60, 120]))
-        var reader = try TraceReader(path: output)
-        try analyzer.add(&reader, path: output)
-        let analysis = analyzer.finish()
+        let (summary, analysis) = try AnalyzedImport.run(.xctrace, inputs: inputs)
         #expect(summary.frames == 12)
         #expect(analysis.recordedRates.map(\.rateHz) == [60])
         #expect(analysis.frames.count == 12 && analysis.frames.allSatisfy { $0.hitchMs == 0 })

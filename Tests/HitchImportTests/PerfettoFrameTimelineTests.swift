@@ -1,7 +1,6 @@
 import Foundation
 import HitchAnalysis
 import HitchImport
-import HitchReader
 import HitchTestSupport
 import Testing
 
@@ -53,13 +52,9 @@ import Testing
     static func load(_ name: String) throws -> (Truth, Analysis, ImportSummary) {
         let directory = try FrameTimelineTraces.directory()
         let truth = try JSONDecoder().decode(Truth.self, from: Data(contentsOf: directory.appendingPathComponent(name + ".truth.json")))
-        let output = directory.appendingPathComponent("\(name)-\(UUID().uuidString).fxt").path
-        defer { try? FileManager.default.removeItem(atPath: output) }
-        let summary = try TraceImport.run(.perfetto, inputs: [directory.appendingPathComponent(name + ".pftrace").path], output: output)
-        var analyzer = Analyzer(options: AnalyzerOptions(refreshRatesHz: [truth.rateHz]))
-        var reader = try TraceReader(path: output)
-        try analyzer.add(&reader, path: output)
-        return (truth, analyzer.finish(), summary)
+        let (summary, analysis) = try AnalyzedImport.run(.perfetto, inputs: [directory.appendingPathComponent(name + ".pftrace").path],
+                                                        refreshRatesHz: [truth.rateHz])
+        return (truth, analysis, summary)
     }
 
     static let traces = ["frametimeline-60hz", "frametimeline-90hz", "frametimeline-120hz"]

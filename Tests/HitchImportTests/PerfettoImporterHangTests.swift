@@ -1,7 +1,7 @@
 import Foundation
 import HitchAnalysis
 import HitchImport
-import HitchReader
+import HitchTestSupport
 import Testing
 
 /// Long main-thread slices and ANRs (PerfettoHangs). perfetto-hangs.pftrace is written with
@@ -18,14 +18,10 @@ import Testing
     @Test func longMainThreadSlicesAndANRsAreHangs() throws {
         let fixtures = PerfettoImporterTests.fixtures
         let truth = try JSONDecoder().decode(Truth.self, from: Data(contentsOf: fixtures.appendingPathComponent("perfetto-hangs.truth.json")))
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("perfetto-hangs-\(UUID().uuidString).fxt").path
-        defer { try? FileManager.default.removeItem(atPath: output) }
-        let summary = try TraceImport.run(.perfetto, inputs: [fixtures.appendingPathComponent("perfetto-hangs.pftrace").path], output: output)
+        let (summary, analysis) = try AnalyzedImport.run(.perfetto, inputs: [fixtures.appendingPathComponent("perfetto-hangs.pftrace").path],
+                                                        refreshRatesHz: [60])
         #expect(summary.hangs == truth.byType.values.map(\.count).reduce(0, +))
-        var analyzer = Analyzer(options: AnalyzerOptions(refreshRatesHz: [60]))
-        var reader = try TraceReader(path: output)
-        try analyzer.add(&reader, path: output)
-        let hangs = try #require(analyzer.finish().hangs)
+        let hangs = try #require(analysis.hangs)
         let byType = try #require(hangs.byType)
         #expect(Set(byType.map(\.type)) == Set(truth.byType.keys))
         for figures in byType {

@@ -1,7 +1,6 @@
 import Foundation
 import HitchAnalysis
 import HitchImport
-import HitchReader
 import HitchTestSupport
 import Testing
 
@@ -65,12 +64,7 @@ import Testing
             try text.write(toFile: path, atomically: true, encoding: .utf8)
             return path
         }
-        let output = directory.appendingPathComponent("out.fxt").path
-        let summary = try TraceImport.run(.xctrace, inputs: paths, output: output)
-        var analyzer = Analyzer(options: AnalyzerOptions(refreshRatesHz: [60, 120]))
-        var reader = try TraceReader(path: output)
-        try analyzer.add(&reader, path: output)
-        return (summary, analyzer.finish())
+        return try AnalyzedImport.run(.xctrace, inputs: paths)
     }
 
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Fixtures/import")

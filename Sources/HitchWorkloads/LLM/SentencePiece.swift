@@ -41,7 +41,11 @@ struct SentencePieceEncoder: Sendable {
     }
 
     private struct Symbol { var start: Int; var length: Int; var previous: Int; var next: Int }
-    private struct Bigram { var left: Int; var right: Int; var score: Float; var length: Int }
+    /// A pair of adjacent symbols that a token could merge: the highest score first, then the leftmost.
+    private struct Bigram: HeapElement {
+        var left: Int; var right: Int; var score: Float; var length: Int
+        func precedes(_ other: Bigram) -> Bool { score > other.score || (score == other.score && left < other.left) }
+    }
 
     /// Encodes one stretch of text between special tokens (`afterSpecial`: it starts the prompt or
     /// follows a special token, where the space prefix applies).
@@ -61,8 +65,7 @@ struct SentencePieceEncoder: Sendable {
         }
         symbols[symbols.count - 1].next = -1
         func token(_ start: Int, _ length: Int) -> Int? { ids[String(decoding: text[start..<(start + length)], as: UTF8.self)] }
-        // A max-heap of bigrams: highest score first, then the leftmost.
-        var queue = BinaryHeap<Bigram> { a, b in a.score > b.score || (a.score == b.score && a.left < b.left) }
+        var queue = BinaryHeap<Bigram>()
         func addBigram(_ left: Int, _ right: Int) {
             guard left >= 0, right >= 0 else { return }
             let length = symbols[left].length + symbols[right].length
