@@ -54,3 +54,13 @@ func toFloat(_ v: SIMD8<Int32>) -> SIMD8<Float> {
 /// Asks for the cache line holding `address` without waiting for it (prefetcht0).
 @inline(__always)
 func prefetch(_ address: UnsafeRawPointer) { hitch_prefetch(address) }
+
+/// Asks for every cache line of `count` floats from `start` (prefetcht0 each 64 bytes).
+@inline(__always)
+func prefetch(_ start: UnsafePointer<Float>, count: Int) {
+    var offset = 0
+    while offset < count * 4 {
+        hitch_prefetch(UnsafeRawPointer(start) + offset)
+        offset &+= 64
+    }
+}

@@ -136,6 +136,9 @@ final class AttentionTask: ParallelTask, @unchecked Sendable {
     }
 }
 
+/// How many positions ahead the attention loops prefetch the KV cache rows they will read.
+let attentionPrefetchPositions = 4
+
 /// One head's attention computed as llama.cpp's CPU flash attention does for one query
 /// (ggml_compute_forward_flash_attn_ext_f16_one_chunk, with its default f16 KV cache): query, keys
 /// and values are f16 (the callers round them), each score is an f16 dot product summed as ggml's
@@ -154,6 +157,10 @@ func attendHeadAsGGML(head: Int, shape: ModelShape, query: UnsafePointer<Float>,
     for t in positions {
         let k = keys + t * kvDim + kvHead * headDim
         let v = values + t * kvDim + kvHead * headDim
+        // The cache rows are far apart (kvDim floats) and this loop's chain is long, so on its own a
+        // core has only a position or two of them in flight: ask for later positions' rows now.
+        prefetch(k + attentionPrefetchPositions * kvDim, count: headDim)
+        prefetch(v + attentionPrefetchPositions * kvDim, count: headDim)
         let score = dotAsGGML(q, k, count: headDim) * scale
         var rescale: Float = 1, weight: Float = 1
         if score > largest {
@@ -235,6 +242,7 @@ func attendHead(head: Int, shape: ModelShape, query: UnsafePointer<Float>, keys:
     var largest = -Float.infinity
     for t in 0..<positions {
         let k = keys + t * kvDim + kvHead * headDim
+        prefetch(k + attentionPrefetchPositions * kvDim, count: headDim)
         var sum: Float = 0
         var i = 0
         if headDim % 16 == 0 {
@@ -260,6 +268,7 @@ func attendHead(head: Int, shape: ModelShape, query: UnsafePointer<Float>, keys:
     for t in 0..<positions {
         let weight = scores[t] * inverse
         let v = values + t * kvDim + kvHead * headDim
+        prefetch(v + attentionPrefetchPositions * kvDim, count: headDim)
         if headDim % 16 == 0 {
             var i = 0
             while i < headDim {

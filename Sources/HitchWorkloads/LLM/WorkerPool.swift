@@ -1,7 +1,13 @@
-// A persistent pool for the decode loop's data-parallel ops. Threads are created once; dispatch is an
-// atomic counter (no allocation, no lock on the hot path), so an op costs well under a microsecond to
-// hand out. Work is split into chunks claimed dynamically, so a core stolen by another process slows the
-// op instead of stalling it behind a fixed half.
+// A persistent pool for the decode loop's data-parallel ops. Threads are created once; dispatch is a
+// few atomic stores (no allocation, no lock on the hot path), so an op costs well under a microsecond
+// to hand out.
+//
+// Each thread owns a contiguous run of an op's chunks and claims them in order, so a thread streams one
+// range of a matrix from start to end: the kernels prefetch a few KB ahead, and that prefetch runs on
+// into the thread's next chunk instead of into rows another thread reads. A thread whose run is done
+// goes on with the others' runs, claiming their next chunks as their owners would: a core stolen by
+// another process slows the op instead of stalling it behind a fixed share, and the thread that took
+// over still streams that run upward.
 
 #if canImport(Glibc)
 import Glibc
@@ -15,17 +21,29 @@ public protocol ParallelTask: AnyObject {
     func execute(chunk: Int)
 }
 
+/// One thread's run of an op's chunks: (generation << 32) | (next << 16) | end. Every thread claims
+/// `next`, upward (the owner first, others once their own run is done).
+private final class ChunkRun: Sendable {
+    let word = Atomic<UInt64>(0)
+    /// Keeps two runs' words out of one cache line (each owner claims from its own without contention).
+    private let padding: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0)
+}
+
 public final class WorkerPool: @unchecked Sendable {
     // @unchecked: `task` is written by the dispatching thread only before publishing a generation
     // (release) and read by workers only after claiming a chunk of that generation (acquire).
 
     /// Threads that run chunks, the dispatching thread included.
     public let threadCount: Int
-    /// (generation << 32) | (nextChunk << 16) | chunkCount.
+    /// The generation of the op last published (workers wait for it to change).
     private let work = Atomic<UInt64>(0)
+    /// Thread t's run of the current op (t = 0: the dispatching thread).
+    private let runs: [ChunkRun]
     private let completed = Atomic<Int>(0)
     private let shuttingDown = Atomic<Bool>(false)
-    private nonisolated(unsafe) var task: (any ParallelTask)?
+    /// Unowned: `run` holds the task for as long as any chunk of it can run, and a strong reference
+    /// here would have every chunk retain and release it, both threads on one reference count.
+    private nonisolated(unsafe) unowned(unsafe) var task: (any ParallelTask)?
     private var generation: UInt64 = 0
     private var mutex = pthread_mutex_t()
     private var condition = pthread_cond_t()
@@ -38,10 +56,11 @@ public final class WorkerPool: @unchecked Sendable {
     public init(threadCount: Int = max(1, ProcessInfo.processInfo.activeProcessorCount), background: BackgroundThreads? = nil) {
         self.threadCount = max(1, threadCount)
         self.background = background
+        runs = (0..<self.threadCount).map { _ in ChunkRun() }
         pthread_mutex_init(&mutex, nil)
         pthread_cond_init(&condition, nil)
-        for _ in 1..<self.threadCount {
-            let thread = Thread { [self] in self.workerLoop() }
+        for index in 1..<self.threadCount {
+            let thread = Thread { [self] in self.workerLoop(index: index) }
             thread.name = "hitch-llm-worker"
             thread.start()
         }
@@ -74,11 +93,16 @@ public final class WorkerPool: @unchecked Sendable {
         self.task = task
         completed.store(0, ordering: .relaxed)
         generation &+= 1
-        work.store((generation << 32) | UInt64(chunkCount), ordering: .releasing)
+        let tag = (generation & 0xFFFF_FFFF) << 32
+        for (index, run) in runs.enumerated() {
+            let start = index * chunkCount / threadCount, end = (index + 1) * chunkCount / threadCount
+            run.word.store(tag | UInt64(start) << 16 | UInt64(end), ordering: .releasing)
+        }
+        work.store(generation, ordering: .releasing)
         pthread_mutex_lock(&mutex)
         if sleepers > 0 { pthread_cond_broadcast(&condition) }
         pthread_mutex_unlock(&mutex)
-        let mine = drain(generation: generation)
+        let mine = drain(generation: generation, index: 0)
         if mine < chunkCount {
             var spins = 0
             while completed.load(ordering: .acquiring) + mine < chunkCount {
@@ -89,32 +113,37 @@ public final class WorkerPool: @unchecked Sendable {
         self.task = nil
     }
 
-    /// Claims and runs chunks of `generation` until none are left; returns how many this thread ran.
-    private func drain(generation: UInt64) -> Int {
+    /// Claims and runs chunks of `generation`, thread `index`'s own run first, then the others', until
+    /// none are left; returns how many this thread ran.
+    private func drain(generation: UInt64, index: Int) -> Int {
         var ran = 0
-        var current = work.load(ordering: .acquiring)
-        while true {
-            guard current >> 32 == generation & 0xFFFF_FFFF else { return ran }
-            let next = Int((current >> 16) & 0xFFFF), count = Int(current & 0xFFFF)
-            guard next < count else { return ran }
-            let claimed = current + (1 << 16)
-            let (exchanged, original) = work.compareExchange(expected: current, desired: claimed,
-                                                             ordering: .acquiringAndReleasing)
-            if !exchanged { current = original; continue }
-            task!.execute(chunk: next)
-            ran += 1
-            current = claimed
+        for offset in 0..<threadCount {
+            unowned(unsafe) let run = runs[(index + offset) % threadCount]
+            var current = run.word.load(ordering: .acquiring)
+            while true {
+                guard current >> 32 == generation & 0xFFFF_FFFF else { return ran }
+                let next = (current >> 16) & 0xFFFF, end = current & 0xFFFF
+                guard next < end else { break }
+                let claimed = current + (1 << 16)
+                let (exchanged, original) = run.word.compareExchange(expected: current, desired: claimed,
+                                                                     ordering: .acquiringAndReleasing)
+                if !exchanged { current = original; continue }
+                task!.execute(chunk: Int(next))
+                ran += 1
+                current = claimed
+            }
         }
+        return ran
     }
 
-    private func workerLoop() {
+    private func workerLoop(index: Int) {
         background?.adoptCurrentThread()
         defer { background?.releaseCurrentThread() }
         var seenGeneration: UInt64 = 0
         while !shuttingDown.load(ordering: .acquiring) {
             var spins = 0
             var current = work.load(ordering: .acquiring)
-            while current >> 32 == seenGeneration && !shuttingDown.load(ordering: .relaxed) {
+            while current == seenGeneration && !shuttingDown.load(ordering: .relaxed) {
                 spins += 1
                 if spins < 20_000 {
                     current = work.load(ordering: .acquiring)
@@ -122,15 +151,15 @@ public final class WorkerPool: @unchecked Sendable {
                 }
                 pthread_mutex_lock(&mutex)
                 sleepers += 1
-                while work.load(ordering: .acquiring) >> 32 == seenGeneration && !shuttingDown.load(ordering: .relaxed) {
+                while work.load(ordering: .acquiring) == seenGeneration && !shuttingDown.load(ordering: .relaxed) {
                     pthread_cond_wait(&condition, &mutex)
                 }
                 sleepers -= 1
                 pthread_mutex_unlock(&mutex)
                 current = work.load(ordering: .acquiring)
             }
-            seenGeneration = current >> 32
-            let ran = drain(generation: seenGeneration)
+            seenGeneration = current
+            let ran = drain(generation: seenGeneration, index: index)
             if ran > 0 { completed.add(ran, ordering: .releasing) }
         }
         exited.add(1, ordering: .releasing)
