@@ -1,6 +1,6 @@
 // Inference threads run as background work (SCHED_IDLE), so the main and render threads preempt them
 // the moment they wake. SCHED_IDLE has no floor: while other processes keep every core busy, such a
-// thread gets almost no CPU, and a stream of 48 tokens can take an hour. So the main thread watches
+// thread gets almost no CPU, and a stream can stall for tens of minutes. So the main thread watches
 // them: once a second it reads how long each waited for a CPU, and when one waited more than half of
 // the second, it raises them all to normal priority for the rest of the stream, as Swift raises a
 // task that a higher-priority one awaits. The trace says when and why (metadata `decodePriority`).
@@ -19,7 +19,7 @@ public final class BackgroundThreads: Sendable {
     }
     private let state = Mutex(State())
 
-    /// Longest a window lasts before its waits are judged.
+    /// The shortest window whose waits are judged (the check runs at frames, so a window can run longer).
     public static let windowNs: Int64 = 1_000_000_000
     /// A thread that waited for a CPU longer than this share of a window was starved.
     public static let starvedShare = 0.5
