@@ -100,6 +100,7 @@ static inline __attribute__((always_inline)) __m256i KERNEL(small_weights)(const
 /// sums, doubled for q5_0); q*_1 weights are d * q + m, so the minimum adds m * (sum of x) = m * s
 /// per block, fused. The rows' f16 scales (and minimums) convert in one instruction. Per row and
 /// block: eight int32 lanes (lane l: weights 4l..4l+3) times d * d_x fused into eight float lanes.
+/// (With 512-bit vpdpbusd, q5_0 and q5_1 run `q5` below, which leaves its last rows to this.)
 static inline __attribute__((always_inline)) void KERNEL(q4or5)(const uint8_t *w, size_t row_bytes, long rows, long blocks,
                                                                 const hitch_q8_activations *x, float *y, int has_minimum, int five) {
     const size_t block_bytes = 18 + 2 * has_minimum + 4 * five, bits = 2 + 2 * has_minimum, nibbles = bits + 4 * five;
