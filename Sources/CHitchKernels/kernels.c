@@ -231,9 +231,9 @@ PORTABLE_Q4OR5(q5_1, 1, 1)
 
 // MARK: q4_0 interleaved eight rows at a time (the layout: include/hitch_kernels.h)
 
-/// Where block `b` of an interleaved group starts: its 128 bytes of nibbles, and its eight f16 scales.
-static inline const uint8_t *rows8_nibbles(const uint8_t *group, long b) { return group + 128 * b; }
-static inline const uint8_t *rows8_heads(const uint8_t *group, long blocks, long b) { return group + 128 * blocks + 16 * b; }
+/// Where block `b` of an interleaved group starts: its eight f16 scales, then its 128 bytes of nibbles.
+static inline const uint8_t *rows8_heads(const uint8_t *group, long b) { return group + 144 * b; }
+static inline const uint8_t *rows8_nibbles(const uint8_t *group, long b) { return group + 144 * b + 16; }
 
 int hitch_interleave_q4_0_rows8(void *weights, size_t row_bytes, long rows, long blocks) {
     uint8_t *scratch = malloc(8 * row_bytes);
@@ -244,8 +244,8 @@ int hitch_interleave_q4_0_rows8(void *weights, size_t row_bytes, long rows, long
         for (long b = 0; b < blocks; b++) {
             for (int k = 0; k < 8; k++) {
                 const uint8_t *block = scratch + (size_t)k * row_bytes + 18 * b;
-                memcpy(group + 128 * blocks + 16 * b + 2 * k, block, 2);
-                for (int c = 0; c < 4; c++) memcpy(group + 128 * b + 32 * c + 4 * k, block + 2 + 4 * c, 4);
+                memcpy((uint8_t *)rows8_heads(group, b) + 2 * k, block, 2);
+                for (int c = 0; c < 4; c++) memcpy((uint8_t *)rows8_nibbles(group, b) + 32 * c + 4 * k, block + 2 + 4 * c, 4);
             }
         }
     }
@@ -258,7 +258,7 @@ void hitch_q4_0_rows8_row(const void *interleaved, size_t row_bytes, long row, l
     const int k = (int)(row % 8);
     for (long b = 0; b < blocks; b++) {
         uint8_t *block = (uint8_t *)out + 18 * b;
-        memcpy(block, rows8_heads(group, blocks, b) + 2 * k, 2);
+        memcpy(block, rows8_heads(group, b) + 2 * k, 2);
         for (int c = 0; c < 4; c++) memcpy(block + 2 + 4 * c, rows8_nibbles(group, b) + 32 * c + 4 * k, 4);
     }
 }
@@ -271,7 +271,7 @@ static void portable_q4_0_rows8(const uint8_t *w, size_t row_bytes, long rows, l
         for (int k = 0; k < 8; k++) {
             float total = 0;
             for (long b = 0; b < blocks; b++) {
-                const uint8_t *nibbles = rows8_nibbles(group, b), *head = rows8_heads(group, blocks, b) + 2 * k;
+                const uint8_t *nibbles = rows8_nibbles(group, b), *head = rows8_heads(group, b) + 2 * k;
                 const int8_t *xq = x->values + 32 * b;
                 int sum = 0;
                 for (int c = 0; c < 4; c++) {

@@ -224,10 +224,10 @@ struct QuantizedKernelsTests {
             interleaved.withUnsafeBytes { source in row.withUnsafeMutableBytes { hitch_q4_0_rows8_row(source.baseAddress!, rowBytes, r, blocks, $0.baseAddress!) } }
             #expect(row == Array(weights[(r * rowBytes)..<((r + 1) * rowBytes)]), "row \(r)")
         }
-        // Group 1, block 2: row 3's scale at 128 * blocks + 16 * 2 + 2 * 3, its nibble bytes 4..7 at 128 * 2 + 32 + 4 * 3.
-        let group = 8 * rowBytes, source = (8 + 3) * rowBytes + 18 * 2
-        #expect(interleaved[group + 128 * blocks + 16 * 2 + 6] == weights[source])
-        #expect(Array(interleaved[(group + 128 * 2 + 32 + 12)..<(group + 128 * 2 + 32 + 16)]) == Array(weights[(source + 2 + 4)..<(source + 2 + 8)]))
+        // Group 1, block 2 (144 bytes a block): row 3's scale at 2 * 3, its nibble bytes 4..7 at 16 + 32 + 4 * 3.
+        let block = 8 * rowBytes + 144 * 2, source = (8 + 3) * rowBytes + 18 * 2
+        #expect(Array(interleaved[(block + 6)..<(block + 8)]) == Array(weights[source..<(source + 2)]))
+        #expect(Array(interleaved[(block + 16 + 32 + 12)..<(block + 16 + 32 + 16)]) == Array(weights[(source + 2 + 4)..<(source + 2 + 8)]))
     }
 
     @Test("a q4_0 matrix takes the repacked order where llama.cpp repacks it: rows a multiple of 8, not the token embedding")

@@ -97,10 +97,11 @@ const char *hitch_kernels_unknown_cap(void);
 
 /// Rewrites `rows` (a multiple of 8) rows of `blocks` q4_0 blocks each (`row_bytes` = 18 * blocks
 /// apart) in place into the interleaved layout, in the same bytes. Each group of 8 rows (8 *
-/// row_bytes bytes) holds first, per block, 128 bytes of nibbles: four runs of 32 bytes, run c
-/// holding bytes 4c..4c+3 of the block's 16 nibble bytes of row 0, then of row 1, ..., row 7 (so one
-/// 256-bit load holds one 4-byte slice of all eight rows, a row per 32-bit lane); then, per block,
-/// the eight rows' f16 scales d. Returns 0 when it cannot allocate its scratch (nothing changed).
+/// row_bytes bytes) holds, per block, 144 bytes (llama.cpp's block_q4_0x8 holds the same): the
+/// eight rows' f16 scales d, then 128 bytes of nibbles in four runs of 32, run c holding bytes
+/// 4c..4c+3 of the block's 16 nibble bytes of row 0, then of row 1, ..., row 7 (so one 256-bit load
+/// holds one 4-byte slice of all eight rows, a row per 32-bit lane). Returns 0 when it cannot
+/// allocate its scratch (nothing changed).
 int hitch_interleave_q4_0_rows8(void *weights, size_t row_bytes, long rows, long blocks);
 
 /// Row `row` of an interleaved q4_0 matrix (as `hitch_interleave_q4_0_rows8` wrote it) back in
