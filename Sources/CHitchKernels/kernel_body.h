@@ -171,7 +171,7 @@ Q4OR5(q5_1, 1, 1)
 #ifdef DOT512
 /// The 32 weights of each of two q5 blocks (`first`, `second`) as bytes, the first block's in the
 /// lower half of the register: each block's 16 bytes of nibbles in two 128-bit lanes (the upper one
-/// shifted by 4: its high nibbles), masked, 16 added where its 32 fifth bits (one 64-bit byte mask
+/// shifted by 4: its high nibbles), masked, 16 or'ed in where its 32 fifth bits (one 64-bit byte mask
 /// for both) are set.
 static inline __attribute__((always_inline)) __m512i KERNEL(q5_pair)(const uint8_t *first, const uint8_t *second, size_t bits, size_t nibbles) {
     const __m512i both = _mm512_mask_broadcast_i32x4(_mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(first + nibbles))),
@@ -251,78 +251,58 @@ static void KERNEL(q5_1)(const uint8_t *w, size_t row_bytes, long rows, long blo
 }
 #endif
 
-/// The f16 d that starts each of eight blocks `stride` bytes apart, as eight floats.
-static inline __attribute__((always_inline)) __m256 KERNEL(eight_heads)(const uint8_t *b0, size_t stride) {
-    __m128i v[8];
-    for (int k = 0; k < 8; k++) {
-        uint32_t h;
-        memcpy(&h, b0 + k * stride, 4);
-        v[k] = _mm_cvtsi32_si128((int)h);
-    }
-    const __m128i v01 = _mm_unpacklo_epi16(v[0], v[1]), v23 = _mm_unpacklo_epi16(v[2], v[3]);
-    const __m128i v45 = _mm_unpacklo_epi16(v[4], v[5]), v67 = _mm_unpacklo_epi16(v[6], v[7]);
-    return _mm256_cvtph_ps(_mm_unpacklo_epi64(_mm_unpacklo_epi32(v01, v23), _mm_unpacklo_epi32(v45, v67)));
+/// The four bytes at `p` in every 32-bit lane.
+static inline __attribute__((always_inline)) __m256i KERNEL(broadcast4)(const int8_t *p) {
+    int32_t v;
+    memcpy(&v, p, 4);
+    return _mm256_set1_epi32(v);
 }
 
-/// The eight int32 lanes of each of p[0..7] summed: [sum p0, ..., sum p7].
-static inline __attribute__((always_inline)) __m256i KERNEL(sum_each)(const __m256i p[8]) {
-    const __m256i h0123 = _mm256_hadd_epi32(_mm256_hadd_epi32(p[0], p[1]), _mm256_hadd_epi32(p[2], p[3]));
-    const __m256i h4567 = _mm256_hadd_epi32(_mm256_hadd_epi32(p[4], p[5]), _mm256_hadd_epi32(p[6], p[7]));
-    // Each 128-bit half holds [rows 0-3 | rows 4-7]'s partial sums of one half of the lanes.
-    return _mm256_add_epi32(_mm256_permute2x128_si256(h0123, h4567, 0x20), _mm256_permute2x128_si256(h0123, h4567, 0x31));
-}
-
-/// q4_0 in the float order of llama.cpp's repacked q4_0 (its q4_0x8 gemv and gemm, which it runs
-/// for every q4_0 matrix of a multiple of 8 rows on an AVX2 machine): per row, each block's exact
-/// integer sum of (q - 8) x times d * d_x, fused into one float; no lanes. Eight rows at a time:
-/// their sums reduce into one vector, their scales convert in one instruction, and one vfmadd
-/// steps all eight.
+/// Interleaved q4_0 (the layout: include/hitch_kernels.h) in the float order of llama.cpp's
+/// repacked q4_0 (its q4_0x8 gemv and gemm, which it runs for every q4_0 matrix of a multiple of 8
+/// rows on an AVX2 machine): per row, each block's exact integer sum of (q - 8) x times d * d_x,
+/// fused into one float; no lanes. Eight rows at a time, a row per 32-bit lane: each 32-byte load
+/// holds a 4-byte slice of the eight rows, multiplied by those four activations broadcast, so the
+/// lanes are the rows' sums with no reduction; the -8 is the activations' precomputed block offset;
+/// the eight scales convert in one instruction and one vfmadd steps all eight rows.
 static void KERNEL(q4_0_rows8)(const uint8_t *w, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y) {
-    const size_t group = 8 * row_bytes, ahead = group * ((4096 + group - 1) / group);
-    long r = 0;
-    for (; r + 7 < rows; r += 8) {
-        const uint8_t *w0 = w + (size_t)r * row_bytes;
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    for (long g = 0; g < rows / 8; g++) {
+        const uint8_t *group = w + (size_t)g * 8 * row_bytes;
         __m256 total = _mm256_setzero_ps();
+        // One sequential stream (the scales inline, 144 bytes a block): the hardware prefetchers
+        // keep ahead of it; software prefetches measured no faster.
         for (long b = 0; b < blocks; b++) {
-            const uint8_t *b0 = w0 + 18 * b;
-            // Eight blocks per block (144 bytes): the whole next group by the end.
-            for (int line = 0; line < 3; line++) __builtin_prefetch(w0 + ahead + 8 * 18 * b + 64 * line, 0, 3);
-            const __m256i xv = _mm256_loadu_si256((const __m256i *)(x->values + 32 * b));
-            __m256i p[8];
+            const uint8_t *head = group + 144 * b, *q = head + 16;
+            const int8_t *xq = x->values + 32 * b;
+            const __m256i offset = _mm256_set1_epi32(x->block_offsets[b]);
 #ifdef KERNEL_EXACT_DOT
-            // vpdpbusd does not saturate, so the high nibbles need no shift: masked in place they
-            // are 16 q, their four lanes sum to 16 times theirs, and the reduction divides the
-            // upper halves' sums by 16 once for all eight rows (exactly: they are multiples of 16).
-            const __m256i in_place = _mm256_set_epi64x((long long)0xF0F0F0F0F0F0F0F0ULL, (long long)0xF0F0F0F0F0F0F0F0ULL, 0x0F0F0F0F0F0F0F0F, 0x0F0F0F0F0F0F0F0F);
-            for (int k = 0; k < 8; k++) {
-                const __m256i q = _mm256_and_si256(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(b0 + k * row_bytes + 2))), in_place);
-                p[k] = DOT(_mm256_setzero_si256(), q, xv);
+            // vpdpbusd does not saturate, so the high nibbles need no shift: masked in place they are
+            // 16 q, and their sums divide by 16 exactly once at the end.
+            const __m256i high4 = _mm256_set1_epi8((char)0xF0);
+            __m256i low = offset, high = _mm256_setzero_si256();
+            for (int c = 0; c < 4; c++) {
+                const __m256i v = _mm256_loadu_si256((const __m256i *)(q + 32 * c));
+                low = DOT(low, _mm256_and_si256(v, low4), KERNEL(broadcast4)(xq + 4 * c));
+                high = DOT(high, _mm256_and_si256(v, high4), KERNEL(broadcast4)(xq + 16 + 4 * c));
             }
-            const __m256i h0123 = _mm256_hadd_epi32(_mm256_hadd_epi32(p[0], p[1]), _mm256_hadd_epi32(p[2], p[3]));
-            const __m256i h4567 = _mm256_hadd_epi32(_mm256_hadd_epi32(p[4], p[5]), _mm256_hadd_epi32(p[6], p[7]));
-            const __m256i exact = _mm256_add_epi32(_mm256_permute2x128_si256(h0123, h4567, 0x20),
-                                                   _mm256_srai_epi32(_mm256_permute2x128_si256(h0123, h4567, 0x31), 4));
+            const __m256i sums = _mm256_add_epi32(low, _mm256_srai_epi32(high, 4));
 #else
-            for (int k = 0; k < 8; k++) p[k] = DOT(_mm256_setzero_si256(), KERNEL(small_weights)(b0 + k * row_bytes, 2, 2, 0), xv);
-            const __m256i exact = KERNEL(sum_each)(p);
+            // The eight vpmaddubsw pairs add as int16 before one vpmaddwd: each pair is within
+            // +-2 * 15 * 128, eight of them within +-30720, so nothing saturates.
+            __m256i pairs = _mm256_setzero_si256();
+            for (int c = 0; c < 4; c++) {
+                const __m256i v = _mm256_loadu_si256((const __m256i *)(q + 32 * c));
+                pairs = _mm256_add_epi16(pairs, _mm256_maddubs_epi16(_mm256_and_si256(v, low4), KERNEL(broadcast4)(xq + 4 * c)));
+                pairs = _mm256_add_epi16(pairs, _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v, 4), low4),
+                                                                     KERNEL(broadcast4)(xq + 16 + 4 * c)));
+            }
+            const __m256i sums = _mm256_add_epi32(_mm256_madd_epi16(pairs, _mm256_set1_epi16(1)), offset);
 #endif
-            // -8 times the block's activation sum, for every row.
-            const __m256i offset = _mm256_set1_epi32(KERNEL(sum8i)(_mm256_loadu_si256((const __m256i *)(x->offsets + 8 * b))));
-            const __m256i sums = _mm256_add_epi32(exact, offset);
-            total = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_mul_ps(KERNEL(eight_heads)(b0, row_bytes), _mm256_set1_ps(x->scales[b])), total);
+            const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)head));
+            total = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), _mm256_mul_ps(d, _mm256_set1_ps(x->scales[b])), total);
         }
-        _mm256_storeu_ps(y + r, total);
-    }
-    for (; r < rows; r++) {
-        const uint8_t *w0 = w + (size_t)r * row_bytes;
-        float total = 0;
-        for (long b = 0; b < blocks; b++) {
-            const uint8_t *b0 = w0 + 18 * b;
-            const __m256i offset = _mm256_loadu_si256((const __m256i *)(x->offsets + 8 * b));
-            const int sum = KERNEL(sum8i)(DOT(offset, KERNEL(small_weights)(b0, 2, 2, 0), _mm256_loadu_si256((const __m256i *)(x->values + 32 * b))));
-            total = fmaf((float)sum, KERNEL(half)(b0) * x->scales[b], total);
-        }
-        y[r] = total;
+        _mm256_storeu_ps(y + 8 * g, total);
     }
 }
 
@@ -642,6 +622,7 @@ static void KERNEL(quantize_q8)(const float *x, long count, const hitch_q8_activ
         const __m256i fours = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), bytes), _mm256_set1_epi16(1));
         _mm256_storeu_si256((__m256i *)(out->offsets + 8 * b), _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(fours, 3)));
         const int sum = KERNEL(sum8i)(fours);
+        out->block_offsets[b] = -8 * sum;
         out->scales[b] = _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtps_ph(_mm_set_ss(d), _MM_FROUND_TO_NEAREST_INT)));
         out->sums[b] = _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtps_ph(_mm_set_ss(d * (float)sum), _MM_FROUND_TO_NEAREST_INT)));
     }

@@ -76,6 +76,7 @@ static void portable_quantize_q8(const float *x, long count, const hitch_q8_acti
         for (int lane = 0; lane < 8; lane++) {
             out->offsets[8 * b + lane] = -8 * (q[4 * lane] + q[4 * lane + 1] + q[4 * lane + 2] + q[4 * lane + 3]);
         }
+        out->block_offsets[b] = -8 * sum;
     }
 }
 
@@ -228,19 +229,61 @@ PORTABLE_Q4OR5(q5_0, 0, 1)
 PORTABLE_Q4OR5(q5_1, 1, 1)
 #undef PORTABLE_Q4OR5
 
-/// q4_0 in the float order of llama.cpp's repacked q4_0 (kernel_body.h's q4_0_rows8): per row, each
-/// block's exact integer sum times d * d_x fused into one float.
-static void portable_q4_0_rows8(const uint8_t *w, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y) {
-    for (long r = 0; r < rows; r++) {
-        float total = 0;
+// MARK: q4_0 interleaved eight rows at a time (the layout: include/hitch_kernels.h)
+
+/// Where block `b` of an interleaved group starts: its eight f16 scales, then its 128 bytes of nibbles.
+static inline const uint8_t *rows8_heads(const uint8_t *group, long b) { return group + 144 * b; }
+static inline const uint8_t *rows8_nibbles(const uint8_t *group, long b) { return group + 144 * b + 16; }
+
+int hitch_interleave_q4_0_rows8(void *weights, size_t row_bytes, long rows, long blocks) {
+    uint8_t *scratch = malloc(8 * row_bytes);
+    if (!scratch) return 0;
+    for (long g = 0; g < rows / 8; g++) {
+        uint8_t *group = (uint8_t *)weights + (size_t)g * 8 * row_bytes;
+        memcpy(scratch, group, 8 * row_bytes);
         for (long b = 0; b < blocks; b++) {
-            const uint8_t *block = w + (size_t)r * row_bytes + 18 * b;
-            const int8_t *xq = x->values + 32 * b;
-            int sum = 0;
-            for (int i = 0; i < 32; i++) sum += (small_weight(block + 2, 0, i) - 8) * xq[i];
-            total = fmaf((float)sum, half_to_float((uint16_t)(block[0] | block[1] << 8)) * x->scales[b], total);
+            for (int k = 0; k < 8; k++) {
+                const uint8_t *block = scratch + (size_t)k * row_bytes + 18 * b;
+                memcpy((uint8_t *)rows8_heads(group, b) + 2 * k, block, 2);
+                for (int c = 0; c < 4; c++) memcpy((uint8_t *)rows8_nibbles(group, b) + 32 * c + 4 * k, block + 2 + 4 * c, 4);
+            }
         }
-        y[r] = total;
+    }
+    free(scratch);
+    return 1;
+}
+
+void hitch_q4_0_rows8_row(const void *interleaved, size_t row_bytes, long row, long blocks, void *out) {
+    const uint8_t *group = (const uint8_t *)interleaved + (size_t)(row / 8) * 8 * row_bytes;
+    const int k = (int)(row % 8);
+    for (long b = 0; b < blocks; b++) {
+        uint8_t *block = (uint8_t *)out + 18 * b;
+        memcpy(block, rows8_heads(group, b) + 2 * k, 2);
+        for (int c = 0; c < 4; c++) memcpy(block + 2 + 4 * c, rows8_nibbles(group, b) + 32 * c + 4 * k, 4);
+    }
+}
+
+/// Interleaved q4_0 in the float order of llama.cpp's repacked q4_0 (kernel_body.h's q4_0_rows8):
+/// per row, each block's exact integer sum times d * d_x fused into one float.
+static void portable_q4_0_rows8(const uint8_t *w, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y) {
+    for (long g = 0; g < rows / 8; g++) {
+        const uint8_t *group = w + (size_t)g * 8 * row_bytes;
+        for (int k = 0; k < 8; k++) {
+            float total = 0;
+            for (long b = 0; b < blocks; b++) {
+                const uint8_t *nibbles = rows8_nibbles(group, b), *head = rows8_heads(group, b) + 2 * k;
+                const int8_t *xq = x->values + 32 * b;
+                int sum = 0;
+                for (int c = 0; c < 4; c++) {
+                    for (int j = 0; j < 4; j++) {
+                        const uint8_t byte = nibbles[32 * c + 4 * k + j];
+                        sum += ((byte & 15) - 8) * xq[4 * c + j] + ((byte >> 4) - 8) * xq[16 + 4 * c + j];
+                    }
+                }
+                total = fmaf((float)sum, half_to_float((uint16_t)(head[0] | head[1] << 8)) * x->scales[b], total);
+            }
+            y[8 * g + k] = total;
+        }
     }
 }
 

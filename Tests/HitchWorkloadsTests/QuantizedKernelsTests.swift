@@ -29,8 +29,15 @@ struct QuantizedKernelsTests {
         return bytes
     }
 
-    static func run(_ kernel: hitch_matvec_fn, _ weights: [UInt8], rows: Int, columns: Int, type: GGMLType, _ x: QuantizedVector) -> [UInt32] {
+    /// `kernel`'s products; `interleaved`: on the rows interleaved as the q4_0 rows-of-8 kernels read them.
+    static func run(_ kernel: hitch_matvec_fn, _ weights: [UInt8], rows: Int, columns: Int, type: GGMLType, _ x: QuantizedVector,
+                    interleaved: Bool = false) -> [UInt32] {
         var y = [Float](repeating: .nan, count: rows)
+        var weights = weights
+        if interleaved {
+            let done = weights.withUnsafeMutableBytes { hitch_interleave_q4_0_rows8($0.baseAddress!, type.rowBytes(columns: columns), rows, columns / 32) }
+            precondition(done != 0)
+        }
         weights.withUnsafeBytes { raw in
             y.withUnsafeMutableBufferPointer {
                 kernel(raw.baseAddress!.assumingMemoryBound(to: UInt8.self), type.rowBytes(columns: columns), rows, columns / type.blockSize,
@@ -52,7 +59,9 @@ struct QuantizedKernelsTests {
     func everyVersionIsThePortableOne(name: String) throws {
         let (_, id, type) = try #require(Self.kernelIDs.first { $0.name == name })
         var generator = SeededGenerator(seed: UInt64(id) &* 7919)
-        for (rows, columns) in [(1, 256), (2, 512), (3, 256), (4, 768), (7, 1024), (8, 256), (9, 512), (16, 256), (21, 1536), (37, 512)] {
+        let shapes = [(1, 256), (2, 512), (3, 256), (4, 768), (7, 1024), (8, 256), (9, 512), (16, 256), (21, 1536), (37, 512), (24, 1536), (40, 4096)]
+        // The interleaved q4_0 kernels take whole groups of 8 rows.
+        for (rows, columns) in shapes where id != HITCH_Q4_0_ROWS8 || rows % 8 == 0 {
             let weights = Self.randomRows(type, rows: rows, columns: columns, generator: &generator)
             // Activations of every size, zero runs included (a zero block quantizes to scale 0).
             var x = (0..<columns).map { _ in generator.nextSigned() * (generator.next() % 3 == 0 ? 200 : 1) }
@@ -62,10 +71,14 @@ struct QuantizedKernelsTests {
             for batched: Int32 in [0, 1] {
                 xq.ggml.pointee.q4_K_gemm = batched
                 xq.ggml.pointee.q6_K_tiled = batched
-                let portable = Self.run(try #require(hitch_kernel("portable", id)), weights, rows: rows, columns: columns, type: type, xq)
+                let interleaved = id == HITCH_Q4_0_ROWS8
+                let portable = Self.run(try #require(hitch_kernel("portable", id)), weights, rows: rows, columns: columns, type: type, xq,
+                                        interleaved: interleaved)
                 #expect(!portable.contains(Float.nan.bitPattern))
+                if interleaved { #expect(portable == Self.rowsOfEightReference(weights, rows: rows, columns: columns, xq)) }
                 for isa in QuantizedKernels.available where isa != "portable" {
-                    let y = Self.run(try #require(hitch_kernel(isa, id)), weights, rows: rows, columns: columns, type: type, xq)
+                    let y = Self.run(try #require(hitch_kernel(isa, id)), weights, rows: rows, columns: columns, type: type, xq,
+                                     interleaved: interleaved)
                     #expect(y == portable, "\(name) \(isa), \(rows) x \(columns), batched \(batched): \(y.map(Float.init(bitPattern:))) vs \(portable.map(Float.init(bitPattern:)))")
                 }
             }
@@ -84,6 +97,7 @@ struct QuantizedKernelsTests {
         } compare: { a, e, count, label in
             #expect(Self.sameBytes(a.values, e.values, count), "\(label): values")
             #expect(Self.sameBytes(a.offsets, e.offsets, count / 4), "\(label): offsets")
+            #expect(Self.sameBytes(a.block_offsets, e.block_offsets, count / 32), "\(label): block offsets")
             #expect(Self.sameBytes(a.scales, e.scales, count / 32), "\(label): scales")
             #expect(Self.sameBytes(a.sums, e.sums, count / 32), "\(label): sums")
         }
@@ -156,16 +170,10 @@ struct QuantizedKernelsTests {
         }
     }
 
-    @Test("q4_0 in llama.cpp's repacked order is each row's exact block sums times d * d_x, fused in one float")
-    func q4_0RowsOfEight() throws {
-        var generator = SeededGenerator(seed: 11)
-        let rows = 16, columns = 512
-        let weights = Self.randomRows(.q4_0, rows: rows, columns: columns, generator: &generator)
-        let x = (0..<columns).map { _ in generator.nextSigned() }
-        let xq = QuantizedVector(capacity: columns)
-        x.withUnsafeBufferPointer { xq.quantize8($0.baseAddress!, count: columns) }
-        // The reference, in Swift from the block layout: per block the integer sum of (q - 8) x,
-        // times the product of the two f16 scales, each block fused into the running total.
+    /// q4_0 in llama.cpp's repacked order, in Swift from ggml's block layout: per row, per block the
+    /// integer sum of (q - 8) x, times the product of the two f16 scales, each block fused into the
+    /// running total (the order the rows-of-8 kernels gave before they read the interleaved layout).
+    static func rowsOfEightReference(_ weights: [UInt8], rows: Int, columns: Int, _ xq: QuantizedVector) -> [UInt32] {
         var expected: [UInt32] = []
         for r in 0..<rows {
             var total: Float = 0
@@ -181,13 +189,45 @@ struct QuantizedKernelsTests {
             }
             expected.append(total.bitPattern)
         }
+        return expected
+    }
+
+    @Test("q4_0 in llama.cpp's repacked order is each row's exact block sums times d * d_x, fused in one float")
+    func q4_0RowsOfEight() throws {
+        var generator = SeededGenerator(seed: 11)
+        let rows = 16, columns = 512
+        let weights = Self.randomRows(.q4_0, rows: rows, columns: columns, generator: &generator)
+        let x = (0..<columns).map { _ in generator.nextSigned() }
+        let xq = QuantizedVector(capacity: columns)
+        x.withUnsafeBufferPointer { xq.quantize8($0.baseAddress!, count: columns) }
+        let expected = Self.rowsOfEightReference(weights, rows: rows, columns: columns, xq)
         for isa in QuantizedKernels.available {
-            #expect(Self.run(try #require(hitch_kernel(isa, HITCH_Q4_0_ROWS8)), weights, rows: rows, columns: columns, type: .q4_0, xq) == expected, "\(isa)")
+            #expect(Self.run(try #require(hitch_kernel(isa, HITCH_Q4_0_ROWS8)), weights, rows: rows, columns: columns, type: .q4_0, xq,
+                             interleaved: true) == expected, "\(isa)")
         }
         // vec_dot's order (eight lanes per row) rounds differently: close, not equal.
         let lanes = Self.run(try #require(hitch_kernel("portable", Int32(GGMLType.q4_0.rawValue))), weights, rows: rows, columns: columns, type: .q4_0, xq)
         #expect(lanes != expected)
         #expect(zip(lanes, expected).allSatisfy { abs(Float(bitPattern: $0) - Float(bitPattern: $1)) <= 1e-4 * max(1, abs(Float(bitPattern: $1))) })
+    }
+
+    @Test("interleaving q4_0 rows eight at a time keeps the bytes: each row reads back as it was, the scales and nibbles where the layout puts them")
+    func q4_0Interleaving() throws {
+        var generator = SeededGenerator(seed: 12)
+        let rows = 24, columns = 256, rowBytes = GGMLType.q4_0.rowBytes(columns: columns), blocks = columns / 32
+        let weights = Self.randomRows(.q4_0, rows: rows, columns: columns, generator: &generator)
+        var interleaved = weights
+        #expect(interleaved.withUnsafeMutableBytes { hitch_interleave_q4_0_rows8($0.baseAddress!, rowBytes, rows, blocks) } == 1)
+        #expect(interleaved != weights && interleaved.sorted() == weights.sorted())
+        for r in 0..<rows {
+            var row = [UInt8](repeating: 0, count: rowBytes)
+            interleaved.withUnsafeBytes { source in row.withUnsafeMutableBytes { hitch_q4_0_rows8_row(source.baseAddress!, rowBytes, r, blocks, $0.baseAddress!) } }
+            #expect(row == Array(weights[(r * rowBytes)..<((r + 1) * rowBytes)]), "row \(r)")
+        }
+        // Group 1, block 2 (144 bytes a block): row 3's scale at 2 * 3, its nibble bytes 4..7 at 16 + 32 + 4 * 3.
+        let block = 8 * rowBytes + 144 * 2, source = (8 + 3) * rowBytes + 18 * 2
+        #expect(Array(interleaved[(block + 6)..<(block + 8)]) == Array(weights[source..<(source + 2)]))
+        #expect(Array(interleaved[(block + 16 + 32 + 12)..<(block + 16 + 32 + 16)]) == Array(weights[(source + 2 + 4)..<(source + 2 + 8)]))
     }
 
     @Test("a q4_0 matrix takes the repacked order where llama.cpp repacks it: rows a multiple of 8, not the token embedding")

@@ -29,6 +29,9 @@ typedef struct {
     float *sums;
     /// Per block, 8 lanes: -8 times the sum of values 4i..4i+3 (q4_0's offset, in the kernels' lane order).
     int32_t *offsets;
+    /// Per block: -8 times the sum of its 32 values (q4_0's offset for a whole block: the interleaved
+    /// q4_0 kernel adds it to every row's exact sum).
+    int32_t *block_offsets;
     /// The K-quants' form (ggml's q8_K): int8 values in blocks of 256 with a float scale
     /// (max|x| / 127, signed as the value of largest magnitude), and per block the sums of its 16
     /// runs of 16 values.
@@ -84,11 +87,26 @@ const char *hitch_kernels_isa(void);
 /// HITCH_KERNELS_ISA's value when it names no version (it is then ignored), else NULL.
 const char *hitch_kernels_unknown_cap(void);
 
-/// Not a ggml type: q4_0 summed in the order of llama.cpp's repacked q4_0 (q4_0x8), which it uses
-/// for every q4_0 matrix whose rows are a multiple of 8 (not the token embedding): per row, each
-/// block's exact integer sum times d * d_x fused into one float, where plain q4_0 (vec_dot's
-/// order) keeps eight lanes per row. `hitch_kernel` and `hitch_matvec_for_type` take it as a type.
+/// Not a ggml type: q4_0 interleaved eight rows at a time (`hitch_interleave_q4_0_rows8`) and summed
+/// in the order of llama.cpp's repacked q4_0 (q4_0x8), which it uses for every q4_0 matrix whose
+/// rows are a multiple of 8 (not the token embedding): per row, each block's exact integer sum times
+/// d * d_x fused into one float, where plain q4_0 (vec_dot's order) keeps eight lanes per row.
+/// `hitch_kernel` and `hitch_matvec_for_type` take it as a type; its kernels read only the
+/// interleaved layout, `rows` a multiple of 8 starting on a group of 8.
 #define HITCH_Q4_0_ROWS8 1002
+
+/// Rewrites `rows` (a multiple of 8) rows of `blocks` q4_0 blocks each (`row_bytes` = 18 * blocks
+/// apart) in place into the interleaved layout, in the same bytes. Each group of 8 rows (8 *
+/// row_bytes bytes) holds, per block, 144 bytes (llama.cpp's block_q4_0x8 holds the same): the
+/// eight rows' f16 scales d, then 128 bytes of nibbles in four runs of 32, run c holding bytes
+/// 4c..4c+3 of the block's 16 nibble bytes of row 0, then of row 1, ..., row 7 (so one 256-bit load
+/// holds one 4-byte slice of all eight rows, a row per 32-bit lane). Returns 0 when it cannot
+/// allocate its scratch (nothing changed).
+int hitch_interleave_q4_0_rows8(void *weights, size_t row_bytes, long rows, long blocks);
+
+/// Row `row` of an interleaved q4_0 matrix (as `hitch_interleave_q4_0_rows8` wrote it) back in
+/// ggml's block layout: `blocks` blocks of 18 bytes into `out`.
+void hitch_q4_0_rows8_row(const void *interleaved, size_t row_bytes, long row, long blocks, void *out);
 
 typedef void (*hitch_matvec_fn)(const uint8_t *weights, size_t row_bytes, long rows, long blocks, const hitch_q8_activations *x, float *y);
 

@@ -1,7 +1,9 @@
 // A GGUF (version 2 and 3) reader: the header, every metadata key/value, the tensor infos, and the
 // tensor data, read once onto 2 MB pages where memory allows (`LargePages.readFile`: with the file's
 // 4 KB pages a pass over the weights takes a TLB miss every 4 KB and the hardware prefetchers stop at
-// each page), else mapped with mmap; either way read-only and never converted. Every count and size
+// each page), else mapped with mmap; either way private and read-only, never converted, except
+// that the q4_0 matrices the rows-of-8 kernels multiply are interleaved in place on first use
+// (`interleavedQ4_0Rows8`). Every count and size
 // the file claims is checked against the bytes that are actually there before anything is
 // allocated for it, so a truncated or hostile file gives a `GGUFError` (one line), never a crash or
 // a huge allocation.
@@ -9,7 +11,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CHitchKernels
 import Foundation
+import Synchronization
 
 public enum GGUFError: Error, CustomStringConvertible, Equatable {
     case cannotOpen(path: String, reason: String)
@@ -160,7 +164,8 @@ public struct GGUFTensor: Sendable {
 
 /// A GGUF file in memory (read onto 2 MB pages, or mapped). Tensor data pointers stay valid while this object lives.
 public final class GGUFFile: @unchecked Sendable {
-    // @unchecked: every field is written during init only; the mapping is read-only.
+    // @unchecked: every field but `interleavedOffsets` (a Mutex) is written during init only; the
+    // mapping is read-only but for the interleaving that Mutex serializes.
     public let path: String
     public let version: UInt32
     public let metadata: [String: GGUFValue]
@@ -174,6 +179,8 @@ public final class GGUFFile: @unchecked Sendable {
     /// Bytes mapped at `base` (the file's size, or more when read onto 2 MB pages).
     private let mappedBytes: Int
     private let tensorIndex: [String: Int]
+    /// The data offsets of the tensors interleaved in place (`interleavedQ4_0Rows8`).
+    private let interleavedOffsets = Mutex<Set<Int>>([])
 
     /// Largest count accepted for tensors or dimensions before checking them against the bytes left
     /// (a sanity bound; the real bound is the file size).
@@ -298,8 +305,39 @@ public final class GGUFFile: @unchecked Sendable {
 
     public func tensor(named name: String) -> GGUFTensor? { tensorIndex[name].map { tensors[$0] } }
 
-    /// The first byte of a tensor's data (inside the read-only mapping).
+    /// The first byte of a tensor's data (inside the read-only mapping; interleaved once
+    /// `interleavedQ4_0Rows8` has been asked for it).
     public func data(of tensor: GGUFTensor) -> UnsafeRawPointer { base + dataOffset + tensor.offset }
+
+    /// The data of q4_0 `tensor` (rows a multiple of 8) in the layout of the q4_0 rows-of-8 kernels
+    /// (`hitch_interleave_q4_0_rows8`: eight rows' blocks together), rewritten in place in this
+    /// file's private mapping the first time it is asked for, in the same bytes: no second copy of
+    /// the weights (a file mapping's written pages become private copies; a read onto 2 MB pages
+    /// stays on them, its protection changed on whole 2 MB pages). Later calls return the same
+    /// bytes.
+    func interleavedQ4_0Rows8(_ tensor: GGUFTensor) throws -> UnsafeRawPointer {
+        precondition(tensor.type == .q4_0 && tensor.rows % 8 == 0)
+        let data = data(of: tensor)
+        try interleavedOffsets.withLock { done in
+            guard !done.contains(tensor.offset) else { return }
+            let start = Int(bitPattern: data), end = start + tensor.byteCount
+            let mapped = Int(bitPattern: base)
+            let onHugePages = mapped % LargePages.hugePageBytes == 0 && mappedBytes % LargePages.hugePageBytes == 0
+            let granule = onHugePages ? LargePages.hugePageBytes : Int(sysconf(Int32(_SC_PAGESIZE)))
+            let first = max(mapped, start / granule * granule), last = min(mapped + mappedBytes, (end + granule - 1) / granule * granule)
+            let pages = UnsafeMutableRawPointer(bitPattern: first)!
+            guard mprotect(pages, last - first, PROT_READ | PROT_WRITE) == 0 else {
+                throw GGUFError.cannotOpen(path: path, reason: "mprotect: \(String(cString: strerror(errno)))")
+            }
+            defer { mprotect(pages, last - first, PROT_READ) }
+            guard hitch_interleave_q4_0_rows8(UnsafeMutableRawPointer(mutating: data), tensor.type.rowBytes(columns: tensor.columns),
+                                              tensor.rows, tensor.columns / 32) != 0 else {
+                throw GGUFError.cannotOpen(path: path, reason: "out of memory interleaving \(tensor.name)")
+            }
+            done.insert(tensor.offset)
+        }
+        return data
+    }
 
     // Typed metadata access with one-line errors.
     public func integer(_ key: String) throws -> Int {

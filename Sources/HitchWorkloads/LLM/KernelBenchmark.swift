@@ -86,11 +86,13 @@ public enum KernelBenchmark {
             row.withUnsafeBytes { source in
                 for r in 0..<rows { (matrix + r * rowBytes).copyMemory(from: source.baseAddress!, byteCount: rowBytes) }
             }
+            // The kernel a decode step runs on matrices of this many rows, on the layout it reads
+            // (q4_0: interleaved eight rows at a time, summed in llama.cpp's repacked order).
+            let kernelType = MappedSegment.kernelType(type, rows: rows, name: "")
+            if kernelType == HITCH_Q4_0_ROWS8 && hitch_interleave_q4_0_rows8(matrix, rowBytes, rows, blocks) == 0 { continue }
             let weights = UnsafePointer(matrix.assumingMemoryBound(to: UInt8.self))
             for isa in instructionSets {
-                // The kernel a decode step runs on matrices of this many rows (q4_0: llama.cpp's
-                // repacked order).
-                guard let kernel = hitch_kernel(isa, MappedSegment.kernelType(type, rows: rows, name: "")) else { continue }
+                guard let kernel = hitch_kernel(isa, kernelType) else { continue }
                 let l1 = l1Nanoseconds(kernel, weights, rowBytes: rowBytes, blocks: blocks, activations: activations, y: y)
                 var memory = Double.infinity
                 for _ in 0..<3 {

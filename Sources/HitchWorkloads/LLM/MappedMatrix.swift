@@ -1,5 +1,7 @@
 // A weight matrix read in place from a GGUF file's mapping, in ggml's block layout (scales interleaved
-// with the quantized values), never copied. One matrix may be several tensors stacked by rows (the
+// with the quantized values), never copied; q4_0 matrices of a multiple of 8 rows (not the token
+// embedding) are first interleaved in place eight rows at a time (`GGUFFile.interleavedQ4_0Rows8`),
+// as llama.cpp repacks them. One matrix may be several tensors stacked by rows (the
 // fused q|k|v and gate|up products of the decoder), each a segment with its own type.
 //
 // Quantized types take the activations as ggml does (`QuantizedVector.quantize8`: int8 blocks with an
@@ -24,6 +26,8 @@ struct MappedSegment {
     /// The kernel that multiplies its rows (nil for float types), in the float order llama.cpp
     /// uses for this tensor (`MappedSegment.kernelType`).
     let kernel: hitch_matvec_fn?
+    /// Whether `base` holds the rows interleaved eight at a time (`HITCH_Q4_0_ROWS8`'s layout).
+    let interleaved: Bool
 
     /// The kernel id for a tensor of `type` with `rows` rows: llama.cpp repacks a q4_0 matrix whose
     /// rows are a multiple of 8 (on any AVX2 machine) and sums it in that layout's order, one float
@@ -54,10 +58,13 @@ final class MappedMatrix: DecodeMatrix, @unchecked Sendable {
                 throw GGUFError.invalid("tensor \(tensor.name) has rows of \(tensor.columns), expected \(columns)")
             }
             guard columns % 32 == 0 else { throw GGUFError.unsupportedModel("tensor \(tensor.name): rows of \(columns) are not a multiple of 32") }
-            let kernel = tensor.type.isFloat ? nil : hitch_matvec_for_type(MappedSegment.kernelType(tensor.type, rows: tensor.rows, name: tensor.name))
+            let kernelType = MappedSegment.kernelType(tensor.type, rows: tensor.rows, name: tensor.name)
+            let kernel = tensor.type.isFloat ? nil : hitch_matvec_for_type(kernelType)
             guard tensor.type.isFloat || kernel != nil else { throw GGUFError.unsupportedModel("no kernel multiplies \(tensor.type.name) rows") }
-            segments.append(MappedSegment(type: tensor.type, base: file.data(of: tensor), firstRow: row, rows: tensor.rows,
-                                          rowBytes: tensor.type.rowBytes(columns: columns), kernel: kernel))
+            let interleaved = kernelType == HITCH_Q4_0_ROWS8
+            segments.append(MappedSegment(type: tensor.type, base: interleaved ? try file.interleavedQ4_0Rows8(tensor) : file.data(of: tensor),
+                                          firstRow: row, rows: tensor.rows, rowBytes: tensor.type.rowBytes(columns: columns), kernel: kernel,
+                                          interleaved: interleaved))
             row += tensor.rows
         }
         rows = row
@@ -86,6 +93,8 @@ final class MappedMatrix: DecodeMatrix, @unchecked Sendable {
             case .f32: multiplyRowsF32(segment.base, columns: columns, local, UnsafeRawPointer(x), out)
             case .f16: multiplyRowsF16(segment.base, columns: columns, local, UnsafeRawPointer(x), out)
             case .bf16: multiplyRowsBF16(segment.base, columns: columns, local, UnsafeRawPointer(x), out)
+            case .q4_0 where segment.interleaved:
+                multiplyInterleaved(segment, local, quantizedX.ggml, out)
             case .q4_0, .q4_1, .q5_0, .q5_1, .q8_0, .q4_K, .q5_K, .q6_K:
                 let rows = segment.base + local.lowerBound * segment.rowBytes
                 // Every quantized segment has its kernel (checked in init).
@@ -95,10 +104,41 @@ final class MappedMatrix: DecodeMatrix, @unchecked Sendable {
         }
     }
 
+    /// Rows `local` of an interleaved segment into `out + local.lowerBound`: its whole groups of 8 in
+    /// one call; a group the range only partly covers (a chunk boundary inside it) computed whole
+    /// into scratch, keeping the range's rows.
+    @_optimize(speed)
+    private func multiplyInterleaved(_ segment: MappedSegment, _ local: Range<Int>, _ x: UnsafePointer<hitch_q8_activations>,
+                                     _ out: UnsafeMutablePointer<Float>) {
+        let blocks = columns / 32, kernel = segment.kernel!
+        let wholeStart = (local.lowerBound + 7) / 8 * 8, wholeEnd = local.upperBound / 8 * 8
+        if wholeStart < wholeEnd {
+            kernel((segment.base + wholeStart * segment.rowBytes).assumingMemoryBound(to: UInt8.self), segment.rowBytes,
+                   wholeEnd - wholeStart, blocks, x, out + wholeStart)
+        }
+        let edge = { (group: Int) in
+            withUnsafeTemporaryAllocation(of: Float.self, capacity: 8) { scratch in
+                kernel((segment.base + 8 * group * segment.rowBytes).assumingMemoryBound(to: UInt8.self), segment.rowBytes, 8, blocks, x,
+                       scratch.baseAddress!)
+                for r in max(8 * group, local.lowerBound)..<min(8 * group + 8, local.upperBound) { out[r] = scratch[r - 8 * group] }
+            }
+        }
+        let firstGroup = local.lowerBound / 8, lastGroup = (local.upperBound - 1) / 8
+        if local.lowerBound % 8 != 0 { edge(firstGroup) }
+        if local.upperBound % 8 != 0 && (lastGroup != firstGroup || local.lowerBound % 8 == 0) { edge(lastGroup) }
+    }
+
     @_optimize(speed)
     func dequantizeRow(_ row: Int, into out: UnsafeMutablePointer<Float>) {
         guard let segment = segments.last(where: { $0.firstRow <= row }) else { return }
-        segment.type.dequantizeRow(segment.base + (row - segment.firstRow) * segment.rowBytes, columns: columns, into: out)
+        guard segment.interleaved else {
+            segment.type.dequantizeRow(segment.base + (row - segment.firstRow) * segment.rowBytes, columns: columns, into: out)
+            return
+        }
+        withUnsafeTemporaryAllocation(byteCount: segment.rowBytes, alignment: 16) { blocks in
+            hitch_q4_0_rows8_row(segment.base, segment.rowBytes, row - segment.firstRow, columns / 32, blocks.baseAddress!)
+            segment.type.dequantizeRow(UnsafeRawPointer(blocks.baseAddress!), columns: columns, into: out)
+        }
     }
 }
 

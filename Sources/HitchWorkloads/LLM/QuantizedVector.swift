@@ -23,13 +23,14 @@ public final class QuantizedVector: @unchecked Sendable {
         let superBlocks = max(capacity / 256, 1)
         ggml.initialize(to: hitch_q8_activations(values: .allocate(capacity: blocks * 32), scales: .allocate(capacity: blocks),
                                                  sums: .allocate(capacity: blocks), offsets: .allocate(capacity: blocks * 8),
+                                                 block_offsets: .allocate(capacity: blocks),
                                                  k_values: .allocate(capacity: superBlocks * 256), k_scales: .allocate(capacity: superBlocks),
                                                  k_sums: .allocate(capacity: superBlocks * 16), q4_K_gemm: 0, q6_K_tiled: 0))
     }
     deinit {
         values.deallocate(); scales.deallocate()
         ggml.pointee.values.deallocate(); ggml.pointee.scales.deallocate(); ggml.pointee.sums.deallocate()
-        ggml.pointee.offsets.deallocate(); ggml.pointee.k_values.deallocate(); ggml.pointee.k_scales.deallocate()
+        ggml.pointee.offsets.deallocate(); ggml.pointee.block_offsets.deallocate(); ggml.pointee.k_values.deallocate(); ggml.pointee.k_scales.deallocate()
         ggml.pointee.k_sums.deallocate(); ggml.deallocate()
     }
 
