@@ -2,8 +2,8 @@
 // version and DOT(acc, u, s) adding to the eight int32 lanes of `acc` the sums of four products
 // of unsigned bytes `u` with signed bytes `s` (vpdpbusd, or vpmaddubsw + vpmaddwd on AVX2), and
 // SCALED_ADD(acc, a, b) adding to them the sums of adjacent products of int16 lanes (vpdpwssd, or
-// vpmaddwd + vpaddd on AVX2). Every function here gets the version's target attribute from the
-// surrounding `#pragma clang attribute`.
+// vpmaddwd + vpaddd on AVX2); the AVX-512 VNNI version also defines DOT512, DOT on sixteen lanes.
+// Every function here gets the version's target attribute from the surrounding `#pragma clang attribute`.
 // (No include guard: this file is meant to be included several times.)
 
 /// 32 nibbles of a q4 block's 16 bytes: low nibbles (weights 0..15) then high nibbles (16..31), as ggml.
