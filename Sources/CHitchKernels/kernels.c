@@ -452,6 +452,7 @@ static const char *chosen_isa = "portable";
 #define KERNEL(name) avx512vnni_##name
 #define DOT(acc, u, s) _mm256_dpbusd_epi32((acc), (u), (s))
 #define SCALED_ADD(acc, a, b) _mm256_dpwssd_epi32((acc), (a), (b))
+#define DOT512(acc, u, s) _mm512_dpbusd_epi32((acc), (u), (s))
 #define KERNEL_MASKS
 #define KERNEL_EXACT_DOT
 #include "kernel_body.h"
@@ -459,6 +460,7 @@ static const char *chosen_isa = "portable";
 #undef KERNEL_EXACT_DOT
 #undef KERNEL
 #undef DOT
+#undef DOT512
 #undef SCALED_ADD
 #pragma clang attribute pop
 
