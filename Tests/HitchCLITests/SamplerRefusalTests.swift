@@ -113,17 +113,20 @@ struct SamplerRefusalTests {
         defer { traces.forEach { unlink($0) } }
 
         // The holder: a recording sampled by perf events, whose ring takes the per-user budget
-        // until it is killed below.
+        // until it is killed below. Its 600 s (the longest `--seconds` takes) outlast the two
+        // recordings below, each of which builds the feed's archive first too.
         let holder = Process()
         holder.executableURL = URL(fileURLWithPath: setpriv)
-        holder.arguments = nobody + [hitch, "record", "feed", "--variant", "tuned", "--seconds", "120", "--rows", "1", "-o", traces[0]]
+        holder.arguments = nobody + [hitch, "record", "feed", "--variant", "tuned", "--seconds", "600", "--rows", "1", "-o", traces[0]]
         holder.currentDirectoryURL = URL(fileURLWithPath: directory)
         holder.standardOutput = FileHandle.nullDevice
         holder.standardError = FileHandle.nullDevice
         try holder.run()
         defer { kill(holder.processIdentifier, SIGKILL); holder.waitUntilExit() }
-        // Ready once it holds a perf event (the probe's is closed at once; the session's stays).
-        let deadline = Date().addingTimeInterval(30)
+        // Ready once it holds a perf event (the probe's is closed at once; the session's stays). The
+        // feed builds its thumbnail archive before it records (48 PNGs through the Swift deflate):
+        // about 40 s of CPU in a debug build, longer beside a parallel suite.
+        let deadline = Date().addingTimeInterval(300)
         var holding = false
         while !holding && Date() < deadline && holder.isRunning {
             let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(holder.processIdentifier)/fd")) ?? []
@@ -150,12 +153,12 @@ struct SamplerRefusalTests {
         // 64 KiB: the probe's one-page ring fits, the thread's ring (4 records of 32 KiB at least) does not.
         let small = try ChildProcess.run(prlimit, ["--memlock=65536:65536", setpriv] + nobody +
                                          [hitch, "record", "feed", "--variant", "tuned", "--seconds", "2", "--rows", "1", "-o", traces[1]],
-                                         in: directory, timeout: 120)
+                                         in: directory, timeout: 600)
         #expect(small.status == 0, "\(small.stderr.prefix(300))")
         // Nothing at all: even the probe is refused.
         let none = try ChildProcess.run(prlimit, ["--memlock=0:0", setpriv] + nobody +
                                         [hitch, "record", "feed", "--variant", "tuned", "--seconds", "2", "--rows", "1", "-o", traces[2]],
-                                        in: directory, timeout: 120)
+                                        in: directory, timeout: 600)
         #expect(none.status == 0, "\(none.stderr.prefix(300))")
         #expect(holder.isRunning, "the holder must hold its ring throughout")
 
